@@ -1,0 +1,248 @@
+//! The embedded, transactional, crash-safe configuration store.
+//!
+//! One redb database file (`<data-dir>/portcullis.redb`) holds every table. redb commits are
+//! copy-on-write with a checksummed root and fsync before `commit` returns, so a write is durable
+//! before it is acknowledged and a crash (kill -9) leaves either the old or the new state, never a
+//! mix. Values are JSON documents; keys are strings whose prefixes give collections their order.
+//!
+//! Imports: `support` only.
+
+use std::path::Path;
+
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
+
+/// The tables of the store. Every table maps a string key to a JSON value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Table {
+    /// Configuration objects by REST path (`/mgmt/tm/ltm/pool/~Common~p`).
+    Objects,
+    /// Uploaded-file metadata by file name.
+    Files,
+    /// Asynchronous tasks by collection path + id.
+    Tasks,
+    /// Users by name.
+    Users,
+    /// Auth tokens by token.
+    Tokens,
+    /// DNS zones by `view/zone`.
+    Zones,
+    /// Security events by time-ordered key.
+    Events,
+    /// Settings and counters of the node itself (machine id, certificate fingerprint, ...).
+    Meta,
+}
+
+impl Table {
+    const ALL: [Table; 8] = [
+        Table::Objects,
+        Table::Files,
+        Table::Tasks,
+        Table::Users,
+        Table::Tokens,
+        Table::Zones,
+        Table::Events,
+        Table::Meta,
+    ];
+
+    fn def(self) -> TableDefinition<'static, &'static str, &'static [u8]> {
+        TableDefinition::new(match self {
+            Table::Objects => "objects",
+            Table::Files => "files",
+            Table::Tasks => "tasks",
+            Table::Users => "users",
+            Table::Tokens => "tokens",
+            Table::Zones => "zones",
+            Table::Events => "events",
+            Table::Meta => "meta",
+        })
+    }
+}
+
+/// A store failure: IO, corruption, or a value that is not the JSON expected.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("store: {0}")]
+    Db(String),
+    #[error("store: bad value under {key}: {source}")]
+    Value {
+        key: String,
+        source: serde_json::Error,
+    },
+}
+
+macro_rules! db_err {
+    ($($t:ty),*) => { $(impl From<$t> for StoreError { fn from(e: $t) -> Self { StoreError::Db(e.to_string()) } })* };
+}
+db_err!(
+    redb::DatabaseError,
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError
+);
+
+pub type Result<T> = std::result::Result<T, StoreError>;
+
+/// The store handle; cheap to share behind an `Arc`.
+pub struct Store {
+    db: Database,
+}
+
+impl Store {
+    /// Opens (or creates) the store in `dir`, creating every table.
+    pub fn open(dir: &Path) -> Result<Self> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| StoreError::Db(format!("{}: {e}", dir.display())))?;
+        let db = Database::create(dir.join("portcullis.redb"))?;
+        let tx = db.begin_write()?;
+        for t in Table::ALL {
+            tx.open_table(t.def())?;
+        }
+        tx.commit()?;
+        Ok(Store { db })
+    }
+
+    /// One value, if present.
+    pub fn get(&self, table: Table, key: &str) -> Result<Option<serde_json::Value>> {
+        let tx = self.db.begin_read()?;
+        let t = tx.open_table(table.def())?;
+        match t.get(key)? {
+            Some(v) => Ok(Some(decode(key, v.value())?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Every `(key, value)` whose key starts with `prefix`, in key order.
+    pub fn list(&self, table: Table, prefix: &str) -> Result<Vec<(String, serde_json::Value)>> {
+        let tx = self.db.begin_read()?;
+        let t = tx.open_table(table.def())?;
+        let mut out = Vec::new();
+        for entry in t.range(prefix..)? {
+            let (k, v) = entry?;
+            let key = k.value();
+            if !key.starts_with(prefix) {
+                break;
+            }
+            out.push((key.to_string(), decode(key, v.value())?));
+        }
+        Ok(out)
+    }
+
+    /// Runs `f` in one write transaction and commits it durably. If `f` fails, nothing is written.
+    pub fn write<T, E: From<StoreError>>(
+        &self,
+        f: impl FnOnce(&mut WriteTx<'_>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        let tx = self.db.begin_write().map_err(StoreError::from)?;
+        let out = {
+            let mut w = WriteTx { tx: &tx };
+            f(&mut w)?
+        };
+        tx.commit().map_err(StoreError::from)?;
+        Ok(out)
+    }
+}
+
+/// A write transaction in progress; see [`Store::write`].
+pub struct WriteTx<'a> {
+    tx: &'a redb::WriteTransaction,
+}
+
+impl WriteTx<'_> {
+    pub fn get(&self, table: Table, key: &str) -> Result<Option<serde_json::Value>> {
+        let t = self.tx.open_table(table.def())?;
+        let v = t.get(key)?;
+        match v {
+            Some(v) => Ok(Some(decode(key, v.value())?)),
+            None => Ok(None),
+        }
+    }
+
+    pub fn put(&mut self, table: Table, key: &str, value: &serde_json::Value) -> Result<()> {
+        let bytes = serde_json::to_vec(value).map_err(|source| StoreError::Value {
+            key: key.to_string(),
+            source,
+        })?;
+        let mut t = self.tx.open_table(table.def())?;
+        t.insert(key, bytes.as_slice())?;
+        Ok(())
+    }
+
+    /// Removes a key; returns whether it was there.
+    pub fn delete(&mut self, table: Table, key: &str) -> Result<bool> {
+        let mut t = self.tx.open_table(table.def())?;
+        let existed = t.remove(key)?.is_some();
+        Ok(existed)
+    }
+
+    /// Every key under `prefix`, in order (to delete sub-collections with their parent).
+    pub fn keys(&self, table: Table, prefix: &str) -> Result<Vec<String>> {
+        let t = self.tx.open_table(table.def())?;
+        let mut out = Vec::new();
+        for entry in t.range(prefix..)? {
+            let (k, _) = entry?;
+            if !k.value().starts_with(prefix) {
+                break;
+            }
+            out.push(k.value().to_string());
+        }
+        Ok(out)
+    }
+}
+
+fn decode(key: &str, bytes: &[u8]) -> Result<serde_json::Value> {
+    serde_json::from_slice(bytes).map_err(|source| StoreError::Value {
+        key: key.to_string(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn writes_are_atomic_and_visible_after_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let s = Store::open(dir.path()).unwrap();
+            s.write(|tx| {
+                tx.put(
+                    Table::Objects,
+                    "/mgmt/tm/ltm/pool/~Common~a",
+                    &json!({"name": "a"}),
+                )?;
+                tx.put(
+                    Table::Objects,
+                    "/mgmt/tm/ltm/pool/~Common~b",
+                    &json!({"name": "b"}),
+                )?;
+                Ok::<_, StoreError>(())
+            })
+            .unwrap();
+            let failed: std::result::Result<(), StoreError> = s.write(|tx| {
+                tx.put(
+                    Table::Objects,
+                    "/mgmt/tm/ltm/pool/~Common~c",
+                    &json!({"name": "c"}),
+                )?;
+                Err(StoreError::Db("validation failed".into()))
+            });
+            assert!(failed.is_err());
+        }
+        let s = Store::open(dir.path()).unwrap();
+        let items = s.list(Table::Objects, "/mgmt/tm/ltm/pool/").unwrap();
+        assert_eq!(items.len(), 2, "the failed transaction wrote nothing");
+        assert_eq!(
+            s.get(Table::Objects, "/mgmt/tm/ltm/pool/~Common~b")
+                .unwrap(),
+            Some(json!({"name": "b"}))
+        );
+        assert!(
+            s.list(Table::Objects, "/mgmt/tm/ltm/poolx")
+                .unwrap()
+                .is_empty()
+        );
+    }
+}

@@ -1,0 +1,25 @@
+//! The WAF engine: pure and IO-free. Policy documents go in (declaration → validated model →
+//! compiled matchers); requests are inspected phase by phase in a [`Transaction`] that yields one
+//! [`Verdict`]; block responses are rendered in [`response`].
+//!
+//! Imports: `support` only. Never `proxy`, `mgmt`, tokio or hyper: files a policy links to are read
+//! through an injected [`Resolver`].
+
+pub mod engine;
+pub mod event;
+pub mod policy;
+pub mod resolver;
+pub mod response;
+pub mod signatures;
+pub mod transaction;
+pub mod verdict;
+pub mod violation;
+
+pub use engine::Engine;
+pub use event::SecurityEvent;
+pub use policy::CompiledPolicy;
+pub use resolver::{FetchError, Resolver};
+pub use response::BlockResponse;
+pub use transaction::{ConnInfo, Step, Transaction};
+pub use verdict::{Action, Reply, Verdict};
+pub use violation::{Context, Violation, ViolationKind};

@@ -1,0 +1,197 @@
+//! Block responses, rendered in one place and byte-exact (spec part 4.6).
+//!
+//! The proxy turns a [`BlockResponse`] into a wire response without changing a byte of it.
+
+use super::verdict::Reply;
+use crate::support::SupportId;
+
+/// The placeholder the declarative policy uses for the support id in custom pages.
+pub const SUPPORT_ID_PLACEHOLDER: &str = "<%TS.request.ID()%>";
+
+/// A fully rendered block response: status, headers in order, body.
+/// For gRPC the status fields are headers of a trailers-only response (HEADERS with END_STREAM).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockResponse {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+/// The default page of the systems we stand in for, with the support id substituted.
+pub fn default_page(id: SupportId) -> String {
+    format!(
+        "<html><head><title>Request Rejected</title></head><body>The requested URL was rejected. \
+         Please consult with your administrator.<br><br>Your support ID is: {id}<br><br>\
+         <a href='javascript:history.back();'>[Go Back]</a></body></html>"
+    )
+}
+
+fn no_cache_headers(content_type: &str) -> Vec<(String, String)> {
+    vec![
+        ("content-type".into(), content_type.into()),
+        ("cache-control".into(), "no-cache".into()),
+        ("pragma".into(), "no-cache".into()),
+        ("connection".into(), "close".into()),
+    ]
+}
+
+/// Percent-encodes a `grpc-message` value as the gRPC HTTP/2 protocol requires.
+fn grpc_percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if (0x20..=0x7e).contains(&b) && b != b'%' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Renders `reply` for the request with support id `id`.
+pub fn render(reply: &Reply, id: SupportId) -> BlockResponse {
+    let subst = |s: &str| s.replace(SUPPORT_ID_PLACEHOLDER, &id.to_string());
+    match reply {
+        Reply::DefaultPage => {
+            let body = default_page(id).into_bytes();
+            let mut headers = no_cache_headers("text/html; charset=utf-8");
+            headers.push(("content-length".into(), body.len().to_string()));
+            BlockResponse {
+                status: 200,
+                headers,
+                body,
+            }
+        }
+        Reply::ApiJson => {
+            let body = format!("{{\"supportID\":\"{id}\"}}").into_bytes();
+            let mut headers = no_cache_headers("application/json; charset=utf-8");
+            headers.push(("content-length".into(), body.len().to_string()));
+            BlockResponse {
+                status: 403,
+                headers,
+                body,
+            }
+        }
+        Reply::Grpc { status, message } => BlockResponse {
+            status: 200,
+            headers: vec![
+                (
+                    "content-type".into(),
+                    "application/grpc; charset=utf-8".into(),
+                ),
+                ("grpc-status".into(), status.to_string()),
+                ("grpc-message".into(), grpc_percent_encode(&subst(message))),
+                ("content-length".into(), "0".into()),
+            ],
+            body: Vec::new(),
+        },
+        Reply::Custom {
+            status,
+            headers,
+            body,
+        } => {
+            let body = subst(body).into_bytes();
+            let mut hs: Vec<(String, String)> = headers
+                .iter()
+                .map(|(k, v)| (k.to_ascii_lowercase(), subst(v)))
+                .collect();
+            if !hs.iter().any(|(k, _)| k == "content-type") {
+                hs.push(("content-type".into(), "text/html; charset=utf-8".into()));
+            }
+            hs.retain(|(k, _)| k != "content-length");
+            hs.push(("content-length".into(), body.len().to_string()));
+            BlockResponse {
+                status: *status,
+                headers: hs,
+                body,
+            }
+        }
+        Reply::Redirect { location } => BlockResponse {
+            status: 302,
+            headers: vec![
+                ("location".into(), subst(location)),
+                ("cache-control".into(), "no-cache".into()),
+                ("pragma".into(), "no-cache".into()),
+                ("connection".into(), "close".into()),
+                ("content-length".into(), "0".into()),
+            ],
+            body: Vec::new(),
+        },
+    }
+}
+
+/// The default gRPC block reply (spec 4.6: `grpc-status: 3` with the support id in the message).
+pub fn default_grpc_reply() -> Reply {
+    Reply::Grpc {
+        status: 3,
+        message: format!("Request Rejected. Your support ID is: {SUPPORT_ID_PLACEHOLDER}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ID: SupportId = SupportId(11_241_918_873_745_059_631);
+
+    fn header<'a>(r: &'a BlockResponse, name: &str) -> Option<&'a str> {
+        r.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    #[test]
+    fn api_json_is_byte_exact() {
+        let r = render(&Reply::ApiJson, ID);
+        assert_eq!(r.status, 403);
+        assert_eq!(r.body, br#"{"supportID":"11241918873745059631"}"#);
+        assert_eq!(
+            header(&r, "content-type"),
+            Some("application/json; charset=utf-8")
+        );
+        assert_eq!(header(&r, "cache-control"), Some("no-cache"));
+        assert_eq!(header(&r, "pragma"), Some("no-cache"));
+        assert_eq!(header(&r, "connection"), Some("close"));
+    }
+
+    #[test]
+    fn default_page_matches_the_captured_reply_length() {
+        // A captured reply of the system we stand in for: 247 bytes with a 20-digit id.
+        let r = render(&Reply::DefaultPage, ID);
+        assert_eq!(r.status, 200);
+        assert_eq!(r.body.len(), 247);
+        assert!(
+            String::from_utf8(r.body)
+                .unwrap()
+                .contains("<title>Request Rejected</title>")
+        );
+    }
+
+    #[test]
+    fn grpc_is_trailers_only() {
+        let r = render(&default_grpc_reply(), ID);
+        assert_eq!(r.status, 200);
+        assert!(r.body.is_empty());
+        assert_eq!(header(&r, "grpc-status"), Some("3"));
+        assert_eq!(header(&r, "content-length"), Some("0"));
+        assert!(
+            header(&r, "grpc-message")
+                .unwrap()
+                .contains("11241918873745059631")
+        );
+    }
+
+    #[test]
+    fn custom_pages_substitute_the_id() {
+        let reply = Reply::Custom {
+            status: 418,
+            headers: vec![("X-Id".into(), SUPPORT_ID_PLACEHOLDER.into())],
+            body: "id=<%TS.request.ID()%>".into(),
+        };
+        let r = render(&reply, ID);
+        assert_eq!(r.status, 418);
+        assert_eq!(r.body, b"id=11241918873745059631");
+        assert_eq!(header(&r, "x-id"), Some("11241918873745059631"));
+    }
+}

@@ -1,0 +1,189 @@
+//! One request's pass through the engine: ordered phases feeding one [`Verdict`].
+//!
+//! The proxy drives the phases in order (see `docs/lifecycle.md`):
+//! 1. [`Transaction::on_request_headers`] once;
+//! 2. if it answered [`Step::InspectBody`], [`Transaction::on_request_body`] for each body chunk and
+//!    [`Transaction::on_request_end`] at the end of the body;
+//! 3. [`Transaction::on_response_headers`] when the upstream answers;
+//! 4. [`Transaction::finish`] always (the logging phase), which yields the event to log, if any.
+//!
+//! A [`Step::Block`] ends the request: the proxy sends [`Transaction::block_response`] and forwards
+//! nothing more. The transaction owns all per-request scratch space; the policy is shared and read-only.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use super::event::SecurityEvent;
+use super::policy::CompiledPolicy;
+use super::response::{self, BlockResponse};
+use super::verdict::{Action, Verdict};
+use super::violation::Violation;
+use crate::support::{SupportId, iso8601_utc, now_micros};
+
+/// What the proxy knows about the connection a request came on.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnInfo {
+    /// The peer address of the TCP connection.
+    pub peer: IpAddr,
+    /// Whether the request arrived over TLS.
+    pub tls: bool,
+}
+
+/// What the proxy must do after a phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Go on. After the headers phase: the body need not be fed to the engine.
+    Forward,
+    /// Headers phase: feed the request body to [`Transaction::on_request_body`]; hold it until released.
+    InspectBody,
+    /// Body phase: the first `n` body bytes (counted from the start of the body) may go upstream;
+    /// hold the rest and keep feeding.
+    Release(u64),
+    /// Body phase: release everything fed so far and forward the rest of the body without feeding it.
+    PassRest,
+    /// Stop: answer with [`Transaction::block_response`]; nothing more goes upstream.
+    Block,
+}
+
+/// Per-request state: the policy snapshot, the request facts, and the violations found so far.
+pub struct Transaction {
+    policy: Arc<CompiledPolicy>,
+    conn: ConnInfo,
+    support_id: SupportId,
+    started_micros: u64,
+    method: String,
+    uri: String,
+    protocol: String,
+    /// The client address after `trustXff`/`customXffHeaders` are applied.
+    client: IpAddr,
+    violations: Vec<Violation>,
+    verdict: Option<Verdict>,
+    scratch: super::policy::Scratch,
+}
+
+impl Transaction {
+    pub fn new(policy: Arc<CompiledPolicy>, conn: ConnInfo) -> Self {
+        Transaction {
+            policy,
+            conn,
+            support_id: SupportId::random(),
+            started_micros: now_micros(),
+            method: String::new(),
+            uri: String::new(),
+            protocol: String::new(),
+            client: conn.peer,
+            violations: Vec::new(),
+            verdict: None,
+            scratch: Default::default(),
+        }
+    }
+
+    pub fn support_id(&self) -> SupportId {
+        self.support_id
+    }
+
+    /// The client address the policy trusts (the peer, or the X-Forwarded-For address when trusted).
+    pub fn client(&self) -> IpAddr {
+        self.client
+    }
+
+    /// Phase 1: request line and headers.
+    pub fn on_request_headers(&mut self, head: &http::request::Parts) -> Step {
+        self.method = head.method.to_string();
+        self.uri = head.uri.to_string();
+        self.protocol = format!("{:?}", head.version);
+        self.client = self.policy.client_address(head, self.conn.peer);
+        let wants_body = self
+            .policy
+            .check_headers(head, &mut self.scratch, &mut self.violations);
+        if self.decide_if_blocking() {
+            return Step::Block;
+        }
+        if wants_body {
+            Step::InspectBody
+        } else {
+            Step::Forward
+        }
+    }
+
+    /// Phase 2: one chunk of the request body, in order.
+    pub fn on_request_body(&mut self, chunk: &[u8]) -> Step {
+        let step = self
+            .policy
+            .check_body_chunk(chunk, &mut self.scratch, &mut self.violations);
+        if self.decide_if_blocking() {
+            Step::Block
+        } else {
+            step
+        }
+    }
+
+    /// Phase 2 end: the whole body has been fed.
+    pub fn on_request_end(&mut self) -> Step {
+        self.policy
+            .check_body_end(&mut self.scratch, &mut self.violations);
+        if self.decide_if_blocking() {
+            Step::Block
+        } else {
+            Step::Forward
+        }
+    }
+
+    /// Phase 3: the upstream's response status and headers.
+    pub fn on_response_headers(&mut self, status: u16, headers: &http::HeaderMap) -> Step {
+        self.policy
+            .check_response_headers(status, headers, &mut self.violations);
+        if self.decide_if_blocking() {
+            Step::Block
+        } else {
+            Step::Forward
+        }
+    }
+
+    /// Re-rates the request after a phase; returns true when it must be blocked now.
+    fn decide_if_blocking(&mut self) -> bool {
+        if self.violations.is_empty() {
+            return false;
+        }
+        let verdict = self
+            .policy
+            .decide(self.support_id, &self.violations, &self.scratch);
+        let block = verdict.is_block();
+        self.verdict = Some(verdict);
+        block
+    }
+
+    /// The verdict so far (pass when no violation has been found).
+    pub fn verdict(&self) -> Verdict {
+        self.verdict.clone().unwrap_or_else(|| Verdict {
+            support_id: self.support_id,
+            ..Verdict::pass()
+        })
+    }
+
+    /// The response to send after a [`Step::Block`].
+    pub fn block_response(&self) -> BlockResponse {
+        response::render(&self.verdict().reply, self.support_id)
+    }
+
+    /// Phase 4, always run: the event to log when the request was alarmed or blocked.
+    pub fn finish(self) -> Option<SecurityEvent> {
+        let verdict = self.verdict();
+        if verdict.action == Action::Pass {
+            return None;
+        }
+        Some(SecurityEvent {
+            support_id: self.support_id.to_string(),
+            time: iso8601_utc(self.started_micros / 1_000_000),
+            time_micros: self.started_micros,
+            client_ip: self.client.to_string(),
+            method: self.method,
+            uri: self.uri,
+            protocol: self.protocol,
+            policy: self.policy.name().to_string(),
+            action: verdict.action,
+            rating: verdict.rating,
+            violations: verdict.violations,
+        })
+    }
+}
