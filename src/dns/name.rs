@@ -37,7 +37,7 @@ pub fn normalize(raw: &str, origin: Option<&str>) -> Result<String, NameError> {
         lower
     } else {
         match origin {
-            Some(o) if o == "." => format!("{lower}."),
+            Some(".") => format!("{lower}."),
             Some(o) if lower == o.trim_end_matches('.') => format!("{lower}."),
             Some(o) if format!("{lower}.").ends_with(&format!(".{o}")) => format!("{lower}."),
             Some(o) => format!("{lower}.{o}"),
