@@ -351,3 +351,53 @@ async fn lenient_parsing_accepts_other_prefixes_item_names_and_booleans() {
         .body;
     assert!(rrs.contains("wx.example.com. 30 IN A 10.0.0.9"), "{rrs}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_calls_all_apply_and_persist() {
+    let h = std::sync::Arc::new(Harness::start().await);
+    assert_eq!(
+        h.call(&add_zone("example.com.", &[SOA, NS])).await.status,
+        200
+    );
+    let mut tasks = Vec::new();
+    for i in 0..8 {
+        let h = h.clone();
+        tasks.push(tokio::spawn(async move {
+            let name = format!("host{i}.example.com.");
+            let ip = format!("10.0.1.{i}");
+            let env = envelope(
+                RR_NS,
+                "add_a",
+                &format!(
+                    "{}{}",
+                    view_zones(&["example.com."]),
+                    a_records("a_records", &[&[(&name, &ip, 60)]])
+                ),
+            );
+            h.call(&env).await.status
+        }));
+    }
+    for t in tasks {
+        assert_eq!(t.await.unwrap(), 200);
+    }
+    let rrs = h
+        .call(&envelope(RR_NS, "get_rrs", &view_zones(&["example.com."])))
+        .await
+        .body;
+    for i in 0..8 {
+        assert!(
+            rrs.contains(&format!("host{i}.example.com. 60 IN A 10.0.1.{i}")),
+            "{rrs}"
+        );
+    }
+    assert!(
+        rrs.contains("2024010109 10800"),
+        "one serial bump per call: {rrs}"
+    );
+    // what the store holds is what a restarted server serves
+    let reloaded = portcullis::dns::ZoneCatalog::load(&h.store)
+        .unwrap()
+        .snapshot();
+    let zone = &reloaded["external/example.com."];
+    assert_eq!(zone.records.len(), 10);
+}

@@ -231,3 +231,53 @@ pub fn to_wire(r: &Record) -> rr::Record {
     };
     rr::Record::from_rdata(wire_name(&r.name), r.ttl, data)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dns::ZoneCatalog;
+    use hickory_proto::op::Query;
+
+    fn ask(cat: &ZoneCatalog, name: &str, t: RecordType) -> Message {
+        let mut q = Message::query();
+        q.add_query(Query::query(Name::from_ascii(name).unwrap(), t));
+        answer(&cat.snapshot(), "external", &q)
+    }
+
+    #[test]
+    fn wildcards_any_and_empty_non_terminals() {
+        let texts: Vec<String> = [
+            "*.w 60 IN A 192.0.2.1",
+            "a.b 60 IN A 192.0.2.2",
+            "a.b 60 IN TXT \"t\"",
+            "x.w 60 IN AAAA 2001:db8::1",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let z = Zone::create("external", "example.com.", "MASTER", "", vec![], &texts).unwrap();
+        let cat = ZoneCatalog::new();
+        cat.publish(vec![(z.key(), Some(z))]);
+
+        let m = ask(&cat, "anything.w.example.com.", RecordType::A);
+        assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+        assert_eq!(m.answers[0].name.to_ascii(), "anything.w.example.com.");
+        // an existing name is not covered by the wildcard
+        let m = ask(&cat, "x.w.example.com.", RecordType::A);
+        assert!(m.answers.is_empty() && m.metadata.response_code == ResponseCode::NoError);
+        // b.example.com. exists only as an empty non-terminal: NODATA, not NXDOMAIN
+        let m = ask(&cat, "b.example.com.", RecordType::A);
+        assert_eq!(m.metadata.response_code, ResponseCode::NoError);
+        assert!(m.answers.is_empty() && !m.authorities.is_empty());
+        let m = ask(&cat, "a.b.example.com.", RecordType::ANY);
+        assert_eq!(m.answers.len(), 2);
+        let mut notify = Message::query();
+        notify.metadata.op_code = OpCode::Notify;
+        assert_eq!(
+            answer(&cat.snapshot(), "external", &notify)
+                .metadata
+                .response_code,
+            ResponseCode::NotImp
+        );
+    }
+}
