@@ -176,3 +176,39 @@ def test_faults_are_server_errors_with_a_clear_message(server):
     # nothing of the failed calls was applied
     assert rr.get_rrs(view_zones=[vz("f.example.")])[0][1:] == ["f.example. 3600 IN NS ns1.f.example."]
     zone.delete_zone(view_zones=[vz("f.example.")])
+
+
+def test_other_record_types(server):
+    b = connect(server)
+    zone = b.Management.Zone
+    rr = b.Management.ResourceRecord
+    z, rev = "t.example.", "2.0.192.in-addr.arpa."
+    zone.add_zone_text(
+        zone_records=[{"view_name": VIEW, "zone_name": n, "zone_type": "MASTER", "zone_file": "", "option_seq": []}
+                      for n in (z, rev)],
+        text=[["t.example. 3600 IN NS ns1.t.example."], []], sync_ptrs=[0, 0])
+    v = [vz(z)]
+    rr.add_aaaa(view_zones=v, aaaa_records=[[{"domain_name": "v6.t.example.", "ip_address": "2001:db8::1", "ttl": 120}]],
+                sync_ptrs=[0])
+    rr.add_ns(view_zones=v, ns_records=[[{"domain_name": "t.example.", "host_name": "ns2.t.example.", "ttl": 3600}]])
+    rr.add_srv(view_zones=v, srv_records=[[{"domain_name": "_sip._tcp.t.example.", "ttl": 300, "priority": 10,
+                                            "weight": 5, "port": 5060, "target": "sip.t.example."}]])
+    rr.add_mx(view_zones=v, mx_records=[[{"domain_name": "t.example.", "preference": 10, "mail": "mx1.t.example.", "ttl": 300}]])
+    rr.update_mx(view_zones=v,
+                 old_records=[[{"domain_name": "t.example.", "preference": 10, "mail": "mx1.t.example.", "ttl": 300}]],
+                 new_records=[[{"domain_name": "t.example.", "preference": 20, "mail": "mx2.t.example.", "ttl": 300}]])
+    rr.add_txt(view_zones=v, txt_records=[[{"domain_name": "t.example.", "ttl": 60, "text": "hello world"}]])
+    rr.delete_txt(view_zones=v, txt_records=[[{"domain_name": "t.example.", "ttl": 60, "text": "hello world"}]])
+    rr.add_ptr(view_zones=[vz(rev)], ptr_records=[[{"ip_address": "192.0.2.7", "dname": "host.t.example.", "ttl": 300}]])
+
+    fwd, back = rr.get_rrs(view_zones=[vz(z), vz(rev)])
+    assert "v6.t.example. 120 IN AAAA 2001:db8::1" in fwd
+    assert "t.example. 3600 IN NS ns2.t.example." in fwd
+    assert "_sip._tcp.t.example. 300 IN SRV 10 5 5060 sip.t.example." in fwd
+    assert "t.example. 300 IN MX 20 mx2.t.example." in fwd
+    assert not any(" MX 10 " in r or " TXT " in r for r in fwd)
+    assert "7.2.0.192.in-addr.arpa. 300 IN PTR host.t.example." in back
+    assert dig(server, "v6.t.example.", "AAAA") == ["2001:db8::1"]
+    assert dig(server, "_sip._tcp.t.example.", "SRV") == ["10", "5", "5060", "sip.t.example."]
+    assert dig(server, "7.2.0.192.in-addr.arpa.", "PTR") == ["host.t.example."]
+    zone.delete_zone(view_zones=[vz(z), vz(rev)])
