@@ -5,12 +5,18 @@
 //! decoders read by structure (array items may be named anything, `arrayType` is not needed).
 //! This is the parser the `soap_envelope` fuzz target drives.
 //!
-//! Limits: [`MAX_DEPTH`] nested elements and [`MAX_NODES`] elements per envelope.
+//! Multi-ref encoding (`href="#id1"` pointing at a later `<x id="id1">` child of the Body, as
+//! .NET and Axis SOAP stacks write rpc/encoded structs and arrays) is resolved before decoding.
+//!
+//! Limits: [`MAX_DEPTH`] nested elements and [`MAX_NODES`] elements per envelope (and per
+//! reference expansion).
 //!
 //! Imports: quick-xml only.
 
+use std::collections::HashMap;
+
 use quick_xml::NsReader;
-use quick_xml::events::Event;
+use quick_xml::events::{BytesStart, Event};
 use quick_xml::name::ResolveResult;
 
 /// Deepest element nesting accepted.
@@ -28,6 +34,10 @@ pub struct Node {
     pub text: String,
     pub children: Vec<Node>,
     pub nil: bool,
+    /// The multi-ref `id` of a top-level Body element (SOAP 1.1 section 5 encoding).
+    pub id: Option<String>,
+    /// A multi-ref reference (`href="#id"`), resolved before the call is returned.
+    pub href: Option<String>,
 }
 
 /// A decoded SOAP call.
@@ -66,10 +76,12 @@ fn bad(msg: impl Into<String>) -> EnvelopeError {
 pub fn parse_request(body: &[u8]) -> Result<Call, EnvelopeError> {
     let text = std::str::from_utf8(body).map_err(|_| bad("the body is not UTF-8"))?;
     let mut r = NsReader::from_str(text);
-    // stack of open elements below the operation element; index 0 is the operation itself
+    // open elements inside the Body; index 0 is the current child of the Body
     let mut stack: Vec<Node> = Vec::new();
+    // finished children of the Body: the operation, then any multi-ref (`id=`) elements
+    let mut roots: Vec<Node> = Vec::new();
     let mut state = State::BeforeEnvelope;
-    let mut op_ns = String::new();
+    let mut op_ns = None;
     let mut nodes = 0usize;
     loop {
         let (ns, ev) = r
@@ -106,18 +118,6 @@ pub fn parse_request(body: &[u8]) -> Result<Call, EnvelopeError> {
                         }
                     }
                     State::InBody => {
-                        op_ns = ns.unwrap_or_default();
-                        stack.push(Node {
-                            name: local,
-                            ..Node::default()
-                        });
-                        if empty {
-                            state = State::Done;
-                        } else {
-                            state = State::InOperation;
-                        }
-                    }
-                    State::InOperation => {
                         nodes += 1;
                         if nodes > MAX_NODES {
                             return Err(bad(format!("more than {MAX_NODES} elements")));
@@ -125,44 +125,32 @@ pub fn parse_request(body: &[u8]) -> Result<Call, EnvelopeError> {
                         if stack.len() >= MAX_DEPTH {
                             return Err(bad(format!("elements nested deeper than {MAX_DEPTH}")));
                         }
-                        let mut node = Node {
-                            name: local,
-                            ..Node::default()
-                        };
-                        for a in e.attributes() {
-                            let a = a.map_err(|e| bad(format!("bad attribute: {e}")))?;
-                            let (ans, alocal) = r.resolver().resolve_attribute(a.key);
-                            let is_xsi =
-                                matches!(ans, ResolveResult::Bound(n) if n.as_ref() == XSI);
-                            if is_xsi && alocal.as_ref() == "nil" {
-                                let v = a
-                                    .normalized_value(quick_xml::XmlVersion::default())
-                                    .map_err(|e| bad(format!("bad attribute: {e}")))?;
-                                node.nil = matches!(v.trim(), "true" | "1");
-                            }
+                        if stack.is_empty() && op_ns.is_none() {
+                            op_ns = Some(ns.unwrap_or_default());
                         }
-                        if empty {
-                            attach(&mut stack, node);
-                        } else {
+                        let node = element(&r, e, local)?;
+                        if !empty {
                             stack.push(node);
+                        } else if stack.is_empty() {
+                            roots.push(node);
+                        } else {
+                            attach(&mut stack, node);
                         }
                     }
                     State::Done => {}
                 }
             }
-            Event::End(_) => match state {
-                State::InOperation => {
-                    if stack.len() == 1 {
-                        state = State::Done;
-                    } else if let Some(node) = stack.pop() {
-                        attach(&mut stack, node);
+            Event::End(_) => {
+                if state == State::InBody {
+                    match stack.pop() {
+                        None => state = State::Done,
+                        Some(node) if stack.is_empty() => roots.push(node),
+                        Some(node) => attach(&mut stack, node),
                     }
                 }
-                State::InBody => state = State::Done,
-                _ => {}
-            },
-            Event::Text(t) => push_text(&mut stack, state, &t.xml10_content()),
-            Event::CData(t) => push_text(&mut stack, state, &t.xml10_content()),
+            }
+            Event::Text(t) => push_text(&mut stack, &t.xml10_content()),
+            Event::CData(t) => push_text(&mut stack, &t.xml10_content()),
             Event::GeneralRef(g) => {
                 let ch = match g.resolve_char_ref() {
                     Ok(Some(c)) => c.to_string(),
@@ -173,7 +161,7 @@ pub fn parse_request(body: &[u8]) -> Result<Call, EnvelopeError> {
                             .to_string()
                     }
                 };
-                push_text(&mut stack, state, &ch);
+                push_text(&mut stack, &ch);
             }
             Event::DocType(_) => return Err(bad("DOCTYPE is not allowed in SOAP messages")),
             Event::Eof => break,
@@ -183,17 +171,27 @@ pub fn parse_request(body: &[u8]) -> Result<Call, EnvelopeError> {
             break;
         }
     }
-    let op = match (state, stack.into_iter().next()) {
-        (State::Done, Some(op)) => op,
-        (State::BeforeEnvelope, _) => {
-            return Err(bad(
-                "the body holds no XML element: not a SOAP 1.1 Envelope",
-            ));
-        }
-        _ => return Err(bad("the SOAP Body holds no operation element")),
+    if state == State::BeforeEnvelope {
+        return Err(bad(
+            "the body holds no XML element: not a SOAP 1.1 Envelope",
+        ));
+    }
+    if state != State::Done {
+        return Err(bad("the envelope ends before the Body is closed"));
+    }
+    let mut roots = roots.into_iter();
+    let (Some(mut op), Some(op_ns)) = (roots.next(), op_ns) else {
+        return Err(bad("the SOAP Body holds no operation element"));
     };
     let interface = interface_of(&op_ns)
         .ok_or_else(|| bad(format!("unknown interface namespace \"{op_ns}\"")))?;
+    let refs: HashMap<String, Node> = roots
+        .filter_map(|n| n.id.clone().map(|id| (id, n)))
+        .collect();
+    let mut budget = MAX_NODES;
+    for p in &mut op.children {
+        resolve_refs(p, &refs, 0, &mut budget)?;
+    }
     Ok(Call {
         namespace: op_ns,
         interface,
@@ -207,8 +205,64 @@ enum State {
     BeforeEnvelope,
     InEnvelope,
     InBody,
-    InOperation,
     Done,
+}
+
+/// A new node from a start tag: `xsi:nil`, and the multi-ref `id` / `href` attributes.
+fn element(r: &NsReader<&[u8]>, e: &BytesStart<'_>, name: String) -> Result<Node, EnvelopeError> {
+    let mut node = Node {
+        name,
+        ..Node::default()
+    };
+    for a in e.attributes() {
+        let a = a.map_err(|e| bad(format!("bad attribute: {e}")))?;
+        let (ans, alocal) = r.resolver().resolve_attribute(a.key);
+        let value = || {
+            a.normalized_value(quick_xml::XmlVersion::default())
+                .map(|v| v.trim().to_string())
+                .map_err(|e| bad(format!("bad attribute: {e}")))
+        };
+        match (ans, alocal.as_ref()) {
+            (ResolveResult::Bound(n), "nil") if n.as_ref() == XSI => {
+                node.nil = matches!(value()?.as_str(), "true" | "1");
+            }
+            (ResolveResult::Unbound, "id") => node.id = Some(value()?),
+            (ResolveResult::Unbound, "href") => node.href = Some(value()?),
+            _ => {}
+        }
+    }
+    Ok(node)
+}
+
+/// Replaces `href="#id"` references by the content of the multi-ref element with that `id`,
+/// within the depth limit and a total node budget (shared references cannot blow up).
+fn resolve_refs(
+    node: &mut Node,
+    refs: &HashMap<String, Node>,
+    depth: usize,
+    budget: &mut usize,
+) -> Result<(), EnvelopeError> {
+    if depth > MAX_DEPTH {
+        return Err(bad(format!("references nested deeper than {MAX_DEPTH}")));
+    }
+    *budget = budget.checked_sub(1).ok_or_else(|| {
+        bad(format!(
+            "references expand to more than {MAX_NODES} elements"
+        ))
+    })?;
+    if let Some(href) = node.href.take() {
+        let target = href
+            .strip_prefix('#')
+            .and_then(|id| refs.get(id))
+            .ok_or_else(|| bad(format!("unresolved reference href=\"{href}\"")))?;
+        node.text = target.text.clone();
+        node.children = target.children.clone();
+        node.nil = target.nil;
+    }
+    for c in &mut node.children {
+        resolve_refs(c, refs, depth + 1, budget)?;
+    }
+    Ok(())
 }
 
 fn attach(stack: &mut [Node], node: Node) {
@@ -217,11 +271,8 @@ fn attach(stack: &mut [Node], node: Node) {
     }
 }
 
-fn push_text(stack: &mut [Node], state: State, s: &str) {
-    if state == State::InOperation
-        && stack.len() > 1
-        && let Some(n) = stack.last_mut()
-    {
+fn push_text(stack: &mut [Node], s: &str) {
+    if let Some(n) = stack.last_mut() {
         n.text.push_str(s);
     }
 }
@@ -287,6 +338,36 @@ mod tests {
         );
         assert!(
             parse_request(deep.as_bytes())
+                .unwrap_err()
+                .0
+                .contains("deeper")
+        );
+    }
+
+    #[test]
+    fn resolves_multi_ref_encoding_as_dotnet_writes_it() {
+        let xml = r##"<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/" xmlns:soapenc="http://schemas.xmlsoap.org/soap/encoding/"><soap:Body>
+<q1:zone_exist xmlns:q1="urn:iControl:Management/Zone"><view_zones href="#id1"/></q1:zone_exist>
+<soapenc:Array id="id1" soapenc:arrayType="q2:Management.ViewZone[1]" xmlns:q2="urn:iControl"><Item href="#id2"/></soapenc:Array>
+<q3:Management.ViewZone id="id2" xmlns:q3="urn:iControl"><view_name>external</view_name><zone_name>example.com.</zone_name></q3:Management.ViewZone>
+</soap:Body></soap:Envelope>"##;
+        let call = parse_request(xml.as_bytes()).unwrap();
+        assert_eq!(call.method, "zone_exist");
+        let vz = &call.params[0].children[0];
+        assert_eq!(vz.children[1].text, "example.com.");
+        let dangling = xml.replace("href=\"#id2\"", "href=\"#nope\"");
+        assert!(
+            parse_request(dangling.as_bytes())
+                .unwrap_err()
+                .0
+                .contains("unresolved reference")
+        );
+        let cyclic = xml.replace(
+            "<view_name>external</view_name>",
+            "<view_name href=\"#id2\"/>",
+        );
+        assert!(
+            parse_request(cyclic.as_bytes())
                 .unwrap_err()
                 .0
                 .contains("deeper")
