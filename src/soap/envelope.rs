@@ -140,15 +140,11 @@ pub fn parse_request(body: &[u8]) -> Result<Call, EnvelopeError> {
                     State::Done => {}
                 }
             }
-            Event::End(_) => {
-                if state == State::InBody {
-                    match stack.pop() {
-                        None => state = State::Done,
-                        Some(node) if stack.is_empty() => roots.push(node),
-                        Some(node) => attach(&mut stack, node),
-                    }
-                }
-            }
+            Event::End(_) if state == State::InBody => match stack.pop() {
+                None => state = State::Done,
+                Some(node) if stack.is_empty() => roots.push(node),
+                Some(node) => attach(&mut stack, node),
+            },
             Event::Text(t) => push_text(&mut stack, &t.xml10_content()),
             Event::CData(t) => push_text(&mut stack, &t.xml10_content()),
             Event::GeneralRef(g) => {
