@@ -173,7 +173,7 @@ pub fn parse_request(body: &[u8]) -> Result<Call, EnvelopeError> {
         ));
     }
     if state != State::Done {
-        return Err(bad("the envelope ends before the Body is closed"));
+        return Err(bad("the envelope holds no complete SOAP Body"));
     }
     let mut roots = roots.into_iter();
     let (Some(mut op), Some(op_ns)) = (roots.next(), op_ns) else {
