@@ -59,6 +59,15 @@ async fn credential_less_requests_get_the_basic_challenge() {
         )
         .await;
     assert_eq!(r.status, 404);
+    let page = h
+        .request("GET", PORTAL, Some((USER, PASSWORD)), "")
+        .await
+        .body;
+    assert!(
+        page.contains(r#"href="/iControl/iControlPortal.cgi?WSDL=Management.Zone""#),
+        "{page}"
+    );
+    assert!(page.contains(r#"href="/iControl/iControlPortal.cgi?WSDL=Management.ResourceRecord""#));
 }
 
 #[tokio::test]

@@ -169,12 +169,13 @@ async fn get_portal(
                     .into_response(),
             },
             None => {
+                // one link per line: clients scrape the `?WSDL=` links line by line
                 let mut page = String::from(
-                    "<html><head><title>iControl Portal</title></head><body><h1>iControl Portal</h1><ul>",
+                    "<html><head><title>iControl Portal</title></head><body><h1>iControl Portal</h1><ul>\n",
                 );
                 for iface in ["Management.Zone", "Management.ResourceRecord"] {
                     page.push_str(&format!(
-                        r#"<li><a href="{PORTAL_PATH}?WSDL={iface}">{iface}</a></li>"#
+                        "<li><a href=\"{PORTAL_PATH}?WSDL={iface}\">{iface}</a></li>\n"
                     ));
                 }
                 page.push_str("</ul></body></html>");
