@@ -173,7 +173,11 @@ async fn get_portal(
                 let mut page = String::from(
                     "<html><head><title>iControl Portal</title></head><body><h1>iControl Portal</h1><ul>\n",
                 );
-                for iface in ["Management.Zone", "Management.ResourceRecord"] {
+                for iface in [
+                    "Management.Zone",
+                    "Management.ResourceRecord",
+                    "System.Session",
+                ] {
                     page.push_str(&format!(
                         "<li><a href=\"{PORTAL_PATH}?WSDL={iface}\">{iface}</a></li>\n"
                     ));
@@ -212,6 +216,14 @@ pub fn handle_call(st: &SoapState, body: &[u8]) -> Response {
     let result = match call.interface.as_str() {
         "Management.Zone" => zone_methods::dispatch(&call, st),
         "Management.ResourceRecord" => rr_methods::dispatch(&call, st),
+        "System.Session" if call.method == "get_session_identifier" => {
+            // bigsuds `with_session_id()` asks for one and sends it back in `X-iControl-Session`;
+            // calls are independent here, so any positive id serves.
+            use rand::RngExt as _;
+            Ok(Some(response::Value::Long(
+                rand::rng().random_range(1..=i64::from(i32::MAX)),
+            )))
+        }
         other => Err(Fault::client(format!(
             "Interface {other} is not implemented"
         ))),

@@ -65,6 +65,10 @@ pub fn document(interface: &str) -> Option<String> {
     let (mut types, ops) = match interface {
         "Management.Zone" => zone_contract(),
         "Management.ResourceRecord" => rr_contract(),
+        "System.Session" => (
+            Vec::new(),
+            vec![op("get_session_identifier", &[], Some("xsd:long"))],
+        ),
         _ => return None,
     };
     types.splice(0..0, common_types());
@@ -251,7 +255,12 @@ mod tests {
             assert!(rr.contains(&format!(r#"<operation name="{m}">"#)), "{m}");
         }
         assert!(rr.contains(r#"<message name="Management.ResourceRecord.update_aRequest"><part name="view_zones" type="tns:Management.ViewZoneSequence"/><part name="old_records" type="tns:Management.ARecordSequenceSequence"/><part name="new_records" type="tns:Management.ARecordSequenceSequence"/><part name="sync_ptrs" type="tns:Common.BooleanSequence"/></message>"#));
-        assert!(document("System.Session").is_none());
+        assert!(
+            document("System.Session")
+                .unwrap()
+                .contains("get_session_identifier")
+        );
+        assert!(document("LocalLB.Pool").is_none());
         // well-formed XML
         let mut r = quick_xml::Reader::from_str(&rr);
         loop {
