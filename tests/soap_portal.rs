@@ -410,3 +410,31 @@ async fn concurrent_calls_all_apply_and_persist() {
     let zone = &reloaded["external/example.com."];
     assert_eq!(zone.records.len(), 10);
 }
+
+#[tokio::test]
+async fn session_identifier_is_a_positive_long() {
+    let h = Harness::start().await;
+    let r = h
+        .call(&envelope(
+            "urn:iControl:System/Session",
+            "get_session_identifier",
+            "",
+        ))
+        .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let start = r
+        .body
+        .find(r#"<return s:type="y:long">"#)
+        .expect("a long return")
+        + 24;
+    let end = start + r.body[start..].find('<').unwrap();
+    assert!(r.body[start..end].parse::<i64>().unwrap() > 0, "{}", r.body);
+    let r = h
+        .call(&envelope(
+            "urn:iControl:System/Session",
+            "start_transaction",
+            "",
+        ))
+        .await;
+    assert_fault(&r, "start_transaction", "is not implemented");
+}
