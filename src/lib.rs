@@ -5,8 +5,12 @@
 //! - [`waf`]: the engine, pure and IO-free: policy → compiled matchers → verdicts. Imports `support`.
 //! - [`proxy`]: the hyper/tokio data plane. Imports `waf`, `support`.
 //! - [`store`]: the embedded crash-safe configuration store. Imports `support`.
+//! - [`dns`]: DNS zones, zone-file text, the DNS listener. Imports `store`, `support`.
+//! - [`soap`]: the iControl SOAP portal for DNS zones. Imports `dns`, `store`, `support`.
 
+pub mod dns;
 pub mod proxy;
+pub mod soap;
 pub mod store;
 pub mod support;
 pub mod waf;
