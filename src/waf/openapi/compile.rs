@@ -1,0 +1,488 @@
+//! `ApiSpec` → `CompiledApi`: server prefixes, the path trie, one [`Operation`] per (path, method)
+//! with its parameters (path-level merged into operation-level) and request bodies, for Swagger 2.0
+//! and OpenAPI 3.x alike.
+
+use super::load::{ApiSpec, SpecVersion};
+use super::operation::{BodyKind, Content, Operation};
+use super::param::{Location, Param, Style, type_label};
+use super::router::{ApiMatch, OpMatch, Router, Undocumented, guess_template, template_params};
+use super::schema::{SchemaCompiler, T_OBJ};
+use super::{Limits, OpenApiError};
+use serde_json::Value;
+use std::sync::Arc;
+
+const METHODS: [&str; 8] = [
+    "get", "put", "post", "delete", "options", "head", "patch", "trace",
+];
+
+/// A spec compiled for enforcement: immutable, `Send + Sync`, shared by every request.
+#[derive(Debug)]
+pub struct CompiledApi {
+    pub version: SpecVersion,
+    /// Path prefixes from `basePath` / `servers[].url` (empty = none), longest first.
+    pub prefixes: Vec<String>,
+    pub(crate) router: Router,
+    pub operations: Vec<Operation>,
+    /// Things accepted but not enforced (e.g. patterns the regex engine cannot compile).
+    pub warnings: Vec<String>,
+}
+
+impl CompiledApi {
+    /// Compiles a loaded spec; errors name the file, JSON pointer and reason.
+    pub fn compile(spec: &ApiSpec, limits: &Limits) -> Result<CompiledApi, OpenApiError> {
+        let mut sc = SchemaCompiler::new(spec, limits);
+        let root = spec.root();
+        let prefixes = prefixes(spec);
+        let mut router = Router::default();
+        let mut pending: Vec<Pending> = Vec::new();
+        if let Some(Value::Object(paths)) = root.get("paths") {
+            for (template, item) in paths {
+                if !template.starts_with('/') {
+                    continue; // `x-` extensions
+                }
+                let at = format!("/paths/{}", template.replace('~', "~0").replace('/', "~1"));
+                let (doc, item_at, item) = spec.deref(0, &at, item)?;
+                let Value::Object(item) = item else {
+                    return Err(OpenApiError::new(
+                        spec.doc_link(doc),
+                        &item_at,
+                        "path item must be an object",
+                    ));
+                };
+                let shared = item.get("parameters");
+                for method in METHODS {
+                    let Some(op) = item.get(method) else { continue };
+                    let op_at = format!("{item_at}/{method}");
+                    let leaf = router.insert(template);
+                    let compiled = compile_op(
+                        &mut sc, doc, &op_at, template, method, op, shared, &item_at, root,
+                    )?;
+                    pending.push(Pending { leaf, op: compiled });
+                }
+            }
+        }
+        let schemas = Arc::new(std::mem::take(&mut sc.out));
+        let warnings = sc.warnings;
+        let prefix = prefixes.first().cloned().unwrap_or_default();
+        let mut operations = Vec::with_capacity(pending.len());
+        for (i, p) in pending.into_iter().enumerate() {
+            let method = p.op.method.to_ascii_uppercase();
+            router.leaves[p.leaf].ops.push((method.clone(), i));
+            operations.push(Operation {
+                method,
+                url: format!("{prefix}{}", p.op.template),
+                operation_id: p.op.operation_id,
+                params: p.op.params,
+                path_names: template_params(&p.op.template),
+                body_required: p.op.body_required,
+                contents: p.op.contents,
+                schemas: Arc::clone(&schemas),
+                limits: limits.clone(),
+            });
+        }
+        Ok(CompiledApi {
+            version: spec.version,
+            prefixes,
+            router,
+            operations,
+            warnings,
+        })
+    }
+
+    /// Matches a request: `path` is the path as sent (no query string, not percent-decoded).
+    pub fn find<'a>(&'a self, method: &str, path: &str) -> ApiMatch<'a> {
+        let mut caps = Vec::new();
+        for prefix in &self.prefixes {
+            let Some(rest) = strip_prefix(path, prefix) else {
+                continue;
+            };
+            caps.clear();
+            let Some(leaf) = self.router.lookup(rest, &mut caps) else {
+                continue;
+            };
+            let leaf = &self.router.leaves[leaf];
+            let Some(&(_, i)) = leaf
+                .ops
+                .iter()
+                .find(|(m, _)| m.eq_ignore_ascii_case(method))
+            else {
+                let allowed = leaf.ops.iter().map(|(m, _)| m.as_str()).collect();
+                let template = format!("{prefix}{}", leaf.template);
+                return ApiMatch::WrongMethod {
+                    allowed,
+                    undocumented: Undocumented {
+                        method: method.to_ascii_uppercase(),
+                        template,
+                    },
+                };
+            };
+            let op = &self.operations[i];
+            let path_params = op
+                .path_names
+                .iter()
+                .map(String::as_str)
+                .zip(caps.iter().map(|c| c.to_string()))
+                .collect();
+            return ApiMatch::Operation(OpMatch { op, path_params });
+        }
+        ApiMatch::NoUrl(Undocumented {
+            method: method.to_ascii_uppercase(),
+            template: guess_template(path),
+        })
+    }
+}
+
+fn strip_prefix<'p>(path: &'p str, prefix: &str) -> Option<&'p str> {
+    let rest = path.strip_prefix(prefix)?;
+    (rest.is_empty() || rest.starts_with('/')).then_some(rest)
+}
+
+struct Pending {
+    leaf: usize,
+    op: PendingOp,
+}
+
+struct PendingOp {
+    method: String,
+    template: String,
+    operation_id: Option<String>,
+    params: Vec<Param>,
+    body_required: bool,
+    contents: Vec<Content>,
+}
+
+/// `basePath` (2.0) or the path part of every `servers[].url` (3.x), trailing `/` removed.
+fn prefixes(spec: &ApiSpec) -> Vec<String> {
+    let root = spec.root();
+    let mut out: Vec<String> = match spec.version {
+        SpecVersion::Swagger2 => vec![
+            root.get("basePath")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        ],
+        _ => root
+            .get("servers")
+            .and_then(Value::as_array)
+            .map(|servers| servers.iter().filter_map(server_path).collect())
+            .unwrap_or_default(),
+    };
+    for p in &mut out {
+        while p.ends_with('/') {
+            p.pop();
+        }
+        if !p.is_empty() && !p.starts_with('/') {
+            p.insert(0, '/');
+        }
+    }
+    if out.is_empty() {
+        out.push(String::new());
+    }
+    out.sort_by_key(|p| std::cmp::Reverse(p.len()));
+    out.dedup();
+    out
+}
+
+/// The path of a server URL with its variables replaced by their defaults.
+fn server_path(server: &Value) -> Option<String> {
+    let mut url = server.get("url")?.as_str()?.to_string();
+    if let Some(Value::Object(vars)) = server.get("variables") {
+        for (name, var) in vars {
+            let default = var.get("default").and_then(Value::as_str).unwrap_or("");
+            url = url.replace(&format!("{{{name}}}"), default);
+        }
+    }
+    let path = match url.find("://") {
+        Some(i) => url[i + 3..]
+            .find('/')
+            .map_or(String::new(), |j| url[i + 3 + j..].to_string()),
+        None => url,
+    };
+    Some(path)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn compile_op(
+    sc: &mut SchemaCompiler<'_>,
+    doc: usize,
+    at: &str,
+    template: &str,
+    method: &str,
+    op: &Value,
+    shared: Option<&Value>,
+    item_at: &str,
+    root: &Value,
+) -> Result<PendingOp, OpenApiError> {
+    let spec = sc.spec;
+    let v2 = spec.version == SpecVersion::Swagger2;
+    // Operation parameters override path-level ones with the same (name, in).
+    let mut raw: Vec<(usize, String, &Value)> = Vec::new();
+    for (list, list_at) in [
+        (shared, format!("{item_at}/parameters")),
+        (op.get("parameters"), format!("{at}/parameters")),
+    ] {
+        let Some(Value::Array(list)) = list else {
+            continue;
+        };
+        for (i, p) in list.iter().enumerate() {
+            let (pdoc, pat, p) = spec.deref(doc, &format!("{list_at}/{i}"), p)?;
+            let key = |v: &Value| (v.get("name").cloned(), v.get("in").cloned());
+            raw.retain(|(_, _, q)| key(q) != key(p));
+            raw.push((pdoc, pat, p));
+        }
+    }
+    let mut params = Vec::new();
+    let mut form_fields = Vec::new();
+    let mut body_schema = None;
+    let mut body_required = false;
+    for (pdoc, pat, p) in raw {
+        let link = spec.doc_link(pdoc);
+        let name = p
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| OpenApiError::new(link, &pat, "parameter without a name"))?;
+        let loc = p.get("in").and_then(Value::as_str).unwrap_or("");
+        if v2 && loc == "body" {
+            body_required = p.get("required") == Some(&Value::Bool(true));
+            if let Some(s) = p.get("schema") {
+                body_schema = Some(sc.compile(pdoc, &format!("{pat}/schema"), s)?);
+            }
+            continue;
+        }
+        let location = Location::parse(loc).ok_or_else(|| {
+            OpenApiError::new(
+                link,
+                &format!("{pat}/in"),
+                format!("unknown parameter location {loc:?}"),
+            )
+        })?;
+        let param = compile_param(sc, pdoc, &pat, name, location, p)?;
+        if location == Location::Form {
+            form_fields.push(param);
+        } else {
+            params.extend(explode_object(sc, param));
+        }
+    }
+    let mut contents = Vec::new();
+    if v2 {
+        let consumes = op
+            .get("consumes")
+            .or_else(|| root.get("consumes"))
+            .and_then(Value::as_array);
+        let mut types: Vec<String> = consumes
+            .map(|c| {
+                c.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_ascii_lowercase)
+                    .collect()
+            })
+            .unwrap_or_default();
+        if types.is_empty() && (body_schema.is_some() || !form_fields.is_empty()) {
+            types.push(
+                if form_fields.is_empty() {
+                    "application/json"
+                } else {
+                    "application/x-www-form-urlencoded"
+                }
+                .into(),
+            );
+        }
+        body_required |= form_fields.iter().any(|f| f.required);
+        if body_schema.is_some() || !form_fields.is_empty() {
+            for media in types {
+                let kind = body_kind(&media, body_schema, &form_fields, false);
+                contents.push(Content { media, kind });
+            }
+        }
+    } else if let Some(rb) = op.get("requestBody") {
+        let (rdoc, rat, rb) = spec.deref(doc, &format!("{at}/requestBody"), rb)?;
+        body_required = rb.get("required") == Some(&Value::Bool(true));
+        if let Some(Value::Object(content)) = rb.get("content") {
+            for (media, mt) in content {
+                let mat = format!(
+                    "{rat}/content/{}",
+                    media.replace('~', "~0").replace('/', "~1")
+                );
+                let schema = match mt.get("schema") {
+                    Some(s) => Some(sc.compile(rdoc, &format!("{mat}/schema"), s)?),
+                    None => None,
+                };
+                let media = media
+                    .split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase();
+                let (fields, allow_unknown) = match (is_form(&media), mt.get("schema")) {
+                    (true, Some(s)) => form_from_schema(sc, rdoc, &format!("{mat}/schema"), s)?,
+                    _ => (Vec::new(), true),
+                };
+                let kind = body_kind(&media, schema, &fields, allow_unknown);
+                contents.push(Content { media, kind });
+            }
+        }
+    }
+    Ok(PendingOp {
+        method: method.to_string(),
+        template: template.to_string(),
+        operation_id: op
+            .get("operationId")
+            .and_then(Value::as_str)
+            .map(str::to_string),
+        params,
+        body_required,
+        contents,
+    })
+}
+
+fn is_form(media: &str) -> bool {
+    media == "application/x-www-form-urlencoded"
+}
+
+fn body_kind(media: &str, schema: Option<u32>, fields: &[Param], allow_unknown: bool) -> BodyKind {
+    if media == "application/json" || media.ends_with("+json") || media == "text/json" {
+        BodyKind::Json(schema)
+    } else if is_form(media) {
+        BodyKind::Form {
+            fields: fields.to_vec(),
+            allow_unknown,
+        }
+    } else {
+        BodyKind::Opaque
+    }
+}
+
+fn compile_param(
+    sc: &mut SchemaCompiler<'_>,
+    doc: usize,
+    at: &str,
+    name: &str,
+    location: Location,
+    p: &Value,
+) -> Result<Param, OpenApiError> {
+    let v2 = sc.spec.version == SpecVersion::Swagger2;
+    let required = location == Location::Path || p.get("required") == Some(&Value::Bool(true));
+    let allow_empty = p.get("allowEmptyValue") == Some(&Value::Bool(true));
+    let schema = if v2 {
+        // 2.0: the parameter object itself carries type, format, items, enum, minimum, ...
+        Some(sc.compile(doc, at, p)?)
+    } else if let Some(s) = p.get("schema") {
+        Some(sc.compile(doc, &format!("{at}/schema"), s)?)
+    } else {
+        None // `content`-encoded parameter: presence only
+    };
+    let style = if v2 {
+        match p.get("collectionFormat").and_then(Value::as_str) {
+            Some("multi") => Style::Repeat,
+            Some("ssv") => Style::Delimited(b' '),
+            Some("tsv") => Style::Delimited(b'\t'),
+            Some("pipes") => Style::Delimited(b'|'),
+            _ => Style::Delimited(b','),
+        }
+    } else {
+        let default = if matches!(location, Location::Query | Location::Cookie) {
+            "form"
+        } else {
+            "simple"
+        };
+        let style = p.get("style").and_then(Value::as_str).unwrap_or(default);
+        let explode = p
+            .get("explode")
+            .and_then(Value::as_bool)
+            .unwrap_or(style == "form");
+        match style {
+            "deepObject" => Style::Object,
+            "form" if explode => Style::Repeat,
+            "spaceDelimited" => Style::Delimited(b' '),
+            "pipeDelimited" => Style::Delimited(b'|'),
+            _ => Style::Delimited(b','),
+        }
+    };
+    let type_label = type_label(&sc.out, schema);
+    Ok(Param {
+        name: name.to_string(),
+        location,
+        required,
+        allow_empty,
+        style,
+        schema,
+        type_label,
+    })
+}
+
+/// An exploded `form` object parameter is sent as one query pair per property.
+fn explode_object(sc: &SchemaCompiler<'_>, p: Param) -> Vec<Param> {
+    let Some(id) = p.schema else { return vec![p] };
+    let hint = sc.out.type_hint(id);
+    if p.style != Style::Repeat || hint & T_OBJ == 0 || p.location != Location::Query {
+        return vec![p];
+    }
+    let node = sc.out.node(id);
+    let node = node
+        .all_of
+        .first()
+        .filter(|_| node.properties.is_empty())
+        .map_or(node, |&c| sc.out.node(c));
+    if node.properties.is_empty() {
+        return vec![Param {
+            style: Style::Object,
+            ..p
+        }];
+    }
+    node.properties
+        .iter()
+        .map(|(name, sid)| Param {
+            name: name.to_string(),
+            location: p.location,
+            required: p.required && node.required.iter().any(|r| r == name),
+            allow_empty: p.allow_empty,
+            style: Style::Delimited(b','),
+            schema: Some(*sid),
+            type_label: type_label(&sc.out, Some(*sid)),
+        })
+        .collect()
+}
+
+/// Form fields from an object schema: one parameter per property.
+fn form_from_schema(
+    sc: &mut SchemaCompiler<'_>,
+    doc: usize,
+    at: &str,
+    schema: &Value,
+) -> Result<(Vec<Param>, bool), OpenApiError> {
+    let (sdoc, sat, s) = sc.spec.deref(doc, at, schema)?;
+    let mut fields = Vec::new();
+    let required: Vec<&str> = s
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if let Some(Value::Object(props)) = s.get("properties") {
+        for (name, ps) in props {
+            let pat = format!(
+                "{sat}/properties/{}",
+                name.replace('~', "~0").replace('/', "~1")
+            );
+            let id = sc.compile(sdoc, &pat, ps)?;
+            let style = if sc.out.type_hint(id) & super::schema::T_ARR != 0 {
+                Style::Repeat
+            } else {
+                Style::Delimited(b',')
+            };
+            fields.push(Param {
+                name: name.clone(),
+                location: Location::Form,
+                required: required.contains(&name.as_str()),
+                allow_empty: true,
+                style,
+                schema: Some(id),
+                type_label: type_label(&sc.out, Some(id)),
+            });
+        }
+    }
+    let allow_unknown = matches!(
+        s.get("additionalProperties"),
+        Some(Value::Bool(true)) | Some(Value::Object(_))
+    ) || (fields.is_empty() && s.get("properties").is_none());
+    Ok((fields, allow_unknown))
+}
