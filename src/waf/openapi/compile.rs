@@ -6,7 +6,7 @@ use super::load::{ApiSpec, SpecVersion};
 use super::operation::{BodyKind, Content, Operation};
 use super::param::{Location, Param, Style, type_label};
 use super::router::{ApiMatch, OpMatch, Router, Undocumented, guess_template, template_params};
-use super::schema::{SchemaCompiler, T_OBJ};
+use super::schema::{SchemaCompiler, T_ARR, T_OBJ};
 use super::{Limits, OpenApiError};
 use serde_json::Value;
 use std::sync::Arc;
@@ -398,6 +398,12 @@ fn compile_param(
             _ => Style::Delimited(b','),
         }
     };
+    // Only arrays (and exploded objects) may repeat; a repeated scalar is VIOL_PARAMETER_REPEATED.
+    let hint = schema.map_or(0, |id| sc.out.type_hint(id));
+    let style = match style {
+        Style::Repeat if hint & (T_ARR | T_OBJ) == 0 => Style::Delimited(b','),
+        other => other,
+    };
     let type_label = type_label(&sc.out, schema);
     Ok(Param {
         name: name.to_string(),
@@ -464,7 +470,7 @@ fn form_from_schema(
                 name.replace('~', "~0").replace('/', "~1")
             );
             let id = sc.compile(sdoc, &pat, ps)?;
-            let style = if sc.out.type_hint(id) & super::schema::T_ARR != 0 {
+            let style = if sc.out.type_hint(id) & T_ARR != 0 {
                 Style::Repeat
             } else {
                 Style::Delimited(b',')

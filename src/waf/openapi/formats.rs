@@ -172,7 +172,7 @@ fn is_base64(s: &str) -> bool {
         .strip_suffix(b"==")
         .or_else(|| b.strip_suffix(b"="))
         .unwrap_or(b);
-    b.len() % 4 == 0
+    b.len().is_multiple_of(4)
         && body
             .iter()
             .all(|c| c.is_ascii_alphanumeric() || *c == b'+' || *c == b'/')

@@ -194,10 +194,12 @@ pub(crate) fn coerce(schemas: &Schemas, id: SchemaId, s: &str) -> Value {
     if hint & T_BOOL != 0 && (s == "true" || s == "false") {
         return Value::Bool(s == "true");
     }
-    if hint & T_OBJ != 0 && hint & T_STR == 0 && s.starts_with('{') {
-        if let Ok(v) = serde_json::from_str::<Value>(s) {
-            return v;
-        }
+    if hint & T_OBJ != 0
+        && hint & T_STR == 0
+        && s.starts_with('{')
+        && let Ok(v) = serde_json::from_str::<Value>(s)
+    {
+        return v;
     }
     Value::String(s.to_string())
 }

@@ -1,8 +1,8 @@
 //! The path matcher: templates compiled once into a per-segment trie. Each node has a hash map of
 //! literal segments, a short list of affixed/multi-parameter segment patterns
-//! (`{name}-{version}.zip`, `{base}...{head}`) and one single-parameter child; lookups try literal
-//! > pattern > parameter with backtracking, so the cost grows with the path depth, not with the
-//! number of paths. Captured values come back positionally; each operation names them.
+//! (`{name}-{version}.zip`, `{base}...{head}`) and one single-parameter child; lookups try
+//! literal, then pattern, then parameter, with backtracking, so the cost grows with the path
+//! depth, not with the number of paths. Captured values come back positionally; each operation names them.
 
 use super::operation::Operation;
 use std::collections::HashMap;
