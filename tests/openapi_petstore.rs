@@ -112,6 +112,7 @@ fn cases() -> Vec<Case> {
         c("read-only required id may be absent", "PUT", "/v1/pets/7").json(r#"{"name":"rex"}"#),
         c("form", "POST", "/v1/pets/7/form").form("name=rex&status=sold"),
         c("cookie", "GET", "/v1/pets").cookie("session", "0123456789"),
+        c("apiKey security scheme in the query", "GET", "/v1/pets/3").q("api_key", "secret"),
         // URL and method
         c("unknown url", "GET", "/v1/nope").expect(&["VIOL_URL"]),
         c("no server prefix", "GET", "/pets").expect(&["VIOL_URL"]),

@@ -35,6 +35,7 @@ impl CompiledApi {
         let prefixes = prefixes(spec);
         let mut router = Router::default();
         let mut pending: Vec<Pending> = Vec::new();
+        let api_keys = query_api_keys(spec);
         if let Some(Value::Object(paths)) = root.get("paths") {
             for (template, item) in paths {
                 if !template.starts_with('/') {
@@ -54,9 +55,18 @@ impl CompiledApi {
                     let Some(op) = item.get(method) else { continue };
                     let op_at = format!("{item_at}/{method}");
                     let leaf = router.insert(template);
-                    let compiled = compile_op(
+                    let mut compiled = compile_op(
                         &mut sc, doc, &op_at, template, method, op, shared, &item_at, root,
                     )?;
+                    for key in &api_keys {
+                        if !compiled
+                            .params
+                            .iter()
+                            .any(|p| p.location == Location::Query && p.name == *key)
+                        {
+                            compiled.params.push(api_key_param(key));
+                        }
+                    }
                     pending.push(Pending { leaf, op: compiled });
                 }
             }
@@ -247,6 +257,11 @@ fn compile_op(
             if let Some(s) = p.get("schema") {
                 body_schema = Some(sc.compile(pdoc, &format!("{pat}/schema"), s)?);
             }
+            continue;
+        }
+        // OpenAPI 3: these header parameters "SHALL be ignored" (content negotiation and auth).
+        let ignored = ["accept", "content-type", "authorization"];
+        if !v2 && loc == "header" && ignored.iter().any(|h| name.eq_ignore_ascii_case(h)) {
             continue;
         }
         let location = Location::parse(loc).ok_or_else(|| {
@@ -491,4 +506,39 @@ fn form_from_schema(
         Some(Value::Bool(true)) | Some(Value::Object(_))
     ) || (fields.is_empty() && s.get("properties").is_none());
     Ok((fields, allow_unknown))
+}
+
+/// Names of `apiKey` security schemes sent in the query: legal on every operation.
+fn query_api_keys(spec: &ApiSpec) -> Vec<String> {
+    let root = spec.root();
+    let schemes = match spec.version {
+        SpecVersion::Swagger2 => root.get("securityDefinitions"),
+        _ => root
+            .get("components")
+            .and_then(|c| c.get("securitySchemes")),
+    };
+    let Some(Value::Object(schemes)) = schemes else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = schemes
+        .values()
+        .filter(|s| s.get("type").and_then(Value::as_str) == Some("apiKey"))
+        .filter(|s| s.get("in").and_then(Value::as_str) == Some("query"))
+        .filter_map(|s| s.get("name").and_then(Value::as_str).map(str::to_string))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+fn api_key_param(name: &str) -> Param {
+    Param {
+        name: name.to_string(),
+        location: Location::Query,
+        required: false,
+        allow_empty: false,
+        style: Style::Delimited(b','),
+        schema: None,
+        type_label: "apiKey".into(),
+    }
 }

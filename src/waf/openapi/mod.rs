@@ -77,5 +77,12 @@ impl Default for Limits {
     }
 }
 
+/// Loads and compiles a self-contained spec (no external `$ref`s) with default limits: the entry
+/// point of the `openapi_swagger2` and `openapi_v3` fuzz targets.
+pub fn load_and_compile(bytes: &[u8], link: &str) -> Result<CompiledApi, OpenApiError> {
+    let spec = load(bytes, link, &crate::waf::resolver::NoResolver)?;
+    CompiledApi::compile(&spec, &Limits::default())
+}
+
 #[cfg(test)]
 mod tests;

@@ -104,7 +104,7 @@ impl Operation {
             }
             return;
         }
-        if p.location == Location::Path {
+        if p.location == Location::Path && values.iter().any(|v| v.contains('%')) {
             let decoded: Vec<String> = values
                 .iter()
                 .map(|v| {

@@ -110,7 +110,7 @@ impl Param {
         }
         let hint = schemas.type_hint(id);
         let value = if hint & T_ARR != 0 {
-            let item = items_of(schemas, id);
+            let item = items_of(schemas, id, 0);
             let parts: Vec<&str> = match self.style {
                 Style::Delimited(d) => values.iter().flat_map(|v| v.split(d as char)).collect(),
                 _ => values.to_vec(),
@@ -168,10 +168,16 @@ fn display(v: &Value) -> String {
 }
 
 /// The `items` schema of an array schema (looking through `$ref` wrappers).
-pub(crate) fn items_of(schemas: &Schemas, id: SchemaId) -> Option<SchemaId> {
+pub(crate) fn items_of(schemas: &Schemas, id: SchemaId, depth: usize) -> Option<SchemaId> {
     let n = schemas.node(id);
-    n.items
-        .or_else(|| n.all_of.iter().find_map(|&c| items_of(schemas, c)))
+    if depth > 8 {
+        return None;
+    }
+    n.items.or_else(|| {
+        n.all_of
+            .iter()
+            .find_map(|&c| items_of(schemas, c, depth + 1))
+    })
 }
 
 /// Turns a parameter string into the JSON value its schema expects, when it parses as one.
@@ -206,7 +212,13 @@ pub(crate) fn coerce(schemas: &Schemas, id: SchemaId, s: &str) -> Value {
 
 /// A short type label for the URL table.
 pub(crate) fn type_label(schemas: &Schemas, id: Option<SchemaId>) -> String {
-    let Some(id) = id else { return "any".into() };
+    label(schemas, id, 0)
+}
+
+fn label(schemas: &Schemas, id: Option<SchemaId>, depth: usize) -> String {
+    let Some(id) = id.filter(|_| depth < 4) else {
+        return "any".into();
+    };
     let hint = schemas.type_hint(id);
     let name = super::validate::type_names(hint);
     let base = if name.is_empty() {
@@ -219,7 +231,7 @@ pub(crate) fn type_label(schemas: &Schemas, id: Option<SchemaId>) -> String {
         .map(|i| schemas.node(i).format.name())
         .find(|f| !f.is_empty());
     if hint & T_ARR != 0 {
-        let item = items_of(schemas, id).map_or("any".into(), |i| type_label(schemas, Some(i)));
+        let item = label(schemas, items_of(schemas, id, 0), depth + 1);
         return format!("array<{item}>");
     }
     match fmt {

@@ -5,6 +5,10 @@ use super::schema::{
     Additional, Node, SchemaId, Schemas, T_ARR, T_BOOL, T_INT, T_NULL, T_NUM, T_OBJ, T_STR,
 };
 use serde_json::Value;
+use std::cell::Cell;
+
+/// Most schema nodes one validation may visit (anyOf/oneOf over recursive schemas can branch).
+const MAX_STEPS: usize = 200_000;
 
 /// What kind of rule a value broke (parameters map these to different violations).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +35,7 @@ pub(crate) struct Walk<'a> {
     pub out: &'a mut Vec<SchemaError>,
     pub max_errors: usize,
     pub max_depth: usize,
+    pub steps: &'a Cell<usize>,
 }
 
 /// Validates `value` against schema `id`; pushes at most `max_errors` errors.
@@ -42,11 +47,13 @@ pub(crate) fn validate(
     max_depth: usize,
 ) -> Vec<SchemaError> {
     let mut out = Vec::new();
+    let steps = Cell::new(MAX_STEPS);
     let mut w = Walk {
         schemas,
         out: &mut out,
         max_errors,
         max_depth,
+        steps: &steps,
     };
     w.check(id, value, &mut String::new(), 0);
     out
@@ -129,6 +136,7 @@ impl Walk<'_> {
             out: &mut tmp,
             max_errors: 1,
             max_depth: self.max_depth,
+            steps: self.steps,
         };
         w.check(id, v, &mut String::new(), depth);
         tmp.is_empty()
@@ -138,6 +146,15 @@ impl Walk<'_> {
         if self.full() {
             return;
         }
+        let left = self.steps.get();
+        if left == 0 {
+            return self.push(
+                at,
+                Category::Structure,
+                "schema validation budget exhausted".into(),
+            );
+        }
+        self.steps.set(left - 1);
         if depth > self.max_depth {
             return self.push(
                 at,
