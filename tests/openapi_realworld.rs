@@ -70,10 +70,7 @@ fn github_rest_api() {
     };
     // `{base}...{head}` (affixed pattern) wins over the single-parameter `{basehead}`.
     assert_eq!(m.op.url, "/repos/{owner}/{repo}/compare/{base}...{head}");
-    assert_eq!(
-        m.path_params[2..],
-        [("base", "main".to_string()), ("head", "beta".to_string())]
-    );
+    assert_eq!(m.path_params[2..], [("base", "main"), ("head", "beta")]);
     let ApiMatch::Operation(m) = api.find("GET", "/repos/rust-lang/rust/issues") else {
         panic!("issues")
     };

@@ -100,8 +100,8 @@ impl CompiledApi {
     }
 
     /// Matches a request: `path` is the path as sent (no query string, not percent-decoded).
-    pub fn find<'a>(&'a self, method: &str, path: &str) -> ApiMatch<'a> {
-        let mut caps = Vec::new();
+    pub fn find<'a, 'p>(&'a self, method: &str, path: &'p str) -> ApiMatch<'a, 'p> {
+        let mut caps = Vec::with_capacity(4);
         for prefix in &self.prefixes {
             let Some(rest) = strip_prefix(path, prefix) else {
                 continue;
@@ -131,7 +131,7 @@ impl CompiledApi {
                 .path_names
                 .iter()
                 .map(String::as_str)
-                .zip(caps.iter().map(|c| c.to_string()))
+                .zip(caps.iter().copied())
                 .collect();
             return ApiMatch::Operation(OpMatch { op, path_params });
         }

@@ -65,7 +65,7 @@ impl Operation {
     /// (VIOL_PARAMETER), missing mandatory ones, repeats, empty values, types and ranges.
     pub fn validate_head(
         &self,
-        path_params: &[(&str, String)],
+        path_params: &[(&str, &str)],
         head: &Head<'_>,
         out: &mut Vec<Violation>,
     ) {
@@ -77,7 +77,7 @@ impl Operation {
                 Location::Path => {
                     for (name, raw) in path_params {
                         if *name == p.name {
-                            values.push(raw.as_str());
+                            values.push(raw);
                         }
                     }
                 }

@@ -6,6 +6,32 @@
 
 use super::operation::Operation;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// Deepest request path the matcher looks at (segments); deeper paths match nothing.
+pub const MAX_SEGMENTS: usize = 64;
+
+/// A small multiplicative hasher for literal segments: the tables are built from the spec (not
+/// from requests), so SipHash's flooding resistance buys nothing on this hot path.
+#[derive(Default, Clone, Copy)]
+struct SegHasher(u64);
+
+impl Hasher for SegHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type SegMap = HashMap<Box<str>, u32, BuildHasherDefault<SegHasher>>;
 
 /// One piece of a segment pattern.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -16,7 +42,7 @@ enum Piece {
 
 #[derive(Debug, Default)]
 struct TrieNode {
-    literal: HashMap<Box<str>, u32>,
+    literal: SegMap,
     patterns: Vec<(Vec<Piece>, u32)>,
     param: Option<u32>,
     leaf: Option<u32>,
@@ -48,7 +74,7 @@ pub struct Undocumented {
 
 /// What [`super::CompiledApi::find`] returns.
 #[derive(Debug)]
-pub enum ApiMatch<'a> {
+pub enum ApiMatch<'a, 'p> {
     /// No template matches the path (VIOL_URL).
     NoUrl(Undocumented),
     /// The path matches, the method is not declared for it (VIOL_METHOD).
@@ -57,14 +83,14 @@ pub enum ApiMatch<'a> {
         undocumented: Undocumented,
     },
     /// The operation and its path parameters.
-    Operation(OpMatch<'a>),
+    Operation(OpMatch<'a, 'p>),
 }
 
-/// A matched operation with its path parameters (name, raw value as sent).
+/// A matched operation with its path parameters (name, raw value as sent, borrowed from the path).
 #[derive(Debug)]
-pub struct OpMatch<'a> {
+pub struct OpMatch<'a, 'p> {
     pub op: &'a Operation,
-    pub path_params: Vec<(&'a str, String)>,
+    pub path_params: Vec<(&'a str, &'p str)>,
 }
 
 fn parse_segment(seg: &str) -> Option<Vec<Piece>> {
@@ -164,8 +190,16 @@ impl Router {
         if self.nodes.is_empty() {
             return None;
         }
-        let segs: Vec<&str> = segments(path).collect();
-        self.walk(0, &segs, caps).map(|l| l as usize)
+        let mut segs = [""; MAX_SEGMENTS];
+        let mut n = 0;
+        for seg in segments(path) {
+            if n == MAX_SEGMENTS {
+                return None;
+            }
+            segs[n] = seg;
+            n += 1;
+        }
+        self.walk(0, &segs[..n], caps).map(|l| l as usize)
     }
 
     fn walk<'p>(&self, node: usize, segs: &[&'p str], caps: &mut Vec<&'p str>) -> Option<u32> {
