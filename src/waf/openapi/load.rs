@@ -6,6 +6,7 @@ use super::{Limits, OpenApiError};
 use crate::waf::Resolver;
 use serde_json::Value;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 /// The dialect of a loaded spec.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -284,7 +285,7 @@ fn collect_external_refs(v: &Value, at: &mut String, out: &mut Vec<(String, Stri
             for (k, child) in map {
                 let len = at.len();
                 at.push('/');
-                at.push_str(&k.replace('~', "~0").replace('/', "~1"));
+                push_escaped(at, k);
                 collect_external_refs(child, at, out);
                 at.truncate(len);
             }
@@ -292,7 +293,7 @@ fn collect_external_refs(v: &Value, at: &mut String, out: &mut Vec<(String, Stri
         Value::Array(items) => {
             for (i, child) in items.iter().enumerate() {
                 let len = at.len();
-                at.push_str(&format!("/{i}"));
+                let _ = write!(at, "/{i}");
                 collect_external_refs(child, at, out);
                 at.truncate(len);
             }
@@ -332,4 +333,15 @@ pub(crate) fn join_link(base: &str, link: &str) -> String {
     }
     let lead = if absolute { "/" } else { "" };
     format!("{prefix}{lead}{}", parts.join("/"))
+}
+
+/// Appends `key` to a JSON pointer, escaped (`~` → `~0`, `/` → `~1`) without allocating.
+pub(crate) fn push_escaped(pointer: &mut String, key: &str) {
+    for c in key.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
 }

@@ -177,3 +177,31 @@ fn unsupported_patterns_are_warnings_not_errors() {
             .starts_with("la.json#/paths/~1a/get/parameters/0/schema: pattern not enforced")
     );
 }
+
+/// 3.1 applies assertions beside a `$ref`; 3.0 ignores them, as each spec says.
+#[test]
+fn ref_siblings_follow_the_dialect() {
+    let spec = |v: &str| {
+        format!(
+            r##"{{"openapi":"{v}","paths":{{"/a":{{"get":{{"parameters":[{{"name":"q","in":"query","schema":{{"$ref":"#/components/schemas/S","maxLength":2}}}}]}}}}}},
+               "components":{{"schemas":{{"S":{{"type":"string"}}}}}}}}"##
+        )
+    };
+    for (version, expected) in [("3.0.3", 0), ("3.1.0", 1)] {
+        let api = load_and_compile(spec(version).as_bytes(), "a.json").unwrap();
+        let ApiMatch::Operation(m) = api.find("GET", "/a") else {
+            panic!("no match")
+        };
+        let mut out = Vec::new();
+        let query = [("q", "abcd")];
+        m.op.validate_head(
+            &m.path_params,
+            &Head {
+                query: &query,
+                ..Head::default()
+            },
+            &mut out,
+        );
+        assert_eq!(out.len(), expected, "{version}: {out:?}");
+    }
+}

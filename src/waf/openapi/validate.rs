@@ -6,6 +6,7 @@ use super::schema::{
 };
 use serde_json::Value;
 use std::cell::Cell;
+use std::fmt::Write as _;
 
 /// Most schema nodes one validation may visit (anyOf/oneOf over recursive schemas can branch).
 const MAX_STEPS: usize = 200_000;
@@ -318,7 +319,7 @@ impl Walk<'_> {
             for (i, v) in items.iter().enumerate() {
                 let mark = at.len();
                 at.push('/');
-                at.push_str(&i.to_string());
+                let _ = write!(at, "{i}");
                 self.check(item, v, at, depth + 1);
                 at.truncate(mark);
                 if self.full() {
@@ -367,7 +368,7 @@ impl Walk<'_> {
         for (key, v) in map {
             let mark = at.len();
             at.push('/');
-            at.push_str(&key.replace('~', "~0").replace('/', "~1"));
+            super::load::push_escaped(at, key);
             match self.prop(n, key) {
                 Some(p) if self.schemas.node(p).read_only => {
                     self.push(
