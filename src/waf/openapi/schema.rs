@@ -48,6 +48,7 @@ pub(crate) struct Node {
     pub items: Option<SchemaId>,
     pub min_items: Option<u64>,
     pub max_items: Option<u64>,
+    pub unique_items: bool,
     pub properties: Vec<(Box<str>, SchemaId)>,
     pub required: Vec<Box<str>>,
     pub additional: Additional,
@@ -76,6 +77,7 @@ impl Default for Node {
             items: None,
             min_items: None,
             max_items: None,
+            unique_items: false,
             properties: Vec::new(),
             required: Vec::new(),
             additional: Additional::Any,
@@ -273,6 +275,7 @@ impl<'s> SchemaCompiler<'s> {
         n.min_properties = uint("minProperties");
         n.max_properties = uint("maxProperties");
         n.read_only = flag("readOnly");
+        n.unique_items = flag("uniqueItems");
         if let Some(p) = map.get("pattern").and_then(Value::as_str) {
             n.pattern = self.regex(&link, at, p);
         }

@@ -99,6 +99,11 @@ fn schema_validator_entry_point() {
     .unwrap();
     assert_eq!(errs, vec!["/a: 0 is not > 0".to_string()]);
     assert!(validate_json_value(b"{", b"1").is_err());
+    let errs = validate_json_value(br#"{"uniqueItems":true}"#, b"[1,2,1.0]").unwrap();
+    assert_eq!(
+        errs,
+        vec!["/: item 2 is a duplicate (uniqueItems)".to_string()]
+    );
     // Self-referential and exponentially branching schemas stay bounded.
     let looped = validate_json_value(br##"{"$ref":"#/s"}"##, b"1").unwrap();
     assert!(!looped.is_empty());

@@ -77,7 +77,17 @@ pub fn validate_json_value(schema: &[u8], body: &[u8]) -> Result<Vec<String>, St
     let errors = validate(&c.out, id, &body, limits.max_violations, limits.max_depth);
     Ok(errors
         .into_iter()
-        .map(|e| format!("{}: {}", e.pointer, e.detail))
+        .map(|e| {
+            format!(
+                "{}: {}",
+                if e.pointer.is_empty() {
+                    "/"
+                } else {
+                    &e.pointer
+                },
+                e.detail
+            )
+        })
         .collect())
 }
 
@@ -314,6 +324,17 @@ impl Walk<'_> {
                 Category::Length,
                 format!("{len} items, more than {max}"),
             );
+        }
+        // Pairwise, so bounded: longer arrays are not checked for duplicates.
+        if n.unique_items && items.len() <= 1000 {
+            let dup = (1..items.len()).find(|&i| items[..i].iter().any(|x| json_eq(x, &items[i])));
+            if let Some(i) = dup {
+                self.push(
+                    at,
+                    Category::Structure,
+                    format!("item {i} is a duplicate (uniqueItems)"),
+                );
+            }
         }
         if let Some(item) = n.items {
             for (i, v) in items.iter().enumerate() {
