@@ -13,6 +13,7 @@
 mod compile;
 mod formats;
 mod load;
+mod op_compile;
 mod operation;
 mod param;
 mod router;
@@ -26,7 +27,6 @@ pub use operation::{BodyKind, Head, Operation};
 pub use param::{Location, Param};
 pub use router::{ApiMatch, OpMatch, Undocumented};
 pub use table::{UrlRow, UrlTable};
-pub use validate::validate_json_value;
 
 /// Why a spec cannot be used: the file (link), the JSON pointer inside it and the reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -82,6 +82,38 @@ impl Default for Limits {
 pub fn load_and_compile(bytes: &[u8], link: &str) -> Result<CompiledApi, OpenApiError> {
     let spec = load(bytes, link, &crate::waf::resolver::NoResolver)?;
     CompiledApi::compile(&spec, &Limits::default())
+}
+
+/// Public entry for fuzzing and tests: validates `body` (JSON) against `schema` (a JSON schema
+/// written as OpenAPI 3.1 JSON), returns the error messages. Never panics.
+pub fn validate_json_value(schema: &[u8], body: &[u8]) -> Result<Vec<String>, String> {
+    let schema_doc: serde_json::Value =
+        serde_json::from_slice(schema).map_err(|e| e.to_string())?;
+    let wrapped = serde_json::json!({"openapi": "3.1.0", "paths": {}, "s": schema_doc});
+    let bytes = serde_json::to_vec(&wrapped).map_err(|e| e.to_string())?;
+    let spec = load(&bytes, "schema.json", &crate::waf::resolver::NoResolver)
+        .map_err(|e| e.to_string())?;
+    let limits = Limits::default();
+    let mut c = schema::SchemaCompiler::new(&spec, &limits);
+    let id = c
+        .compile(0, "/s", &spec.root()["s"])
+        .map_err(|e| e.to_string())?;
+    let body: serde_json::Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    let errors = validate::validate(&c.out, id, &body, limits.max_violations, limits.max_depth);
+    Ok(errors
+        .into_iter()
+        .map(|e| {
+            format!(
+                "{}: {}",
+                if e.pointer.is_empty() {
+                    "/"
+                } else {
+                    &e.pointer
+                },
+                e.detail
+            )
+        })
+        .collect())
 }
 
 #[cfg(test)]

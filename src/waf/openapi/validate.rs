@@ -60,37 +60,6 @@ pub(crate) fn validate(
     out
 }
 
-/// Public entry for fuzzing and tests: validates `body` (JSON) against `schema` (a JSON schema
-/// written as OpenAPI 3.1 JSON), returns the error messages. Never panics.
-pub fn validate_json_value(schema: &[u8], body: &[u8]) -> Result<Vec<String>, String> {
-    let schema_doc: Value = serde_json::from_slice(schema).map_err(|e| e.to_string())?;
-    let wrapped = serde_json::json!({"openapi": "3.1.0", "paths": {}, "s": schema_doc});
-    let bytes = serde_json::to_vec(&wrapped).map_err(|e| e.to_string())?;
-    let spec = super::load(&bytes, "schema.json", &crate::waf::resolver::NoResolver)
-        .map_err(|e| e.to_string())?;
-    let limits = super::Limits::default();
-    let mut c = super::schema::SchemaCompiler::new(&spec, &limits);
-    let id = c
-        .compile(0, "/s", &spec.root()["s"])
-        .map_err(|e| e.to_string())?;
-    let body: Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
-    let errors = validate(&c.out, id, &body, limits.max_violations, limits.max_depth);
-    Ok(errors
-        .into_iter()
-        .map(|e| {
-            format!(
-                "{}: {}",
-                if e.pointer.is_empty() {
-                    "/"
-                } else {
-                    &e.pointer
-                },
-                e.detail
-            )
-        })
-        .collect())
-}
-
 fn kind_of(v: &Value) -> (u8, &'static str) {
     match v {
         Value::Null => (T_NULL, "null"),
