@@ -210,3 +210,65 @@ fn ref_siblings_follow_the_dialect() {
         assert_eq!(out.len(), expected, "{version}: {out:?}");
     }
 }
+
+fn head_violations(api: &CompiledApi, path: &str, query: &[(&str, &str)]) -> Vec<String> {
+    let ApiMatch::Operation(m) = api.find("GET", path) else {
+        panic!("no match for {path}")
+    };
+    let mut out = Vec::new();
+    m.op.validate_head(
+        &m.path_params,
+        &Head {
+            query,
+            ..Head::default()
+        },
+        &mut out,
+    );
+    out.iter()
+        .map(|v| format!("{} {}", v.kind.name(), v.name.as_deref().unwrap_or("")))
+        .collect()
+}
+
+/// Exploded arrays repeat, exploded objects spread their properties, deepObject keys are known.
+#[test]
+fn array_and_object_serialisations() {
+    let spec = br#"{"openapi":"3.0.3","paths":{"/s":{"get":{"parameters":[
+        {"name":"id","in":"query","schema":{"type":"array","items":{"type":"integer"}}},
+        {"name":"page","in":"query","schema":{"type":"object","required":["size"],"properties":{"size":{"type":"integer","maximum":50},"cursor":{"type":"string"}}}},
+        {"name":"filter","in":"query","style":"deepObject","schema":{"type":"object"}}]}}}}"#;
+    let api = load_and_compile(spec, "s.json").unwrap();
+    assert!(
+        head_violations(
+            &api,
+            "/s",
+            &[
+                ("id", "1"),
+                ("id", "2"),
+                ("size", "10"),
+                ("filter[tag]", "x")
+            ]
+        )
+        .is_empty()
+    );
+    assert_eq!(
+        head_violations(&api, "/s", &[("id", "1"), ("id", "x")]),
+        ["VIOL_PARAMETER_DATA_TYPE id"]
+    );
+    assert_eq!(
+        head_violations(&api, "/s", &[("size", "99")]),
+        ["VIOL_PARAMETER_NUMERIC_VALUE size"]
+    );
+    assert_eq!(
+        head_violations(&api, "/s", &[("page", "1")]),
+        ["VIOL_PARAMETER page"]
+    );
+    let v2 = br#"{"swagger":"2.0","paths":{"/s":{"get":{"parameters":[
+        {"name":"id","in":"query","type":"array","collectionFormat":"multi","items":{"type":"integer"}},
+        {"name":"t","in":"query","type":"array","collectionFormat":"ssv","items":{"type":"string","enum":["a","b"]}}]}}}}"#;
+    let api = load_and_compile(v2, "s2.json").unwrap();
+    assert!(head_violations(&api, "/s", &[("id", "1"), ("id", "2"), ("t", "a b")]).is_empty());
+    assert_eq!(
+        head_violations(&api, "/s", &[("t", "a c")]),
+        ["VIOL_PARAMETER_STATIC_VALUE t"]
+    );
+}
