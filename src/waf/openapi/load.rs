@@ -5,7 +5,7 @@
 use super::{Limits, OpenApiError};
 use crate::waf::Resolver;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 /// The dialect of a loaded spec.
@@ -69,7 +69,9 @@ pub fn load_with(
     let mut next = 0;
     while next < spec.docs.len() {
         let mut external = Vec::new();
-        collect_external_refs(&spec.docs[next].value, &mut String::new(), &mut external);
+        let mut seen = HashSet::new();
+        let value = &spec.docs[next].value;
+        collect_external_refs(value, &mut String::new(), &mut seen, &mut external);
         let base = spec.docs[next].link.clone();
         for (pointer, target) in external {
             let joined = join_link(&base, &target);
@@ -273,12 +275,17 @@ fn detect_version(root: &Value, link: &str) -> Result<SpecVersion, OpenApiError>
 }
 
 /// Every `$ref` whose target is another document: (pointer of the `$ref`, link as written).
-fn collect_external_refs(v: &Value, at: &mut String, out: &mut Vec<(String, String)>) {
+fn collect_external_refs<'v>(
+    v: &'v Value,
+    at: &mut String,
+    seen: &mut HashSet<&'v str>,
+    out: &mut Vec<(String, String)>,
+) {
     match v {
         Value::Object(map) => {
             if let Some(Value::String(r)) = map.get("$ref") {
                 let file = r.split('#').next().unwrap_or("");
-                if !file.is_empty() && !out.iter().any(|(_, f)| f == file) {
+                if !file.is_empty() && seen.insert(file) {
                     out.push((at.clone(), file.to_string()));
                 }
             }
@@ -286,7 +293,7 @@ fn collect_external_refs(v: &Value, at: &mut String, out: &mut Vec<(String, Stri
                 let len = at.len();
                 at.push('/');
                 push_escaped(at, k);
-                collect_external_refs(child, at, out);
+                collect_external_refs(child, at, seen, out);
                 at.truncate(len);
             }
         }
@@ -294,7 +301,7 @@ fn collect_external_refs(v: &Value, at: &mut String, out: &mut Vec<(String, Stri
             for (i, child) in items.iter().enumerate() {
                 let len = at.len();
                 let _ = write!(at, "/{i}");
-                collect_external_refs(child, at, out);
+                collect_external_refs(child, at, seen, out);
                 at.truncate(len);
             }
         }

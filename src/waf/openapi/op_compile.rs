@@ -36,8 +36,7 @@ pub(crate) fn compile_op(
         };
         for (i, p) in list.iter().enumerate() {
             let (pdoc, pat, p) = spec.deref(doc, &format!("{list_at}/{i}"), p)?;
-            let key = |v: &Value| (v.get("name").cloned(), v.get("in").cloned());
-            raw.retain(|(_, _, q)| key(q) != key(p));
+            raw.retain(|(_, _, q)| (q.get("name"), q.get("in")) != (p.get("name"), p.get("in")));
             raw.push((pdoc, pat, p));
         }
     }
