@@ -40,7 +40,6 @@ pub struct Head<'a> {
 }
 
 /// A compiled operation.
-#[derive(Debug)]
 pub struct Operation {
     pub method: String,
     /// The template with the server prefix, e.g. `/v2/pets/{petId}`.
@@ -53,6 +52,20 @@ pub struct Operation {
     pub contents: Vec<Content>,
     pub(crate) schemas: Arc<Schemas>,
     pub(crate) limits: Limits,
+}
+
+impl std::fmt::Debug for Operation {
+    /// Leaves out the schema arena (shared by the whole spec, possibly megabytes).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Operation")
+            .field("method", &self.method)
+            .field("url", &self.url)
+            .field("operation_id", &self.operation_id)
+            .field("params", &self.params)
+            .field("body_required", &self.body_required)
+            .field("contents", &self.contents)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Operation {
