@@ -272,3 +272,11 @@ fn array_and_object_serialisations() {
         ["VIOL_PARAMETER_STATIC_VALUE t"]
     );
 }
+
+/// The compiled spec is shared by every request thread.
+#[test]
+fn compiled_api_is_send_and_sync() {
+    fn shared<T: Send + Sync + 'static>() {}
+    shared::<CompiledApi>();
+    shared::<ApiSpec>();
+}
