@@ -78,6 +78,7 @@ impl CompiledApi {
         for (i, p) in pending.into_iter().enumerate() {
             let method = p.op.method.to_ascii_uppercase();
             router.leaves[p.leaf].ops.push((method.clone(), i));
+            let query_index = Operation::index_query(&p.op.params);
             operations.push(Operation {
                 method,
                 url: format!("{prefix}{}", p.op.template),
@@ -88,6 +89,7 @@ impl CompiledApi {
                 contents: p.op.contents,
                 schemas: Arc::clone(&schemas),
                 limits: limits.clone(),
+                query_index,
             });
         }
         Ok(CompiledApi {

@@ -91,15 +91,17 @@ pub(crate) fn compile_op(
                     .collect()
             })
             .unwrap_or_default();
-        if types.is_empty() && (body_schema.is_some() || !form_fields.is_empty()) {
-            types.push(
-                if form_fields.is_empty() {
-                    "application/json"
-                } else {
-                    "application/x-www-form-urlencoded"
-                }
-                .into(),
-            );
+        // formData travels as a form (urlencoded or multipart), a body parameter as anything else.
+        let is_form_type = |t: &String| is_form(t) || t == "multipart/form-data";
+        let has_form = !form_fields.is_empty();
+        types.retain(|t| is_form_type(t) == has_form);
+        if types.is_empty() {
+            let default = if has_form {
+                "application/x-www-form-urlencoded"
+            } else {
+                "application/json"
+            };
+            types.push(default.into());
         }
         body_required |= form_fields.iter().any(|f| f.required);
         if body_schema.is_some() || !form_fields.is_empty() {

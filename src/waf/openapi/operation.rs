@@ -52,6 +52,8 @@ pub struct Operation {
     pub contents: Vec<Content>,
     pub(crate) schemas: Arc<Schemas>,
     pub(crate) limits: Limits,
+    /// Query parameter names → index in `params`, sorted for binary search.
+    pub(crate) query_index: Vec<(Box<str>, usize)>,
 }
 
 impl std::fmt::Debug for Operation {
@@ -69,6 +71,19 @@ impl std::fmt::Debug for Operation {
 }
 
 impl Operation {
+    /// Builds the sorted query-name index (call once after `params` is final).
+    pub(crate) fn index_query(params: &[Param]) -> Vec<(Box<str>, usize)> {
+        let mut index: Vec<(Box<str>, usize)> = params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.location == Location::Query)
+            .map(|(i, p)| (p.name.as_str().into(), i))
+            .collect();
+        index.sort();
+        index.dedup_by(|a, b| a.0 == b.0);
+        index
+    }
+
     /// Whether the spec requires a request body.
     pub fn body_required(&self) -> bool {
         self.body_required
@@ -83,8 +98,17 @@ impl Operation {
         out: &mut Vec<Violation>,
     ) {
         let start = out.len();
+        // One pass over the query: each pair goes to its parameter or is undeclared.
+        let mut hits: Vec<(usize, &str)> = Vec::with_capacity(head.query.len());
+        for (name, value) in head.query {
+            match self.query_index.binary_search_by(|(k, _)| (**k).cmp(name)) {
+                Ok(i) => hits.push((self.query_index[i].1, value)),
+                Err(_) if known(&self.params, Location::Query, name) => {}
+                Err(_) => out.push(unknown(name, value, "query")),
+            }
+        }
         let mut values: Vec<&str> = Vec::new();
-        for p in &self.params {
+        for (i, p) in self.params.iter().enumerate() {
             values.clear();
             match p.location {
                 Location::Path => {
@@ -94,17 +118,12 @@ impl Operation {
                         }
                     }
                 }
-                Location::Query => collect(head.query, &p.name, false, &mut values),
+                Location::Query => values.extend(hits.iter().filter(|h| h.0 == i).map(|h| h.1)),
                 Location::Header => collect(head.headers, &p.name, true, &mut values),
                 Location::Cookie => collect(head.cookies, &p.name, false, &mut values),
                 Location::Form => continue,
             }
             self.check_param(p, &values, out);
-        }
-        for (name, value) in head.query {
-            if !known(&self.params, Location::Query, name) {
-                out.push(unknown(name, value, "query"));
-            }
         }
         out.truncate(start + self.limits.max_violations.max(1));
     }

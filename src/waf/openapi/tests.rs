@@ -280,3 +280,20 @@ fn compiled_api_is_send_and_sync() {
     shared::<CompiledApi>();
     shared::<ApiSpec>();
 }
+
+/// 2.0 formData under a global JSON `consumes` still travels as a form.
+#[test]
+fn swagger2_form_data_defaults_to_urlencoded() {
+    let spec =
+        br#"{"swagger":"2.0","consumes":["application/json"],"paths":{"/f":{"post":{"parameters":[
+        {"name":"n","in":"formData","required":true,"type":"integer"}]}}}}"#;
+    let api = load_and_compile(spec, "f.json").unwrap();
+    let ApiMatch::Operation(m) = api.find("POST", "/f") else {
+        panic!("no match")
+    };
+    let mut out = Vec::new();
+    m.op.validate_body(Some("application/x-www-form-urlencoded"), b"n=x", &mut out);
+    let kinds: Vec<&str> = out.iter().map(|v| v.kind.name()).collect();
+    assert_eq!(kinds, ["VIOL_PARAMETER_DATA_TYPE"]);
+    assert!(m.op.body_required());
+}
