@@ -1,8 +1,11 @@
 //! OpenAPI enforcement speed: compiling GitHub's REST API description (fetch it with
 //! `sh benches/github-spec.sh`; skipped when absent) and matching + validating one request
 //! against it and against the petstore fixture. Goals (issue #4): compile < 1 s, request < 2 µs.
+//! Every bench runs twice: wall-clock time (criterion's default) and this thread's CPU time
+//! (`/proc/thread-self/schedstat`, Linux), which stays meaningful on a box shared with other builds.
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::measurement::{Measurement, ValueFormatter};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use portcullis::waf::openapi::{ApiMatch, CompiledApi, Head, Limits, load};
 use portcullis::waf::resolver::NoResolver;
 use std::hint::black_box;
@@ -34,7 +37,7 @@ fn request(
     }
 }
 
-fn petstore(c: &mut Criterion) {
+fn petstore<M: Measurement + 'static>(c: &mut Criterion<M>, tag: &str) {
     let api = compile(
         &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/openapi/petstore-3.0.yaml"),
     );
@@ -49,18 +52,21 @@ fn petstore(c: &mut Criterion) {
         cookies: &[],
     };
     assert_eq!(request(&api, "GET", "/v1/pets", &head, None, b""), 0);
-    c.bench_function("openapi/petstore GET /v1/pets (3 query, 2 headers)", |b| {
-        b.iter(|| {
-            request(
-                &api,
-                black_box("GET"),
-                black_box("/v1/pets"),
-                &head,
-                None,
-                b"",
-            )
-        })
-    });
+    c.bench_function(
+        &format!("{tag}openapi/petstore GET /v1/pets (3 query, 2 headers)"),
+        |b| {
+            b.iter(|| {
+                request(
+                    &api,
+                    black_box("GET"),
+                    black_box("/v1/pets"),
+                    &head,
+                    None,
+                    b"",
+                )
+            })
+        },
+    );
     let body = br#"{"name":"rex","tag":null,"age":3,"weight":2.5,"kind":{"meow":true}}"#;
     let head = Head {
         headers: &headers,
@@ -77,28 +83,31 @@ fn petstore(c: &mut Criterion) {
         ),
         0
     );
-    c.bench_function("openapi/petstore POST /v1/pets (JSON body, oneOf)", |b| {
-        b.iter(|| {
-            request(
-                &api,
-                "POST",
-                black_box("/v1/pets"),
-                &head,
-                Some("application/json"),
-                black_box(body),
-            )
-        })
-    });
+    c.bench_function(
+        &format!("{tag}openapi/petstore POST /v1/pets (JSON body, oneOf)"),
+        |b| {
+            b.iter(|| {
+                request(
+                    &api,
+                    "POST",
+                    black_box("/v1/pets"),
+                    &head,
+                    Some("application/json"),
+                    black_box(body),
+                )
+            })
+        },
+    );
 }
 
-fn github(c: &mut Criterion) {
+fn github<M: Measurement + 'static>(c: &mut Criterion<M>, tag: &str) {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/data/api.github.com.json");
     if !path.is_file() {
         eprintln!("skipped github benches: run benches/github-spec.sh first");
         return;
     }
     let bytes = std::fs::read(&path).expect("read spec");
-    let mut group = c.benchmark_group("openapi/github");
+    let mut group = c.benchmark_group(format!("{tag}openapi/github"));
     group.sample_size(10);
     group.bench_function("load+compile api.github.com.json", |b| {
         b.iter(|| {
@@ -134,7 +143,7 @@ fn github(c: &mut Criterion) {
         0
     );
     c.bench_function(
-        "openapi/github GET /repos/{owner}/{repo}/issues (5 query)",
+        &format!("{tag}openapi/github GET /repos/{{owner}}/{{repo}}/issues (5 query)"),
         |b| {
             b.iter(|| {
                 request(
@@ -162,7 +171,7 @@ fn github(c: &mut Criterion) {
         0
     );
     c.bench_function(
-        "openapi/github POST /repos/{owner}/{repo}/issues (JSON body)",
+        &format!("{tag}openapi/github POST /repos/{{owner}}/{{repo}}/issues (JSON body)"),
         |b| {
             b.iter(|| {
                 request(
@@ -177,7 +186,7 @@ fn github(c: &mut Criterion) {
         },
     );
     c.bench_function(
-        "openapi/github find only /repos/{o}/{r}/compare/{base}...{head}",
+        &format!("{tag}openapi/github find only /repos/{{o}}/{{r}}/compare/{{base}}...{{head}}"),
         |b| {
             b.iter(|| {
                 matches!(
@@ -189,5 +198,84 @@ fn github(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, petstore, github);
-criterion_main!(benches);
+/// This thread's CPU time in nanoseconds (0 where `/proc` is missing).
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Criterion measurement: CPU time of the benchmarking thread.
+struct CpuTime;
+
+impl Measurement for CpuTime {
+    type Intermediate = u64;
+    type Value = u64;
+    fn start(&self) -> u64 {
+        thread_cpu_ns()
+    }
+    fn end(&self, start: u64) -> u64 {
+        thread_cpu_ns().saturating_sub(start)
+    }
+    fn add(&self, a: &u64, b: &u64) -> u64 {
+        a + b
+    }
+    fn zero(&self) -> u64 {
+        0
+    }
+    fn to_f64(&self, v: &u64) -> f64 {
+        *v as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        &NsFormatter
+    }
+}
+
+struct NsFormatter;
+
+impl ValueFormatter for NsFormatter {
+    fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
+        let (div, unit) = match typical {
+            t if t < 1e3 => (1.0, "ns (cpu)"),
+            t if t < 1e6 => (1e3, "µs (cpu)"),
+            t if t < 1e9 => (1e6, "ms (cpu)"),
+            _ => (1e9, "s (cpu)"),
+        };
+        values.iter_mut().for_each(|v| *v /= div);
+        unit
+    }
+    fn scale_throughputs(
+        &self,
+        _typical: f64,
+        _t: &Throughput,
+        _values: &mut [f64],
+    ) -> &'static str {
+        "ns (cpu)"
+    }
+    fn scale_for_machines(&self, _values: &mut [f64]) -> &'static str {
+        "ns"
+    }
+}
+
+fn wall(c: &mut Criterion) {
+    petstore(c, "");
+    github(c, "");
+}
+
+fn cpu(c: &mut Criterion<CpuTime>) {
+    if thread_cpu_ns() == 0 {
+        eprintln!("skipped cpu-time benches: /proc/thread-self/schedstat unavailable");
+        return;
+    }
+    petstore(c, "cpu ");
+    github(c, "cpu ");
+}
+
+criterion_group!(wall_time, wall);
+criterion_group! {
+    name = cpu_time;
+    config = Criterion::default().with_measurement(CpuTime);
+    targets = cpu
+}
+criterion_main!(wall_time, cpu_time);

@@ -310,7 +310,7 @@ fn collect_external_refs<'v>(
 }
 
 /// Resolves `link` relative to `base` (RFC 3986 style for paths; absolute links kept).
-pub(crate) fn join_link(base: &str, link: &str) -> String {
+pub fn join_link(base: &str, link: &str) -> String {
     if link.contains("://") || base.is_empty() {
         return link.to_string();
     }

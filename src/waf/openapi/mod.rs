@@ -22,8 +22,8 @@ mod table;
 mod validate;
 
 pub use compile::CompiledApi;
-pub use load::{ApiSpec, SpecVersion, load, load_with};
-pub use operation::{BodyKind, Head, Operation};
+pub use load::{ApiSpec, SpecVersion, join_link, load, load_with};
+pub use operation::{BodyKind, Content, Head, Operation};
 pub use param::{Location, Param};
 pub use router::{ApiMatch, OpMatch, Undocumented};
 pub use table::{UrlRow, UrlTable};

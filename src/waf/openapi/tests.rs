@@ -1,6 +1,5 @@
 //! Unit tests for loading and compiling (the petstore tables live in `tests/openapi_*.rs`).
 
-use super::load::join_link;
 use super::*;
 use crate::waf::resolver::MemResolver;
 
