@@ -1,15 +1,66 @@
 //! OpenAPI enforcement speed: compiling GitHub's REST API description (fetch it with
 //! `sh benches/github-spec.sh`; skipped when absent) and matching + validating one request
 //! against it and against the petstore fixture. Goals (issue #4): compile < 1 s, request < 2 µs.
-//! Every bench runs twice: wall-clock time (criterion's default) and this thread's CPU time
-//! (`/proc/thread-self/schedstat`, Linux), which stays meaningful on a box shared with other builds.
+//!
+//! Every bench runs twice: wall-clock time (`wall/…`) and this thread's CPU time (`cpu/…`, from
+//! `/proc/thread-self/schedstat`, Linux), which stays meaningful on a box shared with other builds.
+//! The CPU clock ticks coarsely, so CPU samples run at least `MIN_BATCH` calls and are scaled back.
 
-use criterion::measurement::{Measurement, ValueFormatter};
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Bencher, Criterion, criterion_group, criterion_main};
 use portcullis::waf::openapi::{ApiMatch, CompiledApi, Head, Limits, load};
 use portcullis::waf::resolver::NoResolver;
 use std::hint::black_box;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+const MIN_BATCH: u64 = 20_000;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Clock {
+    Wall,
+    Cpu,
+}
+
+impl Clock {
+    fn tag(self) -> &'static str {
+        match self {
+            Clock::Wall => "wall",
+            Clock::Cpu => "cpu",
+        }
+    }
+}
+
+/// This thread's CPU time in nanoseconds (0 where `/proc` is missing).
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Runs `f` for `iters` iterations (at least `min` when timing CPU) and returns the time of `iters`.
+fn timed<R>(b: &mut Bencher<'_>, clock: Clock, min: u64, mut f: impl FnMut() -> R) {
+    b.iter_custom(|iters| match clock {
+        Clock::Wall => {
+            let start = Instant::now();
+            for _ in 0..iters {
+                black_box(f());
+            }
+            start.elapsed()
+        }
+        Clock::Cpu => {
+            let n = iters.max(min);
+            let start = thread_cpu_ns();
+            for _ in 0..n {
+                black_box(f());
+            }
+            let spent = thread_cpu_ns().saturating_sub(start).max(1);
+            Duration::from_nanos(
+                (u128::from(spent) * u128::from(iters) / u128::from(n)).max(1) as u64,
+            )
+        }
+    })
+}
 
 fn compile(path: &PathBuf) -> CompiledApi {
     let bytes = std::fs::read(path).expect("read spec");
@@ -37,7 +88,8 @@ fn request(
     }
 }
 
-fn petstore<M: Measurement + 'static>(c: &mut Criterion<M>, tag: &str) {
+fn petstore(c: &mut Criterion, clock: Clock) {
+    let tag = clock.tag();
     let api = compile(
         &PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/openapi/petstore-3.0.yaml"),
     );
@@ -53,17 +105,10 @@ fn petstore<M: Measurement + 'static>(c: &mut Criterion<M>, tag: &str) {
     };
     assert_eq!(request(&api, "GET", "/v1/pets", &head, None, b""), 0);
     c.bench_function(
-        &format!("{tag}openapi/petstore GET /v1/pets (3 query, 2 headers)"),
+        &format!("{tag}/openapi/petstore GET /v1/pets (3 query, 2 headers)"),
         |b| {
-            b.iter(|| {
-                request(
-                    &api,
-                    black_box("GET"),
-                    black_box("/v1/pets"),
-                    &head,
-                    None,
-                    b"",
-                )
+            timed(b, clock, MIN_BATCH, || {
+                request(&api, "GET", black_box("/v1/pets"), &head, None, b"")
             })
         },
     );
@@ -84,9 +129,9 @@ fn petstore<M: Measurement + 'static>(c: &mut Criterion<M>, tag: &str) {
         0
     );
     c.bench_function(
-        &format!("{tag}openapi/petstore POST /v1/pets (JSON body, oneOf)"),
+        &format!("{tag}/openapi/petstore POST /v1/pets (JSON body, oneOf)"),
         |b| {
-            b.iter(|| {
+            timed(b, clock, MIN_BATCH, || {
                 request(
                     &api,
                     "POST",
@@ -100,17 +145,18 @@ fn petstore<M: Measurement + 'static>(c: &mut Criterion<M>, tag: &str) {
     );
 }
 
-fn github<M: Measurement + 'static>(c: &mut Criterion<M>, tag: &str) {
+fn github(c: &mut Criterion, clock: Clock) {
+    let tag = clock.tag();
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/data/api.github.com.json");
     if !path.is_file() {
         eprintln!("skipped github benches: run benches/github-spec.sh first");
         return;
     }
     let bytes = std::fs::read(&path).expect("read spec");
-    let mut group = c.benchmark_group(format!("{tag}openapi/github"));
+    let mut group = c.benchmark_group(format!("{tag}/openapi/github"));
     group.sample_size(10);
     group.bench_function("load+compile api.github.com.json", |b| {
-        b.iter(|| {
+        timed(b, clock, 1, || {
             let spec = load(black_box(&bytes), "api.github.com.json", &NoResolver).expect("load");
             CompiledApi::compile(&spec, &Limits::default())
                 .expect("compile")
@@ -131,53 +177,30 @@ fn github<M: Measurement + 'static>(c: &mut Criterion<M>, tag: &str) {
         query: &query,
         ..Head::default()
     };
-    assert_eq!(
-        request(
-            &api,
-            "GET",
-            "/repos/rust-lang/rust/issues",
-            &head,
-            None,
-            b""
-        ),
-        0
-    );
+    let issues = "/repos/rust-lang/rust/issues";
+    assert_eq!(request(&api, "GET", issues, &head, None, b""), 0);
     c.bench_function(
-        &format!("{tag}openapi/github GET /repos/{{owner}}/{{repo}}/issues (5 query)"),
+        &format!("{tag}/openapi/github GET /repos/{{owner}}/{{repo}}/issues (5 query)"),
         |b| {
-            b.iter(|| {
-                request(
-                    &api,
-                    "GET",
-                    black_box("/repos/rust-lang/rust/issues"),
-                    &head,
-                    None,
-                    b"",
-                )
+            timed(b, clock, MIN_BATCH, || {
+                request(&api, "GET", black_box(issues), &head, None, b"")
             })
         },
     );
     let body = br#"{"title":"Crash on start","body":"Steps: run it","labels":["bug"],"assignees":["octocat"]}"#;
     let head = Head::default();
     assert_eq!(
-        request(
-            &api,
-            "POST",
-            "/repos/rust-lang/rust/issues",
-            &head,
-            Some("application/json"),
-            body
-        ),
+        request(&api, "POST", issues, &head, Some("application/json"), body),
         0
     );
     c.bench_function(
-        &format!("{tag}openapi/github POST /repos/{{owner}}/{{repo}}/issues (JSON body)"),
+        &format!("{tag}/openapi/github POST /repos/{{owner}}/{{repo}}/issues (JSON body)"),
         |b| {
-            b.iter(|| {
+            timed(b, clock, MIN_BATCH, || {
                 request(
                     &api,
                     "POST",
-                    black_box("/repos/rust-lang/rust/issues"),
+                    black_box(issues),
                     &head,
                     Some("application/json"),
                     black_box(body),
@@ -186,9 +209,9 @@ fn github<M: Measurement + 'static>(c: &mut Criterion<M>, tag: &str) {
         },
     );
     c.bench_function(
-        &format!("{tag}openapi/github find only /repos/{{o}}/{{r}}/compare/{{base}}...{{head}}"),
+        &format!("{tag}/openapi/github find only /repos/{{o}}/{{r}}/compare/{{base}}...{{head}}"),
         |b| {
-            b.iter(|| {
+            timed(b, clock, MIN_BATCH, || {
                 matches!(
                     api.find("GET", black_box("/repos/a/b/compare/main...dev")),
                     ApiMatch::Operation(_)
@@ -198,84 +221,16 @@ fn github<M: Measurement + 'static>(c: &mut Criterion<M>, tag: &str) {
     );
 }
 
-/// This thread's CPU time in nanoseconds (0 where `/proc` is missing).
-fn thread_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
-}
-
-/// Criterion measurement: CPU time of the benchmarking thread.
-struct CpuTime;
-
-impl Measurement for CpuTime {
-    type Intermediate = u64;
-    type Value = u64;
-    fn start(&self) -> u64 {
-        thread_cpu_ns()
-    }
-    fn end(&self, start: u64) -> u64 {
-        thread_cpu_ns().saturating_sub(start)
-    }
-    fn add(&self, a: &u64, b: &u64) -> u64 {
-        a + b
-    }
-    fn zero(&self) -> u64 {
-        0
-    }
-    fn to_f64(&self, v: &u64) -> f64 {
-        *v as f64
-    }
-    fn formatter(&self) -> &dyn ValueFormatter {
-        &NsFormatter
+fn benches(c: &mut Criterion) {
+    for clock in [Clock::Wall, Clock::Cpu] {
+        if clock == Clock::Cpu && thread_cpu_ns() == 0 {
+            eprintln!("skipped cpu-time benches: /proc/thread-self/schedstat unavailable");
+            continue;
+        }
+        petstore(c, clock);
+        github(c, clock);
     }
 }
 
-struct NsFormatter;
-
-impl ValueFormatter for NsFormatter {
-    fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
-        let (div, unit) = match typical {
-            t if t < 1e3 => (1.0, "ns (cpu)"),
-            t if t < 1e6 => (1e3, "µs (cpu)"),
-            t if t < 1e9 => (1e6, "ms (cpu)"),
-            _ => (1e9, "s (cpu)"),
-        };
-        values.iter_mut().for_each(|v| *v /= div);
-        unit
-    }
-    fn scale_throughputs(
-        &self,
-        _typical: f64,
-        _t: &Throughput,
-        _values: &mut [f64],
-    ) -> &'static str {
-        "ns (cpu)"
-    }
-    fn scale_for_machines(&self, _values: &mut [f64]) -> &'static str {
-        "ns"
-    }
-}
-
-fn wall(c: &mut Criterion) {
-    petstore(c, "");
-    github(c, "");
-}
-
-fn cpu(c: &mut Criterion<CpuTime>) {
-    if thread_cpu_ns() == 0 {
-        eprintln!("skipped cpu-time benches: /proc/thread-self/schedstat unavailable");
-        return;
-    }
-    petstore(c, "cpu ");
-    github(c, "cpu ");
-}
-
-criterion_group!(wall_time, wall);
-criterion_group! {
-    name = cpu_time;
-    config = Criterion::default().with_measurement(CpuTime);
-    targets = cpu
-}
-criterion_main!(wall_time, cpu_time);
+criterion_group!(openapi, benches);
+criterion_main!(openapi);
