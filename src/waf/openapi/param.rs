@@ -1,0 +1,241 @@
+//! One parameter (path, query, header, cookie or form field) compiled from a spec: where it lives,
+//! whether it is mandatory, how arrays are serialised (style/explode, 2.0 collectionFormat), and
+//! its schema. Validates the string values a request carries, coercing them to the schema type.
+
+use super::Limits;
+use super::schema::{SchemaId, Schemas, T_ARR, T_BOOL, T_INT, T_NUM, T_OBJ, T_STR};
+use super::validate::{Category, validate};
+use crate::waf::{Context, Violation, ViolationKind};
+use serde_json::Value;
+
+/// Where a parameter lives in the request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Location {
+    Path,
+    Query,
+    Header,
+    Cookie,
+    /// A field of an `application/x-www-form-urlencoded` (or 2.0 `formData`) body.
+    Form,
+}
+
+impl Location {
+    pub fn name(self) -> &'static str {
+        match self {
+            Location::Path => "path",
+            Location::Query => "query",
+            Location::Header => "header",
+            Location::Cookie => "cookie",
+            Location::Form => "form",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Option<Location> {
+        Some(match s {
+            "path" => Location::Path,
+            "query" => Location::Query,
+            "header" => Location::Header,
+            "cookie" => Location::Cookie,
+            "formData" => Location::Form,
+            _ => return None,
+        })
+    }
+
+    fn context(self) -> Context {
+        match self {
+            Location::Header => Context::Header,
+            Location::Cookie => Context::Cookie,
+            _ => Context::Parameter,
+        }
+    }
+}
+
+/// How an array value is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Style {
+    /// One occurrence per item (`form` + explode, 2.0 `multi`).
+    Repeat,
+    /// One occurrence, items joined by this byte.
+    Delimited(u8),
+    /// `deepObject` (`name[key]=v`) or exploded form objects: keys checked, values not typed.
+    Object,
+}
+
+/// A compiled parameter.
+#[derive(Debug, Clone)]
+pub struct Param {
+    pub name: String,
+    pub location: Location,
+    pub required: bool,
+    pub allow_empty: bool,
+    pub(crate) style: Style,
+    pub(crate) schema: Option<SchemaId>,
+    /// Short type description for the URL table, e.g. `integer(int32)`, `array<string>`.
+    pub type_label: String,
+}
+
+impl Param {
+    /// Whether the parameter takes several occurrences (exploded arrays).
+    pub fn repeatable(&self) -> bool {
+        self.style == Style::Repeat
+    }
+
+    /// Validates the occurrences of this parameter (already percent-decoded).
+    pub(crate) fn check(
+        &self,
+        schemas: &Schemas,
+        values: &[&str],
+        limits: &Limits,
+        out: &mut Vec<Violation>,
+    ) {
+        if values.len() > 1 && !self.repeatable() {
+            let detail = format!(
+                "{} parameter occurs {} times",
+                self.location.name(),
+                values.len()
+            );
+            out.push(self.violation(ViolationKind::ParameterRepeated, values[1], detail));
+        }
+        let Some(id) = self.schema else { return };
+        if self.style == Style::Object {
+            return;
+        }
+        let empty_checked = matches!(self.location, Location::Query | Location::Form);
+        if empty_checked && values.iter().all(|v| v.is_empty()) {
+            if !self.allow_empty {
+                let detail = format!("{} parameter has an empty value", self.location.name());
+                out.push(self.violation(ViolationKind::ParameterEmptyValue, b"", detail));
+            }
+            return;
+        }
+        let hint = schemas.type_hint(id);
+        let value = if hint & T_ARR != 0 {
+            let item = items_of(schemas, id, 0);
+            let parts: Vec<&str> = match self.style {
+                Style::Delimited(d) => values.iter().flat_map(|v| v.split(d as char)).collect(),
+                _ => values.to_vec(),
+            };
+            Value::Array(
+                parts
+                    .iter()
+                    .map(|p| item.map_or(Value::String(p.to_string()), |i| coerce(schemas, i, p)))
+                    .collect(),
+            )
+        } else {
+            coerce(schemas, id, values[0])
+        };
+        for e in validate(schemas, id, &value, limits.max_violations, limits.max_depth) {
+            let kind = match e.category {
+                Category::Type | Category::Format | Category::Structure => {
+                    ViolationKind::ParameterDataType
+                }
+                Category::Numeric => ViolationKind::ParameterNumericValue,
+                Category::Length => ViolationKind::ParameterValueLength,
+                Category::Enum => ViolationKind::ParameterStaticValue,
+                Category::Pattern => ViolationKind::ParameterValueRegexp,
+            };
+            let snippet = value
+                .pointer(&e.pointer)
+                .map_or_else(|| values[0].to_string(), display);
+            let at = if e.pointer.is_empty() {
+                String::new()
+            } else {
+                format!(" item {}", &e.pointer[1..])
+            };
+            let detail = format!("{} parameter{at}: {}", self.location.name(), e.detail);
+            out.push(self.violation(kind, &snippet, detail));
+        }
+    }
+
+    pub(crate) fn violation(
+        &self,
+        kind: ViolationKind,
+        value: impl AsRef<[u8]>,
+        detail: String,
+    ) -> Violation {
+        Violation::new(kind, self.location.context())
+            .named(self.name.clone())
+            .snippet(value.as_ref())
+            .detail(detail)
+    }
+}
+
+fn display(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The `items` schema of an array schema (looking through `$ref` wrappers).
+pub(crate) fn items_of(schemas: &Schemas, id: SchemaId, depth: usize) -> Option<SchemaId> {
+    let n = schemas.node(id);
+    if depth > 8 {
+        return None;
+    }
+    n.items.or_else(|| {
+        n.all_of
+            .iter()
+            .find_map(|&c| items_of(schemas, c, depth + 1))
+    })
+}
+
+/// Turns a parameter string into the JSON value its schema expects, when it parses as one.
+pub(crate) fn coerce(schemas: &Schemas, id: SchemaId, s: &str) -> Value {
+    let hint = schemas.type_hint(id);
+    if hint & (T_INT | T_NUM) != 0 {
+        if let Ok(i) = s.parse::<i64>() {
+            return Value::from(i);
+        }
+        if let Ok(u) = s.parse::<u64>() {
+            return Value::from(u);
+        }
+        let numeric = s
+            .bytes()
+            .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'+' | b'e' | b'E'));
+        if numeric && let Some(n) = s.parse::<f64>().ok().and_then(serde_json::Number::from_f64) {
+            return Value::Number(n);
+        }
+    }
+    if hint & T_BOOL != 0 && (s == "true" || s == "false") {
+        return Value::Bool(s == "true");
+    }
+    if hint & T_OBJ != 0
+        && hint & T_STR == 0
+        && s.starts_with('{')
+        && let Ok(v) = serde_json::from_str::<Value>(s)
+    {
+        return v;
+    }
+    Value::String(s.to_string())
+}
+
+/// A short type label for the URL table.
+pub(crate) fn type_label(schemas: &Schemas, id: Option<SchemaId>) -> String {
+    label(schemas, id, 0)
+}
+
+fn label(schemas: &Schemas, id: Option<SchemaId>, depth: usize) -> String {
+    let Some(id) = id.filter(|_| depth < 4) else {
+        return "any".into();
+    };
+    let hint = schemas.type_hint(id);
+    let name = super::validate::type_names(hint);
+    let base = if name.is_empty() {
+        "any".to_string()
+    } else {
+        name
+    };
+    let fmt = std::iter::once(id)
+        .chain(schemas.node(id).all_of.iter().copied())
+        .map(|i| schemas.node(i).format.name())
+        .find(|f| !f.is_empty());
+    if hint & T_ARR != 0 {
+        let item = label(schemas, items_of(schemas, id, 0), depth + 1);
+        return format!("array<{item}>");
+    }
+    match fmt {
+        Some(f) => format!("{base}({f})"),
+        None => base,
+    }
+}
