@@ -4,6 +4,7 @@
 //! - [`spec`]: serde mirror of one `grpc-profiles[]` entry of the declarative policy.
 //! - [`compile`]: IDL files (through the injected [`crate::waf::Resolver`]) → protox → a
 //!   prost-reflect descriptor pool, the method index and the profile's limits.
+//! - `idl`: protox file resolution (listed files, imports, well-known types) and error positions.
 //! - [`frame`]: the incremental parser of the 5-byte length-prefixed message frames.
 //! - [`walk`]: one decoded message: unknown fields anywhere in the tree, every string field
 //!   reported with its field path.
@@ -14,6 +15,8 @@
 
 pub mod compile;
 pub mod frame;
+pub mod fuzzing;
+mod idl;
 pub mod spec;
 pub mod stream;
 pub mod walk;

@@ -2,6 +2,7 @@
 //! [`TEST_PROTO`]. Shared fixtures live here; the cases are in `compile.rs` and `stream.rs`.
 
 mod compile;
+mod seeds;
 mod stream;
 
 use std::collections::HashMap;

@@ -1,0 +1,116 @@
+//! Entry points for the cargo-fuzz targets `grpc_frame` and `grpc_message` (see `fuzz/`), also
+//! replayed over the seed files by a unit test so `cargo test` exercises them on stable. They
+//! assert the invariants a caller relies on; any panic is a bug.
+//!
+//! Imports: [`super`] (the whole gRPC module), `waf::resolver`.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use super::frame::{FrameEvent, FrameParser, PREFIX_LEN};
+use super::walk::{self, WalkOptions};
+use super::{CompiledGrpcProfile, Encoding, GrpcLimits, GrpcProfile, GrpcProfileSpec, GrpcStream};
+use crate::waf::resolver::MemResolver;
+
+/// The frame parser over `data[1..]` cut into chunks of `data[0] % 16 + 1` bytes: every message has
+/// the length its prefix announced, and bytes are accounted for exactly.
+pub fn frames(data: &[u8]) {
+    let Some((&cut, body)) = data.split_first() else {
+        return;
+    };
+    let mut parser = FrameParser::new(1 << 16);
+    let mut announced = None;
+    for chunk in body.chunks(usize::from(cut % 16) + 1) {
+        let mut input = chunk;
+        loop {
+            match parser.next(&mut input) {
+                Ok(Some(FrameEvent::Header { len, .. })) => announced = Some(len),
+                Ok(Some(FrameEvent::Message { payload, .. })) => {
+                    assert_eq!(
+                        Some(payload.len() as u32),
+                        announced.take(),
+                        "payload length"
+                    );
+                }
+                Ok(None) => break,
+                Err(_) => return,
+            }
+        }
+        assert!(input.is_empty(), "a chunk was not consumed");
+    }
+    assert_eq!(parser.consumed(), body.len() as u64);
+    if parser.finish().is_ok() {
+        assert!(parser.at_boundary());
+        assert!(announced.is_none() || body.len() >= PREFIX_LEN);
+    }
+}
+
+/// The demo profile (policies/demo/demo.proto), strict about unknown fields, compiled once.
+pub fn demo_profile() -> &'static CompiledGrpcProfile {
+    static P: OnceLock<CompiledGrpcProfile> = OnceLock::new();
+    P.get_or_init(|| {
+        let link = "file:///policies/demo/demo.proto";
+        let spec: GrpcProfileSpec = serde_json::from_value(serde_json::json!({
+            "name": "fuzz",
+            "idlFiles": [{"idlFile": {"$ref": link}, "isPrimary": true}],
+            "defenseAttributes": {"allowUnknownFields": false, "maximumDataLength": 4096},
+            "decodeStringValuesAsBase64": true
+        }))
+        .unwrap_or_default();
+        let demo = include_bytes!("../../../policies/demo/demo.proto").to_vec();
+        let files = MemResolver(HashMap::from([(link.to_string(), demo)]));
+        match GrpcProfile::compile(&spec, &files, "") {
+            Ok(p) => p,
+            Err(e) => panic!("the demo IDL must compile: {e}"),
+        }
+    })
+}
+
+/// A call body against the demo IDL: `data[0]` picks the method, the encoding and the chunk size;
+/// the rest is fed as the body. Release offsets never move backwards nor past what was fed.
+pub fn message(data: &[u8]) {
+    let Some((&sel, body)) = data.split_first() else {
+        return;
+    };
+    let p = demo_profile();
+    let mut methods: Vec<_> = p.methods().collect();
+    methods.sort_by(|a, b| a.path().cmp(b.path()));
+    let method = methods[usize::from(sel) % methods.len()].clone();
+    let encoding = if sel & 0x80 != 0 {
+        Encoding::Gzip
+    } else {
+        Encoding::Identity
+    };
+    let limits = GrpcLimits {
+        inspect_cap: 1 << 16,
+        ..p.limits().clone()
+    };
+    let mut stream = GrpcStream::new(method.clone(), limits).with_encoding(encoding);
+    let mut out = Vec::new();
+    let mut fed = 0u64;
+    let mut last = 0u64;
+    let mut check = |path: &str, _value: &str| {
+        assert!(!path.is_empty(), "every string value has a field path");
+        None
+    };
+    // The body as one bare message of the method's input type (decoding without framing).
+    let opts = WalkOptions {
+        allow_unknown_fields: false,
+        decode_base64: true,
+    };
+    let mut path = String::new();
+    let _ = walk::inspect(&method.input(), body, opts, &mut path, &mut check, &mut out);
+    out.clear();
+    for chunk in body.chunks(usize::from(sel >> 4 & 0x7) * 7 + 1) {
+        fed += chunk.len() as u64;
+        let r = stream.feed(chunk, &mut check, &mut out);
+        assert!(
+            r.release >= last && r.release <= fed,
+            "release {} of {fed}",
+            r.release
+        );
+        last = r.release;
+    }
+    let end = stream.finish(&mut out);
+    assert!(end.release == last);
+}
