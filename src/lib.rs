@@ -4,8 +4,10 @@
 //! - [`support`]: support ids, clock, small shared types. Imports nothing internal.
 //! - [`waf`]: the engine, pure and IO-free: policy → compiled matchers → verdicts. Imports `support`.
 //! - [`proxy`]: the hyper/tokio data plane. Imports `waf`, `support`.
+//! - [`demo`]: the built-in demo upstreams of `portcullis demo`. Imports `waf`, `support`.
 //! - [`store`]: the embedded crash-safe configuration store. Imports `support`.
 
+pub mod demo;
 pub mod proxy;
 pub mod store;
 pub mod support;

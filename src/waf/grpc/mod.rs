@@ -26,6 +26,6 @@ mod tests;
 
 pub use compile::{CompiledGrpcProfile, GrpcError, GrpcMethod, GrpcProfile};
 pub use frame::{FrameError, FrameEvent, FrameParser, MAX_FRAME_LEN};
-pub use spec::{DataLength, GrpcProfileSpec};
+pub use spec::{DataLength, GrpcProfileSpec, IdlFileEntry};
 pub use stream::{Encoding, FeedResult, GrpcLimits, GrpcStream};
 pub use walk::{StringCheck, WalkOptions};

@@ -49,6 +49,20 @@ pub struct IdlFileEntry {
     pub import_url: Option<String>,
 }
 
+impl IdlFileEntry {
+    /// An entry referring to `link` (not primary).
+    pub fn with_link(link: &str) -> Self {
+        IdlFileEntry {
+            idl_file: IdlFileRef {
+                reference: Some(link.to_string()),
+                file_name: None,
+            },
+            is_primary: false,
+            import_url: None,
+        }
+    }
+}
+
 /// The reference to the IDL text: a link (`$ref`, `file://` or `https://`) or the name of a
 /// top-level `idl-files[]` entry already resolved by the caller into a link.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
