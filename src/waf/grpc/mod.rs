@@ -8,11 +8,13 @@
 //! - [`frame`]: the incremental parser of the 5-byte length-prefixed message frames.
 //! - [`walk`]: one decoded message: unknown fields anywhere in the tree, every string field
 //!   reported with its field path.
+//! - [`call`]: the headers-phase checks of a call (POST, known method, gRPC content type).
 //! - [`stream`]: [`GrpcStream`], the per-call inspector the policy's body phase feeds chunk by chunk.
 //!
 //! The contract with the policy and the proxy is written down in `docs/grpc.md`.
 //! Imports: `waf::violation`, `waf::resolver`, `support`; protox, prost-reflect, flate2. Pure: no IO.
 
+pub mod call;
 pub mod compile;
 pub mod frame;
 pub mod fuzzing;
@@ -22,8 +24,9 @@ pub mod stream;
 pub mod walk;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
+pub use call::{CallStart, is_grpc_content_type, start_call};
 pub use compile::{CompiledGrpcProfile, GrpcError, GrpcMethod, GrpcProfile};
 pub use frame::{FrameError, FrameEvent, FrameParser, MAX_FRAME_LEN};
 pub use spec::{DataLength, GrpcProfileSpec, IdlFileEntry};
