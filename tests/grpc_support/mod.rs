@@ -10,4 +10,6 @@ pub mod client;
 pub mod codec;
 pub mod messages;
 pub mod proxy;
+pub mod reference_proxy;
+pub mod scenarios;
 pub mod upstream;
