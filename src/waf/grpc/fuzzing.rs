@@ -1,4 +1,4 @@
-//! Entry points for the cargo-fuzz targets `grpc_frame` and `grpc_message` (see `fuzz/`), also
+//! Entry points for the cargo-fuzz targets `grpc_frame`, `grpc_message` and `proto_idl` (see `fuzz/`), also
 //! replayed over the seed files by a unit test so `cargo test` exercises them on stable. They
 //! assert the invariants a caller relies on; any panic is a bug.
 //!
@@ -113,4 +113,26 @@ pub fn message(data: &[u8]) {
     }
     let end = stream.finish(&mut out);
     assert!(end.release == last);
+}
+
+/// An IDL file of arbitrary text compiled as a profile's only file: an error or a profile, never a
+/// panic; a profile always has at least one service and every method path is `/<service>/<name>`.
+pub fn idl(data: &[u8]) {
+    let link = "file:///fuzz/input.proto";
+    let spec = GrpcProfileSpec {
+        name: "fuzz".into(),
+        idl_files: vec![super::IdlFileEntry {
+            is_primary: true,
+            ..super::IdlFileEntry::with_link(link)
+        }],
+        ..GrpcProfileSpec::default()
+    };
+    let files = MemResolver(HashMap::from([(link.to_string(), data.to_vec())]));
+    if let Ok(p) = GrpcProfile::compile(&spec, &files, "") {
+        assert!(!p.service_names().is_empty());
+        for m in p.methods() {
+            assert!(p.covers(m.path()), "{}", m.path());
+            assert!(p.method(m.path()).is_some());
+        }
+    }
 }

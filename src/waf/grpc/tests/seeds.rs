@@ -1,4 +1,4 @@
-//! Replays the fuzz seeds (fuzz/seeds/grpc_frame, fuzz/seeds/grpc_message) through the functions
+//! Replays the fuzz seeds (fuzz/seeds/{grpc_frame,grpc_message,proto_idl}) through the functions
 //! the fuzz targets call, so `cargo test` exercises them on stable.
 
 use std::path::Path;
@@ -30,6 +30,11 @@ fn grpc_frame_seeds() {
 #[test]
 fn grpc_message_seeds() {
     replay("grpc_message", crate::waf::grpc::fuzzing::message);
+}
+
+#[test]
+fn proto_idl_seeds() {
+    replay("proto_idl", crate::waf::grpc::fuzzing::idl);
 }
 
 #[test]
@@ -93,4 +98,55 @@ fn the_seeds_mean_what_their_names_say() {
         ),
         vec![ViolationKind::GrpcMalformed]
     );
+}
+
+/// Seeds mutated by a fixed pseudo-random sequence (byte flips, insertions, deletions, cuts,
+/// splices): a stable-toolchain taste of what the fuzzer does, run by every `cargo test`.
+#[test]
+fn mutated_seeds_never_panic() {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rand = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for (target, run) in [
+        ("grpc_frame", crate::waf::grpc::fuzzing::frames as fn(&[u8])),
+        ("grpc_message", crate::waf::grpc::fuzzing::message),
+        ("proto_idl", crate::waf::grpc::fuzzing::idl),
+    ] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fuzz/seeds")
+            .join(target);
+        let seeds: Vec<Vec<u8>> = std::fs::read_dir(&dir)
+            .expect("seed directory")
+            .filter_map(|e| e.ok())
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .map(|e| std::fs::read(e.path()).expect("seed"))
+            .collect();
+        for i in 0..3000 {
+            let mut input = seeds[i % seeds.len()].clone();
+            for _ in 0..=(rand() % 4) {
+                let at = if input.is_empty() {
+                    0
+                } else {
+                    (rand() as usize) % input.len()
+                };
+                match rand() % 5 {
+                    0 if !input.is_empty() => input[at] ^= 1 << (rand() % 8),
+                    1 => input.insert(at, rand() as u8),
+                    2 if !input.is_empty() => {
+                        input.remove(at);
+                    }
+                    3 => input.truncate(at),
+                    _ => {
+                        let other = &seeds[(rand() as usize) % seeds.len()];
+                        input.extend_from_slice(&other[other.len() / 2..]);
+                    }
+                }
+            }
+            run(&input);
+        }
+    }
 }
