@@ -93,13 +93,12 @@ pub fn message(data: &[u8]) {
         assert!(!path.is_empty(), "every string value has a field path");
         None
     };
-    // The body as one bare message of the method's input type (decoding without framing).
-    let opts = WalkOptions {
-        allow_unknown_fields: false,
-        decode_base64: true,
-    };
-    let mut path = String::new();
-    let _ = walk::inspect(&method.input(), body, opts, &mut path, &mut check, &mut out);
+    // The body as one bare message of the method's input type: the in-place walk and
+    // prost-reflect must agree on whether it decodes, on its unknown fields and on its strings.
+    differential(&method.input(), body);
+    if let Some(payload) = body.get(PREFIX_LEN..) {
+        differential(&method.input(), payload);
+    }
     out.clear();
     for chunk in body.chunks(usize::from(sel >> 4 & 0x7) * 7 + 1) {
         fed += chunk.len() as u64;
@@ -134,5 +133,60 @@ pub fn idl(data: &[u8]) {
             assert!(p.covers(m.path()), "{}", m.path());
             assert!(p.method(m.path()).is_some());
         }
+    }
+}
+
+/// Inspects `payload` with [`walk::inspect`] and [`walk::inspect_reflect`] and asserts they agree:
+/// same decode outcome, same unknown field numbers, and every string prost-reflect keeps is checked.
+pub fn differential(desc: &prost_reflect::MessageDescriptor, payload: &[u8]) {
+    use std::collections::BTreeSet;
+    type Run = (
+        Result<(), String>,
+        BTreeSet<String>,
+        Vec<crate::waf::violation::Violation>,
+    );
+    let run = |reflect: bool| -> Run {
+        let opts = WalkOptions {
+            allow_unknown_fields: false,
+            decode_base64: false,
+        };
+        let (mut path, mut out, mut strings) = (String::new(), Vec::new(), BTreeSet::new());
+        let mut check = |p: &str, v: &str| {
+            assert!(!p.is_empty(), "every string value has a field path");
+            if !v.is_empty() {
+                strings.insert(v.to_string());
+            }
+            None
+        };
+        let r = if reflect {
+            walk::inspect_reflect(desc, payload, opts, &mut path, &mut check, &mut out)
+        } else {
+            walk::inspect(desc, payload, opts, &mut path, &mut check, &mut out)
+        };
+        (r, strings, out)
+    };
+    let (fast, fast_strings, fast_out) = run(false);
+    let (slow, slow_strings, slow_out) = run(true);
+    assert_eq!(
+        fast.is_ok(),
+        slow.is_ok(),
+        "in-place walk {fast:?} vs prost-reflect {slow:?}"
+    );
+    if fast.is_err() {
+        return;
+    }
+    assert!(
+        slow_strings.is_subset(&fast_strings),
+        "strings {slow_strings:?} not all in {fast_strings:?}"
+    );
+    let numbers = |out: &[crate::waf::violation::Violation]| -> BTreeSet<String> {
+        out.iter()
+            .filter_map(|v| v.name.as_deref())
+            .map(|n| n.rsplit('#').next().unwrap_or(n).to_string())
+            .collect()
+    };
+    let cap = walk::MAX_VIOLATIONS_PER_MESSAGE;
+    if fast_out.len() < cap && slow_out.len() < cap {
+        assert_eq!(numbers(&fast_out), numbers(&slow_out), "unknown fields");
     }
 }

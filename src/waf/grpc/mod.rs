@@ -9,6 +9,7 @@
 //! - [`walk`]: one decoded message: unknown fields anywhere in the tree, every string field
 //!   reported with its field path.
 //! - [`call`]: the headers-phase checks of a call (POST, known method, gRPC content type).
+//! - `wire`: the in-place wire-format walk behind [`walk::inspect`] (the hot path).
 //! - [`stream`]: [`GrpcStream`], the per-call inspector the policy's body phase feeds chunk by chunk.
 //!
 //! The contract with the policy and the proxy is written down in `docs/grpc.md`.
@@ -22,6 +23,7 @@ mod idl;
 pub mod spec;
 pub mod stream;
 pub mod walk;
+mod wire;
 
 #[cfg(test)]
 pub(crate) mod tests;

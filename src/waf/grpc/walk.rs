@@ -34,7 +34,32 @@ pub struct WalkOptions {
 
 /// Decodes `payload` as a `desc` message and walks it. `Err` is the decode error text (the caller
 /// raises `VIOL_GRPC_MALFORMED`). `path` is scratch space reused across messages.
+///
+/// This is the hot path: it walks the wire format in place guided by the descriptors
+/// ([`super::wire`]), accepting and refusing exactly what prost-reflect's `DynamicMessage::decode`
+/// does, without building the message tree. [`inspect_reflect`] is the same check through
+/// prost-reflect, kept as the reference the fuzz target compares against.
 pub fn inspect(
+    desc: &MessageDescriptor,
+    payload: &[u8],
+    opts: WalkOptions,
+    path: &mut String,
+    check: &mut StringCheck<'_>,
+    out: &mut Vec<Violation>,
+) -> Result<(), String> {
+    path.clear();
+    let mut w = Walker {
+        opts,
+        path,
+        check,
+        out,
+        budget: MAX_VIOLATIONS_PER_MESSAGE,
+    };
+    w.wire_message(desc, payload, super::wire::RECURSION_LIMIT)
+}
+
+/// [`inspect`] through prost-reflect's `DynamicMessage` (decode, then walk the tree).
+pub fn inspect_reflect(
     desc: &MessageDescriptor,
     payload: &[u8],
     opts: WalkOptions,
@@ -55,16 +80,16 @@ pub fn inspect(
     Ok(())
 }
 
-struct Walker<'w, 'c> {
-    opts: WalkOptions,
-    path: &'w mut String,
-    check: &'w mut StringCheck<'c>,
-    out: &'w mut Vec<Violation>,
-    budget: usize,
+pub(super) struct Walker<'w, 'c> {
+    pub(super) opts: WalkOptions,
+    pub(super) path: &'w mut String,
+    pub(super) check: &'w mut StringCheck<'c>,
+    pub(super) out: &'w mut Vec<Violation>,
+    pub(super) budget: usize,
 }
 
 impl Walker<'_, '_> {
-    fn push(&mut self, v: Violation) {
+    pub(super) fn push(&mut self, v: Violation) {
         if self.budget > 0 {
             self.budget -= 1;
             self.out.push(v);
@@ -73,22 +98,9 @@ impl Walker<'_, '_> {
 
     fn message(&mut self, msg: &DynamicMessage) {
         if !self.opts.allow_unknown_fields {
+            let name = msg.descriptor().full_name().to_string();
             for uf in msg.unknown_fields() {
-                let mark = self.path.len();
-                if !self.path.is_empty() {
-                    self.path.push('.');
-                }
-                let _ = write!(self.path, "#{}", uf.number());
-                let v = Violation::new(ViolationKind::GrpcFormat, Context::Grpc)
-                    .named(self.path.as_str())
-                    .detail(format!(
-                        "unknown field number {} ({:?}) in {}",
-                        uf.number(),
-                        uf.wire_type(),
-                        msg.descriptor().full_name()
-                    ));
-                self.path.truncate(mark);
-                self.push(v);
+                self.unknown(uf.number(), uf.wire_type(), &name);
             }
         }
         for (fd, value) in msg.fields() {
@@ -120,32 +132,17 @@ impl Walker<'_, '_> {
                         self.string(k);
                     }
                     let mark = self.path.len();
-                    self.path.push('[');
-                    match key {
+                    let _ = match key {
                         MapKey::String(k) => {
-                            let mut end = k.len().min(MAX_KEY_IN_PATH);
-                            while !k.is_char_boundary(end) {
-                                end -= 1;
-                            }
-                            let _ = write!(self.path, "{:?}", &k[..end]);
+                            self.push_str_key(k);
+                            Ok(())
                         }
-                        MapKey::Bool(b) => {
-                            let _ = write!(self.path, "{b}");
-                        }
-                        MapKey::I32(n) => {
-                            let _ = write!(self.path, "{n}");
-                        }
-                        MapKey::I64(n) => {
-                            let _ = write!(self.path, "{n}");
-                        }
-                        MapKey::U32(n) => {
-                            let _ = write!(self.path, "{n}");
-                        }
-                        MapKey::U64(n) => {
-                            let _ = write!(self.path, "{n}");
-                        }
-                    }
-                    self.path.push(']');
+                        MapKey::Bool(b) => write!(self.path, "[{b}]"),
+                        MapKey::I32(n) => write!(self.path, "[{n}]"),
+                        MapKey::I64(n) => write!(self.path, "[{n}]"),
+                        MapKey::U32(n) => write!(self.path, "[{n}]"),
+                        MapKey::U64(n) => write!(self.path, "[{n}]"),
+                    };
                     self.value(item);
                     self.path.truncate(mark);
                 }
@@ -155,7 +152,37 @@ impl Walker<'_, '_> {
         }
     }
 
-    fn string(&mut self, s: &str) {
+    /// Reports unknown field `number` of a `type_name` message at the current path.
+    pub(super) fn unknown(
+        &mut self,
+        number: u32,
+        wire: prost::encoding::WireType,
+        type_name: &str,
+    ) {
+        let mark = self.path.len();
+        if !self.path.is_empty() {
+            self.path.push('.');
+        }
+        let _ = write!(self.path, "#{number}");
+        let v = Violation::new(ViolationKind::GrpcFormat, Context::Grpc)
+            .named(self.path.as_str())
+            .detail(format!(
+                "unknown field number {number} ({wire:?}) in {type_name}"
+            ));
+        self.path.truncate(mark);
+        self.push(v);
+    }
+
+    /// Appends `["key"]` to the path: the key quoted with Rust escapes, cut at [`MAX_KEY_IN_PATH`].
+    pub(super) fn push_str_key(&mut self, k: &str) {
+        let mut end = k.len().min(MAX_KEY_IN_PATH);
+        while !k.is_char_boundary(end) {
+            end -= 1;
+        }
+        let _ = write!(self.path, "[{:?}]", &k[..end]);
+    }
+
+    pub(super) fn string(&mut self, s: &str) {
         if let Some(v) = (self.check)(self.path, s) {
             self.push(v);
         }

@@ -320,3 +320,53 @@ fn an_empty_message_and_an_empty_body_are_fine() {
     let seen = run(&mut stream_for(&p, GET, Encoding::Identity), &[]);
     assert!(seen.violations.is_empty());
 }
+
+#[test]
+fn the_in_place_walk_agrees_with_prost_reflect() {
+    let p = profile(serde_json::json!({}));
+    let user = p.pool().get_message_by_name("test.v1.User").expect("User");
+    let v2 = message(
+        &p,
+        "test.v1.AddressV2",
+        &[("city", s("x")), ("extra", Value::I64(-7))],
+    );
+    let unknown = message(
+        &p,
+        "test.v1.UserV2",
+        &[("extra", Value::I32(5)), ("address", Value::Message(v2))],
+    );
+    let mut samples = vec![rich_user(&p), unknown.encode_to_vec(), Vec::new()];
+    // A repeated field sent twice, a singular one sent twice, a packed int list, a bad wire type.
+    let mut twice = rich_user(&p);
+    twice.extend(rich_user(&p));
+    samples.push(twice);
+    samples.push(vec![0x38, 0x01, 0x38, 0x02]); // age = 1, age = 2
+    samples.push(vec![0x3a, 0x02, 0x01, 0x02]); // age (varint) sent length-delimited
+    samples.push(vec![0x0d, 0, 0, 0, 0]); // name (string) sent as fixed32
+    // Nesting at and past prost's recursion limit (history -> Address has no nesting, so use
+    // unknown groups, which prost-reflect also bounds).
+    let group = |depth: usize| {
+        let mut b = vec![0xa3, 0x06].repeat(depth); // field 100, start group
+        b.extend([0xa4, 0x06].repeat(depth)); // field 100, end group
+        b
+    };
+    samples.push(group(99));
+    samples.push(group(101));
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    for i in 0..4000 {
+        let base = &samples[i % samples.len()];
+        let mut m = base.clone();
+        if !m.is_empty() {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let at = (state as usize) % m.len();
+            match state % 3 {
+                0 => m[at] ^= 1 << ((state >> 8) % 8),
+                1 => m.truncate(at),
+                _ => m.insert(at, (state >> 16) as u8),
+            }
+        }
+        crate::waf::grpc::fuzzing::differential(&user, if i < samples.len() { base } else { &m });
+    }
+}
