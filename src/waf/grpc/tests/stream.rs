@@ -346,7 +346,7 @@ fn the_in_place_walk_agrees_with_prost_reflect() {
     // Nesting at and past prost's recursion limit (history -> Address has no nesting, so use
     // unknown groups, which prost-reflect also bounds).
     let group = |depth: usize| {
-        let mut b = vec![0xa3, 0x06].repeat(depth); // field 100, start group
+        let mut b = [0xa3, 0x06].repeat(depth); // field 100, start group
         b.extend([0xa4, 0x06].repeat(depth)); // field 100, end group
         b
     };
