@@ -15,6 +15,7 @@ use std::sync::Arc;
 use prost_reflect::{DescriptorPool, MessageDescriptor, MethodDescriptor, Syntax};
 
 use super::idl::{compile_files, dir_of, fetch_text, file_name, syntax_position};
+use super::schema::Schema;
 use super::spec::{DataLength, GrpcProfileSpec};
 use super::stream::{Encoding, GrpcLimits, GrpcStream};
 use crate::waf::resolver::Resolver;
@@ -59,6 +60,9 @@ fn position(line: Option<usize>, column: Option<usize>) -> String {
 pub struct GrpcMethod {
     path: Arc<str>,
     desc: MethodDescriptor,
+    schema: Arc<Schema>,
+    /// The request type's table in `schema`.
+    input: usize,
 }
 
 impl GrpcMethod {
@@ -81,6 +85,10 @@ impl GrpcMethod {
     }
     pub fn descriptor(&self) -> &MethodDescriptor {
         &self.desc
+    }
+    /// The field tables of the profile, and the request type's index in them.
+    pub fn schema(&self) -> (&Schema, usize) {
+        (&self.schema, self.input)
     }
 }
 
@@ -184,6 +192,7 @@ impl CompiledGrpcProfile {
             }
         }
 
+        let schema = Arc::new(Schema::new(&pool));
         let mut methods = HashMap::new();
         let mut services = Vec::new();
         for svc in pool.services() {
@@ -192,13 +201,17 @@ impl CompiledGrpcProfile {
             }
             for m in svc.methods() {
                 let path = format!("/{}/{}", svc.full_name(), m.name());
-                methods.insert(
-                    path.clone(),
-                    GrpcMethod {
-                        path: path.into(),
-                        desc: m,
-                    },
-                );
+                let Some(input) = schema.index_of(m.input().full_name()) else {
+                    continue;
+                };
+                let schema = schema.clone();
+                let method = GrpcMethod {
+                    path: path.clone().into(),
+                    desc: m,
+                    schema,
+                    input,
+                };
+                methods.insert(path, method);
             }
             services.push(svc.full_name().to_string());
         }

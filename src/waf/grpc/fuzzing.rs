@@ -95,9 +95,9 @@ pub fn message(data: &[u8]) {
     };
     // The body as one bare message of the method's input type: the in-place walk and
     // prost-reflect must agree on whether it decodes, on its unknown fields and on its strings.
-    differential(&method.input(), body);
+    differential(&method, body);
     if let Some(payload) = body.get(PREFIX_LEN..) {
-        differential(&method.input(), payload);
+        differential(&method, payload);
     }
     out.clear();
     for chunk in body.chunks(usize::from(sel >> 4 & 0x7) * 7 + 1) {
@@ -138,7 +138,9 @@ pub fn idl(data: &[u8]) {
 
 /// Inspects `payload` with [`walk::inspect`] and [`walk::inspect_reflect`] and asserts they agree:
 /// same decode outcome, same unknown field numbers, and every string prost-reflect keeps is checked.
-pub fn differential(desc: &prost_reflect::MessageDescriptor, payload: &[u8]) {
+pub fn differential(method: &super::GrpcMethod, payload: &[u8]) {
+    let desc = &method.input();
+    let (schema, input) = method.schema();
     use std::collections::BTreeSet;
     type Run = (
         Result<(), String>,
@@ -161,7 +163,9 @@ pub fn differential(desc: &prost_reflect::MessageDescriptor, payload: &[u8]) {
         let r = if reflect {
             walk::inspect_reflect(desc, payload, opts, &mut path, &mut check, &mut out)
         } else {
-            walk::inspect(desc, payload, opts, &mut path, &mut check, &mut out)
+            walk::inspect(
+                schema, input, payload, opts, &mut path, &mut check, &mut out,
+            )
         };
         (r, strings, out)
     };

@@ -9,6 +9,7 @@
 //! - [`walk`]: one decoded message: unknown fields anywhere in the tree, every string field
 //!   reported with its field path.
 //! - [`call`]: the headers-phase checks of a call (POST, known method, gRPC content type).
+//! - [`schema`]: per message type field tables, built once per profile for the hot path.
 //! - `wire`: the in-place wire-format walk behind [`walk::inspect`] (the hot path).
 //! - [`stream`]: [`GrpcStream`], the per-call inspector the policy's body phase feeds chunk by chunk.
 //!
@@ -20,6 +21,7 @@ pub mod compile;
 pub mod frame;
 pub mod fuzzing;
 mod idl;
+pub mod schema;
 pub mod spec;
 pub mod stream;
 pub mod walk;

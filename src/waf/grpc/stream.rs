@@ -198,7 +198,7 @@ impl GrpcStream {
                 } => {
                     done += 1;
                     let n = self.count;
-                    let desc = self.method.input();
+                    let (schema, input) = self.method.schema();
                     let opts = WalkOptions {
                         allow_unknown_fields: self.limits.allow_unknown_fields,
                         decode_base64: self.limits.decode_base64,
@@ -232,13 +232,13 @@ impl GrpcStream {
                         payload
                     };
                     if let Err(why) =
-                        walk::inspect(&desc, message, opts, &mut self.path, check, out)
+                        walk::inspect(schema, input, message, opts, &mut self.path, check, out)
                     {
                         let v = Violation::new(ViolationKind::GrpcMalformed, Context::Grpc)
                             .named(self.method.path())
                             .detail(format!(
                                 "message {n} is not a valid {}: {why}",
-                                desc.full_name()
+                                self.method.descriptor().input().full_name()
                             ))
                             .snippet(&message[..message.len().min(64)]);
                         out.push(v);

@@ -6,13 +6,14 @@
 //! keys quoted, integer and bool keys bare), map keys themselves are reported with the path of the
 //! map field (`attrs`), unknown fields as `#<number>` under their parent (`user.#99`).
 //!
-//! Imports: `waf::violation`; prost-reflect, base64.
+//! Imports: `waf::violation`, [`super::schema`]; prost-reflect, base64.
 
 use std::fmt::Write as _;
 
 use base64::Engine as _;
 use prost_reflect::{DynamicMessage, MapKey, MessageDescriptor, ReflectMessage, Value};
 
+use super::schema::Schema;
 use crate::waf::violation::{Context, Violation, ViolationKind};
 
 /// The policy's check of one string value: `(field path, value)` → a violation naming the field.
@@ -40,13 +41,17 @@ pub struct WalkOptions {
 /// does, without building the message tree. [`inspect_reflect`] is the same check through
 /// prost-reflect, kept as the reference the fuzz target compares against.
 pub fn inspect(
-    desc: &MessageDescriptor,
+    schema: &Schema,
+    message: usize,
     payload: &[u8],
     opts: WalkOptions,
     path: &mut String,
     check: &mut StringCheck<'_>,
     out: &mut Vec<Violation>,
 ) -> Result<(), String> {
+    let table = schema
+        .table(message)
+        .ok_or("message type missing from the schema")?;
     path.clear();
     let mut w = Walker {
         opts,
@@ -55,7 +60,7 @@ pub fn inspect(
         out,
         budget: MAX_VIOLATIONS_PER_MESSAGE,
     };
-    w.wire_message(desc, payload, super::wire::RECURSION_LIMIT)
+    w.wire_message(schema, table, payload, super::wire::RECURSION_LIMIT)
 }
 
 /// [`inspect`] through prost-reflect's `DynamicMessage` (decode, then walk the tree).

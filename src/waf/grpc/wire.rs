@@ -8,13 +8,14 @@
 //! Every occurrence of a field is visited: a singular field sent twice has both values checked
 //! (the receiver keeps the last one), so nothing the upstream may read escapes the checks.
 //!
-//! Imports: [`super::walk`] (the walker and its reporting); prost, prost-reflect.
+//! Imports: [`super::walk`] (the walker and its reporting), [`super::schema`]; prost, prost-reflect.
 
 use std::fmt::Write as _;
 
 use prost::encoding::{WireType, decode_key, decode_varint};
-use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
+use prost_reflect::Kind;
 
+use super::schema::{FieldEntry, MessageTable, Schema};
 use super::walk::Walker;
 
 /// prost's recursion limit: nested messages (and unknown groups) deeper than this do not decode.
@@ -125,23 +126,30 @@ fn occurrence(counts: &mut Vec<(u32, u32)>, number: u32) -> u32 {
     0
 }
 
+fn table(schema: &Schema, index: Option<usize>) -> Result<&MessageTable, String> {
+    index
+        .and_then(|i| schema.table(i))
+        .ok_or_else(|| "message type missing from the schema".to_string())
+}
+
 impl Walker<'_, '_> {
-    /// Walks the message `desc` encoded in `buf`, `ctx` levels of nesting still allowed.
+    /// Walks the message of table `msg` encoded in `buf`, `ctx` levels of nesting still allowed.
     pub(super) fn wire_message(
         &mut self,
-        desc: &MessageDescriptor,
+        schema: &Schema,
+        msg: &MessageTable,
         mut buf: &[u8],
         ctx: u32,
     ) -> Res {
         let mut counts = Vec::new();
         while !buf.is_empty() {
             let (number, wt) = decode_key(&mut buf).map_err(err)?;
-            match desc.get_field(number) {
-                Some(fd) => self.wire_field(&fd, wt, &mut buf, ctx, &mut counts)?,
+            match msg.field(number) {
+                Some(fd) => self.wire_field(schema, fd, wt, &mut buf, ctx, &mut counts)?,
                 None => {
                     skip(number, wt, &mut buf, ctx, false)?;
                     if !self.opts.allow_unknown_fields {
-                        self.unknown(number, wt, desc.full_name());
+                        self.unknown(number, wt, &msg.full_name);
                     }
                 }
             }
@@ -151,18 +159,18 @@ impl Walker<'_, '_> {
 
     fn wire_field(
         &mut self,
-        fd: &FieldDescriptor,
+        schema: &Schema,
+        fd: &FieldEntry,
         wt: WireType,
         buf: &mut &[u8],
         ctx: u32,
         counts: &mut Vec<(u32, u32)>,
     ) -> Res {
-        let kind = fd.kind();
-        let packable = !matches!(kind, Kind::String | Kind::Bytes | Kind::Message(_));
-        if fd.is_list() && wt == WireType::LengthDelimited && packable {
+        if fd.packable && wt == WireType::LengthDelimited {
             let mut packed = take_len(buf)?;
+            let ewt = fd.kind.wire_type();
             while !packed.is_empty() {
-                scalar(&kind, kind.wire_type(), &mut packed)?;
+                scalar(&fd.kind, ewt, &mut packed)?;
             }
             return Ok(());
         }
@@ -170,25 +178,31 @@ impl Walker<'_, '_> {
         if !self.path.is_empty() {
             self.path.push('.');
         }
-        self.path.push_str(fd.name());
-        let result = match kind.as_message() {
+        self.path.push_str(&fd.name);
+        let result = if fd.map {
             // A map field is read as prost reads it: a length-delimited entry, whatever the wire type.
-            Some(entry) if fd.is_map() => {
-                take_len(buf).and_then(|e| self.wire_map_entry(entry, e, ctx))
+            table(schema, fd.message).and_then(|entry| {
+                take_len(buf).and_then(|e| self.wire_map_entry(schema, entry, e, ctx))
+            })
+        } else {
+            if fd.list {
+                let _ = write!(self.path, "[{}]", occurrence(counts, fd.number));
             }
-            _ => {
-                if fd.is_list() {
-                    let _ = write!(self.path, "[{}]", occurrence(counts, fd.number()));
-                }
-                self.wire_value(&kind, wt, buf, ctx)
-            }
+            self.wire_value(schema, fd, wt, buf, ctx)
         };
         self.path.truncate(mark);
         result
     }
 
-    fn wire_value(&mut self, kind: &Kind, wt: WireType, buf: &mut &[u8], ctx: u32) -> Res {
-        match kind {
+    fn wire_value(
+        &mut self,
+        schema: &Schema,
+        fd: &FieldEntry,
+        wt: WireType,
+        buf: &mut &[u8],
+        ctx: u32,
+    ) -> Res {
+        match fd.kind {
             Kind::String => {
                 expect(WireType::LengthDelimited, wt)?;
                 let bytes = take_len(buf)?;
@@ -199,36 +213,41 @@ impl Walker<'_, '_> {
                 }
                 Ok(())
             }
-            Kind::Message(m) => {
+            Kind::Message(_) => {
                 expect(WireType::LengthDelimited, wt)?;
                 if ctx == 0 {
                     return Err(recursion());
                 }
                 let inner = take_len(buf)?;
-                self.wire_message(m, inner, ctx - 1)
+                self.wire_message(schema, table(schema, fd.message)?, inner, ctx - 1)
             }
-            _ => scalar(kind, wt, buf).map(|_| ()),
+            _ => scalar(&fd.kind, wt, buf).map(|_| ()),
         }
     }
 
     /// One map entry (`key = 1`, `value = 2`); the path holds the map field's name.
-    fn wire_map_entry(&mut self, entry: &MessageDescriptor, bytes: &[u8], ctx: u32) -> Res {
-        let (Some(key_fd), Some(value_fd)) = (entry.get_field(1), entry.get_field(2)) else {
-            return Err(format!("{} is not a map entry", entry.full_name()));
+    fn wire_map_entry(
+        &mut self,
+        schema: &Schema,
+        entry: &MessageTable,
+        bytes: &[u8],
+        ctx: u32,
+    ) -> Res {
+        let (Some(key_fd), Some(value_fd)) = (entry.field(1), entry.field(2)) else {
+            return Err(format!("{} is not a map entry", entry.full_name));
         };
-        let key_kind = key_fd.kind();
         // Pass 1: the key (the last one wins, as in prost) and the validity of other fields.
         let mut key: Option<MapKeyText> = None;
         let mut data = bytes;
         while !data.is_empty() {
             let (number, wt) = decode_key(&mut data).map_err(err)?;
             match number {
-                1 => key = Some(map_key(&key_kind, wt, &mut data)?),
+                1 => key = Some(map_key(&key_fd.kind, wt, &mut data)?),
                 2 => skip(number, wt, &mut data, ctx, false)?,
                 _ => skip(number, wt, &mut data, ctx, true)?,
             }
         }
-        let key = key.unwrap_or(match key_kind {
+        let key = key.unwrap_or(match key_fd.kind {
             Kind::String => MapKeyText::Str(""),
             Kind::Bool => MapKeyText::Bool(false),
             _ => MapKeyText::Num(0),
@@ -248,13 +267,12 @@ impl Walker<'_, '_> {
             MapKeyText::Bool(b) => write!(self.path, "[{b}]"),
         };
         // Pass 2: the values.
-        let value_kind = value_fd.kind();
         let mut data = bytes;
         let mut result = Ok(());
         while !data.is_empty() && result.is_ok() {
             result = decode_key(&mut data).map_err(err).and_then(|(number, wt)| {
                 if number == 2 {
-                    self.wire_value(&value_kind, wt, &mut data, ctx)
+                    self.wire_value(schema, value_fd, wt, &mut data, ctx)
                 } else {
                     skip(number, wt, &mut data, ctx, false)
                 }

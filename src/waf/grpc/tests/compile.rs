@@ -143,3 +143,20 @@ fn limits_come_from_defense_attributes() {
     assert_eq!(p.limits().maximum_data_length, None);
     assert!(!p.limits().allow_unknown_fields);
 }
+
+#[test]
+fn field_tables_find_low_and_high_field_numbers() {
+    let src = "syntax = \"proto3\";\npackage h;\nmessage M { string a = 1; string b = 255; string c = 256; string d = 536870911; }\n\
+               service S { rpc Do (M) returns (M); }\n";
+    let s = spec(&["file:///p/h.proto"], serde_json::json!({}));
+    let p =
+        GrpcProfile::compile(&s, &resolver(&[("file:///p/h.proto", src)]), "").expect("compiles");
+    let (schema, input) = p.method("/h.S/Do").expect("method").schema();
+    let table = schema.table(input).expect("table");
+    for (n, name) in [(1, "a"), (255, "b"), (256, "c"), (536_870_911, "d")] {
+        assert_eq!(table.field(n).map(|f| &*f.name), Some(name), "field {n}");
+    }
+    for n in [0, 2, 254, 257, 1000] {
+        assert!(table.field(n).is_none(), "field {n}");
+    }
+}

@@ -324,7 +324,7 @@ fn an_empty_message_and_an_empty_body_are_fine() {
 #[test]
 fn the_in_place_walk_agrees_with_prost_reflect() {
     let p = profile(serde_json::json!({}));
-    let user = p.pool().get_message_by_name("test.v1.User").expect("User");
+    let user = p.method(GET).expect("Get").clone();
     let v2 = message(
         &p,
         "test.v1.AddressV2",
