@@ -65,23 +65,37 @@ fn bench(c: &mut Criterion) {
         .clone();
     let body = item_frame(&p);
     eprintln!("message frame: {} bytes", body.len());
-    c.bench_function("grpc_inspect_1k_message", |b| {
-        b.iter(|| {
-            let mut st = p.stream(&method, Encoding::Identity);
-            let mut total = 0usize;
-            let mut out = Vec::new();
-            let r = st.feed(
-                black_box(&body),
-                &mut |path: &str, v: &str| {
-                    total += path.len() + v.len();
-                    None
-                },
-                &mut out,
-            );
-            assert!(out.is_empty());
-            black_box((r, total))
+    let inspect = || {
+        let mut st = p.stream(&method, Encoding::Identity);
+        let mut total = 0usize;
+        let mut out = Vec::new();
+        let r = st.feed(
+            black_box(&body),
+            &mut |path: &str, v: &str| {
+                total += path.len() + v.len();
+                None
+            },
+            &mut out,
+        );
+        assert!(out.is_empty() && r.release == body.len() as u64);
+        black_box((r, total))
+    };
+    // On a shared machine the mean moves with the load; the best of many short batches is the
+    // figure closest to an idle core, printed beside criterion's.
+    let best = (0..300)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            for _ in 0..500 {
+                inspect();
+            }
+            t.elapsed().as_secs_f64() / 500.0
         })
-    });
+        .fold(f64::INFINITY, f64::min);
+    eprintln!(
+        "grpc_inspect_1k_message best batch mean: {:.2} µs",
+        best * 1e6
+    );
+    c.bench_function("grpc_inspect_1k_message", |b| b.iter(inspect));
     c.bench_function("grpc_compile_demo_idl", |b| b.iter(|| black_box(profile())));
 }
 

@@ -184,7 +184,37 @@ impl Walker<'_, '_> {
         while !k.is_char_boundary(end) {
             end -= 1;
         }
-        let _ = write!(self.path, "[{:?}]", &k[..end]);
+        let k = &k[..end];
+        if k.bytes()
+            .all(|b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+        {
+            // Nothing to escape: the common case, without the formatter.
+            self.path.push_str("[\"");
+            self.path.push_str(k);
+            self.path.push_str("\"]");
+        } else {
+            let _ = write!(self.path, "[{k:?}]");
+        }
+    }
+
+    /// Appends `[n]` to the path.
+    pub(super) fn push_index(&mut self, n: u64) {
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        let mut n = n;
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.path.push('[');
+        for &d in &digits[i..] {
+            self.path.push(char::from(d));
+        }
+        self.path.push(']');
     }
 
     pub(super) fn string(&mut self, s: &str) {

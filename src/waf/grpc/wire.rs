@@ -186,7 +186,7 @@ impl Walker<'_, '_> {
             })
         } else {
             if fd.list {
-                let _ = write!(self.path, "[{}]", occurrence(counts, fd.number));
+                self.push_index(u64::from(occurrence(counts, fd.number)));
             }
             self.wire_value(schema, fd, wt, buf, ctx)
         };
