@@ -4,11 +4,13 @@
 //! - [`support`]: support ids, clock, small shared types. Imports nothing internal.
 //! - [`waf`]: the engine, pure and IO-free: policy → compiled matchers → verdicts. Imports `support`.
 //! - [`proxy`]: the hyper/tokio data plane. Imports `waf`, `support`.
+//! - [`demo`]: the built-in demo upstreams of `portcullis demo`. Imports `waf`, `support`.
 //! - [`store`]: the embedded crash-safe configuration store. Imports `support`.
 //! - [`dns`]: DNS zones, zone-file text, the DNS listener. Imports `store`, `support`.
 //! - [`soap`]: the iControl SOAP portal for DNS zones. Imports `dns`, `store`, `support`.
 
 pub mod dns;
+pub mod demo;
 pub mod proxy;
 pub mod soap;
 pub mod store;

@@ -8,6 +8,7 @@
 pub mod engine;
 pub mod event;
 pub mod openapi;
+pub mod grpc;
 pub mod policy;
 pub mod resolver;
 pub mod response;

@@ -1,0 +1,38 @@
+//! gRPC protection: IDL compilation and per-stream message inspection (issue 5).
+//!
+//! Map of this module:
+//! - [`spec`]: serde mirror of one `grpc-profiles[]` entry of the declarative policy.
+//! - [`compile`]: IDL files (through the injected [`crate::waf::Resolver`]) → protox → a
+//!   prost-reflect descriptor pool, the method index and the profile's limits.
+//! - `idl`: protox file resolution (listed files, imports, well-known types) and error positions.
+//! - [`frame`]: the incremental parser of the 5-byte length-prefixed message frames.
+//! - [`walk`]: one decoded message: unknown fields anywhere in the tree, every string field
+//!   reported with its field path.
+//! - [`call`]: the headers-phase checks of a call (POST, known method, gRPC content type).
+//! - [`schema`]: per message type field tables, built once per profile for the hot path.
+//! - `wire`: the in-place wire-format walk behind [`walk::inspect`] (the hot path).
+//! - [`stream`]: [`GrpcStream`], the per-call inspector the policy's body phase feeds chunk by chunk.
+//!
+//! The contract with the policy and the proxy is written down in `docs/grpc.md`.
+//! Imports: `waf::violation`, `waf::resolver`, `support`; protox, prost-reflect, flate2. Pure: no IO.
+
+pub mod call;
+pub mod compile;
+pub mod frame;
+pub mod fuzzing;
+mod idl;
+pub mod schema;
+pub mod spec;
+pub mod stream;
+pub mod walk;
+mod wire;
+
+#[cfg(test)]
+pub(crate) mod tests;
+
+pub use call::{CallStart, is_grpc_content_type, start_call};
+pub use compile::{CompiledGrpcProfile, GrpcError, GrpcMethod, GrpcProfile};
+pub use frame::{FrameError, FrameEvent, FrameParser, MAX_FRAME_LEN};
+pub use spec::{DataLength, GrpcProfileSpec, IdlFileEntry};
+pub use stream::{Encoding, FeedResult, GrpcLimits, GrpcStream};
+pub use walk::{StringCheck, WalkOptions};
