@@ -5,7 +5,9 @@
 //! - [`waf`]: the engine, pure and IO-free: policy → compiled matchers → verdicts. Imports `support`.
 //! - [`proxy`]: the hyper/tokio data plane. Imports `waf`, `support`.
 //! - [`store`]: the embedded crash-safe configuration store. Imports `support`.
+//! - [`mgmt`]: the `/mgmt` REST surface. Imports `store`, `support`, `proxy::topology`, `waf::Engine`.
 
+pub mod mgmt;
 pub mod proxy;
 pub mod store;
 pub mod support;
