@@ -1,0 +1,41 @@
+"""bigrest 1.7.3 against portcullis serve, unchanged (session_verify=False, CA-bundle vars unset)."""
+import pytest
+from bigrest.bigip import BIGIP
+from bigrest.common.exceptions import RESTAPIError
+
+
+@pytest.fixture(params=[False, True], ids=["basic", "token"])
+def big(server, request):
+    return BIGIP(server.device, server.user, server.password, request_token=request.param,
+                 session_verify=False)
+
+
+def test_crud(big, request):
+    name = "brpool_" + request.node.callspec.id
+    created = big.create("/mgmt/tm/ltm/pool", {"name": name, "monitor": "tcp"})
+    assert created.properties["fullPath"] == f"/Common/{name}"
+    assert big.exist(f"/mgmt/tm/ltm/pool/{name}")
+    obj = big.modify(f"/mgmt/tm/ltm/pool/~Common~{name}", {"description": "m"})
+    assert obj.properties["description"] == "m"
+    obj.properties["description"] = "saved"
+    big.save(obj)
+    assert big.load(f"/mgmt/tm/ltm/pool/~Common~{name}").properties["description"] == "saved"
+    assert any(p.properties["name"] == name for p in big.load("/mgmt/tm/ltm/pool"))
+    big.delete(f"/mgmt/tm/ltm/pool/~Common~{name}")
+    assert not big.exist(f"/mgmt/tm/ltm/pool/~Common~{name}")
+
+
+def test_upload(big, request, tmp_path):
+    path = tmp_path / f"big_{request.node.callspec.id}.bin"
+    path.write_bytes(b"x" * (1024 * 1024 + 4096))
+    big.upload("/mgmt/shared/file-transfer/uploads", str(path))
+    f = big.create("/mgmt/tm/sys/file/ifile",
+                   {"name": path.name, "sourcePath": f"file:/var/config/rest/downloads/{path.name}"})
+    assert f.properties["size"] == 1024 * 1024 + 4096
+
+
+def test_errors_surface(big):
+    with pytest.raises(RESTAPIError):
+        big.load("/mgmt/tm/util/bash")
+    with pytest.raises(RESTAPIError):
+        big.create("/mgmt/tm/ltm/pool", {"name": "../x"})

@@ -1,0 +1,85 @@
+"""f5-sdk 3.0.21 (on f5-icontrol-rest 1.3.13) against portcullis serve, unchanged."""
+import os
+
+import pytest
+from f5.bigip import ManagementRoot
+from icontrol.exceptions import iControlUnexpectedHTTPError
+
+
+@pytest.fixture(params=[False, True], ids=["basic", "token"])
+def mgmt(server, request):
+    return ManagementRoot(server.host, server.user, server.password, port=server.port,
+                          token=request.param, verify=False)
+
+
+def test_connect_reads_version(mgmt):
+    assert mgmt.tmos_version.startswith("15.1")
+
+
+def test_pool_lifecycle(mgmt, request):
+    name = "sdkpool_" + request.node.callspec.id
+    pools = mgmt.tm.ltm.pools
+    pool = pools.pool.create(name=name, partition="Common", monitor="http")
+    assert pool.kind == "tm:ltm:pool:poolstate"
+    assert pools.pool.exists(name=name, partition="Common")
+    m = pool.members_s.members.create(name="10.0.0.5:80", partition="Common")
+    assert m.address == "10.0.0.5"
+    pool.modify(description="modified")
+    assert pool.description == "modified"
+    pool.description = "updated"
+    pool.update()
+    loaded = pools.pool.load(name=name, partition="Common")
+    assert loaded.description == "updated"
+    assert len(loaded.members_s.get_collection()) == 1
+    assert any(p.name == name for p in pools.get_collection())
+    loaded.delete()
+    assert not pools.pool.exists(name=name, partition="Common")
+    with pytest.raises(iControlUnexpectedHTTPError) as e:
+        pools.pool.load(name=name, partition="Common")
+    assert e.value.response.status_code == 404
+
+
+def test_virtual_with_pool(mgmt, request):
+    sfx = request.node.callspec.id
+    mgmt.tm.ltm.pools.pool.create(name="vpool_" + sfx, partition="Common")
+    vs = mgmt.tm.ltm.virtuals.virtual.create(name="vs_" + sfx, partition="Common",
+                                             destination="10.9.9.9:80", pool="vpool_" + sfx)
+    assert vs.destination == "/Common/10.9.9.9:80"
+    assert vs.pool == "/Common/vpool_" + sfx
+    vs.modify(description="x")
+    vs.update()
+    vs.delete()
+
+
+def test_data_group_options(mgmt, request):
+    name = "dg_" + request.node.callspec.id
+    dgs = mgmt.tm.ltm.data_group.internals
+    dg = dgs.internal.create(name=name, partition="Common", type="string",
+                             records=[{"name": "k1", "data": "v1"}])
+    dg.modify(requests_params={"params": "options=records add { k2 { data v2 } }"})
+    assert {r["name"] for r in dg.records} == {"k1", "k2"}
+    dg.modify(requests_params={"params": "options=records delete { k1 }"})
+    assert [r["name"] for r in dg.records] == ["k2"]
+    dg.delete()
+
+
+def test_upload_and_ifile(mgmt, request, tmp_path):
+    sfx = request.node.callspec.id
+    path = tmp_path / f"ifile_{sfx}.txt"
+    path.write_bytes(os.urandom(600 * 1024))
+    mgmt.shared.file_transfer.uploads.upload_file(str(path))
+    f = mgmt.tm.sys.file.ifiles.ifile.create(
+        name="if_" + sfx, sourcePath=f"file:/var/config/rest/downloads/{path.name}")
+    assert f.kind == "tm:sys:file:ifile:ifilestate"
+    assert f.size == 600 * 1024
+    assert f.checksum.startswith(f"SHA1:{600 * 1024}:")
+
+
+def test_token_timeout(server):
+    mgmt = ManagementRoot(server.host, server.user, server.password, port=server.port,
+                          token=True, verify=False)
+    mgmt.tm.sys.provision.get_collection()
+    tok = mgmt.icrs.token
+    t = mgmt.shared.authz.tokens_s.token.load(name=tok)
+    t.modify(timeout=3600)
+    assert t.timeout == 3600
