@@ -219,3 +219,88 @@ fn router_survives_fuzz_seeds() {
     }
     assert!(n >= 5, "seed corpus present");
 }
+
+#[tokio::test]
+async fn health_monitors_take_failing_members_out_of_rotation() {
+    let dir = tempfile::tempdir().unwrap();
+    let topo = Arc::new(Recording::default());
+    let cfg = MgmtConfig {
+        data_dir: dir.path().to_path_buf(),
+        ..Default::default()
+    };
+    let (st, _) = mgmt::open(cfg, topo.clone(), Some("pw-apply-test".into())).unwrap();
+    let app = mgmt::router(st.clone());
+    // A member that answers HTTP, and an address where nothing listens.
+    let up = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let up_addr = up.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        loop {
+            let Ok((mut s, _)) = up.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let mut buf = [0u8; 1024];
+                let _ = s.read(&mut buf).await;
+                let _ = s
+                    .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nhealthy")
+                    .await;
+            });
+        }
+    });
+    let down_addr = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap()
+    };
+    let (s, b) = call(&app, "POST", "/mgmt/tm/ltm/monitor/http", Some(json!({"name": "hm", "send": "GET / HTTP/1.0\\r\\n\\r\\n", "recv": "200 OK", "interval": 1, "timeout": 2}))).await;
+    assert_eq!(s, 200, "{b}");
+    let members = json!([{"name": up_addr.to_string()}, {"name": down_addr.to_string()}]);
+    let (s, b) = call(
+        &app,
+        "POST",
+        "/mgmt/tm/ltm/pool",
+        Some(json!({"name": "p", "monitor": "hm", "members": members})),
+    )
+    .await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["monitor"], "/Common/hm");
+    call(
+        &app,
+        "POST",
+        "/mgmt/tm/ltm/virtual",
+        Some(json!({"name": "v", "destination": "127.0.0.1:18081", "pool": "p"})),
+    )
+    .await;
+    assert!(
+        topo.last()[0].upstreams.iter().all(|u| u.healthy),
+        "unchecked members start in rotation"
+    );
+    assert_eq!(
+        st.probe_members().await,
+        1,
+        "next round after the monitor interval"
+    );
+    let mut health: Vec<(String, bool)> = topo.last()[0]
+        .upstreams
+        .iter()
+        .map(|u| (u.url.clone(), u.healthy))
+        .collect();
+    health.sort();
+    let mut want = vec![
+        (format!("http://{up_addr}"), true),
+        (format!("http://{down_addr}"), false),
+    ];
+    want.sort();
+    assert_eq!(health, want);
+    // A recv string the member never sends takes it down too.
+    call(
+        &app,
+        "PATCH",
+        "/mgmt/tm/ltm/monitor/http/hm",
+        Some(json!({"recv": "never-sent"})),
+    )
+    .await;
+    st.probe_members().await;
+    assert!(topo.last()[0].upstreams.iter().all(|u| !u.healthy));
+    server.abort();
+}

@@ -12,6 +12,7 @@ pub mod dispatch;
 pub mod engine;
 pub mod error;
 pub mod kinds;
+pub mod monitor;
 pub mod names;
 pub mod objects;
 pub mod query;

@@ -156,7 +156,9 @@ pub async fn run(args: ServeArgs, topology: Arc<dyn Topology>) -> Result<(), Str
     if let Some(dns) = args.dns_listen {
         println!("portcullis: DNS listener requested on {dns} (served by the dns module)");
     }
+    let monitors = tokio::spawn(st.clone().run_monitors());
     serve(listener, tls, super::router(st), shutdown_signal()).await;
+    monitors.abort();
     Ok(())
 }
 
