@@ -114,6 +114,19 @@ pub fn dispatch(
         peer: peer.to_string(),
         token,
     };
+    let coordination = parts
+        .headers
+        .get("x-f5-rest-coordination-id")
+        .and_then(|v| v.to_str().ok());
+    if let Some(id) = coordination
+        && !ctx.path.starts_with("/mgmt/tm/transaction")
+        && matches!(
+            ctx.method,
+            http::Method::POST | http::Method::PUT | http::Method::PATCH | http::Method::DELETE
+        )
+    {
+        return objects::transaction::enqueue(&ctx, id.trim(), parts.uri.query(), body);
+    }
     for r in objects::ROUTES {
         if ctx.path == r.path || (r.prefix && ctx.path.starts_with(&format!("{}/", r.path))) {
             return (r.handler)(&ctx, body);

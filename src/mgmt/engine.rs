@@ -1,26 +1,18 @@
 //! The generic object engine: collection GET (with `$filter`/`$select`/`$top`/`$skip` and
 //! `expandSubcollections`), POST, object GET/PUT/PATCH/DELETE for every registered kind.
-//! Every write is one store transaction (durable before the answer); data-plane kinds re-apply
-//! the topology after the commit. Imports: `store`, `mgmt::{error,kinds,names,reply,state}`.
+//! Every write is one store transaction (`ops.rs`, durable before the answer); data-plane kinds
+//! re-apply the topology after the commit. Imports: `store`, `mgmt::{error,kinds,names,ops,reply,state}`.
 
 use http::{Method, StatusCode};
 use serde_json::{Map, Value, json};
 
 use super::error::{MgmtError, MgmtResult};
-use super::kinds::{Coll, Prep, Target, str_field};
+use super::kinds::{Coll, Target};
 use super::names::ObjName;
+use super::ops::{create_in, delete_in, parse_body, parse_object, touches_data_plane, update_in};
 use super::reply::Reply;
 use super::state::{Ctx, MgmtState};
-use crate::store::{Table, WriteTx};
-
-/// Keys a client may send back (f5-sdk PUTs the whole object) but never sets.
-const READ_ONLY: &[&str] = &[
-    "kind",
-    "selfLink",
-    "generation",
-    "fullPath",
-    "lastUpdateMicros",
-];
+use crate::store::Table;
 
 /// Dispatches one request on a registered kind.
 pub fn handle(ctx: &Ctx<'_>, target: Target, body: &[u8]) -> MgmtResult<Reply> {
@@ -44,43 +36,6 @@ pub fn handle(ctx: &Ctx<'_>, target: Target, body: &[u8]) -> MgmtResult<Reply> {
     }
 }
 
-/// Parses a JSON object body; anything else is the part-7 invalid-JSON 400.
-pub fn parse_object(body: &[u8]) -> MgmtResult<Map<String, Value>> {
-    match serde_json::from_slice::<Value>(body) {
-        Ok(Value::Object(m)) => Ok(m),
-        _ => Err(MgmtError::invalid_json()),
-    }
-}
-
-/// Boolean pairs of which a client sends only one (`disabled: true` replaces `enabled: true`).
-const PAIRS: &[(&str, &str)] = &[
-    ("enabled", "disabled"),
-    ("online", "offline"),
-    ("vlansEnabled", "vlansDisabled"),
-];
-
-/// Merges `incoming` over `base`, dropping the partner of any boolean pair `incoming` sets.
-fn merge(mut base: Map<String, Value>, incoming: Map<String, Value>) -> Map<String, Value> {
-    for (a, b) in PAIRS {
-        if incoming.contains_key(*a) {
-            base.remove(*b);
-        }
-        if incoming.contains_key(*b) {
-            base.remove(*a);
-        }
-    }
-    base.extend(incoming);
-    base
-}
-
-fn strip_read_only(m: &mut Map<String, Value>) {
-    m.retain(|k, v| {
-        let link_only =
-            k.ends_with("Reference") && v.get("items").is_none() && v.get("link").is_some();
-        !(READ_ONLY.contains(&k.as_str()) || link_only)
-    });
-}
-
 /// Reads a stored object or answers the real 404.
 pub fn load(st: &MgmtState, c: &Coll, n: &ObjName) -> MgmtResult<Map<String, Value>> {
     if let Some(p) = &c.parent
@@ -94,185 +49,35 @@ pub fn load(st: &MgmtState, c: &Coll, n: &ObjName) -> MgmtResult<Map<String, Val
     }
 }
 
-/// The next configuration generation (durable, monotonic).
-pub fn next_generation(tx: &mut WriteTx<'_>) -> MgmtResult<u64> {
-    let g = tx
-        .get(Table::Meta, "generation")?
-        .and_then(|v| v.as_u64())
-        .unwrap_or(0)
-        + 1;
-    tx.put(Table::Meta, "generation", &json!(g))?;
-    Ok(g)
-}
-
-/// Builds the stored form: identity keys first, then the attributes.
-fn identity(
-    st: &MgmtState,
-    c: &Coll,
-    n: &ObjName,
-    generation: u64,
-    attrs: Map<String, Value>,
-) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("kind".into(), json!(c.item_kind()));
-    m.insert("name".into(), json!(n.name));
-    if c.spec.partitioned {
-        m.insert("partition".into(), json!(n.partition));
-        if let Some(s) = &n.sub_path {
-            m.insert("subPath".into(), json!(s));
-        }
-    }
-    m.insert("fullPath".into(), json!(c.full_path(n)));
-    m.insert("generation".into(), json!(generation));
-    m.insert("selfLink".into(), json!(st.link(&c.key(n))));
-    for (k, v) in attrs {
-        if !matches!(k.as_str(), "name" | "partition" | "subPath") {
-            m.insert(k, v);
-        }
-    }
-    m
-}
-
 fn create(ctx: &Ctx<'_>, c: &Coll, body: &[u8]) -> MgmtResult<Reply> {
-    let mut attrs = parse_object(body)?;
-    strip_read_only(&mut attrs);
-    let raw_name = str_field(&attrs, "name")?
-        .ok_or_else(|| MgmtError::bad_request("The 'name' property is required."))?
-        .to_string();
-    let n = if c.spec.partitioned {
-        ObjName::from_body(
-            &raw_name,
-            str_field(&attrs, "partition")?,
-            str_field(&attrs, "subPath")?,
-        )?
-    } else {
-        c.name_of(&raw_name)?
-    };
-    let key = c.key(&n);
-    let st = ctx.st;
-    let obj = st.store.write(|tx| {
-        if let Some(p) = &c.parent
-            && tx.get(Table::Objects, &p.key)?.is_none()
-        {
-            return Err(MgmtError::not_found(p.spec.label, &p.name.full_path()));
-        }
-        if tx.get(Table::Objects, &key)?.is_some() {
-            return Err(MgmtError::exists(
-                c.spec.label,
-                &c.full_path(&n),
-                &n.partition,
-            ));
-        }
-        let merged = merge(defaults(c), attrs);
-        commit(st, tx, c, &n, &key, merged, true, &ctx.user.name)
-    })?;
-    after_write(st, c);
+    let attrs = parse_object(body)?;
+    let obj = ctx
+        .st
+        .store
+        .write(|tx| create_in(ctx.st, tx, &ctx.user.name, c, attrs))?;
+    after_write(ctx.st, c);
     Ok(Reply::json(output(ctx, c, obj)))
 }
 
 fn write(ctx: &Ctx<'_>, c: &Coll, n: &ObjName, body: &[u8], patch: bool) -> MgmtResult<Reply> {
-    let mut attrs = if body.iter().all(u8::is_ascii_whitespace) && patch {
-        Map::new()
-    } else {
-        parse_object(body)?
-    };
-    strip_read_only(&mut attrs);
-    let key = c.key(n);
-    let st = ctx.st;
-    let options = ctx.query.options.clone();
-    let obj = st.store.write(|tx| {
-        let Some(Value::Object(existing)) = tx.get(Table::Objects, &key)? else {
-            return Err(MgmtError::not_found(c.spec.label, &c.full_path(n)));
-        };
-        let merged = if patch {
-            let custom = match c.spec.patch {
-                Some(f) => {
-                    let mut probe = existing.clone();
-                    let prep = Prep {
-                        st,
-                        tx: &mut *tx,
-                        obj: &mut probe,
-                        name: n,
-                        user: &ctx.user.name,
-                        key: &key,
-                        parent: c.parent.as_ref(),
-                        created: false,
-                    };
-                    f(&prep, &attrs, options.as_deref())?
-                }
-                None => None,
-            };
-            match custom {
-                Some(m) => m,
-                None => merge(existing, attrs),
-            }
-        } else {
-            merge(defaults(c), attrs)
-        };
-        let mut merged = merged;
-        strip_read_only(&mut merged);
-        commit(st, tx, c, n, &key, merged, false, &ctx.user.name)
-    })?;
-    after_write(st, c);
+    let attrs = parse_body(body, patch)?;
+    let options = ctx.query.options.as_deref();
+    let obj = ctx
+        .st
+        .store
+        .write(|tx| update_in(ctx.st, tx, &ctx.user.name, c, n, attrs, patch, options))?;
+    after_write(ctx.st, c);
     Ok(Reply::json(output(ctx, c, obj)))
 }
 
-/// Runs the kind's `prepare`, stamps identity and generation, and stores the object.
-#[allow(clippy::too_many_arguments)]
-pub fn commit(
-    st: &MgmtState,
-    tx: &mut WriteTx<'_>,
-    c: &Coll,
-    n: &ObjName,
-    key: &str,
-    mut attrs: Map<String, Value>,
-    created: bool,
-    user: &str,
-) -> MgmtResult<Map<String, Value>> {
-    (c.spec.prepare)(&mut Prep {
-        st,
-        tx: &mut *tx,
-        obj: &mut attrs,
-        name: n,
-        user,
-        key,
-        parent: c.parent.as_ref(),
-        created,
-    })?;
-    let generation = next_generation(tx)?;
-    let obj = identity(st, c, n, generation, attrs);
-    tx.put(Table::Objects, key, &Value::Object(obj.clone()))?;
-    Ok(obj)
-}
-
 fn delete(ctx: &Ctx<'_>, c: &Coll, n: &ObjName) -> MgmtResult<Reply> {
-    let key = c.key(n);
-    let st = ctx.st;
-    st.store.write(|tx| {
-        if tx.get(Table::Objects, &key)?.is_none() {
-            return Err(MgmtError::not_found(c.spec.label, &c.full_path(n)));
-        }
-        (c.spec.before_delete)(st, tx, n)?;
-        for k in tx.keys(Table::Objects, &format!("{key}/"))? {
-            tx.delete(Table::Objects, &k)?;
-        }
-        tx.delete(Table::Objects, &key)?;
-        next_generation(tx)?;
-        Ok::<_, MgmtError>(())
-    })?;
-    after_write(st, c);
+    ctx.st.store.write(|tx| delete_in(ctx.st, tx, c, n))?;
+    after_write(ctx.st, c);
     Ok(Reply::empty(StatusCode::OK))
 }
 
-fn defaults(c: &Coll) -> Map<String, Value> {
-    match (c.spec.defaults)() {
-        Value::Object(m) => m,
-        _ => Map::new(),
-    }
-}
-
 fn after_write(st: &MgmtState, c: &Coll) {
-    if c.spec.data_plane || c.parent.as_ref().is_some_and(|p| p.spec.data_plane) {
+    if touches_data_plane(c) {
         st.reapply();
     }
 }

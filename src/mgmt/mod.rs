@@ -15,6 +15,7 @@ pub mod kinds;
 pub mod monitor;
 pub mod names;
 pub mod objects;
+pub mod ops;
 pub mod query;
 pub mod reply;
 pub mod roles;

@@ -7,11 +7,11 @@ use rand::RngExt as _;
 use serde_json::{Map, Value, json};
 
 use super::auth::put_user;
-use super::engine::commit;
 use super::error::MgmtResult;
 use super::kinds::{Coll, KindSpec};
 use super::names::ObjName;
 use super::objects::{misc, profile, sys_file};
+use super::ops::commit;
 use super::roles::Role;
 use super::state::MgmtState;
 use crate::store::Table;

@@ -39,3 +39,19 @@ def test_errors_surface(big):
         big.load("/mgmt/tm/util/bash")
     with pytest.raises(RESTAPIError):
         big.create("/mgmt/tm/ltm/pool", {"name": "../x"})
+
+
+def test_transaction_is_atomic(big, request):
+    sfx = request.node.callspec.id
+    with big:
+        big.create("/mgmt/tm/ltm/pool", {"name": f"tx_a_{sfx}"})
+        big.create("/mgmt/tm/ltm/pool", {"name": f"tx_b_{sfx}", "members": [{"name": "10.1.1.1:80"}]})
+        assert not big.exist(f"/mgmt/tm/ltm/pool/tx_a_{sfx}"), "queued, not yet applied"
+    assert big.exist(f"/mgmt/tm/ltm/pool/tx_a_{sfx}")
+    assert big.exist(f"/mgmt/tm/ltm/pool/tx_b_{sfx}")
+    big.transaction_create()
+    big.create("/mgmt/tm/ltm/pool", {"name": f"tx_c_{sfx}"})
+    big.create("/mgmt/tm/ltm/pool", {"name": f"tx_a_{sfx}"})  # duplicate: fails at commit
+    with pytest.raises(RESTAPIError):
+        big.transaction_commit()
+    assert not big.exist(f"/mgmt/tm/ltm/pool/tx_c_{sfx}"), "nothing of a failed transaction applies"

@@ -7,10 +7,10 @@ use http::Method;
 use serde_json::{Map, Value, json};
 
 use crate::mgmt::auth::put_user;
-use crate::mgmt::engine::{next_generation, parse_object};
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::kinds::str_field;
 use crate::mgmt::names::check_name;
+use crate::mgmt::ops::{next_generation, parse_object};
 use crate::mgmt::reply::Reply;
 use crate::mgmt::roles::{Role, denied};
 use crate::mgmt::state::{Ctx, MgmtState};

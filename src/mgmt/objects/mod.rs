@@ -11,6 +11,7 @@ pub mod rule;
 pub mod sys;
 pub mod sys_file;
 pub mod tokens;
+pub mod transaction;
 pub mod upload;
 pub mod util;
 pub mod virtual_server;
@@ -107,6 +108,11 @@ pub static ROUTES: &[Route] = &[
         path: "/mgmt/tm/auth/user",
         prefix: true,
         handler: auth_user::handle,
+    },
+    Route {
+        path: "/mgmt/tm/transaction",
+        prefix: true,
+        handler: transaction::handle,
     },
     Route {
         path: "/mgmt/tm/util/bash",

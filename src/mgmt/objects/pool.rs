@@ -6,10 +6,10 @@ use std::net::IpAddr;
 
 use serde_json::{Map, Value, json};
 
-use crate::mgmt::engine::commit;
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::kinds::{Coll, KindSpec, Prep, str_field};
 use crate::mgmt::names::{ObjName, full_path_of};
+use crate::mgmt::ops::commit;
 use crate::mgmt::state::MgmtState;
 use crate::store::{Table, WriteTx};
 

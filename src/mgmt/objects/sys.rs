@@ -6,8 +6,8 @@
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::mgmt::engine::parse_object;
 use crate::mgmt::error::{MgmtError, MgmtResult};
+use crate::mgmt::ops::parse_object;
 use crate::mgmt::reply::Reply;
 use crate::mgmt::roles::Role;
 use crate::mgmt::state::Ctx;

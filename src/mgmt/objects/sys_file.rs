@@ -13,10 +13,10 @@ use rustls_pki_types::pem::PemObject;
 use serde_json::{Map, Value, json};
 use sha1::{Digest, Sha1};
 
-use crate::mgmt::engine::{commit, parse_object};
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::kinds::{Coll, KindSpec, Prep, str_field};
 use crate::mgmt::names::{ObjName, check_name};
+use crate::mgmt::ops::{commit, parse_object};
 use crate::mgmt::reply::Reply;
 use crate::mgmt::state::{Ctx, MgmtState};
 use crate::store::Table;

@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::mgmt::engine::{children, parse_object};
+use crate::mgmt::engine::children;
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::kinds::str_field;
+use crate::mgmt::ops::parse_object;
 use crate::mgmt::reply::Reply;
 use crate::mgmt::roles::{Role, denied};
 use crate::mgmt::state::Ctx;
