@@ -304,3 +304,58 @@ async fn health_monitors_take_failing_members_out_of_rotation() {
     assert!(topo.last()[0].upstreams.iter().all(|u| !u.healthy));
     server.abort();
 }
+
+static WIDGET: mgmt::kinds::KindSpec = mgmt::kinds::KindSpec {
+    path: "/mgmt/tm/asm/widgets",
+    label: "Widget",
+    ..mgmt::kinds::KindSpec::BASE
+};
+
+fn hello(ctx: &mgmt::state::Ctx<'_>, _: &[u8]) -> mgmt::MgmtResult<mgmt::reply::Reply> {
+    Ok(mgmt::reply::Reply::json(json!({"hello": ctx.user.name})))
+}
+
+static HELLO: [mgmt::dispatch::Route; 1] = [mgmt::dispatch::Route {
+    path: "/mgmt/shared/hello",
+    prefix: false,
+    handler: hello,
+}];
+
+#[tokio::test]
+async fn other_modules_extend_the_surface_with_the_same_auth_and_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = MgmtConfig {
+        data_dir: dir.path().to_path_buf(),
+        ..Default::default()
+    };
+    let (st, _) = mgmt::open(
+        cfg,
+        Arc::new(Recording::default()),
+        Some("pw-apply-test".into()),
+    )
+    .unwrap();
+    static KINDS: [&mgmt::kinds::KindSpec; 1] = [&WIDGET];
+    st.extend(&HELLO, &KINDS);
+    let app = mgmt::router(st);
+    let (s, b) = call(&app, "GET", "/mgmt/shared/hello", None).await;
+    assert_eq!((s, b), (StatusCode::OK, json!({"hello": "admin"})));
+    let (s, b) = call(
+        &app,
+        "POST",
+        "/mgmt/tm/asm/widgets",
+        Some(json!({"name": "w1"})),
+    )
+    .await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["kind"], "tm:asm:widgets:widgetsstate");
+    let (s, b) = call(&app, "GET", "/mgmt/tm/asm/widgets/~Common~nope", None).await;
+    assert_eq!(s, 404);
+    assert_eq!(
+        b["message"],
+        "01020036:3: The requested Widget (/Common/nope) was not found."
+    );
+    let req = Request::get("/mgmt/shared/hello")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(app.clone().oneshot(req).await.unwrap().status(), 401);
+}

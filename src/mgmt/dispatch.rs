@@ -127,12 +127,13 @@ pub fn dispatch(
     {
         return objects::transaction::enqueue(&ctx, id.trim(), parts.uri.query(), body);
     }
-    for r in objects::ROUTES {
+    let extra = st.extensions.read().routes.clone();
+    for r in extra.iter().copied().chain(objects::ROUTES.iter()) {
         if ctx.path == r.path || (r.prefix && ctx.path.starts_with(&format!("{}/", r.path))) {
             return (r.handler)(&ctx, body);
         }
     }
-    match kinds::resolve(&segs[..])? {
+    match kinds::resolve(st, &segs[..])? {
         Some(t) => engine::handle(&ctx, t, body),
         None => Err(MgmtError::no_such_uri(&ctx.path)),
     }

@@ -153,11 +153,14 @@ pub enum Target {
     Object(Coll, ObjName),
 }
 
-/// Resolves a percent-decoded path (segments, no trailing slash) against the registry.
-pub fn resolve(segs: &[String]) -> MgmtResult<Option<Target>> {
+/// Resolves a percent-decoded path (segments, no trailing slash) against the registry and the
+/// kinds other modules registered (`MgmtState::extend`).
+pub fn resolve(st: &MgmtState, segs: &[String]) -> MgmtResult<Option<Target>> {
     let path = format!("/{}", segs.join("/"));
+    let extra = st.extensions.read().kinds.clone();
     let best = objects::REGISTRY
         .iter()
+        .chain(extra.iter())
         .filter(|s| path == s.path || path.starts_with(&format!("{}/", s.path)))
         .max_by_key(|s| s.path.len());
     let Some(spec) = best else { return Ok(None) };

@@ -10,6 +10,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::auth::{AuthCache, User};
+use super::dispatch::Route;
+use super::kinds::KindSpec;
 use super::query::Query;
 use crate::proxy::topology::Topology;
 use crate::store::{Store, Table};
@@ -70,9 +72,28 @@ pub struct MgmtState {
     pub apply_lock: Mutex<()>,
     /// Member health as the monitors see it, by member key (absent = up).
     pub member_down: RwLock<HashMap<String, String>>,
+    /// Routes and kinds registered by other modules (ASM policies and tasks, AS3, central tasks).
+    pub extensions: RwLock<Extensions>,
+}
+
+/// What other modules add to the `/mgmt` surface; see [`MgmtState::extend`].
+#[derive(Clone, Default)]
+pub struct Extensions {
+    /// Fixed routes, matched before the built-in ones.
+    pub routes: Vec<&'static Route>,
+    /// Object kinds served by the generic engine.
+    pub kinds: Vec<&'static KindSpec>,
 }
 
 impl MgmtState {
+    /// Adds routes and kinds (e.g. `/mgmt/tm/asm/...`, `/mgmt/shared/appsvcs/...`, `/mgmt/cm/...`);
+    /// they get the same authentication, role check, error objects and engine.
+    pub fn extend(&self, routes: &'static [Route], kinds: &'static [&'static KindSpec]) {
+        let mut e = self.extensions.write();
+        e.routes.extend(routes.iter());
+        e.kinds.extend(kinds.iter().copied());
+    }
+
     /// `https://localhost<path>?ver=<version>`.
     pub fn link(&self, path: &str) -> String {
         format!("https://localhost{path}?ver={}", self.cfg.version)

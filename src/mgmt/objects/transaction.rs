@@ -195,7 +195,7 @@ fn commit(ctx: &Ctx<'_>, id: &str, body: &[u8]) -> MgmtResult<Reply> {
                     "{method} {p} cannot run in a transaction."
                 )))
             };
-            let c = match (method, resolve(&segs).map_err(fail)?) {
+            let c = match (method, resolve(st, &segs).map_err(fail)?) {
                 ("POST", Some(Target::Collection(c))) => {
                     create_in(st, tx, user, &c, attrs).map_err(fail)?;
                     c
