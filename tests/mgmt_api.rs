@@ -320,6 +320,14 @@ async fn roles_are_enforced_with_the_part7_message() {
         .await;
     assert_eq!(st, 200, "{b}");
     assert_eq!(b["session"], "user-disabled");
+    let (st, _) = op
+        .req(
+            Method::PATCH,
+            "/mgmt/tm/ltm/pool/~Common~p/members/~Common~10.0.0.1:80",
+            Some(json!({"address": "10.9.9.9"})),
+        )
+        .await;
+    assert_eq!(st, 401, "operators only enable/disable");
     let (st, _) = op.req(Method::DELETE, "/mgmt/tm/ltm/pool/p", None).await;
     assert_eq!(st, 401);
     // Everyone may change their own password, nobody else's role.

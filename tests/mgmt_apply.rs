@@ -292,6 +292,22 @@ async fn health_monitors_take_failing_members_out_of_rotation() {
     ];
     want.sort();
     assert_eq!(health, want);
+    let (_, m) = call(
+        &app,
+        "GET",
+        &format!("/mgmt/tm/ltm/pool/p/members/~Common~{down_addr}"),
+        None,
+    )
+    .await;
+    assert_eq!(m["state"], "down", "{m}");
+    let (_, m) = call(
+        &app,
+        "GET",
+        &format!("/mgmt/tm/ltm/pool/p/members/~Common~{up_addr}"),
+        None,
+    )
+    .await;
+    assert_eq!(m["state"], "up", "{m}");
     // A recv string the member never sends takes it down too.
     call(
         &app,

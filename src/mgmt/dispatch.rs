@@ -101,7 +101,9 @@ pub fn dispatch(
         return objects::tokens::login(st, &parts.headers, body, peer);
     }
     let (user, token) = st.authenticate(&parts.headers, &path, peer)?;
-    if !roles::allowed(user.role, &user.name, &parts.method, &path) {
+    if !roles::allowed(user.role, &user.name, &parts.method, &path)
+        || !roles::operator_body_ok(user.role, &path, body)
+    {
         return Err(roles::denied(&user.name, &parts.method, &path, peer));
     }
     let ctx = Ctx {

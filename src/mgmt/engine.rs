@@ -23,6 +23,10 @@ pub fn handle(ctx: &Ctx<'_>, target: Target, body: &[u8]) -> MgmtResult<Reply> {
             Some(msg) => Err(MgmtError::new(StatusCode::FORBIDDEN, msg).api(1)),
             None => Err(MgmtError::method_not_allowed(ctx.method.as_str(), &c.path)),
         },
+        (&Method::DELETE, Target::Collection(c)) => match ctx.query.options.as_deref() {
+            Some(glob) => delete_matching(ctx, &c, glob),
+            None => Err(MgmtError::method_not_allowed("DELETE", &c.path)),
+        },
         (&Method::GET, Target::Object(c, n)) => {
             let obj = load(ctx.st, &c, &n)?;
             Ok(Reply::json(ctx.query.project(output(ctx, &c, obj))))
@@ -73,6 +77,36 @@ fn write(ctx: &Ctx<'_>, c: &Coll, n: &ObjName, body: &[u8], patch: bool) -> Mgmt
 fn delete(ctx: &Ctx<'_>, c: &Coll, n: &ObjName) -> MgmtResult<Reply> {
     ctx.st.store.write(|tx| delete_in(ctx.st, tx, c, n))?;
     after_write(ctx.st, c);
+    Ok(Reply::empty(StatusCode::OK))
+}
+
+/// `DELETE <collection>?options=<glob>` (f5-sdk `delete_collection`): every object whose name
+/// matches, in one transaction.
+fn delete_matching(ctx: &Ctx<'_>, c: &Coll, glob: &str) -> MgmtResult<Reply> {
+    let names: Vec<ObjName> = children(ctx.st, &c.path)?
+        .iter()
+        .filter(|o| {
+            o.get("name")
+                .and_then(Value::as_str)
+                .is_some_and(|n| super::query::glob(glob, n))
+        })
+        .filter_map(|o| {
+            o.get("fullPath").and_then(Value::as_str).and_then(|fp| {
+                c.name_of(&fp.replace('/', "~"))
+                    .ok()
+                    .or_else(|| c.name_of(fp).ok())
+            })
+        })
+        .collect();
+    ctx.st.store.write(|tx| {
+        for n in &names {
+            delete_in(ctx.st, tx, c, n)?;
+        }
+        Ok::<_, MgmtError>(())
+    })?;
+    if !names.is_empty() {
+        after_write(ctx.st, c);
+    }
     Ok(Reply::empty(StatusCode::OK))
 }
 

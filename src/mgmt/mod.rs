@@ -51,6 +51,7 @@ pub fn open(
         engines: Default::default(),
         apply_lock: Default::default(),
         member_down: Default::default(),
+        member_up: Default::default(),
         extensions: Default::default(),
     });
     let generated = seed::first_start(&st, admin_password)?;

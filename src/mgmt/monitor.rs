@@ -272,11 +272,18 @@ impl MgmtState {
             });
         }
         let mut down = HashMap::new();
+        let mut up = std::collections::HashSet::new();
         while let Some(Ok((key, fail))) = set.join_next().await {
-            if let Some(reason) = fail {
-                down.insert(key, reason);
+            match fail {
+                Some(reason) => {
+                    down.insert(key, reason);
+                }
+                None => {
+                    up.insert(key);
+                }
             }
         }
+        *self.member_up.write() = up;
         let changed = *self.member_down.read() != down;
         if changed {
             *self.member_down.write() = down;

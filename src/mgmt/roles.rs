@@ -76,6 +76,28 @@ pub fn allowed(role: Role, user: &str, method: &Method, path: &str) -> bool {
     }
 }
 
+/// Operators may only enable/disable members and nodes: a PATCH body with any other property
+/// (on an ltm path) is refused like a missing right. Other roles and paths are unaffected.
+pub fn operator_body_ok(role: Role, path: &str, body: &[u8]) -> bool {
+    if role != Role::Operator || !path.starts_with("/mgmt/tm/ltm/") {
+        return true;
+    }
+    const ALLOWED: &[&str] = &[
+        "session",
+        "state",
+        "name",
+        "partition",
+        "fullPath",
+        "kind",
+        "selfLink",
+        "generation",
+    ];
+    match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(serde_json::Value::Object(m)) => m.keys().all(|k| ALLOWED.contains(&k.as_str())),
+        _ => true,
+    }
+}
+
 /// The part-7 401 for an authenticated user lacking rights.
 pub fn denied(user: &str, method: &Method, path: &str, peer: &str) -> MgmtError {
     let resource = path.strip_prefix("/mgmt").unwrap_or(path);

@@ -72,6 +72,8 @@ pub struct MgmtState {
     pub apply_lock: Mutex<()>,
     /// Member health as the monitors see it, by member key (absent = up).
     pub member_down: RwLock<HashMap<String, String>>,
+    /// Members whose monitors passed in the last round.
+    pub member_up: RwLock<std::collections::HashSet<String>>,
     /// Routes and kinds registered by other modules (ASM policies and tasks, AS3, central tasks).
     pub extensions: RwLock<Extensions>,
 }

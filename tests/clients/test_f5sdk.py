@@ -83,3 +83,14 @@ def test_token_timeout(server):
     t = mgmt.shared.authz.tokens_s.token.load(name=tok)
     t.modify(timeout=3600)
     assert t.timeout == 3600
+
+
+def test_delete_collection(mgmt, request):
+    sfx = request.node.callspec.id
+    for i in range(3):
+        mgmt.tm.ltm.pools.pool.create(name=f"gone_{sfx}_{i}", partition="Common")
+    mgmt.tm.ltm.pools.pool.create(name=f"kept_{sfx}", partition="Common")
+    mgmt.tm.ltm.pools.delete_collection(requests_params={"params": f"options=gone_{sfx}_*"})
+    names = {p.name for p in mgmt.tm.ltm.pools.get_collection()}
+    assert f"kept_{sfx}" in names
+    assert not any(n.startswith(f"gone_{sfx}_") for n in names)

@@ -29,6 +29,7 @@ pub static MEMBERS: KindSpec = KindSpec {
     label: "Pool Member",
     defaults: member_defaults,
     prepare: prepare_member,
+    decorate: member_state,
     data_plane: true,
     ..KindSpec::BASE
 };
@@ -216,6 +217,28 @@ fn prepare_member(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
         }
     }
     Ok(())
+}
+
+/// Shows the monitors' verdict: `state` `up`/`down` (with `monitorStatus`) unless forced by the user.
+fn member_state(st: &MgmtState, obj: &mut Map<String, Value>) {
+    let Some(key) = obj
+        .get("selfLink")
+        .and_then(Value::as_str)
+        .and_then(|l| l.strip_prefix("https://localhost"))
+        .map(|l| l.split('?').next().unwrap_or_default().to_string())
+    else {
+        return;
+    };
+    if obj.get("state").and_then(Value::as_str) == Some("user-down") {
+        return;
+    }
+    if let Some(reason) = st.member_down.read().get(&key) {
+        obj.insert("state".into(), json!("down"));
+        obj.insert("monitorStatus".into(), json!(reason));
+    } else if st.member_up.read().contains(&key) {
+        obj.insert("state".into(), json!("up"));
+        obj.insert("monitorStatus".into(), json!("up"));
+    }
 }
 
 fn prepare_node(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
