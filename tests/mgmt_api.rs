@@ -213,6 +213,21 @@ async fn login_tokens_and_lockout() {
     assert_eq!(r.status(), 401);
     let b: Value = r.json().await.unwrap();
     assert_error(&b[0], 401);
+    // Another authentication source: the part-7 "service unavailable" 401, in an array.
+    let r = c
+        .post(format!("{}/mgmt/shared/authn/login", s.base))
+        .json(&json!({"username": "admin", "password": PASS, "loginProviderName": "ldap"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401);
+    let b: Value = r.json().await.unwrap();
+    assert_error(&b[0], 401);
+    assert_eq!(
+        b[0]["message"],
+        "Unable to process request /tm/auth/source. Service is unavailable."
+    );
+    assert!(b[0].get("apiError").is_none());
     // Lockout of a separate user after 5 failures: even the right password is refused.
     let (st, _) = api.req(Method::POST, "/mgmt/tm/auth/user", Some(json!({"name": "lock", "password": "Right-pass1", "partitionAccess": [{"name": "all-partitions", "role": "guest"}]}))).await;
     assert_eq!(st, 200);

@@ -54,11 +54,11 @@ pub fn login(
         .unwrap_or("tmos")
         .to_string();
     if !matches!(provider.as_str(), "tmos" | "local") {
+        // Only local authentication exists here: any other source (ldap, radius, ...) gets the
+        // part-7 "service unavailable" answer.
         return Err(fail(MgmtError::new(
             StatusCode::UNAUTHORIZED,
-            format!(
-                "Unable to process request /tm/auth/source. Login provider {provider} is not available."
-            ),
+            "Unable to process request /tm/auth/source. Service is unavailable.",
         )));
     }
     let u = st.check_password(&user, &pass).map_err(fail)?;
@@ -74,7 +74,19 @@ pub fn login(
         "kind": "shared:authz:tokens:authtokenitemstate",
         "selfLink": format!("https://localhost/mgmt/shared/authz/tokens/{tok}"),
     });
-    st.store.write(|tx| tx.put(Table::Tokens, &tok, &rec))?;
+    let expired: Vec<String> = st
+        .store
+        .list(Table::Tokens, "")?
+        .into_iter()
+        .filter(|(_, v)| v["expirationMicros"].as_u64().unwrap_or(0) <= now)
+        .map(|(k, _)| k)
+        .collect();
+    st.store.write(|tx| {
+        for k in &expired {
+            tx.delete(Table::Tokens, k)?;
+        }
+        tx.put(Table::Tokens, &tok, &rec)
+    })?;
     Ok(Reply::json(json!({
         "username": u.name,
         "loginReference": {"link": format!("https://localhost/mgmt/cm/system/authn/providers/{provider}/login")},
