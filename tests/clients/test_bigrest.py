@@ -32,6 +32,10 @@ def test_upload(big, request, tmp_path):
     f = big.create("/mgmt/tm/sys/file/ifile",
                    {"name": path.name, "sourcePath": f"file:/var/config/rest/downloads/{path.name}"})
     assert f.properties["size"] == 1024 * 1024 + 4096
+    out = tmp_path / "back" / path.name
+    out.parent.mkdir()
+    big.download("/mgmt/shared/file-transfer/downloads", str(out))
+    assert out.read_bytes() == path.read_bytes()
 
 
 def test_errors_surface(big):

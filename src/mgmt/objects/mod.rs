@@ -4,6 +4,7 @@
 
 pub mod auth_user;
 pub mod data_group;
+pub mod download;
 pub mod misc;
 pub mod pool;
 pub mod profile;
@@ -108,6 +109,11 @@ pub static ROUTES: &[Route] = &[
         path: "/mgmt/tm/auth/user",
         prefix: true,
         handler: auth_user::handle,
+    },
+    Route {
+        path: "/mgmt/shared/file-transfer/downloads",
+        prefix: true,
+        handler: download::handle,
     },
     Route {
         path: "/mgmt/tm/transaction",
