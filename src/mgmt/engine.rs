@@ -34,7 +34,8 @@ pub fn handle(ctx: &Ctx<'_>, target: Target, body: &[u8]) -> MgmtResult<Reply> {
         (&Method::PUT, Target::Object(c, n)) => write(ctx, &c, &n, body, false),
         (&Method::PATCH, Target::Object(c, n)) => write(ctx, &c, &n, body, true),
         (&Method::DELETE, Target::Object(c, n)) => delete(ctx, &c, &n),
-        (m, Target::Collection(c) | Target::Object(c, _)) => {
+        (&Method::GET, Target::Stats(c, n)) => stats(ctx, &c, &n),
+        (m, Target::Collection(c) | Target::Object(c, _) | Target::Stats(c, _)) => {
             Err(MgmtError::method_not_allowed(m.as_str(), &c.path))
         }
     }
@@ -178,6 +179,65 @@ pub fn output(ctx: &Ctx<'_>, c: &Coll, mut obj: Map<String, Value>) -> Value {
     }
     (c.spec.decorate)(ctx.st, &mut obj);
     Value::Object(obj)
+}
+
+/// `GET <object>/stats`: the object's status as `nestedStats` entries (bigrest `show`, f5-sdk
+/// `stats.load()`): `tmName`, `status.*` from the listener or monitor state, member counts for pools.
+fn stats(ctx: &Ctx<'_>, c: &Coll, n: &ObjName) -> MgmtResult<Reply> {
+    let obj = load(ctx.st, c, n)?;
+    let out = output(ctx, c, obj);
+    let key = c.key(n);
+    let last = c.kind_base.rsplit(':').next().unwrap_or_default();
+    let mut entries = serde_json::Map::new();
+    entries.insert("tmName".into(), json!({"description": c.full_path(n)}));
+    if let Some(st) = out.get("status").and_then(Value::as_object) {
+        for (k, v) in st {
+            entries.insert(format!("status.{k}"), json!({"description": v}));
+        }
+    }
+    if let Some(msub) = c.spec.subs.iter().find(|s| s.path == "members") {
+        let members: Vec<Value> = children(ctx.st, &format!("{key}/members"))?
+            .into_iter()
+            .map(|m| {
+                output(
+                    ctx,
+                    &Coll {
+                        spec: msub,
+                        path: format!("{key}/members"),
+                        kind_base: format!("{}:members", c.kind_base),
+                        parent: None,
+                    },
+                    m,
+                )
+            })
+            .collect();
+        let active = members
+            .iter()
+            .filter(|m| {
+                m["state"] != "down" && m["state"] != "user-down" && m["session"] != "user-disabled"
+            })
+            .count();
+        entries.insert("memberCnt".into(), json!({"value": members.len()}));
+        entries.insert("activeMemberCnt".into(), json!({"value": active}));
+        let avail = if members.is_empty() {
+            "unknown"
+        } else if active > 0 {
+            "available"
+        } else {
+            "offline"
+        };
+        entries.insert(
+            "status.availabilityState".into(),
+            json!({"description": avail}),
+        );
+    }
+    let link = format!("https://localhost{key}/stats");
+    Ok(Reply::json(json!({
+        "kind": format!("{}:{last}stats", c.kind_base),
+        "generation": out.get("generation").cloned().unwrap_or(json!(0)),
+        "selfLink": ctx.st.link(&format!("{key}/stats")),
+        "entries": {link: {"nestedStats": {"entries": entries}}},
+    })))
 }
 
 fn camel(s: &str) -> String {

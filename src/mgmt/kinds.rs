@@ -151,6 +151,8 @@ impl Coll {
 pub enum Target {
     Collection(Coll),
     Object(Coll, ObjName),
+    /// `<object>/stats`.
+    Stats(Coll, ObjName),
 }
 
 /// Resolves a percent-decoded path (segments, no trailing slash) against the registry and the
@@ -177,6 +179,10 @@ pub fn resolve(st: &MgmtState, segs: &[String]) -> MgmtResult<Option<Target>> {
         [obj] => {
             let n = coll.name_of(obj)?;
             Target::Object(coll, n)
+        }
+        [obj, stats] if stats == "stats" => {
+            let n = coll.name_of(obj)?;
+            Target::Stats(coll, n)
         }
         [obj, sub, tail @ ..] if tail.len() <= 1 => {
             let Some(sub_spec) = spec.subs.iter().find(|s| s.path == sub) else {

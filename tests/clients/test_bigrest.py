@@ -59,3 +59,11 @@ def test_transaction_is_atomic(big, request):
     with pytest.raises(RESTAPIError):
         big.transaction_commit()
     assert not big.exist(f"/mgmt/tm/ltm/pool/tx_c_{sfx}"), "nothing of a failed transaction applies"
+
+
+def test_show_stats(big, request):
+    name = "stats_" + request.node.callspec.id
+    big.create("/mgmt/tm/ltm/pool", {"name": name, "members": [{"name": "10.2.2.2:80"}]})
+    stats = big.show(f"/mgmt/tm/ltm/pool/~Common~{name}")
+    assert stats.properties["memberCnt"]["value"] == 1
+    assert stats.properties["tmName"]["description"] == f"/Common/{name}"
