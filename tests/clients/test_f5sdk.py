@@ -94,3 +94,27 @@ def test_delete_collection(mgmt, request):
     names = {p.name for p in mgmt.tm.ltm.pools.get_collection()}
     assert f"kept_{sfx}" in names
     assert not any(n.startswith(f"gone_{sfx}_") for n in names)
+
+
+def test_tls_virtual_from_uploaded_cert_and_key(mgmt, server, request):
+    sfx = request.node.callspec.id
+    for src, ext in (("admin-cert.pem", "crt"), ("admin-key.pem", "key")):
+        path = os.path.join(server.data_dir, src)
+        target = os.path.join(os.path.dirname(path), f"site_{sfx}.{ext}")
+        with open(path, "rb") as f, open(target, "wb") as g:
+            g.write(f.read())
+        mgmt.shared.file_transfer.uploads.upload_file(target)
+    cert = mgmt.tm.sys.file.ssl_certs.ssl_cert.create(
+        name=f"site_{sfx}.crt", sourcePath=f"file:/var/config/rest/downloads/site_{sfx}.crt")
+    assert cert.fingerprint.startswith("SHA256/")
+    mgmt.tm.sys.file.ssl_keys.ssl_key.create(
+        name=f"site_{sfx}.key", sourcePath=f"file:/var/config/rest/downloads/site_{sfx}.key")
+    prof = mgmt.tm.ltm.profile.client_ssls.client_ssl.create(
+        name=f"cssl_{sfx}", cert=f"/Common/site_{sfx}.crt", key=f"site_{sfx}.key")
+    assert prof.kind == "tm:ltm:profile:client-ssl:client-sslstate"
+    assert prof.key == f"/Common/site_{sfx}.key"
+    vs = mgmt.tm.ltm.virtuals.virtual.create(
+        name=f"tls_{sfx}", destination="10.3.3.3:443",
+        profiles=[{"name": "tcp", "context": "all"}, {"name": f"cssl_{sfx}", "context": "clientside"}])
+    names = sorted(p.name for p in vs.profiles_s.get_collection())
+    assert names == sorted(["tcp", f"cssl_{sfx}"])
