@@ -775,6 +775,24 @@ async fn uploads_ifiles_and_certificate_install() {
         )
         .await;
     assert_eq!(st, 400);
+    // PUT points the iFile at a new upload.
+    let r = up("data2.bin", "0-2/3", b"abc".to_vec()).await.unwrap();
+    assert_eq!(r.status(), 200);
+    let (st, f2) = api
+        .req(
+            Method::PUT,
+            "/mgmt/tm/sys/file/ifile/~Common~if1",
+            Some(json!({"sourcePath": "file:/var/config/rest/downloads/data2.bin"})),
+        )
+        .await;
+    assert_eq!(st, 200, "{f2}");
+    assert_eq!(f2["size"], 3);
+    assert_eq!(f2["revision"], 2);
+    assert_eq!(f2["createTime"], f["createTime"]);
+    assert_eq!(
+        f2["checksum"],
+        "SHA1:3:a9993e364706816aba3e25717850c26c9cd0d89d"
+    );
     // ASM upload path works the same way.
     let r = api
         .c
