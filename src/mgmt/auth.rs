@@ -24,6 +24,11 @@ use super::state::MgmtState;
 use crate::store::{Table, WriteTx};
 use crate::support::now_micros;
 
+/// Failure counters kept at most (beyond, only active lockouts are kept).
+const MAX_TRACKED: usize = 10_000;
+/// Verified credentials cached at most (the cache is cleared when full).
+const MAX_VERIFIED: usize = 10_000;
+
 /// An authenticated user.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct User {
@@ -131,7 +136,12 @@ impl MgmtState {
         let ok = !hash.is_empty() && (cached || verify_hash(password, hash));
         match (ok, role) {
             (true, Some(role)) => {
-                self.auth.verified.lock().insert(digest, hash.to_string());
+                let mut v = self.auth.verified.lock();
+                if v.len() >= MAX_VERIFIED {
+                    v.clear();
+                }
+                v.insert(digest, hash.to_string());
+                drop(v);
                 self.auth.failures.lock().remove(name);
                 Ok(User {
                     name: name.to_string(),
@@ -140,6 +150,11 @@ impl MgmtState {
             }
             _ => {
                 let mut f = self.auth.failures.lock();
+                if f.len() >= MAX_TRACKED {
+                    // Bounded memory under a spray of user names: keep only current lockouts.
+                    let now = Instant::now();
+                    f.retain(|_, (_, until)| until.is_some_and(|u| u > now));
+                }
                 let e = f.entry(name.to_string()).or_insert((0, None));
                 e.0 += 1;
                 if e.0 >= attempts {
