@@ -61,6 +61,12 @@ pub fn admin_tls(
                 std::fs::write(&c, ck.cert.pem()).map_err(|e| format!("{}: {e}", c.display()))?;
                 std::fs::write(&k, ck.signing_key.serialize_pem())
                     .map_err(|e| format!("{}: {e}", k.display()))?;
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::PermissionsExt as _;
+                    std::fs::set_permissions(&k, std::fs::Permissions::from_mode(0o600))
+                        .map_err(|e| format!("{}: {e}", k.display()))?;
+                }
             }
             (c, k)
         }
