@@ -11,6 +11,9 @@
 
 pub mod dns;
 pub mod demo;
+//! - [`mgmt`]: the `/mgmt` REST surface. Imports `store`, `support`, `proxy::topology`, `waf::Engine`.
+
+pub mod mgmt;
 pub mod proxy;
 pub mod soap;
 pub mod store;

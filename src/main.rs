@@ -1,5 +1,9 @@
 //! The `portcullis` command line: the only place that knows every module.
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
@@ -17,14 +21,67 @@ struct Cli {
 enum Command {
     /// Print the version.
     Version,
+    /// Run a controller: the /mgmt admin API over HTTPS, state in a data directory.
+    Serve(ServeCmd),
+}
+
+#[derive(clap::Args)]
+struct ServeCmd {
+    /// JSON configuration file (flags override it).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Address of the HTTPS admin API (default 127.0.0.1:8443).
+    #[arg(long)]
+    admin_listen: Option<SocketAddr>,
+    /// Data directory (store, certificate, uploaded files).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// Address of the DNS listener (UDP and TCP).
+    #[arg(long)]
+    dns_listen: Option<SocketAddr>,
+}
+
+fn serve(cmd: ServeCmd) -> Result<(), String> {
+    let file = match &cmd.config {
+        Some(p) => portcullis::mgmt::server::ServeConfig::load(p)?,
+        None => Default::default(),
+    };
+    let mut mgmt = file.mgmt.unwrap_or_default();
+    if let Some(d) = cmd.data_dir.or(file.data_dir) {
+        mgmt.data_dir = d;
+    }
+    let args = portcullis::mgmt::server::ServeArgs {
+        admin_listen: cmd
+            .admin_listen
+            .or(file.admin_listen)
+            .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8443))),
+        dns_listen: cmd.dns_listen.or(file.dns_listen),
+        tls_cert: file.tls_cert,
+        tls_key: file.tls_key,
+        mgmt,
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let topology = Arc::new(portcullis::mgmt::apply::DetachedTopology);
+    rt.block_on(portcullis::mgmt::server::run(args, topology))
 }
 
 fn main() -> std::process::ExitCode {
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
     match cli.command {
         Command::Version => {
             println!("portcullis {}", env!("CARGO_PKG_VERSION"));
             std::process::ExitCode::SUCCESS
         }
+        Command::Serve(cmd) => match serve(cmd) {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("portcullis serve: {e}");
+                std::process::ExitCode::FAILURE
+            }
+        },
     }
 }

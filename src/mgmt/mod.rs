@@ -1,0 +1,81 @@
+//! The `/mgmt` REST surface of a controller: router, authentication and roles, the part-7 error
+//! object, the generic object engine with a table-driven registry of kinds (one file per kind
+//! under `objects/`), and the apply path that turns configuration into data-plane listeners.
+//!
+//! Imports: `store`, `support`, and `proxy`/`waf` only through `proxy::topology` and
+//! `waf::{Engine, CompiledPolicy}`. Entry points: [`open`] (state over a data directory),
+//! [`router`] (the axum router), [`server::serve`] (HTTPS listener), [`fuzz_request`].
+
+pub mod apply;
+pub mod auth;
+pub mod dispatch;
+pub mod engine;
+pub mod error;
+pub mod kinds;
+pub mod monitor;
+pub mod names;
+pub mod objects;
+pub mod ops;
+pub mod query;
+pub mod reply;
+pub mod roles;
+pub mod seed;
+pub mod server;
+pub mod state;
+
+use std::sync::Arc;
+
+pub use dispatch::{Peer, router};
+pub use error::{MgmtError, MgmtResult};
+pub use state::{MgmtConfig, MgmtState};
+
+use crate::proxy::topology::Topology;
+use crate::store::Store;
+
+/// Opens the management state over `cfg.data_dir`: the store, first-start seeding (machine id,
+/// built-in profiles and monitors, the `admin` user with `admin_password` when it does not
+/// exist yet), then one apply of the stored configuration. Returns the state and, when the admin
+/// user was created with a generated password, that password (to print once).
+pub fn open(
+    cfg: MgmtConfig,
+    topology: Arc<dyn Topology>,
+    admin_password: Option<String>,
+) -> MgmtResult<(Arc<MgmtState>, Option<String>)> {
+    let store = Arc::new(Store::open(&cfg.data_dir)?);
+    let st = Arc::new(MgmtState {
+        store,
+        cfg,
+        topology,
+        auth: auth::AuthCache::default(),
+        listener_errors: Default::default(),
+        engines: Default::default(),
+        apply_lock: Default::default(),
+        member_down: Default::default(),
+        member_up: Default::default(),
+        extensions: Default::default(),
+    });
+    let generated = seed::first_start(&st, admin_password)?;
+    st.reapply();
+    Ok((st, generated))
+}
+
+/// Drives the router with one request made from arbitrary bytes (the fuzz target): the first
+/// line is `METHOD PATH`, the second an optional `Authorization` value, the rest the body.
+pub fn fuzz_request(st: &MgmtState, data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut lines = text.splitn(3, '\n');
+    let first = lines.next().unwrap_or_default();
+    let auth = lines.next().unwrap_or_default();
+    let body = lines.next().unwrap_or_default();
+    let (method, path) = first.split_once(' ').unwrap_or(("GET", first));
+    let Ok(method) = http::Method::from_bytes(method.as_bytes()) else {
+        return;
+    };
+    let mut b = http::Request::builder().method(method).uri(path);
+    if let Ok(v) = http::HeaderValue::from_str(auth.trim()) {
+        b = b.header(http::header::AUTHORIZATION, v);
+    }
+    let Ok(req) = b.body(()) else { return };
+    let (parts, ()) = req.into_parts();
+    let _ = dispatch::dispatch(st, &parts, body.as_bytes(), "127.0.0.1");
+}

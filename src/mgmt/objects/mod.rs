@@ -1,0 +1,133 @@
+//! One file per `/mgmt` object kind or surface. `REGISTRY` lists the kinds served by the
+//! generic engine; `ROUTES` the fixed endpoints with their own handlers (checked first).
+//! Imports: `mgmt::*`, `store`, `support`.
+
+pub mod auth_user;
+pub mod data_group;
+pub mod download;
+pub mod misc;
+pub mod pool;
+pub mod profile;
+pub mod rule;
+pub mod sys;
+pub mod sys_file;
+pub mod tokens;
+pub mod transaction;
+pub mod upload;
+pub mod util;
+pub mod virtual_server;
+
+use super::dispatch::Route;
+use super::kinds::KindSpec;
+
+/// Every kind served by the generic engine.
+pub static REGISTRY: &[&KindSpec] = &[
+    &pool::POOL,
+    &pool::NODE,
+    &virtual_server::VIRTUAL,
+    &virtual_server::VIRTUAL_ADDRESS,
+    &profile::TCP,
+    &profile::UDP,
+    &profile::HTTP,
+    &profile::CLIENT_SSL,
+    &profile::SERVER_SSL,
+    &profile::MONITOR_HTTP,
+    &profile::MONITOR_HTTPS,
+    &profile::MONITOR_TCP,
+    &rule::RULE,
+    &data_group::INTERNAL,
+    &sys_file::IFILE,
+    &sys_file::SSL_CERT,
+    &sys_file::SSL_KEY,
+    &misc::DEVICE_GROUP,
+    &misc::DISTRIBUTED_APP,
+];
+
+/// Fixed endpoints, matched before the registry.
+pub static ROUTES: &[Route] = &[
+    Route {
+        path: "/mgmt/shared/authz/tokens",
+        prefix: true,
+        handler: tokens::handle,
+    },
+    Route {
+        path: "/mgmt/shared/echo-query",
+        prefix: false,
+        handler: sys::echo,
+    },
+    Route {
+        path: "/mgmt/shared/identified-devices/config/device-info",
+        prefix: false,
+        handler: sys::device_info,
+    },
+    Route {
+        path: "/mgmt/shared/file-transfer/uploads",
+        prefix: true,
+        handler: upload::handle,
+    },
+    Route {
+        path: "/mgmt/shared/file-transfer/ucs-uploads",
+        prefix: true,
+        handler: upload::handle,
+    },
+    Route {
+        path: "/mgmt/tm/asm/file-transfer/uploads",
+        prefix: true,
+        handler: upload::handle,
+    },
+    Route {
+        path: "/mgmt/tm/sys",
+        prefix: false,
+        handler: sys::sys_root,
+    },
+    Route {
+        path: "/mgmt/tm/sys/version",
+        prefix: false,
+        handler: sys::version,
+    },
+    Route {
+        path: "/mgmt/tm/sys/provision",
+        prefix: true,
+        handler: sys::provision,
+    },
+    Route {
+        path: "/mgmt/tm/sys/license",
+        prefix: false,
+        handler: sys::license,
+    },
+    Route {
+        path: "/mgmt/tm/sys/crypto/cert",
+        prefix: false,
+        handler: sys_file::crypto_install,
+    },
+    Route {
+        path: "/mgmt/tm/sys/crypto/key",
+        prefix: false,
+        handler: sys_file::crypto_install,
+    },
+    Route {
+        path: "/mgmt/tm/auth/user",
+        prefix: true,
+        handler: auth_user::handle,
+    },
+    Route {
+        path: "/mgmt/shared/file-transfer/downloads",
+        prefix: true,
+        handler: download::handle,
+    },
+    Route {
+        path: "/mgmt/tm/transaction",
+        prefix: true,
+        handler: transaction::handle,
+    },
+    Route {
+        path: "/mgmt/tm/util/bash",
+        prefix: false,
+        handler: util::bash,
+    },
+    Route {
+        path: "/mgmt/tm",
+        prefix: false,
+        handler: util::tm_command,
+    },
+];

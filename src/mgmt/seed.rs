@@ -1,0 +1,135 @@
+//! First start: the machine id, the `admin` user, and the built-in objects every controller has
+//! (`/Common/tcp`, `udp`, `http`, `clientssl` with `default.crt`/`default.key`, `serverssl`,
+//! monitors `http`, `https`, `tcp`, the `device_trust_group`). Runs once per data directory.
+//! Imports: `mgmt::*`, `store`.
+
+use rand::RngExt as _;
+use serde_json::{Map, Value, json};
+
+use super::auth::put_user;
+use super::error::MgmtResult;
+use super::kinds::{Coll, KindSpec};
+use super::names::ObjName;
+use super::objects::{misc, profile, sys_file};
+use super::ops::commit;
+use super::roles::Role;
+use super::state::MgmtState;
+use crate::store::Table;
+
+fn coll(spec: &'static KindSpec) -> Coll {
+    Coll {
+        spec,
+        path: spec.path.to_string(),
+        kind_base: spec.path.trim_start_matches("/mgmt/").replace('/', ":"),
+        parent: None,
+    }
+}
+
+/// A random password of 20 characters from an unambiguous alphabet.
+pub fn random_password() -> String {
+    const ALPHA: &[u8] = b"abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+    let mut r = rand::rng();
+    (0..20)
+        .map(|_| ALPHA[r.random_range(0..ALPHA.len())] as char)
+        .collect()
+}
+
+/// Seeds what is missing; returns the generated admin password if one was generated.
+pub fn first_start(st: &MgmtState, admin_password: Option<String>) -> MgmtResult<Option<String>> {
+    let mut generated = None;
+    if st.store.get(Table::Users, "admin")?.is_none() {
+        let pw = match admin_password.filter(|p| !p.is_empty()) {
+            Some(p) => p,
+            None => {
+                let p = random_password();
+                generated = Some(p.clone());
+                p
+            }
+        };
+        st.store.write(|tx| {
+            put_user(
+                tx,
+                "admin",
+                Role::Admin,
+                &pw,
+                &json!({"description": "Admin User"}),
+            )
+        })?;
+    }
+    if st.meta("machineId").is_none() {
+        let b: [u8; 16] = rand::rng().random();
+        let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+        let id = format!(
+            "{}-{}-4{}-a{}-{}",
+            &h[0..8],
+            &h[8..12],
+            &h[13..16],
+            &h[17..20],
+            &h[20..32]
+        );
+        st.store
+            .write(|tx| tx.put(Table::Meta, "machineId", &json!(id)))?;
+    }
+    if st.meta("seeded").is_some() {
+        return Ok(generated);
+    }
+    // default.crt / default.key: the admin certificate, so the default client-ssl profile works.
+    let dl = st.downloads_dir();
+    let cert = st.cfg.data_dir.join("admin-cert.pem");
+    let key = st.cfg.data_dir.join("admin-key.pem");
+    let mut files = Vec::new();
+    if let (Ok(c), Ok(k)) = (std::fs::read(&cert), std::fs::read(&key)) {
+        sys_file::write_durably(&dl.join("default.crt"), &c)?;
+        sys_file::write_durably(&dl.join("default.key"), &k)?;
+        files = vec![
+            (&sys_file::SSL_CERT, "default.crt"),
+            (&sys_file::SSL_KEY, "default.key"),
+        ];
+    }
+    st.store.write(|tx| {
+        let mut put = |spec: &'static KindSpec, name: &str, attrs: Value| -> MgmtResult<()> {
+            let c = coll(spec);
+            let n = ObjName::common(name);
+            let key = c.key(&n);
+            if tx.get(Table::Objects, &key)?.is_some() {
+                return Ok(());
+            }
+            let mut m = match (spec.defaults)() {
+                Value::Object(m) => m,
+                _ => Map::new(),
+            };
+            if let Value::Object(a) = attrs {
+                m.extend(a);
+            }
+            commit(st, tx, &c, &n, &key, m, true, "admin").map(|_| ())
+        };
+        for (spec, name) in &files {
+            put(
+                spec,
+                name,
+                json!({"sourcePath": format!("file:{}{}", sys_file::DOWNLOADS, name)}),
+            )?;
+        }
+        put(&profile::TCP, "tcp", json!({"defaultsFrom": "none"}))?;
+        put(&profile::UDP, "udp", json!({"defaultsFrom": "none"}))?;
+        put(&profile::HTTP, "http", json!({"defaultsFrom": "none"}))?;
+        let ssl = if files.is_empty() {
+            json!({})
+        } else {
+            json!({"cert": "/Common/default.crt", "key": "/Common/default.key", "chain": "none"})
+        };
+        put(&profile::CLIENT_SSL, "clientssl", ssl)?;
+        put(&profile::SERVER_SSL, "serverssl", json!({}))?;
+        put(&profile::MONITOR_HTTP, "http", json!({}))?;
+        put(&profile::MONITOR_HTTPS, "https", json!({}))?;
+        put(&profile::MONITOR_TCP, "tcp", json!({}))?;
+        put(
+            &misc::DEVICE_GROUP,
+            "device_trust_group",
+            json!({"type": "sync-only"}),
+        )?;
+        tx.put(Table::Meta, "seeded", &json!(true))?;
+        Ok::<_, super::error::MgmtError>(())
+    })?;
+    Ok(generated)
+}
