@@ -7,12 +7,11 @@
 //! - [`demo`]: the built-in demo upstreams of `portcullis demo`. Imports `waf`, `support`.
 //! - [`store`]: the embedded crash-safe configuration store. Imports `support`.
 //! - [`dns`]: DNS zones, zone-file text, the DNS listener. Imports `store`, `support`.
+//! - [`mgmt`]: the `/mgmt` REST surface. Imports `store`, `support`, `proxy::topology`, `waf::Engine`.
 //! - [`soap`]: the iControl SOAP portal for DNS zones. Imports `dns`, `store`, `support`.
 
-pub mod dns;
 pub mod demo;
-//! - [`mgmt`]: the `/mgmt` REST surface. Imports `store`, `support`, `proxy::topology`, `waf::Engine`.
-
+pub mod dns;
 pub mod mgmt;
 pub mod proxy;
 pub mod soap;

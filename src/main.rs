@@ -65,7 +65,39 @@ fn serve(cmd: ServeCmd) -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     let topology = Arc::new(portcullis::mgmt::apply::DetachedTopology);
-    rt.block_on(portcullis::mgmt::server::run(args, topology))
+    rt.block_on(portcullis::mgmt::server::run(
+        args,
+        topology,
+        Box::new(soap_and_dns),
+    ))
+}
+
+/// Mounts the SOAP portal on the admin API (users checked against the /mgmt user store) and starts
+/// the DNS listener serving the same zones, when `--dns-listen` is given.
+fn soap_and_dns(
+    st: Arc<portcullis::mgmt::MgmtState>,
+    dns_listen: Option<SocketAddr>,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<axum::Router, String>> + Send>> {
+    Box::pin(async move {
+        use portcullis::{dns, soap};
+        let zones = dns::ZoneCatalog::load(&st.store).map_err(|e| e.to_string())?;
+        if let Some(addr) = dns_listen {
+            let server = dns::DnsServer::bind(addr)
+                .await
+                .map_err(|e| format!("DNS listener {addr}: {e}"))?;
+            let local = server.local_addr().map_err(|e| e.to_string())?;
+            println!("portcullis: DNS listener on {local} (UDP and TCP)");
+            tokio::spawn(server.run(zones.clone(), std::future::pending()));
+        }
+        let users = st.clone();
+        let auth: soap::Authenticator =
+            Arc::new(move |user, pass| users.check_password(user, pass).is_ok());
+        Ok(soap::router(soap::SoapState::new(
+            st.store.clone(),
+            zones,
+            auth,
+        )))
+    })
 }
 
 fn main() -> std::process::ExitCode {

@@ -139,8 +139,23 @@ pub struct ServeArgs {
     pub mgmt: MgmtConfig,
 }
 
+/// What `main` mounts beside `/mgmt` once the state is open (the SOAP portal) and starts with the API
+/// (the DNS listener on `dns_listen`): a router merged in front of the `/mgmt` router.
+pub type Attach = Box<
+    dyn FnOnce(
+            Arc<super::MgmtState>,
+            Option<SocketAddr>,
+        ) -> std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<axum::Router, String>> + Send>,
+        > + Send,
+>;
+
 /// Runs a controller's admin API until SIGINT/SIGTERM.
-pub async fn run(args: ServeArgs, topology: Arc<dyn Topology>) -> Result<(), String> {
+pub async fn run(
+    args: ServeArgs,
+    topology: Arc<dyn Topology>,
+    attach: Attach,
+) -> Result<(), String> {
     let tls = admin_tls(
         &args.mgmt.data_dir,
         args.tls_cert.as_deref(),
@@ -159,11 +174,15 @@ pub async fn run(args: ServeArgs, topology: Arc<dyn Topology>) -> Result<(), Str
         .map_err(|e| format!("admin listener {}: {e}", args.admin_listen))?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     println!("portcullis: admin API listening on https://{local}/mgmt");
-    if let Some(dns) = args.dns_listen {
-        println!("portcullis: DNS listener requested on {dns} (served by the dns module)");
-    }
+    let extra = attach(st.clone(), args.dns_listen).await?;
     let monitors = tokio::spawn(st.clone().run_monitors());
-    serve(listener, tls, super::router(st), shutdown_signal()).await;
+    serve(
+        listener,
+        tls,
+        extra.merge(super::router(st)),
+        shutdown_signal(),
+    )
+    .await;
     monitors.abort();
     Ok(())
 }

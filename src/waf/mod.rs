@@ -7,8 +7,8 @@
 
 pub mod engine;
 pub mod event;
-pub mod openapi;
 pub mod grpc;
+pub mod openapi;
 pub mod policy;
 pub mod resolver;
 pub mod response;
