@@ -7,6 +7,8 @@
 
 pub mod engine;
 pub mod event;
+pub mod injection;
+pub mod normalize;
 pub mod policy;
 pub mod resolver;
 pub mod response;

@@ -1,0 +1,182 @@
+//! The compiled matchers: one overlapping aho-corasick literal prefilter per [`Target`], confirming
+//! regexes run only on a literal hit, an always-run `RegexSet` for signatures without a literal, and the
+//! tokenizer signatures (SQLi/XSS) gated by cheap byte checks.
+//!
+//! Imports: `aho-corasick`, `regex`, the parent module, `waf::injection`, `waf::normalize`.
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
+use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
+
+use super::Target;
+use super::db::{Engine, SigDef};
+use crate::waf::injection;
+use crate::waf::normalize;
+
+/// Compiled-program size limit of one confirming regex (bytes of the compiled NFA).
+pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// Lazy-DFA cache limit of one confirming regex.
+pub const REGEX_DFA_LIMIT: usize = 2 << 20;
+
+/// A compile error naming the signature.
+#[derive(Debug, thiserror::Error)]
+#[error("signature {id}: {message}")]
+pub struct CompileError {
+    pub id: u32,
+    pub message: String,
+}
+
+#[derive(Default)]
+struct TargetMatcher {
+    /// Literal prefilter; pattern index → signature index in `pat_sig`.
+    ac: Option<AhoCorasick>,
+    pat_sig: Vec<usize>,
+    /// Signatures with a regex and no literal.
+    always: Option<RegexSet>,
+    always_sig: Vec<usize>,
+    /// Tokenizer signatures: (signature index, engine).
+    engines: Vec<(usize, Engine)>,
+}
+
+/// All targets' matchers plus the per-signature confirming regexes.
+pub struct Matcher {
+    targets: Vec<TargetMatcher>,
+    confirm: Vec<Option<Regex>>,
+    ids: Vec<u32>,
+}
+
+fn build_regex(id: u32, pattern: &str) -> Result<Regex, CompileError> {
+    RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .unicode(false)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_DFA_LIMIT)
+        .build()
+        .map_err(|e| CompileError {
+            id,
+            message: e.to_string(),
+        })
+}
+
+impl Matcher {
+    pub fn compile(defs: &[SigDef]) -> Result<Matcher, CompileError> {
+        let mut confirm = Vec::with_capacity(defs.len());
+        for d in defs {
+            confirm.push(match &d.regex {
+                Some(p) => Some(build_regex(d.id, p)?),
+                None => None,
+            });
+        }
+        let mut targets = Vec::with_capacity(Target::ALL.len());
+        for &t in Target::ALL {
+            let mut tm = TargetMatcher::default();
+            let mut lits: Vec<&str> = Vec::new();
+            let mut always_pats: Vec<&str> = Vec::new();
+            for (i, d) in defs.iter().enumerate() {
+                if !d.targets.contains(&t) {
+                    continue;
+                }
+                match d.engine {
+                    Engine::Sqli | Engine::Xss => tm.engines.push((i, d.engine.clone())),
+                    Engine::Pattern if d.literals.is_empty() => {
+                        if let Some(p) = &d.regex {
+                            always_pats.push(p);
+                            tm.always_sig.push(i);
+                        }
+                    }
+                    Engine::Pattern => {
+                        for l in &d.literals {
+                            lits.push(l);
+                            tm.pat_sig.push(i);
+                        }
+                    }
+                }
+            }
+            if !lits.is_empty() {
+                let ac = AhoCorasickBuilder::new()
+                    .match_kind(MatchKind::Standard)
+                    .ascii_case_insensitive(true)
+                    .build(&lits)
+                    .map_err(|e| CompileError {
+                        id: 0,
+                        message: format!("literal automaton: {e}"),
+                    })?;
+                tm.ac = Some(ac);
+            }
+            if !always_pats.is_empty() {
+                let set = RegexSetBuilder::new(&always_pats)
+                    .case_insensitive(true)
+                    .unicode(false)
+                    .size_limit(REGEX_SIZE_LIMIT * 4)
+                    .dfa_size_limit(REGEX_DFA_LIMIT * 4)
+                    .build()
+                    .map_err(|e| CompileError {
+                        id: 0,
+                        message: format!("always-run set: {e}"),
+                    })?;
+                tm.always = Some(set);
+            }
+            targets.push(tm);
+        }
+        Ok(Matcher {
+            targets,
+            confirm,
+            ids: defs.iter().map(|d| d.id).collect(),
+        })
+    }
+
+    /// Pushes onto `hits` the ids of the signatures for `target` matching `value` (or its
+    /// de-obfuscated variant), each at most once, in database order.
+    pub fn scan(&self, target: Target, value: &[u8], hits: &mut Vec<u32>) {
+        let Some(tm) = self.targets.get(target.index()) else {
+            return;
+        };
+        let mut matched = vec![false; self.ids.len()];
+        let variant = normalize::deobfuscate(value);
+        let b64 = normalize::base64_text(value);
+        let b64_variant = b64.as_deref().and_then(normalize::deobfuscate);
+        let mut views: Vec<&[u8]> = vec![value];
+        for v in [&variant, &b64, &b64_variant].into_iter().flatten() {
+            views.push(v);
+        }
+        for view in &views {
+            self.scan_view(tm, view, &mut matched);
+        }
+        for (i, m) in matched.iter().enumerate() {
+            if *m {
+                hits.push(self.ids[i]);
+            }
+        }
+    }
+
+    fn scan_view(&self, tm: &TargetMatcher, view: &[u8], matched: &mut [bool]) {
+        if let Some(ac) = &tm.ac {
+            let mut tried = vec![false; matched.len()];
+            for m in ac.find_overlapping_iter(view) {
+                let i = tm.pat_sig[m.pattern().as_usize()];
+                if matched[i] || tried[i] {
+                    continue;
+                }
+                tried[i] = true;
+                matched[i] = match &self.confirm[i] {
+                    Some(re) => re.is_match(view),
+                    None => true,
+                };
+            }
+        }
+        if let Some(set) = &tm.always {
+            for k in set.matches(view).iter() {
+                matched[tm.always_sig[k]] = true;
+            }
+        }
+        for (i, engine) in &tm.engines {
+            if matched[*i] {
+                continue;
+            }
+            matched[*i] = match engine {
+                Engine::Sqli => injection::is_sqli(view),
+                Engine::Xss => injection::is_xss(view),
+                Engine::Pattern => false,
+            };
+        }
+    }
+}
