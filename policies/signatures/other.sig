@@ -6,7 +6,7 @@ name: SSRF: URL to a loopback, private or link-local address
 type: Server-Side Request Forgery (SSRF)
 accuracy: medium
 risk: high
-targets: @values, header, param-name
+targets: @values, param-name
 literal: ://
 regex: \b(?:https?|gopher|dict|ftp|ftps|ldap|ldaps|tftp|sftp|jar|netdoc|smb|rtsp|ws|wss)://(?:[^/@\s]*@)?(?:localhost\b|127(?:\.\d{1,3}){1,3}\b|0(?:\.0){0,3}(?:[:/]|$)|0x7f[0-9a-f]*|2130706433\b|017700000001\b|0177\.|\[(?:0*:)*:?0*1?\]|\[::(?:ffff:)?[\d.]*\]|\[0:0:0:0:0:(?:ffff:)?[\d.:]*\]|169\.254\.\d{1,3}\.\d{1,3}|10\.\d{1,3}\.\d{1,3}\.\d{1,3}|192\.168\.\d{1,3}\.\d{1,3}|172\.(?:1[6-9]|2\d|3[01])\.\d{1,3}\.\d{1,3}|100\.100\.100\.200|metadata\.google\.internal|metadata\b|instance-data\b|(?:[\w-]+\.)*(?:localtest\.me|nip\.io|xip\.io|sslip\.io|burpcollaborator\.net|oastify\.com|interact\.sh|oast\.\w+)\b|[\w.-]*\.internal\b|[\w-]*kubernetes\.default)
 test: http://169.254.169.254/latest/meta-data/
@@ -63,7 +63,8 @@ literal: <!entity
 literal: <!doctype
 literal: <!element
 literal: <!attlist
-regex: <!entity\s+(?:%\s*)?[\w.-]+\s+(?:system|public)\b|<!entity\s+%|<!doctype\s+[\w:.-]+\s+(?:system|public)\s+["']|<!doctype\s+[\w:.-]+\s*\[[\s\S]*<!entity|<!entity\s+[\w.-]+\s+["'][\s\S]*&[\w.-]+;|<!(?:element|attlist)\s+[\w:.-]+\s[\s\S]*<!entity
+literal: utf-7
+regex: <\?xml[^>]{0,100}encoding\s*=\s*["']utf-7|<!entity\s+(?:%\s*)?[\w.-]+\s+(?:system|public)\b|<!entity\s+%|<!doctype\s+[\w:.-]+\s+(?:system|public)\s+["']|<!doctype\s+[\w:.-]+\s*\[[\s\S]*<!entity|<!entity\s+[\w.-]+\s+["'][\s\S]*&[\w.-]+;|<!(?:element|attlist)\s+[\w:.-]+\s[\s\S]*<!entity
 test: <!DOCTYPE foo [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><foo>&xxe;</foo>
 test: <!ENTITY % dtd SYSTEM "http://evil.example/x.dtd">
 pass: <!DOCTYPE html><html></html>
@@ -127,10 +128,12 @@ literal: \2a
 literal: \28
 literal: \29
 literal: \00
-regex: \)\s*\(\s*[|&!]|\*\s*\)\s*\(|\(\s*[|&!]\s*\(\s*[\w.-]+\s*[~<>]?=|[|&!]\s*\(\s*[\w.-]+\s*=\s*\*\s*\)|\(\s*objectclass\s*=|\)\s*\(\s*(?:cn|uid|mail|userpassword|sn|ou|dc|givenname|samaccountname|objectclass|memberof|description|telephonenumber|homedirectory)\s*[~<>]?=|^\s*\*\s*\)\s*[(|&]|^\*\)|\\(?:2a|28|29|00)[\s\S]*\\(?:2a|28|29|00)|^[\w.@-]*\*\)\s*\(
+literal: :=
+regex: \b[\w-]+(?::dn)?:\d+(?:\.\d+){2,}:=|\)\s*\(\s*[|&!]|\*\s*\)\s*\(|\(\s*[|&!]\s*\(\s*[\w.-]+\s*[~<>]?=|[|&!]\s*\(\s*[\w.-]+\s*=\s*\*\s*\)|\(\s*objectclass\s*=|\)\s*\(\s*(?:cn|uid|mail|userpassword|sn|ou|dc|givenname|samaccountname|objectclass|memberof|description|telephonenumber|homedirectory)\s*[~<>]?=|^\s*\*\s*\)\s*[(|&]|^\*\)|\\(?:2a|28|29|00)[\s\S]*\\(?:2a|28|29|00)|^[\w.@-]*\*\)\s*\(
 test: *)(uid=*))(|(uid=*
 test: admin)(&(password=*)
 test: *)(objectClass=*
+test: userPassword:2.5.13.18:=x
 pass: smile :-) (really)
 
 id: 300006008
@@ -162,7 +165,8 @@ literal: return
 literal: tojson
 literal: objectid
 literal: isodate
-regex: \bdb\s*\.\s*(?:\w+\s*\.\s*)?(?:find|findone|insert|update|remove|drop|getcollection|getcollectionnames|eval|runcommand|aggregate|count|distinct|mapreduce|getsiblingdb|adminCommand|createuser|dropdatabase)\w*\s*\(|\bthis\s*\.\s*\w+\s*(?:==|!=|\.match\s*\(|\.constructor|\.length\s*[<>=])|['"]\s*;\s*(?:sleep\s*\(\s*\d|return\s+(?:true|1|this)|while\s*\(|var\s+\w+\s*=)|\bmapreduce\b|\btojson\s*\(\s*this|;\s*return\s+['"]?\w*['"]?\s*==\s*['"]|\b(?:objectid|isodate)\s*\(\s*['"][\s\S]*\)\s*(?:\}|,)[\s\S]*\$
+literal: while
+regex: \bdo\s*\{[\s\S]{0,200}\}\s*while\s*\(|\bwhile\s*\(\s*(?:true|1|\w+\s*-\s*\w+\s*<)|\bdb\s*\.\s*(?:\w+\s*\.\s*)?(?:find|findone|insert|update|remove|drop|getcollection|getcollectionnames|eval|runcommand|aggregate|count|distinct|mapreduce|getsiblingdb|adminCommand|createuser|dropdatabase)\w*\s*\(|\bthis\s*\.\s*\w+\s*(?:==|!=|\.match\s*\(|\.constructor|\.length\s*[<>=])|['"]\s*;\s*(?:sleep\s*\(\s*\d|return\s+(?:true|1|this)|while\s*\(|var\s+\w+\s*=)|\bmapreduce\b|\btojson\s*\(\s*this|;\s*return\s+['"]?\w*['"]?\s*==\s*['"]|\b(?:objectid|isodate)\s*\(\s*['"][\s\S]*\)\s*(?:\}|,)[\s\S]*\$
 test: db.users.find()
 test: '; return true; var x='
 test: this.password.match(/.*/)
@@ -180,7 +184,9 @@ literal: %0a
 literal: %0d
 literal: %e5%98%8a
 literal: \u560a
-regex: (?:[\r\n]|%0[ad]|%e5%98%8[ad]|\\u560[ad]|\\r|\\n)+\s*(?:set-cookie|location|content-(?:type|length|disposition|security-policy|encoding)|x-[\w-]+|refresh|access-control-[\w-]+|http/\d|transfer-encoding|link|host|cookie|status|x-xss-protection|cache-control|connection|server|etag|last-modified|expires|vary|upgrade|authorization|www-authenticate)\s*:|(?:[\r\n]|%0[ad])+\s*(?:<\s*(?:html|script|body|svg|img)|http/1\.[01]\s+\d{3})
+literal: set-cookie
+literal: location
+regex: (?:[\r\n]|%0[ad]|%e5%98%8[ad]|\xe5\x98[\x8a\x8d]|\\u560[ad]|\\r|\\n)+\s*(?:set-cookie|location|content-(?:type|length|disposition|security-policy|encoding)|x-[\w-]+|refresh|access-control-[\w-]+|http/\d|transfer-encoding|link|host|cookie|status|x-xss-protection|cache-control|connection|server|etag|last-modified|expires|vary|upgrade|authorization|www-authenticate)\s*:|(?:[\r\n]|%0[ad])+\s*(?:<\s*(?:html|script|body|svg|img)|http/1\.[01]\s+\d{3})
 test: x\r\nSet-Cookie: a=b
 test: /%0d%0aLocation: http://evil.example
 pass: line one\nline two
@@ -204,7 +210,7 @@ name: Mail command injection: SMTP/IMAP/POP3 commands after a line break
 type: Mail Command Injection
 accuracy: high
 risk: high
-targets: @values, header, param-name
+targets: @values, header, url, param-name
 literal: \n
 literal: \r
 literal: %0a
@@ -327,3 +333,17 @@ regex: /phpmyadmin|/cgi-bin/[\w.-]*\.(?:sh|pl|cgi|bat|exe)\b|/actuator(?:/|$)(?:
 test: /vendor/phpunit/phpunit/src/Util/PHP/eval-stdin.php
 test: /cgi-bin/test.sh
 pass: /products/console-tables
+
+id: 300006016
+name: GraphQL introspection query
+type: Information Leakage
+accuracy: high
+risk: low
+targets: @values, header, url, param-name
+literal: __schema
+literal: introspectionquery
+literal: __type
+regex: \b__schema\s*\{|\bintrospectionquery\b|\b__type\s*\(\s*name\s*:
+test: {"query":"{__schema{types{name}}}"}
+test: query IntrospectionQuery { x }
+pass: schema version 2

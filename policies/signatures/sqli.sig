@@ -61,10 +61,11 @@ literal: truncate
 literal: shutdown
 literal: select
 literal: grant
-regex: ;\s*(?:drop\s+(?:table|database|user|view|procedure|function|index)|insert\s+into|update\s+\S+\s+set\b|delete\s+from|create\s+(?:table|user|database|procedure|function|trigger|view)|alter\s+(?:table|user|database)|exec(?:ute)?\s*[\s(@'"]|declare\s+@|truncate\s+(?:table\s+)?\w|shutdown\b|select\s+[\w*@(]|grant\s+\w)
+regex: ;\s*(?:drop\s+(?:table|database|user|view|procedure|function|index)|insert\s+into|update\s+\S+\s+set\b|delete\s+from|create\s+(?:table|user|database|procedure|function|trigger|view)|alter\s+(?:table|user|database)|exec(?:ute)?\s*(?:\(|@|'|"|master\b|xp_|sp_|\w+\s*['"@])|declare\s+@|truncate\s+(?:table\s+)?\w|shutdown\b|select\s+[\w*@(]|grant\s+\w)
 test: 1; DROP TABLE users
 test: x'; insert into admins values('a','b')--
 pass: please delete from my list; thanks
+pass: 1; exec will create the case 7
 
 id: 300001004
 name: SQL injection: quote followed by comment
@@ -75,10 +76,11 @@ targets: @values, header, url
 literal: --
 literal: #
 literal: /*
-regex: ['"`]\s*\)*\s*(?:--[\s\x00-\x1f]|--$|#|/\*)
+regex: ['`]\s*\)*\s*(?:--[\s\x00-\x1f]|--$|#(?:[^\d]|$)|/\*)|"\s*\)*\s*(?:--[\s\x00-\x1f]|--$|/\*)
 test: admin'--
 test: admin')#
 pass: Let's go -- now
+pass: 7" #2 CIRCULAR NEEDLE
 
 id: 300001005
 name: SQL injection: quoted boolean tautology
@@ -92,11 +94,12 @@ literal: xor
 literal: ||
 literal: &&
 literal: like
-regex: ['"`)]\s*(?:\bor\b|\band\b|\bxor\b|\|\||&&)\s*\(?\s*(?:['"`]?[\w.]*['"`]?\s*(?:[=<>!]=?|<>|\blike\b|\bis\b|\brlike\b|\bregexp\b)\s*\(?['"`]?[\w.]*|\d+\b|true\b|false\b|not\b|null\b|['"`][^'"`]*['"`]\s*(?:--|#|$))
+regex: ['"`)]\s*(?:\bor\b|\band\b|\bxor\b|\|\||&&)\s*\(?\s*(?:['"`]?[\w.]*['"`]?\s*(?:[=<>!]=?|<>|\blike\b|\bis\b|\brlike\b|\bregexp\b)\s*\(?['"`]?[\w.]*|\d+\b|true\b|false\b|not\b|null\b|'[^']*'\s*(?:--|#|$))
 test: x' or 'a'='a
 test: ") OR 1=1 --
 test: ' or true--
 pass: it's "or" not "and"
+pass: "WOOD" AND "SIGN" AND "POLKA DOTS"
 
 id: 300001006
 name: SQL injection: numeric boolean tautology
@@ -272,11 +275,12 @@ literal: iif
 literal: if(
 literal: elt(
 literal: decode(
-regex: \(\s*select\s+[\w@*(]|\bselect\s+(?:\*|\w+\s*\(|@@|\d+\s*,|null\b|top\s+\d|count\s*\()[\s\S]{0,200}?\bfrom\b|\bselect\s+[\w.*,\s"`\[\]]{1,200}\bfrom\s+[\w.\[\]`"]+\s*(?:where\b|limit\b|--|#|;|\)|$)|\bcase\s+when\b[\s\S]{1,200}?\bthen\b|\biif\s*\([^)]{1,100}[=<>]|\bif\s*\(\s*(?:\(?\s*select|\d+\s*[=<>]|ascii|substr|length|mid|ord)|\belt\s*\(\s*\d|\bdecode\s*\(\s*\(?\s*select
+regex: \(\s*select\s+[\w@*(]|\bselect\s+(?:\*|\w+\s*\(|@@|\d+\s*,|null\b|top\s+\d|count\s*\()[\s\S]{0,200}?\bfrom\b|\bselect\s+[\w.*,\s"`\[\]]{1,200}\bfrom\s+[\w.\[\]`"]+\s*(?:where\s+[\w.'"(`]+\s*(?:[=<>!]|\blike\b|\bin\b|\bis\b|\bnot\b|\bbetween\b)|limit\s+\d|--|#|;|\))|\bcase\s+when\b[\s\S]{1,200}?\bthen\b|\biif\s*\([^)]{1,100}[=<>]|\bif\s*\(\s*(?:\(?\s*select|\d+\s*[=<>]|ascii|substr|length|mid|ord)|\belt\s*\(\s*\d|\bdecode\s*\(\s*\(?\s*select
 test: 1 and (select 1 from dual)
-test: select username, password from users where 1
+test: select username, password from users where id=1
 test: IF(1=1,SLEEP(1),0)
 pass: please select one from the list below
+pass: select x from y where
 
 id: 300001014
 name: SQL injection: MSSQL/Oracle/Postgres specific statements

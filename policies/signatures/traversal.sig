@@ -20,9 +20,10 @@ accuracy: medium
 risk: medium
 targets: @values, header, param-name
 literal: ..
-regex: (?:^|[/\\=:])\.\.+[/\\]|[/\\]\.\.+$|^\.\.\.+$
+regex: (?:^|[/\\=:])\.\.+[/\\]|[/\\]\.\.$
 test: ../config.php
 pass: ok.. thanks
+pass: abc;/...
 
 id: 300004003
 name: Path traversal: encoded dots and separators left after decoding
@@ -198,3 +199,48 @@ regex: [\x00][\s\S]{0,10}\.?\w{0,6}$|%00[\s\S]{0,10}\.?\w{0,6}$|\.\w{1,5}(?:\x00
 test: ../../etc/passwd\x00.png
 test: page.php%00.html
 pass: plain value
+
+id: 300004010
+name: Path traversal: system file behind an unusual separator
+type: Path Traversal
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: etc
+literal: windows
+literal: winnt
+regex: etc(?:[/\\]|%[0-9a-z]{2}|0x[0-9a-f]{2}|%u[0-9a-f]{4}|[^\w\s]){1,12}(?:passwd|shadow|issue|hosts|group|motd|hostname)\b|(?:windows|winnt)(?:[/\\]|%[0-9a-z]{2}|0x[0-9a-f]{2}|%u[0-9a-f]{4}|[^\w\s]){1,12}(?:system32|win\.ini|system\.ini|repair)\b
+test: ..%c1%pc..%c1%pcetc%c1%pcissue
+test: 0x2e0x2e0x5cwindows0x5csystem32
+pass: etc. passwords are secret
+
+id: 300004011
+name: Path traversal: dot-dot with encoded or junk separators
+type: Path Traversal
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: .
+literal: 0x2e
+literal: %2e
+literal: %u
+literal: %c0
+regex: (?:(?:\.|%2e|0x2e|%u002e|%uff0e|%c0%ae)(?:\x00|%00)?(?:\.|%2e|0x2e|%u002e|%uff0e|%c0%ae)(?:[/\\]|%[0-9a-z]{2}|0x[0-9a-f]{2}|%u[0-9a-f]{4}|\\x[0-9a-f]{2}|[^\w\s.]){1,10}){2,}
+test: ..%c1%pc..%c1%pc
+test: 0x2e0x2e%c0%2F0x2e0x2e%c0%2F
+pass: wait... what?! ok...
+pass: 1.5, 2.5, 3.5
+
+id: 300004012
+name: Path traversal: Windows administrative share and profile files
+type: Path Traversal
+accuracy: high
+risk: high
+systems: Microsoft Windows
+targets: @values, header, url, param-name
+literal: $\
+literal: $/
+literal: ntuser
+regex: (?:\\\\|//)[\w.:\[\]-]+[\\/][a-z]\$[\\/]|\bntuser\.dat\b|\badmin\$[\\/]|\bipc\$
+test: \\\\::1\\c$\\users\\default\\ntuser.dat
+pass: costs $5

@@ -5,7 +5,7 @@ name: XSS (HTML tokenizer)
 type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
-targets: @values, header, param-name
+targets: query, param-value, cookie, json, grpc, header, param-name
 engine: xss
 test: <img src=x onerror=alert(1)>
 pass: a < b > c
@@ -53,10 +53,12 @@ accuracy: high
 risk: high
 targets: @values, header, url, param-name
 literal: script
-regex: (?:java|vb|live|ecma|j\s*a\s*v\s*a\s*)\s*s\s*c\s*r\s*i\s*p\s*t\s*:
+regex: (?:java|vb|live|ecma|j\s*a\s*v\s*a\s*)\s*s\s*c\s*r\s*i\s*p\s*t\s*:\s*(?:[/%\\'"{(!\[+\-&<`~]|(?:[a-uw-z_$]|v(?:[a-np-z_$0-9]|o(?:[a-hj-z_$0-9]|i(?:[a-ce-z_$0-9]|d[\w$]))))[\w$]*\s*[(`.=\[])
 test: javascript:alert(document.cookie)
 test: java script:alert(1)
 pass: vbscript files
+pass: JavaScript: Basics of JavaScript Language
+pass: javascript:void(0)
 
 id: 300002005
 name: XSS: javascript URI with control characters
@@ -64,9 +66,10 @@ type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
 targets: @values, header, url
-regex: j[\x00-\x20]*a[\x00-\x20]*v[\x00-\x20]*a[\x00-\x20]*s[\x00-\x20]*c[\x00-\x20]*r[\x00-\x20]*i[\x00-\x20]*p[\x00-\x20]*t[\x00-\x20]*:
+regex: j[\x00-\x20]*a[\x00-\x20]*v[\x00-\x20]*a[\x00-\x20]*s[\x00-\x20]*c[\x00-\x20]*r[\x00-\x20]*i[\x00-\x20]*p[\x00-\x20]*t[\x00-\x20]*:\s*(?:[/%\\'"{(!\[+\-&<`~]|(?:[a-uw-z_$]|v(?:[a-np-z_$0-9]|o(?:[a-hj-z_$0-9]|i(?:[a-ce-z_$0-9]|d[\w$]))))[\w$]*\s*[(`.=\[])
 test: jav	ascript:alert(1)
 pass: java: a language
+pass: JavaScript: Basics
 
 id: 300002006
 name: XSS: dangerous HTML element
@@ -75,10 +78,11 @@ accuracy: high
 risk: high
 targets: @values, header, url, param-name
 literal: <
-regex: <\s*/?\s*(?:iframe|frame|frameset|object|embed|applet|svg|math|base|meta|link|style|form|isindex|xss|xml|import|template|marquee|bgsound|layer|ilayer|animate\w*|set|handler|listener|xmp|plaintext|noscript|portal|image|video|audio|source|details|dialog|keygen|textarea|button|input|select|body|html|img|a|div|table|td|svg|embed|title|x)[\s/>]+[\s\S]{0,200}?(?:[\s/"']\w+\s*=|>)
+regex: <\s*/?\s*(?:iframe|frame|frameset|object|embed|applet|svg|math|base|meta|link|style|form|isindex|xss|xml|import|template|marquee|bgsound|layer|ilayer|animate\w*|set|handler|listener|xmp|plaintext|noscript|portal|image|video|audio|source|details|dialog|keygen|svg|embed)[\s/>]+[\s\S]{0,200}?(?:[\s/"']\w+\s*=|>)
 test: <iframe src=//evil.example>
-test: <img src=x>
+test: <svg><animate onbegin=x>
 pass: a<b and c>d
+pass: BLAH <A HREF="/FOO.HTML">FOO</A>
 
 id: 300002007
 name: XSS: JavaScript execution sinks
@@ -171,7 +175,7 @@ name: XSS: closing context then markup
 type: Cross Site Scripting (XSS)
 accuracy: medium
 risk: high
-targets: @values, header, url
+targets: query, param-value, cookie, json, grpc, header, url
 literal: >
 regex: ["'`]\s*/?>\s*<\s*[a-z!/]|</\s*(?:title|textarea|style|noscript|script|xmp|iframe|noembed|template)\s*>|-->\s*<\s*[a-z!]|\]\]>\s*<\s*[a-z]
 test: "><b>

@@ -7,6 +7,7 @@
 mod path;
 mod percent;
 mod text;
+mod views;
 
 pub use path::normalize_path;
 pub use percent::{decode_percent, decode_percent_once};
@@ -14,6 +15,7 @@ pub use text::{
     base64_text, contains_nul, decode_html_entities, decode_js_escapes, deobfuscate, fold_case,
     unescape_json_string,
 };
+pub use views::inspection_views;
 
 /// An evasion technique, as listed in the policy's `evasions` section.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

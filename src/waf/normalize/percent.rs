@@ -16,6 +16,17 @@ fn hex(b: u8) -> Option<u8> {
 /// Maps a `%u` code point to bytes: ASCII as is, full-width ASCII (U+FF01..U+FF5E) folded to ASCII
 /// the way IIS best-fit mapping does (reported as "IIS Unicode codepoints"), the rest as UTF-8.
 fn push_codepoint(cp: u32, out: &mut Vec<u8>, ev: &mut Evasions) {
+    // IIS best-fit: division slash, fraction slash and set minus act as path separators.
+    if matches!(cp, 0x2215 | 0x2044) {
+        ev.insert(Evasion::IisUnicodeCodepoints);
+        out.push(b'/');
+        return;
+    }
+    if cp == 0x2216 {
+        ev.insert(Evasion::IisUnicodeCodepoints);
+        out.push(b'\\');
+        return;
+    }
     if (0xFF01..=0xFF5E).contains(&cp) {
         ev.insert(Evasion::IisUnicodeCodepoints);
         out.push((cp - 0xFF01 + 0x21) as u8);
@@ -51,6 +62,29 @@ fn fold_overlong(input: Vec<u8>, ev: &mut Evasions) -> Vec<u8> {
             ev.insert(Evasion::IisUnicodeCodepoints);
             out.push(((input[i + 1] & 0x1F) << 6) | (input[i + 2] & 0x3F));
             i += 3;
+            continue;
+        }
+        // Longer overlong forms (F0 80 80 xx, F8 80 80 80 xx, FC 80 80 80 80 xx) of ASCII.
+        let extra = match b {
+            0xF0 => 3,
+            0xF8 => 4,
+            0xFC => 5,
+            _ => 0,
+        };
+        if extra > 0
+            && i + extra < input.len()
+            && input[i + 1..i + extra].iter().all(|&c| c == 0x80)
+            && input[i + extra] & 0xC0 == 0x80
+        {
+            ev.insert(Evasion::IisUnicodeCodepoints);
+            out.push(input[i + extra] & 0x3F);
+            i += extra + 1;
+            continue;
+        }
+        // A two-byte lead followed by plain ASCII: IIS dropped the lead byte.
+        if (b == 0xC0 || b == 0xC1) && i + 1 < input.len() && input[i + 1] < 0x80 {
+            ev.insert(Evasion::BareByte);
+            i += 1;
             continue;
         }
         out.push(b);

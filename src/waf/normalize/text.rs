@@ -179,7 +179,7 @@ pub fn deobfuscate(value: &[u8]) -> Option<Vec<u8>> {
     let has = |pat: &[u8]| value.windows(pat.len()).any(|w| w == pat);
     let interesting = value
         .iter()
-        .any(|&b| matches!(b, b'&' | b'\\' | b'^' | b'\'' | b'"'))
+        .any(|&b| matches!(b, b'&' | b'\\' | b'^' | b'\'' | b'"' | b'$'))
         || has(b"/*")
         || has(b"''")
         || has(b"\"\"");
@@ -212,6 +212,13 @@ pub fn deobfuscate(value: &[u8]) -> Option<Vec<u8>> {
         let next = v.get(i + 1).copied();
         match b {
             b'\\' | b'^' if next.is_some_and(|n| n.is_ascii_alphanumeric() || n == b'/') => {}
+            // Empty shell variables spliced into words: `c$@at`, `/etc$u/passwd`.
+            b'$' if matches!(next, Some(b'@' | b'*'))
+                || (next.is_some_and(|n| n.is_ascii_alphanumeric())
+                    && !v.get(i + 2).is_some_and(|n| n.is_ascii_alphanumeric())) =>
+            {
+                i += 1
+            }
             b'\'' | b'"' if next == Some(b) => i += 1,
             b'\'' | b'"'
                 if i > 0

@@ -131,15 +131,9 @@ impl Matcher {
             return;
         };
         let mut matched = vec![false; self.ids.len()];
-        let variant = normalize::deobfuscate(value);
-        let b64 = normalize::base64_text(value);
-        let b64_variant = b64.as_deref().and_then(normalize::deobfuscate);
-        let mut views: Vec<&[u8]> = vec![value];
-        for v in [&variant, &b64, &b64_variant].into_iter().flatten() {
-            views.push(v);
-        }
-        for view in &views {
-            self.scan_view(tm, view, &mut matched);
+        self.scan_view(tm, value, &mut matched);
+        for view in normalize::inspection_views(value, target == Target::Url) {
+            self.scan_view(tm, &view, &mut matched);
         }
         for (i, m) in matched.iter().enumerate() {
             if *m {
