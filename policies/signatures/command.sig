@@ -74,9 +74,21 @@ targets: @values, header, url, param-name
 literal: ifs
 literal: ${
 literal: $@
-literal: {
 literal: $'
 literal: $(
+literal: {cat
+literal: {ls
+literal: {id
+literal: {echo
+literal: {wget
+literal: {curl
+literal: {nc
+literal: {bash
+literal: {sh
+literal: {ping
+literal: {rm
+literal: {whoami
+literal: {uname
 regex: \$\{?ifs\b|\$\{[a-z_]*:\s*-?\d+\s*:\s*\d+\s*\}|\$\{(?:path|home|shell|pwd|user|hostname)\b|\{(?:cat|ls|id|echo|wget|curl|nc|bash|sh|ping|rm|whoami|uname),[^}]+\}|\w\$@\w|\$'\\x[0-9a-f]{2}|\$\(\(\s*\d+\s*[-+*/%^]\s*\d+\s*\)\)|\$\(\s*[a-z_][\w.-]*(?:\s|\))|\$\(\s*printf\b|[a-z]\$\{?[0-9#?*@!]\}?[a-z]
 test: cat${IFS}/etc/passwd
 test: {cat,/etc/passwd}
@@ -183,14 +195,13 @@ literal: ls
 literal: grep
 literal: echo
 literal: uname
-literal: id
 literal: whoami
 literal: ping
 literal: sleep
 literal: nslookup
 literal: curl
 literal: wget
-regex: ^\s*(?:ls|dir|cat|id|ps|find|grep|echo|ping|wget|curl|nc|uname|whoami|netstat|ifconfig)\s+(?:-[a-z]+\s*)+(?:[/~.]|$)|^\s*(?:cat|tac|more|less|head|tail|nl|strings|od|xxd|base64)\s+(?:-\w+\s+)*(?:/|~|\.\.?/|\$)|\b(?:cat|tac|more|head|tail|nl|ls|grep|find)\s+(?:-[a-z]+\s+)*(?:/etc/|/proc/|/var/|/root|/home/|/tmp/|~/|\.\./|\*)|^\s*(?:uname\s+-[a-z]+|whoami|ifconfig|ipconfig|ls\s+-[a-z]+|ps\s+-[aefux]+)\s*$|\bping\s+-[nc]\s*\d+\s|\bsleep\s+\d+\s*(?:[;&|#`)]|$)|\b(?:nslookup|dig|curl|wget)\s+[\w.-]*\$\(|\becho\s+[^\s;|&]+\s*[>|]\s*\S
+regex: ^\s*(?:ls|dir|cat|ps|find|grep|echo|ping|wget|curl|nc|uname|whoami|netstat|ifconfig)\s+(?:-[a-z]+\s*)+(?:[/~.]|$)|^\s*(?:cat|tac|more|less|head|tail|nl|strings|od|xxd|base64)\s+(?:-\w+\s+)*(?:/|~|\.\.?/|\$)|\b(?:cat|tac|more|head|tail|nl|ls|grep|find)\s+(?:-[a-z]+\s+)*(?:/etc/|/proc/|/var/|/root|/home/|/tmp/|~/|\.\./|\*)|^\s*(?:uname\s+-[a-z]+|whoami|ifconfig|ipconfig|ls\s+-[a-z]+|ps\s+-[aefux]+)\s*$|\bping\s+-[nc]\s*\d+\s|\bsleep\s+\d+\s*(?:[;&|#`)]|$)|\b(?:nslookup|dig|curl|wget)\s+[\w.-]*\$\(|\becho\s+[^\s;|&]+\s*[>|]\s*\S
 test: cat /etc/passwd
 test: ls -l /tmp
 test: uname -a

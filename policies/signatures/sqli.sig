@@ -6,7 +6,7 @@ name: SQL injection (tokenizer fingerprint)
 type: SQL-Injection
 accuracy: high
 risk: high
-targets: @values, header, param-name
+targets: @values, param-name
 engine: sqli
 test: 1' OR '1'='1
 test: 1 AND 1=1 --
@@ -88,12 +88,10 @@ type: SQL-Injection
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
-literal: or
-literal: and
-literal: xor
-literal: ||
-literal: &&
-literal: like
+literal: '
+literal: "
+literal: `
+literal: )
 regex: ['"`)]\s*(?:\bor\b|\band\b|\bxor\b|\|\||&&)\s*\(?\s*(?:['"`]?[\w.]*['"`]?\s*(?:[=<>!]=?|<>|\blike\b|\bis\b|\brlike\b|\bregexp\b)\s*\(?['"`]?[\w.]*|\d+\b|true\b|false\b|not\b|null\b|'[^']*'\s*(?:--|#|$))
 test: x' or 'a'='a
 test: ") OR 1=1 --
@@ -107,10 +105,10 @@ type: SQL-Injection
 accuracy: medium
 risk: medium
 targets: @values, header, url
-literal: or
-literal: and
-literal: ||
-literal: &&
+literal: =
+literal: <
+literal: >
+literal: like
 regex: (?:^|[\s)(])(?:or|and|\|\||&&)[\s(]+(\d+|'[^']*'|"[^"]*")\s*(?:=|<>|!=|<=>|\blike\b|>|<)\s*(\d+|'[^']*'|"[^"]*")(?:[\s)]*(?:--|#|/\*|;|$|\b(?:and|or|limit|order|group|union)\b))
 test: 1 or 1=1
 test: 5 AND 3>2--

@@ -220,11 +220,13 @@ type: Path Traversal
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
-literal: .
 literal: 0x2e
 literal: %2e
 literal: %u
 literal: %c0
+literal: ..
+literal: .\0.
+literal: .%00.
 regex: (?:(?:\.|%2e|0x2e|%u002e|%uff0e|%c0%ae)(?:\x00|%00)?(?:\.|%2e|0x2e|%u002e|%uff0e|%c0%ae)(?:[/\\]|%[0-9a-z]{2}|0x[0-9a-f]{2}|%u[0-9a-f]{4}|\\x[0-9a-f]{2}|[^\w\s.]){1,10}){2,}
 test: ..%c1%pc..%c1%pc
 test: 0x2e0x2e%c0%2F0x2e0x2e%c0%2F

@@ -16,7 +16,7 @@ type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
-literal: script
+literal: <
 regex: <\s*/?\s*(?:[a-z]+:)?script\b|<\s*script[\s/>]
 test: <script>alert(1)</script>
 test: < ScRiPt src=//x.y>
@@ -28,7 +28,7 @@ type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
-literal: on
+literal: <
 regex: <[a-z!?/][^>]{0,200}?[\s/"'`;]on[a-z]{3,40}\s*=
 test: <body onload=alert(1)>
 test: <svg/onload=prompt(1)>
@@ -40,7 +40,7 @@ type: Cross Site Scripting (XSS)
 accuracy: medium
 risk: high
 targets: @values, header, url
-literal: on
+literal: =
 regex: (?:^|["'`\s/;])on(?:abort|activate|afterprint|animation\w+|auxclick|before\w+|begin|blur|bounce|canplay\w*|change|click|contextmenu|copy|cut|dblclick|drag\w*|drop|durationchange|end|ended|error|finish|focus\w*|hashchange|input|invalid|key\w+|load\w*|message|mouse\w+|paste|pause|play\w*|pointer\w+|popstate|progress|readystatechange|repeat|reset|resize|scroll|search|select\w*|show|start|storage|submit|toggle|touch\w+|transition\w+|unload|volumechange|wheel|webkit\w+|mozfullscreenchange|formchange|forminput|filterchange|cellchange|rowenter|rowexit|propertychange|afterupdate|beforeupdate)\s*=\s*["'`]?[^\s"'`>]*?(?:[(`=]|&#|\\x|\\u|alert|prompt|confirm|eval|javascript|document|window|location|top\b|self\b|this\b)
 test: " onmouseover="alert(1)
 test: x' onfocus=javascript:alert(1) autofocus '
@@ -52,7 +52,9 @@ type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
-literal: script
+literal: script:
+literal: script :
+literal: script\t:
 regex: (?:java|vb|live|ecma|j\s*a\s*v\s*a\s*)\s*s\s*c\s*r\s*i\s*p\s*t\s*:\s*(?:[/%\\'"{(!\[+\-&<`~]|(?:[a-uw-z_$]|v(?:[a-np-z_$0-9]|o(?:[a-hj-z_$0-9]|i(?:[a-ce-z_$0-9]|d[\w$]))))[\w$]*\s*[(`.=\[])
 test: javascript:alert(document.cookie)
 test: java script:alert(1)

@@ -5,7 +5,7 @@
 //! gated by cheap byte checks (a value with none of the characters an injection needs is never
 //! tokenized), is size-capped, and has its own tests and fuzz targets here.
 //!
-//! Imports: `libinjectionrs` only.
+//! Imports: `libinjectionrs`, `memchr` only.
 
 /// Longest prefix given to a tokenizer: libinjection's SQL fingerprint looks at the first five folded
 /// tokens and its HTML tokenizer is linear, but the cap bounds time on huge bodies.
@@ -28,9 +28,45 @@ fn cap(input: &[u8]) -> &[u8] {
     &input[..input.len().min(MAX_TOKENIZE)]
 }
 
-/// Could this value be SQL at all? SQL injection needs a quote, a comment, an operator or a parenthesis.
+/// SQL words that can make an injection without any punctuation (`1 or 1`, `1 union select 2`).
+const SQL_WORDS: &[&[u8]] = &[
+    b"or",
+    b"and",
+    b"xor",
+    b"div",
+    b"union",
+    b"select",
+    b"having",
+    b"order",
+    b"group",
+    b"exec",
+    b"sleep",
+    b"benchmark",
+    b"waitfor",
+    b"insert",
+    b"update",
+    b"delete",
+    b"drop",
+    b"like",
+    b"rlike",
+    b"regexp",
+    b"not",
+    b"null",
+    b"true",
+    b"false",
+    b"case",
+    b"when",
+    b"if",
+    b"is",
+    b"between",
+    b"limit",
+    b"procedure",
+];
+
+/// Could this value be SQL at all? An injection needs a quote, a comment, an operator, a parenthesis or
+/// a SQL word; prose and tokens without any of them are never tokenized.
 fn sqli_candidate(input: &[u8]) -> bool {
-    input.iter().any(|b| {
+    let punct = input.iter().any(|b| {
         matches!(
             b,
             b'\''
@@ -39,26 +75,30 @@ fn sqli_candidate(input: &[u8]) -> bool {
                 | b'('
                 | b')'
                 | b'#'
-                | b'-'
-                | b'/'
                 | b';'
                 | b'='
                 | b'<'
                 | b'>'
                 | b'|'
                 | b'&'
-                | b' '
-                | b'+'
-                | b'\t'
-                | b'\n'
-                | b'\r'
-                | b'%'
                 | b'@'
                 | b'\\'
                 | b'*'
-                | b','
+                | b'!'
+                | b'^'
+                | b'~'
         )
-    })
+    }) || memchr::memmem::find(input, b"--").is_some()
+        || memchr::memmem::find(input, b"/*").is_some();
+    if punct {
+        return true;
+    }
+    if input.len() > 4096 {
+        return false;
+    }
+    input
+        .split(|b| !b.is_ascii_alphanumeric() && *b != b'_')
+        .any(|w| (2..=9).contains(&w.len()) && SQL_WORDS.iter().any(|k| k.eq_ignore_ascii_case(w)))
 }
 
 /// Could this value be HTML/JS at all? XSS needs a tag, an attribute or a URL scheme.

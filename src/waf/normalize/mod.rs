@@ -2,7 +2,7 @@
 //! normalisation, HTML entities, JSON string escapes, de-obfuscation for signatures; each decoder
 //! reports the evasion techniques it saw, named as the declarative policy's `evasions[].description`.
 //!
-//! Imports: `base64` only.
+//! Imports: `base64`, `memchr` only.
 
 mod path;
 mod percent;

@@ -176,12 +176,21 @@ pub fn unescape_json_string(value: &[u8]) -> Result<Vec<u8>, String> {
 pub fn deobfuscate(value: &[u8]) -> Option<Vec<u8>> {
     let escaped = decode_js_escapes(value);
     let value: &[u8] = escaped.as_deref().unwrap_or(value);
-    let has = |pat: &[u8]| value.windows(pat.len()).any(|w| w == pat);
-    let interesting = value
-        .iter()
-        .any(|&b| matches!(b, b'&' | b'\\' | b'^' | b'\'' | b'"' | b'$'))
+    let has = |pat: &[u8]| memchr::memmem::find(value, pat).is_some();
+    let between_alnum = |i: usize| {
+        i > 0
+            && value[i - 1].is_ascii_alphanumeric()
+            && value.get(i + 1).is_some_and(u8::is_ascii_alphanumeric)
+    };
+    let interesting = memchr::memchr3(b'&', b'\\', b'^', value).is_some()
+        || memchr::memchr(b'\'', value).is_some()
+        || memchr::memchr_iter(b'"', value).any(between_alnum)
+        || memchr::memchr_iter(b'$', value).any(|i| {
+            value
+                .get(i + 1)
+                .is_some_and(|n| n.is_ascii_alphanumeric() || matches!(n, b'@' | b'*'))
+        })
         || has(b"/*")
-        || has(b"''")
         || has(b"\"\"");
     if !interesting {
         return escaped;
@@ -258,7 +267,7 @@ pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
         }
         Some((cp, skip + n))
     };
-    if !(0..value.len()).any(|i| is_escape(i).is_some()) {
+    if !memchr::memchr_iter(b'\\', value).any(|i| is_escape(i).is_some()) {
         return None;
     }
     let mut out = Vec::with_capacity(value.len());

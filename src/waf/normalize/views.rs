@@ -10,11 +10,11 @@ use super::{Evasions, base64_text, decode_percent, deobfuscate};
 const VIEW_PASSES: u32 = 3;
 
 fn has_escape(v: &[u8]) -> bool {
-    v.windows(3).any(|w| {
-        w[0] == b'%'
-            && ((w[1].is_ascii_hexdigit() && w[2].is_ascii_hexdigit())
-                || w[1] == b'u'
-                || w[1] == b'U')
+    memchr::memchr_iter(b'%', v).any(|i| match (v.get(i + 1), v.get(i + 2)) {
+        (Some(a), Some(b)) => {
+            (a.is_ascii_hexdigit() && b.is_ascii_hexdigit()) || matches!(a, b'u' | b'U')
+        }
+        _ => false,
     })
 }
 

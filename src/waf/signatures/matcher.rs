@@ -30,6 +30,9 @@ struct TargetMatcher {
     /// Literal prefilter; pattern index → signature index in `pat_sig`.
     ac: Option<AhoCorasick>,
     pat_sig: Vec<usize>,
+    /// Literals without ASCII letters (`;`, `..`, `{{`, `$(`): found with memchr's SIMD substring
+    /// search instead of the automaton, whose match loop they would flood. (finder, signature index).
+    symbols: Vec<(memchr::memmem::Finder<'static>, usize)>,
     /// Signatures with a regex and no literal.
     always: Option<RegexSet>,
     always_sig: Vec<usize>,
@@ -85,8 +88,13 @@ impl Matcher {
                     }
                     Engine::Pattern => {
                         for l in &d.literals {
-                            lits.push(l);
-                            tm.pat_sig.push(i);
+                            if l.bytes().any(|b| b.is_ascii_alphabetic()) {
+                                lits.push(l);
+                                tm.pat_sig.push(i);
+                            } else {
+                                let f = memchr::memmem::Finder::new(l.as_bytes()).into_owned();
+                                tm.symbols.push((f, i));
+                            }
                         }
                     }
                 }
@@ -142,19 +150,28 @@ impl Matcher {
         }
     }
 
+    fn confirm(&self, i: usize, view: &[u8], matched: &mut [bool], tried: &mut [bool]) {
+        if matched[i] || tried[i] {
+            return;
+        }
+        tried[i] = true;
+        matched[i] = match &self.confirm[i] {
+            Some(re) => re.is_match(view),
+            None => true,
+        };
+    }
+
     fn scan_view(&self, tm: &TargetMatcher, view: &[u8], matched: &mut [bool]) {
+        let mut tried = vec![false; matched.len()];
+        for (finder, i) in &tm.symbols {
+            if !matched[*i] && !tried[*i] && finder.find(view).is_some() {
+                self.confirm(*i, view, matched, &mut tried);
+            }
+        }
         if let Some(ac) = &tm.ac {
-            let mut tried = vec![false; matched.len()];
             for m in ac.find_overlapping_iter(view) {
                 let i = tm.pat_sig[m.pattern().as_usize()];
-                if matched[i] || tried[i] {
-                    continue;
-                }
-                tried[i] = true;
-                matched[i] = match &self.confirm[i] {
-                    Some(re) => re.is_match(view),
-                    None => true,
-                };
+                self.confirm(i, view, matched, &mut tried);
             }
         }
         if let Some(set) = &tm.always {
