@@ -20,7 +20,7 @@ risk: high
 systems: PHP
 targets: @values, header, url, param-name
 literal: (
-regex: \b(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert|eval|create_function|call_user_func(?:_array)?|preg_replace|file_get_contents|file_put_contents|fopen|fwrite|readfile|highlight_file|show_source|phpinfo|base64_decode|gzinflate|gzuncompress|str_rot13|move_uploaded_file|unserialize|include|include_once|require|require_once|array_map|usort|ob_start|mb_ereg_replace|posix_\w+|symlink|chmod|putenv|ini_set|dl|mail)\s*\(\s*(?:['"`$(\[]|\w+\s*\(|\)|\d|\w+\s*,\s*['"$])
+regex: \b(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert|eval|create_function|call_user_func(?:_array)?|preg_replace|file_get_contents|file_put_contents|fopen|fwrite|readfile|highlight_file|show_source|phpinfo|phpversion|php_uname|getenv|base64_decode|gzinflate|gzuncompress|str_rot13|move_uploaded_file|unserialize|include|include_once|require|require_once|array_map|usort|ob_start|mb_ereg_replace|posix_\w+|symlink|chmod|putenv|ini_set|dl|mail)\s*\(\s*(?:['"`$(\[]|\w+\s*\(|\)|\d|\w+\s*,\s*['"$])
 test: system('id')
 test: eval(base64_decode($_POST['x']))
 test: phpinfo()

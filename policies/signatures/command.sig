@@ -14,7 +14,7 @@ literal: `
 literal: $(
 literal: \n
 literal: \r
-regex: (?:[;|`\n\r]|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:whoami|uname|ifconfig|ipconfig|netstat|wget|curl|nc|ncat|netcat|socat|telnet|tftp|bash|sh|zsh|ksh|csh|tcsh|dash|busybox|python[23]?|perl|ruby|php|nslookup|ping|traceroute|chmod|chown|chgrp|rm|mkdir|rmdir|pkill|killall|crontab|useradd|usermod|sudo|nohup|xterm|nmap|base64|xxd|grep|egrep|awk|gawk|sed|gzip|unzip|openssl|mkfifo|mknod|sysctl|systemctl|lsof|getent|xargs|printenv|powershell|pwsh|certutil|bitsadmin|systeminfo|tasklist|taskkill|wmic|schtasks|cmd|cmd\.exe|whoami\.exe|ifconfig|uptime|finger|shutdown|reboot|halt)(?:\s*$|[\s;|&`)'"<>]|\$\{?ifs|\$\(|\{)
+regex: (?:[;|`\n\r]|\\n|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:whoami|uname|ifconfig|ipconfig|netstat|wget|curl|nc|ncat|netcat|socat|telnet|tftp|bash|sh|zsh|ksh|csh|tcsh|dash|busybox|python[23]?|perl|ruby|php|nslookup|ping|traceroute|chmod|chown|chgrp|rm|mkdir|rmdir|pkill|killall|crontab|useradd|usermod|sudo|nohup|xterm|nmap|base64|xxd|grep|egrep|awk|gawk|sed|gzip|unzip|openssl|mkfifo|mknod|sysctl|systemctl|lsof|getent|xargs|printenv|powershell|pwsh|certutil|bitsadmin|systeminfo|tasklist|taskkill|wmic|schtasks|cmd|cmd\.exe|whoami\.exe|ifconfig|uptime|finger|shutdown|reboot|halt)(?:\s*$|[\s;|&`)'"<>]|\$\{?ifs|\$\(|\{)
 test: | whoami
 test: `uname -a`
 test: $(ping -c 3 127.0.0.1)
@@ -36,7 +36,7 @@ literal: `
 literal: $(
 literal: \n
 literal: \r
-regex: (?:[;|`\n\r]|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:cat|tac|nl|more|less|head|tail|ls|dir|id|pwd|env|ps|echo|printf|sleep|touch|mv|cp|kill|su|passwd|find|sort|tr|cut|tar|dd|strings|file|stat|ln|which|whereis|type|set|export|eval|exec|timeout|time|expr|net|reg|ver|vol|sc|hostname|w|who|last|users|groups|node|od|alias|history|zip|scp|ssh|ftp|lua)(?:\s*$|\s*[`)\\]|\s+[-/\\.$~'"<>{(`*%0-9]|\s+\w+(?:\s*(?:[;|&`\\]|$)|\$|\s+[-/]|\s*[<>])|\$\{?ifs|\$\(|\{|<|>)
+regex: (?:[;|`\n\r]|\\n|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:cat|tac|nl|more|less|head|tail|ls|dir|id|pwd|env|ps|echo|printf|sleep|touch|mv|cp|kill|su|passwd|find|sort|tr|cut|tar|dd|strings|file|stat|ln|which|whereis|type|set|export|eval|exec|timeout|time|expr|net|reg|ver|vol|sc|hostname|w|who|last|users|groups|node|od|alias|history|zip|scp|ssh|ftp|lua)(?:\s*$|\s*[`)\\]|\s+[-/\\.$~'"<>{(`*%0-9]|\s+\w+(?:\s*(?:[;|&`\\]|$)|\$|\s+[-/]|\s*[<>])|\$\{?ifs|\$\(|\{|<|>)
 test: ; cat /etc/passwd
 test: | id
 test: `id`
@@ -171,8 +171,9 @@ systems: Unix/Linux
 targets: @all
 literal: ()
 literal: ( )
-regex: \(\s*\)\s*\{[^}]{0,100}\}\s*(?:;|>|\|)
+regex: \(\s*\)[\s.]*\{[^}]{0,100}\}[\s.]*(?:;|>|\|)
 test: () { :; }; echo vulnerable
+test: ().{.:;.};.wget x
 test: () { _; } >_[$($())] { id; }
 pass: f() returns
 pass: () { :; }just a test
@@ -207,3 +208,26 @@ test: ls -l /tmp
 test: uname -a
 test: ping -n 21 127.0.0.1
 pass: cat lovers unite
+
+id: 300003009
+name: OS command injection: short recon command between separators
+type: OS Command Injection
+accuracy: high
+risk: high
+systems: Unix/Linux
+targets: @values, header, url, param-name
+literal: id
+literal: pwd
+literal: ps
+literal: env
+literal: ls
+literal: whoami
+literal: uname
+literal: ifconfig
+literal: hostname
+regex: (?:[;|`&\n]|\\n|\$\()\s*(?:id|pwd|ps|env|ls|whoami|uname|ifconfig|ipconfig|hostname|netstat|w)\s*(?:[;|`&\n)]|\\n|$)|(?:^|\\n)\s*(?:id|pwd|ps|env|ls|whoami|uname|ifconfig|hostname)\s*[;|`&\n]
+test: a);id;
+test: |id|
+test: \\nid|
+pass: mammal;cat;ears
+pass: id

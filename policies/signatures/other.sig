@@ -142,7 +142,7 @@ type: NoSQL Injection
 accuracy: high
 risk: high
 systems: MongoDB
-targets: @values, header, param-name
+targets: @values, header, url, param-name
 literal: $
 regex: (?:^|[\[{,"'\s(])\$(?:ne|eq|gt|gte|lt|lte|in|nin|regex|where|exists|or|and|not|nor|expr|elemmatch|function|accumulator|lookup|size|type|mod|all|text|jsonschema|options|where|group|match|project|merge|out|unionwith|graphlookup)\b\s*(?:["'\]]|:|=|$)
 test: {"username": {"$ne": null}}
@@ -156,7 +156,7 @@ type: NoSQL Injection
 accuracy: high
 risk: high
 systems: MongoDB
-targets: @values, header, param-name
+targets: @values, header, url, param-name
 literal: db.
 literal: this.
 literal: sleep(

@@ -286,7 +286,7 @@ pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The base64-decoded text of a value that is entirely base64 (standard or URL-safe alphabet, 12 to
+/// The base64-decoded text of a value that is entirely base64 (standard or URL-safe alphabet, 8 to
 /// 8192 characters) and decodes to printable text; `None` otherwise. Attack tools hide payloads this
 /// way; random tokens decode to binary and are skipped.
 pub fn base64_text(value: &[u8]) -> Option<Vec<u8>> {
@@ -295,7 +295,7 @@ pub fn base64_text(value: &[u8]) -> Option<Vec<u8>> {
         .strip_suffix(b"==")
         .or_else(|| value.strip_suffix(b"="))
         .unwrap_or(value);
-    if trimmed.len() < 12 || trimmed.len() > 8192 || trimmed.len() % 4 == 1 {
+    if trimmed.len() < 8 || trimmed.len() > 8192 || trimmed.len() % 4 == 1 {
         return None;
     }
     if !trimmed

