@@ -1,11 +1,11 @@
 //! The compiled matchers: one overlapping aho-corasick literal prefilter per [`Target`], confirming
-//! regexes run only on a literal hit, an always-run `RegexSet` for signatures without a literal, and the
+//! regexes run only on a literal hit, an always-run list for the few signatures without a literal, and the
 //! tokenizer signatures (SQLi/XSS) gated by cheap byte checks.
 //!
 //! Imports: `aho-corasick`, `regex`, the parent module, `waf::injection`, `waf::normalize`.
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, MatchKind};
-use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
+use regex::bytes::{Regex, RegexBuilder};
 
 use super::Target;
 use super::db::{Engine, SigDef};
@@ -34,7 +34,6 @@ struct TargetMatcher {
     /// search instead of the automaton, whose match loop they would flood. (finder, signature index).
     symbols: Vec<(memchr::memmem::Finder<'static>, usize)>,
     /// Signatures with a regex and no literal.
-    always: Option<RegexSet>,
     always_sig: Vec<usize>,
     /// Tokenizer signatures: (signature index, engine).
     engines: Vec<(usize, Engine)>,
@@ -73,19 +72,13 @@ impl Matcher {
         for &t in Target::ALL {
             let mut tm = TargetMatcher::default();
             let mut lits: Vec<&str> = Vec::new();
-            let mut always_pats: Vec<&str> = Vec::new();
             for (i, d) in defs.iter().enumerate() {
                 if !d.targets.contains(&t) {
                     continue;
                 }
                 match d.engine {
                     Engine::Sqli | Engine::Xss => tm.engines.push((i, d.engine.clone())),
-                    Engine::Pattern if d.literals.is_empty() => {
-                        if let Some(p) = &d.regex {
-                            always_pats.push(p);
-                            tm.always_sig.push(i);
-                        }
-                    }
+                    Engine::Pattern if d.literals.is_empty() => tm.always_sig.push(i),
                     Engine::Pattern => {
                         for l in &d.literals {
                             if l.bytes().any(|b| b.is_ascii_alphabetic()) {
@@ -109,19 +102,6 @@ impl Matcher {
                         message: format!("literal automaton: {e}"),
                     })?;
                 tm.ac = Some(ac);
-            }
-            if !always_pats.is_empty() {
-                let set = RegexSetBuilder::new(&always_pats)
-                    .case_insensitive(true)
-                    .unicode(false)
-                    .size_limit(REGEX_SIZE_LIMIT * 4)
-                    .dfa_size_limit(REGEX_DFA_LIMIT * 4)
-                    .build()
-                    .map_err(|e| CompileError {
-                        id: 0,
-                        message: format!("always-run set: {e}"),
-                    })?;
-                tm.always = Some(set);
             }
             targets.push(tm);
         }
@@ -163,8 +143,18 @@ impl Matcher {
 
     fn scan_view(&self, tm: &TargetMatcher, view: &[u8], matched: &mut [bool]) {
         let mut tried = vec![false; matched.len()];
+        // One pass records which bytes occur; a symbol literal is only searched for when all of its
+        // bytes do, so most literals cost a table lookup instead of a pass over the value.
+        let mut present = [false; 256];
+        for &b in view {
+            present[usize::from(b)] = true;
+        }
         for (finder, i) in &tm.symbols {
-            if !matched[*i] && !tried[*i] && finder.find(view).is_some() {
+            if matched[*i] || tried[*i] || !finder.needle().iter().all(|&b| present[usize::from(b)])
+            {
+                continue;
+            }
+            if finder.needle().len() == 1 || finder.find(view).is_some() {
                 self.confirm(*i, view, matched, &mut tried);
             }
         }
@@ -174,9 +164,11 @@ impl Matcher {
                 self.confirm(i, view, matched, &mut tried);
             }
         }
-        if let Some(set) = &tm.always {
-            for k in set.matches(view).iter() {
-                matched[tm.always_sig[k]] = true;
+        // Signatures without a literal: each is a single lazy-DFA pass that stops at the first match
+        // (a `RegexSet` would have to find every pattern's match and is slower here).
+        for &i in &tm.always_sig {
+            if !matched[i] {
+                matched[i] = self.confirm[i].as_ref().is_some_and(|re| re.is_match(view));
             }
         }
         for (i, engine) in &tm.engines {
