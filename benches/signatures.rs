@@ -1,5 +1,6 @@
 //! Signature scanning speed: database compile time, a typical GET's values (10 query parameters,
-//! 12 headers), and clean JSON bodies of 1 KB and 100 KB scanned as one body value.
+//! 12 headers), and clean JSON bodies of 1 KB and 100 KB, scanned as one raw body value and as parsed
+//! string keys and values (what the engine does with a JSON body).
 //!
 //! `cargo bench --bench signatures`
 
@@ -89,6 +90,37 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
+
+    // What the engine does with a JSON body: parse once, scan every string key and value.
+    let mut g = c.benchmark_group("json_values");
+    for size in [1024usize, 100 * 1024] {
+        let body = json_body(size);
+        g.throughput(Throughput::Bytes(body.len() as u64));
+        g.bench_function(format!("{}KB", size / 1024), |b| {
+            b.iter(|| {
+                let mut hits = Vec::new();
+                let v: serde_json::Value =
+                    serde_json::from_slice(black_box(&body)).unwrap_or_default();
+                scan_json(db, &v, &mut hits);
+                hits
+            })
+        });
+    }
+    g.finish();
+}
+
+fn scan_json(db: &SignatureDb, v: &serde_json::Value, hits: &mut Vec<u32>) {
+    match v {
+        serde_json::Value::String(s) => db.scan(Target::Json, s.as_bytes(), hits),
+        serde_json::Value::Array(a) => a.iter().for_each(|x| scan_json(db, x, hits)),
+        serde_json::Value::Object(o) => {
+            for (k, x) in o {
+                db.scan(Target::Json, k.as_bytes(), hits);
+                scan_json(db, x, hits);
+            }
+        }
+        _ => {}
+    }
 }
 
 criterion_group!(benches, bench);

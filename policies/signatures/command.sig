@@ -216,15 +216,13 @@ accuracy: high
 risk: high
 systems: Unix/Linux
 targets: @values, header, url, param-name
-literal: id
-literal: pwd
-literal: ps
-literal: env
-literal: ls
-literal: whoami
-literal: uname
-literal: ifconfig
-literal: hostname
+literal: ;
+literal: |
+literal: `
+literal: &
+literal: \n
+literal: \\n
+literal: $(
 regex: (?:[;|`&\n]|\\n|\$\()\s*(?:id|pwd|ps|env|ls|whoami|uname|ifconfig|ipconfig|hostname|netstat|w)\s*(?:[;|`&\n)]|\\n|$)|(?:^|\\n)\s*(?:id|pwd|ps|env|ls|whoami|uname|ifconfig|hostname)\s*[;|`&\n]
 test: a);id;
 test: |id|

@@ -68,6 +68,7 @@ type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
 targets: @values, header, url
+literal: :
 regex: j[\x00-\x20]*a[\x00-\x20]*v[\x00-\x20]*a[\x00-\x20]*s[\x00-\x20]*c[\x00-\x20]*r[\x00-\x20]*i[\x00-\x20]*p[\x00-\x20]*t[\x00-\x20]*:\s*(?:[/%\\'"{(!\[+\-&<`~]|(?:[a-uw-z_$]|v(?:[a-np-z_$0-9]|o(?:[a-hj-z_$0-9]|i(?:[a-ce-z_$0-9]|d[\w$]))))[\w$]*\s*[(`.=\[])
 test: jav	ascript:alert(1)
 pass: java: a language
