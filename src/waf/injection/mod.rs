@@ -28,18 +28,15 @@ fn cap(input: &[u8]) -> &[u8] {
     &input[..input.len().min(MAX_TOKENIZE)]
 }
 
-/// SQL words that can make an injection without any punctuation (`1 or 1`, `1 union select 2`).
-const SQL_WORDS: &[&[u8]] = &[
-    b"or",
-    b"and",
-    b"xor",
-    b"div",
+/// SQL words that make an injection on their own (`1 union select 2`, `1 waitfor delay 5`).
+const SQL_STRONG: &[&[u8]] = &[
     b"union",
     b"select",
     b"having",
     b"order",
     b"group",
     b"exec",
+    b"execute",
     b"sleep",
     b"benchmark",
     b"waitfor",
@@ -47,24 +44,20 @@ const SQL_WORDS: &[&[u8]] = &[
     b"update",
     b"delete",
     b"drop",
-    b"like",
+    b"procedure",
     b"rlike",
     b"regexp",
-    b"not",
-    b"null",
-    b"true",
-    b"false",
-    b"case",
-    b"when",
-    b"if",
-    b"is",
     b"between",
-    b"limit",
-    b"procedure",
+];
+/// SQL operators spelled as words, which need a number or a second SQL word to matter (`1 or 1`).
+const SQL_WEAK: &[&[u8]] = &[
+    b"or", b"and", b"xor", b"div", b"like", b"not", b"null", b"true", b"false", b"is", b"case",
+    b"when", b"if", b"limit",
 ];
 
-/// Could this value be SQL at all? An injection needs a quote, a comment, an operator, a parenthesis or
-/// a SQL word; prose and tokens without any of them are never tokenized.
+/// Could this value be SQL at all? An injection needs a quote, a comment, an operator or a parenthesis;
+/// without punctuation, a strong SQL word, or a weak one next to a number or another SQL word. Prose
+/// such as "colours and sizes" is never tokenized.
 fn sqli_candidate(input: &[u8]) -> bool {
     let punct = input.iter().any(|b| {
         matches!(
@@ -96,9 +89,16 @@ fn sqli_candidate(input: &[u8]) -> bool {
     if input.len() > 4096 {
         return false;
     }
-    input
+    let is = |set: &[&[u8]], w: &[u8]| set.iter().any(|k| k.eq_ignore_ascii_case(w));
+    let words: Vec<&[u8]> = input
         .split(|b| !b.is_ascii_alphanumeric() && *b != b'_')
-        .any(|w| (2..=9).contains(&w.len()) && SQL_WORDS.iter().any(|k| k.eq_ignore_ascii_case(w)))
+        .filter(|w| !w.is_empty())
+        .collect();
+    if words.iter().any(|w| is(SQL_STRONG, w)) {
+        return true;
+    }
+    let weak = words.iter().filter(|w| is(SQL_WEAK, w)).count();
+    weak >= 2 || (weak == 1 && words.iter().any(|w| w.iter().all(u8::is_ascii_digit)))
 }
 
 /// Could this value be HTML/JS at all? XSS needs a tag, an attribute or a URL scheme.
