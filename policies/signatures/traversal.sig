@@ -93,10 +93,11 @@ literal: sam
 literal: autoexec
 literal: :$data
 literal: ::$index
-regex: \b(?:win|system|boot|php|my)\.ini\b|\b(?:windows|winnt)[/\\]+(?:system32|syswow64|repair|win\.ini|system\.ini|debug|panther|temp|microsoft\.net|iis\d*\.log)|\bsystem32[/\\]+(?:config|drivers|cmd\.exe|inetsrv|logfiles)|\binetpub[/\\]+|\b[a-z]:[/\\]+(?:windows|winnt|boot|inetpub|autoexec|config\.sys|pagefile|hiberfil|xampp|wamp)|[/\\](?:sam|security|system)(?:\.bak)?$|\bautoexec\.bat\b|::\$(?:data|index_allocation)\b
+regex: (?:win|system|boot|php|my)\.ini\b|\b(?:windows|winnt)[/\\]+(?:system32|syswow64|repair|win\.ini|system\.ini|debug|panther|temp|microsoft\.net|iis\d*\.log)|\bsystem32[/\\]+(?:config|drivers|cmd\.exe|inetsrv|logfiles)|\binetpub[/\\]+|\b[a-z]:[/\\]+(?:windows|winnt|boot|inetpub|autoexec|config\.sys|pagefile|hiberfil|xampp|wamp)|[/\\](?:sam|security|system)(?:\.bak)?$|\bautoexec\.bat\b|::\$(?:data|index_allocation)\b
 test: c:\windows\win.ini
 test: ..\\..\\windows\\system32\\drivers\\etc\\hosts
 test: index.php::$DATA
+test: 0x2e0x2e0x2fboot.ini
 pass: windows and doors
 
 id: 300004006

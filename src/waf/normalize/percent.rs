@@ -48,11 +48,26 @@ fn fold_overlong(input: Vec<u8>, ev: &mut Evasions) -> Vec<u8> {
     let mut i = 0;
     while i < input.len() {
         let b = input[i];
-        if (b == 0xC0 || b == 0xC1) && i + 1 < input.len() && input[i + 1] & 0xC0 == 0x80 {
-            ev.insert(Evasion::IisUnicodeCodepoints);
-            out.push(((b & 0x01) << 6) | (input[i + 1] & 0x3F));
-            i += 2;
-            continue;
+        if (b == 0xC0 || b == 0xC1) && i + 1 < input.len() && input[i + 1] >= 0x80 {
+            let next = input[i + 1];
+            // A proper overlong form (continuation byte) of ASCII punctuation, or the lax decoding some
+            // servers apply (`C0 EE` = `.`) when it yields a path character. Overlong letters and digits
+            // stay as raw bytes so that they still read as junk between `..` and a file name.
+            let strict = ((b & 0x01) << 6) | (next & 0x3F);
+            let lax = next & 0x3F;
+            let ch = if next & 0xC0 == 0x80 && !strict.is_ascii_alphanumeric() {
+                Some(strict)
+            } else if matches!(lax, b'.' | b'/' | b'\\') {
+                Some(lax)
+            } else {
+                None
+            };
+            if let Some(c) = ch {
+                ev.insert(Evasion::IisUnicodeCodepoints);
+                out.push(c);
+                i += 2;
+                continue;
+            }
         }
         if b == 0xE0
             && i + 2 < input.len()

@@ -51,6 +51,14 @@ fn overlong_utf8_and_bare_bytes() {
         ("../../".into(), vec!["IIS Unicode codepoints"])
     );
     assert_eq!(pct("a%ffb", 2).1, vec!["Bare byte decoding"]);
+    assert_eq!(pct("%c0%ee%c0%ee%c1%9c", 1).0, "..\\");
+    // lax decoding to a path character wins over a strict overlong letter ('o')
+    assert_eq!(
+        pct("etc%c1%afpasswd", 1),
+        ("etc/passwd".into(), vec!["IIS Unicode codepoints"])
+    );
+    // an overlong letter that is no path character stays a bare byte
+    assert_eq!(pct("a%c1%a1b", 1).1, vec!["Bare byte decoding"]);
     assert_eq!(pct("caf%C3%A9", 2), ("café".into(), vec![]));
 }
 
