@@ -37,7 +37,7 @@ literal: waitfor
 literal: dbms_pipe
 literal: randomblob
 literal: dbms_lock
-regex: \b(?:sleep|pg_sleep|benchmark|randomblob|dbms_lock\.sleep|dbms_pipe\.receive_message)\s*\(\s*[\d'"(@\w]|\bwaitfor\s+(?:delay|time)\s+['"\d]
+regex: \b(?:sleep|pg_sleep|benchmark|randomblob|dbms_lock\.sleep|dbms_pipe\.receive_message)\s*\(\s*[\d'"(@\w]|\bwaitfor\s+(?:delay|time)\s+['"\d]|\bpg_sleep\s*\(\s*\[
 test: 1 and sleep(5)
 test: '; waitfor delay '0:0:5'--
 test: 1 OR BENCHMARK(5000000,MD5(1))
@@ -160,10 +160,11 @@ literal: system_user
 literal: db_name(
 literal: host_name(
 literal: banner
+literal: select
 literal: connection_id(
 literal: last_insert_id(
 literal: row_count(
-regex: @@(?:version|datadir|hostname|basedir|servername|identity|spid|tmpdir|language|microsoftversion|global|session)|\b(?:version|database|user|schema|current_user|session_user|system_user|db_name|host_name|connection_id|last_insert_id|row_count)\s*\(\s*\d*\s*\)|\bcurrent_user\b\s*(?:--|#|\)|,|$)|\bbanner\s+from\b
+regex: @@(?:version|datadir|hostname|basedir|servername|identity|spid|tmpdir|language|microsoftversion|global|session)|\b(?:version|database|user|schema|current_user|session_user|system_user|db_name|host_name|connection_id|last_insert_id|row_count)\s*\(\s*\d*\s*\)|\bcurrent_user\b\s*(?:--|#|\)|,|;|$)|\bselect\s+(?:session_user|current_user|system_user|user|database\s*\(|version\s*\(|@@\w+)\b|\bbanner\s+from\b
 test: 1 union select @@version
 test: ' and database()='x
 pass: what version do you use
@@ -294,7 +295,9 @@ literal: pg_ls_dir
 literal: from dual
 literal: rownum
 literal: nvarchar
-regex: \bexec(?:ute)?\s+(?:master\.|sp_|xp_|\(?\s*@|immediate\b)|\bdbms_(?:xmlgen|java|scheduler|output|sql|aw|utility)\b|\bpg_(?:read_file|ls_dir|read_binary_file|stat_file)\s*\(|\bfrom\s+dual\b[\s\S]{0,40}(?:--|#|\)|where|$)|\brownum\s*[<=>]|\bcast\s*\([^)]*nvarchar
+literal: declare
+literal: backup
+regex: \bexec(?:ute)?\s*(?:master\.|sp_|xp_|\(?\s*@|immediate\b)|\bdeclare\s+@\w+\s+n?(?:var)?char\b|\bbackup\s+(?:database|log)\s+\w+\s+to\s+disk|\bdbms_(?:xmlgen|java|scheduler|output|sql|aw|utility)\b|\bpg_(?:read_file|ls_dir|read_binary_file|stat_file)\s*\(|\bfrom\s+dual\b[\s\S]{0,40}(?:--|#|\)|where|$)|\brownum\s*[<=>]|\bcast\s*\([^)]*nvarchar
 test: exec master.dbo.sp_who
 test: ' union select null from dual--
 pass: execute the plan
@@ -310,3 +313,25 @@ literal: /*!
 regex: /\*!\d*\s*(?:select|union|and|or|from|where|insert|update|delete|drop|concat|sleep|benchmark|\d)
 test: 1 /*!50000union*/ select 1
 pass: /*! comment */
+
+id: 300001016
+name: SQL injection: boolean operator injected at the start of a value
+type: SQL-Injection
+accuracy: medium
+risk: high
+targets: @values, header, param-name
+literal: or
+literal: and
+literal: xor
+literal: ||
+literal: &&
+regex: ^\s*(?:or|and|xor|\|\||&&)\s+(?:not\s+)?(?:[\w'"().]+\s*(?:=|<>|!=|<|>|\blike\b|\bis\b)\s*[\w'"().]+|true\b|false\b|exists\b|\(\s*select\b)|['"]\s*(?:or|and)\s*\(?\s*exists\b|['"`)]\s*(?:or|and)\s+[a-z_][\w.$]*\s*\([^)]*\)\s*(?:=|<|>|--|#|$)|['"]\s*\|\|\s*[\w.$]+\s*\([^)]*\)\s*\|\|\s*['"]
+test: OR x=x
+test: or true--
+test: ' or (EXISTS)
+test: -1') OR JSON_EXTRACT('{}', '$.a') = 9648
+test: ' || pkg.adduser('a', 'b') || '
+pass: or maybe not
+pass: and then there were none
+pass: Oregon = Portland
+

@@ -97,7 +97,7 @@ literal: alert
 literal: prompt
 literal: confirm
 literal: eval
-literal: document.
+literal: document
 literal: window.
 literal: fromcharcode
 literal: settimeout
@@ -115,10 +115,13 @@ literal: parent
 literal: frames
 literal: window
 literal: globalthis
-regex: (?:^|[^\w.])(?:alert|prompt|confirm|eval|settimeout|setinterval|atob|print|execscript|msgbox)\s*(?:\(|`|\.call\s*\(|\.apply\s*\()|\bdocument\s*\.\s*(?:cookie|domain|write\w*|location|body|documentelement|createelement)|\bwindow\s*\.\s*(?:location|open|name|eval)|string\s*\.\s*fromcharcode|\.(?:inner|outer)html\s*=|\bconstructor\s*\(\s*['"`]|\bimport\s*\(\s*['"`]|(?:top|self|parent|frames|window|globalthis)\s*\[\s*['"`]|\blocation\s*(?:\.\s*href\s*)?=\s*['"`]?(?:java|data|//|http)
+regex: (?:^|[^\w.])(?:alert|prompt|confirm|eval|settimeout|setinterval|atob|print|execscript|msgbox)\s*(?:\(|`|\?\.\s*\(|\.call\s*\(|\.apply\s*\()|\(\s*(?:alert|prompt|confirm|eval)\s*\)\s*[(`]|\bdocument\s*(?:\?\.\s*)?\[\s*['"`](?:cookie|domain|location|write|body)|\bdocument\s*\?\.\s*(?:cookie|domain|location)|\bdocument\s*\.\s*(?:cookie|domain|write\w*|location|body|documentelement|createelement)|\bwindow\s*\.\s*(?:location|open|name|eval)|string\s*\.\s*fromcharcode|\.(?:inner|outer)html\s*=|\bconstructor\s*\(\s*['"`]|\bimport\s*\(\s*['"`]|(?:top|self|parent|frames|window|globalthis)\s*\[\s*['"`]|\blocation\s*(?:\.\s*href\s*)?=\s*['"`]?(?:java|data|//|http)
 test: alert(1)
 test: document.cookie
 test: top['al'+'ert'](1)
+test: (alert)(1)
+test: alert?.(document?.cookie)
+test: document["cookie"]
 pass: fire alert levels
 
 id: 300002008

@@ -190,12 +190,23 @@ pub fn deobfuscate(value: &[u8]) -> Option<Vec<u8>> {
                 .get(i + 1)
                 .is_some_and(|n| n.is_ascii_alphanumeric() || matches!(n, b'@' | b'*'))
         })
+        || (memchr::memchr_iter(b'+', value).nth(1).is_some()
+            && memchr::memchr(b' ', value).is_none())
         || has(b"/*")
         || has(b"\"\"");
     if !interesting {
         return escaped;
     }
     let mut v = decode_html_entities(value).into_owned();
+    // Payload lists written for URLs use '+' for spaces; a value without any space but with several
+    // '+' gets them back (a single '+' is more likely an e-mail tag or a sum).
+    if !v.contains(&b' ') && v.iter().filter(|&&b| b == b'+').count() >= 2 {
+        for b in v.iter_mut() {
+            if *b == b'+' {
+                *b = b' ';
+            }
+        }
+    }
     if v.windows(2).any(|w| w == b"/*") {
         let mut out = Vec::with_capacity(v.len());
         let mut i = 0;
@@ -291,6 +302,17 @@ pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
 /// way; random tokens decode to binary and are skipped.
 pub fn base64_text(value: &[u8]) -> Option<Vec<u8>> {
     use base64::Engine as _;
+    // Form decoding turned base64 '+' into spaces.
+    let respaced: Vec<u8>;
+    let value = if value.contains(&b' ') && !value.starts_with(b" ") {
+        respaced = value
+            .iter()
+            .map(|&b| if b == b' ' { b'+' } else { b })
+            .collect();
+        &respaced[..]
+    } else {
+        value
+    };
     let trimmed = value
         .strip_suffix(b"==")
         .or_else(|| value.strip_suffix(b"="))
