@@ -235,6 +235,28 @@ impl SignatureDb {
         self.by_id.get(&id).map(|&i| &self.signatures[i])
     }
 
+    /// Ids of the signatures in the named set ("All Signatures" = every signature), in database order.
+    pub fn ids_in_set<'a>(&'a self, set: &'a str) -> impl Iterator<Item = u32> + 'a {
+        let all = set.eq_ignore_ascii_case("All Signatures");
+        self.signatures
+            .iter()
+            .filter(move |s| all || s.sets.iter().any(|x| x.eq_ignore_ascii_case(set)))
+            .map(|s| s.id)
+    }
+
+    /// Every set name some signature belongs to, plus "All Signatures", sorted.
+    pub fn set_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self
+            .signatures
+            .iter()
+            .flat_map(|s| s.sets.iter().map(String::as_str))
+            .chain(std::iter::once("All Signatures"))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
     /// The source definitions (with their positive/negative examples), in database order.
     pub fn definitions(&self) -> &[SigDef] {
         &self.defs

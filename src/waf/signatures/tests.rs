@@ -110,6 +110,20 @@ fn lookups_and_sets() {
     assert_eq!(php.systems, vec!["PHP".to_string()]);
     assert!(!php.sets.iter().any(|x| x == "Generic Detection Signatures"));
     assert!(db().get(1).is_none());
+    let sqli: Vec<u32> = db().ids_in_set("SQL Injection Signatures").collect();
+    assert!(sqli.contains(&300_001_001) && !sqli.contains(&300_002_001));
+    assert_eq!(
+        db().ids_in_set("All Signatures").count(),
+        db().signatures().len()
+    );
+    let names = db().set_names();
+    for n in [
+        "High Accuracy Signatures",
+        "Generic Detection Signatures",
+        "Cross Site Scripting Signatures",
+    ] {
+        assert!(names.contains(&n), "{n} missing from {names:?}");
+    }
 }
 
 #[test]
