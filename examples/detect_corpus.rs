@@ -138,7 +138,11 @@ impl Scanner<'_> {
             // No usable content type: sniff like the engine does.
             let first = body.iter().find(|b| !b.is_ascii_whitespace()).copied();
             match first {
-                Some(b'<') => self.xml(body),
+                Some(b'<') => {
+                    // Unknown markup: inspect the structure and the raw document.
+                    self.xml(body);
+                    self.scan(Target::Body, body);
+                }
                 Some(b'{' | b'[') => self.body("application/json", body),
                 _ if body.contains(&b'=') && !body.contains(&b' ') => self.params(body),
                 _ => self.scan(Target::Body, body),
