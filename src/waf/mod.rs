@@ -9,6 +9,8 @@ pub mod engine;
 pub mod event;
 pub mod grpc;
 pub mod openapi;
+pub mod injection;
+pub mod normalize;
 pub mod policy;
 pub mod resolver;
 pub mod response;

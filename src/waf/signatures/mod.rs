@@ -1,9 +1,29 @@
-//! Attack signatures (SCAFFOLD: the interface; the database and matchers come with issue 3).
+//! Attack signatures: our own database (`policies/signatures/*.sig`, embedded at build time), compiled
+//! once into per-target literal prefilters, confirming regexes and tokenizer checks.
 //!
 //! One global database, compiled once; a policy selects signatures by id (a bitset computed from its
 //! signature sets, server technologies and `signatures` entries) and filters the hits of [`SignatureDb::scan`].
+//!
+//! Imports: `db` (file format), `matcher` (compiled automata), `waf::injection`, `waf::normalize`.
 
+pub mod db;
+mod matcher;
+
+use std::collections::HashMap;
 use std::sync::OnceLock;
+
+pub use db::{DbError, SigDef};
+pub use matcher::{CompileError, REGEX_DFA_LIMIT, REGEX_SIZE_LIMIT};
+
+/// The shipped database files, in id order.
+const BUILTIN: &[&str] = &[
+    include_str!("../../../policies/signatures/sqli.sig"),
+    include_str!("../../../policies/signatures/xss.sig"),
+    include_str!("../../../policies/signatures/command.sig"),
+    include_str!("../../../policies/signatures/traversal.sig"),
+    include_str!("../../../policies/signatures/code.sig"),
+    include_str!("../../../policies/signatures/other.sig"),
+];
 
 /// Where in the request a value was found; signatures declare which targets they apply to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -30,11 +50,43 @@ pub enum Target {
     Grpc,
 }
 
+impl Target {
+    /// Every target, in declaration order.
+    pub const ALL: &'static [Target] = &[
+        Target::Url,
+        Target::QueryString,
+        Target::ParamName,
+        Target::ParamValue,
+        Target::Header,
+        Target::Cookie,
+        Target::Body,
+        Target::Json,
+        Target::Xml,
+        Target::Grpc,
+    ];
+
+    /// Position in [`Target::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Level {
     Low,
     Medium,
     High,
+}
+
+impl Level {
+    /// The policy spelling: `low`, `medium`, `high`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Low => "low",
+            Level::Medium => "medium",
+            Level::High => "high",
+        }
+    }
 }
 
 /// What a policy needs to know about one signature to select it.
@@ -49,19 +101,129 @@ pub struct SignatureInfo {
     pub systems: Vec<String>,
     /// Signature-set names it belongs to (besides the implicit "All Signatures").
     pub sets: Vec<String>,
+    /// The targets the signature applies to.
+    pub targets: Vec<Target>,
+}
+
+/// The signature set named after an attack type, if the declarative policy has one.
+pub fn attack_type_set(attack_type: &str) -> Option<&'static str> {
+    Some(match attack_type {
+        "SQL-Injection" => "SQL Injection Signatures",
+        "Cross Site Scripting (XSS)" => "Cross Site Scripting Signatures",
+        "Command Execution" => "Command Execution Signatures",
+        "OS Command Injection" => "OS Command Injection Signatures",
+        "Path Traversal" => "Path Traversal Signatures",
+        "Remote File Include" => "Remote File Include Signatures",
+        "Server Side Code Injection" => "Server Side Code Injection Signatures",
+        "XML External Entities (XXE)" => "XML External Entities (XXE) Signatures",
+        "Server-Side Request Forgery (SSRF)" => "Server Side Request Forgery Signatures",
+        "Predictable Resource Location" | "Vulnerability Scan" => "Vulnerability Scan Signatures",
+        "HTTP Response Splitting"
+        | "LDAP Injection"
+        | "NoSQL Injection"
+        | "Server-Side Includes"
+        | "Mail Command Injection"
+        | "HTTP Request Smuggling Attack"
+        | "Injection Attempt"
+        | "XPath Injection" => "Other Application Attacks Signatures",
+        _ => return None,
+    })
+}
+
+/// Every set a signature belongs to: its explicit sets plus those derived from its attack type,
+/// accuracy and generality ("Generic Detection Signatures" = not specific to a server technology).
+pub fn derived_sets(def: &SigDef) -> Vec<String> {
+    let mut sets: Vec<String> = Vec::new();
+    let mut add = |s: &str| {
+        if !sets.iter().any(|x| x == s) {
+            sets.push(s.to_string());
+        }
+    };
+    if let Some(s) = attack_type_set(&def.attack_type) {
+        add(s);
+    }
+    match def.accuracy {
+        Level::Low => add("Low Accuracy Signatures"),
+        Level::Medium => add("Medium Accuracy Signatures"),
+        Level::High => {
+            add("High Accuracy Signatures");
+        }
+    }
+    if def.systems.is_empty() {
+        add("Generic Detection Signatures");
+        if def.accuracy >= Level::Medium {
+            add("Generic Detection Signatures (High/Medium Accuracy)");
+        }
+        if def.accuracy == Level::High {
+            add("Generic Detection Signatures (High Accuracy)");
+        }
+    }
+    for s in &def.sets {
+        add(s);
+    }
+    sets
+}
+
+/// A database that failed to load.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Parse(#[from] DbError),
+    #[error(transparent)]
+    Compile(#[from] CompileError),
+    #[error("duplicate signature id {0}")]
+    Duplicate(u32),
 }
 
 /// The compiled signature database.
 pub struct SignatureDb {
     signatures: Vec<SignatureInfo>,
+    defs: Vec<SigDef>,
+    by_id: HashMap<u32, usize>,
+    matcher: matcher::Matcher,
 }
 
 impl SignatureDb {
     /// The database shipped under `policies/signatures/`, compiled on first use.
     pub fn builtin() -> &'static SignatureDb {
         static DB: OnceLock<SignatureDb> = OnceLock::new();
-        DB.get_or_init(|| SignatureDb {
-            signatures: Vec::new(),
+        DB.get_or_init(|| {
+            // The shipped files are checked by `builtin_database_loads` in CI; an error here is a build defect.
+            SignatureDb::from_texts(BUILTIN).expect("shipped signature database is valid")
+        })
+    }
+
+    /// Parses and compiles database texts (each in the `db` format).
+    pub fn from_texts(texts: &[&str]) -> Result<SignatureDb, LoadError> {
+        let mut defs = Vec::new();
+        for t in texts {
+            defs.extend(db::parse(t)?);
+        }
+        let mut by_id = HashMap::with_capacity(defs.len());
+        for (i, d) in defs.iter().enumerate() {
+            if by_id.insert(d.id, i).is_some() {
+                return Err(LoadError::Duplicate(d.id));
+            }
+        }
+        let matcher = matcher::Matcher::compile(&defs)?;
+        let signatures = defs
+            .iter()
+            .map(|d| SignatureInfo {
+                id: d.id,
+                name: d.name.clone(),
+                attack_type: d.attack_type.clone(),
+                accuracy: d.accuracy,
+                risk: d.risk,
+                systems: d.systems.clone(),
+                sets: derived_sets(d),
+                targets: d.targets.clone(),
+            })
+            .collect();
+        Ok(SignatureDb {
+            signatures,
+            defs,
+            by_id,
+            matcher,
         })
     }
 
@@ -70,11 +232,43 @@ impl SignatureDb {
     }
 
     pub fn get(&self, id: u32) -> Option<&SignatureInfo> {
-        self.signatures.iter().find(|s| s.id == id)
+        self.by_id.get(&id).map(|&i| &self.signatures[i])
+    }
+
+    /// Ids of the signatures in the named set ("All Signatures" = every signature), in database order.
+    pub fn ids_in_set<'a>(&'a self, set: &'a str) -> impl Iterator<Item = u32> + 'a {
+        let all = set.eq_ignore_ascii_case("All Signatures");
+        self.signatures
+            .iter()
+            .filter(move |s| all || s.sets.iter().any(|x| x.eq_ignore_ascii_case(set)))
+            .map(|s| s.id)
+    }
+
+    /// Every set name some signature belongs to, plus "All Signatures", sorted.
+    pub fn set_names(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self
+            .signatures
+            .iter()
+            .flat_map(|s| s.sets.iter().map(String::as_str))
+            .chain(std::iter::once("All Signatures"))
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
+    /// The source definitions (with their positive/negative examples), in database order.
+    pub fn definitions(&self) -> &[SigDef] {
+        &self.defs
     }
 
     /// Appends to `hits` the ids of every signature for `target` that matches `value`.
     /// `value` is decoded once by the caller (percent-decoding, JSON unescaping); the database applies
     /// its own transforms (case folding, entity decoding, comment removal) as each signature needs.
-    pub fn scan(&self, _target: Target, _value: &[u8], _hits: &mut Vec<u32>) {}
+    pub fn scan(&self, target: Target, value: &[u8], hits: &mut Vec<u32>) {
+        self.matcher.scan(target, value, hits);
+    }
 }
+
+#[cfg(test)]
+mod tests;

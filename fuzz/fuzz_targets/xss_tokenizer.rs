@@ -1,0 +1,7 @@
+#![no_main]
+//! Arbitrary bytes through the XSS tokenizer.
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = portcullis::waf::injection::is_xss(data);
+});

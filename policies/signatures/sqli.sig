@@ -1,0 +1,337 @@
+# SQL injection signatures (ids 300001000-300001999). Format: see src/waf/signatures/db.rs.
+# Regexes are case-insensitive and byte-oriented; every regex match must contain one of its literals.
+
+id: 300001000
+name: SQL injection (tokenizer fingerprint)
+type: SQL-Injection
+accuracy: high
+risk: high
+targets: @values, param-name
+engine: sqli
+test: 1' OR '1'='1
+test: 1 AND 1=1 --
+pass: O'Brien and sons
+
+id: 300001001
+name: SQL injection: UNION SELECT
+type: SQL-Injection
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: union
+regex: \bunion\b(?:[\s(+]|/\*.*?\*/|/\*!\d*|%20)*(?:all|distinct)?(?:[\s(+]|/\*.*?\*/|%20)*select\b
+test: 0 union all select 1,2,3
+test: x')UNION(SELECT(password)FROM(users))
+pass: the union selected a new leader
+
+id: 300001002
+name: SQL injection: time delay functions
+type: SQL-Injection
+accuracy: high
+risk: high
+systems: MySQL, PostgreSQL, Microsoft SQL Server, Oracle
+targets: @values, header, url, param-name
+literal: sleep
+literal: benchmark
+literal: waitfor
+literal: dbms_pipe
+literal: randomblob
+literal: dbms_lock
+regex: \b(?:sleep|pg_sleep|benchmark|randomblob|dbms_lock\.sleep|dbms_pipe\.receive_message)\s*\(\s*[\d'"(@\w]|\bwaitfor\s+(?:delay|time)\s+['"\d]|\bpg_sleep\s*\(\s*\[
+test: 1 and sleep(5)
+test: '; waitfor delay '0:0:5'--
+test: 1 OR BENCHMARK(5000000,MD5(1))
+pass: how much sleep do I need
+
+id: 300001003
+name: SQL injection: stacked query
+type: SQL-Injection
+accuracy: high
+risk: high
+targets: @values, header, url
+literal: drop
+literal: insert
+literal: update
+literal: delete
+literal: create
+literal: alter
+literal: exec
+literal: declare
+literal: truncate
+literal: shutdown
+literal: select
+literal: grant
+regex: ;\s*(?:drop\s+(?:table|database|user|view|procedure|function|index)|insert\s+into|update\s+\S+\s+set\b|delete\s+from|create\s+(?:table|user|database|procedure|function|trigger|view)|alter\s+(?:table|user|database)|exec(?:ute)?\s*(?:\(|@|'|"|master\b|xp_|sp_|\w+\s*['"@])|declare\s+@|truncate\s+(?:table\s+)?\w|shutdown\b|select\s+[\w*@(]|grant\s+\w)
+test: 1; DROP TABLE users
+test: x'; insert into admins values('a','b')--
+pass: please delete from my list; thanks
+pass: 1; exec will create the case 7
+
+id: 300001004
+name: SQL injection: quote followed by comment
+type: SQL-Injection
+accuracy: medium
+risk: high
+targets: @values, header, url
+literal: --
+literal: #
+literal: /*
+regex: ['`]\s*\)*\s*(?:--[\s\x00-\x1f]|--$|#(?:[^\d]|$)|/\*)|"\s*\)*\s*(?:--[\s\x00-\x1f]|--$|/\*)
+test: admin'--
+test: admin')#
+pass: Let's go -- now
+pass: 7" #2 CIRCULAR NEEDLE
+
+id: 300001005
+name: SQL injection: quoted boolean tautology
+type: SQL-Injection
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: '
+literal: "
+literal: `
+literal: )
+regex: ['"`)]\s*(?:\bor\b|\band\b|\bxor\b|\|\||&&)\s*\(?\s*(?:['"`]?[\w.]*['"`]?\s*(?:[=<>!]=?|<>|\blike\b|\bis\b|\brlike\b|\bregexp\b)\s*\(?['"`]?[\w.]*|\d+\b|true\b|false\b|not\b|null\b|'[^']*'\s*(?:--|#|$))
+test: x' or 'a'='a
+test: ") OR 1=1 --
+test: ' or true--
+pass: it's "or" not "and"
+pass: "WOOD" AND "SIGN" AND "POLKA DOTS"
+
+id: 300001006
+name: SQL injection: numeric boolean tautology
+type: SQL-Injection
+accuracy: medium
+risk: medium
+targets: @values, header, url
+literal: =
+literal: <
+literal: >
+literal: like
+regex: (?:^|[\s)(])(?:or|and|\|\||&&)[\s(]+(\d+|'[^']*'|"[^"]*")\s*(?:=|<>|!=|<=>|\blike\b|>|<)\s*(\d+|'[^']*'|"[^"]*")(?:[\s)]*(?:--|#|/\*|;|$|\b(?:and|or|limit|order|group|union)\b))
+test: 1 or 1=1
+test: 5 AND 3>2--
+pass: 3 or 4 = 7 reasons
+
+id: 300001007
+name: SQL injection: schema and catalog enumeration
+type: SQL-Injection
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: information_schema
+literal: sysobjects
+literal: syscolumns
+literal: sysusers
+literal: pg_catalog
+literal: pg_shadow
+literal: pg_user
+literal: sqlite_master
+literal: mysql.user
+literal: all_tables
+literal: user_tables
+literal: sys.tables
+literal: msysobjects
+literal: sysdatabases
+literal: pg_database
+literal: all_users
+literal: dba_users
+literal: v$version
+regex: information_schema\b|\b(?:master\.\.)?sys(?:objects|columns|users|databases|logins)\b|\bpg_(?:catalog|shadow|user|database)\b|\bsqlite_master\b|\bmysql\.user\b|\b(?:all|user|dba)_(?:tables|tab_columns|users)\b|\bsys\.tables\b|\bmsysobjects\b|\bv\$version\b
+test: select table_name from information_schema.tables
+test: 1 AND (SELECT count(*) FROM sysobjects)>0
+pass: the information about the schema
+
+id: 300001008
+name: SQL injection: database fingerprinting functions and variables
+type: SQL-Injection
+accuracy: high
+risk: medium
+targets: @values, header, url, param-name
+literal: @@
+literal: version(
+literal: database(
+literal: user(
+literal: schema(
+literal: current_user
+literal: session_user
+literal: system_user
+literal: db_name(
+literal: host_name(
+literal: banner
+literal: select
+literal: connection_id(
+literal: last_insert_id(
+literal: row_count(
+regex: @@(?:version|datadir|hostname|basedir|servername|identity|spid|tmpdir|language|microsoftversion|global|session)|\b(?:version|database|user|schema|current_user|session_user|system_user|db_name|host_name|connection_id|last_insert_id|row_count)\s*\(\s*\d*\s*\)|\bcurrent_user\b\s*(?:--|#|\)|,|;|$)|\bselect\s+(?:session_user|current_user|system_user|user|database\s*\(|version\s*\(|@@\w+)\b|\bbanner\s+from\b
+test: 1 union select @@version
+test: ' and database()='x
+pass: what version do you use
+
+id: 300001009
+name: SQL injection: file and command access from SQL
+type: SQL-Injection
+accuracy: high
+risk: high
+systems: MySQL, Microsoft SQL Server, PostgreSQL
+targets: @values, header, url, param-name
+literal: load_file
+literal: outfile
+literal: dumpfile
+literal: xp_cmdshell
+literal: xp_regread
+literal: xp_dirtree
+literal: sp_oacreate
+literal: sp_executesql
+literal: sp_makewebtask
+literal: openrowset
+literal: opendatasource
+literal: utl_http
+literal: utl_inaddr
+literal: lo_import
+literal: copy
+literal: bulk insert
+literal: sp_configure
+regex: \bload_file\s*\(|\binto\s+(?:out|dump)file\b|\bxp_(?:cmdshell|regread|dirtree|fileexist|servicecontrol)\b|\bsp_(?:oacreate|executesql|makewebtask|configure|addsrvrolemember|password)\b|\bopen(?:rowset|datasource)\s*\(|\butl_(?:http|inaddr|file)\.|\blo_import\s*\(|\bcopy\s+\w+\s+(?:from|to)\s+(?:program|'/)|\bbulk\s+insert\b
+test: ' union select load_file('/etc/passwd')--
+test: 1;exec master..xp_cmdshell 'dir'
+pass: please copy this file
+
+id: 300001010
+name: SQL injection: error-based extraction functions
+type: SQL-Injection
+accuracy: high
+risk: high
+systems: MySQL, Microsoft SQL Server, Oracle, PostgreSQL
+targets: @values, header, url, param-name
+literal: extractvalue
+literal: updatexml
+literal: exp(
+literal: floor(
+literal: geometrycollection
+literal: multipoint
+literal: polygon
+literal: linestring
+literal: name_const
+literal: ctxsys
+literal: convert(
+literal: cast(
+literal: xmltype
+literal: json_keys
+literal: gtid_subset
+regex: \b(?:extractvalue|updatexml)\s*\(|\bexp\s*\(\s*~|\bfloor\s*\(\s*rand\s*\(|\b(?:geometrycollection|multipoint|polygon|multipolygon|linestring|multilinestring)\s*\(\s*\(?\s*select|\bname_const\s*\(|\bctxsys\.|\bconvert\s*\(\s*int\s*,|\bcast\s*\(\s*\(?\s*select\b|\bxmltype\s*\(|\bgtid_subset\s*\(|\bcast\s*\([^)]{0,80}\bas\s+(?:int|char|varchar|numeric|signed|unsigned|text)\b[^)]*\)\s*(?:--|#|=|<|>|\))
+test: and extractvalue(1,concat(0x7e,version()))
+test: 1 and 1=convert(int,(select @@version))
+pass: convert your files
+
+id: 300001011
+name: SQL injection: hex, char() and concat() payload building
+type: SQL-Injection
+accuracy: medium
+risk: medium
+targets: @values, header, url, param-name
+literal: char(
+literal: chr(
+literal: concat
+literal: 0x
+literal: unhex
+literal: ascii(
+literal: substr
+literal: mid(
+literal: ord(
+literal: hex(
+regex: \b(?:char|chr|nchar)\s*\(\s*\d+\s*\)\s*(?:\+|\|\||,|&)\s*(?:char|chr|nchar)\s*\(|\b(?:group_)?concat(?:_ws)?\s*\([^)]{0,100}(?:0x[0-9a-f]{2,}|@@|\bselect\b|\bversion\s*\(|\buser\s*\(|\bdatabase\s*\()|\bunhex\s*\(|(?:\b(?:ascii|ord|hex)\s*\(\s*)?\b(?:substr(?:ing)?|mid)\s*\(\s*\(?\s*(?:select|user|version|database|@@)|\b(?:=|or|and|select|where|values|,)\s*0x[0-9a-f]{6,}\b
+test: concat(0x3a,user())
+test: 1 and ascii(substring((select password from users),1,1))>64
+test: char(65)+char(66)
+pass: concatenate two strings
+
+id: 300001012
+name: SQL injection: ORDER BY / GROUP BY / HAVING probing
+type: SQL-Injection
+accuracy: medium
+risk: medium
+targets: @values, header, url
+literal: order
+literal: group
+literal: having
+literal: procedure analyse
+regex: \b(?:order|group)\s+by\s+\d+\s*(?:--|#|/\*|;|\)|,\s*\d)|\bhaving\s+\d+\s*=\s*\d+|\bprocedure\s+analyse\s*\(|['"]\s*(?:order|group)\s+by\b
+test: 1 order by 10--
+test: ' group by password having 1=1--
+pass: order by price
+
+id: 300001013
+name: SQL injection: subquery or conditional in a value
+type: SQL-Injection
+accuracy: medium
+risk: high
+targets: @values, header, url
+literal: select
+literal: case
+literal: iif
+literal: if(
+literal: elt(
+literal: decode(
+regex: \(\s*select\s+[\w@*(]|\bselect\s+(?:\*|\w+\s*\(|@@|\d+\s*,|null\b|top\s+\d|count\s*\()[\s\S]{0,200}?\bfrom\b|\bselect\s+[\w.*,\s"`\[\]]{1,200}\bfrom\s+[\w.\[\]`"]+\s*(?:where\s+[\w.'"(`]+\s*(?:[=<>!]|\blike\b|\bin\b|\bis\b|\bnot\b|\bbetween\b)|limit\s+\d|--|#|;|\))|\bcase\s+when\b[\s\S]{1,200}?\bthen\b|\biif\s*\([^)]{1,100}[=<>]|\bif\s*\(\s*(?:\(?\s*select|\d+\s*[=<>]|ascii|substr|length|mid|ord)|\belt\s*\(\s*\d|\bdecode\s*\(\s*\(?\s*select
+test: 1 and (select 1 from dual)
+test: select username, password from users where id=1
+test: IF(1=1,SLEEP(1),0)
+pass: please select one from the list below
+pass: select x from y where
+
+id: 300001014
+name: SQL injection: MSSQL/Oracle/Postgres specific statements
+type: SQL-Injection
+accuracy: high
+risk: high
+systems: Microsoft SQL Server, Oracle, PostgreSQL
+targets: @values, header, url
+literal: exec
+literal: dbms_
+literal: pg_read_file
+literal: pg_ls_dir
+literal: from dual
+literal: rownum
+literal: nvarchar
+literal: declare
+literal: backup
+regex: \bexec(?:ute)?\s*(?:master\.|sp_|xp_|\(?\s*@|immediate\b)|\bdeclare\s+@\w+\s+n?(?:var)?char\b|\bbackup\s+(?:database|log)\s+\w+\s+to\s+disk|\bdbms_(?:xmlgen|java|scheduler|output|sql|aw|utility)\b|\bpg_(?:read_file|ls_dir|read_binary_file|stat_file)\s*\(|\bfrom\s+dual\b[\s\S]{0,40}(?:--|#|\)|where|$)|\brownum\s*[<=>]|\bcast\s*\([^)]*nvarchar
+test: exec master.dbo.sp_who
+test: ' union select null from dual--
+pass: execute the plan
+
+id: 300001015
+name: SQL injection: comment-obfuscated keywords
+type: SQL-Injection
+accuracy: high
+risk: high
+systems: MySQL
+targets: @values, header, url, param-name
+literal: /*!
+regex: /\*!\d*\s*(?:select|union|and|or|from|where|insert|update|delete|drop|concat|sleep|benchmark|\d)
+test: 1 /*!50000union*/ select 1
+pass: /*! comment */
+
+id: 300001016
+name: SQL injection: boolean operator injected at the start of a value
+type: SQL-Injection
+accuracy: medium
+risk: high
+targets: @values, header, param-name
+literal: or
+literal: and
+literal: xor
+literal: ||
+literal: &&
+regex: ^\s*(?:or|and|xor|\|\||&&)\s+(?:not\s+)?(?:[\w'"().]+\s*(?:=|<>|!=|<|>|\blike\b|\bis\b)\s*[\w'"().]+|true\b|false\b|exists\b|\(\s*select\b)|['"]\s*(?:or|and)\s*\(?\s*exists\b|['"`)]\s*(?:or|and)\s+[a-z_][\w.$]*\s*\([^)]*\)\s*(?:=|<|>|--|#|$)|['"]\s*\|\|\s*[\w.$]+\s*\([^)]*\)\s*\|\|\s*['"]
+test: OR x=x
+test: or true--
+test: ' or (EXISTS)
+test: -1') OR JSON_EXTRACT('{}', '$.a') = 9648
+test: ' || pkg.adduser('a', 'b') || '
+pass: or maybe not
+pass: and then there were none
+pass: Oregon = Portland
+

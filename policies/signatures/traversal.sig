@@ -1,0 +1,249 @@
+# Path traversal, local and remote file inclusion (ids 300004000-300004999).
+
+id: 300004001
+name: Path traversal: repeated parent-directory segments
+type: Path Traversal
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: ..
+regex: (?:\.\.+[/\\]+){2,}|(?:^|[/\\=])\.\.+[/\\]+[\w.-]+[/\\]|[/\\]\.\.+(?:[/\\]|$)[\s\S]*[/\\]\.\.+(?:[/\\]|$)
+test: ../../../etc/passwd
+test: ..\..\boot.ini
+test: /static/../../../x
+pass: wait... really?
+
+id: 300004002
+name: Path traversal: parent-directory segment in a value
+type: Path Traversal
+accuracy: medium
+risk: medium
+targets: @values, header, param-name
+literal: ..
+regex: (?:^|[/\\=:])\.\.+[/\\]|[/\\]\.\.$
+test: ../config.php
+pass: ok.. thanks
+pass: abc;/...
+
+id: 300004003
+name: Path traversal: encoded dots and separators left after decoding
+type: Path Traversal
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: %2e
+literal: %252e
+literal: %c0%ae
+literal: %u002e
+literal: %uff0e
+literal: %c0%af
+literal: %c1%9c
+literal: %e0%80%af
+literal: %2f
+literal: %5c
+literal: ..;
+literal: ....//
+literal: 0x2e
+literal: %25
+regex: (?:%(?:25)*2e|%c0%ae|%u002e|%uff0e|0x2e|\.){2,}(?:%(?:25)*(?:2f|5c)|%c0%af|%c1%9c|%e0%80%af|%u2215|%u2216|%uff0f|[/\\])|\.\.;[/\\]|\.\.\.\.[/\\]+
+test: %2e%2e%2fetc%2fpasswd
+test: ..%252f..%252fetc
+test: /..;/admin
+test: ....//....//etc/passwd
+pass: 100%2e5 percent
+
+id: 300004004
+name: Local file inclusion: Unix system files
+type: Path Traversal
+accuracy: high
+risk: high
+systems: Unix/Linux
+targets: @values, header, url, param-name
+literal: etc
+literal: proc
+literal: var/log
+literal: .ssh
+literal: .bash
+literal: root/
+literal: usr/local
+literal: /dev/
+regex: (?:^|[/\\\s=:"'*?;|&`(]|%2f|%5c)etc(?:[/\\]|%2f|%5c)+(?:passwd|shadow|group|gshadow|hosts|issue|motd|crontab|sudoers|hostname|resolv\.conf|fstab|mtab|inittab|profile|bashrc|environment|security|ssh|apache2?|httpd|nginx|mysql|php\d*|ssl|pam\.d|cron\.d|network|sysconfig|init\.d|os-release|lsb-release|redhat-release|debian_version|master\.passwd|passwd-|shadow-|x11|apt|aliases|ldap|samba|vsftpd|proftpd|knockd|ftphosts|exports|snmp|logrotate|mail|postfix|dovecot|tomcat\d*|redis|mongod)|(?:^|[/\\=:"'\s])proc[/\\]+(?:self|\d+|thread-self)[/\\]+(?:environ|cmdline|fd|maps|status|mem|exe|cwd|root|stat|mounts|net|attr|auxv|limits|smaps|loginuid)|(?:^|[/\\])proc[/\\]+(?:version|cpuinfo|meminfo|mounts|net[/\\]\w+|sched_debug|kcore|partitions|cmdline|config\.gz)\b|var[/\\]+(?:log|mail|spool|www|lib[/\\]+(?:mysql|php)|run)[/\\]+\w|[/\\]\.ssh[/\\]+(?:id_\w+|authorized_keys|known_hosts|config)|\.bash_(?:history|profile|logout)|\.(?:zsh|mysql|psql|node_repl|python|rediscli)_history|\.bashrc\b|(?:^|[/\\])root[/\\]+\.\w+|usr[/\\]+local[/\\]+(?:apache|etc|lib|www|nginx|bin)|/dev/(?:fd|stdin|stdout|stderr|mem|kmem|port|random|urandom|zero)\b
+test: /etc/passwd
+test: file=..%2f..%2fetc/shadow
+test: /proc/self/environ
+test: ~/.ssh/id_rsa
+pass: etcetera and so on
+
+id: 300004005
+name: Local file inclusion: Windows system files
+type: Path Traversal
+accuracy: high
+risk: high
+systems: Microsoft Windows, IIS
+targets: @values, header, url, param-name
+literal: win.ini
+literal: system.ini
+literal: boot.ini
+literal: windows
+literal: winnt
+literal: system32
+literal: inetpub
+literal: c:
+literal: sam
+literal: autoexec
+literal: :$data
+literal: ::$index
+regex: (?:win|system|boot|php|my)\.ini\b|\b(?:windows|winnt)[/\\]+(?:system32|syswow64|repair|win\.ini|system\.ini|debug|panther|temp|microsoft\.net|iis\d*\.log)|\bsystem32[/\\]+(?:config|drivers|cmd\.exe|inetsrv|logfiles)|\binetpub[/\\]+|\b[a-z]:[/\\]+(?:windows|winnt|boot|inetpub|autoexec|config\.sys|pagefile|hiberfil|xampp|wamp)|[/\\](?:sam|security|system)(?:\.bak)?$|\bautoexec\.bat\b|::\$(?:data|index_allocation)\b
+test: c:\windows\win.ini
+test: ..\\..\\windows\\system32\\drivers\\etc\\hosts
+test: index.php::$DATA
+test: 0x2e0x2e0x2fboot.ini
+pass: windows and doors
+
+id: 300004006
+name: Local file inclusion: application configuration and secrets
+type: Path Traversal
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: .htaccess
+literal: .htpasswd
+literal: web.config
+literal: web-inf
+literal: meta-inf
+literal: .git
+literal: .svn
+literal: .hg
+literal: .env
+literal: wp-config
+literal: config.php
+literal: .ds_store
+literal: id_rsa
+literal: .aws
+literal: .docker
+literal: .kube
+literal: composer.json
+literal: settings.py
+literal: application.properties
+literal: database.yml
+literal: local.xml
+literal: configuration.php
+literal: localsettings.php
+literal: server.xml
+literal: tomcat-users
+literal: .npmrc
+literal: .bak
+literal: .old
+literal: .swp
+literal: ~
+regex: \.ht(?:access|passwd|group)\b|\bweb\.config\b|\b(?:web|meta)-inf[/\\]|[/\\]\.(?:git|svn|hg|bzr|cvs)[/\\]|^\.(?:git|svn)[/\\]|(?:^|[/\\])\.env(?:\.\w+)?$|\bwp-config\.php|(?:^|[/\\])config\.php\b|\.ds_store\b|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|(?:^|[/\\])\.(?:aws|docker|kube|azure|gcloud)[/\\]|\bsettings\.py\b|\bapplication\.(?:properties|ya?ml)\b|\bdatabase\.yml\b|[/\\]app[/\\]etc[/\\]local\.xml|\bconfiguration\.php\b|\blocalsettings\.php\b|conf[/\\]server\.xml|\btomcat-users\.xml|(?:^|[/\\])\.npmrc\b|\.(?:php|asp|aspx|jsp|inc|conf|config|cfg|ini|sql|db)(?:\.bak|\.old|\.orig|\.save|\.swp|~)$
+test: ../.htaccess
+test: /WEB-INF/web.xml
+test: /.git/config
+test: /.env
+pass: environment variables
+
+id: 300004007
+name: File inclusion: PHP stream wrappers and URL schemes
+type: Path Traversal
+accuracy: high
+risk: high
+systems: PHP
+targets: @values, header, url, param-name
+literal: php:
+literal: zip:
+literal: phar:
+literal: expect:
+literal: data:
+literal: glob:
+literal: compress.
+literal: file:
+literal: zlib:
+literal: ogg:
+literal: rar:
+literal: ssh2.
+literal: jar:
+literal: netdoc:
+literal: gopher:
+literal: dict:
+regex: \b(?:php|zip|phar|expect|glob|zlib|ogg|rar|jar|netdoc|compress\.(?:zlib|bzip2))://|\bssh2\.(?:shell|exec|tunnel|sftp|scp)://|\bdata:(?://)?(?:text/plain|application/[\w.+-]+)?\s*;\s*base64\s*,|\bdata://|\bfile:(?://|[/\\])|\bphp://(?:filter|input|stdin|fd|memory|temp)\b
+test: php://filter/convert.base64-encode/resource=index.php
+test: file:///etc/passwd
+test: expect://id
+test: data://text/plain;base64,PD9waHAgc3lzdGVtKCRfR0VUWydjJ10pOyA/Pg==
+pass: profile: https://example.com
+
+id: 300004008
+name: Remote file inclusion: URL to a script or ending in ? or NUL
+type: Remote File Include
+accuracy: medium
+risk: high
+targets: @values, param-name
+literal: http
+literal: ftp
+literal: \\
+regex: ^\s*(?:https?|ftps?)://[^\s?#]+\.(?:txt|php\d?|phtml|inc|pl|py|sh|cgi|jsp|asp|aspx|jpg|gif|png)\?+\s*$|^\s*(?:https?|ftps?)://[^\s]*(?:\?\s*$|\x00)|^\s*(?:https?|ftps?)://(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?/[^\s]*\.(?:txt|php\d?|inc|pl|py|sh|cgi)\b|^\s*\\\\(?:\d{1,3}\.){3}\d{1,3}\\|^\s*\\\\[\w.-]+\\[\w$.-]+\\[\w.-]+\.(?:php|txt|inc)
+test: http://evil.example/shell.txt?
+test: https://203.0.113.9/c99.php
+test: \\\\10.0.0.1\\share\\x.php
+pass: https://example.com/page?id=1
+
+id: 300004009
+name: Path traversal: NUL byte truncation
+type: Path Traversal
+accuracy: high
+risk: high
+targets: @values, url, param-name
+literal: \0
+literal: %00
+regex: [\x00][\s\S]{0,10}\.?\w{0,6}$|%00[\s\S]{0,10}\.?\w{0,6}$|\.\w{1,5}(?:\x00|%00)
+test: ../../etc/passwd\x00.png
+test: page.php%00.html
+pass: plain value
+
+id: 300004010
+name: Path traversal: system file behind an unusual separator
+type: Path Traversal
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: etc
+literal: windows
+literal: winnt
+regex: etc(?:[/\\]|%[0-9a-z]{2}|0x[0-9a-f]{2}|%u[0-9a-f]{4}|[^\w\s]){1,12}(?:passwd|shadow|issue|hosts|group|motd|hostname)\b|(?:windows|winnt)(?:[/\\]|%[0-9a-z]{2}|0x[0-9a-f]{2}|%u[0-9a-f]{4}|[^\w\s]){1,12}(?:system32|win\.ini|system\.ini|repair)\b
+test: ..%c1%pc..%c1%pcetc%c1%pcissue
+test: 0x2e0x2e0x5cwindows0x5csystem32
+pass: etc. passwords are secret
+
+id: 300004011
+name: Path traversal: dot-dot with encoded or junk separators
+type: Path Traversal
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: 0x2e
+literal: %2e
+literal: %u
+literal: %c0
+literal: ..
+literal: .\0.
+literal: .%00.
+regex: (?:(?:\.|%2e|0x2e|%u002e|%uff0e|%c0%ae)(?:\x00|%00)?(?:\.|%2e|0x2e|%u002e|%uff0e|%c0%ae)(?:[/\\]|%[0-9a-z]{2}|0x[0-9a-f]{2}|%u[0-9a-f]{4}|\\x[0-9a-f]{2}|[^\w\s.]){1,10}){2,}
+test: ..%c1%pc..%c1%pc
+test: 0x2e0x2e%c0%2F0x2e0x2e%c0%2F
+pass: wait... what?! ok...
+pass: 1.5, 2.5, 3.5
+
+id: 300004012
+name: Path traversal: Windows administrative share and profile files
+type: Path Traversal
+accuracy: high
+risk: high
+systems: Microsoft Windows
+targets: @values, header, url, param-name
+literal: $\
+literal: $/
+literal: ntuser
+regex: (?:\\\\|//)[\w.:\[\]-]+[\\/][a-z]\$[\\/]|\bntuser\.dat\b|\badmin\$[\\/]|\bipc\$
+test: \\\\::1\\c$\\users\\default\\ntuser.dat
+pass: costs $5

@@ -1,0 +1,234 @@
+# Cross-site scripting signatures (ids 300002000-300002999).
+
+id: 300002000
+name: XSS (HTML tokenizer)
+type: Cross Site Scripting (XSS)
+accuracy: high
+risk: high
+targets: query, param-value, cookie, json, grpc, header, param-name
+engine: xss
+test: <img src=x onerror=alert(1)>
+pass: a < b > c
+
+id: 300002001
+name: XSS: script tag
+type: Cross Site Scripting (XSS)
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: <
+regex: <\s*/?\s*(?:[a-z]+:)?script\b|<\s*script[\s/>]
+test: <script>alert(1)</script>
+test: < ScRiPt src=//x.y>
+pass: the javascript book
+
+id: 300002002
+name: XSS: event handler attribute in a tag
+type: Cross Site Scripting (XSS)
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: <
+regex: <[a-z!?/][^>]{0,200}?[\s/"'`;]on[a-z]{3,40}\s*=
+test: <body onload=alert(1)>
+test: <svg/onload=prompt(1)>
+pass: <a href="/on/line">
+
+id: 300002003
+name: XSS: event handler injected into an attribute
+type: Cross Site Scripting (XSS)
+accuracy: medium
+risk: high
+targets: @values, header, url
+literal: =
+regex: (?:^|["'`\s/;])on(?:abort|activate|afterprint|animation\w+|auxclick|before\w+|begin|blur|bounce|canplay\w*|change|click|contextmenu|copy|cut|dblclick|drag\w*|drop|durationchange|end|ended|error|finish|focus\w*|hashchange|input|invalid|key\w+|load\w*|message|mouse\w+|paste|pause|play\w*|pointer\w+|popstate|progress|readystatechange|repeat|reset|resize|scroll|search|select\w*|show|start|storage|submit|toggle|touch\w+|transition\w+|unload|volumechange|wheel|webkit\w+|mozfullscreenchange|formchange|forminput|filterchange|cellchange|rowenter|rowexit|propertychange|afterupdate|beforeupdate)\s*=\s*["'`]?[^\s"'`>]*?(?:[(`=]|&#|\\x|\\u|alert|prompt|confirm|eval|javascript|document|window|location|top\b|self\b|this\b)
+test: " onmouseover="alert(1)
+test: x' onfocus=javascript:alert(1) autofocus '
+pass: online=true
+
+id: 300002004
+name: XSS: javascript/vbscript URI
+type: Cross Site Scripting (XSS)
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: script:
+literal: script :
+literal: script\t:
+regex: (?:java|vb|live|ecma|j\s*a\s*v\s*a\s*)\s*s\s*c\s*r\s*i\s*p\s*t\s*:\s*(?:[/%\\'"{(!\[+\-&<`~]|(?:[a-uw-z_$]|v(?:[a-np-z_$0-9]|o(?:[a-hj-z_$0-9]|i(?:[a-ce-z_$0-9]|d[\w$]))))[\w$]*\s*[(`.=\[])
+test: javascript:alert(document.cookie)
+test: java script:alert(1)
+pass: vbscript files
+pass: JavaScript: Basics of JavaScript Language
+pass: javascript:void(0)
+
+id: 300002005
+name: XSS: javascript URI with control characters
+type: Cross Site Scripting (XSS)
+accuracy: high
+risk: high
+targets: @values, header, url
+literal: :
+regex: j[\x00-\x20]*a[\x00-\x20]*v[\x00-\x20]*a[\x00-\x20]*s[\x00-\x20]*c[\x00-\x20]*r[\x00-\x20]*i[\x00-\x20]*p[\x00-\x20]*t[\x00-\x20]*:\s*(?:[/%\\'"{(!\[+\-&<`~]|(?:[a-uw-z_$]|v(?:[a-np-z_$0-9]|o(?:[a-hj-z_$0-9]|i(?:[a-ce-z_$0-9]|d[\w$]))))[\w$]*\s*[(`.=\[])
+test: jav	ascript:alert(1)
+pass: java: a language
+pass: JavaScript: Basics
+
+id: 300002006
+name: XSS: dangerous HTML element
+type: Cross Site Scripting (XSS)
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+literal: <
+regex: <\s*/?\s*(?:iframe|frame|frameset|object|embed|applet|svg|math|base|meta|link|style|form|isindex|xss|xml|import|template|marquee|bgsound|layer|ilayer|animate\w*|set|handler|listener|xmp|plaintext|noscript|portal|image|video|audio|source|details|dialog|keygen|svg|embed)[\s/>]+[\s\S]{0,200}?(?:[\s/"']\w+\s*=|>)
+test: <iframe src=//evil.example>
+test: <svg><animate onbegin=x>
+pass: a<b and c>d
+pass: BLAH <A HREF="/FOO.HTML">FOO</A>
+
+id: 300002007
+name: XSS: JavaScript execution sinks
+type: Cross Site Scripting (XSS)
+accuracy: medium
+risk: high
+targets: @values, header, url, param-name
+literal: alert
+literal: prompt
+literal: confirm
+literal: eval
+literal: document
+literal: window.
+literal: fromcharcode
+literal: settimeout
+literal: setinterval
+literal: innerhtml
+literal: outerhtml
+literal: atob
+literal: constructor
+literal: import(
+literal: print(
+literal: location
+literal: top
+literal: self
+literal: parent
+literal: frames
+literal: window
+literal: globalthis
+regex: (?:^|[^\w.])(?:alert|prompt|confirm|eval|settimeout|setinterval|atob|print|execscript|msgbox)\s*(?:\(|`|\?\.\s*\(|\.call\s*\(|\.apply\s*\()|\(\s*(?:alert|prompt|confirm|eval)\s*\)\s*[(`]|\bdocument\s*(?:\?\.\s*)?\[\s*['"`](?:cookie|domain|location|write|body)|\bdocument\s*\?\.\s*(?:cookie|domain|location)|\bdocument\s*\.\s*(?:cookie|domain|write\w*|location|body|documentelement|createelement)|\bwindow\s*\.\s*(?:location|open|name|eval)|string\s*\.\s*fromcharcode|\.(?:inner|outer)html\s*=|\bconstructor\s*\(\s*['"`]|\bimport\s*\(\s*['"`]|(?:top|self|parent|frames|window|globalthis)\s*\[\s*['"`]|\blocation\s*(?:\.\s*href\s*)?=\s*['"`]?(?:java|data|//|http)
+test: alert(1)
+test: document.cookie
+test: top['al'+'ert'](1)
+test: (alert)(1)
+test: alert?.(document?.cookie)
+test: document["cookie"]
+pass: fire alert levels
+
+id: 300002008
+name: XSS: data URI carrying HTML or script
+type: Cross Site Scripting (XSS)
+accuracy: high
+risk: high
+targets: @values, header, url
+literal: data:
+regex: data\s*:\s*(?:text/html|text/xml|image/svg\+xml|application/(?:x-)?(?:javascript|ecmascript|xhtml\+xml))|data\s*:[^,]{0,60};base64\s*,\s*(?:PHN|PD94|PCFET|PGh0bWw|PHNjcmlwd|PHN2Zy|PGlmcmFtZ)
+test: data:text/html,<script>alert(1)</script>
+test: data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==
+pass: data: numbers only
+
+id: 300002009
+name: XSS: CSS expression and binding
+type: Cross Site Scripting (XSS)
+accuracy: high
+risk: medium
+systems: Microsoft Windows
+targets: @values, header, url
+literal: expression
+literal: binding
+literal: behavior
+literal: @import
+literal: url(
+regex: \bexpression\s*\(|-moz-binding\s*:|\bbehavior\s*:\s*url|@import\s+['"]?(?:url\s*\()?\s*['"]?(?:java|//|http)|url\s*\(\s*['"]?\s*(?:java|vb)script\s*:
+test: width:expression(alert(1))
+pass: the expression of joy
+
+id: 300002010
+name: XSS: attribute-based script vectors
+type: Cross Site Scripting (XSS)
+accuracy: high
+risk: high
+targets: @values, header, url
+literal: srcdoc
+literal: formaction
+literal: xlink:href
+literal: href
+literal: src
+literal: action
+literal: poster
+literal: background
+literal: dynsrc
+literal: lowsrc
+literal: from
+literal: values
+literal: to
+regex: \b(?:srcdoc|formaction)\s*=|\bxlink:href\s*=|\b(?:href|src|action|poster|background|dynsrc|lowsrc|data|from|to|values)\s*=\s*["'`]?\s*(?:java|vb)script\s*:
+test: <a xlink:href="#">
+test: <iframe srcdoc="&lt;script&gt;">
+pass: href=/home
+
+id: 300002011
+name: XSS: closing context then markup
+type: Cross Site Scripting (XSS)
+accuracy: medium
+risk: high
+targets: query, param-value, cookie, json, grpc, header, url
+literal: >
+regex: ["'`]\s*/?>\s*<\s*[a-z!/]|</\s*(?:title|textarea|style|noscript|script|xmp|iframe|noembed|template)\s*>|-->\s*<\s*[a-z!]|\]\]>\s*<\s*[a-z]
+test: "><b>
+test: </title><x>
+pass: "quoted" > text
+
+id: 300002012
+name: XSS: client-side template injection
+type: Cross Site Scripting (XSS)
+accuracy: high
+risk: high
+targets: @values, header, url
+literal: {{
+regex: \{\{[\s\S]{0,100}?(?:constructor|\$on|\$eval|\$emit|toString\(\)\.constructor|alert|prompt|confirm|\$parent|__proto__|_c\.|\bx\s*=)
+test: {{constructor.constructor('alert(1)')()}}
+pass: {{ user.name }}
+
+id: 300002013
+name: XSS: HTML-escaped or JS-escaped markup
+type: Cross Site Scripting (XSS)
+accuracy: medium
+risk: medium
+targets: @values, header, url
+literal: \\u003c
+literal: \\x3c
+literal: &#60
+literal: &#x3c
+literal: &lt;
+literal: \\74
+literal: +adw-
+regex: (?:\\u003c|\\x3c|&#0*60;?|&#x0*3c;?|&lt;|\\74|\+adw-)\s*/?\s*(?:script|img|svg|iframe|body|a|object|embed|style|input|details|video|audio|math|form|base|link|meta)\b
+test: \\x3cscript\\x3e
+test: +ADw-script+AD4-alert(1)+ADw-/script+AD4-
+pass: &lt;b&gt; as text is fine in text
+
+id: 300002014
+name: XSS: VBScript and IE-specific vectors
+type: Cross Site Scripting (XSS)
+accuracy: high
+risk: medium
+systems: Microsoft Windows, IIS
+targets: @values, header, url
+literal: msgbox
+literal: vbscript
+literal: execscript
+literal: dataformatas
+literal: datasrc
+regex: \bmsgbox\s*\(|\bexecscript\s*\(|\bdataformatas\s*=|\bdatasrc\s*=|\blanguage\s*=\s*["']?vbscript
+test: msgbox(1)
+pass: inbox messages

@@ -1,0 +1,338 @@
+//! Text decoders for inspection: HTML character references (XSS contexts), JSON string escapes, NUL
+//! detection, ASCII case folding and the de-obfuscated variant the signature matcher also scans.
+//!
+//! Imports: std only.
+
+use std::borrow::Cow;
+
+/// Whether the value has a NUL byte (a violation of its own, and a classic C-string truncation trick).
+pub fn contains_nul(value: &[u8]) -> bool {
+    value.contains(&0)
+}
+
+/// ASCII lower-casing (bytes ≥ 0x80 unchanged).
+pub fn fold_case(value: &[u8]) -> Cow<'_, [u8]> {
+    if value.iter().any(u8::is_ascii_uppercase) {
+        Cow::Owned(value.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(value)
+    }
+}
+
+fn named_entity(name: &[u8]) -> Option<u8> {
+    Some(match name.to_ascii_lowercase().as_slice() {
+        b"lt" => b'<',
+        b"gt" => b'>',
+        b"amp" => b'&',
+        b"quot" => b'"',
+        b"apos" => b'\'',
+        b"colon" => b':',
+        b"lpar" => b'(',
+        b"rpar" => b')',
+        b"sol" => b'/',
+        b"bsol" => b'\\',
+        b"semi" => b';',
+        b"tab" => b'\t',
+        b"newline" => b'\n',
+        b"nbsp" => b' ',
+        b"grave" => b'`',
+        b"equals" => b'=',
+        b"period" => b'.',
+        b"comma" => b',',
+        b"excl" => b'!',
+        b"num" => b'#',
+        b"lsqb" | b"lbrack" => b'[',
+        b"rsqb" | b"rbrack" => b']',
+        b"lcub" | b"lbrace" => b'{',
+        b"rcub" | b"rbrace" => b'}',
+        _ => return None,
+    })
+}
+
+/// Decodes HTML character references as a browser would in an attribute: `&#60;`, `&#x3c;` (with
+/// or without `;`, leading zeros allowed) and common named references. Unknown references are kept.
+pub fn decode_html_entities(value: &[u8]) -> Cow<'_, [u8]> {
+    if !value.contains(&b'&') {
+        return Cow::Borrowed(value);
+    }
+    let mut out = Vec::with_capacity(value.len());
+    let mut i = 0;
+    while i < value.len() {
+        if value[i] != b'&' {
+            out.push(value[i]);
+            i += 1;
+            continue;
+        }
+        let rest = &value[i + 1..];
+        if let Some(num) = rest.strip_prefix(b"#") {
+            let (radix, digits_start) = match num.first() {
+                Some(b'x' | b'X') => (16, 1),
+                _ => (10, 0),
+            };
+            let digits: &[u8] = &num[digits_start..];
+            let n = digits
+                .iter()
+                .take_while(|b| (**b as char).is_digit(radix))
+                .count();
+            if n > 0 {
+                let mut cp: u32 = 0;
+                for &d in &digits[..n] {
+                    let v = (d as char).to_digit(radix).unwrap_or(0);
+                    cp = cp
+                        .saturating_mul(radix)
+                        .saturating_add(v)
+                        .min(0x10_FFFF + 1);
+                }
+                let c = char::from_u32(cp).unwrap_or('\u{FFFD}');
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                i += 2 + digits_start + n;
+                if value.get(i) == Some(&b';') {
+                    i += 1;
+                }
+                continue;
+            }
+        } else {
+            let n = rest
+                .iter()
+                .take(10)
+                .take_while(|b| b.is_ascii_alphanumeric())
+                .count();
+            if n > 0
+                && rest.get(n) == Some(&b';')
+                && let Some(c) = named_entity(&rest[..n])
+            {
+                out.push(c);
+                i += n + 2;
+                continue;
+            }
+        }
+        out.push(b'&');
+        i += 1;
+    }
+    Cow::Owned(out)
+}
+
+/// Decodes the escapes of a JSON string body (without the surrounding quotes): `\" \\ \/ \b \f \n \r
+/// \t \uXXXX` (surrogate pairs joined, lone surrogates become U+FFFD). Errors name the byte offset.
+pub fn unescape_json_string(value: &[u8]) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(value.len());
+    let mut i = 0;
+    let hex4 = |at: usize| -> Option<u32> {
+        let s = value.get(at..at + 4)?;
+        let s = std::str::from_utf8(s).ok()?;
+        u32::from_str_radix(s, 16).ok()
+    };
+    while i < value.len() {
+        let b = value[i];
+        if b != b'\\' {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let Some(&e) = value.get(i + 1) else {
+            return Err(format!("dangling backslash at byte {i}"));
+        };
+        let simple = match e {
+            b'"' => Some(b'"'),
+            b'\\' => Some(b'\\'),
+            b'/' => Some(b'/'),
+            b'b' => Some(8),
+            b'f' => Some(12),
+            b'n' => Some(b'\n'),
+            b'r' => Some(b'\r'),
+            b't' => Some(b'\t'),
+            _ => None,
+        };
+        if let Some(c) = simple {
+            out.push(c);
+            i += 2;
+            continue;
+        }
+        if e != b'u' {
+            return Err(format!("invalid escape \\{} at byte {i}", e as char));
+        }
+        let Some(mut cp) = hex4(i + 2) else {
+            return Err(format!("invalid \\u escape at byte {i}"));
+        };
+        i += 6;
+        if (0xD800..0xDC00).contains(&cp)
+            && value.get(i..i + 2) == Some(b"\\u")
+            && let Some(lo) = hex4(i + 2).filter(|lo| (0xDC00..0xE000).contains(lo))
+        {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            i += 6;
+        }
+        let c = char::from_u32(cp).unwrap_or('\u{FFFD}');
+        let mut buf = [0u8; 4];
+        out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+    }
+    Ok(out)
+}
+
+/// The de-obfuscated variant of a value that signatures also see, or `None` when it would equal the
+/// value: HTML references decoded, SQL comments `/*…*/` replaced by a space, and the shell's
+/// no-op quoting removed (`c''a""t`, `c'a't`, `c\at`, `c^a^t`). Bounded: one linear pass per transform.
+pub fn deobfuscate(value: &[u8]) -> Option<Vec<u8>> {
+    let escaped = decode_js_escapes(value);
+    let value: &[u8] = escaped.as_deref().unwrap_or(value);
+    let has = |pat: &[u8]| memchr::memmem::find(value, pat).is_some();
+    let between_alnum = |i: usize| {
+        i > 0
+            && value[i - 1].is_ascii_alphanumeric()
+            && value.get(i + 1).is_some_and(u8::is_ascii_alphanumeric)
+    };
+    let interesting = memchr::memchr3(b'&', b'\\', b'^', value).is_some()
+        || memchr::memchr(b'\'', value).is_some()
+        || memchr::memchr_iter(b'"', value).any(between_alnum)
+        || memchr::memchr_iter(b'$', value).any(|i| {
+            value
+                .get(i + 1)
+                .is_some_and(|n| n.is_ascii_alphanumeric() || matches!(n, b'@' | b'*'))
+        })
+        || (memchr::memchr_iter(b'+', value).nth(1).is_some()
+            && memchr::memchr(b' ', value).is_none())
+        || has(b"/*")
+        || has(b"\"\"");
+    if !interesting {
+        return escaped;
+    }
+    let mut v = decode_html_entities(value).into_owned();
+    // Payload lists written for URLs use '+' for spaces; a value without any space but with several
+    // '+' gets them back (a single '+' is more likely an e-mail tag or a sum).
+    if !v.contains(&b' ') && v.iter().filter(|&&b| b == b'+').count() >= 2 {
+        for b in v.iter_mut() {
+            if *b == b'+' {
+                *b = b' ';
+            }
+        }
+    }
+    if v.windows(2).any(|w| w == b"/*") {
+        let mut out = Vec::with_capacity(v.len());
+        let mut i = 0;
+        while i < v.len() {
+            if v[i] == b'/' && v.get(i + 1) == Some(&b'*') {
+                let end = v[i + 2..].windows(2).position(|w| w == b"*/");
+                out.push(b' ');
+                i = match end {
+                    Some(p) => i + 2 + p + 2,
+                    None => v.len(),
+                };
+                continue;
+            }
+            out.push(v[i]);
+            i += 1;
+        }
+        v = out;
+    }
+    let mut out = Vec::with_capacity(v.len());
+    let mut i = 0;
+    while i < v.len() {
+        let b = v[i];
+        let next = v.get(i + 1).copied();
+        match b {
+            b'\\' | b'^' if next.is_some_and(|n| n.is_ascii_alphanumeric() || n == b'/') => {}
+            // Empty shell variables spliced into words: `c$@at`, `/etc$u/passwd`.
+            b'$' if matches!(next, Some(b'@' | b'*'))
+                || (next.is_some_and(|n| n.is_ascii_alphanumeric())
+                    && !v.get(i + 2).is_some_and(|n| n.is_ascii_alphanumeric())) =>
+            {
+                i += 1
+            }
+            b'\'' | b'"' if next == Some(b) => i += 1,
+            b'\'' | b'"'
+                if i > 0
+                    && v[i - 1].is_ascii_alphanumeric()
+                    && next.is_some_and(|n| n.is_ascii_alphanumeric()) => {}
+            _ => out.push(b),
+        }
+        i += 1;
+    }
+    if out == value && escaped.is_none() {
+        None
+    } else {
+        Some(out)
+    }
+}
+
+fn hex_val(b: u8) -> Option<u32> {
+    (b as char).to_digit(16)
+}
+
+/// Decodes JavaScript/Java string escapes `\uXXXX` and `\xXX` (as used to hide `${jndi:` or `<script>`),
+/// or `None` when there are none.
+pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
+    let is_escape = |i: usize| -> Option<(u32, usize)> {
+        if value.get(i) != Some(&b'\\') {
+            return None;
+        }
+        let (n, skip) = match value.get(i + 1) {
+            Some(b'u' | b'U') => (4, 2),
+            Some(b'x' | b'X') => (2, 2),
+            _ => return None,
+        };
+        let digits = value.get(i + skip..i + skip + n)?;
+        let mut cp = 0u32;
+        for &d in digits {
+            cp = cp << 4 | hex_val(d)?;
+        }
+        Some((cp, skip + n))
+    };
+    if !memchr::memchr_iter(b'\\', value).any(|i| is_escape(i).is_some()) {
+        return None;
+    }
+    let mut out = Vec::with_capacity(value.len());
+    let mut i = 0;
+    while i < value.len() {
+        if let Some((cp, len)) = is_escape(i) {
+            let c = char::from_u32(cp).unwrap_or('\u{FFFD}');
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            i += len;
+        } else {
+            out.push(value[i]);
+            i += 1;
+        }
+    }
+    Some(out)
+}
+
+/// The base64-decoded text of a value that is entirely base64 (standard or URL-safe alphabet, 8 to
+/// 8192 characters) and decodes to printable text; `None` otherwise. Attack tools hide payloads this
+/// way; random tokens decode to binary and are skipped.
+pub fn base64_text(value: &[u8]) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    // Form decoding turned base64 '+' into spaces.
+    let respaced: Vec<u8>;
+    let value = if value.contains(&b' ') && !value.starts_with(b" ") {
+        respaced = value
+            .iter()
+            .map(|&b| if b == b' ' { b'+' } else { b })
+            .collect();
+        &respaced[..]
+    } else {
+        value
+    };
+    let trimmed = value
+        .strip_suffix(b"==")
+        .or_else(|| value.strip_suffix(b"="))
+        .unwrap_or(value);
+    if trimmed.len() < 8 || trimmed.len() > 8192 || trimmed.len() % 4 == 1 {
+        return None;
+    }
+    if !trimmed
+        .iter()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_'))
+    {
+        return None;
+    }
+    let decoded = base64::engine::general_purpose::STANDARD_NO_PAD
+        .decode(trimmed)
+        .or_else(|_| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(trimmed))
+        .ok()?;
+    let printable = decoded
+        .iter()
+        .filter(|&&b| (0x20..0x7f).contains(&b) || matches!(b, b'\t' | b'\r' | b'\n'))
+        .count();
+    (printable * 100 >= decoded.len() * 95 && !decoded.is_empty()).then_some(decoded)
+}

@@ -1,0 +1,290 @@
+//! The signature database text format: parsing `policies/signatures/*.sig` into [`SigDef`]s.
+//!
+//! One record per blank-line separated block of `key: value` lines (`#` starts a comment line):
+//!
+//! ```text
+//! id: 300001001
+//! name: SQL injection: UNION SELECT
+//! type: SQL-Injection
+//! accuracy: high
+//! risk: high
+//! systems: MySQL, Microsoft SQL Server        (optional; empty = general)
+//! sets: Generic Detection Signatures         (optional, added to the derived sets)
+//! targets: @values, url                       (see [`parse_targets`])
+//! literal: union                              (repeatable; any literal hit triggers the regex)
+//! regex: \bunion\b[\s\S]{0,100}?\bselect\b     (case-insensitive; omitted = literal hit is the match)
+//! engine: sqli                                (instead of literal/regex: a tokenizer from waf::injection)
+//! test: 1 union select password from users    (repeatable positive example, checked by unit tests)
+//! pass: the union of two sets                 (repeatable negative example)
+//! ```
+//!
+//! Imports: the parent module's [`Target`]/[`Level`] only.
+
+use super::{Level, Target};
+
+/// How a signature matches once selected.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// Literal prefilter plus optional confirming regex.
+    Pattern,
+    /// The SQL injection tokenizer.
+    Sqli,
+    /// The XSS tokenizer.
+    Xss,
+}
+
+/// One signature as written in the database file.
+#[derive(Clone, Debug)]
+pub struct SigDef {
+    pub id: u32,
+    pub name: String,
+    pub attack_type: String,
+    pub accuracy: Level,
+    pub risk: Level,
+    pub systems: Vec<String>,
+    pub sets: Vec<String>,
+    pub targets: Vec<Target>,
+    pub literals: Vec<String>,
+    pub regex: Option<String>,
+    pub engine: Engine,
+    pub tests: Vec<String>,
+    pub passes: Vec<String>,
+}
+
+/// A database file error, naming the file line.
+#[derive(Debug, thiserror::Error)]
+#[error("signature database line {line}: {message}")]
+pub struct DbError {
+    pub line: usize,
+    pub message: String,
+}
+
+fn err(line: usize, message: impl Into<String>) -> DbError {
+    DbError {
+        line,
+        message: message.into(),
+    }
+}
+
+fn parse_level(line: usize, v: &str) -> Result<Level, DbError> {
+    match v.to_ascii_lowercase().as_str() {
+        "low" => Ok(Level::Low),
+        "medium" => Ok(Level::Medium),
+        "high" => Ok(Level::High),
+        other => Err(err(
+            line,
+            format!("unknown level {other:?} (expected low, medium or high)"),
+        )),
+    }
+}
+
+fn list(v: &str) -> Vec<String> {
+    v.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// Every target a "value" signature applies to: everything a client controls as data.
+pub const VALUES: &[Target] = &[
+    Target::QueryString,
+    Target::ParamValue,
+    Target::Cookie,
+    Target::Body,
+    Target::Json,
+    Target::Xml,
+    Target::Grpc,
+];
+
+/// Parses a comma list of targets: `url`, `query`, `param-name`, `param-value`, `header`, `cookie`,
+/// `body`, `json`, `xml`, `grpc`, or the groups `@values` ([`VALUES`]) and `@all`.
+pub fn parse_targets(v: &str) -> Result<Vec<Target>, String> {
+    let mut out = Vec::new();
+    for name in list(v) {
+        let add: &[Target] = match name.as_str() {
+            "url" => &[Target::Url],
+            "query" => &[Target::QueryString],
+            "param-name" => &[Target::ParamName],
+            "param-value" => &[Target::ParamValue],
+            "header" => &[Target::Header],
+            "cookie" => &[Target::Cookie],
+            "body" => &[Target::Body],
+            "json" => &[Target::Json],
+            "xml" => &[Target::Xml],
+            "grpc" => &[Target::Grpc],
+            "@values" => VALUES,
+            "@all" => Target::ALL,
+            other => return Err(format!("unknown target {other:?}")),
+        };
+        for t in add {
+            if !out.contains(t) {
+                out.push(*t);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Literal escapes: `\\n`, `\\r`, `\\t`, `\\0`, `\\xNN`, `\\\\`; any other backslash is kept as is.
+fn unescape(v: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(v.len());
+    let mut chars = v.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('t') => out.push('\t'),
+            Some('0') => out.push('\0'),
+            Some('\\') => out.push('\\'),
+            Some('x') => {
+                let h: String = chars.by_ref().take(2).collect();
+                let b =
+                    u8::from_str_radix(&h, 16).map_err(|_| format!("bad \\x escape in {v:?}"))?;
+                out.push(char::from(b));
+            }
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    if out.is_empty() {
+        return Err("empty literal".into());
+    }
+    Ok(out)
+}
+
+#[derive(Default)]
+struct Partial {
+    start: usize,
+    id: Option<u32>,
+    name: Option<String>,
+    attack_type: Option<String>,
+    accuracy: Option<Level>,
+    risk: Option<Level>,
+    systems: Vec<String>,
+    sets: Vec<String>,
+    targets: Vec<Target>,
+    literals: Vec<String>,
+    regex: Option<String>,
+    engine: Option<Engine>,
+    tests: Vec<String>,
+    passes: Vec<String>,
+    touched: bool,
+}
+
+impl Partial {
+    fn finish(self) -> Result<SigDef, DbError> {
+        let line = self.start;
+        let need = |what: &str| err(line, format!("record is missing `{what}`"));
+        let engine = self.engine.unwrap_or(Engine::Pattern);
+        if engine == Engine::Pattern && self.literals.is_empty() && self.regex.is_none() {
+            return Err(err(line, "a pattern signature needs `literal` or `regex`"));
+        }
+        if self.targets.is_empty() {
+            return Err(need("targets"));
+        }
+        Ok(SigDef {
+            id: self.id.ok_or_else(|| need("id"))?,
+            name: self.name.ok_or_else(|| need("name"))?,
+            attack_type: self.attack_type.ok_or_else(|| need("type"))?,
+            accuracy: self.accuracy.ok_or_else(|| need("accuracy"))?,
+            risk: self.risk.ok_or_else(|| need("risk"))?,
+            systems: self.systems,
+            sets: self.sets,
+            targets: self.targets,
+            literals: self.literals,
+            regex: self.regex,
+            engine,
+            tests: self.tests,
+            passes: self.passes,
+        })
+    }
+}
+
+/// Parses a whole database file.
+pub fn parse(text: &str) -> Result<Vec<SigDef>, DbError> {
+    let mut out = Vec::new();
+    let mut cur = Partial::default();
+    for (idx, raw) in text.lines().enumerate() {
+        let line = idx + 1;
+        let trimmed = raw.trim();
+        if trimmed.is_empty() {
+            if cur.touched {
+                out.push(std::mem::take(&mut cur).finish()?);
+            }
+            continue;
+        }
+        if trimmed.starts_with('#') {
+            continue;
+        }
+        let Some((key, value)) = trimmed.split_once(':') else {
+            return Err(err(line, format!("expected `key: value`, got {trimmed:?}")));
+        };
+        if !cur.touched {
+            cur.touched = true;
+            cur.start = line;
+        }
+        let value = value.trim();
+        match key.trim() {
+            "id" => {
+                cur.id = Some(
+                    value
+                        .parse()
+                        .map_err(|_| err(line, format!("bad id {value:?}")))?,
+                )
+            }
+            "name" => cur.name = Some(value.to_string()),
+            "type" => cur.attack_type = Some(value.to_string()),
+            "accuracy" => cur.accuracy = Some(parse_level(line, value)?),
+            "risk" => cur.risk = Some(parse_level(line, value)?),
+            "systems" => cur.systems.extend(list(value)),
+            "sets" => cur.sets.extend(list(value)),
+            "targets" => cur.targets = parse_targets(value).map_err(|m| err(line, m))?,
+            "literal" => cur
+                .literals
+                .push(unescape(value).map_err(|m| err(line, m))?),
+            "regex" => cur.regex = Some(value.to_string()),
+            "engine" => {
+                cur.engine = Some(match value {
+                    "sqli" => Engine::Sqli,
+                    "xss" => Engine::Xss,
+                    other => return Err(err(line, format!("unknown engine {other:?}"))),
+                })
+            }
+            "test" => cur.tests.push(unescape(value).map_err(|m| err(line, m))?),
+            "pass" => cur.passes.push(unescape(value).map_err(|m| err(line, m))?),
+            other => return Err(err(line, format!("unknown key {other:?}"))),
+        }
+    }
+    if cur.touched {
+        out.push(cur.finish()?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_record_and_names_bad_lines() {
+        let defs = parse(
+            "# c\nid: 1\nname: n\ntype: t\naccuracy: high\nrisk: low\ntargets: url, @values\nliteral: x\n",
+        )
+        .expect("valid");
+        assert_eq!(defs.len(), 1);
+        assert_eq!(defs[0].targets[0], Target::Url);
+        assert_eq!(defs[0].targets.len(), 1 + VALUES.len());
+        let e = parse("id: 1\nname: n\nbogus: 2\n").expect_err("unknown key");
+        assert_eq!(e.line, 3);
+        let e = parse("id: 1\nname: n\n").expect_err("incomplete");
+        assert!(e.to_string().contains("literal"), "{e}");
+    }
+}

