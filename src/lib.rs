@@ -6,6 +6,7 @@
 //! - [`proxy`]: the hyper/tokio data plane. Imports `waf`, `support`.
 //! - [`store`]: the embedded crash-safe configuration store. Imports `support`.
 
+pub mod cli;
 pub mod proxy;
 pub mod store;
 pub mod support;

@@ -17,6 +17,23 @@ struct Cli {
 enum Command {
     /// Print the version.
     Version,
+    /// Declarative policy tools.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum PolicyCommand {
+    /// Validate and compile a policy file; exit 1 with a precise error when it cannot be used.
+    Check {
+        /// The policy file (JSON or YAML).
+        file: std::path::PathBuf,
+        /// Accept a bare policy object without the `policy` wrapper.
+        #[arg(long)]
+        lenient: bool,
+    },
 }
 
 fn main() -> std::process::ExitCode {
@@ -25,6 +42,18 @@ fn main() -> std::process::ExitCode {
         Command::Version => {
             println!("portcullis {}", env!("CARGO_PKG_VERSION"));
             std::process::ExitCode::SUCCESS
+        }
+        Command::Policy {
+            command: PolicyCommand::Check { file, lenient },
+        } => {
+            let (report, ok) = portcullis::cli::policy_check::run(&file, lenient);
+            if ok {
+                print!("{report}");
+                std::process::ExitCode::SUCCESS
+            } else {
+                eprintln!("{report}");
+                std::process::ExitCode::FAILURE
+            }
         }
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod engine;
 pub mod event;
+pub mod parse;
 pub mod policy;
 pub mod resolver;
 pub mod response;

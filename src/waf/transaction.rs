@@ -93,9 +93,9 @@ impl Transaction {
         self.uri = head.uri.to_string();
         self.protocol = format!("{:?}", head.version);
         self.client = self.policy.client_address(head, self.conn.peer);
-        let wants_body = self
-            .policy
-            .check_headers(head, &mut self.scratch, &mut self.violations);
+        let wants_body =
+            self.policy
+                .check_headers(head, self.conn.tls, &mut self.scratch, &mut self.violations);
         if self.decide_if_blocking() {
             return Step::Block;
         }

@@ -1,0 +1,816 @@
+//! The compiled policy: immutable matchers built once from the [`Model`], shared by every request
+//! (`Send + Sync`, no locks), plus the per-request [`Scratch`]. The request checks live in
+//! `check_head`, `check_params` and `check_body`; rating and the decision in `rating`.
+//! Imports: `model`, `glob`, `charset`, `sigsel`, `waf::{verdict, response, signatures}`.
+
+use std::collections::HashMap;
+
+use regex::Regex;
+
+use super::PolicyError;
+use super::charset::{Table, parse_metachar};
+use super::decl::{self, Base64Mode, DataType, EntityType, ParamLocation, ValueType};
+use super::glob::Glob;
+use super::lenient::Limit;
+use super::model::{Model, Setting};
+use super::sigsel::{self, SigAction};
+use super::templates::TemplateId;
+use crate::waf::response::default_grpc_reply;
+use crate::waf::signatures::SignatureDb;
+use crate::waf::verdict::Reply;
+use crate::waf::violation::ViolationKind;
+
+/// A name matcher: exact (case per policy) or wildcard, with its precedence.
+#[derive(Clone, Debug)]
+pub struct NameMatch {
+    pub name: String,
+    pub glob: Option<Glob>,
+    pub order: u64,
+}
+
+impl NameMatch {
+    fn new(
+        name: &str,
+        kind: Option<EntityType>,
+        order: Option<u64>,
+        fold: bool,
+        slash: bool,
+    ) -> Self {
+        let wild = kind == Some(EntityType::Wildcard);
+        NameMatch {
+            name: if fold {
+                name.to_ascii_lowercase()
+            } else {
+                name.to_string()
+            },
+            glob: wild.then(|| Glob::new(name, slash, fold)),
+            order: order.unwrap_or(u64::MAX / 2),
+        }
+    }
+    pub fn matches(&self, s: &[u8], fold: bool) -> bool {
+        match &self.glob {
+            Some(g) => g.is_match(s),
+            None if fold => self.name.as_bytes().eq_ignore_ascii_case(s),
+            None => self.name.as_bytes() == s,
+        }
+    }
+}
+
+/// Picks the entity for `name`: explicit first, then wildcards by order, then longest pattern.
+pub fn pick<'a, T>(
+    items: &'a [T],
+    m: impl Fn(&T) -> &NameMatch,
+    s: &[u8],
+    fold: bool,
+) -> Option<&'a T> {
+    let mut best: Option<(&T, (u8, u64, usize))> = None;
+    for it in items {
+        let nm = m(it);
+        if !nm.matches(s, fold) {
+            continue;
+        }
+        let rank = match &nm.glob {
+            None => (0, 0, 0),
+            Some(g) => (1, nm.order, usize::MAX - g.specificity()),
+        };
+        if best.as_ref().is_none_or(|(_, r)| rank < *r) {
+            best = Some((it, rank));
+        }
+    }
+    best.map(|(t, _)| t)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyKind {
+    Form,
+    Json(usize),
+    Xml(usize),
+    Signatures,
+    Disallow,
+    Ignore,
+}
+
+#[derive(Clone, Debug)]
+pub struct ContentRule {
+    pub header: String,
+    pub value: Glob,
+    pub kind: BodyKind,
+}
+
+#[derive(Clone, Debug)]
+pub struct CUrl {
+    pub m: NameMatch,
+    pub method: Option<String>,
+    pub https: Option<bool>,
+    pub allowed: bool,
+    pub sig_check: bool,
+    pub overrides: Vec<(u32, bool)>,
+    pub meta_check: bool,
+    pub table: Table,
+    pub content: Vec<ContentRule>,
+    pub mandatory_body: bool,
+    pub methods_override: Vec<(String, bool)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CParam {
+    pub m: NameMatch,
+    pub url: Option<NameMatch>,
+    pub location: ParamLocation,
+    pub value_type: ValueType,
+    pub data_type: DataType,
+    pub mandatory: bool,
+    pub allow_empty: bool,
+    pub allow_repeat: bool,
+    pub min_len: Option<u64>,
+    pub max_len: Option<u64>,
+    pub min: Option<(f64, bool)>,
+    pub max: Option<(f64, bool)>,
+    pub multiple_of: Option<f64>,
+    pub regex: Option<Regex>,
+    pub statics: Vec<String>,
+    pub sig_check: bool,
+    pub overrides: Vec<(u32, bool)>,
+    pub meta_check: bool,
+    pub value_table: Table,
+    pub name_table: Table,
+    pub base64: Base64Mode,
+    pub sensitive: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct CHeader {
+    pub m: NameMatch,
+    pub mandatory: bool,
+    pub allow_repeat: bool,
+    pub sig_check: bool,
+    pub overrides: Vec<(u32, bool)>,
+    pub percent_decode: bool,
+    pub mask: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct CCookie {
+    pub m: NameMatch,
+    pub sig_check: bool,
+    pub overrides: Vec<(u32, bool)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CFiletype {
+    pub m: NameMatch,
+    pub allowed: bool,
+    pub url_len: Option<u64>,
+    pub qs_len: Option<u64>,
+    pub post_len: Option<u64>,
+    pub req_len: Option<u64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CJson {
+    pub name: String,
+    pub max_array: Limit,
+    pub max_depth: Limit,
+    pub max_total: Limit,
+    pub max_value: Limit,
+    pub sig_check: bool,
+    pub meta_check: bool,
+    pub table: Table,
+    pub overrides: Vec<(u32, bool)>,
+    pub as_params: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct CXml {
+    pub name: String,
+    pub allow_dtd: bool,
+    pub allow_external: bool,
+    pub allow_pi: bool,
+    pub allow_cdata: bool,
+    pub max_depth: usize,
+    pub sig_check: bool,
+    pub meta_check: bool,
+    pub table: Table,
+    pub overrides: Vec<(u32, bool)>,
+}
+
+/// Per-request scratch space owned by the transaction (body buffers, parser state, counters).
+#[derive(Default)]
+pub struct Scratch {
+    pub url: Option<usize>,
+    pub body_kind: Option<BodyKind>,
+    pub body: Vec<u8>,
+    pub body_len: u64,
+    pub body_truncated: bool,
+    pub boundary: Option<String>,
+    pub filetype: Option<usize>,
+    pub params_seen: Vec<(String, u8)>,
+    pub param_count: u64,
+    pub hits: Vec<u32>,
+    pub buf: Vec<u8>,
+    pub method_get_or_head: bool,
+    pub expects_body: bool,
+    pub content_length: Option<u64>,
+    pub request_len: u64,
+    pub ajax: bool,
+    pub grpc: bool,
+    pub path: Vec<u8>,
+}
+
+/// An immutable, shareable, compiled policy.
+pub struct CompiledPolicy {
+    pub(super) name: String,
+    pub(super) template: TemplateId,
+    pub(super) blocking: bool,
+    pub(super) fold: bool,
+    pub(super) settings: Vec<Setting>,
+    pub(super) evasions: HashMap<&'static str, bool>,
+    pub(super) passes: u8,
+    pub(super) http_checks: HashMap<&'static str, bool>,
+    pub(super) max_headers: u64,
+    pub(super) max_params: u64,
+    pub(super) max_cookies: u64,
+    pub(super) max_header_len: Limit,
+    pub(super) max_cookie_len: Limit,
+    pub(super) urls: Vec<CUrl>,
+    pub(super) methods: Vec<String>,
+    pub(super) params: Vec<CParam>,
+    pub(super) headers: Vec<CHeader>,
+    pub(super) cookies: Vec<CCookie>,
+    pub(super) filetypes: Vec<CFiletype>,
+    pub(super) json: Vec<CJson>,
+    pub(super) xml: Vec<CXml>,
+    pub(super) header_table: Table,
+    pub(super) reply: Reply,
+    pub(super) ajax_reply: Option<Reply>,
+    pub(super) grpc_reply: Reply,
+    pub(super) trust_xff: bool,
+    pub(super) xff_headers: Vec<String>,
+    pub(super) sigs: HashMap<u32, SigAction>,
+    pub(super) sensitive: Vec<String>,
+    pub(super) body_limit: usize,
+}
+
+/// Most request-body bytes buffered for inspection (larger bodies are inspected up to this size).
+pub const BODY_INSPECT_LIMIT: usize = 1 << 20;
+/// Most parameters, parts or cookies examined per request.
+pub const MAX_ITEMS: usize = 5000;
+
+fn overrides(list: &Option<Vec<decl::SignatureOverride>>) -> Vec<(u32, bool)> {
+    list.iter()
+        .flatten()
+        .filter_map(|o| {
+            Some((
+                u32::try_from(o.signature_id?).ok()?,
+                o.enabled.unwrap_or(true),
+            ))
+        })
+        .collect()
+}
+
+fn table_with(mut t: Table, list: &Option<Vec<decl::MetacharOverride>>) -> Table {
+    for o in list.iter().flatten() {
+        if let Some(c) = parse_metachar(&o.metachar) {
+            t.set(c, !o.is_allowed.unwrap_or(true));
+        }
+    }
+    t
+}
+
+fn limit_opt(check: Option<bool>, n: Option<u64>) -> Option<u64> {
+    if check.unwrap_or(true) { n } else { None }
+}
+
+/// Checks what compilation checks (regexes, content profiles, pages) without keeping the result.
+pub fn validate(m: &Model) -> Result<(), PolicyError> {
+    compile_with(m, false).map(|_| ())
+}
+
+/// Compiles a validated model.
+pub fn compile(m: &Model) -> Result<CompiledPolicy, PolicyError> {
+    compile_with(m, true)
+}
+
+fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, PolicyError> {
+    let d = &m.decl;
+    let fold = m.case_insensitive;
+    let mut tables: HashMap<&str, Table> = HashMap::from([
+        ("url", Table::url()),
+        ("parameter-value", Table::param_value()),
+        ("parameter-name", Table::param_name()),
+        ("header", Table::header()),
+        ("json-content", Table::json()),
+        ("xml-content", Table::xml()),
+    ]);
+    for cs in d.character_sets.iter().flatten() {
+        let key = match cs.character_set_type {
+            Some(decl::CharsetType::Url) => "url",
+            Some(decl::CharsetType::ParameterValue) => "parameter-value",
+            Some(decl::CharsetType::ParameterName) => "parameter-name",
+            Some(decl::CharsetType::Header) => "header",
+            Some(decl::CharsetType::JsonContent) => "json-content",
+            Some(decl::CharsetType::XmlContent) => "xml-content",
+            _ => continue,
+        };
+        if let Some(t) = tables.get_mut(key) {
+            *t = table_with(*t, &cs.character_set);
+        }
+    }
+    let json: Vec<CJson> = d
+        .json_profiles
+        .iter()
+        .flatten()
+        .map(|j| {
+            let da = j.defense_attributes.clone().unwrap_or_default();
+            CJson {
+                name: j.name.clone().unwrap_or_default(),
+                max_array: da.maximum_array_length.unwrap_or(Limit::Any),
+                max_depth: da.maximum_structure_depth.unwrap_or(Limit::Any),
+                max_total: da.maximum_total_length.unwrap_or(Limit::Any),
+                max_value: da.maximum_value_length.unwrap_or(Limit::Any),
+                sig_check: j.attack_signatures_check.unwrap_or(true),
+                meta_check: j.metachar_element_check.unwrap_or(false),
+                table: table_with(tables["json-content"], &j.metachar_overrides),
+                overrides: overrides(&j.signature_overrides),
+                as_params: j.handle_json_values_as_parameters.unwrap_or(false),
+            }
+        })
+        .collect();
+    let xml: Vec<CXml> = d
+        .xml_profiles
+        .iter()
+        .flatten()
+        .map(|x| {
+            let da = x.defense_attributes.clone().unwrap_or_default();
+            CXml {
+                name: x.name.clone().unwrap_or_default(),
+                allow_dtd: da.allow_dtds.unwrap_or(true),
+                allow_external: da.allow_external_references.unwrap_or(false),
+                allow_pi: da.allow_processing_instructions.unwrap_or(true),
+                allow_cdata: da.allow_cdata.unwrap_or(true),
+                max_depth: match da.maximum_document_depth {
+                    Some(Limit::Max(n)) => n as usize,
+                    _ => 256,
+                }
+                .min(256),
+                sig_check: x.attack_signatures_check.unwrap_or(true),
+                meta_check: x.metachar_element_check.unwrap_or(false),
+                table: table_with(tables["xml-content"], &x.metachar_overrides),
+                overrides: overrides(&x.signature_overrides),
+            }
+        })
+        .collect();
+    let profile_idx = |kind: &str, name: Option<&str>| -> usize {
+        let name = name.unwrap_or("Default");
+        if kind == "json" {
+            json.iter().position(|j| j.name == name).unwrap_or(0)
+        } else {
+            xml.iter().position(|j| j.name == name).unwrap_or(0)
+        }
+    };
+    let mut urls = Vec::new();
+    for (i, u) in d.urls.iter().flatten().enumerate() {
+        let Some(raw_name) = u.name.as_deref() else {
+            continue;
+        };
+        let slashed;
+        let name = if u.kind.unwrap_or(EntityType::Explicit) == EntityType::Explicit
+            && !raw_name.starts_with('/')
+        {
+            slashed = format!("/{raw_name}");
+            slashed.as_str()
+        } else {
+            raw_name
+        };
+        let mut content = Vec::new();
+        for cp in u.url_content_profiles.iter().flatten() {
+            let kind = match cp
+                .kind
+                .as_deref()
+                .unwrap_or("apply-value-and-content-signatures")
+            {
+                "json" => BodyKind::Json(profile_idx(
+                    "json",
+                    cp.content_profile.as_ref().and_then(|c| c.name.as_deref()),
+                )),
+                "xml" => BodyKind::Xml(profile_idx(
+                    "xml",
+                    cp.content_profile.as_ref().and_then(|c| c.name.as_deref()),
+                )),
+                "form-data" => BodyKind::Form,
+                "disallow" => BodyKind::Disallow,
+                "do-nothing" => BodyKind::Ignore,
+                "apply-content-signatures" | "apply-value-and-content-signatures" => {
+                    BodyKind::Signatures
+                }
+                "grpc" | "graphql" => BodyKind::Signatures,
+                other => {
+                    return Err(PolicyError(format!(
+                        "policy.urls[{i}].urlContentProfiles: unknown type \"{other}\" (expected apply-value-and-content-signatures, apply-content-signatures, form-data, json, xml, grpc, graphql, disallow or do-nothing)"
+                    )));
+                }
+            };
+            content.push(ContentRule {
+                header: cp
+                    .header_name
+                    .clone()
+                    .unwrap_or_else(|| "*".into())
+                    .to_ascii_lowercase(),
+                value: Glob::new(cp.header_value.as_deref().unwrap_or("*"), true, true),
+                kind,
+            });
+        }
+        // Rules with a specific header first, the catch-all last.
+        content.sort_by_key(|c| c.header == "*");
+        urls.push(CUrl {
+            m: NameMatch::new(
+                name,
+                u.kind,
+                u.wildcard_order,
+                fold,
+                u.wildcard_includes_slash.unwrap_or(true),
+            ),
+            method: u.method.clone().filter(|m| m != "*"),
+            https: u.protocol.map(|p| p == decl::Protocol::Https),
+            allowed: u.is_allowed.unwrap_or(true),
+            sig_check: u.attack_signatures_check.unwrap_or(true),
+            overrides: overrides(&u.signature_overrides),
+            meta_check: u.metachars_on_url_check.unwrap_or(true),
+            table: table_with(tables["url"], &u.metachar_overrides),
+            content,
+            mandatory_body: u.mandatory_body.unwrap_or(false),
+            methods_override: if u.methods_override_on_url_check == Some(true) {
+                u.method_overrides
+                    .iter()
+                    .flatten()
+                    .map(|o| (o.method.clone(), o.allowed.unwrap_or(true)))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+        });
+    }
+    let mut params = Vec::new();
+    for (i, p) in d.parameters.iter().flatten().enumerate() {
+        let Some(name) = p.name.as_deref() else {
+            continue;
+        };
+        let regex = match (&p.regular_expression, p.enable_regular_expression) {
+            (Some(re), Some(true)) => Some(
+                regex::RegexBuilder::new(re)
+                    .size_limit(1 << 20)
+                    .build()
+                    .map_err(|e| {
+                        PolicyError(format!("policy.parameters[{i}].regularExpression: {e}"))
+                    })?,
+            ),
+            _ => None,
+        };
+        let statics = p
+            .static_values
+            .iter()
+            .flatten()
+            .chain(p.parameter_enum_values.iter().flatten())
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|| v.to_string())
+            })
+            .collect();
+        params.push(CParam {
+            m: NameMatch::new(name, p.kind, p.wildcard_order, fold, true),
+            url: (p.level == Some(decl::Level::Url)).then(|| {
+                let u = p.url.clone().unwrap_or_default();
+                NameMatch::new(&u.name.unwrap_or_default(), u.kind, None, fold, true)
+            }),
+            location: p.parameter_location.unwrap_or(ParamLocation::Any),
+            value_type: p.value_type.unwrap_or(ValueType::UserInput),
+            data_type: p.data_type.unwrap_or(DataType::AlphaNumeric),
+            mandatory: p.mandatory.unwrap_or(false),
+            allow_empty: p.allow_empty_value.unwrap_or(true),
+            allow_repeat: p.allow_repeated_parameter_name.unwrap_or(false),
+            min_len: (p.check_min_value_length == Some(true))
+                .then(|| p.minimum_length.unwrap_or(0)),
+            max_len: (p.check_max_value_length == Some(true))
+                .then(|| p.maximum_length.unwrap_or(10)),
+            min: (p.check_min_value == Some(true)).then(|| {
+                (
+                    p.minimum_value.unwrap_or(0.0),
+                    p.exclusive_min.unwrap_or(false),
+                )
+            }),
+            max: (p.check_max_value == Some(true)).then(|| {
+                (
+                    p.maximum_value.unwrap_or(10.0),
+                    p.exclusive_max.unwrap_or(false),
+                )
+            }),
+            multiple_of: (p.check_multiple_of_value == Some(true))
+                .then(|| p.multiple_of.unwrap_or(5.0))
+                .filter(|m| *m > 0.0),
+            regex,
+            statics,
+            sig_check: p.attack_signatures_check.unwrap_or(true),
+            overrides: overrides(&p.signature_overrides),
+            meta_check: p.metachars_on_parameter_value_check.unwrap_or(true)
+                && p.check_metachars.unwrap_or(true),
+            value_table: table_with(tables["parameter-value"], &p.value_metachar_overrides),
+            name_table: table_with(tables["parameter-name"], &p.name_metachar_overrides),
+            base64: p.decode_value_as_base64.unwrap_or(Base64Mode::Disabled),
+            sensitive: p.sensitive_parameter.unwrap_or(false)
+                || m.sensitive.iter().any(|s| s == name),
+        });
+    }
+    let headers = d
+        .headers
+        .iter()
+        .flatten()
+        .filter_map(|h| {
+            Some(CHeader {
+                m: NameMatch::new(h.name.as_deref()?, h.kind, h.wildcard_order, true, true),
+                mandatory: h.mandatory.unwrap_or(false),
+                allow_repeat: h.allow_repeated_occurrences.unwrap_or(true),
+                sig_check: h.check_signatures.unwrap_or(true),
+                overrides: overrides(&h.signature_overrides),
+                percent_decode: h.percent_decoding.unwrap_or(false),
+                mask: h.mask_value_in_logs.unwrap_or(false),
+            })
+        })
+        .collect();
+    let cookies = d
+        .cookies
+        .iter()
+        .flatten()
+        .filter_map(|c| {
+            Some(CCookie {
+                m: NameMatch::new(c.name.as_deref()?, c.kind, c.wildcard_order, false, true),
+                sig_check: c.attack_signatures_check.unwrap_or(true),
+                overrides: overrides(&c.signature_overrides),
+            })
+        })
+        .collect();
+    let filetypes = d
+        .filetypes
+        .iter()
+        .flatten()
+        .filter_map(|f| {
+            Some(CFiletype {
+                m: NameMatch::new(f.name.as_deref()?, f.kind, f.wildcard_order, true, true),
+                allowed: f.allowed.unwrap_or(true),
+                url_len: limit_opt(f.check_url_length, f.url_length),
+                qs_len: limit_opt(f.check_query_string_length, f.query_string_length),
+                post_len: limit_opt(f.check_post_data_length, f.post_data_length),
+                req_len: limit_opt(f.check_request_length, f.request_length),
+            })
+        })
+        .collect();
+    let (reply, ajax_reply, grpc_reply) = pages(d, m.template)?;
+    let mut settings = vec![
+        Setting {
+            alarm: true,
+            block: false
+        };
+        ViolationKind::ALL.len()
+    ];
+    for (i, k) in ViolationKind::ALL.iter().enumerate() {
+        settings[i] = m.setting(*k);
+    }
+    Ok(CompiledPolicy {
+        name: m.name.clone(),
+        template: m.template,
+        blocking: m.blocking,
+        fold,
+        settings,
+        evasions: m.evasions.clone(),
+        passes: m.max_decoding_passes as u8,
+        http_checks: m.http_checks.clone(),
+        max_headers: m.max_headers,
+        max_params: m.max_params,
+        max_cookies: m.max_cookies,
+        max_header_len: m.max_header_length,
+        max_cookie_len: m.max_cookie_length,
+        urls,
+        methods: d
+            .methods
+            .iter()
+            .flatten()
+            .filter_map(|n| n.name.clone())
+            .collect(),
+        params,
+        headers,
+        cookies,
+        filetypes,
+        json,
+        xml,
+        header_table: tables["header"],
+        reply,
+        ajax_reply,
+        grpc_reply,
+        trust_xff: m.trust_xff,
+        xff_headers: m
+            .xff_headers
+            .iter()
+            .map(|h| h.to_ascii_lowercase())
+            .collect(),
+        sigs: if with_signatures {
+            sigsel::select(
+                SignatureDb::builtin(),
+                d,
+                m.staging,
+                m.staging_cutoff.as_deref(),
+            )
+        } else {
+            HashMap::new()
+        },
+        sensitive: m.sensitive.clone(),
+        body_limit: BODY_INSPECT_LIMIT,
+    })
+}
+
+/// The block replies from `response-pages` (default, ajax, grpc).
+fn pages(d: &decl::Policy, t: TemplateId) -> Result<(Reply, Option<Reply>, Reply), PolicyError> {
+    let mut default = if t == TemplateId::ApiSecurity {
+        Reply::ApiJson
+    } else {
+        Reply::DefaultPage
+    };
+    let mut ajax = None;
+    let mut grpc = default_grpc_reply();
+    for (i, p) in d.response_pages.iter().flatten().enumerate() {
+        let path = format!("policy.response-pages[{i}]");
+        let action = p.response_action_type.unwrap_or(decl::PageAction::Default);
+        match p.response_page_type.unwrap_or(decl::PageType::Default) {
+            decl::PageType::Default => {
+                if let Some(r) = custom(p, action, &path)? {
+                    default = r;
+                }
+            }
+            decl::PageType::Ajax if p.ajax_enabled == Some(true) => {
+                let body = p
+                    .ajax_custom_content
+                    .clone()
+                    .or_else(|| p.ajax_popup_message.clone())
+                    .unwrap_or_default();
+                ajax = Some(match p.ajax_action_type.as_deref() {
+                    Some("redirect") => Reply::Redirect {
+                        location: p.ajax_redirect_url.clone().unwrap_or_default(),
+                    },
+                    _ => Reply::Custom {
+                        status: 200,
+                        headers: vec![(
+                            "content-type".into(),
+                            "application/json; charset=utf-8".into(),
+                        )],
+                        body,
+                    },
+                });
+            }
+            decl::PageType::Grpc => {
+                if let Some(code) = &p.grpc_status_code {
+                    let status = grpc_code(code).ok_or_else(|| PolicyError(format!(
+                        "{path}.grpcStatusCode: unknown value \"{code}\" (expected a gRPC status name or number 0-16)"
+                    )))?;
+                    let message = p.grpc_status_message.clone().unwrap_or_else(|| {
+                        "Request Rejected. Your support ID is: <%TS.request.ID()%>".into()
+                    });
+                    grpc = Reply::Grpc { status, message };
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok((default, ajax, grpc))
+}
+
+fn custom(
+    p: &decl::ResponsePage,
+    action: decl::PageAction,
+    path: &str,
+) -> Result<Option<Reply>, PolicyError> {
+    Ok(match action {
+        decl::PageAction::Custom => {
+            let (status, headers) = parse_header_block(p.response_header.as_deref().unwrap_or(""))
+                .map_err(|e| PolicyError(format!("{path}.responseHeader: {e}")))?;
+            Some(Reply::Custom {
+                status,
+                headers,
+                body: p.response_content.clone().unwrap_or_default(),
+            })
+        }
+        decl::PageAction::Redirect => Some(Reply::Redirect {
+            location: p.response_redirect_url.clone().ok_or_else(|| {
+                PolicyError(format!(
+                    "{path}.responseRedirectUrl: missing for a redirect page"
+                ))
+            })?,
+        }),
+        _ => None,
+    })
+}
+
+/// `HTTP/1.1 403 Forbidden\r\nContent-Type: ...` → status and headers.
+fn parse_header_block(s: &str) -> Result<(u16, Vec<(String, String)>), String> {
+    let mut status = 200;
+    let mut headers = Vec::new();
+    for (i, line) in s.split("\r\n").flat_map(|l| l.split('\n')).enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if i == 0 && line.starts_with("HTTP/") {
+            status = line
+                .split_whitespace()
+                .nth(1)
+                .and_then(|c| c.parse().ok())
+                .filter(|c| (100..600).contains(c))
+                .ok_or_else(|| format!("invalid status line \"{line}\""))?;
+            continue;
+        }
+        let (k, v) = line
+            .split_once(':')
+            .ok_or_else(|| format!("invalid header line \"{line}\""))?;
+        headers.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    Ok((status, headers))
+}
+
+fn grpc_code(s: &str) -> Option<u32> {
+    const NAMES: &[&str] = &[
+        "OK",
+        "CANCELLED",
+        "UNKNOWN",
+        "INVALID_ARGUMENT",
+        "DEADLINE_EXCEEDED",
+        "NOT_FOUND",
+        "ALREADY_EXISTS",
+        "PERMISSION_DENIED",
+        "RESOURCE_EXHAUSTED",
+        "FAILED_PRECONDITION",
+        "ABORTED",
+        "OUT_OF_RANGE",
+        "UNIMPLEMENTED",
+        "INTERNAL",
+        "UNAVAILABLE",
+        "DATA_LOSS",
+        "UNAUTHENTICATED",
+    ];
+    s.parse::<u32>().ok().filter(|n| *n <= 16).or_else(|| {
+        NAMES
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(s))
+            .map(|p| p as u32)
+    })
+}
+
+impl CompiledPolicy {
+    /// A policy that allows everything (what a listener without a policy runs).
+    pub fn allow_all(name: &str) -> Self {
+        CompiledPolicy {
+            name: name.to_string(),
+            template: TemplateId::NginxBase,
+            blocking: false,
+            fold: false,
+            settings: vec![Setting::default(); ViolationKind::ALL.len()],
+            evasions: HashMap::new(),
+            passes: 2,
+            http_checks: HashMap::new(),
+            max_headers: u64::MAX,
+            max_params: u64::MAX,
+            max_cookies: u64::MAX,
+            max_header_len: Limit::Any,
+            max_cookie_len: Limit::Any,
+            urls: Vec::new(),
+            methods: Vec::new(),
+            params: Vec::new(),
+            headers: Vec::new(),
+            cookies: Vec::new(),
+            filetypes: Vec::new(),
+            json: Vec::new(),
+            xml: Vec::new(),
+            header_table: Table::EMPTY,
+            reply: Reply::DefaultPage,
+            ajax_reply: None,
+            grpc_reply: default_grpc_reply(),
+            trust_xff: false,
+            xff_headers: Vec::new(),
+            sigs: HashMap::new(),
+            sensitive: Vec::new(),
+            body_limit: 0,
+        }
+    }
+
+    /// The template the policy was built on.
+    pub fn template(&self) -> &'static str {
+        self.template.name()
+    }
+
+    /// Whether the policy blocks (enforcementMode blocking).
+    pub fn is_blocking(&self) -> bool {
+        self.blocking
+    }
+
+    /// Number of signatures the policy enables.
+    pub fn signatures_enabled(&self) -> usize {
+        self.sigs.len()
+    }
+}
