@@ -25,20 +25,19 @@ fn loc_name(l: ParamLocation) -> &'static str {
 impl CompiledPolicy {
     /// The parameter entity for `name` on the current URL: URL-level first, then global.
     fn param_for(&self, s: &Scratch, name: &[u8]) -> Option<&CParam> {
-        let url_level: Vec<&CParam> = self
+        let fold = self.fold;
+        let url_level = self
             .params
             .iter()
-            .filter(|p| {
-                p.url
-                    .as_ref()
-                    .is_some_and(|u| u.matches(&s.path, self.fold))
-            })
-            .collect();
-        if let Some(p) = pick(&url_level, |p| &p.m, name, self.fold) {
-            return Some(p);
-        }
-        let global: Vec<&CParam> = self.params.iter().filter(|p| p.url.is_none()).collect();
-        pick(&global, |p| &p.m, name, self.fold).copied()
+            .filter(|p| p.url.as_ref().is_some_and(|u| u.matches(&s.path, fold)));
+        pick(url_level, |p| &p.m, name, fold).or_else(|| {
+            pick(
+                self.params.iter().filter(|p| p.url.is_none()),
+                |p| &p.m,
+                name,
+                fold,
+            )
+        })
     }
 
     /// Header/cookie values are parameters only when an explicit entity claims them.
@@ -208,7 +207,7 @@ impl CompiledPolicy {
             );
         }
         if p.sig_check {
-            let ov = p.overrides.clone();
+            let ov = &p.overrides;
             self.scan(
                 s,
                 out,
@@ -216,7 +215,7 @@ impl CompiledPolicy {
                 Context::Parameter,
                 Some(&pname),
                 &name,
-                &ov,
+                ov,
                 false,
             );
             self.scan(
@@ -226,7 +225,7 @@ impl CompiledPolicy {
                 Context::Parameter,
                 Some(&pname),
                 &scanned,
-                &ov,
+                ov,
                 sensitive,
             );
         }

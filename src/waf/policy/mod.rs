@@ -9,20 +9,25 @@
 
 pub mod charset;
 pub mod check_body;
+pub mod check_fields;
 pub mod check_head;
 pub mod check_params;
 pub mod compiled;
 pub mod decl;
+pub mod decl_entities;
+pub mod entities;
 pub mod glob;
 pub mod layers;
 pub mod lenient;
 pub mod model;
+pub mod pages;
 pub mod rating;
 pub mod refs;
 pub mod sections;
 pub mod sigsel;
 pub mod templates;
 pub mod unenforced;
+pub mod validate;
 
 use serde_json::{Map, Value};
 
