@@ -74,7 +74,19 @@ pub fn decode_once(input: &[u8], plus: bool, out: &mut Vec<u8>, flags: &mut Deco
 
 /// Decodes up to `max_passes` times while escapes remain; records passes beyond the first,
 /// NUL bytes and overlong UTF-8 in `flags`.
-pub fn decode(input: &[u8], plus: bool, max_passes: u8, flags: &mut DecodeFlags) -> Vec<u8> {
+pub fn decode<'a>(
+    input: &'a [u8],
+    plus: bool,
+    max_passes: u8,
+    flags: &mut DecodeFlags,
+) -> std::borrow::Cow<'a, [u8]> {
+    if !input
+        .iter()
+        .any(|b| *b == b'%' || (plus && *b == b'+') || *b == 0 || *b >= 0xc0)
+    {
+        flags.passes = 1;
+        return std::borrow::Cow::Borrowed(input);
+    }
     let mut cur = Vec::new();
     decode_once(input, plus, &mut cur, flags);
     flags.passes = 1;
@@ -88,7 +100,7 @@ pub fn decode(input: &[u8], plus: bool, max_passes: u8, flags: &mut DecodeFlags)
     }
     flags.nul |= cur.contains(&0);
     flags.overlong |= has_overlong(&cur);
-    cur
+    std::borrow::Cow::Owned(cur)
 }
 
 /// True when `s` contains a valid `%XX` or `%uXXXX` escape.
@@ -124,10 +136,13 @@ mod tests {
     #[test]
     fn decodes_with_flags() {
         let mut f = DecodeFlags::default();
-        assert_eq!(decode(b"a%2541+b", true, 3, &mut f), b"aA b");
+        assert_eq!(&*decode(b"a%2541+b", true, 3, &mut f), b"aA b");
         assert_eq!(f.passes, 2);
         let mut f = DecodeFlags::default();
-        assert_eq!(decode(b"%u003cscript%zz", false, 2, &mut f), b"<script%zz");
+        assert_eq!(
+            &*decode(b"%u003cscript%zz", false, 2, &mut f),
+            b"<script%zz"
+        );
         assert!(f.percent_u && f.bad_escape);
         let mut f = DecodeFlags::default();
         decode(b"%c0%af%00", false, 2, &mut f);

@@ -311,11 +311,20 @@ impl CompiledPolicy {
         }
     }
 
+    /// Phase 3: an error status (4xx/5xx) not in `general.allowedResponseCodes` is
+    /// VIOL_HTTP_RESPONSE_STATUS.
     pub fn check_response_headers(
         &self,
-        _status: u16,
+        status: u16,
         _h: &http::HeaderMap,
-        _out: &mut Vec<Violation>,
+        out: &mut Vec<Violation>,
     ) {
+        if status >= 400 && !self.allowed_codes.contains(&status) {
+            self.push(
+                out,
+                Violation::new(K::HttpResponseStatus, Context::Request)
+                    .detail(format!("response status {status}")),
+            );
+        }
     }
 }

@@ -145,15 +145,14 @@ impl CompiledPolicy {
         let decoded = query::decode(raw_path, false, self.passes, &mut flags);
         self.flag_evasions(&flags, Context::Url, raw_path, out);
         let path = normalize_path(&decoded);
-        s.path = path.clone();
         self.check_url(method, tls, &path, s, out);
         self.check_filetype(&path, raw_query.len() as u64, head, s, out);
+        s.path = path;
         if !raw_query.is_empty() {
-            let mut f = query::DecodeFlags::default();
-            let q = query::decode(raw_query, true, self.passes, &mut f);
-            self.flag_evasions(&f, Context::Query, raw_query, out);
             let (ov, check) = self.url_sig(s);
-            if check {
+            if check && !self.sigs.is_empty() {
+                let mut f = query::DecodeFlags::default();
+                let q = query::decode(raw_query, true, self.passes, &mut f);
                 self.scan(
                     s,
                     out,
@@ -426,6 +425,12 @@ impl CompiledPolicy {
 
 /// Resolves `.`/`..` segments, collapses `//` and turns `\` into `/` (the path the URL entities see).
 pub fn normalize_path(p: &[u8]) -> Vec<u8> {
+    let plain = p.first() == Some(&b'/')
+        && !p.contains(&b'\\')
+        && !p.windows(2).any(|w| w == b"//" || w == b"/.");
+    if plain {
+        return p.to_vec();
+    }
     let mut segs: Vec<&[u8]> = Vec::new();
     let unified: Vec<u8> = p
         .iter()

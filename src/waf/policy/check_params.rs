@@ -3,6 +3,8 @@
 //! types, numeric ranges, static/enum values, regular expressions, base64, metacharacters and
 //! signatures. Imports: `compiled`, `waf::{parse, signatures, violation}`.
 
+use std::borrow::Cow;
+
 use base64::Engine as _;
 
 use super::compiled::{CParam, CompiledPolicy, Scratch, pick};
@@ -84,9 +86,9 @@ impl CompiledPolicy {
             self.flag_evasions(&f, ctx, raw_value, out);
             (n, v)
         } else {
-            (raw_name.to_vec(), raw_value.to_vec())
+            (Cow::Borrowed(raw_name), Cow::Borrowed(raw_value))
         };
-        let pname = String::from_utf8_lossy(&name).into_owned();
+        let pname = String::from_utf8_lossy(&name);
         let Some(p) = self.param_for(s, &name) else {
             self.push(
                 out,
@@ -108,11 +110,7 @@ impl CompiledPolicy {
                 v.snippet(&value)
             }
         };
-        let key = if self.fold {
-            pname.to_ascii_lowercase()
-        } else {
-            pname.clone()
-        };
+        let key = name_key(&name, self.fold);
         match s.params_seen.iter_mut().find(|(k, _)| *k == key) {
             Some((_, n)) => {
                 *n = n.saturating_add(1);
@@ -188,7 +186,7 @@ impl CompiledPolicy {
                     if d.iter()
                         .all(|b| !b.is_ascii_control() || b.is_ascii_whitespace()) =>
                 {
-                    scanned = d;
+                    scanned = Cow::Owned(d);
                 }
                 Ok(_) => {}
                 _ if p.base64 == Base64Mode::Required => {
@@ -297,11 +295,7 @@ impl CompiledPolicy {
             {
                 continue;
             }
-            let key = if self.fold {
-                p.m.name.to_ascii_lowercase()
-            } else {
-                p.m.name.clone()
-            };
+            let key = name_key(p.m.name.as_bytes(), self.fold);
             if !s.params_seen.iter().any(|(k, _)| *k == key) {
                 self.push(
                     out,
@@ -311,6 +305,15 @@ impl CompiledPolicy {
             }
         }
     }
+}
+
+/// FNV-1a of a parameter name (lower-cased when the policy is case-insensitive): the key of
+/// `Scratch::params_seen`, so counting repeats allocates nothing.
+fn name_key(name: &[u8], fold: bool) -> u64 {
+    name.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        let b = if fold { b.to_ascii_lowercase() } else { *b };
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 fn is_email(s: &str) -> bool {

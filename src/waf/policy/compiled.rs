@@ -51,6 +51,7 @@ pub struct CompiledPolicy {
     pub(super) sigs: HashMap<u32, SigAction>,
     pub(super) sensitive: Vec<String>,
     pub(super) body_limit: usize,
+    pub(super) allowed_codes: Vec<u16>,
 }
 
 /// Most request-body bytes buffered for inspection (larger bodies are inspected up to this size).
@@ -81,6 +82,26 @@ fn table_with(mut t: Table, list: &Option<Vec<decl::MetacharOverride>>) -> Table
 
 fn limit_opt(check: Option<bool>, n: Option<u64>) -> Option<u64> {
     if check.unwrap_or(true) { n } else { None }
+}
+
+/// `general.allowedResponseCodes` (numbers or numeric strings); the defaults of §1 when absent.
+fn allowed_codes(d: &decl::Policy) -> Vec<u16> {
+    match d
+        .general
+        .as_ref()
+        .and_then(|g| g.allowed_response_codes.as_ref())
+    {
+        Some(list) => list
+            .iter()
+            .filter_map(|v| match v {
+                serde_json::Value::Number(n) => n.as_u64(),
+                serde_json::Value::String(s) => s.trim().parse().ok(),
+                _ => None,
+            })
+            .filter_map(|n| u16::try_from(n).ok())
+            .collect(),
+        None => vec![400, 401, 404, 407, 417, 503],
+    }
 }
 
 /// Checks what compilation checks (regexes, content profiles, pages) without keeping the result.
@@ -426,6 +447,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
         },
         sensitive: m.sensitive.clone(),
         body_limit: BODY_INSPECT_LIMIT,
+        allowed_codes: allowed_codes(d),
     })
 }
 
@@ -463,6 +485,7 @@ impl CompiledPolicy {
             sigs: HashMap::new(),
             sensitive: Vec::new(),
             body_limit: 0,
+            allowed_codes: Vec::new(),
         }
     }
 

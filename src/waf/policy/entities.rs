@@ -195,7 +195,7 @@ pub struct Scratch {
     pub body_truncated: bool,
     pub boundary: Option<String>,
     pub filetype: Option<usize>,
-    pub params_seen: Vec<(String, u8)>,
+    pub params_seen: Vec<(u64, u8)>,
     pub param_count: u64,
     pub hits: Vec<u32>,
     pub buf: Vec<u8>,

@@ -226,3 +226,80 @@ pub fn select(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sig(attack: &str, acc: Level, systems: &[&str], sets: &[&str]) -> SignatureInfo {
+        SignatureInfo {
+            id: 1,
+            name: "t".into(),
+            attack_type: attack.into(),
+            accuracy: acc,
+            risk: Level::High,
+            systems: systems.iter().map(|s| s.to_string()).collect(),
+            sets: sets.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    fn set(name: &str) -> decl::SignatureSet {
+        decl::SignatureSet {
+            name: Some(name.into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn derived_set_names_select_by_accuracy_system_and_attack_type() {
+        let sqli = sig("SQL Injection", Level::High, &[], &[]);
+        let php = sig(
+            "Server Side Code Injection",
+            Level::Medium,
+            &["PHP"],
+            &["My Set"],
+        );
+        assert!(in_set(&sqli, &set("All Signatures")));
+        assert!(in_set(&sqli, &set("High Accuracy Signatures")));
+        assert!(!in_set(&php, &set("High Accuracy Signatures")));
+        assert!(in_set(&sqli, &set("Generic Detection Signatures")));
+        assert!(!in_set(&php, &set("Generic Detection Signatures")));
+        assert!(in_set(&sqli, &set("SQL Injection Signatures")));
+        assert!(!in_set(&sqli, &set("Cross Site Scripting Signatures")));
+        assert!(in_set(&php, &set("My Set")));
+        assert!(in_set(&php, &set("Server Side Code Injection Signatures")));
+    }
+
+    #[test]
+    fn custom_filter_sets() {
+        let s = sig("Cross Site Scripting", Level::Medium, &[], &[]);
+        let mut f = set("custom");
+        f.signature_set = Some(decl::CustomSet {
+            kind: Some("filter-based".into()),
+            filter: Some(decl::SetFilter {
+                accuracy_filter: Some("ge".into()),
+                accuracy_value: Some("medium".into()),
+                attack_type: Some(serde_json::json!({"name": "Cross Site Scripting"})),
+                ..Default::default()
+            }),
+            ..Default::default()
+        });
+        assert!(in_set(&s, &f));
+        let low = sig("Cross Site Scripting", Level::Low, &[], &[]);
+        assert!(!in_set(&low, &f));
+    }
+
+    #[test]
+    fn technologies_imply_others() {
+        let t = expand_technologies(&["ASP.NET".into(), "Apache Tomcat".into()]);
+        for want in [
+            "asp.net",
+            "microsoft iis",
+            "microsoft windows",
+            "apache tomcat",
+            "java servlets/jsp",
+        ] {
+            assert!(t.contains(&want.to_string()), "{want} in {t:?}");
+        }
+    }
+}
