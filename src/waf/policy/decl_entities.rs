@@ -337,7 +337,7 @@ pub struct JsonProfile {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct XmlDefense {
-    #[serde(default, deserialize_with = "lenient::flag")]
+    #[serde(rename = "allowDTDs", default, deserialize_with = "lenient::flag")]
     pub allow_dtds: Option<bool>,
     #[serde(default, deserialize_with = "lenient::flag")]
     pub allow_external_references: Option<bool>,
@@ -361,7 +361,11 @@ pub struct XmlDefense {
     pub maximum_name_length: Option<Limit>,
     #[serde(default, deserialize_with = "lenient::limit")]
     pub maximum_namespace_length: Option<Limit>,
-    #[serde(default, deserialize_with = "lenient::limit")]
+    #[serde(
+        rename = "maximumNSDeclarations",
+        default,
+        deserialize_with = "lenient::limit"
+    )]
     pub maximum_ns_declarations: Option<Limit>,
     #[serde(default, deserialize_with = "lenient::limit")]
     pub maximum_leaf_text_length: Option<Limit>,
