@@ -455,3 +455,18 @@ pub fn normalize_path(p: &[u8]) -> Vec<u8> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::normalize_path;
+
+    #[test]
+    fn paths_are_normalised() {
+        assert_eq!(normalize_path(b"/a/b"), b"/a/b");
+        assert_eq!(normalize_path(b"/a/./b/../c"), b"/a/c");
+        assert_eq!(normalize_path(b"/a//b\\c/"), b"/a/b/c/");
+        assert_eq!(normalize_path(b"/../../etc/passwd"), b"/etc/passwd");
+        assert_eq!(normalize_path(b""), b"/");
+        assert_eq!(normalize_path(b"/."), b"/");
+    }
+}
