@@ -148,6 +148,7 @@ impl CompiledPolicy {
         self.check_url(method, tls, &path, s, out);
         self.check_filetype(&path, raw_query.len() as u64, head, s, out);
         s.path = path;
+        self.check_positional(s, out);
         if !raw_query.is_empty() {
             let (ov, check) = self.url_sig(s);
             if check && !self.sigs.is_empty() {
@@ -348,6 +349,31 @@ impl CompiledPolicy {
             );
         }
     }
+    /// The matched URL's positional parameters: path segment N (1-based) is parameter `name`.
+    fn check_positional(&self, s: &mut Scratch, out: &mut Vec<Violation>) {
+        let Some(u) = s.url.and_then(|i| self.urls.get(i)) else {
+            return;
+        };
+        if u.positional.is_empty() {
+            return;
+        }
+        // A copy: parameter lookup reads `s.path` for URL-level parameters.
+        let path = s.path.clone();
+        for (idx, name) in &u.positional {
+            let seg = path
+                .split(|b| *b == b'/')
+                .filter(|p| !p.is_empty())
+                .nth(idx - 1);
+            match seg {
+                Some(v) => self.check_param(s, out, name.as_bytes(), v, ParamLocation::Path, false),
+                None => self.push(
+                    out,
+                    Violation::new(K::MandatoryParameter, Context::Url).named(name.clone()),
+                ),
+            }
+        }
+    }
+
     /// Decides whether and how the body is inspected.
     fn plan_body(
         &self,

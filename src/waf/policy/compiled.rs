@@ -262,6 +262,22 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
             table: table_with(tables["url"], &u.metachar_overrides),
             content,
             mandatory_body: u.mandatory_body.unwrap_or(false),
+            positional: u
+                .positional_parameters
+                .iter()
+                .flatten()
+                .filter_map(|pp| {
+                    let idx = usize::try_from(pp.url_segment_index?)
+                        .ok()
+                        .filter(|i| *i >= 1)?;
+                    let name = pp
+                        .parameter
+                        .as_ref()
+                        .and_then(|p| p.name.clone())
+                        .unwrap_or_else(|| format!("segment{idx}"));
+                    Some((idx, name))
+                })
+                .collect(),
             methods_override: if u.methods_override_on_url_check == Some(true) {
                 u.method_overrides
                     .iter()
@@ -273,8 +289,36 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
             },
         });
     }
+    // Explicit parameters, then the URLs' positional parameters as URL-level path parameters.
+    let mut param_decls: Vec<(String, decl::Parameter)> = d
+        .parameters
+        .iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, p)| (format!("policy.parameters[{i}]"), p.clone()))
+        .collect();
+    for (i, u) in d.urls.iter().flatten().enumerate() {
+        for (j, pp) in u.positional_parameters.iter().flatten().enumerate() {
+            let mut p = pp.parameter.clone().unwrap_or_default();
+            p.name = p
+                .name
+                .or_else(|| Some(format!("segment{}", pp.url_segment_index.unwrap_or(0))));
+            p.level = Some(decl::Level::Url);
+            p.parameter_location = Some(ParamLocation::Path);
+            p.url = Some(decl::UrlRef {
+                name: u.name.clone(),
+                method: None,
+                protocol: None,
+                kind: u.kind,
+            });
+            param_decls.push((
+                format!("policy.urls[{i}].positionalParameters[{j}].parameter"),
+                p,
+            ));
+        }
+    }
     let mut params = Vec::new();
-    for (i, p) in d.parameters.iter().flatten().enumerate() {
+    for (path, p) in &param_decls {
         let Some(name) = p.name.as_deref() else {
             continue;
         };
@@ -283,9 +327,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
                 regex::RegexBuilder::new(re)
                     .size_limit(1 << 20)
                     .build()
-                    .map_err(|e| {
-                        PolicyError(format!("policy.parameters[{i}].regularExpression: {e}"))
-                    })?,
+                    .map_err(|e| PolicyError(format!("{path}.regularExpression: {e}")))?,
             ),
             _ => None,
         };

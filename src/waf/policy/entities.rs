@@ -101,6 +101,8 @@ pub struct CUrl {
     pub content: Vec<ContentRule>,
     pub mandatory_body: bool,
     pub methods_override: Vec<(String, bool)>,
+    /// Positional (path-segment) parameters: 1-based segment index and parameter name.
+    pub positional: Vec<(usize, String)>,
 }
 
 #[derive(Clone, Debug)]
