@@ -13,6 +13,7 @@
 pub mod demo;
 pub mod dns;
 pub mod mgmt;
+pub mod cli;
 pub mod proxy;
 pub mod soap;
 pub mod store;

@@ -98,6 +98,22 @@ fn soap_and_dns(
             auth,
         )))
     })
+    /// Declarative policy tools.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+
+#[derive(Subcommand)]
+enum PolicyCommand {
+    /// Validate and compile a policy file; exit 1 with a precise error when it cannot be used.
+    Check {
+        /// The policy file (JSON or YAML).
+        file: std::path::PathBuf,
+        /// Accept a bare policy object without the `policy` wrapper.
+        #[arg(long)]
+        lenient: bool,
+    },
 }
 
 fn main() -> std::process::ExitCode {
@@ -115,5 +131,15 @@ fn main() -> std::process::ExitCode {
                 std::process::ExitCode::FAILURE
             }
         },
+        Command::Policy {
+            command: PolicyCommand::Check { file, lenient },
+        } => {
+            let (report, ok) = portcullis::cli::policy_check::run(&file, lenient);
+            if ok {
+                print!("{report}");
+                std::process::ExitCode::SUCCESS
+            } else {
+                eprintln!("{report}");
+        }
     }
 }

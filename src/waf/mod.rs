@@ -11,6 +11,7 @@ pub mod grpc;
 pub mod openapi;
 pub mod injection;
 pub mod normalize;
+pub mod parse;
 pub mod policy;
 pub mod resolver;
 pub mod response;

@@ -51,9 +51,9 @@ pub struct Transaction {
     conn: ConnInfo,
     support_id: SupportId,
     started_micros: u64,
-    method: String,
-    uri: String,
-    protocol: String,
+    method: http::Method,
+    uri: http::Uri,
+    version: http::Version,
     /// The client address after `trustXff`/`customXffHeaders` are applied.
     client: IpAddr,
     violations: Vec<Violation>,
@@ -68,9 +68,9 @@ impl Transaction {
             conn,
             support_id: SupportId::random(),
             started_micros: now_micros(),
-            method: String::new(),
-            uri: String::new(),
-            protocol: String::new(),
+            method: http::Method::GET,
+            uri: http::Uri::default(),
+            version: http::Version::HTTP_11,
             client: conn.peer,
             violations: Vec::new(),
             verdict: None,
@@ -89,13 +89,14 @@ impl Transaction {
 
     /// Phase 1: request line and headers.
     pub fn on_request_headers(&mut self, head: &http::request::Parts) -> Step {
-        self.method = head.method.to_string();
-        self.uri = head.uri.to_string();
-        self.protocol = format!("{:?}", head.version);
+        // Cheap clones (the URI shares its bytes); rendered as text only for the event.
+        self.method = head.method.clone();
+        self.uri = head.uri.clone();
+        self.version = head.version;
         self.client = self.policy.client_address(head, self.conn.peer);
-        let wants_body = self
-            .policy
-            .check_headers(head, &mut self.scratch, &mut self.violations);
+        let wants_body =
+            self.policy
+                .check_headers(head, self.conn.tls, &mut self.scratch, &mut self.violations);
         if self.decide_if_blocking() {
             return Step::Block;
         }
@@ -177,9 +178,9 @@ impl Transaction {
             time: iso8601_utc(self.started_micros / 1_000_000),
             time_micros: self.started_micros,
             client_ip: self.client.to_string(),
-            method: self.method,
-            uri: self.uri,
-            protocol: self.protocol,
+            method: self.method.to_string(),
+            uri: self.uri.to_string(),
+            protocol: format!("{:?}", self.version),
             policy: self.policy.name().to_string(),
             action: verdict.action,
             rating: verdict.rating,

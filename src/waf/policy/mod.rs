@@ -1,95 +1,47 @@
-//! The compiled policy (SCAFFOLD: replaced by the WAF-engine work of issue 3).
+//! Declarative security policies: declaration → validated model → compiled policy.
 //!
-//! This file fixes the interface the transaction needs from a compiled policy; the real policy
-//! layers (declaration → model → compiled) live beside it once built.
+//! - [`decl`]: serde mirror of the JSON (`lenient` scalars for real-world quirks);
+//! - [`refs`], [`layers`], [`templates`], [`sections`]: references, layering and merge keys;
+//! - [`model`]: the validated policy with every default applied;
+//! - [`compiled`]: the immutable [`CompiledPolicy`] the transaction consults (split over `check_*`).
+//!
+//! Imports: `waf::{resolver, signatures, parse, violation, verdict, response}`, `support`. No IO.
 
-use std::net::IpAddr;
+pub mod charset;
+pub mod check_body;
+pub mod check_fields;
+pub mod check_head;
+pub mod check_params;
+pub mod compiled;
+pub mod decl;
+pub mod decl_entities;
+pub mod entities;
+pub mod glob;
+pub mod layers;
+pub mod lenient;
+pub mod model;
+pub mod pages;
+pub mod rating;
+pub mod refs;
+pub mod sections;
+pub mod sigsel;
+pub mod templates;
+pub mod unenforced;
+pub mod validate;
 
-use super::transaction::Step;
-use super::verdict::{Action, Reply, Verdict};
-use super::violation::Violation;
-use crate::support::SupportId;
+use serde_json::{Map, Value};
 
-/// Per-request scratch space owned by the transaction (body buffers, parser state, counters).
-#[derive(Default)]
-pub struct Scratch {}
+pub use compiled::{CompiledPolicy, Scratch};
+pub use model::Summary;
 
-/// An immutable, shareable, compiled policy.
-pub struct CompiledPolicy {
-    name: String,
-    blocking: bool,
-    reply: Reply,
-}
-
-impl CompiledPolicy {
-    /// A policy that allows everything (what a listener without a policy runs).
-    pub fn allow_all(name: &str) -> Self {
-        CompiledPolicy {
-            name: name.to_string(),
-            blocking: false,
-            reply: Reply::DefaultPage,
-        }
-    }
-
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// The client address after the policy's XFF trust settings.
-    pub fn client_address(&self, _head: &http::request::Parts, peer: IpAddr) -> IpAddr {
-        peer
-    }
-
-    /// Checks the request line and headers; returns true when the body must be inspected.
-    pub fn check_headers(
-        &self,
-        _head: &http::request::Parts,
-        _s: &mut Scratch,
-        _out: &mut Vec<Violation>,
-    ) -> bool {
-        false
-    }
-
-    pub fn check_body_chunk(
-        &self,
-        _chunk: &[u8],
-        _s: &mut Scratch,
-        _out: &mut Vec<Violation>,
-    ) -> Step {
-        Step::PassRest
-    }
-
-    pub fn check_body_end(&self, _s: &mut Scratch, _out: &mut Vec<Violation>) {}
-
-    pub fn check_response_headers(
-        &self,
-        _status: u16,
-        _h: &http::HeaderMap,
-        _out: &mut Vec<Violation>,
-    ) {
-    }
-
-    /// Rates the violations found so far and decides.
-    pub fn decide(&self, support_id: SupportId, violations: &[Violation], _s: &Scratch) -> Verdict {
-        let action = if self.blocking {
-            Action::Block
-        } else {
-            Action::Alarm
-        };
-        Verdict {
-            action,
-            support_id,
-            rating: 3,
-            violations: violations.to_vec(),
-            reply: self.reply.clone(),
-        }
-    }
-}
+use super::Resolver;
 
 /// A policy document compiled, with the warnings for accepted-but-unenforced sections.
 pub struct Loaded {
     pub policy: CompiledPolicy,
     pub warnings: Vec<String>,
+    /// Counts for `policy check`.
+    pub summary: Summary,
 }
 
 /// Why a policy document cannot be used; the message names the JSON path and the problem.
@@ -97,22 +49,247 @@ pub struct Loaded {
 #[error("{0}")]
 pub struct PolicyError(pub String);
 
+/// How strictly documents are read.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LoadOptions {
+    /// Accept a bare policy object without the `policy` wrapper (with a warning).
+    pub lenient: bool,
+}
+
+/// The OpenAPI layer (second layer, between template and body). The `waf::openapi` module plugs in
+/// here: given the policy body (with `open-api-files` resolved through the same resolver), it returns
+/// the policy fragment the specification yields (urls, parameters, methods, json-profiles), which is
+/// merged over the template and under the body.
+pub type OpenApiLayer = fn(
+    body: &Map<String, Value>,
+    base: &str,
+    resolver: &dyn Resolver,
+) -> Result<Option<Map<String, Value>>, PolicyError>;
+
+/// Parses a document as JSON, or as YAML when it is not JSON-shaped or named `.yaml`/`.yml`.
+pub fn parse_document(bytes: &[u8], name: &str) -> Result<Value, String> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace()).copied();
+    let yaml_name = name.ends_with(".yaml") || name.ends_with(".yml");
+    if yaml_name || !matches!(first, Some(b'{') | Some(b'[') | None) {
+        let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
+        return serde_yaml_ng::from_str::<Value>(text).map_err(|e| match e.location() {
+            Some(l) => format!("YAML error at line {} column {}: {e}", l.line(), l.column()),
+            None => format!("YAML error: {e}"),
+        });
+    }
+    serde_json::from_slice(bytes).map_err(|e| {
+        let what = match e.classify() {
+            serde_json::error::Category::Eof => {
+                "unexpected end of input (truncated JSON?)".to_string()
+            }
+            _ => strip_position(&e.to_string()),
+        };
+        format!(
+            "JSON error at line {} column {}: {what}",
+            e.line(),
+            e.column()
+        )
+    })
+}
+
+fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
 /// Parses, validates and compiles a declarative policy document. `base` is the document's own link
 /// (e.g. `file:///etc/policies/p.json`), against which relative links inside it are resolved through
 /// `resolver`.
-pub fn load(
+pub fn load(doc: &[u8], base: &str, resolver: &dyn Resolver) -> Result<Loaded, PolicyError> {
+    load_with(doc, base, resolver, LoadOptions::default(), None)
+}
+
+/// [`load`] with options and the OpenAPI layer.
+pub fn load_with(
     doc: &[u8],
-    _base: &str,
-    _resolver: &dyn super::Resolver,
+    base: &str,
+    resolver: &dyn Resolver,
+    opts: LoadOptions,
+    openapi: Option<OpenApiLayer>,
 ) -> Result<Loaded, PolicyError> {
-    let v: serde_json::Value = serde_json::from_slice(doc)
-        .map_err(|e| PolicyError(format!("line {} column {}: {e}", e.line(), e.column())))?;
-    let name = v
-        .pointer("/policy/name")
-        .and_then(|n| n.as_str())
-        .unwrap_or("policy");
-    Ok(Loaded {
-        policy: CompiledPolicy::allow_all(name),
+    let root = parse_document(doc, base).map_err(PolicyError)?;
+    let mut warnings = Vec::new();
+    let (mut body, mods, mods_ref) = unwrap_root(root, opts, &mut warnings)?;
+
+    let mut cx = refs::RefCtx {
+        base,
+        resolver,
+        fetched: 0,
         warnings: Vec::new(),
+    };
+    refs::resolve_policy(&mut body, &mut cx)?;
+    let mods = match (mods, mods_ref) {
+        (Some(m), _) => Some((m, "modifications".to_string())),
+        (None, Some(link)) => Some((
+            cx.fetch_doc("modificationsReference.link", &link)?,
+            format!("modificationsReference ({link})"),
+        )),
+        (None, None) => None,
+    };
+    warnings.append(&mut cx.warnings);
+
+    // The body alone, for precise paths and unknown-field warnings.
+    let body_decl = model::read_decl(&Value::Object(body.clone()), "policy", &mut warnings)?;
+    let template_name = body_decl.template.as_ref().and_then(|t| t.name.clone());
+    let (template, twarn) = templates::select(template_name.as_deref());
+    warnings.extend(twarn);
+    unenforced::check(&body, template == templates::TemplateId::NginxBase)?;
+
+    // Validate the body's own entities first, so error paths index the user's document.
+    let body_model = model::Model::build(body_decl.clone(), template, &body_decl, &mut Vec::new())?;
+    compiled::validate(&body_model)?;
+
+    let mut merged = template.policy();
+    if let Some(layer) = openapi
+        && let Some(fragment) = layer(&body, base, resolver)?
+    {
+        layers::merge_policy(&mut merged, &fragment);
+    }
+    layers::merge_policy(&mut merged, &body);
+    if let Some((m, path)) = &mods {
+        layers::apply_modifications(&mut merged, m, path)?;
+    }
+    let mut ignored = Vec::new();
+    let decl = model::read_decl(&Value::Object(merged), "policy", &mut ignored)?;
+    let model = model::Model::build(decl, template, &body_decl, &mut warnings)?;
+    let mut summary = model.summary();
+    let policy = compiled::compile(&model)?;
+    summary.signatures_enabled = policy.signatures_enabled();
+    Ok(Loaded {
+        policy,
+        warnings,
+        summary,
     })
+}
+
+type Root = (Map<String, Value>, Option<Value>, Option<String>);
+
+/// Finds the `policy` object (wrapper, APPolicy `spec`, or bare in lenient mode) and `modifications`.
+fn unwrap_root(
+    root: Value,
+    opts: LoadOptions,
+    warnings: &mut Vec<String>,
+) -> Result<Root, PolicyError> {
+    let Value::Object(mut root) = root else {
+        return Err(PolicyError(
+            "document: expected a JSON object with a \"policy\" member".into(),
+        ));
+    };
+    if root.get("kind").and_then(Value::as_str) == Some("APPolicy")
+        && let Some(Value::Object(spec)) = root.remove("spec")
+    {
+        warnings.push("document: Kubernetes APPolicy resource; using its spec".into());
+        root = spec;
+    }
+    for key in root.keys() {
+        if !matches!(
+            key.as_str(),
+            "policy" | "modifications" | "modificationsReference"
+        ) {
+            let hint =
+                sections::suggest(key, &["policy", "modifications", "modificationsReference"])
+                    .map(|s| format!(" (did you mean \"{s}\"?)"))
+                    .unwrap_or_default();
+            if root.contains_key("policy") {
+                warnings.push(format!("{key}: unknown top-level member ignored{hint}"));
+            }
+        }
+    }
+    let mods = root.remove("modifications");
+    let mods_ref = match root.remove("modificationsReference") {
+        Some(r) => Some(
+            r.get("link")
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    PolicyError("modificationsReference.link: missing or not a string".into())
+                })?
+                .to_string(),
+        ),
+        None => None,
+    };
+    match root.remove("policy") {
+        Some(Value::Object(p)) => Ok((p, mods, mods_ref)),
+        Some(_) => Err(PolicyError("policy: expected an object".into())),
+        None if root.contains_key("name") || root.contains_key("template") => {
+            if opts.lenient {
+                warnings.push(
+                    "document: no \"policy\" wrapper; the root object is read as the policy".into(),
+                );
+                Ok((root, mods, mods_ref))
+            } else {
+                Err(PolicyError(
+                    "document: the root object lacks the \"policy\" wrapper (it looks like a bare \
+                     policy: wrap it as {\"policy\": {...}}, or check it with --lenient)"
+                        .into(),
+                ))
+            }
+        }
+        None => Err(PolicyError(
+            "policy: missing (expected {\"policy\": {...}})".into(),
+        )),
+    }
+}
+
+/// The fuzz entry point (`fuzz/fuzz_targets/policy_json.rs`): loads `data` as a policy document
+/// with no resolver, in both strict and lenient mode; never panics.
+pub fn fuzz_policy_json(data: &[u8]) {
+    for lenient in [false, true] {
+        let _ = load_with(
+            data,
+            "fuzz.json",
+            &super::resolver::NoResolver,
+            LoadOptions { lenient },
+            None,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fuzz_seeds_load_without_panicking() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/policy_json");
+        let mut n = 0;
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let data = std::fs::read(e.path()).unwrap_or_default();
+            fuzz_policy_json(&data);
+            n += 1;
+        }
+        assert!(n >= 5);
+    }
+
+    #[test]
+    fn truncated_json_names_line_and_column() {
+        let e = load(
+            b"{\n \"policy\": {\"name\": \"p\",",
+            "p.json",
+            &crate::waf::resolver::NoResolver,
+        )
+        .err();
+        let msg = e.map(|e| e.0).unwrap_or_default();
+        assert!(msg.starts_with("JSON error at line 2 column"), "{msg}");
+    }
+
+    #[test]
+    fn bare_policy_needs_lenient_mode() {
+        let doc = br#"{"name": "bare", "template": {"name": "POLICY_TEMPLATE_NGINX_BASE"}}"#;
+        assert!(load(doc, "p.json", &crate::waf::resolver::NoResolver).is_err());
+        let l = load_with(
+            doc,
+            "p.json",
+            &crate::waf::resolver::NoResolver,
+            LoadOptions { lenient: true },
+            None,
+        );
+        assert!(l.is_ok_and(|l| l.warnings.iter().any(|w| w.contains("wrapper"))));
+    }
 }

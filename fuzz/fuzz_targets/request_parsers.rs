@@ -1,0 +1,7 @@
+//! Query/form decoding, cookies, multipart, the JSON walk and the XML walk over arbitrary bytes.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    portcullis::waf::parse::fuzz_all(data);
+});

@@ -1,0 +1,113 @@
+//! `multipart/form-data` bodies: the boundary from the Content-Type, then each part's
+//! Content-Disposition `name`/`filename` and its value. Malformed framing is an error (the caller
+//! raises the http-protocol sub-violation), never a panic.
+
+/// One part of a multipart body.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Part<'a> {
+    pub name: &'a [u8],
+    pub filename: Option<&'a [u8]>,
+    pub value: &'a [u8],
+}
+
+/// The boundary parameter of a `multipart/form-data` Content-Type.
+pub fn boundary(content_type: &str) -> Option<&str> {
+    content_type
+        .split(';')
+        .skip(1)
+        .find_map(|p| {
+            let (k, v) = p.split_once('=')?;
+            (k.trim().eq_ignore_ascii_case("boundary")).then(|| v.trim().trim_matches('"'))
+        })
+        .filter(|b| !b.is_empty() && b.len() <= 200)
+}
+
+/// Splits `body` into parts, at most `limit` of them.
+pub fn parts<'a>(body: &'a [u8], boundary: &str, limit: usize) -> Result<Vec<Part<'a>>, String> {
+    let delim = format!("--{boundary}");
+    let d = delim.as_bytes();
+    let mut out = Vec::new();
+    let mut pos = find(body, d, 0).ok_or("no opening boundary")?;
+    loop {
+        pos += d.len();
+        if body[pos..].starts_with(b"--") {
+            return Ok(out);
+        }
+        if out.len() >= limit {
+            return Err(format!("more than {limit} parts"));
+        }
+        let head_start = pos + skip_crlf(&body[pos..]);
+        let head_end = find(body, b"\r\n\r\n", head_start).ok_or("part without a header block")?;
+        let headers = &body[head_start..head_end];
+        let value_start = head_end + 4;
+        let next = find(body, d, value_start).ok_or("missing closing boundary")?;
+        let mut value_end = next;
+        if body[..value_end].ends_with(b"\r\n") {
+            value_end -= 2;
+        }
+        let (name, filename) =
+            disposition(headers).ok_or("part without Content-Disposition name")?;
+        out.push(Part {
+            name,
+            filename,
+            value: &body[value_start..value_end.max(value_start)],
+        });
+        pos = next;
+    }
+}
+
+fn skip_crlf(s: &[u8]) -> usize {
+    if s.starts_with(b"\r\n") { 2 } else { 0 }
+}
+
+fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+    if from > hay.len() {
+        return None;
+    }
+    hay[from..]
+        .windows(needle.len())
+        .position(|w| w == needle)
+        .map(|p| p + from)
+}
+
+fn disposition(headers: &[u8]) -> Option<(&[u8], Option<&[u8]>)> {
+    let line = headers
+        .split(|b| *b == b'\n')
+        .find(|l| l.len() > 20 && l[..20].eq_ignore_ascii_case(b"content-disposition:"))?;
+    let param = |key: &[u8]| -> Option<&[u8]> {
+        let mut i = 0;
+        while let Some(p) = find(line, key, i) {
+            let before = if p == 0 { b';' } else { line[p - 1] };
+            let rest = &line[p + key.len()..];
+            if (before == b';' || before == b' ') && rest.first() == Some(&b'"') {
+                let end = rest[1..].iter().position(|b| *b == b'"')?;
+                return Some(&rest[1..1 + end]);
+            }
+            i = p + 1;
+        }
+        None
+    };
+    Some((param(b"name=")?, param(b"filename=")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_parts() {
+        let body = b"--XX\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n1\r\n--XX\r\nContent-Disposition: form-data; name=\"f\"; filename=\"x.php\"\r\nContent-Type: text/plain\r\n\r\n<?php ?>\r\n--XX--\r\n";
+        assert_eq!(boundary("multipart/form-data; boundary=XX"), Some("XX"));
+        let p = parts(body, "XX", 10).unwrap();
+        assert_eq!(
+            p[0],
+            Part {
+                name: b"a",
+                filename: None,
+                value: b"1"
+            }
+        );
+        assert_eq!(p[1].filename, Some(&b"x.php"[..]));
+        assert!(parts(b"--XX\r\nno headers", "XX", 10).is_err());
+    }
+}

@@ -1,0 +1,164 @@
+//! Query strings and `application/x-www-form-urlencoded` bodies: `name=value` pairs split on `&`
+//! (and `;` is left alone), `+` as space, percent-decoding with evasion flags.
+
+/// What decoding noticed: evasion techniques and encoding errors.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DecodeFlags {
+    /// A `%` not followed by two hex digits.
+    pub bad_escape: bool,
+    /// `%uXXXX` (IIS) encoding was used.
+    pub percent_u: bool,
+    /// The value still contained escapes after one pass (double encoding); counts passes.
+    pub passes: u8,
+    /// A NUL byte appeared after decoding.
+    pub nul: bool,
+    /// An overlong UTF-8 sequence (e.g. `%c0%af`) appeared after decoding.
+    pub overlong: bool,
+}
+
+fn hex(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// One percent-decoding pass into `out` (cleared first); `plus` turns `+` into a space.
+pub fn decode_once(input: &[u8], plus: bool, out: &mut Vec<u8>, flags: &mut DecodeFlags) {
+    out.clear();
+    out.reserve(input.len());
+    let mut i = 0;
+    while i < input.len() {
+        let c = input[i];
+        if c == b'%' {
+            if let (Some(h), Some(l)) = (
+                input.get(i + 1).copied().and_then(hex),
+                input.get(i + 2).copied().and_then(hex),
+            ) {
+                out.push(h << 4 | l);
+                i += 3;
+                continue;
+            }
+            if matches!(input.get(i + 1), Some(b'u') | Some(b'U')) {
+                let digits: Option<Vec<u8>> = (2..6)
+                    .map(|k| input.get(i + k).copied().and_then(hex))
+                    .collect();
+                if let Some(d) = digits {
+                    flags.percent_u = true;
+                    let cp = d.iter().fold(0u32, |a, x| a << 4 | u32::from(*x));
+                    let ch = char::from_u32(cp).unwrap_or('\u{fffd}');
+                    let mut buf = [0u8; 4];
+                    // IIS maps full-width forms onto ASCII; keep the low byte for ASCII look-alikes.
+                    let mapped = if (0xff01..=0xff5e).contains(&cp) {
+                        char::from_u32(cp - 0xfee0).unwrap_or(ch)
+                    } else {
+                        ch
+                    };
+                    out.extend_from_slice(mapped.encode_utf8(&mut buf).as_bytes());
+                    i += 6;
+                    continue;
+                }
+            }
+            flags.bad_escape = true;
+            out.push(c);
+        } else if c == b'+' && plus {
+            out.push(b' ');
+        } else {
+            out.push(c);
+        }
+        i += 1;
+    }
+}
+
+/// Decodes up to `max_passes` times while escapes remain; records passes beyond the first,
+/// NUL bytes and overlong UTF-8 in `flags`.
+pub fn decode<'a>(
+    input: &'a [u8],
+    plus: bool,
+    max_passes: u8,
+    flags: &mut DecodeFlags,
+) -> std::borrow::Cow<'a, [u8]> {
+    if !input
+        .iter()
+        .any(|b| *b == b'%' || (plus && *b == b'+') || *b == 0 || *b >= 0xc0)
+    {
+        flags.passes = 1;
+        return std::borrow::Cow::Borrowed(input);
+    }
+    let mut cur = Vec::new();
+    decode_once(input, plus, &mut cur, flags);
+    flags.passes = 1;
+    let mut next = Vec::new();
+    while flags.passes < max_passes && has_escape(&cur) {
+        let mut f = DecodeFlags::default();
+        decode_once(&cur, false, &mut next, &mut f);
+        flags.percent_u |= f.percent_u;
+        std::mem::swap(&mut cur, &mut next);
+        flags.passes += 1;
+    }
+    flags.nul |= cur.contains(&0);
+    flags.overlong |= has_overlong(&cur);
+    std::borrow::Cow::Owned(cur)
+}
+
+/// True when `s` contains a valid `%XX` or `%uXXXX` escape.
+pub fn has_escape(s: &[u8]) -> bool {
+    s.windows(3).any(|w| {
+        w[0] == b'%' && ((hex(w[1]).is_some() && hex(w[2]).is_some()) || w[1] | 0x20 == b'u')
+    })
+}
+
+fn has_overlong(s: &[u8]) -> bool {
+    s.windows(2)
+        .any(|w| matches!(w[0], 0xc0 | 0xc1) && (0x80..=0xbf).contains(&w[1]))
+        || s.windows(3)
+            .any(|w| w[0] == 0xe0 && (0x80..=0x9f).contains(&w[1]))
+}
+
+/// Splits `a=1&b=2` into raw (still encoded) `(name, value, has_equals)` pairs, at most `limit`.
+pub fn pairs(input: &[u8], limit: usize) -> impl Iterator<Item = (&[u8], &[u8], bool)> {
+    input
+        .split(|b| *b == b'&')
+        .filter(|p| !p.is_empty())
+        .take(limit)
+        .map(|p| match p.iter().position(|b| *b == b'=') {
+            Some(i) => (&p[..i], &p[i + 1..], true),
+            None => (p, &p[p.len()..], false),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_with_flags() {
+        let mut f = DecodeFlags::default();
+        assert_eq!(&*decode(b"a%2541+b", true, 3, &mut f), b"aA b");
+        assert_eq!(f.passes, 2);
+        let mut f = DecodeFlags::default();
+        assert_eq!(
+            &*decode(b"%u003cscript%zz", false, 2, &mut f),
+            b"<script%zz"
+        );
+        assert!(f.percent_u && f.bad_escape);
+        let mut f = DecodeFlags::default();
+        decode(b"%c0%af%00", false, 2, &mut f);
+        assert!(f.overlong && f.nul);
+    }
+
+    #[test]
+    fn splits_pairs() {
+        let v: Vec<_> = pairs(b"a=1&&b&c=", 10).collect();
+        assert_eq!(
+            v,
+            vec![
+                (&b"a"[..], &b"1"[..], true),
+                (&b"b"[..], &b""[..], false),
+                (&b"c"[..], &b""[..], true)
+            ]
+        );
+    }
+}

@@ -1,0 +1,183 @@
+//! Phase 1 checks on header fields: counts, repetition, lengths, metacharacters, signatures,
+//! header-located parameters, mandatory headers, and the Cookie header (malformed pairs, cookie
+//! entities, cookie-located parameters). Imports: `compiled`, `waf::{parse, signatures, violation}`.
+
+use std::net::IpAddr;
+
+use super::compiled::{CompiledPolicy, MAX_ITEMS, Scratch, pick};
+use super::decl::ParamLocation;
+use crate::waf::parse::{cookie, query};
+use crate::waf::signatures::Target;
+use crate::waf::violation::{Context, Violation, ViolationKind as K};
+
+impl CompiledPolicy {
+    pub(super) fn check_header_fields(
+        &self,
+        head: &http::request::Parts,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+    ) {
+        let h = &head.headers;
+        if h.len() as u64 > self.max_headers {
+            self.protocol(out, "Check maximum number of headers");
+        }
+        if h.get_all(http::header::HOST).iter().count() > 1 {
+            self.protocol(out, "Multiple host headers");
+        }
+        if let Some(host) = h.get(http::header::HOST).and_then(|v| v.to_str().ok()) {
+            let bare = host.rsplit_once(':').map_or(host, |(a, p)| {
+                if p.bytes().all(|b| b.is_ascii_digit()) {
+                    a
+                } else {
+                    host
+                }
+            });
+            if bare.trim_matches(['[', ']']).parse::<IpAddr>().is_ok() {
+                self.protocol(out, "Host header contains IP address");
+            }
+        }
+        if h.contains_key(http::header::TRANSFER_ENCODING)
+            && h.contains_key(http::header::CONTENT_LENGTH)
+        {
+            self.protocol(out, "Chunked request with Content-Length header");
+        }
+        for name in h.keys() {
+            let values = h.get_all(name);
+            let n = name.as_str();
+            let cfg = pick(self.headers.iter(), |c| &c.m, n.as_bytes(), true);
+            if values.iter().count() > 1 && cfg.is_some_and(|c| !c.allow_repeat) {
+                self.push(
+                    out,
+                    Violation::new(K::HeaderRepeated, Context::Header).named(n),
+                );
+            }
+            for v in values {
+                let bytes = v.as_bytes();
+                if bytes.is_empty() {
+                    self.protocol(out, "Header name with no header value");
+                }
+                if self.max_header_len.exceeded(bytes.len() as u64) {
+                    self.push(
+                        out,
+                        Violation::new(K::HeaderLength, Context::Header)
+                            .named(n)
+                            .detail(format!("{} bytes", bytes.len())),
+                    );
+                }
+                if bytes.iter().any(|b| *b >= 0x80) {
+                    self.protocol(out, "High ASCII characters in headers");
+                }
+                if bytes.contains(&0) {
+                    self.protocol(out, "Null in request");
+                }
+                if n == "cookie" {
+                    self.check_cookies(bytes, s, out);
+                    continue;
+                }
+                if let Some(c) = self.header_table.first_bad(bytes) {
+                    self.push(
+                        out,
+                        Violation::new(K::HeaderMetachar, Context::Header)
+                            .named(n)
+                            .detail(format!("metacharacter 0x{c:02x}")),
+                    );
+                }
+                if let Some(c) = cfg
+                    && c.sig_check
+                    && !self.sigs.is_empty()
+                {
+                    let decoded;
+                    let value = if c.percent_decode {
+                        let mut f = query::DecodeFlags::default();
+                        decoded = query::decode(bytes, false, self.passes, &mut f);
+                        &decoded[..]
+                    } else {
+                        bytes
+                    };
+                    let (ov, mask) = (&c.overrides, c.mask);
+                    self.scan(
+                        s,
+                        out,
+                        Target::Header,
+                        Context::Header,
+                        Some(n),
+                        value,
+                        ov,
+                        mask,
+                    );
+                }
+                if self
+                    .params
+                    .iter()
+                    .any(|p| p.location == ParamLocation::Header)
+                {
+                    self.check_named_location(s, out, n.as_bytes(), bytes, ParamLocation::Header);
+                }
+            }
+        }
+        for c in self
+            .headers
+            .iter()
+            .filter(|c| c.mandatory && c.m.glob.is_none())
+        {
+            if !h.contains_key(c.m.name.as_str()) {
+                self.push(
+                    out,
+                    Violation::new(K::MandatoryHeader, Context::Header).named(c.m.name.clone()),
+                );
+            }
+        }
+        s.ajax = h
+            .get("x-requested-with")
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"XMLHttpRequest"));
+    }
+
+    fn check_cookies(&self, header: &[u8], s: &mut Scratch, out: &mut Vec<Violation>) {
+        if self.max_cookie_len.exceeded(header.len() as u64) {
+            self.push(
+                out,
+                Violation::new(K::CookieLength, Context::Cookie)
+                    .detail(format!("{} bytes", header.len())),
+            );
+        }
+        let mut count = 0u64;
+        for pair in cookie::pairs(header).take(MAX_ITEMS) {
+            count += 1;
+            match pair {
+                Err(bad) => self.push(
+                    out,
+                    Violation::new(K::CookieMalformed, Context::Cookie).snippet(bad),
+                ),
+                Ok((name, value)) => {
+                    let n = String::from_utf8_lossy(name).into_owned();
+                    match pick(self.cookies.iter(), |c| &c.m, name, false) {
+                        Some(c) if c.sig_check => {
+                            let ov = &c.overrides;
+                            self.scan(
+                                s,
+                                out,
+                                Target::Cookie,
+                                Context::Cookie,
+                                Some(&n),
+                                value,
+                                ov,
+                                false,
+                            );
+                        }
+                        _ => {}
+                    }
+                    if self
+                        .params
+                        .iter()
+                        .any(|p| p.location == ParamLocation::Cookie)
+                    {
+                        self.check_named_location(s, out, name, value, ParamLocation::Cookie);
+                    }
+                }
+            }
+        }
+        if count > self.max_cookies {
+            self.protocol(out, "Check maximum number of cookies");
+        }
+    }
+}

@@ -1,0 +1,498 @@
+//! Phase 1 checks: request line, URL (evasions, metacharacters, URL and method entities),
+//! file types and lengths, headers, cookies, query parameters, XFF, and the body plan.
+//! Imports: `compiled`, `waf::{parse, signatures, violation}`.
+
+use std::net::IpAddr;
+
+use super::compiled::{BodyKind, CompiledPolicy, MAX_ITEMS, Scratch, pick};
+use super::decl::ParamLocation;
+use crate::waf::parse::query;
+use crate::waf::signatures::{SignatureDb, Target};
+use crate::waf::violation::{Context, Violation, ViolationKind as K};
+
+impl CompiledPolicy {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Records `v` unless its violation is switched off (neither alarm nor block).
+    pub(super) fn push(&self, out: &mut Vec<Violation>, v: Violation) {
+        let s = self.settings[v.kind as usize];
+        if v.kind == K::AttackSignature || s.alarm || s.block {
+            out.push(v);
+        }
+    }
+
+    fn on(&self, k: K) -> bool {
+        let s = self.settings[k as usize];
+        s.alarm || s.block
+    }
+
+    /// An evasion sub-check, when enabled and VIOL_EVASION is on.
+    pub(super) fn evasion(
+        &self,
+        out: &mut Vec<Violation>,
+        what: &'static str,
+        ctx: Context,
+        snippet: &[u8],
+    ) {
+        if self.on(K::Evasion)
+            && self.evasions.get(what).copied().unwrap_or(false)
+            && !out.iter().any(|v| v.kind == K::Evasion && v.detail == what)
+        {
+            out.push(
+                Violation::new(K::Evasion, ctx)
+                    .detail(what)
+                    .snippet(snippet),
+            );
+        }
+    }
+
+    /// An HTTP-protocol sub-check, when enabled and VIOL_HTTP_PROTOCOL is on.
+    pub(super) fn protocol(&self, out: &mut Vec<Violation>, what: &'static str) {
+        if self.on(K::HttpProtocol)
+            && self.http_checks.get(what).copied().unwrap_or(false)
+            && !out
+                .iter()
+                .any(|v| v.kind == K::HttpProtocol && v.detail == what)
+        {
+            out.push(Violation::new(K::HttpProtocol, Context::Request).detail(what));
+        }
+    }
+
+    /// Runs the signatures of `target` over `value`, minus disabled ones and entity overrides.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn scan(
+        &self,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+        target: Target,
+        ctx: Context,
+        name: Option<&str>,
+        value: &[u8],
+        overrides: &[(u32, bool)],
+        mask: bool,
+    ) {
+        if value.is_empty() || self.sigs.is_empty() {
+            return;
+        }
+        s.hits.clear();
+        SignatureDb::builtin().scan(target, value, &mut s.hits);
+        s.hits.retain(|id| {
+            self.sigs.contains_key(id) && !overrides.iter().any(|(o, en)| o == id && !en)
+        });
+        if s.hits.is_empty() {
+            return;
+        }
+        s.hits.sort_unstable();
+        s.hits.dedup();
+        let mut v = Violation::new(K::AttackSignature, ctx).signatures(s.hits.clone());
+        if let Some(n) = name {
+            v = v.named(n);
+        }
+        v = if mask {
+            v.snippet(b"********")
+        } else {
+            v.snippet(value)
+        };
+        out.push(v);
+    }
+
+    /// The client address after the policy's XFF trust settings.
+    pub fn client_address(&self, head: &http::request::Parts, peer: IpAddr) -> IpAddr {
+        if !self.trust_xff {
+            return peer;
+        }
+        let names: Vec<&str> = if self.xff_headers.is_empty() {
+            vec!["x-forwarded-for"]
+        } else {
+            self.xff_headers.iter().map(String::as_str).collect()
+        };
+        for n in names {
+            if let Some(v) = head.headers.get(n).and_then(|v| v.to_str().ok())
+                && let Some(ip) = v.split(',').next_back().and_then(|a| a.trim().parse().ok())
+            {
+                return ip;
+            }
+        }
+        peer
+    }
+
+    /// Checks the request line and headers; returns true when the body must be inspected.
+    pub fn check_headers(
+        &self,
+        head: &http::request::Parts,
+        tls: bool,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+    ) -> bool {
+        *s = Scratch {
+            hits: std::mem::take(&mut s.hits),
+            buf: std::mem::take(&mut s.buf),
+            ..Scratch::default()
+        };
+        let method = head.method.as_str();
+        if !self.methods.iter().any(|m| m == method) {
+            self.push(
+                out,
+                Violation::new(K::Method, Context::Request).snippet(method.as_bytes()),
+            );
+        }
+        let raw_path = head.uri.path().as_bytes();
+        let raw_query = head.uri.query().unwrap_or("").as_bytes();
+        self.url_evasions(raw_path, out);
+        let mut flags = query::DecodeFlags::default();
+        let decoded = query::decode(raw_path, false, self.passes, &mut flags);
+        self.flag_evasions(&flags, Context::Url, raw_path, out);
+        let path = normalize_path(&decoded);
+        self.check_url(method, tls, &path, s, out);
+        self.check_filetype(&path, raw_query.len() as u64, head, s, out);
+        s.path = path;
+        self.check_positional(s, out);
+        if !raw_query.is_empty() {
+            let (ov, check) = self.url_sig(s);
+            if check && !self.sigs.is_empty() {
+                let mut f = query::DecodeFlags::default();
+                let q = query::decode(raw_query, true, self.passes, &mut f);
+                self.scan(
+                    s,
+                    out,
+                    Target::QueryString,
+                    Context::Query,
+                    None,
+                    &q,
+                    ov,
+                    false,
+                );
+            }
+            for (n, v, _) in query::pairs(raw_query, MAX_ITEMS) {
+                self.check_param(s, out, n, v, ParamLocation::Query, true);
+            }
+        }
+        self.check_header_fields(head, s, out);
+        let inspect = self.plan_body(head, s, out);
+        self.check_mandatory(s, out, false);
+        inspect
+    }
+
+    fn url_sig(&self, s: &Scratch) -> (&[(u32, bool)], bool) {
+        match s.url.and_then(|i| self.urls.get(i)) {
+            Some(u) => (&u.overrides, u.sig_check),
+            None => (&[], true),
+        }
+    }
+
+    fn url_evasions(&self, raw: &[u8], out: &mut Vec<Violation>) {
+        if raw.windows(2).any(|w| w == b"//") {
+            self.evasion(out, "Multiple slashes", Context::Url, raw);
+        }
+        if raw.contains(&b'\\') || raw.windows(3).any(|w| w.eq_ignore_ascii_case(b"%5c")) {
+            self.evasion(out, "IIS backslashes", Context::Url, raw);
+        }
+        if raw.windows(3).any(|w| w == b"/./" || w == b"/..") || raw.ends_with(b"/.") {
+            self.evasion(out, "Directory traversals", Context::Url, raw);
+        }
+        if raw.contains(&b';') {
+            self.evasion(out, "Semicolon path parameters", Context::Url, raw);
+        }
+        if raw.iter().any(|b| *b >= 0x80) {
+            self.evasion(out, "Bare byte decoding", Context::Url, raw);
+        }
+        if raw.iter().any(|b| matches!(b, b'\t' | 0x0b | 0x0c)) {
+            self.evasion(out, "Apache whitespace", Context::Url, raw);
+        }
+        if raw.contains(&b' ') {
+            self.protocol(out, "Unescaped space in URL");
+        }
+    }
+
+    pub(super) fn flag_evasions(
+        &self,
+        f: &query::DecodeFlags,
+        ctx: Context,
+        raw: &[u8],
+        out: &mut Vec<Violation>,
+    ) {
+        if f.bad_escape {
+            self.evasion(out, "Bad unescape", ctx, raw);
+        }
+        if f.percent_u {
+            self.evasion(out, "%u decoding", ctx, raw);
+        }
+        if f.passes > 1 {
+            self.evasion(out, "Multiple decoding", ctx, raw);
+        }
+        if f.overlong {
+            self.evasion(out, "IIS Unicode codepoints", ctx, raw);
+        }
+        if f.nul {
+            self.protocol(out, "Null in request");
+        }
+    }
+
+    fn check_url(
+        &self,
+        method: &str,
+        tls: bool,
+        path: &[u8],
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+    ) {
+        let fits = |u: &super::compiled::CUrl, strict: bool| {
+            (!strict || u.https.is_none_or(|h| h == tls))
+                && u.method.as_deref().is_none_or(|m| m == method)
+        };
+        let mut idx = None;
+        for strict in [true, false] {
+            let candidates = self
+                .urls
+                .iter()
+                .enumerate()
+                .filter(|(_, u)| fits(u, strict));
+            idx = pick(candidates, |(_, u)| &u.m, path, self.fold).map(|(i, _)| i);
+            if idx.is_some() {
+                break;
+            }
+        }
+        s.url = idx;
+        let Some(u) = idx.and_then(|i| self.urls.get(i)) else {
+            self.push(
+                out,
+                Violation::new(K::Url, Context::Url)
+                    .snippet(path)
+                    .detail("URL not in the policy"),
+            );
+            return;
+        };
+        if !u.allowed {
+            self.push(
+                out,
+                Violation::new(K::Url, Context::Url)
+                    .snippet(path)
+                    .detail("disallowed URL"),
+            );
+        }
+        if let Some((_, allowed)) = u.methods_override.iter().find(|(m, _)| m == method) {
+            if !allowed {
+                self.push(
+                    out,
+                    Violation::new(K::Method, Context::Request).snippet(method.as_bytes()),
+                );
+            } else {
+                out.retain(|v| v.kind != K::Method);
+            }
+        }
+        if u.meta_check
+            && let Some(c) = u.table.first_bad(path)
+        {
+            self.push(
+                out,
+                Violation::new(K::UrlMetachar, Context::Url)
+                    .snippet(path)
+                    .detail(format!("metacharacter 0x{c:02x}")),
+            );
+        }
+        if u.sig_check {
+            let ov = &u.overrides;
+            self.scan(s, out, Target::Url, Context::Url, None, path, ov, false);
+        }
+    }
+
+    fn check_filetype(
+        &self,
+        path: &[u8],
+        qlen: u64,
+        head: &http::request::Parts,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+    ) {
+        let last = path.rsplit(|b| *b == b'/').next().unwrap_or(b"");
+        let ext: &[u8] = match last.iter().rposition(|b| *b == b'.') {
+            Some(i) if i + 1 < last.len() => &last[i + 1..],
+            _ => b"no_ext",
+        };
+        let Some(i) =
+            pick(self.filetypes.iter().enumerate(), |(_, f)| &f.m, ext, true).map(|(i, _)| i)
+        else {
+            self.push(out, Violation::new(K::Filetype, Context::Url).snippet(ext));
+            return;
+        };
+        s.filetype = Some(i);
+        let f = &self.filetypes[i];
+        if !f.allowed {
+            self.push(out, Violation::new(K::Filetype, Context::Url).snippet(ext));
+        }
+        if f.url_len.is_some_and(|l| path.len() as u64 > l) {
+            self.push(
+                out,
+                Violation::new(K::UrlLength, Context::Url).detail(format!("{} bytes", path.len())),
+            );
+        }
+        if f.qs_len.is_some_and(|l| qlen > l) {
+            self.push(
+                out,
+                Violation::new(K::QueryStringLength, Context::Query)
+                    .detail(format!("{qlen} bytes")),
+            );
+        }
+        let req: u64 = (head.uri.path().len() + head.uri.query().map_or(0, |q| q.len() + 1)) as u64
+            + head
+                .headers
+                .iter()
+                .map(|(k, v)| (k.as_str().len() + v.len() + 4) as u64)
+                .sum::<u64>();
+        s.request_len = req;
+        if f.req_len.is_some_and(|l| req > l) {
+            self.push(
+                out,
+                Violation::new(K::RequestLength, Context::Request).detail(format!("{req} bytes")),
+            );
+        }
+    }
+    /// The matched URL's positional parameters: path segment N (1-based) is parameter `name`.
+    fn check_positional(&self, s: &mut Scratch, out: &mut Vec<Violation>) {
+        let Some(u) = s.url.and_then(|i| self.urls.get(i)) else {
+            return;
+        };
+        if u.positional.is_empty() {
+            return;
+        }
+        // A copy: parameter lookup reads `s.path` for URL-level parameters.
+        let path = s.path.clone();
+        for (idx, name) in &u.positional {
+            let seg = path
+                .split(|b| *b == b'/')
+                .filter(|p| !p.is_empty())
+                .nth(idx - 1);
+            match seg {
+                Some(v) => self.check_param(s, out, name.as_bytes(), v, ParamLocation::Path, false),
+                None => self.push(
+                    out,
+                    Violation::new(K::MandatoryParameter, Context::Url).named(name.clone()),
+                ),
+            }
+        }
+    }
+
+    /// Decides whether and how the body is inspected.
+    fn plan_body(
+        &self,
+        head: &http::request::Parts,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+    ) -> bool {
+        let h = &head.headers;
+        let cl = h
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        let chunked = h.contains_key(http::header::TRANSFER_ENCODING);
+        s.content_length = cl;
+        let has_body = chunked || cl.is_some_and(|n| n > 0);
+        let m = &head.method;
+        if has_body && (m == http::Method::GET || m == http::Method::HEAD) {
+            self.protocol(out, "Body in GET or HEAD requests");
+        }
+        if m == http::Method::POST && cl == Some(0) {
+            self.protocol(out, "POST request with Content-Length: 0");
+        }
+        let ct = h
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        s.grpc = ct.starts_with("application/grpc");
+        let url = s.url.and_then(|i| self.urls.get(i));
+        if let Some(u) = url
+            && u.mandatory_body
+            && !has_body
+        {
+            self.push(out, Violation::new(K::MandatoryRequestBody, Context::Body));
+        }
+        let mut kind = BodyKind::Signatures;
+        if let Some(u) = url {
+            for rule in &u.content {
+                let value = if rule.header == "*" {
+                    Some(ct)
+                } else {
+                    h.get(rule.header.as_str()).and_then(|v| v.to_str().ok())
+                };
+                if let Some(v) = value
+                    && rule.value.is_match(v.as_bytes())
+                {
+                    kind = rule.kind;
+                    break;
+                }
+            }
+            s.grpc &= u
+                .content
+                .iter()
+                .any(|c| c.header != "*" && c.value.is_match(b"application/grpc"));
+        }
+        if ct.to_ascii_lowercase().starts_with("multipart/form-data")
+            && matches!(kind, BodyKind::Form | BodyKind::Signatures)
+        {
+            s.boundary = crate::waf::parse::multipart::boundary(ct).map(str::to_string);
+            if s.boundary.is_none() && has_body {
+                self.protocol(out, "Bad multipart/form-data request parsing");
+            }
+            kind = BodyKind::Form;
+        }
+        if kind == BodyKind::Disallow && has_body {
+            self.push(
+                out,
+                Violation::new(K::UrlContentType, Context::Body).snippet(ct.as_bytes()),
+            );
+        }
+        s.body_kind = Some(kind);
+        s.expects_body = has_body;
+        has_body && !matches!(kind, BodyKind::Ignore | BodyKind::Disallow)
+    }
+}
+
+/// Resolves `.`/`..` segments, collapses `//` and turns `\` into `/` (the path the URL entities see).
+pub fn normalize_path(p: &[u8]) -> Vec<u8> {
+    let plain = p.first() == Some(&b'/')
+        && !p.contains(&b'\\')
+        && !p.windows(2).any(|w| w == b"//" || w == b"/.");
+    if plain {
+        return p.to_vec();
+    }
+    let mut segs: Vec<&[u8]> = Vec::new();
+    let unified: Vec<u8> = p
+        .iter()
+        .map(|b| if *b == b'\\' { b'/' } else { *b })
+        .collect();
+    for seg in unified.split(|b| *b == b'/') {
+        match seg {
+            b"" | b"." => {}
+            b".." => {
+                segs.pop();
+            }
+            s => segs.push(s),
+        }
+    }
+    let mut out = Vec::with_capacity(p.len() + 1);
+    for s in &segs {
+        out.push(b'/');
+        out.extend_from_slice(s);
+    }
+    if out.is_empty() || (unified.ends_with(b"/") && !segs.is_empty()) {
+        out.push(b'/');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize_path;
+
+    #[test]
+    fn paths_are_normalised() {
+        assert_eq!(normalize_path(b"/a/b"), b"/a/b");
+        assert_eq!(normalize_path(b"/a/./b/../c"), b"/a/c");
+        assert_eq!(normalize_path(b"/a//b\\c/"), b"/a/b/c/");
+        assert_eq!(normalize_path(b"/../../etc/passwd"), b"/etc/passwd");
+        assert_eq!(normalize_path(b""), b"/");
+        assert_eq!(normalize_path(b"/."), b"/");
+    }
+}

@@ -1,0 +1,211 @@
+//! The compiled entities: name matchers with precedence, URL/parameter/header/cookie/filetype
+//! entities, JSON and XML profiles, and the per-request [`Scratch`]. Plain data, built by
+//! `compiled::compile`, read-only afterwards. Imports: `charset`, `glob`, `decl`, `lenient`.
+
+use regex::Regex;
+
+use super::charset::Table;
+use super::decl::{Base64Mode, DataType, EntityType, ParamLocation, ValueType};
+use super::glob::Glob;
+use super::lenient::Limit;
+
+/// A name matcher: exact (case per policy) or wildcard, with its precedence.
+#[derive(Clone, Debug)]
+pub struct NameMatch {
+    pub name: String,
+    pub glob: Option<Glob>,
+    pub order: u64,
+}
+
+impl NameMatch {
+    pub fn new(
+        name: &str,
+        kind: Option<EntityType>,
+        order: Option<u64>,
+        fold: bool,
+        slash: bool,
+    ) -> Self {
+        let wild = kind == Some(EntityType::Wildcard);
+        NameMatch {
+            name: if fold {
+                name.to_ascii_lowercase()
+            } else {
+                name.to_string()
+            },
+            glob: wild.then(|| Glob::new(name, slash, fold)),
+            order: order.unwrap_or(u64::MAX / 2),
+        }
+    }
+    pub fn matches(&self, s: &[u8], fold: bool) -> bool {
+        match &self.glob {
+            Some(g) => g.is_match(s),
+            None if fold => self.name.as_bytes().eq_ignore_ascii_case(s),
+            None => self.name.as_bytes() == s,
+        }
+    }
+}
+
+/// Picks the entity for `name`: explicit first, then wildcards by order, then longest pattern.
+pub fn pick<I>(
+    items: impl IntoIterator<Item = I>,
+    m: impl Fn(&I) -> &NameMatch,
+    s: &[u8],
+    fold: bool,
+) -> Option<I> {
+    let mut best: Option<(I, (u8, u64, usize))> = None;
+    for it in items {
+        let rank = {
+            let nm = m(&it);
+            if !nm.matches(s, fold) {
+                continue;
+            }
+            match &nm.glob {
+                None => (0, 0, 0),
+                Some(g) => (1, nm.order, usize::MAX - g.specificity()),
+            }
+        };
+        if best.as_ref().is_none_or(|(_, r)| rank < *r) {
+            best = Some((it, rank));
+        }
+    }
+    best.map(|(t, _)| t)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyKind {
+    Form,
+    Json(usize),
+    Xml(usize),
+    Signatures,
+    Disallow,
+    Ignore,
+}
+
+#[derive(Clone, Debug)]
+pub struct ContentRule {
+    pub header: String,
+    pub value: Glob,
+    pub kind: BodyKind,
+}
+
+#[derive(Clone, Debug)]
+pub struct CUrl {
+    pub m: NameMatch,
+    pub method: Option<String>,
+    pub https: Option<bool>,
+    pub allowed: bool,
+    pub sig_check: bool,
+    pub overrides: Vec<(u32, bool)>,
+    pub meta_check: bool,
+    pub table: Table,
+    pub content: Vec<ContentRule>,
+    pub mandatory_body: bool,
+    pub methods_override: Vec<(String, bool)>,
+    /// Positional (path-segment) parameters: 1-based segment index and parameter name.
+    pub positional: Vec<(usize, String)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CParam {
+    pub m: NameMatch,
+    pub url: Option<NameMatch>,
+    pub location: ParamLocation,
+    pub value_type: ValueType,
+    pub data_type: DataType,
+    pub mandatory: bool,
+    pub allow_empty: bool,
+    pub allow_repeat: bool,
+    pub min_len: Option<u64>,
+    pub max_len: Option<u64>,
+    pub min: Option<(f64, bool)>,
+    pub max: Option<(f64, bool)>,
+    pub multiple_of: Option<f64>,
+    pub regex: Option<Regex>,
+    pub statics: Vec<String>,
+    pub sig_check: bool,
+    pub overrides: Vec<(u32, bool)>,
+    pub meta_check: bool,
+    pub value_table: Table,
+    pub name_table: Table,
+    pub base64: Base64Mode,
+    pub sensitive: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct CHeader {
+    pub m: NameMatch,
+    pub mandatory: bool,
+    pub allow_repeat: bool,
+    pub sig_check: bool,
+    pub overrides: Vec<(u32, bool)>,
+    pub percent_decode: bool,
+    pub mask: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct CCookie {
+    pub m: NameMatch,
+    pub sig_check: bool,
+    pub overrides: Vec<(u32, bool)>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CFiletype {
+    pub m: NameMatch,
+    pub allowed: bool,
+    pub url_len: Option<u64>,
+    pub qs_len: Option<u64>,
+    pub post_len: Option<u64>,
+    pub req_len: Option<u64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CJson {
+    pub name: String,
+    pub max_array: Limit,
+    pub max_depth: Limit,
+    pub max_total: Limit,
+    pub max_value: Limit,
+    pub sig_check: bool,
+    pub meta_check: bool,
+    pub table: Table,
+    pub overrides: Vec<(u32, bool)>,
+    pub as_params: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct CXml {
+    pub name: String,
+    pub allow_dtd: bool,
+    pub allow_external: bool,
+    pub allow_pi: bool,
+    pub allow_cdata: bool,
+    pub max_depth: usize,
+    pub sig_check: bool,
+    pub meta_check: bool,
+    pub table: Table,
+    pub overrides: Vec<(u32, bool)>,
+}
+
+/// Per-request scratch space owned by the transaction (body buffers, parser state, counters).
+#[derive(Default)]
+pub struct Scratch {
+    pub url: Option<usize>,
+    pub body_kind: Option<BodyKind>,
+    pub body: Vec<u8>,
+    pub body_len: u64,
+    pub body_truncated: bool,
+    pub boundary: Option<String>,
+    pub filetype: Option<usize>,
+    pub params_seen: Vec<(u64, u8)>,
+    pub param_count: u64,
+    pub hits: Vec<u32>,
+    pub buf: Vec<u8>,
+    pub method_get_or_head: bool,
+    pub expects_body: bool,
+    pub content_length: Option<u64>,
+    pub request_len: u64,
+    pub ajax: bool,
+    pub grpc: bool,
+    pub path: Vec<u8>,
+}

@@ -1,0 +1,110 @@
+//! Violation rating and the blocking decision (waf-semantics §8.2–8.3; table in `docs/policy.md`).
+//!
+//! Rating of one violation: enforced attack signature of high accuracy 5, medium 4, low 3;
+//! malformed bodies, threat campaigns and oversize requests 5; evasions, HTTP-protocol and
+//! encoding 3; every other violation 2. The request's rating is the highest, plus one (at most 4)
+//! when three or more distinct violation kinds were found. A request is blocked iff the policy is
+//! blocking and a violation (or signature) set to block was found, or the rating is ≥ 4 and
+//! VIOL_RATING_THREAT blocks, or the rating is 3 and VIOL_RATING_NEED_EXAMINATION blocks.
+//! Imports: `compiled`, `waf::{verdict, violation, signatures}`, `support`.
+
+use super::compiled::{CompiledPolicy, Scratch};
+use crate::support::SupportId;
+use crate::waf::signatures::Level;
+use crate::waf::verdict::{Action, Verdict};
+use crate::waf::violation::{Context, Violation, ViolationKind as K};
+
+impl CompiledPolicy {
+    /// Rating 1–5 of one violation (0 for staged signatures, which never count).
+    pub fn rate(&self, v: &Violation) -> u8 {
+        match v.kind {
+            K::AttackSignature => v
+                .signature_ids
+                .iter()
+                .filter_map(|id| self.sigs.get(id))
+                .filter(|a| !a.staged)
+                .map(|a| match a.accuracy {
+                    Level::High => 5,
+                    Level::Medium => 4,
+                    Level::Low => 3,
+                })
+                .max()
+                .unwrap_or(0),
+            K::JsonMalformed
+            | K::XmlMalformed
+            | K::GrpcMalformed
+            | K::CookieMalformed
+            | K::GraphqlMalformed
+            | K::ThreatCampaign
+            | K::RequestMaxLength
+            | K::MultipartMalformed => 5,
+            K::Evasion | K::HttpProtocol | K::Encoding => 3,
+            _ => 2,
+        }
+    }
+
+    /// True when this violation alone asks to block.
+    fn blocks(&self, v: &Violation) -> bool {
+        if v.kind == K::AttackSignature {
+            return v
+                .signature_ids
+                .iter()
+                .filter_map(|id| self.sigs.get(id))
+                .any(|a| a.block && !a.staged);
+        }
+        self.settings[v.kind as usize].block
+    }
+
+    fn reply_for(&self, s: &Scratch) -> crate::waf::verdict::Reply {
+        if s.grpc {
+            return self.grpc_reply.clone();
+        }
+        match (&self.ajax_reply, s.ajax) {
+            (Some(r), true) => r.clone(),
+            _ => self.reply.clone(),
+        }
+    }
+
+    /// Rates the violations found so far and decides.
+    pub fn decide(&self, support_id: SupportId, violations: &[Violation], s: &Scratch) -> Verdict {
+        let mut rating = violations.iter().map(|v| self.rate(v)).max().unwrap_or(0);
+        let mut kinds: Vec<K> = violations.iter().map(|v| v.kind).collect();
+        kinds.sort();
+        kinds.dedup();
+        if kinds.len() >= 3 && rating < 4 {
+            rating += 1;
+        }
+        let mut all = violations.to_vec();
+        let threat = self.settings[K::RatingThreat as usize];
+        let exam = self.settings[K::RatingNeedExamination as usize];
+        let mut block = violations.iter().any(|v| self.blocks(v));
+        if rating >= 4 && (threat.alarm || threat.block) {
+            all.push(
+                Violation::new(K::RatingThreat, Context::Request)
+                    .detail(format!("violation rating {rating}")),
+            );
+            block |= threat.block;
+        }
+        if rating == 3 && (exam.alarm || exam.block) {
+            all.push(
+                Violation::new(K::RatingNeedExamination, Context::Request)
+                    .detail("violation rating 3"),
+            );
+            block |= exam.block;
+        }
+        let action = if all.is_empty() {
+            Action::Pass
+        } else if block && self.blocking {
+            Action::Block
+        } else {
+            Action::Alarm
+        };
+        Verdict {
+            action,
+            support_id,
+            rating: rating.max(u8::from(!all.is_empty())),
+            violations: all,
+            reply: self.reply_for(s),
+        }
+    }
+}

@@ -1,0 +1,146 @@
+//! Policy templates shipped as data under `policies/templates/` (waf-semantics §8.1): the first layer
+//! of every policy. Known template names of the systems we stand in for map to the nearest shipped
+//! template with a warning. Imports: serde_json.
+
+use serde_json::{Map, Value};
+
+/// One shipped template.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TemplateId {
+    NginxBase,
+    ApiSecurity,
+    RapidDeployment,
+    Fundamental,
+    Comprehensive,
+}
+
+impl TemplateId {
+    pub fn name(self) -> &'static str {
+        match self {
+            TemplateId::NginxBase => "POLICY_TEMPLATE_NGINX_BASE",
+            TemplateId::ApiSecurity => "POLICY_TEMPLATE_API_SECURITY",
+            TemplateId::RapidDeployment => "POLICY_TEMPLATE_RAPID_DEPLOYMENT",
+            TemplateId::Fundamental => "POLICY_TEMPLATE_FUNDAMENTAL",
+            TemplateId::Comprehensive => "POLICY_TEMPLATE_COMPREHENSIVE",
+        }
+    }
+
+    fn source(self) -> &'static str {
+        match self {
+            TemplateId::NginxBase => include_str!("../../../policies/templates/nginx_base.json"),
+            TemplateId::ApiSecurity => {
+                include_str!("../../../policies/templates/api_security.json")
+            }
+            TemplateId::RapidDeployment => {
+                include_str!("../../../policies/templates/rapid_deployment.json")
+            }
+            TemplateId::Fundamental => include_str!("../../../policies/templates/fundamental.json"),
+            TemplateId::Comprehensive => {
+                include_str!("../../../policies/templates/comprehensive.json")
+            }
+        }
+    }
+
+    /// The template's `policy` object.
+    pub fn policy(self) -> Map<String, Value> {
+        serde_json::from_str::<Value>(self.source())
+            .ok()
+            .and_then(|v| v.get("policy").and_then(Value::as_object).cloned())
+            .unwrap_or_default()
+    }
+}
+
+const SHIPPED: &[TemplateId] = &[
+    TemplateId::NginxBase,
+    TemplateId::ApiSecurity,
+    TemplateId::RapidDeployment,
+    TemplateId::Fundamental,
+    TemplateId::Comprehensive,
+];
+
+/// Other template names of the systems we stand in for, and the shipped template nearest to each.
+const MAPPED: &[(&str, TemplateId)] = &[
+    (
+        "POLICY_TEMPLATE_RAPID_DEPLOYMENT_HTTP",
+        TemplateId::RapidDeployment,
+    ),
+    (
+        "POLICY_TEMPLATE_RAPID_DEPLOYMENT_HTTPS",
+        TemplateId::RapidDeployment,
+    ),
+    (
+        "POLICY_TEMPLATE_RAPID_DEPLOYMENT_PB",
+        TemplateId::RapidDeployment,
+    ),
+    ("POLICY_TEMPLATE_PASSIVE", TemplateId::RapidDeployment),
+    ("POLICY_TEMPLATE_BLANK", TemplateId::RapidDeployment),
+    (
+        "POLICY_TEMPLATE_MINIMAL_SECURITY",
+        TemplateId::RapidDeployment,
+    ),
+    ("POLICY_TEMPLATE_BEHAVIORAL_WAF", TemplateId::Fundamental),
+    ("POLICY_TEMPLATE_RATING_BASED", TemplateId::NginxBase),
+    ("POLICY_TEMPLATE_OWASP_TOP10", TemplateId::Fundamental),
+    ("POLICY_TEMPLATE_PCI_COMPLIANCE", TemplateId::Comprehensive),
+    (
+        "POLICY_TEMPLATE_VULNERABILITY_ASSESSMENT",
+        TemplateId::Fundamental,
+    ),
+    ("POLICY_TEMPLATE_GRAPHQL", TemplateId::ApiSecurity),
+];
+
+/// Picks the template for `name`; the second value is a warning when the name was mapped.
+pub fn select(name: Option<&str>) -> (TemplateId, Option<String>) {
+    let Some(name) = name else {
+        return (TemplateId::NginxBase, None);
+    };
+    if let Some(t) = SHIPPED.iter().find(|t| t.name() == name) {
+        return (*t, None);
+    }
+    if let Some((_, t)) = MAPPED.iter().find(|(n, _)| *n == name) {
+        return (
+            *t,
+            Some(format!(
+                "policy.template.name: template \"{name}\" is not shipped; using {} instead",
+                t.name()
+            )),
+        );
+    }
+    let fallback = if name.starts_with("POLICY_TEMPLATE_") {
+        TemplateId::Fundamental // the application templates (WordPress, SharePoint, …)
+    } else {
+        TemplateId::NginxBase
+    };
+    (
+        fallback,
+        Some(format!(
+            "policy.template.name: unknown template \"{name}\"; using {} instead",
+            fallback.name()
+        )),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_template_parses_and_names_itself() {
+        for t in SHIPPED {
+            let p = t.policy();
+            assert_eq!(p["template"]["name"], t.name(), "{t:?}");
+            assert!(p["urls"].as_array().is_some_and(|u| u.len() == 2));
+        }
+    }
+
+    #[test]
+    fn mapped_names_warn() {
+        assert_eq!(
+            select(Some("POLICY_TEMPLATE_NGINX_BASE")),
+            (TemplateId::NginxBase, None)
+        );
+        let (t, w) = select(Some("POLICY_TEMPLATE_PASSIVE"));
+        assert_eq!(t, TemplateId::RapidDeployment);
+        assert!(w.is_some_and(|w| w.contains("POLICY_TEMPLATE_PASSIVE")));
+    }
+}
