@@ -5,7 +5,9 @@
 //! - [`waf`]: the engine, pure and IO-free: policy → compiled matchers → verdicts. Imports `support`.
 //! - [`proxy`]: the hyper/tokio data plane. Imports `waf`, `support`.
 //! - [`store`]: the embedded crash-safe configuration store. Imports `support`.
+//! - [`demo`]: `portcullis demo`, the embedded default. Imports `proxy`, `waf`.
 
+pub mod demo;
 pub mod proxy;
 pub mod store;
 pub mod support;
