@@ -49,6 +49,10 @@ pub struct ProxyOptions {
     /// Serve Prometheus metrics on this address.
     #[arg(long)]
     pub metrics_listen: Option<SocketAddr>,
+    /// Override one limit, NAME=VALUE (repeatable), e.g. `--limit max_body_bytes=1048576`;
+    /// the names and defaults are in docs/limits.md.
+    #[arg(long = "limit", value_name = "NAME=VALUE")]
+    pub limits: Vec<String>,
 }
 
 /// Loads the policy file with the file/http resolver.
@@ -102,7 +106,10 @@ fn read(path: &Path) -> Result<Vec<u8>, String> {
 }
 
 async fn serve(opts: ProxyOptions) -> Result<(), String> {
-    let limits = Limits::default();
+    let mut limits = Limits::default();
+    for l in &opts.limits {
+        limits.set(l)?;
+    }
     let path = opts.policy.clone();
     let first = tokio::task::spawn_blocking(move || load_policy(&path))
         .await
