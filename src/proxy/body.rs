@@ -111,14 +111,44 @@ impl Body for ChannelBody {
     }
 }
 
-/// Starts inspecting `body` with the shared transaction. Returns the upstream body and the
-/// signal the handler waits on before it sends the request.
-pub fn inspect(
-    body: Incoming,
-    tx: SharedTx,
+/// The body phase of the WAF, as the pump sees it.
+pub trait Inspector: Send + 'static {
+    /// One chunk of the body, in order.
+    fn body(&mut self, chunk: &[u8]) -> Step;
+    /// The end of the body (or of the inspected part).
+    fn end(&mut self) -> Step;
+}
+
+impl Inspector for SharedTx {
+    fn body(&mut self, chunk: &[u8]) -> Step {
+        match self.lock().as_mut() {
+            Some(t) => t.on_request_body(chunk),
+            // The handler already finished the transaction (the response came first).
+            None => Step::PassRest,
+        }
+    }
+
+    fn end(&mut self) -> Step {
+        match self.lock().as_mut() {
+            Some(t) => t.on_request_end(),
+            None => Step::Forward,
+        }
+    }
+}
+
+/// Starts inspecting `body` with `tx`. Returns the upstream body and the signal the handler
+/// waits on before it sends the request.
+pub fn inspect<B, I>(
+    body: B,
+    tx: I,
     max_body: u64,
     inspect_max: usize,
-) -> (ProxyBody, watch::Receiver<Signal>) {
+) -> (ProxyBody, watch::Receiver<Signal>)
+where
+    B: Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Send,
+    I: Inspector,
+{
     let (out, rx) = mpsc::channel(4);
     let (signal, signal_rx) = watch::channel(Signal::Pending);
     let pump = Pump {
@@ -135,8 +165,8 @@ pub fn inspect(
     (ChannelBody(rx).boxed_unsync(), signal_rx)
 }
 
-struct Pump {
-    tx: SharedTx,
+struct Pump<I> {
+    tx: I,
     out: mpsc::Sender<Result<Frame<Bytes>, BoxError>>,
     signal: watch::Sender<Signal>,
     held: VecDeque<Bytes>,
@@ -148,8 +178,11 @@ struct Pump {
     inspecting: bool,
 }
 
-impl Pump {
-    async fn run(mut self, mut body: Incoming, max_body: u64, inspect_max: usize) {
+impl<I: Inspector> Pump<I> {
+    async fn run<B>(mut self, mut body: B, max_body: u64, inspect_max: usize)
+    where
+        B: Body<Data = Bytes> + Unpin,
+    {
         let mut total: u64 = 0;
         loop {
             if !self.release().await {
@@ -157,7 +190,7 @@ impl Pump {
             }
             match body.frame().await {
                 None => {
-                    if self.inspecting && self.phase(|t| t.on_request_end()) == Step::Block {
+                    if self.inspecting && self.tx.end() == Step::Block {
                         return self.stop(Signal::Blocked).await;
                     }
                     self.inspecting = false;
@@ -180,7 +213,7 @@ impl Pump {
                         }
                         self.held_bytes += data.len();
                         self.held.push_back(data.clone());
-                        match self.phase(|t| t.on_request_body(&data)) {
+                        match self.tx.body(&data) {
                             Step::Block => return self.stop(Signal::Blocked).await,
                             Step::Release(n) => {
                                 self.allowed = self.allowed.max(n);
@@ -196,7 +229,7 @@ impl Pump {
                         }
                         if self.inspecting && self.held_bytes > inspect_max {
                             // Past the inspection limit: decide on what was seen, stream the rest.
-                            if self.phase(|t| t.on_request_end()) == Step::Block {
+                            if self.tx.end() == Step::Block {
                                 return self.stop(Signal::Blocked).await;
                             }
                             self.inspecting = false;
@@ -204,7 +237,7 @@ impl Pump {
                         }
                     }
                     Err(frame) => {
-                        if self.inspecting && self.phase(|t| t.on_request_end()) == Step::Block {
+                        if self.inspecting && self.tx.end() == Step::Block {
                             return self.stop(Signal::Blocked).await;
                         }
                         self.inspecting = false;
@@ -216,14 +249,6 @@ impl Pump {
                     }
                 },
             }
-        }
-    }
-
-    /// Runs one phase on the shared transaction (PassRest when the handler already finished it).
-    fn phase(&self, f: impl FnOnce(&mut Transaction) -> Step) -> Step {
-        match self.tx.lock().as_mut() {
-            Some(t) => f(t),
-            None => Step::PassRest,
         }
     }
 
@@ -269,5 +294,153 @@ impl Pump {
             }
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    /// A client body made of the given chunks.
+    struct Chunks(VecDeque<Bytes>);
+
+    impl Body for Chunks {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+        fn poll_frame(
+            self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+            Poll::Ready(self.get_mut().0.pop_front().map(|b| Ok(Frame::data(b))))
+        }
+    }
+
+    fn chunks(parts: &[&'static [u8]]) -> Chunks {
+        Chunks(parts.iter().map(|p| Bytes::from_static(p)).collect())
+    }
+
+    /// Answers scripted steps, one per chunk, and `end_step` at the end.
+    struct Script {
+        steps: VecDeque<Step>,
+        end_step: Step,
+        fed: Arc<Mutex<Vec<u8>>>,
+    }
+
+    impl Inspector for Script {
+        fn body(&mut self, chunk: &[u8]) -> Step {
+            self.fed.lock().extend_from_slice(chunk);
+            self.steps.pop_front().unwrap_or(Step::InspectBody)
+        }
+        fn end(&mut self) -> Step {
+            self.end_step
+        }
+    }
+
+    fn script(steps: &[Step], end_step: Step) -> (Script, Arc<Mutex<Vec<u8>>>) {
+        let fed = Arc::new(Mutex::new(Vec::new()));
+        let s = Script {
+            steps: steps.iter().copied().collect(),
+            end_step,
+            fed: fed.clone(),
+        };
+        (s, fed)
+    }
+
+    async fn drain(body: ProxyBody) -> (Vec<u8>, bool) {
+        let mut body = body;
+        let mut out = Vec::new();
+        while let Some(f) = body.frame().await {
+            match f {
+                Ok(f) => out.extend_from_slice(f.data_ref().map_or(&[][..], |d| &d[..])),
+                Err(_) => return (out, true),
+            }
+        }
+        (out, false)
+    }
+
+    #[tokio::test]
+    async fn the_whole_body_is_held_until_the_end_then_forwarded() {
+        let (s, fed) = script(&[], Step::Forward);
+        let (body, mut sig) = inspect(chunks(&[b"ab", b"cd"]), s, 100, 100);
+        let outcome = *sig
+            .wait_for(|s| *s != Signal::Pending)
+            .await
+            .expect("signal");
+        assert_eq!(outcome, Signal::Go);
+        assert_eq!(drain(body).await, (b"abcd".to_vec(), false));
+        assert_eq!(*fed.lock(), b"abcd");
+    }
+
+    #[tokio::test]
+    async fn release_lets_exactly_n_bytes_go_then_pass_rest_streams() {
+        let (s, fed) = script(&[Step::Release(3), Step::PassRest], Step::Forward);
+        let (body, mut sig) = inspect(chunks(&[b"abcde", b"fg", b"hij"]), s, 100, 100);
+        assert_eq!(
+            *sig.wait_for(|s| *s != Signal::Pending).await.expect("sig"),
+            Signal::Go
+        );
+        assert_eq!(drain(body).await, (b"abcdefghij".to_vec(), false));
+        assert_eq!(*fed.lock(), b"abcdefg", "nothing is fed after PassRest");
+    }
+
+    /// A client body that sends one chunk and then stalls (a streaming client).
+    struct Stalls(Option<Bytes>);
+
+    impl Body for Stalls {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+        fn poll_frame(
+            self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+            match self.get_mut().0.take() {
+                Some(b) => Poll::Ready(Some(Ok(Frame::data(b)))),
+                None => Poll::Pending,
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn only_released_bytes_go_while_the_rest_is_held() {
+        let (s, _) = script(&[Step::Release(3)], Step::Forward);
+        let (mut body, _) = inspect(Stalls(Some(Bytes::from_static(b"abcdef"))), s, 100, 100);
+        let mut got = Vec::new();
+        while let Ok(Some(Ok(f))) =
+            tokio::time::timeout(std::time::Duration::from_millis(100), body.frame()).await
+        {
+            got.extend_from_slice(f.data_ref().map_or(&[][..], |d| &d[..]));
+        }
+        assert_eq!(got, b"abc");
+    }
+
+    #[tokio::test]
+    async fn a_block_stops_the_body_and_signals() {
+        let (s, _) = script(&[Step::InspectBody, Step::Block], Step::Forward);
+        let (body, mut sig) = inspect(chunks(&[b"ab", b"cd", b"ef"]), s, 100, 100);
+        let outcome = *sig.wait_for(|s| *s != Signal::Pending).await.expect("sig");
+        assert_eq!(outcome, Signal::Blocked);
+        let (bytes, failed) = drain(body).await;
+        assert!(
+            bytes.is_empty() && failed,
+            "no byte of a blocked body goes upstream"
+        );
+    }
+
+    #[tokio::test]
+    async fn past_the_inspection_limit_the_rest_streams_after_a_verdict() {
+        let (s, fed) = script(&[], Step::Forward);
+        let (body, _) = inspect(chunks(&[b"abcd", b"efgh", b"ijkl"]), s, 100, 6);
+        assert_eq!(drain(body).await, (b"abcdefghijkl".to_vec(), false));
+        assert_eq!(*fed.lock(), b"abcdefgh", "inspection stops past the limit");
+    }
+
+    #[tokio::test]
+    async fn over_the_body_limit_is_too_large() {
+        let (s, _) = script(&[Step::PassRest], Step::Forward);
+        let (body, sig) = inspect(chunks(&[b"abcd", b"efgh"]), s, 6, 100);
+        let (_, failed) = drain(body).await;
+        assert!(failed);
+        assert_eq!(*sig.borrow(), Signal::TooLarge);
     }
 }

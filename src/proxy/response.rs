@@ -127,22 +127,28 @@ mod tests {
         assert_eq!(h["te"], "trailers");
     }
 
-    #[tokio::test]
-    async fn the_three_block_responses_go_out_byte_for_byte() {
+    const ID: SupportId = SupportId(11_241_918_873_745_059_631);
+
+    fn server(
+        reply: BlockResponse,
+    ) -> impl hyper::service::Service<
+        http::Request<hyper::body::Incoming>,
+        Response = Response<ProxyBody>,
+        Error = std::convert::Infallible,
+        Future = std::future::Ready<Result<Response<ProxyBody>, std::convert::Infallible>>,
+    > + Clone {
+        hyper::service::service_fn(move |_req| std::future::ready(Ok(block_reply(reply.clone()))))
+    }
+
+    /// Serves `reply` once over HTTP/1.1 (as the proxy's server is configured) and returns the wire bytes.
+    async fn h1_wire(reply: BlockResponse) -> String {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        let id = SupportId(11_241_918_873_745_059_631);
-        let api = render(&Reply::ApiJson, id);
-        let (mut client, server) = tokio::io::duplex(4096);
-        let served = api.clone();
+        let (mut client, io) = tokio::io::duplex(8192);
         tokio::spawn(async move {
-            let svc = hyper::service::service_fn(move |_req| {
-                let r = block_reply(served.clone());
-                async move { Ok::<_, std::convert::Infallible>(r) }
-            });
             let mut b = hyper::server::conn::http1::Builder::new();
             b.auto_date_header(false);
             let _ = b
-                .serve_connection(hyper_util::rt::TokioIo::new(server), svc)
+                .serve_connection(hyper_util::rt::TokioIo::new(io), server(reply))
                 .await;
         });
         client
@@ -151,23 +157,71 @@ mod tests {
             .expect("write");
         let mut out = Vec::new();
         client.read_to_end(&mut out).await.expect("read");
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    #[tokio::test]
+    async fn api_and_page_block_responses_go_out_byte_for_byte() {
         let expected = "HTTP/1.1 403 Forbidden\r\ncontent-type: application/json; charset=utf-8\r\n\
             cache-control: no-cache\r\npragma: no-cache\r\nconnection: close\r\ncontent-length: 36\r\n\r\n\
             {\"supportID\":\"11241918873745059631\"}";
-        assert_eq!(String::from_utf8_lossy(&out), expected);
+        assert_eq!(h1_wire(render(&Reply::ApiJson, ID)).await, expected);
 
-        let page = block_reply(render(&Reply::DefaultPage, id));
-        assert_eq!(page.status(), 200);
-        let body = page.into_body().collect().await.expect("body").to_bytes();
-        assert_eq!(body, crate::waf::response::default_page(id).as_bytes());
-
-        let grpc = block_reply(render(&crate::waf::response::default_grpc_reply(), id));
-        assert_eq!(grpc.status(), 200);
-        assert_eq!(grpc.headers()["grpc-status"], "3");
-        assert_eq!(
-            grpc.headers()["content-type"],
-            "application/grpc; charset=utf-8"
+        let page = crate::waf::response::default_page(ID);
+        let expected = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\ncache-control: no-cache\r\n\
+             pragma: no-cache\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{page}",
+            page.len()
         );
-        assert!(http_body::Body::is_end_stream(grpc.body()));
+        assert_eq!(h1_wire(render(&Reply::DefaultPage, ID)).await, expected);
+    }
+
+    #[tokio::test]
+    async fn grpc_block_is_trailers_only_over_http2() {
+        let (client, io) = tokio::io::duplex(8192);
+        let reply = render(&crate::waf::response::default_grpc_reply(), ID);
+        tokio::spawn(async move {
+            let mut b =
+                hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new());
+            b.auto_date_header(false);
+            let _ = b
+                .serve_connection(hyper_util::rt::TokioIo::new(io), server(reply))
+                .await;
+        });
+        let (mut send, conn) = hyper::client::conn::http2::handshake(
+            hyper_util::rt::TokioExecutor::new(),
+            hyper_util::rt::TokioIo::new(client),
+        )
+        .await
+        .expect("handshake");
+        tokio::spawn(conn);
+        let req = http::Request::post("http://a/pkg.Svc/Method")
+            .header("content-type", "application/grpc")
+            .body(http_body_util::Empty::<Bytes>::new())
+            .expect("req");
+        let res = send.send_request(req).await.expect("response");
+        assert_eq!(res.status(), 200);
+        let names: Vec<(&str, &str)> = res
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.to_str().unwrap_or("?")))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("content-type", "application/grpc; charset=utf-8"),
+                ("grpc-status", "3"),
+                (
+                    "grpc-message",
+                    "Request Rejected. Your support ID is: 11241918873745059631"
+                ),
+                ("content-length", "0"),
+            ]
+        );
+        // HEADERS carried END_STREAM: no data, no trailers frame.
+        assert!(http_body::Body::is_end_stream(res.body()));
+        let collected = res.into_body().collect().await.expect("body");
+        assert!(collected.trailers().is_none());
+        assert!(collected.to_bytes().is_empty());
     }
 }
