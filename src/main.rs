@@ -2,6 +2,9 @@
 
 use clap::{Parser, Subcommand};
 
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "portcullis",

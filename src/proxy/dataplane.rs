@@ -80,6 +80,7 @@ impl Dataplane {
             pool: Pool::new(members, self.shared.limits.upstream_down_for),
             x_forwarded_for: spec.x_forwarded_for,
             redirect_to_https: spec.redirect_to_https,
+            counters: self.shared.metrics.listener(&spec.name),
         })
     }
 

@@ -61,9 +61,18 @@ impl<S> Guard<S> {
         Self::with_state(inner, lim, header_timeout, State::Sniff)
     }
 
-    /// Wraps a TLS connection whose ALPN outcome is known.
-    pub fn negotiated(inner: S, h2: bool, lim: HeadLimits, header_timeout: Duration) -> Self {
-        let state = if h2 { State::Pass } else { State::Head };
+    /// Wraps a TLS connection given its ALPN outcome (`None`: no ALPN, so sniff as in cleartext).
+    pub fn negotiated(
+        inner: S,
+        alpn: Option<&[u8]>,
+        lim: HeadLimits,
+        header_timeout: Duration,
+    ) -> Self {
+        let state = match alpn {
+            Some(b"h2") => State::Pass,
+            Some(_) => State::Head,
+            None => State::Sniff,
+        };
         Self::with_state(inner, lim, header_timeout, state)
     }
 

@@ -21,7 +21,7 @@ use super::body::{self, Capped, SharedTx, Signal};
 use super::events::EventSink;
 use super::head::REJECT_HEADER;
 use super::limits::Limits;
-use super::metrics::Metrics;
+use super::metrics::{ListenerCounters, Metrics};
 use super::response::{block_reply, simple, strip_hop_by_hop};
 use super::upstream::{Clients, Member, Pool, Protocol, ProxyBody};
 use crate::waf::{Action, ConnInfo, Engine, Step, Transaction};
@@ -33,6 +33,7 @@ pub struct Site {
     pub pool: Pool,
     pub x_forwarded_for: bool,
     pub redirect_to_https: bool,
+    pub counters: ListenerCounters,
 }
 
 /// What every listener of a data plane shares.
@@ -59,11 +60,8 @@ pub async fn handle(
 ) -> Response<ProxyBody> {
     let started = Instant::now();
     let res = run(req, &site, &shared, conn).await;
-    shared.metrics.request(
-        &site.name,
-        res.status().as_u16(),
-        started.elapsed().as_secs_f64(),
-    );
+    site.counters
+        .request(res.status().as_u16(), started.elapsed().as_secs_f64());
     res
 }
 
@@ -155,7 +153,7 @@ async fn run(
         }
     }
 
-    let sent = send(site, shared, &head, upbody);
+    let sent = send(site, shared, head, upbody);
     let result = match signal.as_mut() {
         None => sent.await,
         Some(s) => {
@@ -204,10 +202,14 @@ enum Failure {
 async fn send(
     site: &Site,
     shared: &Shared,
-    head: &http::request::Parts,
+    mut head: http::request::Parts,
     body: Option<ProxyBody>,
 ) -> Result<Response<Incoming>, Failure> {
-    let pq = head.uri.path_and_query().map_or("/", |p| p.as_str());
+    let pq = head
+        .uri
+        .path_and_query()
+        .cloned()
+        .unwrap_or_else(|| http::uri::PathAndQuery::from_static("/"));
     // A request without a body can be retried on the next member when a connection is refused.
     let attempts = if body.is_none() {
         site.pool.members.len().max(1)
@@ -216,11 +218,17 @@ async fn send(
     };
     let mut body = body;
     let mut last = Failure::NoMember;
-    for _ in 0..attempts {
+    for attempt in 1..=attempts {
         let Some(member) = site.pool.pick() else {
             return Err(Failure::NoMember);
         };
-        let req = build(member, head, pq, body.take())?;
+        // Only a request that may be retried pays for a copy of its headers.
+        let headers = if attempt == attempts {
+            std::mem::take(&mut head.headers)
+        } else {
+            head.headers.clone()
+        };
+        let req = build(member, &head.method, headers, pq.clone(), body.take())?;
         let client = shared.clients.for_protocol(member.protocol);
         match tokio::time::timeout(shared.limits.upstream_response_timeout, client.request(req))
             .await
@@ -247,8 +255,9 @@ async fn send(
 
 fn build(
     member: &Member,
-    head: &http::request::Parts,
-    pq: &str,
+    method: &http::Method,
+    headers: HeaderMap,
+    pq: http::uri::PathAndQuery,
     body: Option<ProxyBody>,
 ) -> Result<Request<ProxyBody>, Failure> {
     let uri = member
@@ -256,14 +265,14 @@ fn build(
         .map_err(|e| Failure::Other(format!("bad upstream URI: {e}")))?;
     let body = body.unwrap_or_else(|| Empty::<Bytes>::new().map_err(|e| match e {}).boxed_unsync());
     let mut req = Request::new(body);
-    *req.method_mut() = head.method.clone();
+    *req.method_mut() = method.clone();
     *req.uri_mut() = uri;
     *req.version_mut() = if member.protocol == Protocol::H2c {
         Version::HTTP_2
     } else {
         Version::HTTP_11
     };
-    *req.headers_mut() = head.headers.clone();
+    *req.headers_mut() = headers;
     Ok(req)
 }
 

@@ -117,8 +117,13 @@ impl Connection {
                         Ok(Err(e)) => return tracing::debug!(%peer, "TLS handshake failed: {e}"),
                         Err(_) => return tracing::debug!(%peer, "TLS handshake timed out"),
                     };
-                let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-                let io = Guard::negotiated(stream, h2, lim.head(), lim.header_read_timeout);
+                let alpn = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+                let io = Guard::negotiated(
+                    stream,
+                    alpn.as_deref(),
+                    lim.head(),
+                    lim.header_read_timeout,
+                );
                 self.http(io, Conn { peer, tls: true }, watcher).await;
             }
         }

@@ -64,13 +64,41 @@ impl Default for Metrics {
     }
 }
 
-impl Metrics {
-    pub fn request(&self, listener: &str, status: u16, seconds: f64) {
-        let class = format!("{}xx", status / 100);
-        self.requests
-            .get_or_create(&vec![("listener", listener.to_string()), ("status", class)])
-            .inc();
+/// The request counters of one listener, resolved once so the hot path does not allocate.
+#[derive(Clone)]
+pub struct ListenerCounters {
+    by_class: [Counter; 5],
+    latency: Histogram,
+}
+
+impl ListenerCounters {
+    /// Counts one answered request.
+    pub fn request(&self, status: u16, seconds: f64) {
+        let i = (status / 100).clamp(1, 5) as usize - 1;
+        self.by_class[i].inc();
         self.latency.observe(seconds);
+    }
+}
+
+impl Metrics {
+    /// The counters of listener `name`.
+    pub fn listener(&self, name: &str) -> ListenerCounters {
+        let c = |class: &str| {
+            self.requests
+                .get_or_create(&vec![
+                    ("listener", name.to_string()),
+                    ("status", class.to_string()),
+                ])
+                .clone()
+        };
+        ListenerCounters {
+            by_class: [c("1xx"), c("2xx"), c("3xx"), c("4xx"), c("5xx")],
+            latency: self.latency.clone(),
+        }
+    }
+
+    pub fn request(&self, listener: &str, status: u16, seconds: f64) {
+        self.listener(listener).request(status, seconds);
     }
 
     pub fn block(&self, violation: &str) {

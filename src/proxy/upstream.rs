@@ -79,7 +79,7 @@ impl Member {
     }
 
     /// The URI to send `path_and_query` to this member.
-    pub fn uri(&self, path_and_query: &str) -> Result<Uri, http::Error> {
+    pub fn uri(&self, path_and_query: http::uri::PathAndQuery) -> Result<Uri, http::Error> {
         let scheme = if self.protocol == Protocol::Https {
             Scheme::HTTPS
         } else {
