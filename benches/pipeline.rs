@@ -28,10 +28,18 @@ fn parts() -> http::request::Parts {
         .into_parts();
     let h = &mut p.headers;
     h.insert("host", "shop.example.com".parse().expect("hv"));
-    h.insert("user-agent", "Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0".parse().expect("hv"));
+    h.insert(
+        "user-agent",
+        "Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0"
+            .parse()
+            .expect("hv"),
+    );
     h.insert("accept", "application/json".parse().expect("hv"));
     h.insert("accept-encoding", "gzip, deflate, br".parse().expect("hv"));
-    h.insert("cookie", "session=7f3a9c2e1b; theme=dark".parse().expect("hv"));
+    h.insert(
+        "cookie",
+        "session=7f3a9c2e1b; theme=dark".parse().expect("hv"),
+    );
     h.insert("connection", "keep-alive".parse().expect("hv"));
     p
 }
@@ -64,7 +72,10 @@ fn bench(c: &mut Criterion) {
     };
     c.bench_function("head_validate", |b| {
         b.iter(|| {
-            let end = find_head_end(black_box(HEAD)).ok().flatten().unwrap_or(HEAD.len());
+            let end = find_head_end(black_box(HEAD))
+                .ok()
+                .flatten()
+                .unwrap_or(HEAD.len());
             black_box(validate_head(&HEAD[..end], &lim))
         })
     });
@@ -73,11 +84,18 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let mut h = template.clone();
             strip_hop_by_hop(&mut h, true);
-            h.insert("x-forwarded-for", http::HeaderValue::from_static("127.0.0.1"));
+            h.insert(
+                "x-forwarded-for",
+                http::HeaderValue::from_static("127.0.0.1"),
+            );
             black_box(h)
         })
     });
-    transaction(c, "transaction_allow_all", &Engine::new(CompiledPolicy::allow_all("bench")));
+    transaction(
+        c,
+        "transaction_allow_all",
+        &Engine::new(CompiledPolicy::allow_all("bench")),
+    );
     match portcullis::demo::load_policy() {
         Ok(p) => transaction(c, "transaction_demo_policy", &Engine::new(p)),
         Err(e) => eprintln!("demo policy unavailable: {e}"),

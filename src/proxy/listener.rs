@@ -118,12 +118,8 @@ impl Connection {
                         Err(_) => return tracing::debug!(%peer, "TLS handshake timed out"),
                     };
                 let alpn = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
-                let io = Guard::negotiated(
-                    stream,
-                    alpn.as_deref(),
-                    lim.head(),
-                    lim.header_read_timeout,
-                );
+                let io =
+                    Guard::negotiated(stream, alpn.as_deref(), lim.head(), lim.header_read_timeout);
                 self.http(io, Conn { peer, tls: true }, watcher).await;
             }
         }
