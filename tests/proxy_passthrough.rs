@@ -165,3 +165,39 @@ async fn h2_over_tls_downstream() {
     assert_eq!(&body[..], b"over h2 and tls");
     assert_eq!(headers["x-seen-host"], "localhost");
 }
+
+#[tokio::test]
+async fn https_upstreams_are_verified_against_the_given_ca() {
+    let ck = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("rcgen");
+    let up = Upstream::start_tls(&ck.cert.pem(), &ck.signing_key.serialize_pem()).await;
+    let dir = tempfile::tempdir().expect("tmp");
+    let ca = dir.path().join("ca.pem");
+    std::fs::write(&ca, ck.cert.pem()).expect("ca");
+    let url = format!("https://localhost:{}", up.addr.port());
+
+    let trusted = Proxy::start(
+        std::slice::from_ref(&url),
+        PASS_POLICY,
+        &["--upstream-ca", ca.to_str().expect("path")],
+    );
+    let res = h1_client()
+        .get(trusted.url("/echo").parse().expect("uri"))
+        .await
+        .expect("GET");
+    let (status, headers, _, _) = collect(res).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        headers["x-seen-host"],
+        trusted.addr.to_string(),
+        "Host preserved over TLS"
+    );
+
+    // Without the CA, the self-signed upstream is not trusted: 502, not a silent pass.
+    let untrusted = Proxy::start(&[url], PASS_POLICY, &[]);
+    let res = h1_client()
+        .get(untrusted.url("/echo").parse().expect("uri"))
+        .await
+        .expect("GET");
+    assert_eq!(res.status(), 502);
+    assert_eq!(up.hits(), 1);
+}

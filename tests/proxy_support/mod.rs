@@ -63,6 +63,51 @@ impl Upstream {
         Upstream { addr, hits }
     }
 
+    /// The same upstream behind TLS (HTTP/1.1), with the given certificate and key.
+    pub async fn start_tls(cert_pem: &str, key_pem: &str) -> Upstream {
+        use rustls_pki_types::pem::PemObject;
+        let certs = rustls_pki_types::CertificateDer::pem_slice_iter(cert_pem.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .expect("cert");
+        let key = rustls_pki_types::PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).expect("key");
+        let cfg = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("versions")
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .expect("server config");
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(cfg));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let hits = Arc::new(AtomicUsize::new(0));
+        let h = hits.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((tcp, _)) = listener.accept().await else {
+                    continue;
+                };
+                let (h, acceptor) = (h.clone(), acceptor.clone());
+                tokio::spawn(async move {
+                    let Ok(tls) = acceptor.accept(tcp).await else {
+                        return;
+                    };
+                    let svc = hyper::service::service_fn(move |req| {
+                        h.fetch_add(1, Ordering::SeqCst);
+                        answer(req)
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(tls), svc)
+                        .await;
+                });
+            }
+        });
+        Upstream { addr, hits }
+    }
+
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
