@@ -142,7 +142,7 @@ impl<S> Guard<S> {
                         }
                         return;
                     }
-                    Ok(Some(end)) => match head::validate_head(&self.raw[..end], &self.lim) {
+                    Ok(Some(end)) => match head::validate_scanned(&self.raw[..end], &self.lim) {
                         Err(r) => return self.reject(r),
                         Ok(framing) => {
                             let h = self.raw.split_to(end);

@@ -6,6 +6,8 @@
 //! Pure: bytes in, [`Framing`] or [`Reject`] out. Imports: httparse only. This is the fuzz target
 //! `http1_head`.
 
+use std::mem::MaybeUninit;
+
 /// How the body that follows a valid head is delimited.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Framing {
@@ -50,28 +52,33 @@ pub const HEADER_CAP: usize = 256;
 /// A header name the proxy uses internally to carry a rejection to its service; clients may not send it.
 pub const REJECT_HEADER: &str = "x-portcullis-reject";
 
-/// Finds the end of a head in `buf`: the index just past the empty line, or a rejection for bare
-/// CR/LF seen on the way. `Ok(None)` means more bytes are needed.
+/// Finds the end of a head in `buf`: the index just past the empty line, or a rejection for a
+/// bare CR or LF, or a line folded with leading whitespace (obs-fold), seen on the way.
+/// `Ok(None)` means more bytes are needed.
 pub fn find_head_end(buf: &[u8]) -> Result<Option<usize>, Reject> {
     let mut i = 0;
-    while i < buf.len() {
-        match buf[i] {
-            b'\r' => match buf.get(i + 1) {
-                None => return Ok(None),
-                Some(b'\n') => {
-                    if buf.get(i + 2) == Some(&b'\r') {
-                        match buf.get(i + 3) {
-                            None => return Ok(None),
-                            Some(b'\n') => return Ok(Some(i + 4)),
-                            Some(_) => return Err(Reject::bad("bare CR in head")),
-                        }
-                    }
-                    i += 2;
-                }
-                Some(_) => return Err(Reject::bad("bare CR in head")),
-            },
-            b'\n' => return Err(Reject::bad("bare LF in head")),
-            _ => i += 1,
+    while let Some(off) = buf[i..].iter().position(|b| *b == b'\r' || *b == b'\n') {
+        i += off;
+        if buf[i] == b'\n' {
+            return Err(Reject::bad("bare LF in head"));
+        }
+        match buf.get(i + 1) {
+            None => return Ok(None),
+            Some(b'\n') => {}
+            Some(_) => return Err(Reject::bad("bare CR in head")),
+        }
+        match buf.get(i + 2) {
+            None => return Ok(None),
+            Some(b'\r') => {
+                return match buf.get(i + 3) {
+                    None => Ok(None),
+                    Some(b'\n') => Ok(Some(i + 4)),
+                    Some(_) => Err(Reject::bad("bare CR in head")),
+                };
+            }
+            // A line that starts with whitespace continues the previous one.
+            Some(b' ' | b'\t') if i > 0 => return Err(Reject::bad("obsolete line folding")),
+            Some(_) => i += 2,
         }
     }
     Ok(None)
@@ -86,20 +93,25 @@ pub fn validate_head(head: &[u8], lim: &HeadLimits) -> Result<Framing, Reject> {
         });
     }
     match find_head_end(head)? {
-        Some(end) if end == head.len() => {}
-        _ => return Err(Reject::bad("incomplete head")),
+        Some(end) if end == head.len() => validate_scanned(head, lim),
+        _ => Err(Reject::bad("incomplete head")),
     }
-    // obs-fold: a header line that starts with whitespace continues the previous one.
-    if head
-        .windows(3)
-        .any(|w| w[0] == b'\n' && (w[1] == b' ' || w[1] == b'\t') && w[2] != b'\n')
-    {
-        return Err(Reject::bad("obsolete line folding"));
+}
+
+/// [`validate_head`] for a head already delimited by [`find_head_end`] (which rejected bare CR/LF
+/// and obs-fold on the way).
+pub fn validate_scanned(head: &[u8], lim: &HeadLimits) -> Result<Framing, Reject> {
+    if head.len() > lim.max_head_bytes {
+        return Err(Reject {
+            status: 431,
+            reason: "request head too large",
+        });
     }
-    let mut storage = [httparse::EMPTY_HEADER; HEADER_CAP];
+    let mut storage: [MaybeUninit<httparse::Header<'_>>; HEADER_CAP] =
+        [const { MaybeUninit::uninit() }; HEADER_CAP];
     let cap = lim.max_headers.clamp(1, HEADER_CAP);
-    let mut req = httparse::Request::new(&mut storage[..cap]);
-    match req.parse(head) {
+    let mut req = httparse::Request::new(&mut []);
+    match req.parse_with_uninit_headers(head, &mut storage[..cap]) {
         Ok(httparse::Status::Complete(_)) => {}
         Ok(httparse::Status::Partial) => return Err(Reject::bad("incomplete head")),
         Err(httparse::Error::TooManyHeaders) => {
