@@ -57,7 +57,7 @@ async fn the_demo_api_answers_through_the_proxy() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs the policy engine (issue 3)"]
-async fn the_demo_blocks_what_the_banner_says_it_blocks() {
+async fn the_demo_blocks_a_url_outside_the_spec() {
     let d = demo().await;
     let res = h1_client()
         .get(
@@ -75,7 +75,13 @@ async fn the_demo_blocks_what_the_banner_says_it_blocks() {
         v["supportID"].as_str().is_some_and(|s| s.len() >= 19),
         "{v}"
     );
+    d.dataplane.shutdown().await;
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs OpenAPI enforcement of open-api-files (the openapi work)"]
+async fn the_demo_blocks_a_body_that_breaks_the_spec() {
+    let d = demo().await;
     let req = Request::post(format!("http://{}/api/orders", d.proxy))
         .header("content-type", "application/json")
         .body(Full::new(Bytes::from_static(br#"{"userId":"x"}"#)))

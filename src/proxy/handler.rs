@@ -157,9 +157,19 @@ async fn run(
     let result = match signal.as_mut() {
         None => sent.await,
         Some(s) => {
+            // A late block or an oversize body stops the request; the pump finishing (its
+            // sender dropped) is not a stop.
+            let stopped = async {
+                if s.wait_for(|s| matches!(s, Signal::Blocked | Signal::TooLarge))
+                    .await
+                    .is_err()
+                {
+                    std::future::pending::<()>().await;
+                }
+            };
             tokio::select! {
                 r = sent => r,
-                _ = s.wait_for(|s| matches!(s, Signal::Blocked | Signal::TooLarge)) => Err(Failure::Stopped),
+                _ = stopped => Err(Failure::Stopped),
             }
         }
     };
