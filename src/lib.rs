@@ -14,6 +14,8 @@ pub mod demo;
 pub mod dns;
 pub mod mgmt;
 pub mod cli;
+//! - [`demo`]: `portcullis demo`, the embedded default. Imports `proxy`, `waf`.
+
 pub mod proxy;
 pub mod soap;
 pub mod store;

@@ -1,4 +1,27 @@
 //! The data plane: hyper/tokio listeners, TLS, connection handling, upstream pools, the phase
 //! driver that feeds the WAF [`crate::waf::Transaction`], body buffering under limits, the event log
 //! and metrics. Imports: `waf`, `support`. Never the management plane.
+//!
+//! Map: [`head`] + [`guard`] validate HTTP/1 framing before hyper; [`listener`] accepts and serves
+//! connections; [`handler`] drives the WAF phases for one request; [`body`] inspects and streams
+//! request bodies; [`upstream`] connects and balances; [`dataplane`] runs many listeners behind the
+//! [`topology::Topology`] interface; [`run`] is the `portcullis proxy` command.
+
+pub mod body;
+pub mod dataplane;
+pub mod events;
+pub mod guard;
+pub mod handler;
+pub mod head;
+pub mod limits;
+pub mod listener;
+pub mod metrics;
+pub mod resolver;
+pub mod response;
+pub mod run;
+pub mod tls;
 pub mod topology;
+pub mod upstream;
+
+pub use dataplane::Dataplane;
+pub use limits::Limits;

@@ -1,0 +1,106 @@
+//! Per-request pipeline overhead of the data plane, without sockets: the HTTP/1 head validation
+//! every request goes through, the header rewrite (hop-by-hop removal), and one WAF transaction
+//! (all phases) against the allow-all policy and the shipped demo policy.
+//!
+//! Run: `cargo bench --bench pipeline`.
+
+use std::hint::black_box;
+use std::net::{IpAddr, Ipv4Addr};
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use portcullis::proxy::head::{HeadLimits, find_head_end, validate_head};
+use portcullis::proxy::response::strip_hop_by_hop;
+use portcullis::waf::{CompiledPolicy, ConnInfo, Engine, Step, Transaction};
+
+const HEAD: &[u8] = b"GET /api/users/42?fields=name,email HTTP/1.1\r\n\
+Host: shop.example.com\r\n\
+User-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36\r\n\
+Accept: application/json\r\n\
+Accept-Encoding: gzip, deflate, br\r\n\
+Accept-Language: en-US,en;q=0.9\r\n\
+Cookie: session=7f3a9c2e1b; theme=dark\r\n\
+Connection: keep-alive\r\n\r\n";
+
+fn parts() -> http::request::Parts {
+    let (mut p, ()) = http::Request::get("/api/users/42?fields=name,email")
+        .body(())
+        .expect("request")
+        .into_parts();
+    let h = &mut p.headers;
+    h.insert("host", "shop.example.com".parse().expect("hv"));
+    h.insert(
+        "user-agent",
+        "Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0"
+            .parse()
+            .expect("hv"),
+    );
+    h.insert("accept", "application/json".parse().expect("hv"));
+    h.insert("accept-encoding", "gzip, deflate, br".parse().expect("hv"));
+    h.insert(
+        "cookie",
+        "session=7f3a9c2e1b; theme=dark".parse().expect("hv"),
+    );
+    h.insert("connection", "keep-alive".parse().expect("hv"));
+    p
+}
+
+fn transaction(c: &mut Criterion, name: &str, engine: &Engine) {
+    let head = parts();
+    let conn = ConnInfo {
+        peer: IpAddr::V4(Ipv4Addr::LOCALHOST),
+        tls: false,
+    };
+    let resp = http::HeaderMap::new();
+    c.bench_function(name, |b| {
+        b.iter(|| {
+            let mut tx = Transaction::new(engine.snapshot(), conn);
+            let step = tx.on_request_headers(black_box(&head));
+            if step == Step::InspectBody {
+                tx.on_request_end();
+            }
+            tx.on_response_headers(200, &resp);
+            black_box(tx.finish())
+        })
+    });
+}
+
+fn bench(c: &mut Criterion) {
+    let lim = HeadLimits {
+        max_head_bytes: 32 * 1024,
+        max_headers: 100,
+        max_url_bytes: 8 * 1024,
+    };
+    c.bench_function("head_validate", |b| {
+        b.iter(|| {
+            let end = find_head_end(black_box(HEAD))
+                .ok()
+                .flatten()
+                .unwrap_or(HEAD.len());
+            black_box(validate_head(&HEAD[..end], &lim))
+        })
+    });
+    let template = parts().headers;
+    c.bench_function("header_rewrite", |b| {
+        b.iter(|| {
+            let mut h = template.clone();
+            strip_hop_by_hop(&mut h, true);
+            h.insert(
+                "x-forwarded-for",
+                http::HeaderValue::from_static("127.0.0.1"),
+            );
+            black_box(h)
+        })
+    });
+    transaction(
+        c,
+        "transaction_allow_all",
+        &Engine::new(CompiledPolicy::allow_all("bench")),
+    );
+    match portcullis::demo::load_policy() {
+        Ok(p) => transaction(c, "transaction_demo_policy", &Engine::new(p)),
+        Err(e) => eprintln!("demo policy unavailable: {e}"),
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

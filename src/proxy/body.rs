@@ -1,0 +1,446 @@
+//! Request bodies on their way upstream: [`Capped`] counts an uninspected body against the body
+//! limit; [`inspect`] feeds a body to the WAF transaction, holding only the bytes not yet released
+//! (at most the inspection limit), and streams released bytes upstream through a channel.
+//!
+//! Imports: hyper bodies, tokio channels, `waf::{Transaction, Step}`.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use parking_lot::Mutex;
+use tokio::sync::{mpsc, watch};
+
+use super::upstream::{BoxError, ProxyBody};
+use crate::waf::{Step, Transaction};
+
+/// The transaction of a request, shared between the handler and the body pump.
+pub type SharedTx = Arc<Mutex<Option<Transaction>>>;
+
+/// What the body pump tells the handler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// Still inspecting; nothing may go upstream yet.
+    Pending,
+    /// Bytes were released: send the request upstream.
+    Go,
+    /// The engine blocked the request.
+    Blocked,
+    /// The body is larger than the body limit.
+    TooLarge,
+    /// The client's body broke off.
+    ClientError,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Stopped(&'static str);
+
+/// A body that fails (and sets `over`) once more than `max` bytes have passed.
+pub struct Capped {
+    inner: Incoming,
+    seen: u64,
+    max: u64,
+    over: Arc<AtomicBool>,
+}
+
+impl Capped {
+    pub fn new(inner: Incoming, max: u64, over: Arc<AtomicBool>) -> Capped {
+        Capped {
+            inner,
+            seen: 0,
+            max,
+            over,
+        }
+    }
+}
+
+impl Body for Capped {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(Some(Ok(f))) => {
+                if let Some(d) = f.data_ref() {
+                    this.seen += d.len() as u64;
+                    if this.seen > this.max {
+                        this.over.store(true, Ordering::Relaxed);
+                        return Poll::Ready(Some(Err(Box::new(Stopped("body too large")))));
+                    }
+                }
+                Poll::Ready(Some(Ok(f)))
+            }
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(Box::new(e)))),
+            Poll::Ready(None) => Poll::Ready(None),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// The receiving end of the pump, as a body for the upstream request.
+struct ChannelBody(mpsc::Receiver<Result<Frame<Bytes>, BoxError>>);
+
+impl Body for ChannelBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        self.get_mut().0.poll_recv(cx)
+    }
+}
+
+/// The body phase of the WAF, as the pump sees it.
+pub trait Inspector: Send + 'static {
+    /// One chunk of the body, in order.
+    fn body(&mut self, chunk: &[u8]) -> Step;
+    /// The end of the body (or of the inspected part).
+    fn end(&mut self) -> Step;
+}
+
+impl Inspector for SharedTx {
+    fn body(&mut self, chunk: &[u8]) -> Step {
+        match self.lock().as_mut() {
+            Some(t) => t.on_request_body(chunk),
+            // The handler already finished the transaction (the response came first).
+            None => Step::PassRest,
+        }
+    }
+
+    fn end(&mut self) -> Step {
+        match self.lock().as_mut() {
+            Some(t) => t.on_request_end(),
+            None => Step::Forward,
+        }
+    }
+}
+
+/// Starts inspecting `body` with `tx`. Returns the upstream body and the signal the handler
+/// waits on before it sends the request.
+pub fn inspect<B, I>(
+    body: B,
+    tx: I,
+    max_body: u64,
+    inspect_max: usize,
+) -> (ProxyBody, watch::Receiver<Signal>)
+where
+    B: Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Send,
+    I: Inspector,
+{
+    let (out, rx) = mpsc::channel(4);
+    let (signal, signal_rx) = watch::channel(Signal::Pending);
+    let pump = Pump {
+        tx,
+        out,
+        signal,
+        held: VecDeque::new(),
+        held_bytes: 0,
+        sent: 0,
+        allowed: 0,
+        inspecting: true,
+    };
+    tokio::spawn(pump.run(body, max_body, inspect_max));
+    (ChannelBody(rx).boxed_unsync(), signal_rx)
+}
+
+struct Pump<I> {
+    tx: I,
+    out: mpsc::Sender<Result<Frame<Bytes>, BoxError>>,
+    signal: watch::Sender<Signal>,
+    held: VecDeque<Bytes>,
+    held_bytes: usize,
+    /// Body bytes sent upstream so far (the offset of the first held byte).
+    sent: u64,
+    /// Body bytes the engine allows upstream so far.
+    allowed: u64,
+    inspecting: bool,
+}
+
+impl<I: Inspector> Pump<I> {
+    async fn run<B>(mut self, mut body: B, max_body: u64, inspect_max: usize)
+    where
+        B: Body<Data = Bytes> + Unpin,
+    {
+        let mut total: u64 = 0;
+        loop {
+            if !self.release().await {
+                return;
+            }
+            match body.frame().await {
+                None => {
+                    if self.inspecting && self.tx.end() == Step::Block {
+                        return self.stop(Signal::Blocked).await;
+                    }
+                    self.inspecting = false;
+                    self.go();
+                    let _ = self.release().await;
+                    return;
+                }
+                Some(Err(_)) => return self.stop(Signal::ClientError).await,
+                Some(Ok(frame)) => match frame.into_data() {
+                    Ok(data) => {
+                        total += data.len() as u64;
+                        if total > max_body {
+                            return self.stop(Signal::TooLarge).await;
+                        }
+                        if !self.inspecting {
+                            if self.out.send(Ok(Frame::data(data))).await.is_err() {
+                                return;
+                            }
+                            continue;
+                        }
+                        self.held_bytes += data.len();
+                        self.held.push_back(data.clone());
+                        match self.tx.body(&data) {
+                            Step::Block => return self.stop(Signal::Blocked).await,
+                            Step::Release(n) => {
+                                self.allowed = self.allowed.max(n);
+                                if n > 0 {
+                                    self.go();
+                                }
+                            }
+                            Step::PassRest => {
+                                self.inspecting = false;
+                                self.go();
+                            }
+                            Step::Forward | Step::InspectBody => {}
+                        }
+                        if self.inspecting && self.held_bytes > inspect_max {
+                            // Past the inspection limit: decide on what was seen, stream the rest.
+                            if self.tx.end() == Step::Block {
+                                return self.stop(Signal::Blocked).await;
+                            }
+                            self.inspecting = false;
+                            self.go();
+                        }
+                    }
+                    Err(frame) => {
+                        if self.inspecting && self.tx.end() == Step::Block {
+                            return self.stop(Signal::Blocked).await;
+                        }
+                        self.inspecting = false;
+                        self.go();
+                        if !self.release().await {
+                            return;
+                        }
+                        let _ = self.out.send(Ok(frame)).await;
+                    }
+                },
+            }
+        }
+    }
+
+    fn go(&self) {
+        self.signal.send_if_modified(|s| {
+            let first = *s == Signal::Pending;
+            if first {
+                *s = Signal::Go;
+            }
+            first
+        });
+    }
+
+    async fn stop(self, why: Signal) {
+        self.signal.send_replace(why);
+        let _ = self
+            .out
+            .send(Err(Box::new(Stopped("request stopped"))))
+            .await;
+    }
+
+    /// Sends the held bytes the engine allows; false when the upstream side is gone.
+    async fn release(&mut self) -> bool {
+        let limit = if self.inspecting {
+            self.allowed
+        } else {
+            u64::MAX
+        };
+        while let Some(front) = self.held.front_mut() {
+            if self.sent >= limit {
+                break;
+            }
+            let room = limit - self.sent;
+            let chunk = if (front.len() as u64) <= room {
+                self.held.pop_front().unwrap_or_default()
+            } else {
+                front.split_to(room as usize)
+            };
+            self.sent += chunk.len() as u64;
+            self.held_bytes -= chunk.len();
+            if self.out.send(Ok(Frame::data(chunk))).await.is_err() {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    /// A client body made of the given chunks.
+    struct Chunks(VecDeque<Bytes>);
+
+    impl Body for Chunks {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+        fn poll_frame(
+            self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+            Poll::Ready(self.get_mut().0.pop_front().map(|b| Ok(Frame::data(b))))
+        }
+    }
+
+    fn chunks(parts: &[&'static [u8]]) -> Chunks {
+        Chunks(parts.iter().map(|p| Bytes::from_static(p)).collect())
+    }
+
+    /// Answers scripted steps, one per chunk, and `end_step` at the end.
+    struct Script {
+        steps: VecDeque<Step>,
+        end_step: Step,
+        fed: Arc<Mutex<Vec<u8>>>,
+    }
+
+    impl Inspector for Script {
+        fn body(&mut self, chunk: &[u8]) -> Step {
+            self.fed.lock().extend_from_slice(chunk);
+            self.steps.pop_front().unwrap_or(Step::InspectBody)
+        }
+        fn end(&mut self) -> Step {
+            self.end_step
+        }
+    }
+
+    fn script(steps: &[Step], end_step: Step) -> (Script, Arc<Mutex<Vec<u8>>>) {
+        let fed = Arc::new(Mutex::new(Vec::new()));
+        let s = Script {
+            steps: steps.iter().copied().collect(),
+            end_step,
+            fed: fed.clone(),
+        };
+        (s, fed)
+    }
+
+    async fn drain(body: ProxyBody) -> (Vec<u8>, bool) {
+        let mut body = body;
+        let mut out = Vec::new();
+        while let Some(f) = body.frame().await {
+            match f {
+                Ok(f) => out.extend_from_slice(f.data_ref().map_or(&[][..], |d| &d[..])),
+                Err(_) => return (out, true),
+            }
+        }
+        (out, false)
+    }
+
+    #[tokio::test]
+    async fn the_whole_body_is_held_until_the_end_then_forwarded() {
+        let (s, fed) = script(&[], Step::Forward);
+        let (body, mut sig) = inspect(chunks(&[b"ab", b"cd"]), s, 100, 100);
+        let outcome = *sig
+            .wait_for(|s| *s != Signal::Pending)
+            .await
+            .expect("signal");
+        assert_eq!(outcome, Signal::Go);
+        assert_eq!(drain(body).await, (b"abcd".to_vec(), false));
+        assert_eq!(*fed.lock(), b"abcd");
+    }
+
+    #[tokio::test]
+    async fn release_lets_exactly_n_bytes_go_then_pass_rest_streams() {
+        let (s, fed) = script(&[Step::Release(3), Step::PassRest], Step::Forward);
+        let (body, mut sig) = inspect(chunks(&[b"abcde", b"fg", b"hij"]), s, 100, 100);
+        assert_eq!(
+            *sig.wait_for(|s| *s != Signal::Pending).await.expect("sig"),
+            Signal::Go
+        );
+        assert_eq!(drain(body).await, (b"abcdefghij".to_vec(), false));
+        assert_eq!(*fed.lock(), b"abcdefg", "nothing is fed after PassRest");
+    }
+
+    /// A client body that sends one chunk and then stalls (a streaming client).
+    struct Stalls(Option<Bytes>);
+
+    impl Body for Stalls {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+        fn poll_frame(
+            self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+            match self.get_mut().0.take() {
+                Some(b) => Poll::Ready(Some(Ok(Frame::data(b)))),
+                None => Poll::Pending,
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn only_released_bytes_go_while_the_rest_is_held() {
+        let (s, _) = script(&[Step::Release(3)], Step::Forward);
+        let (mut body, _) = inspect(Stalls(Some(Bytes::from_static(b"abcdef"))), s, 100, 100);
+        let mut got = Vec::new();
+        while let Ok(Some(Ok(f))) =
+            tokio::time::timeout(std::time::Duration::from_millis(100), body.frame()).await
+        {
+            got.extend_from_slice(f.data_ref().map_or(&[][..], |d| &d[..]));
+        }
+        assert_eq!(got, b"abc");
+    }
+
+    #[tokio::test]
+    async fn a_block_stops_the_body_and_signals() {
+        let (s, _) = script(&[Step::InspectBody, Step::Block], Step::Forward);
+        let (body, mut sig) = inspect(chunks(&[b"ab", b"cd", b"ef"]), s, 100, 100);
+        let outcome = *sig.wait_for(|s| *s != Signal::Pending).await.expect("sig");
+        assert_eq!(outcome, Signal::Blocked);
+        let (bytes, failed) = drain(body).await;
+        assert!(
+            bytes.is_empty() && failed,
+            "no byte of a blocked body goes upstream"
+        );
+    }
+
+    #[tokio::test]
+    async fn past_the_inspection_limit_the_rest_streams_after_a_verdict() {
+        let (s, fed) = script(&[], Step::Forward);
+        let (body, _) = inspect(chunks(&[b"abcd", b"efgh", b"ijkl"]), s, 100, 6);
+        assert_eq!(drain(body).await, (b"abcdefghijkl".to_vec(), false));
+        assert_eq!(*fed.lock(), b"abcdefgh", "inspection stops past the limit");
+    }
+
+    #[tokio::test]
+    async fn over_the_body_limit_is_too_large() {
+        let (s, _) = script(&[Step::PassRest], Step::Forward);
+        let (body, sig) = inspect(chunks(&[b"abcd", b"efgh"]), s, 6, 100);
+        let (_, failed) = drain(body).await;
+        assert!(failed);
+        assert_eq!(*sig.borrow(), Signal::TooLarge);
+    }
+}

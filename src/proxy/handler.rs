@@ -1,0 +1,401 @@
+//! The phase driver: one request from head to response head. Takes one policy snapshot, runs the
+//! WAF phases in order (request headers, request body, response headers, logging), forwards to a
+//! pool member, and answers blocks with the engine's block response converted byte for byte.
+//! The lifecycle is drawn in `docs/lifecycle.md`.
+//!
+//! Imports: `waf`, `super::{body, upstream, limits, metrics, events, head, response}`.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use bytes::Bytes;
+use http::header::{CONTENT_LENGTH, HOST, HeaderValue};
+use http::{HeaderMap, Request, Response, StatusCode, Version};
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Incoming;
+use parking_lot::Mutex;
+
+use super::body::{self, Capped, SharedTx, Signal};
+use super::events::EventSink;
+use super::head::REJECT_HEADER;
+use super::limits::Limits;
+use super::metrics::{ListenerCounters, Metrics};
+use super::response::{block_reply, simple, strip_hop_by_hop};
+use super::upstream::{Clients, Member, Pool, Protocol, ProxyBody};
+use crate::waf::{Action, ConnInfo, Engine, Step, Transaction};
+
+/// What one listener serves: swapped as a whole when the management plane changes it.
+pub struct Site {
+    pub name: String,
+    pub engine: Arc<Engine>,
+    pub pool: Pool,
+    pub x_forwarded_for: bool,
+    pub redirect_to_https: bool,
+    pub counters: ListenerCounters,
+}
+
+/// What every listener of a data plane shares.
+pub struct Shared {
+    pub limits: Limits,
+    pub clients: Clients,
+    pub metrics: Arc<Metrics>,
+    pub events: EventSink,
+}
+
+/// The connection a request came on.
+#[derive(Clone, Copy)]
+pub struct Conn {
+    pub peer: SocketAddr,
+    pub tls: bool,
+}
+
+/// Handles one request; never fails (every failure is an HTTP answer).
+pub async fn handle(
+    req: Request<Incoming>,
+    site: Arc<Site>,
+    shared: Arc<Shared>,
+    conn: Conn,
+) -> Response<ProxyBody> {
+    let started = Instant::now();
+    let res = run(req, &site, &shared, conn).await;
+    site.counters
+        .request(res.status().as_u16(), started.elapsed().as_secs_f64());
+    res
+}
+
+async fn run(
+    req: Request<Incoming>,
+    site: &Site,
+    shared: &Shared,
+    conn: Conn,
+) -> Response<ProxyBody> {
+    if let Some(v) = req.headers().get(REJECT_HEADER) {
+        return rejected(v);
+    }
+    let lim = &shared.limits;
+    let pq_len = req.uri().path_and_query().map_or(1, |p| p.as_str().len());
+    if pq_len > lim.max_url_bytes {
+        return simple(StatusCode::URI_TOO_LONG, "request target too long\n", true);
+    }
+    if req.headers().len() > lim.max_headers {
+        return simple(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "too many header fields\n",
+            true,
+        );
+    }
+    if site.redirect_to_https {
+        return redirect(&req);
+    }
+    let (mut head, incoming) = req.into_parts();
+    if !head.headers.contains_key(HOST)
+        && let Some(a) = head.uri.authority()
+        && let Ok(v) = HeaderValue::from_str(a.as_str())
+    {
+        head.headers.insert(HOST, v);
+    }
+    let declared = head
+        .headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > lim.max_body_bytes) {
+        return simple(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request body too large\n",
+            true,
+        );
+    }
+
+    let mut tx = Transaction::new(
+        site.engine.snapshot(),
+        ConnInfo {
+            peer: conn.peer.ip(),
+            tls: conn.tls,
+        },
+    );
+    let step = tx.on_request_headers(&head);
+    let tx: SharedTx = Arc::new(Mutex::new(Some(tx)));
+    if step == Step::Block {
+        return blocked(&tx, shared);
+    }
+
+    strip_hop_by_hop(&mut head.headers, true);
+    if site.x_forwarded_for {
+        append_xff(&mut head.headers, conn.peer);
+    }
+
+    let over = Arc::new(AtomicBool::new(false));
+    let empty = http_body::Body::is_end_stream(&incoming);
+    let (upbody, mut signal) = if empty {
+        (None, None)
+    } else if step == Step::InspectBody {
+        let (b, s) = body::inspect(
+            incoming,
+            tx.clone(),
+            lim.max_body_bytes,
+            lim.inspection_bytes,
+        );
+        (Some(b), Some(s))
+    } else {
+        let capped = Capped::new(incoming, lim.max_body_bytes, over.clone());
+        (Some(capped.boxed_unsync()), None)
+    };
+    if let Some(s) = signal.as_mut() {
+        let outcome = s.wait_for(|s| *s != Signal::Pending).await.map(|s| *s);
+        match outcome {
+            Ok(Signal::Go) => {}
+            Ok(Signal::Blocked) => return blocked(&tx, shared),
+            Ok(Signal::TooLarge) => return too_large(&tx, shared),
+            _ => return client_gone(&tx, shared),
+        }
+    }
+
+    let sent = send(site, shared, head, upbody);
+    let result = match signal.as_mut() {
+        None => sent.await,
+        Some(s) => {
+            // A late block or an oversize body stops the request; the pump finishing (its
+            // sender dropped) is not a stop.
+            let stopped = async {
+                if s.wait_for(|s| matches!(s, Signal::Blocked | Signal::TooLarge))
+                    .await
+                    .is_err()
+                {
+                    std::future::pending::<()>().await;
+                }
+            };
+            tokio::select! {
+                r = sent => r,
+                _ = stopped => Err(Failure::Stopped),
+            }
+        }
+    };
+    let late = signal.as_ref().map(|s| *s.borrow());
+    let res = match result {
+        Ok(res) => res,
+        Err(f) => {
+            if late == Some(Signal::Blocked) {
+                return blocked(&tx, shared);
+            }
+            if late == Some(Signal::TooLarge) || over.load(Ordering::Relaxed) {
+                return too_large(&tx, shared);
+            }
+            return upstream_failed(f, &tx, shared);
+        }
+    };
+
+    let (mut parts, rbody) = res.into_parts();
+    let step = match tx.lock().as_mut() {
+        Some(t) => t.on_response_headers(parts.status.as_u16(), &parts.headers),
+        None => Step::Forward,
+    };
+    if step == Step::Block {
+        return blocked(&tx, shared);
+    }
+    strip_hop_by_hop(&mut parts.headers, false);
+    log_phase(&tx, shared);
+    Response::from_parts(parts, rbody.map_err(Into::into).boxed_unsync())
+}
+
+/// Why no upstream response came.
+enum Failure {
+    NoMember,
+    Connect(String),
+    Timeout,
+    Other(String),
+    Stopped,
+}
+
+async fn send(
+    site: &Site,
+    shared: &Shared,
+    mut head: http::request::Parts,
+    body: Option<ProxyBody>,
+) -> Result<Response<Incoming>, Failure> {
+    let pq = head
+        .uri
+        .path_and_query()
+        .cloned()
+        .unwrap_or_else(|| http::uri::PathAndQuery::from_static("/"));
+    // A request without a body can be retried on the next member when a connection is refused.
+    let attempts = if body.is_none() {
+        site.pool.members.len().max(1)
+    } else {
+        1
+    };
+    let mut body = body;
+    let mut last = Failure::NoMember;
+    for attempt in 1..=attempts {
+        let Some(member) = site.pool.pick() else {
+            return Err(Failure::NoMember);
+        };
+        // Only a request that may be retried pays for a copy of its headers.
+        let headers = if attempt == attempts {
+            std::mem::take(&mut head.headers)
+        } else {
+            head.headers.clone()
+        };
+        let req = build(member, &head.method, headers, pq.clone(), body.take())?;
+        let client = shared.clients.for_protocol(member.protocol);
+        match tokio::time::timeout(shared.limits.upstream_response_timeout, client.request(req))
+            .await
+        {
+            Err(_) => return Err(Failure::Timeout),
+            Ok(Ok(res)) => return Ok(res),
+            Ok(Err(e)) if e.is_connect() => {
+                site.pool.mark_down(member);
+                last = Failure::Connect(format!("{}: {e}", member.url));
+            }
+            Ok(Err(e)) => {
+                let mut msg = e.to_string();
+                let mut src = std::error::Error::source(&e);
+                while let Some(s) = src {
+                    msg = format!("{msg}: {s}");
+                    src = s.source();
+                }
+                return Err(Failure::Other(format!("{}: {msg}", member.url)));
+            }
+        }
+    }
+    Err(last)
+}
+
+fn build(
+    member: &Member,
+    method: &http::Method,
+    headers: HeaderMap,
+    pq: http::uri::PathAndQuery,
+    body: Option<ProxyBody>,
+) -> Result<Request<ProxyBody>, Failure> {
+    let uri = member
+        .uri(pq)
+        .map_err(|e| Failure::Other(format!("bad upstream URI: {e}")))?;
+    let body = body.unwrap_or_else(|| Empty::<Bytes>::new().map_err(|e| match e {}).boxed_unsync());
+    let mut req = Request::new(body);
+    *req.method_mut() = method.clone();
+    *req.uri_mut() = uri;
+    *req.version_mut() = if member.protocol == Protocol::H2c {
+        Version::HTTP_2
+    } else {
+        Version::HTTP_11
+    };
+    *req.headers_mut() = headers;
+    Ok(req)
+}
+
+fn append_xff(h: &mut HeaderMap, peer: SocketAddr) {
+    let ip = peer.ip().to_string();
+    let prior: Vec<String> = h
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .map(str::to_string)
+        .collect();
+    let value = if prior.is_empty() {
+        ip
+    } else {
+        format!("{}, {ip}", prior.join(", "))
+    };
+    if let Ok(v) = HeaderValue::from_str(&value) {
+        h.insert("x-forwarded-for", v);
+    }
+}
+
+/// The logging phase: writes the event (if any) and counts blocks.
+fn log_phase(tx: &SharedTx, shared: &Shared) {
+    let Some(t) = tx.lock().take() else { return };
+    if let Some(ev) = t.finish() {
+        if ev.action == Action::Block {
+            for v in &ev.violations {
+                shared.metrics.block(v.kind.name());
+            }
+        }
+        shared.events.write(&ev);
+    }
+}
+
+fn blocked(tx: &SharedTx, shared: &Shared) -> Response<ProxyBody> {
+    let reply = tx.lock().as_ref().map(Transaction::block_response);
+    log_phase(tx, shared);
+    match reply {
+        Some(r) => block_reply(r),
+        None => simple(StatusCode::FORBIDDEN, "request rejected\n", true),
+    }
+}
+
+fn too_large(tx: &SharedTx, shared: &Shared) -> Response<ProxyBody> {
+    log_phase(tx, shared);
+    simple(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "request body too large\n",
+        true,
+    )
+}
+
+fn client_gone(tx: &SharedTx, shared: &Shared) -> Response<ProxyBody> {
+    log_phase(tx, shared);
+    simple(StatusCode::BAD_REQUEST, "request body incomplete\n", true)
+}
+
+fn upstream_failed(f: Failure, tx: &SharedTx, shared: &Shared) -> Response<ProxyBody> {
+    log_phase(tx, shared);
+    let (kind, status, text) = match f {
+        Failure::Timeout => (
+            "timeout",
+            StatusCode::GATEWAY_TIMEOUT,
+            "upstream timed out\n",
+        ),
+        Failure::NoMember => (
+            "no_member",
+            StatusCode::BAD_GATEWAY,
+            "no upstream available\n",
+        ),
+        Failure::Connect(why) => {
+            tracing::warn!("upstream connect failed: {why}");
+            ("connect", StatusCode::BAD_GATEWAY, "upstream unavailable\n")
+        }
+        Failure::Other(why) => {
+            tracing::warn!("upstream request failed: {why}");
+            ("request", StatusCode::BAD_GATEWAY, "upstream failed\n")
+        }
+        Failure::Stopped => ("stopped", StatusCode::BAD_GATEWAY, "upstream failed\n"),
+    };
+    shared.metrics.upstream_error(kind);
+    simple(status, text, false)
+}
+
+/// Answers the synthetic request the head guard puts in place of a rejected head.
+fn rejected(v: &HeaderValue) -> Response<ProxyBody> {
+    let text = v.to_str().unwrap_or("400 bad request");
+    let (code, reason) = text.split_once(' ').unwrap_or(("400", "bad request"));
+    let status = code
+        .parse::<u16>()
+        .ok()
+        .and_then(|c| StatusCode::from_u16(c).ok())
+        .unwrap_or(StatusCode::BAD_REQUEST);
+    tracing::info!(
+        status = status.as_u16(),
+        reason,
+        "request refused before forwarding"
+    );
+    simple(status, &format!("{reason}\n"), true)
+}
+
+fn redirect(req: &Request<Incoming>) -> Response<ProxyBody> {
+    let host = req
+        .headers()
+        .get(HOST)
+        .and_then(|h| h.to_str().ok())
+        .or_else(|| req.uri().authority().map(|a| a.as_str()))
+        .unwrap_or("localhost");
+    let host = host.split(':').next().unwrap_or(host);
+    let pq = req.uri().path_and_query().map_or("/", |p| p.as_str());
+    let mut res = simple(StatusCode::FOUND, "", false);
+    if let Ok(v) = HeaderValue::from_str(&format!("https://{host}{pq}")) {
+        res.headers_mut().insert(http::header::LOCATION, v);
+    }
+    res
+}

@@ -1,0 +1,144 @@
+//! One listener: the accept loop, TLS termination, the head guard, hyper's HTTP/1.1 + HTTP/2
+//! server, and graceful draining when the listener is stopped. The listener reads its [`Site`]
+//! and TLS configuration through `ArcSwap`s, so an apply changes them for new requests (and new
+//! connections, for TLS) without touching requests in flight.
+//!
+//! Imports: hyper-util server, tokio-rustls, `super::{guard, handler}`.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::{ArcSwap, ArcSwapOption};
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+
+use super::guard::Guard;
+use super::handler::{Conn, Shared, Site, handle};
+use super::limits::Limits;
+
+/// The parts of a running listener an apply may swap.
+pub struct Swappable {
+    pub site: ArcSwap<Site>,
+    pub tls: ArcSwapOption<rustls::ServerConfig>,
+}
+
+/// The hyper server configuration for `lim`.
+pub fn server_builder(lim: &Limits) -> auto::Builder<TokioExecutor> {
+    let mut b = auto::Builder::new(TokioExecutor::new());
+    b.http1()
+        .timer(TokioTimer::new())
+        // hyper's timer runs from the moment it waits for a head, so it is the idle timeout;
+        // the guard cuts a head that started but did not finish (header_read_timeout).
+        .header_read_timeout(lim.idle_timeout)
+        .keep_alive(true)
+        .auto_date_header(false)
+        .max_headers(lim.max_headers.max(1))
+        .max_buf_size((lim.max_head_bytes + 8192).max(8192));
+    b.http2()
+        .timer(TokioTimer::new())
+        .auto_date_header(false)
+        .max_concurrent_streams(256)
+        .max_header_list_size(lim.max_head_bytes as u32)
+        .keep_alive_interval(Some(Duration::from_secs(30)))
+        .keep_alive_timeout(Duration::from_secs(20));
+    b
+}
+
+/// Runs the accept loop of one listener until `stop` turns true, then drains its connections.
+pub async fn run(
+    listener: TcpListener,
+    state: Arc<Swappable>,
+    shared: Arc<Shared>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let builder = Arc::new(server_builder(&shared.limits));
+    let graceful = GracefulShutdown::new();
+    loop {
+        tokio::select! {
+            r = listener.accept() => {
+                let (tcp, peer) = match r {
+                    Ok(x) => x,
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off instead of spinning.
+                        tracing::warn!("accept failed: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let conn = Connection {
+                    state: state.clone(),
+                    shared: shared.clone(),
+                    builder: builder.clone(),
+                    tls: state.tls.load_full(),
+                };
+                tokio::spawn(conn.serve(tcp, peer, graceful.watcher()));
+            }
+            _ = stop.changed() => break,
+        }
+    }
+    drop(listener);
+    if tokio::time::timeout(shared.limits.drain_timeout, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("drain timeout: connections still open were closed");
+    }
+}
+
+struct Connection {
+    state: Arc<Swappable>,
+    shared: Arc<Shared>,
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    tls: Option<Arc<rustls::ServerConfig>>,
+}
+
+impl Connection {
+    async fn serve(self, tcp: TcpStream, peer: SocketAddr, watcher: Watcher) {
+        let _ = tcp.set_nodelay(true);
+        let lim = self.shared.limits;
+        match self.tls.clone() {
+            None => {
+                let io = Guard::cleartext(tcp, lim.head(), lim.header_read_timeout);
+                self.http(io, Conn { peer, tls: false }, watcher).await;
+            }
+            Some(cfg) => {
+                let acceptor = tokio_rustls::TlsAcceptor::from(cfg);
+                let stream =
+                    match tokio::time::timeout(lim.tls_handshake_timeout, acceptor.accept(tcp))
+                        .await
+                    {
+                        Ok(Ok(s)) => s,
+                        Ok(Err(e)) => return tracing::debug!(%peer, "TLS handshake failed: {e}"),
+                        Err(_) => return tracing::debug!(%peer, "TLS handshake timed out"),
+                    };
+                let alpn = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+                let io =
+                    Guard::negotiated(stream, alpn.as_deref(), lim.head(), lim.header_read_timeout);
+                self.http(io, Conn { peer, tls: true }, watcher).await;
+            }
+        }
+    }
+
+    async fn http<I>(self, io: I, conn: Conn, watcher: Watcher)
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let state = self.state;
+        let shared = self.shared;
+        let svc = service_fn(move |req| {
+            let site = state.site.load_full();
+            let shared = shared.clone();
+            async move { Ok::<_, Infallible>(handle(req, site, shared, conn).await) }
+        });
+        let c = self.builder.serve_connection(TokioIo::new(io), svc);
+        if let Err(e) = watcher.watch(c.into_owned()).await {
+            tracing::debug!(peer = %conn.peer, "connection ended: {e}");
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! Prometheus metrics of the data plane (prometheus-client): requests by listener and status
+//! class, blocks by violation, upstream errors, and a latency histogram; served as text on
+//! `--metrics-listen`. Imports: prometheus-client, hyper (the tiny metrics server).
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+type Labels = Vec<(&'static str, String)>;
+
+/// The data plane's metrics; cheap to update from any task.
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<Labels, Counter>,
+    blocks: Family<Labels, Counter>,
+    upstream_errors: Family<Labels, Counter>,
+    latency: Histogram,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("portcullis");
+        let requests = Family::<Labels, Counter>::default();
+        let blocks = Family::<Labels, Counter>::default();
+        let upstream_errors = Family::<Labels, Counter>::default();
+        let latency = Histogram::new(exponential_buckets(0.0001, 2.0, 18));
+        registry.register(
+            "requests",
+            "Requests answered, by listener and status class",
+            requests.clone(),
+        );
+        registry.register(
+            "blocks",
+            "Requests blocked by the WAF, by violation",
+            blocks.clone(),
+        );
+        registry.register(
+            "upstream_errors",
+            "Upstream failures (connect, timeout, reset), by kind",
+            upstream_errors.clone(),
+        );
+        registry.register(
+            "request_duration_seconds",
+            "Time from request head to response head",
+            latency.clone(),
+        );
+        Metrics {
+            registry,
+            requests,
+            blocks,
+            upstream_errors,
+            latency,
+        }
+    }
+}
+
+/// The request counters of one listener, resolved once so the hot path does not allocate.
+#[derive(Clone)]
+pub struct ListenerCounters {
+    by_class: [Counter; 5],
+    latency: Histogram,
+}
+
+impl ListenerCounters {
+    /// Counts one answered request.
+    pub fn request(&self, status: u16, seconds: f64) {
+        let i = (status / 100).clamp(1, 5) as usize - 1;
+        self.by_class[i].inc();
+        self.latency.observe(seconds);
+    }
+}
+
+impl Metrics {
+    /// The counters of listener `name`.
+    pub fn listener(&self, name: &str) -> ListenerCounters {
+        let c = |class: &str| {
+            self.requests
+                .get_or_create(&vec![
+                    ("listener", name.to_string()),
+                    ("status", class.to_string()),
+                ])
+                .clone()
+        };
+        ListenerCounters {
+            by_class: [c("1xx"), c("2xx"), c("3xx"), c("4xx"), c("5xx")],
+            latency: self.latency.clone(),
+        }
+    }
+
+    pub fn request(&self, listener: &str, status: u16, seconds: f64) {
+        self.listener(listener).request(status, seconds);
+    }
+
+    pub fn block(&self, violation: &str) {
+        self.blocks
+            .get_or_create(&vec![("violation", violation.to_string())])
+            .inc();
+    }
+
+    pub fn upstream_error(&self, kind: &'static str) {
+        self.upstream_errors
+            .get_or_create(&vec![("kind", kind.to_string())])
+            .inc();
+    }
+
+    /// The Prometheus text exposition.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        if encode(&mut out, &self.registry).is_err() {
+            out.clear();
+        }
+        out
+    }
+}
+
+/// Serves `GET /metrics` (any path) on `listener` until the task is dropped.
+pub async fn serve(listener: tokio::net::TcpListener, metrics: Arc<Metrics>) {
+    loop {
+        let Ok((tcp, _)) = listener.accept().await else {
+            continue;
+        };
+        let metrics = metrics.clone();
+        tokio::spawn(async move {
+            let svc = service_fn(move |_req| {
+                let body = metrics.render();
+                async move {
+                    let mut r = http::Response::new(Full::new(Bytes::from(body)));
+                    r.headers_mut().insert(
+                        http::header::CONTENT_TYPE,
+                        http::HeaderValue::from_static(
+                            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                        ),
+                    );
+                    Ok::<_, Infallible>(r)
+                }
+            });
+            let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(tcp), svc)
+                .await;
+        });
+    }
+}
+
+/// Binds the metrics listener (errors are reported to the caller).
+pub async fn bind(addr: SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    tokio::net::TcpListener::bind(addr).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_show_in_the_exposition() {
+        let m = Metrics::default();
+        m.request("vs1", 200, 0.001);
+        m.block("VIOL_URL");
+        m.upstream_error("connect");
+        let text = m.render();
+        assert!(
+            text.contains("portcullis_requests_total{listener=\"vs1\",status=\"2xx\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("portcullis_blocks_total{violation=\"VIOL_URL\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("portcullis_upstream_errors_total{kind=\"connect\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("portcullis_request_duration_seconds_count 1"),
+            "{text}"
+        );
+    }
+}

@@ -1,0 +1,164 @@
+//! The resolver `portcullis proxy` hands to the policy loader: `file://` links relative to the
+//! policy file's directory (absolute paths allowed in this mode), `http(s)://` links fetched with
+//! a bounded size and time. Loading runs off the hot path, so fetching blocks: each fetch runs a
+//! small current-thread runtime on its own thread, reusing the upstream connector.
+//!
+//! Imports: `waf::Resolver`, `super::upstream`, `super::tls`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty, Limited};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+
+use super::upstream::Connector;
+use crate::waf::{FetchError, Resolver};
+
+/// Largest linked file accepted.
+pub const MAX_FETCH_BYTES: usize = 16 * 1024 * 1024;
+/// Longest time a fetch may take, connect included.
+pub const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Resolves links of a policy file on disk.
+pub struct FsResolver {
+    dir: PathBuf,
+}
+
+impl FsResolver {
+    /// `policy_file` is the policy's path; relative `file:` links resolve against its directory.
+    pub fn for_policy(policy_file: &Path) -> FsResolver {
+        let dir = policy_file
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        FsResolver { dir }
+    }
+
+    /// The `file://` link of a policy file, for `policy::load`'s `base`.
+    pub fn base_link(policy_file: &Path) -> String {
+        let abs = std::path::absolute(policy_file).unwrap_or_else(|_| policy_file.to_path_buf());
+        format!("file://{}", abs.display())
+    }
+
+    fn path_of(&self, link: &str) -> PathBuf {
+        let rest = link.strip_prefix("file://").unwrap_or(link);
+        let p = Path::new(rest);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.dir.join(p)
+        }
+    }
+}
+
+fn err(link: &str, reason: impl Into<String>) -> FetchError {
+    FetchError {
+        link: link.to_string(),
+        reason: reason.into(),
+    }
+}
+
+impl Resolver for FsResolver {
+    fn fetch(&self, _base: &str, link: &str) -> Result<Vec<u8>, FetchError> {
+        if link.starts_with("http://") || link.starts_with("https://") {
+            return fetch_url(link);
+        }
+        if link.contains("://") && !link.starts_with("file://") {
+            return Err(err(link, "only file, http and https links are supported"));
+        }
+        let path = self.path_of(link);
+        let meta =
+            std::fs::metadata(&path).map_err(|e| err(link, format!("{}: {e}", path.display())))?;
+        if meta.len() > MAX_FETCH_BYTES as u64 {
+            return Err(err(link, format!("larger than {MAX_FETCH_BYTES} bytes")));
+        }
+        std::fs::read(&path).map_err(|e| err(link, format!("{}: {e}", path.display())))
+    }
+}
+
+/// Fetches an http(s) URL with the size and time bounds, on a thread of its own (so it works
+/// from inside or outside a runtime).
+pub fn fetch_url(link: &str) -> Result<Vec<u8>, FetchError> {
+    let owned = link.to_string();
+    let worker = std::thread::spawn(move || -> Result<Vec<u8>, FetchError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| err(&owned, e.to_string()))?;
+        rt.block_on(fetch_async(&owned))
+    });
+    worker
+        .join()
+        .unwrap_or_else(|_| Err(err(link, "fetch thread failed")))
+}
+
+async fn fetch_async(link: &str) -> Result<Vec<u8>, FetchError> {
+    let uri: http::Uri = link.parse().map_err(|e| err(link, format!("{e}")))?;
+    let tls = super::tls::client_config(None).map_err(|e| err(link, e))?;
+    let client: Client<Connector, Empty<Bytes>> =
+        Client::builder(TokioExecutor::new()).build(Connector::new(tls, FETCH_TIMEOUT));
+    let work = async {
+        let res = client
+            .get(uri)
+            .await
+            .map_err(|e| err(link, format!("request failed: {e}")))?;
+        if !res.status().is_success() {
+            return Err(err(link, format!("HTTP status {}", res.status())));
+        }
+        let body = Limited::new(res.into_body(), MAX_FETCH_BYTES)
+            .collect()
+            .await
+            .map_err(|e| err(link, format!("body: {e}")))?;
+        Ok(body.to_bytes().to_vec())
+    };
+    tokio::time::timeout(FETCH_TIMEOUT, work)
+        .await
+        .unwrap_or_else(|_| Err(err(link, "timed out")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_links_resolve_next_to_the_policy() {
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::write(dir.path().join("api.yaml"), b"openapi: 3.0.0").expect("write");
+        let policy = dir.path().join("policy.json");
+        let r = FsResolver::for_policy(&policy);
+        let base = FsResolver::base_link(&policy);
+        assert_eq!(
+            r.fetch(&base, "file://api.yaml").expect("rel"),
+            b"openapi: 3.0.0"
+        );
+        assert_eq!(r.fetch(&base, "api.yaml").expect("bare"), b"openapi: 3.0.0");
+        let abs = format!("file://{}", dir.path().join("api.yaml").display());
+        assert_eq!(r.fetch(&base, &abs).expect("abs"), b"openapi: 3.0.0");
+        assert!(r.fetch(&base, "file://missing.yaml").is_err());
+        assert!(r.fetch(&base, "ftp://x/y").is_err());
+    }
+
+    #[test]
+    fn http_links_are_fetched_with_bounds() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let server = std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            let (mut s, _) = listener.accept().expect("accept");
+            let mut buf = [0u8; 1024];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+            );
+        });
+        let got = fetch_url(&format!("http://{addr}/spec.yaml")).expect("fetch");
+        assert_eq!(got, b"hello");
+        server.join().expect("server");
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let dead = closed.local_addr().expect("addr");
+        drop(closed);
+        assert!(fetch_url(&format!("http://{dead}/x")).is_err());
+    }
+}

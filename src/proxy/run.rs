@@ -1,0 +1,192 @@
+//! `portcullis proxy`: one listener, one policy file, through the same [`Dataplane`] machinery the
+//! management plane uses. SIGHUP re-reads the policy and swaps it atomically (a policy that fails
+//! to load keeps the old one, and the log says why); SIGTERM or Ctrl-C drains and exits.
+//!
+//! Imports: `waf::{policy, Engine}`, `super::*`.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use super::dataplane::Dataplane;
+use super::events::EventSink;
+use super::handler::Shared;
+use super::limits::Limits;
+use super::metrics::{self, Metrics};
+use super::resolver::FsResolver;
+use super::topology::{ListenerSpec, TlsSpec, Topology, UpstreamSpec};
+use super::upstream::Clients;
+use crate::waf::{CompiledPolicy, Engine, policy};
+
+/// The command line of `portcullis proxy`.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ProxyOptions {
+    /// Address to listen on, e.g. 127.0.0.1:8080.
+    #[arg(long)]
+    pub listen: SocketAddr,
+    /// Upstream URL (http://, https:// or h2c://host:port); repeat for a round-robin pool.
+    #[arg(long, required = true)]
+    pub upstream: Vec<String>,
+    /// The declarative policy (JSON); file: links in it resolve relative to its directory.
+    #[arg(long)]
+    pub policy: PathBuf,
+    /// Runtime worker threads; 1 runs a single-threaded runtime.
+    #[arg(long)]
+    pub workers: Option<usize>,
+    /// Server certificate chain (PEM) to terminate TLS (h2 and http/1.1 by ALPN).
+    #[arg(long, requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// Private key (PEM) of --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// CA certificates (PEM) trusted for https:// upstreams instead of the built-in roots.
+    #[arg(long)]
+    pub upstream_ca: Option<PathBuf>,
+    /// Append security events (JSON lines) to this file instead of stderr.
+    #[arg(long)]
+    pub event_log: Option<PathBuf>,
+    /// Serve Prometheus metrics on this address.
+    #[arg(long)]
+    pub metrics_listen: Option<SocketAddr>,
+    /// Override one limit, NAME=VALUE (repeatable), e.g. `--limit max_body_bytes=1048576`;
+    /// the names and defaults are in docs/limits.md.
+    #[arg(long = "limit", value_name = "NAME=VALUE")]
+    pub limits: Vec<String>,
+}
+
+/// Loads the policy file with the file/http resolver.
+pub fn load_policy(path: &Path) -> Result<CompiledPolicy, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let resolver = FsResolver::for_policy(path);
+    let loaded = policy::load(&bytes, &FsResolver::base_link(path), &resolver)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    for w in &loaded.warnings {
+        tracing::warn!(policy = %path.display(), "{w}");
+    }
+    Ok(loaded.policy)
+}
+
+/// Builds the runtime `--workers` asks for.
+pub fn runtime(workers: Option<usize>) -> std::io::Result<tokio::runtime::Runtime> {
+    match workers {
+        Some(1) => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        Some(n) => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(n.max(1))
+            .enable_all()
+            .build(),
+        None => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build(),
+    }
+}
+
+/// Runs `portcullis proxy` to completion.
+pub fn run(opts: ProxyOptions) -> ExitCode {
+    let rt = match runtime(opts.workers) {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("portcullis: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(serve(opts)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("portcullis: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, String> {
+    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+async fn serve(opts: ProxyOptions) -> Result<(), String> {
+    let mut limits = Limits::default();
+    for l in &opts.limits {
+        limits.set(l)?;
+    }
+    let path = opts.policy.clone();
+    let first = tokio::task::spawn_blocking(move || load_policy(&path))
+        .await
+        .map_err(|e| e.to_string())??;
+    let engine = Arc::new(Engine::new(first));
+    let ca = opts.upstream_ca.as_deref().map(read).transpose()?;
+    let client_tls = super::tls::client_config(ca.as_deref())?;
+    let tls = match (&opts.tls_cert, &opts.tls_key) {
+        (Some(c), Some(k)) => Some(TlsSpec {
+            cert_pem: String::from_utf8_lossy(&read(c)?).into_owned(),
+            key_pem: String::from_utf8_lossy(&read(k)?).into_owned(),
+        }),
+        _ => None,
+    };
+    let events =
+        EventSink::open(opts.event_log.as_deref()).map_err(|e| format!("event log: {e}"))?;
+    let metrics = Arc::new(Metrics::default());
+    let shared = Arc::new(Shared {
+        limits,
+        clients: Clients::new(client_tls, limits.upstream_connect_timeout),
+        metrics: metrics.clone(),
+        events,
+    });
+    if let Some(addr) = opts.metrics_listen {
+        let l = metrics::bind(addr)
+            .await
+            .map_err(|e| format!("metrics listener {addr}: {e}"))?;
+        tokio::spawn(metrics::serve(l, metrics));
+    }
+    let dp = Dataplane::new(shared);
+    let spec = ListenerSpec {
+        name: "proxy".into(),
+        bind: opts.listen,
+        tls,
+        upstreams: opts
+            .upstream
+            .iter()
+            .map(|u| UpstreamSpec {
+                url: u.clone(),
+                healthy: true,
+            })
+            .collect(),
+        engine: engine.clone(),
+        x_forwarded_for: true,
+        redirect_to_https: false,
+    };
+    if let Some(e) = dp.apply(vec![spec]).into_iter().find_map(|s| s.error) {
+        return Err(e);
+    }
+    println!("portcullis proxy listening on {}", opts.listen);
+    wait_for_signals(&opts.policy, &engine).await?;
+    tracing::info!("draining");
+    dp.shutdown().await;
+    Ok(())
+}
+
+/// Returns on SIGTERM or SIGINT; reloads the policy on SIGHUP.
+async fn wait_for_signals(policy: &Path, engine: &Arc<Engine>) -> Result<(), String> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
+    let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
+    let mut hup = signal(SignalKind::hangup()).map_err(|e| e.to_string())?;
+    loop {
+        tokio::select! {
+            _ = term.recv() => return Ok(()),
+            _ = int.recv() => return Ok(()),
+            _ = hup.recv() => {
+                let path = policy.to_path_buf();
+                match tokio::task::spawn_blocking(move || load_policy(&path)).await {
+                    Ok(Ok(p)) => {
+                        engine.apply(p);
+                        tracing::info!(policy = %policy.display(), "policy reloaded");
+                    }
+                    Ok(Err(e)) => tracing::error!("policy reload failed, keeping the old policy: {e}"),
+                    Err(e) => tracing::error!("policy reload failed, keeping the old policy: {e}"),
+                }
+            }
+        }
+    }
+}
