@@ -4,18 +4,17 @@
 //! - [`support`]: support ids, clock, small shared types. Imports nothing internal.
 //! - [`waf`]: the engine, pure and IO-free: policy → compiled matchers → verdicts. Imports `support`.
 //! - [`proxy`]: the hyper/tokio data plane. Imports `waf`, `support`.
-//! - [`demo`]: the built-in demo upstreams of `portcullis demo`. Imports `waf`, `support`.
 //! - [`store`]: the embedded crash-safe configuration store. Imports `support`.
-//! - [`dns`]: DNS zones, zone-file text, the DNS listener. Imports `store`, `support`.
 //! - [`mgmt`]: the `/mgmt` REST surface. Imports `store`, `support`, `proxy::topology`, `waf::Engine`.
+//! - [`dns`]: DNS zones, zone-file text, the DNS listener. Imports `store`, `support`.
 //! - [`soap`]: the iControl SOAP portal for DNS zones. Imports `dns`, `store`, `support`.
+//! - [`demo`]: `portcullis demo`, the embedded default and its demo upstreams. Imports `proxy`, `waf`.
+//! - [`cli`]: command-line tools that are not servers (`policy check`). Imports `waf`.
 
+pub mod cli;
 pub mod demo;
 pub mod dns;
 pub mod mgmt;
-pub mod cli;
-//! - [`demo`]: `portcullis demo`, the embedded default. Imports `proxy`, `waf`.
-
 pub mod proxy;
 pub mod soap;
 pub mod store;

@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
@@ -24,8 +25,29 @@ struct Cli {
 enum Command {
     /// Print the version.
     Version,
+    /// The standalone inline WAF proxy: one listener, one policy file.
+    Proxy(Box<portcullis::proxy::run::ProxyOptions>),
+    /// The embedded demo: a demo API behind the proxy on 127.0.0.1:8080, no configuration.
+    Demo,
     /// Run a controller: the /mgmt admin API over HTTPS, state in a data directory.
     Serve(ServeCmd),
+    /// Declarative policy tools.
+    Policy {
+        #[command(subcommand)]
+        command: PolicyCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum PolicyCommand {
+    /// Validate and compile a policy file; exit 1 with a precise error when it cannot be used.
+    Check {
+        /// The policy file (JSON or YAML).
+        file: PathBuf,
+        /// Accept a bare policy object without the `policy` wrapper.
+        #[arg(long)]
+        lenient: bool,
+    },
 }
 
 #[derive(clap::Args)]
@@ -42,6 +64,16 @@ struct ServeCmd {
     /// Address of the DNS listener (UDP and TCP).
     #[arg(long)]
     dns_listen: Option<SocketAddr>,
+}
+
+/// Structured logs on stderr; `RUST_LOG` filters (default `info`).
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 fn serve(cmd: ServeCmd) -> Result<(), String> {
@@ -67,12 +99,11 @@ fn serve(cmd: ServeCmd) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let topology = Arc::new(portcullis::mgmt::apply::DetachedTopology);
-    rt.block_on(portcullis::mgmt::server::run(
-        args,
-        topology,
-        Box::new(soap_and_dns),
-    ))
+    rt.block_on(async {
+        let shared = portcullis::proxy::handler::Shared::with_defaults(None)?;
+        let topology = Arc::new(portcullis::proxy::Dataplane::new(shared));
+        portcullis::mgmt::server::run(args, topology, Box::new(soap_and_dns)).await
+    })
 }
 
 /// Mounts the SOAP portal on the admin API (users checked against the /mgmt user store) and starts
@@ -101,42 +132,26 @@ fn soap_and_dns(
             auth,
         )))
     })
-    /// Declarative policy tools.
-    Policy {
-        #[command(subcommand)]
-        command: PolicyCommand,
-    },
-
-#[derive(Subcommand)]
-enum PolicyCommand {
-    /// Validate and compile a policy file; exit 1 with a precise error when it cannot be used.
-    Check {
-        /// The policy file (JSON or YAML).
-        file: std::path::PathBuf,
-        /// Accept a bare policy object without the `policy` wrapper.
-        #[arg(long)]
-        lenient: bool,
-    },
-    /// The standalone inline WAF proxy: one listener, one policy file.
-    Proxy(Box<portcullis::proxy::run::ProxyOptions>),
-    /// The embedded demo: a demo API behind the proxy on 127.0.0.1:8080, no configuration.
-    Demo,
-
-/// Structured logs on stderr; `RUST_LOG` filters (default `info`).
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
 }
 
-fn main() -> std::process::ExitCode {
+fn exit_with(what: &str, r: Result<(), String>) -> ExitCode {
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("portcullis {what}: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn main() -> ExitCode {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
-    let _ = rustls::crypto::ring::default_provider().install_default();
     match cli.command {
+        Command::Version => {
+            println!("portcullis {}", env!("CARGO_PKG_VERSION"));
+            ExitCode::SUCCESS
+        }
         Command::Proxy(opts) => {
             init_logging();
             portcullis::proxy::run::run(*opts)
@@ -145,26 +160,21 @@ fn main() -> std::process::ExitCode {
             init_logging();
             portcullis::demo::run()
         }
-        Command::Version => {
-            println!("portcullis {}", env!("CARGO_PKG_VERSION"));
-            std::process::ExitCode::SUCCESS
+        Command::Serve(cmd) => {
+            init_logging();
+            exit_with("serve", serve(cmd))
         }
-        Command::Serve(cmd) => match serve(cmd) {
-            Ok(()) => std::process::ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("portcullis serve: {e}");
-                std::process::ExitCode::FAILURE
-            }
-        },
         Command::Policy {
             command: PolicyCommand::Check { file, lenient },
         } => {
             let (report, ok) = portcullis::cli::policy_check::run(&file, lenient);
             if ok {
                 print!("{report}");
-                std::process::ExitCode::SUCCESS
+                ExitCode::SUCCESS
             } else {
                 eprintln!("{report}");
+                ExitCode::FAILURE
+            }
         }
     }
 }

@@ -1,14 +1,11 @@
-//! The built-in demo upstreams `portcullis demo` runs behind the proxy, without network.
-//!
-//! Imports: `waf` (the gRPC IDL compiler and frame codec), `support`; tokio and hyper for serving.
-
-pub mod grpc;
 //! `portcullis demo`: the embedded default. No arguments, no configuration, no network: a
 //! built-in demo JSON API on loopback, the data plane on 127.0.0.1:8080 protected by the demo
 //! policy of `policies/demo/` (embedded in the binary), and curl commands that show a pass and a
 //! block. Later parts (the gRPC demo service, the admin API) plug into [`Demo`].
+//!
 //! Imports: `proxy`, `waf`.
 
+pub mod grpc;
 pub mod upstream;
 
 use std::net::SocketAddr;

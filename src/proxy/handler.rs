@@ -44,6 +44,23 @@ pub struct Shared {
     pub events: EventSink,
 }
 
+impl Shared {
+    /// The shared state with default limits, upstream TLS from the built-in roots, fresh metrics,
+    /// and the event log at `event_log` (stderr when `None`).
+    pub fn with_defaults(event_log: Option<&std::path::Path>) -> Result<Arc<Shared>, String> {
+        let limits = Limits::default();
+        Ok(Arc::new(Shared {
+            limits,
+            clients: Clients::new(
+                super::tls::client_config(None)?,
+                limits.upstream_connect_timeout,
+            ),
+            metrics: Arc::new(Metrics::default()),
+            events: EventSink::open(event_log).map_err(|e| format!("event log: {e}"))?,
+        }))
+    }
+}
+
 /// The connection a request came on.
 #[derive(Clone, Copy)]
 pub struct Conn {

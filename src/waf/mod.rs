@@ -8,9 +8,9 @@
 pub mod engine;
 pub mod event;
 pub mod grpc;
-pub mod openapi;
 pub mod injection;
 pub mod normalize;
+pub mod openapi;
 pub mod parse;
 pub mod policy;
 pub mod resolver;

@@ -240,6 +240,7 @@ mod tests {
             risk: Level::High,
             systems: systems.iter().map(|s| s.to_string()).collect(),
             sets: sets.iter().map(|s| s.to_string()).collect(),
+            targets: Vec::new(),
         }
     }
 
