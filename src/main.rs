@@ -134,6 +134,24 @@ fn soap_and_dns(
     })
 }
 
+/// The demo's admin API on https://127.0.0.1:8443, state in a fresh temporary directory, on its own
+/// thread so the demo data plane runs as `portcullis proxy` does. Failing to start it (port taken)
+/// is reported and the demo goes on without it.
+fn demo_admin_api() {
+    let data_dir = std::env::temp_dir().join(format!("portcullis-demo-{}", std::process::id()));
+    let cmd = ServeCmd {
+        config: None,
+        admin_listen: Some(SocketAddr::from(([127, 0, 0, 1], 8443))),
+        data_dir: Some(data_dir),
+        dns_listen: None,
+    };
+    std::thread::spawn(move || {
+        if let Err(e) = serve(cmd) {
+            eprintln!("portcullis demo: admin API not started: {e}");
+        }
+    });
+}
+
 fn exit_with(what: &str, r: Result<(), String>) -> ExitCode {
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -158,6 +176,7 @@ fn main() -> ExitCode {
         }
         Command::Demo => {
             init_logging();
+            demo_admin_api();
             portcullis::demo::run()
         }
         Command::Serve(cmd) => {
