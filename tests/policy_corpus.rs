@@ -8,9 +8,12 @@ use portcullis::cli::policy_check::DirResolver;
 use portcullis::waf::policy::{self, LoadOptions};
 
 fn corpus() -> Option<PathBuf> {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/policy-corpus");
-    let alt = PathBuf::from("/work/shared/policy-corpus");
-    [p, alt].into_iter().find(|p| p.join("README.md").exists())
+    // `shared/` sits beside the checkout (CI, developers) or one level up (worktrees).
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    ["../shared/policy-corpus", "../../shared/policy-corpus"]
+        .into_iter()
+        .map(|rel| root.join(rel))
+        .find(|p| p.join("README.md").exists())
 }
 
 fn check(file: &Path) -> Result<Vec<String>, String> {
