@@ -23,7 +23,6 @@ fn check(file: &Path) -> Result<Vec<String>, String> {
         &file.to_string_lossy(),
         &resolver,
         LoadOptions::default(),
-        None,
     )
     .map(|l| l.warnings)
     .map_err(|e| e.0)

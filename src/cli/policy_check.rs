@@ -61,7 +61,7 @@ pub fn run(file: &Path, lenient: bool) -> (String, bool) {
         .unwrap_or_else(|| PathBuf::from("."));
     let resolver = DirResolver { dir };
     let base = format!("file://{}", file.display());
-    match policy::load_with(&doc, &base, &resolver, LoadOptions { lenient }, None) {
+    match policy::load_with(&doc, &base, &resolver, LoadOptions { lenient }) {
         Err(e) => (format!("{}: {e}", file.display()), false),
         Ok(l) => {
             let s = &l.summary;

@@ -52,6 +52,8 @@ pub struct CompiledPolicy {
     pub(super) sensitive: Vec<String>,
     pub(super) body_limit: usize,
     pub(super) allowed_codes: Vec<u16>,
+    /// The linked OpenAPI spec (`open-api-files`), set by `load_with` after compiling.
+    pub(super) api: Option<std::sync::Arc<crate::waf::openapi::CompiledApi>>,
 }
 
 /// Most request-body bytes buffered for inspection (larger bodies are inspected up to this size).
@@ -441,6 +443,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
         settings[i] = m.setting(*k);
     }
     Ok(CompiledPolicy {
+        api: None,
         name: m.name.clone(),
         template: m.template,
         blocking: m.blocking,
@@ -497,6 +500,7 @@ impl CompiledPolicy {
     /// A policy that allows everything (what a listener without a policy runs).
     pub fn allow_all(name: &str) -> Self {
         CompiledPolicy {
+            api: None,
             name: name.to_string(),
             template: TemplateId::NginxBase,
             blocking: false,
