@@ -124,6 +124,9 @@ fn the_spec_decides_urls_methods_parameters_and_bodies() {
         let bad_path = run(&p, "GET", "/v1/pets/abc", &[], b"");
         assert_blocked_with(&bad_path, K::ParameterDataType, spec);
 
+        let unknown_param = run(&p, "GET", "/v1/pets/42?debug=1", &[], b"");
+        assert_blocked_with(&unknown_param, K::Parameter, spec);
+
         let missing = run(&p, "GET", "/v1/pets", &[], b"");
         assert_blocked_with(&missing, K::MandatoryParameter, spec);
 
@@ -132,6 +135,11 @@ fn the_spec_decides_urls_methods_parameters_and_bodies() {
 
         let malformed = run(&p, "POST", "/v1/pets", &json, br#"{"name": "#);
         assert_blocked_with(&malformed, K::JsonMalformed, spec);
+        let once = kinds(&malformed)
+            .iter()
+            .filter(|k| **k == K::JsonMalformed)
+            .count();
+        assert_eq!(once, 1, "{spec}: {:?}", kinds(&malformed));
 
         let no_body = run(&p, "POST", "/v1/pets", &json, b"");
         assert_blocked_with(&no_body, K::MandatoryRequestBody, spec);
