@@ -161,6 +161,13 @@ fn signatures_still_apply_to_values_the_spec_allows() {
 }
 
 #[test]
+fn url_metacharacters_are_checked_on_spec_urls() {
+    let p = compile("petstore-3.0.yaml", "blocking");
+    let tx = run(&p, "GET", "/v1/owners/a%3Cb%3E@example.com", &[], b"");
+    assert!(kinds(&tx).contains(&K::UrlMetachar), "{:?}", kinds(&tx));
+}
+
+#[test]
 fn transparent_mode_records_undocumented_endpoints() {
     let p = compile("petstore-3.0.yaml", "transparent");
     let tx = run(&p, "GET", "/v1/shadow/7", &[], b"");

@@ -260,6 +260,14 @@ impl CompiledPolicy {
         let explicit = idx.is_some_and(|i| self.urls.get(i).is_some_and(|u| u.m.glob.is_none()));
         let by_spec = !explicit && self.api_url(method, raw_path, idx.is_some(), s, out);
         if by_spec && idx.is_none() {
+            if let Some(c) = self.url_table.first_bad(path) {
+                self.push(
+                    out,
+                    Violation::new(K::UrlMetachar, Context::Url)
+                        .snippet(path)
+                        .detail(format!("metacharacter 0x{c:02x}")),
+                );
+            }
             if !self.sigs.is_empty() {
                 self.scan(s, out, Target::Url, Context::Url, None, path, &[], false);
             }
