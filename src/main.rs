@@ -47,6 +47,9 @@ enum PolicyCommand {
         /// Accept a bare policy object without the `policy` wrapper.
         #[arg(long)]
         lenient: bool,
+        /// Also print the URL table (method, URL, parameters, content types) of the OpenAPI spec.
+        #[arg(long)]
+        urls: bool,
     },
 }
 
@@ -184,9 +187,14 @@ fn main() -> ExitCode {
             exit_with("serve", serve(cmd))
         }
         Command::Policy {
-            command: PolicyCommand::Check { file, lenient },
+            command:
+                PolicyCommand::Check {
+                    file,
+                    lenient,
+                    urls,
+                },
         } => {
-            let (report, ok) = portcullis::cli::policy_check::run(&file, lenient);
+            let (report, ok) = portcullis::cli::policy_check::run_with(&file, lenient, urls);
             if ok {
                 print!("{report}");
                 ExitCode::SUCCESS

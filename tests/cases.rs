@@ -172,30 +172,25 @@ fn verdict_cases() {
             );
         }
         let resolver = MemResolver(files_map);
-        let loaded = match policy::load_with(
-            &policy_doc,
-            "case.json",
-            &resolver,
-            LoadOptions::default(),
-            None,
-        ) {
-            Ok(l) => l,
-            Err(e) => {
-                if let Some(want) = doc["load_error"].as_str() {
-                    if !e.0.contains(want) {
-                        failures.push(format!(
-                            "{}: load error {:?} lacks {want:?}",
-                            file.display(),
-                            e.0
-                        ));
+        let loaded =
+            match policy::load_with(&policy_doc, "case.json", &resolver, LoadOptions::default()) {
+                Ok(l) => l,
+                Err(e) => {
+                    if let Some(want) = doc["load_error"].as_str() {
+                        if !e.0.contains(want) {
+                            failures.push(format!(
+                                "{}: load error {:?} lacks {want:?}",
+                                file.display(),
+                                e.0
+                            ));
+                        }
+                        count += 1;
+                        continue;
                     }
-                    count += 1;
+                    failures.push(format!("{}: policy does not load: {e}", file.display()));
                     continue;
                 }
-                failures.push(format!("{}: policy does not load: {e}", file.display()));
-                continue;
-            }
-        };
+            };
         if let Some(want) = doc["load_error"].as_str() {
             failures.push(format!("{}: expected load error {want:?}", file.display()));
             continue;

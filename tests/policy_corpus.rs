@@ -26,7 +26,6 @@ fn check(file: &Path) -> Result<Vec<String>, String> {
         &file.to_string_lossy(),
         &resolver,
         LoadOptions::default(),
-        None,
     )
     .map(|l| l.warnings)
     .map_err(|e| e.0)

@@ -56,7 +56,6 @@ async fn the_demo_api_answers_through_the_proxy() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs the policy engine (issue 3)"]
 async fn the_demo_blocks_a_url_outside_the_spec() {
     let d = demo().await;
     let res = h1_client()
@@ -79,7 +78,6 @@ async fn the_demo_blocks_a_url_outside_the_spec() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "needs OpenAPI enforcement of open-api-files (the openapi work)"]
 async fn the_demo_blocks_a_body_that_breaks_the_spec() {
     let d = demo().await;
     let req = Request::post(format!("http://{}/api/orders", d.proxy))

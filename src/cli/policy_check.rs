@@ -51,6 +51,11 @@ impl Resolver for DirResolver {
 
 /// Runs the check; returns the report text and whether the policy is valid.
 pub fn run(file: &Path, lenient: bool) -> (String, bool) {
+    run_with(file, lenient, false)
+}
+
+/// [`run`], and with `urls` the URL table of the policy's OpenAPI spec (`policy check --urls`).
+pub fn run_with(file: &Path, lenient: bool, urls: bool) -> (String, bool) {
     let doc = match std::fs::read(file) {
         Ok(d) => d,
         Err(e) => return (format!("{}: {e}", file.display()), false),
@@ -61,7 +66,7 @@ pub fn run(file: &Path, lenient: bool) -> (String, bool) {
         .unwrap_or_else(|| PathBuf::from("."));
     let resolver = DirResolver { dir };
     let base = format!("file://{}", file.display());
-    match policy::load_with(&doc, &base, &resolver, LoadOptions { lenient }, None) {
+    match policy::load_with(&doc, &base, &resolver, LoadOptions { lenient }) {
         Err(e) => (format!("{}: {e}", file.display()), false),
         Ok(l) => {
             let s = &l.summary;
@@ -79,6 +84,17 @@ pub fn run(file: &Path, lenient: bool) -> (String, bool) {
             );
             for w in &l.warnings {
                 out.push_str(&format!("  warning: {w}\n"));
+            }
+            if urls {
+                match l.policy.api() {
+                    Some(api) => {
+                        out.push_str(&api.url_table().to_string());
+                        if !out.ends_with('\n') {
+                            out.push('\n');
+                        }
+                    }
+                    None => out.push_str("  (no open-api-files: no URL table)\n"),
+                }
             }
             (out, true)
         }

@@ -34,6 +34,7 @@ impl CompiledPolicy {
         }
         let kind = s.body_kind.take().unwrap_or(BodyKind::Signatures);
         let body = std::mem::take(&mut s.body);
+        self.api_body(&body, s, out);
         if body.contains(&0) && !matches!(kind, BodyKind::Form) {
             self.protocol(out, "Null in request");
         }

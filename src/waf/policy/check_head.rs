@@ -145,7 +145,7 @@ impl CompiledPolicy {
         let decoded = query::decode(raw_path, false, self.passes, &mut flags);
         self.flag_evasions(&flags, Context::Url, raw_path, out);
         let path = normalize_path(&decoded);
-        self.check_url(method, tls, &path, s, out);
+        self.check_url(method, tls, (&path, head.uri.path()), s, out);
         self.check_filetype(&path, raw_query.len() as u64, head, s, out);
         s.path = path;
         self.check_positional(s, out);
@@ -171,6 +171,7 @@ impl CompiledPolicy {
         }
         self.check_header_fields(head, s, out);
         let inspect = self.plan_body(head, s, out);
+        let inspect = self.api_head(head, s.expects_body, s, out) || inspect;
         self.check_mandatory(s, out, false);
         inspect
     }
@@ -234,7 +235,7 @@ impl CompiledPolicy {
         &self,
         method: &str,
         tls: bool,
-        path: &[u8],
+        (path, raw_path): (&[u8], &str),
         s: &mut Scratch,
         out: &mut Vec<Violation>,
     ) {
@@ -255,6 +256,23 @@ impl CompiledPolicy {
             }
         }
         s.url = idx;
+        // Explicit policy URLs first, then the OpenAPI operations, then the policy wildcards.
+        let explicit = idx.is_some_and(|i| self.urls.get(i).is_some_and(|u| u.m.glob.is_none()));
+        let by_spec = !explicit && self.api_url(method, raw_path, idx.is_some(), s, out);
+        if by_spec && idx.is_none() {
+            if let Some(c) = self.url_table.first_bad(path) {
+                self.push(
+                    out,
+                    Violation::new(K::UrlMetachar, Context::Url)
+                        .snippet(path)
+                        .detail(format!("metacharacter 0x{c:02x}")),
+                );
+            }
+            if !self.sigs.is_empty() {
+                self.scan(s, out, Target::Url, Context::Url, None, path, &[], false);
+            }
+            return;
+        }
         let Some(u) = idx.and_then(|i| self.urls.get(i)) else {
             self.push(
                 out,
@@ -264,7 +282,7 @@ impl CompiledPolicy {
             );
             return;
         };
-        if !u.allowed {
+        if !u.allowed && !by_spec {
             self.push(
                 out,
                 Violation::new(K::Url, Context::Url)

@@ -43,6 +43,8 @@ pub struct CompiledPolicy {
     pub(super) json: Vec<CJson>,
     pub(super) xml: Vec<CXml>,
     pub(super) header_table: Table,
+    /// The policy's URL character set (for URLs the OpenAPI spec matched).
+    pub(super) url_table: Table,
     pub(super) reply: Reply,
     pub(super) ajax_reply: Option<Reply>,
     pub(super) grpc_reply: Reply,
@@ -52,6 +54,8 @@ pub struct CompiledPolicy {
     pub(super) sensitive: Vec<String>,
     pub(super) body_limit: usize,
     pub(super) allowed_codes: Vec<u16>,
+    /// The linked OpenAPI spec (`open-api-files`), set by `load_with` after compiling.
+    pub(super) api: Option<std::sync::Arc<crate::waf::openapi::CompiledApi>>,
 }
 
 /// Most request-body bytes buffered for inspection (larger bodies are inspected up to this size).
@@ -441,6 +445,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
         settings[i] = m.setting(*k);
     }
     Ok(CompiledPolicy {
+        api: None,
         name: m.name.clone(),
         template: m.template,
         blocking: m.blocking,
@@ -468,6 +473,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
         json,
         xml,
         header_table: tables["header"],
+        url_table: tables["url"],
         reply,
         ajax_reply,
         grpc_reply,
@@ -497,6 +503,7 @@ impl CompiledPolicy {
     /// A policy that allows everything (what a listener without a policy runs).
     pub fn allow_all(name: &str) -> Self {
         CompiledPolicy {
+            api: None,
             name: name.to_string(),
             template: TemplateId::NginxBase,
             blocking: false,
@@ -519,6 +526,7 @@ impl CompiledPolicy {
             json: Vec::new(),
             xml: Vec::new(),
             header_table: Table::EMPTY,
+            url_table: Table::EMPTY,
             reply: Reply::DefaultPage,
             ajax_reply: None,
             grpc_reply: default_grpc_reply(),

@@ -208,4 +208,6 @@ pub struct Scratch {
     pub ajax: bool,
     pub grpc: bool,
     pub path: Vec<u8>,
+    /// The OpenAPI operation phase 1 matched (looked up again at body end).
+    pub api: Option<super::check_api::ApiRequest>,
 }

@@ -8,6 +8,7 @@
 //! Imports: `waf::{resolver, signatures, parse, violation, verdict, response}`, `support`. No IO.
 
 pub mod charset;
+pub mod check_api;
 pub mod check_body;
 pub mod check_fields;
 pub mod check_head;
@@ -56,16 +57,6 @@ pub struct LoadOptions {
     pub lenient: bool,
 }
 
-/// The OpenAPI layer (second layer, between template and body). The `waf::openapi` module plugs in
-/// here: given the policy body (with `open-api-files` resolved through the same resolver), it returns
-/// the policy fragment the specification yields (urls, parameters, methods, json-profiles), which is
-/// merged over the template and under the body.
-pub type OpenApiLayer = fn(
-    body: &Map<String, Value>,
-    base: &str,
-    resolver: &dyn Resolver,
-) -> Result<Option<Map<String, Value>>, PolicyError>;
-
 /// Parses a document as JSON, or as YAML when it is not JSON-shaped or named `.yaml`/`.yml`.
 pub fn parse_document(bytes: &[u8], name: &str) -> Result<Value, String> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace()).copied();
@@ -103,16 +94,16 @@ fn strip_position(msg: &str) -> String {
 /// (e.g. `file:///etc/policies/p.json`), against which relative links inside it are resolved through
 /// `resolver`.
 pub fn load(doc: &[u8], base: &str, resolver: &dyn Resolver) -> Result<Loaded, PolicyError> {
-    load_with(doc, base, resolver, LoadOptions::default(), None)
+    load_with(doc, base, resolver, LoadOptions::default())
 }
 
-/// [`load`] with options and the OpenAPI layer.
+/// [`load`] with options. A linked OpenAPI spec (`open-api-files`) is compiled into the policy
+/// ([`check_api`]): its operations sit between the explicit and the wildcard URLs.
 pub fn load_with(
     doc: &[u8],
     base: &str,
     resolver: &dyn Resolver,
     opts: LoadOptions,
-    openapi: Option<OpenApiLayer>,
 ) -> Result<Loaded, PolicyError> {
     let root = parse_document(doc, base).map_err(PolicyError)?;
     let mut warnings = Vec::new();
@@ -146,12 +137,15 @@ pub fn load_with(
     let body_model = model::Model::build(body_decl.clone(), template, &body_decl, &mut Vec::new())?;
     compiled::validate(&body_model)?;
 
-    let mut merged = template.policy();
-    if let Some(layer) = openapi
-        && let Some(fragment) = layer(&body, base, resolver)?
-    {
-        layers::merge_policy(&mut merged, &fragment);
+    let api = check_api::load_api(&body, base, resolver)?;
+    if let Some(api) = &api {
+        warnings.extend(
+            api.warnings
+                .iter()
+                .map(|w| format!("open-api-files[0]: {w}")),
+        );
     }
+    let mut merged = template.policy();
     layers::merge_policy(&mut merged, &body);
     if let Some((m, path)) = &mods {
         layers::apply_modifications(&mut merged, m, path)?;
@@ -160,7 +154,8 @@ pub fn load_with(
     let decl = model::read_decl(&Value::Object(merged), "policy", &mut ignored)?;
     let model = model::Model::build(decl, template, &body_decl, &mut warnings)?;
     let mut summary = model.summary();
-    let policy = compiled::compile(&model)?;
+    let mut policy = compiled::compile(&model)?;
+    policy.api = api;
     summary.signatures_enabled = policy.signatures_enabled();
     Ok(Loaded {
         policy,
@@ -246,7 +241,6 @@ pub fn fuzz_policy_json(data: &[u8]) {
             "fuzz.json",
             &super::resolver::NoResolver,
             LoadOptions { lenient },
-            None,
         );
     }
 }
@@ -288,7 +282,6 @@ mod tests {
             "p.json",
             &crate::waf::resolver::NoResolver,
             LoadOptions { lenient: true },
-            None,
         );
         assert!(l.is_ok_and(|l| l.warnings.iter().any(|w| w.contains("wrapper"))));
     }

@@ -87,6 +87,9 @@ pub fn resolve_policy(policy: &mut Map<String, Value>, cx: &mut RefCtx) -> Resul
             policy.insert(section.to_string(), content);
             continue;
         }
+        if key == "open-api-files" {
+            continue; // read and compiled by `check_api::load_api`
+        }
         if let Some(v) = policy.get_mut(&key) {
             let raw = RAW_SECTIONS.contains(&key.as_str());
             resolve_value(v, &path, raw, cx)?;
@@ -122,7 +125,7 @@ fn resolve_value(v: &mut Value, path: &str, raw: bool, cx: &mut RefCtx) -> Resul
                 return Ok(());
             }
             if let Some(link) = map.get("link").and_then(Value::as_str).map(str::to_string)
-                && (path.contains("json-validation-files") || path.contains("open-api-files"))
+                && path.contains("json-validation-files")
             {
                 let bytes = cx.fetch(&format!("{path}.link"), &link)?;
                 if path.contains("json-validation-files") && !map.contains_key("contents") {
