@@ -249,14 +249,22 @@ async fn send(
         let Some(member) = site.pool.pick() else {
             return Err(Failure::NoMember);
         };
+        let protocol = upstream_protocol(member.protocol, &head);
         // Only a request that may be retried pays for a copy of its headers.
         let headers = if attempt == attempts {
             std::mem::take(&mut head.headers)
         } else {
             head.headers.clone()
         };
-        let req = build(member, &head.method, headers, pq.clone(), body.take())?;
-        let client = shared.clients.for_protocol(member.protocol);
+        let req = build(
+            member,
+            protocol,
+            &head.method,
+            headers,
+            pq.clone(),
+            body.take(),
+        )?;
+        let client = shared.clients.for_protocol(protocol);
         match tokio::time::timeout(shared.limits.upstream_response_timeout, client.request(req))
             .await
         {
@@ -280,8 +288,27 @@ async fn send(
     Err(last)
 }
 
+/// The protocol spoken to the member: a gRPC call (HTTP/2, `application/grpc`) to an `http://`
+/// member goes over h2c (prior knowledge), since gRPC needs HTTP/2 end to end (trailers).
+fn upstream_protocol(p: Protocol, head: &http::request::Parts) -> Protocol {
+    let grpc = head
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| {
+            let ct = ct.to_ascii_lowercase();
+            ct.starts_with("application/grpc") && !ct.starts_with("application/grpc-web")
+        });
+    if p == Protocol::Http1 && grpc && head.version == Version::HTTP_2 {
+        Protocol::H2c
+    } else {
+        p
+    }
+}
+
 fn build(
     member: &Member,
+    protocol: Protocol,
     method: &http::Method,
     headers: HeaderMap,
     pq: http::uri::PathAndQuery,
@@ -294,7 +321,7 @@ fn build(
     let mut req = Request::new(body);
     *req.method_mut() = method.clone();
     *req.uri_mut() = uri;
-    *req.version_mut() = if member.protocol == Protocol::H2c {
+    *req.version_mut() = if protocol == Protocol::H2c {
         Version::HTTP_2
     } else {
         Version::HTTP_11

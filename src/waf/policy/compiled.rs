@@ -52,6 +52,10 @@ pub struct CompiledPolicy {
     pub(super) sensitive: Vec<String>,
     pub(super) body_limit: usize,
     pub(super) allowed_codes: Vec<u16>,
+    /// `grpc-profiles`, compiled by `policy::load` (they need the resolver).
+    pub(super) grpc_profiles: Vec<std::sync::Arc<crate::waf::grpc::CompiledGrpcProfile>>,
+    /// Meta-characters refused in gRPC string values (the parameter-value set).
+    pub(super) grpc_table: Table,
 }
 
 /// Most request-body bytes buffered for inspection (larger bodies are inspected up to this size).
@@ -490,6 +494,8 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
         sensitive: m.sensitive.clone(),
         body_limit: BODY_INSPECT_LIMIT,
         allowed_codes: allowed_codes(d),
+        grpc_profiles: Vec::new(),
+        grpc_table: tables["parameter-value"],
     })
 }
 
@@ -528,6 +534,8 @@ impl CompiledPolicy {
             sensitive: Vec::new(),
             body_limit: 0,
             allowed_codes: Vec::new(),
+            grpc_profiles: Vec::new(),
+            grpc_table: Table::EMPTY,
         }
     }
 

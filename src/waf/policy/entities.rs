@@ -208,4 +208,7 @@ pub struct Scratch {
     pub ajax: bool,
     pub grpc: bool,
     pub path: Vec<u8>,
+    /// The gRPC profile the URL is bound to, and the call's message inspector.
+    pub grpc_profile: Option<usize>,
+    pub grpc_stream: Option<crate::waf::grpc::GrpcStream>,
 }

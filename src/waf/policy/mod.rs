@@ -10,6 +10,7 @@
 pub mod charset;
 pub mod check_body;
 pub mod check_fields;
+pub mod check_grpc;
 pub mod check_head;
 pub mod check_params;
 pub mod compiled;
@@ -160,7 +161,10 @@ pub fn load_with(
     let decl = model::read_decl(&Value::Object(merged), "policy", &mut ignored)?;
     let model = model::Model::build(decl, template, &body_decl, &mut warnings)?;
     let mut summary = model.summary();
-    let policy = compiled::compile(&model)?;
+    let mut policy = compiled::compile(&model)?;
+    if let Some(raw) = &model.decl.grpc_profiles {
+        policy.set_grpc_profiles(check_grpc::compile_profiles(raw, base, resolver)?);
+    }
     summary.signatures_enabled = policy.signatures_enabled();
     Ok(Loaded {
         policy,
