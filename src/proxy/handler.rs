@@ -249,7 +249,7 @@ async fn send(
         let Some(member) = site.pool.pick() else {
             return Err(Failure::NoMember);
         };
-        let protocol = upstream_protocol(member.protocol, &head);
+        let protocol = super::upstream::protocol_for(member.protocol, &head);
         // Only a request that may be retried pays for a copy of its headers.
         let headers = if attempt == attempts {
             std::mem::take(&mut head.headers)
@@ -286,24 +286,6 @@ async fn send(
         }
     }
     Err(last)
-}
-
-/// The protocol spoken to the member: a gRPC call (HTTP/2, `application/grpc`) to an `http://`
-/// member goes over h2c (prior knowledge), since gRPC needs HTTP/2 end to end (trailers).
-fn upstream_protocol(p: Protocol, head: &http::request::Parts) -> Protocol {
-    let grpc = head
-        .headers
-        .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| {
-            let ct = ct.to_ascii_lowercase();
-            ct.starts_with("application/grpc") && !ct.starts_with("application/grpc-web")
-        });
-    if p == Protocol::Http1 && grpc && head.version == Version::HTTP_2 {
-        Protocol::H2c
-    } else {
-        p
-    }
 }
 
 fn build(

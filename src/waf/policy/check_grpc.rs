@@ -155,3 +155,226 @@ impl CompiledPolicy {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::net::{IpAddr, Ipv4Addr};
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use crate::waf::resolver::MemResolver;
+    use crate::waf::transaction::{ConnInfo, Step, Transaction};
+    use crate::waf::violation::ViolationKind as K;
+
+    const PROTO: &str = include_str!("../../../policies/demo/demo.proto");
+    const IDL: &str = "file:///p/demo.proto";
+
+    /// A blocking policy with the demo profile; `profile` fields are merged into the profile.
+    fn policy(profile: serde_json::Value, extra: serde_json::Value) -> Arc<super::CompiledPolicy> {
+        let mut p = json!({
+            "name": "demo_profile",
+            "associateUrls": true,
+            "defenseAttributes": {"allowUnknownFields": false, "maximumDataLength": 1000},
+            "idlFiles": [{"idlFile": {"$ref": IDL}, "isPrimary": true}]
+        });
+        for (k, v) in profile.as_object().into_iter().flatten() {
+            p[k] = v.clone();
+        }
+        let mut body = json!({
+            "name": "g",
+            "template": {"name": "POLICY_TEMPLATE_NGINX_BASE"},
+            "enforcementMode": "blocking",
+            "grpc-profiles": [p],
+            "urls": [{"name": "*", "type": "wildcard", "method": "*", "$action": "delete"}],
+            "blocking-settings": {"violations": [
+                {"name": "VIOL_GRPC_MALFORMED", "alarm": true, "block": true},
+                {"name": "VIOL_GRPC_FORMAT", "alarm": true, "block": true},
+                {"name": "VIOL_GRPC_METHOD", "alarm": true, "block": true},
+                {"name": "VIOL_PARAMETER_VALUE_METACHAR", "alarm": true, "block": true},
+                {"name": "VIOL_METHOD", "alarm": true, "block": true},
+                {"name": "VIOL_URL", "alarm": true, "block": true}
+            ]}
+        });
+        for (k, v) in extra.as_object().into_iter().flatten() {
+            body[k] = v.clone();
+        }
+        let doc = serde_json::to_vec(&json!({ "policy": body })).unwrap_or_default();
+        let r = MemResolver(HashMap::from([(
+            IDL.to_string(),
+            PROTO.as_bytes().to_vec(),
+        )]));
+        match crate::waf::policy::load(&doc, "file:///p/policy.json", &r) {
+            Ok(l) => Arc::new(l.policy),
+            Err(e) => panic!("policy loads: {e}"),
+        }
+    }
+
+    fn head(method: &str, path: &str, ct: &str) -> http::request::Parts {
+        let req = http::Request::builder()
+            .method(method)
+            .uri(format!("http://h{path}"))
+            .version(http::Version::HTTP_2)
+            .header("content-type", ct)
+            .header("te", "trailers")
+            .body(())
+            .unwrap_or_default();
+        req.into_parts().0
+    }
+
+    /// One frame holding a HelloRequest whose `name` (field 1) is `name`.
+    fn hello(name: &str) -> Vec<u8> {
+        let mut msg = vec![0x0a, name.len() as u8];
+        msg.extend_from_slice(name.as_bytes());
+        let mut f = vec![0];
+        f.extend_from_slice(&(msg.len() as u32).to_be_bytes());
+        f.extend_from_slice(&msg);
+        f
+    }
+
+    fn tx(p: &Arc<super::CompiledPolicy>) -> Transaction {
+        let conn = ConnInfo {
+            peer: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            tls: false,
+        };
+        Transaction::new(p.clone(), conn)
+    }
+
+    fn kinds(t: Transaction) -> Vec<(K, String)> {
+        t.finish()
+            .map(|e| {
+                e.violations
+                    .into_iter()
+                    .map(|v| (v.kind, v.name.unwrap_or_default()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    const SAY: &str = "/demo.v1.Greeter/SayHello";
+
+    #[test]
+    fn messages_are_released_one_by_one_and_a_clean_call_passes() {
+        let p = policy(json!({}), json!({}));
+        let mut t = tx(&p);
+        assert_eq!(
+            t.on_request_headers(&head("POST", SAY, "application/grpc")),
+            Step::InspectBody
+        );
+        let m = hello("alice");
+        // Half a message releases nothing; the rest releases the whole message.
+        assert_eq!(t.on_request_body(&m[..4]), Step::Release(0));
+        assert_eq!(t.on_request_body(&m[4..]), Step::Release(m.len() as u64));
+        assert_eq!(t.on_request_end(), Step::Forward);
+        assert!(kinds(t).is_empty());
+    }
+
+    #[test]
+    fn head_checks_of_a_bound_url() {
+        let p = policy(json!({}), json!({}));
+        let mut t = tx(&p);
+        let step = t.on_request_headers(&head("POST", "/demo.v1.Greeter/Nope", "application/grpc"));
+        assert_eq!(step, Step::Block);
+        let reply = t.block_response();
+        assert_eq!(reply.status, 200);
+        assert!(
+            reply
+                .headers
+                .iter()
+                .any(|(k, v)| k == "grpc-status" && v == "3")
+        );
+        assert!(kinds(t).iter().any(|(k, _)| *k == K::GrpcMethod));
+        let mut t = tx(&p);
+        assert_eq!(
+            t.on_request_headers(&head("GET", SAY, "application/grpc")),
+            Step::Block
+        );
+        assert!(kinds(t).iter().any(|(k, _)| *k == K::Method));
+        let mut t = tx(&p);
+        assert_eq!(
+            t.on_request_headers(&head("POST", SAY, "text/plain")),
+            Step::Block
+        );
+        assert!(kinds(t).iter().any(|(k, _)| *k == K::GrpcMalformed));
+    }
+
+    #[test]
+    fn an_unbound_grpc_path_gets_the_html_page() {
+        let p = policy(json!({}), json!({}));
+        let mut t = tx(&p);
+        let h = head("POST", "/demo.v1.Nowhere/Call", "application/grpc");
+        assert_eq!(t.on_request_headers(&h), Step::Block);
+        let reply = t.block_response();
+        assert!(String::from_utf8_lossy(&reply.body).contains("Request Rejected"));
+        assert!(kinds(t).iter().any(|(k, _)| *k == K::Url));
+    }
+
+    #[test]
+    fn string_fields_are_checked_by_signatures_and_metacharacters_by_path() {
+        let attack = "' or 1=1 union select password from users--";
+        let p = policy(json!({}), json!({}));
+        let mut t = tx(&p);
+        t.on_request_headers(&head("POST", SAY, "application/grpc"));
+        assert_eq!(t.on_request_body(&hello(attack)), Step::Block);
+        let found = kinds(t);
+        assert!(
+            found.contains(&(K::AttackSignature, "name".to_string())),
+            "{found:?}"
+        );
+        // Signatures off in the profile: only the meta-characters remain.
+        let p = policy(json!({"attackSignaturesCheck": false}), json!({}));
+        let mut t = tx(&p);
+        t.on_request_headers(&head("POST", SAY, "application/grpc"));
+        t.on_request_body(&hello(attack));
+        let found = kinds(t);
+        assert!(
+            found.iter().all(|(k, _)| *k != K::AttackSignature),
+            "{found:?}"
+        );
+        assert!(found.contains(&(K::ParameterValueMetachar, "name".to_string())));
+        // Both off: the same call passes.
+        let p = policy(
+            json!({"attackSignaturesCheck": false, "metacharCheck": false}),
+            json!({}),
+        );
+        let mut t = tx(&p);
+        t.on_request_headers(&head("POST", SAY, "application/grpc"));
+        let m = hello(attack);
+        assert_eq!(t.on_request_body(&m), Step::Release(m.len() as u64));
+        assert!(kinds(t).is_empty());
+    }
+
+    #[test]
+    fn a_grpc_response_page_changes_status_and_message() {
+        let pages = json!({"response-pages": [{"responsePageType": "grpc",
+            "grpcStatusCode": "PERMISSION_DENIED", "grpcStatusMessage": "no <%TS.request.ID()%>"}]});
+        let p = policy(json!({}), pages);
+        let mut t = tx(&p);
+        t.on_request_headers(&head("POST", "/demo.v1.Greeter/Nope", "application/grpc"));
+        let reply = t.block_response();
+        let get = |name: &str| {
+            reply
+                .headers
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        };
+        assert_eq!(get("grpc-status").as_deref(), Some("7"));
+        let id = t.support_id().to_string();
+        assert_eq!(get("grpc-message"), Some(format!("no {id}")));
+    }
+
+    #[test]
+    fn a_broken_idl_is_a_policy_error_naming_the_profile() {
+        let doc = json!({"policy": {"name": "g", "template": {"name": "POLICY_TEMPLATE_NGINX_BASE"},
+            "grpc-profiles": [{"name": "x", "idlFiles": [{"idlFile": {"$ref": IDL}}]}]}});
+        let doc = serde_json::to_vec(&doc).unwrap_or_default();
+        let broken = b"syntax = \"proto3\";\nmessage A { string a = 1 }\n".to_vec();
+        let r = MemResolver(HashMap::from([(IDL.to_string(), broken)]));
+        let e = crate::waf::policy::load(&doc, "file:///p/policy.json", &r);
+        let msg = e.err().map(|e| e.0).unwrap_or_default();
+        assert!(msg.starts_with("policy.grpc-profiles[0]: "), "{msg}");
+        assert!(msg.contains("demo.proto:2:"), "{msg}");
+    }
+}
