@@ -26,13 +26,45 @@ pub fn compile_profiles(
     raw.iter()
         .enumerate()
         .map(|(i, v)| {
-            let spec: GrpcProfileSpec = serde_json::from_value(v.clone())
+            let spec: GrpcProfileSpec = serde_json::from_value(lenient_flags(v.clone()))
                 .map_err(|e| PolicyError(format!("policy.grpc-profiles[{i}]: {e}")))?;
             grpc::GrpcProfile::compile(&spec, resolver, base)
                 .map(Arc::new)
                 .map_err(|e| PolicyError(format!("policy.grpc-profiles[{i}]: {e}")))
         })
         .collect()
+}
+
+/// Real-world profiles spell some switches as strings (`"decodeStringValuesAsBase64": "enabled"`):
+/// `"enabled"`/`"true"` and `"disabled"`/`"false"` become booleans before the spec is read.
+fn lenient_flags(mut v: Value) -> Value {
+    const FLAGS: &[&str] = &[
+        "associateUrls",
+        "attackSignaturesCheck",
+        "metacharCheck",
+        "metacharElementCheck",
+        "decodeStringValuesAsBase64",
+        "allowUnknownFields",
+    ];
+    fn fix(obj: &mut serde_json::Map<String, Value>) {
+        for (k, v) in obj.iter_mut() {
+            if let Value::Object(inner) = v {
+                fix(inner);
+            } else if FLAGS.contains(&k.as_str())
+                && let Value::String(text) = v
+            {
+                match text.trim().to_ascii_lowercase().as_str() {
+                    "enabled" | "true" => *v = Value::Bool(true),
+                    "disabled" | "false" => *v = Value::Bool(false),
+                    _ => {}
+                }
+            }
+        }
+    }
+    if let Value::Object(obj) = &mut v {
+        fix(obj);
+    }
+    v
 }
 
 impl CompiledPolicy {
@@ -376,5 +408,16 @@ mod tests {
         let msg = e.err().map(|e| e.0).unwrap_or_default();
         assert!(msg.starts_with("policy.grpc-profiles[0]: "), "{msg}");
         assert!(msg.contains("demo.proto:2:"), "{msg}");
+    }
+
+    #[test]
+    fn string_switches_are_read_as_booleans() {
+        let v = super::lenient_flags(json!({"decodeStringValuesAsBase64": "enabled",
+            "associateUrls": "Disabled", "defenseAttributes": {"allowUnknownFields": "false"},
+            "name": "true"}));
+        assert_eq!(v["decodeStringValuesAsBase64"], json!(true));
+        assert_eq!(v["associateUrls"], json!(false));
+        assert_eq!(v["defenseAttributes"]["allowUnknownFields"], json!(false));
+        assert_eq!(v["name"], json!("true"));
     }
 }
