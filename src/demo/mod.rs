@@ -25,6 +25,8 @@ use crate::waf::{CompiledPolicy, Engine, policy};
 pub const POLICY_JSON: &str = include_str!("../../policies/demo/policy.json");
 /// The OpenAPI spec of the demo API the policy links to.
 pub const OPENAPI_YAML: &str = include_str!("../../policies/demo/demo-api.yaml");
+/// The IDL of the demo gRPC service (the policy's gRPC profile links to it).
+pub const DEMO_PROTO: &str = include_str!("../../policies/demo/demo.proto");
 /// The base link the embedded policy is loaded with.
 pub const POLICY_LINK: &str = "file:///portcullis/policies/demo/policy.json";
 
@@ -40,6 +42,13 @@ pub fn resolver() -> MemResolver {
         "file:///portcullis/policies/demo/demo-api.yaml",
     ] {
         r.0.insert(link.to_string(), OPENAPI_YAML.as_bytes().to_vec());
+    }
+    for link in [
+        "file://demo.proto",
+        "demo.proto",
+        "file:///portcullis/policies/demo/demo.proto",
+    ] {
+        r.0.insert(link.to_string(), DEMO_PROTO.as_bytes().to_vec());
     }
     r
 }
@@ -121,6 +130,10 @@ pub fn banner(d: &Demo) -> String {
          \x20 curl -i http://{p}/api/admin\n\
          A body that breaks the spec's schema:\n\
          \x20 curl -i -X POST http://{p}/api/orders -H 'content-type: application/json' -d '{{\"userId\":\"x\"}}'\n\n\
+         gRPC (demo.proto: demo.v1.Greeter, demo.v1.Inventory), inspected message by message:\n\
+         \x20 grpcurl -plaintext -proto policies/demo/demo.proto -d '{{\"name\":\"ada\"}}' {p} demo.v1.Greeter/SayHello\n\
+         Without grpcurl: an unknown method is blocked with grpc-status 3 (trailers-only reply):\n\
+         \x20 curl -si --http2-prior-knowledge -X POST http://{p}/demo.v1.Greeter/Nope -H 'content-type: application/grpc' --data-binary ''\n\n\
          Ctrl-C stops the demo.\n",
         up = d.upstream,
     )

@@ -1,5 +1,6 @@
 //! The built-in demo upstream: a small JSON API (users and orders) on loopback, matching
-//! `policies/demo/demo-api.yaml`. Imports: axum.
+//! `policies/demo/demo-api.yaml`, and the demo gRPC service of `policies/demo/demo.proto` on the
+//! same port (HTTP/2 prior knowledge). Imports: `demo::grpc`; axum.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -62,21 +63,32 @@ async fn create_order(
     )
 }
 
-/// The demo API's routes.
-pub fn router() -> Router {
+/// The demo API's routes, with the gRPC services of `demo` under `/demo.v1.<Service>/<Method>`.
+pub fn router(demo: Arc<super::grpc::DemoGrpc>) -> Router {
+    let call = move |req: axum::extract::Request| {
+        let demo = demo.clone();
+        async move {
+            super::grpc::server::handle(demo, req)
+                .await
+                .map(axum::body::Body::new)
+        }
+    };
     Router::new()
         .route("/api/users", get(list_users))
         .route("/api/users/{id}", get(get_user))
         .route("/api/orders", post(create_order))
+        .route("/demo.v1.Greeter/{method}", post(call.clone()))
+        .route("/demo.v1.Inventory/{method}", post(call))
         .with_state(Arc::new(AtomicU64::new(1001)))
 }
 
 /// Binds `addr` and serves the demo API in the background; returns the bound address.
 pub async fn start(addr: SocketAddr) -> std::io::Result<SocketAddr> {
+    let demo = super::grpc::DemoGrpc::new().map_err(std::io::Error::other)?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
     tokio::spawn(async move {
-        if let Err(e) = axum::serve(listener, router()).await {
+        if let Err(e) = axum::serve(listener, router(demo)).await {
             tracing::error!("demo upstream stopped: {e}");
         }
     });

@@ -249,14 +249,22 @@ async fn send(
         let Some(member) = site.pool.pick() else {
             return Err(Failure::NoMember);
         };
+        let protocol = super::upstream::protocol_for(member.protocol, &head);
         // Only a request that may be retried pays for a copy of its headers.
         let headers = if attempt == attempts {
             std::mem::take(&mut head.headers)
         } else {
             head.headers.clone()
         };
-        let req = build(member, &head.method, headers, pq.clone(), body.take())?;
-        let client = shared.clients.for_protocol(member.protocol);
+        let req = build(
+            member,
+            protocol,
+            &head.method,
+            headers,
+            pq.clone(),
+            body.take(),
+        )?;
+        let client = shared.clients.for_protocol(protocol);
         match tokio::time::timeout(shared.limits.upstream_response_timeout, client.request(req))
             .await
         {
@@ -282,6 +290,7 @@ async fn send(
 
 fn build(
     member: &Member,
+    protocol: Protocol,
     method: &http::Method,
     headers: HeaderMap,
     pq: http::uri::PathAndQuery,
@@ -294,7 +303,7 @@ fn build(
     let mut req = Request::new(body);
     *req.method_mut() = method.clone();
     *req.uri_mut() = uri;
-    *req.version_mut() = if member.protocol == Protocol::H2c {
+    *req.version_mut() = if protocol == Protocol::H2c {
         Version::HTTP_2
     } else {
         Version::HTTP_11

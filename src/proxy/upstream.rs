@@ -278,8 +278,48 @@ impl Clients {
     }
 }
 
+/// The protocol spoken to the member: a gRPC call (HTTP/2, `application/grpc`) to an `http://`
+/// member goes over h2c (prior knowledge), since gRPC needs HTTP/2 end to end (trailers).
+pub fn protocol_for(p: Protocol, head: &http::request::Parts) -> Protocol {
+    let grpc = head
+        .headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| {
+            let ct = ct.to_ascii_lowercase();
+            ct.starts_with("application/grpc") && !ct.starts_with("application/grpc-web")
+        });
+    if p == Protocol::Http1 && grpc && head.version == http::Version::HTTP_2 {
+        Protocol::H2c
+    } else {
+        p
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn http2_grpc_calls_to_http_members_go_over_h2c() {
+        use super::{Protocol, protocol_for};
+        let head = |v: http::Version, ct: &str| {
+            let r = http::Request::builder()
+                .version(v)
+                .header("content-type", ct);
+            r.body(()).unwrap_or_default().into_parts().0
+        };
+        let h2 = http::Version::HTTP_2;
+        let grpc = head(h2, "application/grpc+proto");
+        assert_eq!(protocol_for(Protocol::Http1, &grpc), Protocol::H2c);
+        assert_eq!(protocol_for(Protocol::H2c, &grpc), Protocol::H2c);
+        assert_eq!(protocol_for(Protocol::Https, &grpc), Protocol::Https);
+        let web = head(h2, "application/grpc-web");
+        assert_eq!(protocol_for(Protocol::Http1, &web), Protocol::Http1);
+        let h1 = head(http::Version::HTTP_11, "application/grpc");
+        assert_eq!(protocol_for(Protocol::Http1, &h1), Protocol::Http1);
+        let json = head(h2, "application/json");
+        assert_eq!(protocol_for(Protocol::Http1, &json), Protocol::Http1);
+    }
+
     use super::*;
 
     #[test]

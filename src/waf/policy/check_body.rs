@@ -16,6 +16,9 @@ impl CompiledPolicy {
         s: &mut Scratch,
         out: &mut Vec<Violation>,
     ) -> Step {
+        if s.grpc_profile.is_some() {
+            return self.grpc_chunk(chunk, s, out);
+        }
         s.body_len += chunk.len() as u64;
         let room = self.body_limit.saturating_sub(s.body.len());
         s.body.extend_from_slice(&chunk[..chunk.len().min(room)]);
@@ -29,6 +32,9 @@ impl CompiledPolicy {
     }
 
     pub fn check_body_end(&self, s: &mut Scratch, out: &mut Vec<Violation>) {
+        if s.grpc_profile.is_some() {
+            return self.grpc_end(s, out);
+        }
         if s.body_kind.is_none() {
             return;
         }

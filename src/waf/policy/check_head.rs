@@ -146,6 +146,9 @@ impl CompiledPolicy {
         self.flag_evasions(&flags, Context::Url, raw_path, out);
         let path = normalize_path(&decoded);
         self.check_url(method, tls, (&path, head.uri.path()), s, out);
+        if !self.grpc_bind(&path, s) {
+            self.check_url(method, tls, &path, s, out);
+        }
         self.check_filetype(&path, raw_query.len() as u64, head, s, out);
         s.path = path;
         self.check_positional(s, out);
@@ -418,7 +421,10 @@ impl CompiledPolicy {
             .get(http::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .unwrap_or("");
-        s.grpc = ct.starts_with("application/grpc");
+        s.grpc = ct.starts_with("application/grpc") && s.url.is_some();
+        if s.grpc_profile.is_some() {
+            return self.grpc_start(head, s, out);
+        }
         let url = s.url.and_then(|i| self.urls.get(i));
         if let Some(u) = url
             && u.mandatory_body

@@ -56,6 +56,10 @@ pub struct CompiledPolicy {
     pub(super) allowed_codes: Vec<u16>,
     /// The linked OpenAPI spec (`open-api-files`), set by `load_with` after compiling.
     pub(super) api: Option<std::sync::Arc<crate::waf::openapi::CompiledApi>>,
+    /// `grpc-profiles`, compiled by `policy::load` (they need the resolver).
+    pub(super) grpc_profiles: Vec<std::sync::Arc<crate::waf::grpc::CompiledGrpcProfile>>,
+    /// Meta-characters refused in gRPC string values (the parameter-value set).
+    pub(super) grpc_table: Table,
 }
 
 /// Most request-body bytes buffered for inspection (larger bodies are inspected up to this size).
@@ -496,6 +500,8 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
         sensitive: m.sensitive.clone(),
         body_limit: BODY_INSPECT_LIMIT,
         allowed_codes: allowed_codes(d),
+        grpc_profiles: Vec::new(),
+        grpc_table: tables["parameter-value"],
     })
 }
 
@@ -536,6 +542,8 @@ impl CompiledPolicy {
             sensitive: Vec::new(),
             body_limit: 0,
             allowed_codes: Vec::new(),
+            grpc_profiles: Vec::new(),
+            grpc_table: Table::EMPTY,
         }
     }
 

@@ -210,4 +210,7 @@ pub struct Scratch {
     pub path: Vec<u8>,
     /// The OpenAPI operation phase 1 matched (looked up again at body end).
     pub api: Option<super::check_api::ApiRequest>,
+    /// The gRPC profile the URL is bound to, and the call's message inspector.
+    pub grpc_profile: Option<usize>,
+    pub grpc_stream: Option<crate::waf::grpc::GrpcStream>,
 }

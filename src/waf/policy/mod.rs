@@ -11,6 +11,7 @@ pub mod charset;
 pub mod check_api;
 pub mod check_body;
 pub mod check_fields;
+pub mod check_grpc;
 pub mod check_head;
 pub mod check_params;
 pub mod compiled;
@@ -156,6 +157,9 @@ pub fn load_with(
     let mut summary = model.summary();
     let mut policy = compiled::compile(&model)?;
     policy.api = api;
+    if let Some(raw) = &model.decl.grpc_profiles {
+        policy.set_grpc_profiles(check_grpc::compile_profiles(raw, base, resolver)?);
+    }
     summary.signatures_enabled = policy.signatures_enabled();
     Ok(Loaded {
         policy,
