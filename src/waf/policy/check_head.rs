@@ -145,9 +145,8 @@ impl CompiledPolicy {
         let decoded = query::decode(raw_path, false, self.passes, &mut flags);
         self.flag_evasions(&flags, Context::Url, raw_path, out);
         let path = normalize_path(&decoded);
-        self.check_url(method, tls, (&path, head.uri.path()), s, out);
         if !self.grpc_bind(&path, s) {
-            self.check_url(method, tls, &path, s, out);
+            self.check_url(method, tls, (&path, head.uri.path()), s, out);
         }
         self.check_filetype(&path, raw_query.len() as u64, head, s, out);
         s.path = path;
