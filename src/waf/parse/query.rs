@@ -10,6 +10,9 @@ pub struct DecodeFlags {
     pub percent_u: bool,
     /// The value still contained escapes after one pass (double encoding); counts passes.
     pub passes: u8,
+    /// Escapes were still left after the last allowed pass (`maxDecodingPasses`): the value is
+    /// encoded more deeply than the policy decodes.
+    pub exhausted: bool,
     /// A NUL byte appeared after decoding.
     pub nul: bool,
     /// An overlong UTF-8 sequence (e.g. `%c0%af`) appeared after decoding.
@@ -98,6 +101,7 @@ pub fn decode<'a>(
         std::mem::swap(&mut cur, &mut next);
         flags.passes += 1;
     }
+    flags.exhausted |= flags.passes >= max_passes && has_escape(&cur);
     flags.nul |= cur.contains(&0);
     flags.overlong |= has_overlong(&cur);
     std::borrow::Cow::Owned(cur)

@@ -227,7 +227,11 @@ impl CompiledPolicy {
         if f.percent_u {
             self.evasion(out, "%u decoding", ctx, raw);
         }
-        if f.passes > 1 {
+        // F5 semantics of `maxDecodingPasses`: the evasion is a value still encoded after that many
+        // passes. A value needing two passes is ordinary on the web (a URL carried in a
+        // parameter keeps its own `%20`s: `dl=https%3A%2F%2Fh%2F%3Fq%3Da%2520b`), and the
+        // signatures already see every decoded pass.
+        if f.exhausted {
             self.evasion(out, "Multiple decoding", ctx, raw);
         }
         if f.overlong {
