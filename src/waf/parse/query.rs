@@ -142,6 +142,10 @@ mod tests {
         let mut f = DecodeFlags::default();
         assert_eq!(&*decode(b"a%2541+b", true, 3, &mut f), b"aA b");
         assert_eq!(f.passes, 2);
+        assert!(!f.exhausted, "two passes of three: fully decoded");
+        let mut f = DecodeFlags::default();
+        assert_eq!(&*decode(b"%2525253C", false, 3, &mut f), b"%3C");
+        assert!(f.exhausted, "still encoded after maxDecodingPasses");
         let mut f = DecodeFlags::default();
         assert_eq!(
             &*decode(b"%u003cscript%zz", false, 2, &mut f),
