@@ -3,7 +3,8 @@
 //! action, block status and violations. The runner drives `Transaction` directly, phase by phase.
 //!
 //! Expected violations are names (`VIOL_URL`) or name plus detail (`VIOL_EVASION:Multiple slashes`);
-//! `absent` lists violations that must not appear.
+//! `absent` lists violations that must not appear; `signatures` / `absent_signatures` list signature ids
+//! that must (not) be recorded on some violation.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
@@ -134,6 +135,27 @@ fn run_case(pol: &Arc<policy::CompiledPolicy>, case: &Value) -> Result<(), Strin
         let w = w.as_str().unwrap_or_default();
         if matches(w) {
             return Err(format!("unexpected {w}; got {got:?}"));
+        }
+    }
+    let ids: Vec<u32> = verdict
+        .violations
+        .iter()
+        .flat_map(|v| v.signature_ids.iter().copied())
+        .collect();
+    for id in expect["signatures"].as_array().into_iter().flatten() {
+        if !id
+            .as_u64()
+            .is_some_and(|id| ids.iter().any(|&i| u64::from(i) == id))
+        {
+            return Err(format!("signature {id} not recorded; got {ids:?}"));
+        }
+    }
+    for id in expect["absent_signatures"].as_array().into_iter().flatten() {
+        if id
+            .as_u64()
+            .is_some_and(|id| ids.iter().any(|&i| u64::from(i) == id))
+        {
+            return Err(format!("signature {id} recorded; got {ids:?}"));
         }
     }
     if let Some(r) = expect["rating"].as_u64()

@@ -6,7 +6,9 @@ name: SQL injection (tokenizer fingerprint)
 type: SQL-Injection
 accuracy: high
 risk: high
-targets: @values, param-name
+# Not `query`: the tokenizer reads one value; a whole `k=v&k=v` query string fingerprints as an
+# expression (`q=1950 or 1960`), and every parameter of it is scanned on its own.
+targets: param-name, param-value, cookie, body, json, xml, grpc
 engine: sqli
 test: 1' OR '1'='1
 test: 1 AND 1=1 --

@@ -5,7 +5,9 @@ name: XSS (HTML tokenizer)
 type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
-targets: query, param-value, cookie, json, grpc, header, param-name
+# Not `query`: `onload=googleLoginRender` is an attribute to the HTML tokenizer; every parameter
+# of a query string is scanned on its own.
+targets: param-value, cookie, json, grpc, header, param-name
 engine: xss
 test: <img src=x onerror=alert(1)>
 pass: a < b > c

@@ -10,6 +10,9 @@ pub struct DecodeFlags {
     pub percent_u: bool,
     /// The value still contained escapes after one pass (double encoding); counts passes.
     pub passes: u8,
+    /// Escapes were still left after the last allowed pass (`maxDecodingPasses`): the value is
+    /// encoded more deeply than the policy decodes.
+    pub exhausted: bool,
     /// A NUL byte appeared after decoding.
     pub nul: bool,
     /// An overlong UTF-8 sequence (e.g. `%c0%af`) appeared after decoding.
@@ -98,6 +101,7 @@ pub fn decode<'a>(
         std::mem::swap(&mut cur, &mut next);
         flags.passes += 1;
     }
+    flags.exhausted |= flags.passes >= max_passes && has_escape(&cur);
     flags.nul |= cur.contains(&0);
     flags.overlong |= has_overlong(&cur);
     std::borrow::Cow::Owned(cur)
@@ -138,6 +142,10 @@ mod tests {
         let mut f = DecodeFlags::default();
         assert_eq!(&*decode(b"a%2541+b", true, 3, &mut f), b"aA b");
         assert_eq!(f.passes, 2);
+        assert!(!f.exhausted, "two passes of three: fully decoded");
+        let mut f = DecodeFlags::default();
+        assert_eq!(&*decode(b"%2525253C", false, 3, &mut f), b"%3C");
+        assert!(f.exhausted, "still encoded after maxDecodingPasses");
         let mut f = DecodeFlags::default();
         assert_eq!(
             &*decode(b"%u003cscript%zz", false, 2, &mut f),

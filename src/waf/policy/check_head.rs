@@ -78,6 +78,9 @@ impl CompiledPolicy {
         }
         s.hits.clear();
         SignatureDb::builtin().scan(target, value, &mut s.hits);
+        if matches!(target, Target::ParamName | Target::ParamValue) {
+            s.param_hits.extend_from_slice(&s.hits);
+        }
         s.hits.retain(|id| {
             self.sigs.contains_key(id) && !overrides.iter().any(|(o, en)| o == id && !en)
         });
@@ -152,8 +155,16 @@ impl CompiledPolicy {
         s.path = path;
         self.check_positional(s, out);
         if !raw_query.is_empty() {
+            for (n, v, _) in query::pairs(raw_query, MAX_ITEMS) {
+                self.check_param(s, out, n, v, ParamLocation::Query, true);
+            }
             let (ov, check) = self.url_sig(s);
             if check && !self.sigs.is_empty() {
+                // The whole query string catches what no single parameter shows (an attack split
+                // across parameters, a malformed query); a signature already found in a parameter
+                // is that parameter's to judge, so its overrides and exemptions hold.
+                let mut ov = ov.to_vec();
+                ov.extend(s.param_hits.iter().map(|&id| (id, false)));
                 let mut f = query::DecodeFlags::default();
                 let q = query::decode(raw_query, true, self.passes, &mut f);
                 self.scan(
@@ -163,12 +174,9 @@ impl CompiledPolicy {
                     Context::Query,
                     None,
                     &q,
-                    ov,
+                    &ov,
                     false,
                 );
-            }
-            for (n, v, _) in query::pairs(raw_query, MAX_ITEMS) {
-                self.check_param(s, out, n, v, ParamLocation::Query, true);
             }
         }
         self.check_header_fields(head, s, out);
@@ -222,7 +230,11 @@ impl CompiledPolicy {
         if f.percent_u {
             self.evasion(out, "%u decoding", ctx, raw);
         }
-        if f.passes > 1 {
+        // F5 semantics of `maxDecodingPasses`: the evasion is a value still encoded after that many
+        // passes. A value needing two passes is ordinary on the web (a URL carried in a
+        // parameter keeps its own `%20`s: `dl=https%3A%2F%2Fh%2F%3Fq%3Da%2520b`), and the
+        // signatures already see every decoded pass.
+        if f.exhausted {
             self.evasion(out, "Multiple decoding", ctx, raw);
         }
         if f.overlong {

@@ -10,7 +10,7 @@ use base64::Engine as _;
 use super::compiled::{CParam, CompiledPolicy, Scratch, pick};
 use super::decl::{Base64Mode, DataType, ParamLocation, ValueType};
 use crate::waf::parse::query;
-use crate::waf::signatures::Target;
+use crate::waf::signatures::{SignatureDb, Target};
 use crate::waf::violation::{Context, Violation, ViolationKind as K};
 
 fn loc_name(l: ParamLocation) -> &'static str {
@@ -226,6 +226,13 @@ impl CompiledPolicy {
                 ov,
                 sensitive,
             );
+        } else if !self.sigs.is_empty() && loc == ParamLocation::Query {
+            // Exempt parameter: record what it carries so the query-string scan does not flag it.
+            let db = SignatureDb::builtin();
+            s.hits.clear();
+            db.scan(Target::ParamName, &name, &mut s.hits);
+            db.scan(Target::ParamValue, &scanned, &mut s.hits);
+            s.param_hits.extend_from_slice(&s.hits);
         }
     }
 

@@ -200,6 +200,9 @@ pub struct Scratch {
     pub params_seen: Vec<(u64, u8)>,
     pub param_count: u64,
     pub hits: Vec<u32>,
+    /// Signature ids found in query parameter names/values before the parameter's overrides
+    /// apply: the whole-query-string scan leaves those to the parameter's own verdict.
+    pub param_hits: Vec<u32>,
     pub buf: Vec<u8>,
     pub method_get_or_head: bool,
     pub expects_body: bool,

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Detection through the real proxy: builds the release binary, starts a tiny upstream that answers
+# 200 to everything, runs `portcullis proxy --workers 2` with policies/eval/generic-blocking.json and
+# replays the detection corpus with waf_eval.py (blocked = 403 or the default "Request Rejected" page).
+#
+# Usage: benches/detection.sh [CORPUS]      (default /work/shared/corpus/dev.jsonl)
+# Env:   CORPUS=... EVAL=/work/shared/corpus/waf_eval.py PORT_BASE=18180 MAX_SECONDS=900
+#        PORTCULLIS=path/to/binary (skips the build)  EVAL_ARGS="--sample 500" (extra waf_eval.py flags)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CORPUS=${1:-${CORPUS:-/work/shared/corpus/dev.jsonl}}
+EVAL=${EVAL:-$(dirname "$CORPUS")/waf_eval.py}
+PORT_BASE=${PORT_BASE:-18180}
+MAX_SECONDS=${MAX_SECONDS:-900}
+UP_PORT=$((PORT_BASE + 1))
+PC_PORT=$((PORT_BASE + 2))
+POLICY=${POLICY:-$ROOT/policies/eval/generic-blocking.json}
+
+[ -f "$CORPUS" ] || { echo "corpus not found: $CORPUS" >&2; exit 1; }
+[ -f "$EVAL" ] || { echo "waf_eval.py not found: $EVAL (set EVAL=)" >&2; exit 1; }
+
+PORTCULLIS=${PORTCULLIS:-}
+if [ -z "$PORTCULLIS" ]; then
+  TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
+  (cd "$ROOT" && cargo build --release --quiet --bin portcullis)
+  PORTCULLIS=$TARGET/release/portcullis
+fi
+
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# Upstream: answers 200 with a short body to every method and path (reads and discards the body).
+cat >"$WORK/upstream.py" <<'PY'
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+class Ok(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def handle_one_request(self):
+        try:
+            self.raw_requestline = self.rfile.readline(65537)
+            if not self.raw_requestline or not self.parse_request():
+                self.close_connection = True
+                return
+            n = int(self.headers.get("Content-Length") or 0)
+            if n:
+                self.rfile.read(n)
+            body = b"ok\n"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            self.wfile.flush()
+        except (ConnectionError, ValueError):
+            self.close_connection = True
+    def log_message(self, *args):
+        pass
+
+ThreadingHTTPServer.daemon_threads = True
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Ok).serve_forever()
+PY
+python3 "$WORK/upstream.py" "$UP_PORT" & PIDS+=($!)
+"$PORTCULLIS" proxy --listen "127.0.0.1:$PC_PORT" --upstream "http://127.0.0.1:$UP_PORT" \
+  --policy "$POLICY" --workers 2 --event-log "$WORK/events.log" \
+  2>"$WORK/portcullis.log" & PIDS+=($!)
+
+wait_port() {
+  for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done
+  echo "port $1 not up" >&2; cat "$WORK/portcullis.log" >&2; exit 1
+}
+wait_port "$UP_PORT"; wait_port "$PC_PORT"
+
+# shellcheck disable=SC2086
+python3 "$EVAL" --target "http://127.0.0.1:$PC_PORT" --corpus "$CORPUS" --detail \
+  --block-status 403 --block-pattern 'Request Rejected' --max-seconds "$MAX_SECONDS" \
+  --label portcullis-generic-blocking ${EVAL_ARGS:-}
+
+# Which violations fired (from the event log), to explain false positives.
+if [ -s "$WORK/events.log" ] && [ -n "${EVENTS_OUT:-}" ]; then cp "$WORK/events.log" "$EVENTS_OUT"; fi
