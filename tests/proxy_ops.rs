@@ -151,7 +151,6 @@ fn support_id_in(text: &str) -> String {
 }
 
 #[tokio::test]
-#[ignore = "needs the policy engine (issue 3)"]
 async fn api_block_response_is_byte_exact_and_logged() {
     let up = Upstream::start().await;
     let proxy = Proxy::start(&[up.url()], API_POLICY, &[]);
@@ -181,7 +180,6 @@ async fn api_block_response_is_byte_exact_and_logged() {
 }
 
 #[tokio::test]
-#[ignore = "needs the policy engine (issue 3)"]
 async fn default_block_page_is_byte_exact() {
     let up = Upstream::start().await;
     let proxy = Proxy::start(&[up.url()], PAGE_POLICY, &[]);
