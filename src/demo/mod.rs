@@ -12,12 +12,9 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use crate::proxy::events::EventSink;
+use crate::proxy::Dataplane;
 use crate::proxy::handler::Shared;
-use crate::proxy::metrics::Metrics;
 use crate::proxy::topology::{ListenerSpec, Topology, UpstreamSpec};
-use crate::proxy::upstream::Clients;
-use crate::proxy::{Dataplane, Limits};
 use crate::waf::resolver::MemResolver;
 use crate::waf::{CompiledPolicy, Engine, policy};
 
@@ -77,16 +74,7 @@ pub async fn start(listen: SocketAddr) -> Result<Demo, String> {
     let upstream = upstream::start(([127, 0, 0, 1], 0).into())
         .await
         .map_err(|e| format!("demo upstream: {e}"))?;
-    let limits = Limits::default();
-    let shared = Arc::new(Shared {
-        limits,
-        clients: Clients::new(
-            crate::proxy::tls::client_config(None)?,
-            limits.upstream_connect_timeout,
-        ),
-        metrics: Arc::new(Metrics::default()),
-        events: EventSink::open(None).map_err(|e| e.to_string())?,
-    });
+    let shared = Shared::with_defaults(None)?;
     let dataplane = Dataplane::new(shared);
     let spec = ListenerSpec {
         name: "demo".into(),
