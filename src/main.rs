@@ -104,8 +104,18 @@ fn serve(cmd: ServeCmd) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     rt.block_on(async {
         let shared = portcullis::proxy::handler::Shared::with_defaults(None)?;
-        let topology = Arc::new(portcullis::proxy::Dataplane::new(shared));
-        portcullis::mgmt::server::run(args, topology, Box::new(soap_and_dns)).await
+        let topology = Arc::new(portcullis::proxy::Dataplane::new(shared.clone()));
+        let attach: portcullis::mgmt::server::Attach = Box::new(move |st, dns_listen| {
+            // Request events reach the store and the security log profiles' destinations.
+            let events = portcullis::mgmt::events::install(&st, &shared.events)
+                .map(|_| ())
+                .map_err(|e| format!("event consumers: {e}"));
+            Box::pin(async move {
+                events?;
+                soap_and_dns(st, dns_listen).await
+            })
+        });
+        portcullis::mgmt::server::run(args, topology, attach).await
     })
 }
 

@@ -11,6 +11,7 @@ pub mod auth;
 pub mod dispatch;
 pub mod engine;
 pub mod error;
+pub mod events;
 pub mod kinds;
 pub mod monitor;
 pub mod names;

@@ -40,6 +40,14 @@ pub struct MgmtConfig {
     pub lockout_attempts: u32,
     /// How long a locked-out user stays locked, in seconds.
     pub lockout_seconds: u64,
+    /// Request events kept in the store (`/mgmt/tm/asm/events/requests`); the oldest beyond
+    /// this are pruned. 0: no count bound.
+    pub events_max_count: usize,
+    /// Request events older than this many seconds are pruned. 0: no age bound.
+    pub events_max_age: u64,
+    /// Queue length (events) of each event consumer (store writer, remote-log router, each
+    /// syslog server or file); a full queue drops and counts.
+    pub events_queue: usize,
 }
 
 impl Default for MgmtConfig {
@@ -54,6 +62,9 @@ impl Default for MgmtConfig {
             token_timeout: 1200,
             lockout_attempts: 5,
             lockout_seconds: 300,
+            events_max_count: 10_000,
+            events_max_age: 7 * 24 * 3600,
+            events_queue: 8192,
         }
     }
 }

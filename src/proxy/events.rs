@@ -1,21 +1,92 @@
-//! The security event log: one JSON line per blocked or alarmed request, written by a dedicated
-//! thread so the request path never waits on the disk. Imports: `waf::SecurityEvent`.
+//! The security event fan-out: every blocked or alarmed request's [`SecurityEvent`] goes to each
+//! subscriber through its own bounded queue. The request path never waits: when a subscriber's
+//! queue is full the event is dropped for that subscriber and counted
+//! (`portcullis_events_dropped_total{subscriber}`). Subscribers consume on their own threads or
+//! tasks: the JSON-line event log (file or stderr) is one; a management plane adds its own
+//! (store, remote logging) with [`EventSink::subscribe`] without the data plane knowing them.
+//!
+//! Imports: `waf::SecurityEvent`, `super::metrics`.
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::mpsc;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError, sync_channel};
+use std::time::Duration;
 
+use arc_swap::ArcSwap;
+use prometheus_client::metrics::counter::Counter;
+
+use super::metrics::Metrics;
 use crate::waf::SecurityEvent;
 
-/// Where events go; cloning shares the writer.
-#[derive(Clone)]
+/// Queue length of the built-in JSON-line event log.
+pub const LOG_QUEUE: usize = 8192;
+
+struct Subscription {
+    name: String,
+    tx: SyncSender<Arc<SecurityEvent>>,
+    dropped: Counter,
+}
+
+/// Where the data plane publishes events; shared by every listener.
 pub struct EventSink {
-    tx: mpsc::Sender<String>,
+    subs: ArcSwap<Vec<Arc<Subscription>>>,
+    metrics: Option<Arc<Metrics>>,
+}
+
+/// The receiving end of one subscription. Dropping it ends the subscription (later events are
+/// no longer queued for it).
+pub struct EventStream {
+    rx: Receiver<Arc<SecurityEvent>>,
+}
+
+impl EventStream {
+    /// Waits for the next event; `None` once the sink is gone.
+    pub fn recv(&self) -> Option<Arc<SecurityEvent>> {
+        self.rx.recv().ok()
+    }
+
+    /// Waits at most `d`: `Ok(None)` on timeout, `Err(())` once the sink is gone.
+    #[allow(clippy::result_unit_err)]
+    pub fn recv_timeout(&self, d: Duration) -> Result<Option<Arc<SecurityEvent>>, ()> {
+        match self.rx.recv_timeout(d) {
+            Ok(e) => Ok(Some(e)),
+            Err(RecvTimeoutError::Timeout) => Ok(None),
+            Err(RecvTimeoutError::Disconnected) => Err(()),
+        }
+    }
+
+    /// Appends up to `max` events already queued, without waiting.
+    pub fn drain_into(&self, out: &mut Vec<Arc<SecurityEvent>>, max: usize) {
+        for _ in 0..max {
+            match self.rx.try_recv() {
+                Ok(e) => out.push(e),
+                Err(_) => break,
+            }
+        }
+    }
 }
 
 impl EventSink {
-    /// Appends to `path` (created if missing), or writes to stderr when `path` is `None`.
+    /// A sink without subscribers; drops are counted in `metrics` when given.
+    pub fn new(metrics: Option<Arc<Metrics>>) -> EventSink {
+        EventSink {
+            subs: ArcSwap::from_pointee(Vec::new()),
+            metrics,
+        }
+    }
+
+    /// A sink whose one subscriber appends JSON lines to `path` (created if missing), or writes
+    /// them to stderr when `path` is `None`.
     pub fn open(path: Option<&Path>) -> std::io::Result<EventSink> {
+        Self::open_counted(path, None)
+    }
+
+    /// [`EventSink::open`], counting drops in `metrics`.
+    pub fn open_counted(
+        path: Option<&Path>,
+        metrics: Option<Arc<Metrics>>,
+    ) -> std::io::Result<EventSink> {
         let mut out: Box<dyn Write + Send> = match path {
             Some(p) => Box::new(
                 std::fs::OpenOptions::new()
@@ -25,28 +96,168 @@ impl EventSink {
             ),
             None => Box::new(std::io::stderr()),
         };
-        let (tx, rx) = mpsc::channel::<String>();
+        let sink = EventSink::new(metrics);
+        let stream = sink.subscribe("log", LOG_QUEUE);
         std::thread::Builder::new()
             .name("event-log".into())
             .spawn(move || {
-                while let Ok(line) = rx.recv() {
-                    if out.write_all(line.as_bytes()).is_ok() {
-                        let _ = out.flush();
+                while let Some(ev) = stream.recv() {
+                    match serde_json::to_string(&*ev) {
+                        Ok(mut line) => {
+                            line.push('\n');
+                            if out.write_all(line.as_bytes()).is_ok() {
+                                let _ = out.flush();
+                            }
+                        }
+                        Err(e) => tracing::error!("cannot serialise a security event: {e}"),
                     }
                 }
                 let _ = out.flush();
             })?;
-        Ok(EventSink { tx })
+        Ok(sink)
     }
 
-    /// Queues one event as a JSON line.
-    pub fn write(&self, event: &SecurityEvent) {
-        match serde_json::to_string(event) {
-            Ok(mut line) => {
-                line.push('\n');
-                let _ = self.tx.send(line);
+    /// Adds a subscriber named `name` with a queue of `capacity` events (at least 1).
+    pub fn subscribe(&self, name: &str, capacity: usize) -> EventStream {
+        let (tx, rx) = sync_channel(capacity.max(1));
+        let dropped = match &self.metrics {
+            Some(m) => m.events_dropped(name),
+            None => Counter::default(),
+        };
+        let sub = Arc::new(Subscription {
+            name: name.to_string(),
+            tx,
+            dropped,
+        });
+        self.subs.rcu(|cur| {
+            let mut v = Vec::clone(cur);
+            v.push(sub.clone());
+            v
+        });
+        EventStream { rx }
+    }
+
+    /// Publishes one event to every subscriber without waiting; a full queue drops and counts.
+    pub fn write(&self, event: SecurityEvent) {
+        let subs = self.subs.load();
+        if subs.is_empty() {
+            return;
+        }
+        let event = Arc::new(event);
+        let mut gone: Vec<*const Subscription> = Vec::new();
+        for s in subs.iter() {
+            match s.tx.try_send(event.clone()) {
+                Ok(()) => {}
+                Err(TrySendError::Full(_)) => {
+                    s.dropped.inc();
+                }
+                Err(TrySendError::Disconnected(_)) => gone.push(Arc::as_ptr(s)),
             }
-            Err(e) => tracing::error!("cannot serialise a security event: {e}"),
+        }
+        if !gone.is_empty() {
+            self.subs.rcu(|cur| {
+                cur.iter()
+                    .filter(|s| !gone.contains(&Arc::as_ptr(s)))
+                    .cloned()
+                    .collect::<Vec<_>>()
+            });
+        }
+    }
+
+    /// Events dropped so far for subscriber `name` (its queue was full).
+    pub fn dropped(&self, name: &str) -> u64 {
+        self.subs
+            .load()
+            .iter()
+            .filter(|s| s.name == name)
+            .map(|s| s.dropped.get())
+            .sum()
+    }
+
+    /// The names of the current subscribers.
+    pub fn subscribers(&self) -> Vec<String> {
+        self.subs.load().iter().map(|s| s.name.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::waf::Action;
+
+    fn event(id: &str) -> SecurityEvent {
+        SecurityEvent {
+            support_id: id.into(),
+            time: String::new(),
+            time_micros: 0,
+            client_ip: "192.0.2.1".into(),
+            method: "GET".into(),
+            uri: "/".into(),
+            protocol: "HTTP/1.1".into(),
+            policy: "p".into(),
+            action: Action::Block,
+            rating: 4,
+            violations: Vec::new(),
+            virtual_server: "/Common/vs".into(),
+            response_code: 403,
+        }
+    }
+
+    #[test]
+    fn every_subscriber_gets_every_event_and_a_full_queue_drops_and_counts() {
+        let metrics = Arc::new(Metrics::default());
+        let sink = EventSink::new(Some(metrics.clone()));
+        let fast = sink.subscribe("fast", 16);
+        let slow = sink.subscribe("slow", 2);
+        for i in 0..5 {
+            sink.write(event(&i.to_string()));
+        }
+        let mut got = Vec::new();
+        fast.drain_into(&mut got, 100);
+        assert_eq!(got.len(), 5);
+        assert_eq!(got[4].support_id, "4");
+        let mut got = Vec::new();
+        slow.drain_into(&mut got, 100);
+        assert_eq!(got.len(), 2, "the slow subscriber kept what fit");
+        assert_eq!(sink.dropped("slow"), 3);
+        assert_eq!(sink.dropped("fast"), 0);
+        assert!(
+            metrics
+                .render()
+                .contains("portcullis_events_dropped_total{subscriber=\"slow\"} 3"),
+            "{}",
+            metrics.render()
+        );
+        drop(slow);
+        sink.write(event("5"));
+        assert_eq!(sink.subscribers(), ["fast"], "a gone subscriber is removed");
+        assert_eq!(
+            fast.recv_timeout(Duration::from_secs(1))
+                .unwrap()
+                .unwrap()
+                .support_id,
+            "5"
+        );
+    }
+
+    #[test]
+    fn the_json_line_log_writes_each_event_with_its_virtual_server() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.log");
+        let sink = EventSink::open(Some(&path)).unwrap();
+        sink.write(event("77"));
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            if let Some(line) = text.lines().next() {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap();
+                assert_eq!(v["supportId"], "77");
+                assert_eq!(v["virtualServerName"], "/Common/vs");
+                assert_eq!(v["responseCode"], 403);
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "no line written");
+            std::thread::sleep(Duration::from_millis(10));
         }
     }
 }

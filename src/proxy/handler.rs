@@ -49,14 +49,16 @@ impl Shared {
     /// and the event log at `event_log` (stderr when `None`).
     pub fn with_defaults(event_log: Option<&std::path::Path>) -> Result<Arc<Shared>, String> {
         let limits = Limits::default();
+        let metrics = Arc::new(Metrics::default());
         Ok(Arc::new(Shared {
             limits,
             clients: Clients::new(
                 super::tls::client_config(None)?,
                 limits.upstream_connect_timeout,
             ),
-            metrics: Arc::new(Metrics::default()),
-            events: EventSink::open(event_log).map_err(|e| format!("event log: {e}"))?,
+            events: EventSink::open_counted(event_log, Some(metrics.clone()))
+                .map_err(|e| format!("event log: {e}"))?,
+            metrics,
         }))
     }
 }
@@ -136,7 +138,7 @@ async fn run(
     let step = tx.on_request_headers(&head);
     let tx: SharedTx = Arc::new(Mutex::new(Some(tx)));
     if step == Step::Block {
-        return blocked(&tx, shared);
+        return blocked(&tx, site, shared);
     }
 
     strip_hop_by_hop(&mut head.headers, true);
@@ -164,9 +166,9 @@ async fn run(
         let outcome = s.wait_for(|s| *s != Signal::Pending).await.map(|s| *s);
         match outcome {
             Ok(Signal::Go) => {}
-            Ok(Signal::Blocked) => return blocked(&tx, shared),
-            Ok(Signal::TooLarge) => return too_large(&tx, shared),
-            _ => return client_gone(&tx, shared),
+            Ok(Signal::Blocked) => return blocked(&tx, site, shared),
+            Ok(Signal::TooLarge) => return too_large(&tx, site, shared),
+            _ => return client_gone(&tx, site, shared),
         }
     }
 
@@ -195,12 +197,12 @@ async fn run(
         Ok(res) => res,
         Err(f) => {
             if late == Some(Signal::Blocked) {
-                return blocked(&tx, shared);
+                return blocked(&tx, site, shared);
             }
             if late == Some(Signal::TooLarge) || over.load(Ordering::Relaxed) {
-                return too_large(&tx, shared);
+                return too_large(&tx, site, shared);
             }
-            return upstream_failed(f, &tx, shared);
+            return upstream_failed(f, &tx, site, shared);
         }
     };
 
@@ -210,10 +212,10 @@ async fn run(
         None => Step::Forward,
     };
     if step == Step::Block {
-        return blocked(&tx, shared);
+        return blocked(&tx, site, shared);
     }
     strip_hop_by_hop(&mut parts.headers, false);
-    log_phase(&tx, shared);
+    log_phase(&tx, site, shared, parts.status);
     Response::from_parts(parts, rbody.map_err(Into::into).boxed_unsync())
 }
 
@@ -330,30 +332,34 @@ fn append_xff(h: &mut HeaderMap, peer: SocketAddr) {
     }
 }
 
-/// The logging phase: writes the event (if any) and counts blocks.
-fn log_phase(tx: &SharedTx, shared: &Shared) {
+/// The logging phase: publishes the event (if any) with the listener's name and the status
+/// answered, and counts blocks.
+fn log_phase(tx: &SharedTx, site: &Site, shared: &Shared, status: StatusCode) {
     let Some(t) = tx.lock().take() else { return };
-    if let Some(ev) = t.finish() {
+    if let Some(mut ev) = t.finish() {
         if ev.action == Action::Block {
             for v in &ev.violations {
                 shared.metrics.block(v.kind.name());
             }
         }
-        shared.events.write(&ev);
+        ev.virtual_server = site.name.clone();
+        ev.response_code = status.as_u16();
+        shared.events.write(ev);
     }
 }
 
-fn blocked(tx: &SharedTx, shared: &Shared) -> Response<ProxyBody> {
+fn blocked(tx: &SharedTx, site: &Site, shared: &Shared) -> Response<ProxyBody> {
     let reply = tx.lock().as_ref().map(Transaction::block_response);
-    log_phase(tx, shared);
-    match reply {
+    let res = match reply {
         Some(r) => block_reply(r),
         None => simple(StatusCode::FORBIDDEN, "request rejected\n", true),
-    }
+    };
+    log_phase(tx, site, shared, res.status());
+    res
 }
 
-fn too_large(tx: &SharedTx, shared: &Shared) -> Response<ProxyBody> {
-    log_phase(tx, shared);
+fn too_large(tx: &SharedTx, site: &Site, shared: &Shared) -> Response<ProxyBody> {
+    log_phase(tx, site, shared, StatusCode::PAYLOAD_TOO_LARGE);
     simple(
         StatusCode::PAYLOAD_TOO_LARGE,
         "request body too large\n",
@@ -361,13 +367,12 @@ fn too_large(tx: &SharedTx, shared: &Shared) -> Response<ProxyBody> {
     )
 }
 
-fn client_gone(tx: &SharedTx, shared: &Shared) -> Response<ProxyBody> {
-    log_phase(tx, shared);
+fn client_gone(tx: &SharedTx, site: &Site, shared: &Shared) -> Response<ProxyBody> {
+    log_phase(tx, site, shared, StatusCode::BAD_REQUEST);
     simple(StatusCode::BAD_REQUEST, "request body incomplete\n", true)
 }
 
-fn upstream_failed(f: Failure, tx: &SharedTx, shared: &Shared) -> Response<ProxyBody> {
-    log_phase(tx, shared);
+fn upstream_failed(f: Failure, tx: &SharedTx, site: &Site, shared: &Shared) -> Response<ProxyBody> {
     let (kind, status, text) = match f {
         Failure::Timeout => (
             "timeout",
@@ -390,6 +395,7 @@ fn upstream_failed(f: Failure, tx: &SharedTx, shared: &Shared) -> Response<Proxy
         Failure::Stopped => ("stopped", StatusCode::BAD_GATEWAY, "upstream failed\n"),
     };
     shared.metrics.upstream_error(kind);
+    log_phase(tx, site, shared, status);
     simple(status, text, false)
 }
 

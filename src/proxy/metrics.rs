@@ -1,5 +1,6 @@
 //! Prometheus metrics of the data plane (prometheus-client): requests by listener and status
-//! class, blocks by violation, upstream errors, and a latency histogram; served as text on
+//! class, blocks by violation, upstream errors, security events dropped by a full subscriber
+//! queue, and a latency histogram; served as text on
 //! `--metrics-listen`. Imports: prometheus-client, hyper (the tiny metrics server).
 
 use std::convert::Infallible;
@@ -24,6 +25,7 @@ pub struct Metrics {
     requests: Family<Labels, Counter>,
     blocks: Family<Labels, Counter>,
     upstream_errors: Family<Labels, Counter>,
+    events_dropped: Family<Labels, Counter>,
     latency: Histogram,
 }
 
@@ -33,6 +35,7 @@ impl Default for Metrics {
         let requests = Family::<Labels, Counter>::default();
         let blocks = Family::<Labels, Counter>::default();
         let upstream_errors = Family::<Labels, Counter>::default();
+        let events_dropped = Family::<Labels, Counter>::default();
         let latency = Histogram::new(exponential_buckets(0.0001, 2.0, 18));
         registry.register(
             "requests",
@@ -50,6 +53,11 @@ impl Default for Metrics {
             upstream_errors.clone(),
         );
         registry.register(
+            "events_dropped",
+            "Security events dropped because a subscriber's queue was full, by subscriber",
+            events_dropped.clone(),
+        );
+        registry.register(
             "request_duration_seconds",
             "Time from request head to response head",
             latency.clone(),
@@ -59,6 +67,7 @@ impl Default for Metrics {
             requests,
             blocks,
             upstream_errors,
+            events_dropped,
             latency,
         }
     }
@@ -111,6 +120,13 @@ impl Metrics {
         self.upstream_errors
             .get_or_create(&vec![("kind", kind.to_string())])
             .inc();
+    }
+
+    /// The drop counter of event subscriber `subscriber` (see `proxy::events`).
+    pub fn events_dropped(&self, subscriber: &str) -> Counter {
+        self.events_dropped
+            .get_or_create(&vec![("subscriber", subscriber.to_string())])
+            .clone()
     }
 
     /// The Prometheus text exposition.

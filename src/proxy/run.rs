@@ -124,9 +124,9 @@ async fn serve(opts: ProxyOptions) -> Result<(), String> {
         }),
         _ => None,
     };
-    let events =
-        EventSink::open(opts.event_log.as_deref()).map_err(|e| format!("event log: {e}"))?;
     let metrics = Arc::new(Metrics::default());
+    let events = EventSink::open_counted(opts.event_log.as_deref(), Some(metrics.clone()))
+        .map_err(|e| format!("event log: {e}"))?;
     let shared = Arc::new(Shared {
         limits,
         clients: Clients::new(client_tls, limits.upstream_connect_timeout),

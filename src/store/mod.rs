@@ -128,6 +128,38 @@ impl Store {
         Ok(out)
     }
 
+    /// Visits the entries under `prefix` from the last key backwards until `f` returns false.
+    pub fn scan_rev(
+        &self,
+        table: Table,
+        prefix: &str,
+        mut f: impl FnMut(&str, serde_json::Value) -> bool,
+    ) -> Result<()> {
+        let tx = self.db.begin_read()?;
+        let t = tx.open_table(table.def())?;
+        let end = format!("{prefix}\u{10FFFF}");
+        for entry in t.range::<&str>(prefix..end.as_str())?.rev() {
+            let (k, v) = entry?;
+            if !f(k.value(), decode(k.value(), v.value())?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// How many keys start with `prefix`.
+    pub fn count(&self, table: Table, prefix: &str) -> Result<usize> {
+        let tx = self.db.begin_read()?;
+        let t = tx.open_table(table.def())?;
+        let end = format!("{prefix}\u{10FFFF}");
+        let mut n = 0;
+        for entry in t.range::<&str>(prefix..end.as_str())? {
+            entry?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
     /// Runs `f` in one write transaction and commits it durably. If `f` fails, nothing is written.
     pub fn write<T, E: From<StoreError>>(
         &self,
@@ -177,11 +209,16 @@ impl WriteTx<'_> {
 
     /// Every key under `prefix`, in order (to delete sub-collections with their parent).
     pub fn keys(&self, table: Table, prefix: &str) -> Result<Vec<String>> {
+        self.first_keys(table, prefix, usize::MAX)
+    }
+
+    /// The first `limit` keys under `prefix`, in order (the oldest of a time-ordered collection).
+    pub fn first_keys(&self, table: Table, prefix: &str, limit: usize) -> Result<Vec<String>> {
         let t = self.tx.open_table(table.def())?;
         let mut out = Vec::new();
         for entry in t.range(prefix..)? {
             let (k, _) = entry?;
-            if !k.value().starts_with(prefix) {
+            if out.len() >= limit || !k.value().starts_with(prefix) {
                 break;
             }
             out.push(k.value().to_string());

@@ -25,4 +25,15 @@ pub struct SecurityEvent {
     pub action: Action,
     pub rating: u8,
     pub violations: Vec<Violation>,
+    /// The virtual server (listener) that received the request; filled in by the data plane
+    /// (empty when the engine runs without one).
+    #[serde(rename = "virtualServerName", skip_serializing_if = "String::is_empty")]
+    pub virtual_server: String,
+    /// The status code answered to the client; filled in by the data plane (0 when unknown).
+    #[serde(rename = "responseCode", skip_serializing_if = "is_zero")]
+    pub response_code: u16,
+}
+
+fn is_zero(n: &u16) -> bool {
+    *n == 0
 }

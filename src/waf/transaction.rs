@@ -185,6 +185,8 @@ impl Transaction {
             action: verdict.action,
             rating: verdict.rating,
             violations: verdict.violations,
+            virtual_server: String::new(),
+            response_code: 0,
         })
     }
 }

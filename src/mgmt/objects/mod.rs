@@ -9,6 +9,7 @@ pub mod misc;
 pub mod pool;
 pub mod profile;
 pub mod rule;
+pub mod security_log;
 pub mod sys;
 pub mod sys_file;
 pub mod tokens;
@@ -41,10 +42,16 @@ pub static REGISTRY: &[&KindSpec] = &[
     &sys_file::SSL_KEY,
     &misc::DEVICE_GROUP,
     &misc::DISTRIBUTED_APP,
+    &security_log::LOG_PROFILE,
 ];
 
 /// Fixed endpoints, matched before the registry.
 pub static ROUTES: &[Route] = &[
+    Route {
+        path: crate::mgmt::events::rest::PATH,
+        prefix: true,
+        handler: crate::mgmt::events::rest::handle,
+    },
     Route {
         path: "/mgmt/shared/authz/tokens",
         prefix: true,

@@ -193,6 +193,7 @@ fn prepare_virtual(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
             ));
         }
     }
+    super::security_log::check_virtual_profiles(p)?;
     let given = p
         .obj
         .remove("profiles")

@@ -1,0 +1,393 @@
+//! The model of a security log profile's `application` entries (what to log, where, in which
+//! format) parsed from the stored JSON, with the precise error for anything we cannot honour.
+//! Used by the kind's validation (`objects/security_log.rs`) and by the event router.
+//! Imports: nothing internal (pure; no IO).
+
+use std::net::{IpAddr, SocketAddr};
+
+use serde_json::{Map, Value};
+
+/// Which requests an entry logs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestType {
+    /// Blocked and alarmed requests (`illegal`, `illegal-including-staged-signatures`, `all`:
+    /// passing requests produce no event, so these three log the same requests).
+    Illegal,
+    /// Only blocked requests (`blocked`, our addition).
+    Blocked,
+}
+
+/// How the syslog MSG part is written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MsgFormat {
+    /// `key="value"` pairs joined by `delimiter` (the `predefined` format of `remote`/`splunk`).
+    Pairs { delimiter: String },
+    /// `userString` with `%field%` placeholders replaced.
+    User(String),
+    /// The event as one JSON object.
+    Json,
+}
+
+/// Syslog transport.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    Udp,
+    /// TCP with RFC 6587 octet-counting framing.
+    Tcp,
+}
+
+/// Where an entry sends events besides the local store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Remote {
+    None,
+    Syslog {
+        servers: Vec<SocketAddr>,
+        transport: Transport,
+    },
+    /// One RFC 5424 message per line, appended to `<data-dir>/security-logs/<name>`.
+    File(String),
+}
+
+/// One `application` entry of a log profile.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogApp {
+    pub name: String,
+    pub local_storage: bool,
+    pub remote: Remote,
+    pub format: MsgFormat,
+    pub request_type: RequestType,
+    /// Syslog facility number (local0 = 16 … local7 = 23).
+    pub facility: u8,
+    /// Longest message sent (bytes); longer ones are cut on a character boundary.
+    pub max_entry: usize,
+}
+
+/// Parses a syslog server address: `192.0.2.1:514`, `[2001:db8::1]:514` or the `2001:db8::1.514`
+/// form of the real system's IPv6 destinations. Port 0 is refused.
+pub fn parse_server(s: &str) -> Result<SocketAddr, String> {
+    let bad = || format!("invalid syslog server address '{s}' (expected ip:port)");
+    let addr = match s.parse::<SocketAddr>() {
+        Ok(a) => a,
+        Err(_) => {
+            let (ip, port) = s.rsplit_once('.').ok_or_else(bad)?;
+            if !ip.contains(':') {
+                return Err(bad());
+            }
+            let ip: IpAddr = ip.parse().map_err(|_| bad())?;
+            SocketAddr::new(ip, port.parse().map_err(|_| bad())?)
+        }
+    };
+    if addr.port() == 0 {
+        return Err(bad());
+    }
+    Ok(addr)
+}
+
+fn text<'a>(m: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, String> {
+    match m.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(_) => Err(format!("'{key}' must be a string")),
+    }
+}
+
+fn switch(m: &Map<String, Value>, key: &str, default: bool) -> Result<bool, String> {
+    match m.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(Value::String(s)) if s == "enabled" => Ok(true),
+        Some(Value::String(s)) if s == "disabled" => Ok(false),
+        Some(_) => Err(format!("'{key}' must be enabled or disabled")),
+    }
+}
+
+/// A file name for a local security log: letters, digits, `.`, `_`, `-`, not starting with `.`.
+pub fn check_file_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 128
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "invalid log file name '{name}' (letters, digits, '.', '_', '-'; not starting with '.')"
+        ))
+    }
+}
+
+fn request_type(m: &Map<String, Value>) -> Result<RequestType, String> {
+    let value = match m.get("filter") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(items)) => {
+            let mut found = None;
+            for it in items {
+                if it.get("name").and_then(Value::as_str) != Some("request-type") {
+                    continue;
+                }
+                found = match it.get("values") {
+                    Some(Value::Array(v)) => v.first().and_then(Value::as_str).map(str::to_string),
+                    Some(Value::String(s)) => Some(s.clone()),
+                    _ => None,
+                };
+            }
+            found
+        }
+        Some(Value::Object(o)) => text(o, "requestType")?.map(str::to_string),
+        Some(_) => return Err("'filter' must be an array of {name, values}".into()),
+    };
+    match value.as_deref() {
+        None | Some("illegal" | "illegal-including-staged-signatures" | "all") => {
+            Ok(RequestType::Illegal)
+        }
+        Some("blocked") => Ok(RequestType::Blocked),
+        Some(other) => Err(format!(
+            "unsupported request-type '{other}' (illegal, illegal-including-staged-signatures, all or blocked)"
+        )),
+    }
+}
+
+fn format(m: &Map<String, Value>) -> Result<MsgFormat, String> {
+    let Some(f) = m.get("format").filter(|v| !v.is_null()) else {
+        return Ok(MsgFormat::Pairs {
+            delimiter: ",".into(),
+        });
+    };
+    let f = f
+        .as_object()
+        .ok_or("'format' must be an object {type, fieldDelimiter, userString}")?;
+    let delimiter = text(f, "fieldDelimiter")?.unwrap_or(",").to_string();
+    if delimiter.is_empty() || delimiter.len() > 8 || delimiter.contains(['\r', '\n']) {
+        return Err("'fieldDelimiter' must be 1 to 8 characters without line breaks".into());
+    }
+    match text(f, "type")?.unwrap_or("predefined") {
+        "predefined" | "none" => Ok(MsgFormat::Pairs { delimiter }),
+        "user-defined" => match text(f, "userString")? {
+            Some(s) if !s.is_empty() => Ok(MsgFormat::User(s.to_string())),
+            _ => Err("a user-defined format needs a 'userString'".into()),
+        },
+        "json" => Ok(MsgFormat::Json),
+        other => Err(format!(
+            "unsupported format type '{other}' (predefined, user-defined or json)"
+        )),
+    }
+}
+
+fn facility(m: &Map<String, Value>) -> Result<u8, String> {
+    let f = text(m, "facility")?.unwrap_or("local0");
+    f.strip_prefix("local")
+        .and_then(|n| n.parse::<u8>().ok())
+        .filter(|n| *n <= 7)
+        .map(|n| 16 + n)
+        .ok_or_else(|| format!("unsupported facility '{f}' (local0 to local7)"))
+}
+
+fn max_entry(m: &Map<String, Value>) -> Result<usize, String> {
+    match text(m, "maximumEntryLength")?.unwrap_or("64k") {
+        "1k" => Ok(1024),
+        "2k" => Ok(2048),
+        "10k" => Ok(10 * 1024),
+        "64k" => Ok(64 * 1024),
+        other => Err(format!(
+            "unsupported maximumEntryLength '{other}' (1k, 2k, 10k or 64k)"
+        )),
+    }
+}
+
+fn remote(m: &Map<String, Value>) -> Result<Remote, String> {
+    match text(m, "remoteStorage")?.unwrap_or("none") {
+        "none" | "disabled" => Ok(Remote::None),
+        "remote" | "splunk" => {
+            let transport = match text(m, "protocol")?.unwrap_or("udp") {
+                "udp" => Transport::Udp,
+                "tcp" => Transport::Tcp,
+                other => {
+                    return Err(format!("unsupported protocol '{other}' (udp or tcp)"));
+                }
+            };
+            let servers = match m.get("servers") {
+                Some(Value::Array(a)) => a
+                    .iter()
+                    .map(|s| {
+                        let name = s
+                            .get("name")
+                            .and_then(Value::as_str)
+                            .or_else(|| s.as_str())
+                            .ok_or("each server must be {\"name\": \"ip:port\"}")?;
+                        parse_server(name)
+                    })
+                    .collect::<Result<Vec<_>, String>>()?,
+                None | Some(Value::Null) => Vec::new(),
+                Some(_) => return Err("'servers' must be an array of {name: \"ip:port\"}".into()),
+            };
+            if servers.is_empty() {
+                return Err("remote storage needs at least one server in 'servers'".into());
+            }
+            Ok(Remote::Syslog { servers, transport })
+        }
+        "file" => {
+            let name = text(m, "file")?.ok_or("remote storage 'file' needs a 'file' name")?;
+            check_file_name(name)?;
+            Ok(Remote::File(name.to_string()))
+        }
+        other => Err(format!(
+            "unsupported remoteStorage '{other}' (none, remote, splunk or file)"
+        )),
+    }
+}
+
+/// Parses one `application` entry; `default_name` names an entry without `name`.
+pub fn parse_app(m: &Map<String, Value>, default_name: &str) -> Result<LogApp, String> {
+    let name = text(m, "name")?.unwrap_or(default_name).to_string();
+    let ctx = |e: String| format!("application '{name}': {e}");
+    let format = format(m).map_err(ctx)?;
+    let format = match (text(m, "remoteStorage").ok().flatten(), format) {
+        (Some("splunk"), MsgFormat::Pairs { .. }) => MsgFormat::Pairs {
+            delimiter: ",".into(),
+        },
+        (_, f) => f,
+    };
+    Ok(LogApp {
+        local_storage: switch(m, "localStorage", true).map_err(ctx)?,
+        remote: remote(m).map_err(ctx)?,
+        format,
+        request_type: request_type(m).map_err(ctx)?,
+        facility: facility(m).map_err(ctx)?,
+        max_entry: max_entry(m).map_err(ctx)?,
+        name,
+    })
+}
+
+/// The `application` entries of a profile: an array of objects with `name`, or an object keyed
+/// by name (the form real clients POST). Returns them as an array, in order.
+pub fn applications(profile: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, String> {
+    let default = profile
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("application");
+    match profile.get("application") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|v| {
+                v.as_object()
+                    .cloned()
+                    .ok_or_else(|| "each application entry must be an object".to_string())
+            })
+            .collect(),
+        Some(Value::Object(o)) => {
+            let keyed = !o.is_empty() && o.values().all(Value::is_object);
+            if keyed {
+                Ok(o.iter()
+                    .map(|(k, v)| {
+                        let mut m = v.as_object().cloned().unwrap_or_default();
+                        m.entry("name").or_insert_with(|| Value::String(k.clone()));
+                        m
+                    })
+                    .collect())
+            } else {
+                let mut m = o.clone();
+                m.entry("name")
+                    .or_insert_with(|| Value::String(default.to_string()));
+                Ok(vec![m])
+            }
+        }
+        Some(_) => Err("'application' must be an array or an object".into()),
+    }
+}
+
+/// Every `application` entry of a stored profile, parsed.
+pub fn profile_apps(profile: &Map<String, Value>) -> Result<Vec<LogApp>, String> {
+    let default = profile
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("application");
+    applications(profile)?
+        .iter()
+        .map(|m| parse_app(m, default))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    #[test]
+    fn server_addresses() {
+        assert_eq!(parse_server("192.0.2.1:514").unwrap().port(), 514);
+        assert_eq!(
+            parse_server("[2001:db8::1]:6514").unwrap(),
+            "[2001:db8::1]:6514".parse().unwrap()
+        );
+        assert_eq!(
+            parse_server("2001:db8::1.514").unwrap(),
+            "[2001:db8::1]:514".parse().unwrap()
+        );
+        for bad in [
+            "",
+            "192.0.2.1",
+            "192.0.2.1:0",
+            "host:514",
+            "1.2.3.4.514",
+            "::1.x",
+        ] {
+            assert!(parse_server(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn entries_parse_with_defaults_and_precise_errors() {
+        let p = obj(json!({"name": "p", "application": {"p": {
+            "remoteStorage": "remote", "protocol": "tcp",
+            "servers": [{"name": "127.0.0.1:5514"}],
+            "filter": [{"name": "request-type", "values": ["all"]}]}}}));
+        let apps = profile_apps(&p).unwrap();
+        assert_eq!(apps.len(), 1);
+        assert_eq!(apps[0].name, "p");
+        assert!(apps[0].local_storage);
+        assert_eq!(apps[0].facility, 16);
+        assert_eq!(
+            apps[0].remote,
+            Remote::Syslog {
+                servers: vec!["127.0.0.1:5514".parse().unwrap()],
+                transport: Transport::Tcp
+            }
+        );
+        let e = profile_apps(&obj(json!({"application": [{"name": "a",
+            "remoteStorage": "remote", "servers": []}]})))
+        .unwrap_err();
+        assert!(
+            e.contains("application 'a'") && e.contains("at least one server"),
+            "{e}"
+        );
+        let e = profile_apps(&obj(json!({"application": [{"remoteStorage": "file",
+            "file": "../x"}]})))
+        .unwrap_err();
+        assert!(e.contains("invalid log file name"), "{e}");
+        let e = parse_app(
+            &obj(json!({"protocol": "tcp-rfc3195", "remoteStorage": "remote",
+            "servers": [{"name": "127.0.0.1:1"}]})),
+            "x",
+        )
+        .unwrap_err();
+        assert!(e.contains("unsupported protocol"), "{e}");
+        let a = parse_app(
+            &obj(json!({"localStorage": "disabled", "facility": "local7",
+            "filter": {"requestType": "blocked"},
+            "format": {"type": "user-defined", "userString": "%support_id%"}})),
+            "x",
+        )
+        .unwrap();
+        assert!(!a.local_storage);
+        assert_eq!(a.facility, 23);
+        assert_eq!(a.request_type, RequestType::Blocked);
+        assert_eq!(a.format, MsgFormat::User("%support_id%".into()));
+    }
+}

@@ -1,0 +1,207 @@
+//! The local request-event log in `Table::Events`: a consumer thread writes events in batches
+//! (one durable store transaction per batch) under time-ordered keys, and prunes by count and
+//! age (`events_max_count`, `events_max_age`) in the same transaction, and on its own every
+//! [`PRUNE_EVERY`] when idle. Keys: `e/<timeMicros, 20 digits>/<supportId>` → the event JSON (as
+//! the JSON-line event log writes it); `i/<supportId>` → its `e/` key.
+//! Imports: `store`, `support`, `waf::SecurityEvent`, `proxy::events::EventStream`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::proxy::events::EventStream;
+use crate::store::{Result, Store, Table, WriteTx};
+use crate::support::now_micros;
+use crate::waf::SecurityEvent;
+
+pub const ITEMS: &str = "e/";
+pub const INDEX: &str = "i/";
+/// Most events written in one store transaction.
+pub const BATCH: usize = 512;
+/// Age pruning runs at least this often.
+pub const PRUNE_EVERY: Duration = Duration::from_secs(30);
+const PRUNE_CHUNK: usize = 1024;
+
+/// How many events, and for how long, the local log keeps (0: no bound).
+#[derive(Clone, Copy, Debug)]
+pub struct Retention {
+    pub max_count: usize,
+    pub max_age_secs: u64,
+}
+
+pub fn item_key(time_micros: u64, support_id: &str) -> String {
+    format!("{ITEMS}{time_micros:020}/{support_id}")
+}
+
+fn index_key(support_id: &str) -> String {
+    format!("{INDEX}{support_id}")
+}
+
+/// The stored event with support id `id`.
+pub fn get(store: &Store, id: &str) -> Result<Option<Value>> {
+    let Some(Value::String(key)) = store.get(Table::Events, &index_key(id))? else {
+        return Ok(None);
+    };
+    store.get(Table::Events, &key)
+}
+
+/// Visits stored events newest first until `f` returns false.
+pub fn newest_first(store: &Store, f: impl FnMut(&str, Value) -> bool) -> Result<()> {
+    store.scan_rev(Table::Events, ITEMS, f)
+}
+
+fn delete_item(tx: &mut WriteTx<'_>, key: &str) -> Result<()> {
+    tx.delete(Table::Events, key)?;
+    if let Some(id) = key.rsplit('/').next() {
+        let ix = index_key(id);
+        if tx
+            .get(Table::Events, &ix)?
+            .and_then(|v| v.as_str().map(str::to_string))
+            == Some(key.to_string())
+        {
+            tx.delete(Table::Events, &ix)?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes what `keep` no longer allows; returns the new count.
+fn prune(tx: &mut WriteTx<'_>, mut count: usize, keep: Retention) -> Result<usize> {
+    if keep.max_count > 0 && count > keep.max_count {
+        for k in tx.first_keys(Table::Events, ITEMS, count - keep.max_count)? {
+            delete_item(tx, &k)?;
+            count -= 1;
+        }
+    }
+    if keep.max_age_secs > 0 {
+        let cutoff = now_micros().saturating_sub(keep.max_age_secs.saturating_mul(1_000_000));
+        let bound = format!("{ITEMS}{cutoff:020}");
+        loop {
+            let keys = tx.first_keys(Table::Events, ITEMS, PRUNE_CHUNK)?;
+            let old: Vec<&String> = keys.iter().take_while(|k| **k < bound).collect();
+            for k in &old {
+                delete_item(tx, k)?;
+                count = count.saturating_sub(1);
+            }
+            if old.len() < PRUNE_CHUNK {
+                break;
+            }
+        }
+    }
+    Ok(count)
+}
+
+/// Writes `batch` and prunes, in one transaction; returns the new count.
+pub fn write_batch(
+    store: &Store,
+    batch: &[Arc<SecurityEvent>],
+    count: usize,
+    keep: Retention,
+) -> Result<usize> {
+    store.write(|tx| {
+        let mut count = count;
+        for ev in batch {
+            let key = item_key(ev.time_micros, &ev.support_id);
+            let value =
+                serde_json::to_value(&**ev).map_err(|source| crate::store::StoreError::Value {
+                    key: key.clone(),
+                    source,
+                })?;
+            if tx.get(Table::Events, &key)?.is_none() {
+                count += 1;
+            }
+            tx.put(Table::Events, &key, &value)?;
+            tx.put(Table::Events, &index_key(&ev.support_id), &json!(key))?;
+        }
+        prune(tx, count, keep)
+    })
+}
+
+/// The store writer: runs until the event sink is gone. `select` removes from each batch the
+/// events not kept locally (a virtual's log profiles may turn local storage off).
+pub fn run_writer(
+    stream: EventStream,
+    store: Arc<Store>,
+    keep: Retention,
+    select: impl Fn(&mut Vec<Arc<SecurityEvent>>),
+) {
+    let mut count = store.count(Table::Events, ITEMS).unwrap_or(0);
+    let mut batch = Vec::with_capacity(BATCH);
+    loop {
+        match stream.recv_timeout(PRUNE_EVERY) {
+            Err(()) => return,
+            Ok(None) => {}
+            Ok(Some(ev)) => {
+                batch.push(ev);
+                stream.drain_into(&mut batch, BATCH - 1);
+                select(&mut batch);
+            }
+        }
+        match write_batch(&store, &batch, count, keep) {
+            Ok(n) => count = n,
+            Err(e) => tracing::error!(events = batch.len(), "cannot store request events: {e}"),
+        }
+        batch.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::waf::Action;
+
+    fn ev(t: u64, id: &str) -> Arc<SecurityEvent> {
+        Arc::new(SecurityEvent {
+            support_id: id.into(),
+            time: String::new(),
+            time_micros: t,
+            client_ip: "192.0.2.1".into(),
+            method: "GET".into(),
+            uri: "/".into(),
+            protocol: "HTTP/1.1".into(),
+            policy: "p".into(),
+            action: Action::Block,
+            rating: 4,
+            violations: Vec::new(),
+            virtual_server: "/Common/vs".into(),
+            response_code: 403,
+        })
+    }
+
+    fn ids(store: &Store) -> Vec<String> {
+        let mut out = Vec::new();
+        newest_first(store, |_, v| {
+            out.push(v["supportId"].as_str().unwrap_or_default().to_string());
+            true
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn count_and_age_bounds_prune_the_oldest() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let now = now_micros();
+        let keep = Retention {
+            max_count: 3,
+            max_age_secs: 3600,
+        };
+        let batch: Vec<_> = (1..=5).map(|i| ev(now + i, &format!("{i}"))).collect();
+        let n = write_batch(&store, &batch, 0, keep).unwrap();
+        assert_eq!(n, 3);
+        assert_eq!(ids(&store), ["5", "4", "3"]);
+        assert!(
+            get(&store, "1").unwrap().is_none(),
+            "the index goes with the event"
+        );
+        assert_eq!(get(&store, "4").unwrap().unwrap()["timeMicros"], now + 4);
+        let old = ev(now - 7200 * 1_000_000, "old");
+        let n = write_batch(&store, &[old], n, keep).unwrap();
+        assert_eq!(n, 3, "an event past the age bound is pruned at once");
+        assert_eq!(ids(&store), ["5", "4", "3"]);
+        assert_eq!(store.count(Table::Events, ITEMS).unwrap(), 3);
+        assert_eq!(store.count(Table::Events, INDEX).unwrap(), 3);
+    }
+}

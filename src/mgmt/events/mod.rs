@@ -1,0 +1,68 @@
+//! Request events on the management side: the data plane's events (through
+//! `proxy::events::EventSink`) are kept in the store with bounded retention ([`local`]), served
+//! at `/mgmt/tm/asm/events/requests` ([`rest`]), and sent to the syslog servers or files of the
+//! security log profiles attached to their virtual server ([`route`], [`config`], [`syslog`],
+//! [`sender`]). [`install`] starts the two consumers; docs/events.md describes the whole.
+//!
+//! Imports: `mgmt::*`, `store`, `support`, `waf::SecurityEvent`, `proxy::events` (the narrow
+//! subscription interface).
+
+pub mod config;
+pub mod local;
+pub mod rest;
+pub mod route;
+pub mod sender;
+pub mod syslog;
+
+use std::sync::Arc;
+
+use tokio::runtime::Handle;
+
+use super::state::MgmtState;
+use crate::proxy::events::EventSink;
+use local::Retention;
+use route::Routing;
+
+/// Events handed to the remote-log router per routing-table check.
+const ROUTE_BATCH: usize = 256;
+
+/// Subscribes the store writer (`store`) and the remote-log router (`remote-log`) to `sink`,
+/// each on its own thread with a queue of `events_queue` events. Call inside a tokio runtime:
+/// syslog and file senders are spawned on it. The threads end when the sink is dropped.
+pub fn install(st: &Arc<MgmtState>, sink: &EventSink) -> std::io::Result<Arc<Routing>> {
+    let routing = Arc::new(Routing::new(st.clone(), Handle::current()));
+    let q = st.cfg.events_queue;
+    let keep = Retention {
+        max_count: st.cfg.events_max_count,
+        max_age_secs: st.cfg.events_max_age,
+    };
+    let stored = sink.subscribe("store", q);
+    let (store, r) = (st.store.clone(), routing.clone());
+    std::thread::Builder::new()
+        .name("event-store".into())
+        .spawn(move || {
+            local::run_writer(stored, store, keep, |batch| {
+                let t = r.current();
+                batch.retain(|e| t.stores_locally(e));
+            })
+        })?;
+    let remote = sink.subscribe("remote-log", q);
+    let r = routing.clone();
+    std::thread::Builder::new()
+        .name("event-route".into())
+        .spawn(move || {
+            let mut batch = Vec::with_capacity(ROUTE_BATCH);
+            while let Some(ev) = remote.recv() {
+                batch.push(ev);
+                remote.drain_into(&mut batch, ROUTE_BATCH - 1);
+                let t = r.current();
+                for e in &batch {
+                    for d in t.remote(&e.virtual_server) {
+                        d.send(e);
+                    }
+                }
+                batch.clear();
+            }
+        })?;
+    Ok(routing)
+}

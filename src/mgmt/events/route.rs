@@ -1,0 +1,250 @@
+//! Which events go where: for every virtual server, the `application` entries of its
+//! `securityLogProfiles` decide whether its events are kept in the local store and which remote
+//! destinations (syslog servers, files) receive them. The table is rebuilt when the
+//! configuration generation changes; destinations whose settings did not change keep their
+//! sender (and its TCP connection). Imports: `mgmt::{state,engine}`, `store`, `waf`,
+//! `super::{config,syslog,sender}`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use serde_json::Value;
+use tokio::runtime::Handle;
+
+use super::config::{LogApp, Remote, RequestType, Transport, profile_apps};
+use super::sender::{self, MAX_DATAGRAM, Output};
+use super::syslog::{self, Header};
+use crate::mgmt::engine::children;
+use crate::mgmt::state::MgmtState;
+use crate::store::Table as StoreTable;
+use crate::waf::{Action, SecurityEvent};
+
+/// Built-in profiles (names with spaces, so never stored objects): local storage only.
+pub const BUILTIN_PROFILES: &[&str] = &["/Common/Log illegal requests", "/Common/Log all requests"];
+
+/// The collection of security log profiles.
+pub const PROFILE_PATH: &str = "/mgmt/tm/security/log/profile";
+
+/// One `application` entry with its senders.
+pub struct Destination {
+    app: LogApp,
+    outputs: Vec<Output>,
+    hostname: Arc<str>,
+    procid: Arc<str>,
+}
+
+impl Destination {
+    fn wants(&self, ev: &SecurityEvent) -> bool {
+        self.app.request_type == RequestType::Illegal || ev.action == Action::Block
+    }
+
+    /// Formats and queues `ev` for every sender of this entry (never waits).
+    pub fn send(&self, ev: &SecurityEvent) {
+        if self.outputs.is_empty() || !self.wants(ev) {
+            return;
+        }
+        let udp = matches!(
+            self.app.remote,
+            Remote::Syslog {
+                transport: Transport::Udp,
+                ..
+            }
+        );
+        let max_len = if udp {
+            self.app.max_entry.min(MAX_DATAGRAM)
+        } else {
+            self.app.max_entry
+        };
+        let h = Header {
+            facility: self.app.facility,
+            hostname: &self.hostname,
+            app_name: "portcullis",
+            procid: &self.procid,
+            max_len,
+        };
+        let msg = syslog::message(&h, ev, &self.app.format);
+        for o in &self.outputs {
+            o.send(&msg);
+        }
+    }
+
+    pub fn outputs(&self) -> &[Output] {
+        &self.outputs
+    }
+}
+
+/// What happens to the events of one virtual server.
+#[derive(Default)]
+pub struct VirtualLog {
+    /// Request types kept locally; empty: not stored.
+    local: Vec<RequestType>,
+    pub remote: Vec<Arc<Destination>>,
+}
+
+/// The routing table of one configuration generation.
+pub struct Table {
+    generation: u64,
+    virtuals: HashMap<String, VirtualLog>,
+    /// Destinations by (profile, entry settings), for reuse by the next table.
+    by_key: HashMap<String, Arc<Destination>>,
+}
+
+impl Table {
+    /// Whether `ev` goes to the local store: yes for a virtual without log profiles (or one
+    /// unknown to the configuration), else when one of its entries keeps it locally.
+    pub fn stores_locally(&self, ev: &SecurityEvent) -> bool {
+        match self.virtuals.get(&ev.virtual_server) {
+            None => true,
+            Some(v) => v
+                .local
+                .iter()
+                .any(|t| *t == RequestType::Illegal || ev.action == Action::Block),
+        }
+    }
+
+    /// The remote destinations of `virtual_server`.
+    pub fn remote(&self, virtual_server: &str) -> &[Arc<Destination>] {
+        self.virtuals
+            .get(virtual_server)
+            .map_or(&[], |v| v.remote.as_slice())
+    }
+}
+
+/// The routing table, rebuilt on configuration changes; shared by the store writer and the
+/// remote-log router.
+pub struct Routing {
+    st: Arc<MgmtState>,
+    rt: Handle,
+    hostname: Arc<str>,
+    procid: Arc<str>,
+    current: Mutex<Option<Arc<Table>>>,
+}
+
+fn hostname() -> String {
+    ["/proc/sys/kernel/hostname", "/etc/hostname"]
+        .iter()
+        .find_map(|p| std::fs::read_to_string(p).ok())
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "-".into())
+}
+
+impl Routing {
+    /// Senders are spawned on `rt`.
+    pub fn new(st: Arc<MgmtState>, rt: Handle) -> Routing {
+        Routing {
+            st,
+            rt,
+            hostname: hostname().into(),
+            procid: std::process::id().to_string().into(),
+            current: Mutex::new(None),
+        }
+    }
+
+    fn generation(&self) -> u64 {
+        self.st
+            .store
+            .get(StoreTable::Meta, "generation")
+            .ok()
+            .flatten()
+            .and_then(|v| v.as_u64())
+            .unwrap_or(0)
+    }
+
+    /// The table of the current configuration (rebuilt if the configuration changed).
+    pub fn current(&self) -> Arc<Table> {
+        let g = self.generation();
+        let mut cur = self.current.lock();
+        if let Some(t) = cur.as_ref()
+            && t.generation == g
+        {
+            return t.clone();
+        }
+        let t = Arc::new(self.build(g, cur.as_deref()));
+        *cur = Some(t.clone());
+        t
+    }
+
+    fn destination(&self, app: LogApp) -> Destination {
+        let q = self.st.cfg.events_queue;
+        let outputs = match &app.remote {
+            Remote::None => Vec::new(),
+            Remote::Syslog { servers, transport } => servers
+                .iter()
+                .map(|a| match transport {
+                    Transport::Udp => sender::udp(&self.rt, *a, q),
+                    Transport::Tcp => sender::tcp(&self.rt, *a, q),
+                })
+                .collect(),
+            Remote::File(name) => {
+                let path = self.st.cfg.data_dir.join("security-logs").join(name);
+                vec![sender::file(&self.rt, path, q)]
+            }
+        };
+        Destination {
+            app,
+            outputs,
+            hostname: self.hostname.clone(),
+            procid: self.procid.clone(),
+        }
+    }
+
+    fn build(&self, generation: u64, old: Option<&Table>) -> Table {
+        let mut by_key = HashMap::new();
+        let mut virtuals = HashMap::new();
+        let vss = children(&self.st, "/mgmt/tm/ltm/virtual").unwrap_or_default();
+        for vs in vss {
+            let Some(fp) = vs.get("fullPath").and_then(Value::as_str) else {
+                continue;
+            };
+            let Some(profiles) = vs.get("securityLogProfiles").and_then(Value::as_array) else {
+                continue;
+            };
+            if profiles.is_empty() {
+                continue;
+            }
+            let mut log = VirtualLog::default();
+            for p in profiles.iter().filter_map(Value::as_str) {
+                if BUILTIN_PROFILES.contains(&p) {
+                    log.local.push(RequestType::Illegal);
+                    continue;
+                }
+                let key = format!("{PROFILE_PATH}/{}", p.replace('/', "~"));
+                let Ok(Some(Value::Object(obj))) = self.st.store.get(StoreTable::Objects, &key)
+                else {
+                    continue;
+                };
+                let apps = match profile_apps(&obj) {
+                    Ok(a) => a,
+                    Err(e) => {
+                        tracing::warn!(profile = %p, "security log profile not usable: {e}");
+                        continue;
+                    }
+                };
+                for app in apps {
+                    if app.local_storage {
+                        log.local.push(app.request_type);
+                    }
+                    if app.remote == Remote::None {
+                        continue;
+                    }
+                    let dkey = format!("{p}\u{0}{app:?}");
+                    let d = by_key
+                        .get(&dkey)
+                        .or_else(|| old.and_then(|o| o.by_key.get(&dkey)))
+                        .cloned()
+                        .unwrap_or_else(|| Arc::new(self.destination(app)));
+                    by_key.insert(dkey, d.clone());
+                    log.remote.push(d);
+                }
+            }
+            virtuals.insert(fp.to_string(), log);
+        }
+        Table {
+            generation,
+            virtuals,
+            by_key,
+        }
+    }
+}
