@@ -261,7 +261,8 @@ pub fn parse_app(m: &Map<String, Value>, default_name: &str) -> Result<LogApp, S
 }
 
 /// The `application` entries of a profile: an array of objects with `name`, or an object keyed
-/// by name (the form real clients POST). Returns them as an array, in order.
+/// by name (the form real clients POST). Returns them as an array, in order, each with its
+/// `name` (the profile's name when none is given).
 pub fn applications(profile: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, String> {
     let default = profile
         .get("name")
@@ -272,9 +273,13 @@ pub fn applications(profile: &Map<String, Value>) -> Result<Vec<Map<String, Valu
         Some(Value::Array(a)) => a
             .iter()
             .map(|v| {
-                v.as_object()
+                let mut m = v
+                    .as_object()
                     .cloned()
-                    .ok_or_else(|| "each application entry must be an object".to_string())
+                    .ok_or_else(|| "each application entry must be an object".to_string())?;
+                m.entry("name")
+                    .or_insert_with(|| Value::String(default.to_string()));
+                Ok(m)
             })
             .collect(),
         Some(Value::Object(o)) => {

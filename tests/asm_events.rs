@@ -1,0 +1,587 @@
+//! Request events end to end, through real sockets: the controller's admin API (HTTPS) and data
+//! plane run in this process, wired as `portcullis serve` wires them; a virtual server whose
+//! engine runs the demo policy blocks an attack with the 403 JSON; the request is then found under
+//! `/mgmt/tm/asm/events/requests` by its support id, with its violations; `$top`, `$select` and
+//! the retention bound hold; security log profiles deliver RFC 5424 messages to a UDP and a TCP
+//! syslog receiver and to a file; a dead TCP collector neither slows nor fails requests.
+
+mod mgmt_common;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mgmt_common::{Api, PASS, assert_error, client};
+use portcullis::mgmt::{self, MgmtConfig, MgmtState};
+use portcullis::proxy::Dataplane;
+use portcullis::proxy::handler::Shared;
+use reqwest::Method;
+use serde_json::{Value, json};
+use tokio::io::AsyncReadExt;
+
+/// A controller in this process: admin API on a loopback port, data plane, event consumers.
+struct Controller {
+    st: Arc<MgmtState>,
+    shared: Arc<Shared>,
+    api: Api,
+    _dp: Arc<Dataplane>,
+    dir: tempfile::TempDir,
+}
+
+async fn controller(tweak: impl FnOnce(&mut MgmtConfig)) -> Controller {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = Shared::with_defaults(Some(&dir.path().join("events.log"))).unwrap();
+    let dp = Arc::new(Dataplane::new(shared.clone()));
+    let mut cfg = MgmtConfig {
+        data_dir: dir.path().join("data"),
+        ..MgmtConfig::default()
+    };
+    tweak(&mut cfg);
+    let (st, _) = mgmt::open(cfg, dp.clone(), Some(PASS.to_string())).unwrap();
+    mgmt::events::install(&st, &shared.events).unwrap();
+    let tls = mgmt::server::admin_tls(&st.cfg.data_dir, None, None).unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("https://{}", listener.local_addr().unwrap());
+    tokio::spawn(mgmt::server::serve(
+        listener,
+        tls,
+        mgmt::router(st.clone()),
+        std::future::pending(),
+    ));
+    let api = Api {
+        c: client(),
+        base,
+        user: "admin".into(),
+        pass: PASS.into(),
+    };
+    Controller {
+        st,
+        shared,
+        api,
+        _dp: dp,
+        dir,
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl Controller {
+    /// Pool on the demo API + virtual `vs` (with `extra` attributes) running the demo policy;
+    /// returns the virtual's address.
+    async fn protected_virtual(&self, extra: Value) -> SocketAddr {
+        let upstream = portcullis::demo::upstream::start(([127, 0, 0, 1], 0).into())
+            .await
+            .unwrap();
+        let (s, b) = self
+            .api
+            .req(
+                Method::POST,
+                "/mgmt/tm/ltm/pool",
+                Some(json!({"name": "web", "members": [{"name": upstream.to_string()}]})),
+            )
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let port = free_port();
+        let mut vs = json!({"name": "vs", "destination": format!("127.0.0.1:{port}"), "pool": "/Common/web"});
+        if let (Some(v), Some(e)) = (vs.as_object_mut(), extra.as_object()) {
+            v.extend(e.clone());
+        }
+        let (s, b) = self
+            .api
+            .req(Method::POST, "/mgmt/tm/ltm/virtual", Some(vs))
+            .await;
+        assert_eq!(s, 200, "{b}");
+        let engine = self
+            .st
+            .engines
+            .lock()
+            .get("/Common/vs")
+            .cloned()
+            .expect("the virtual has an engine");
+        engine.apply(portcullis::demo::load_policy().unwrap());
+        SocketAddr::from(([127, 0, 0, 1], port))
+    }
+
+    async fn events(&self, query: &str) -> Value {
+        let (s, b) = self
+            .api
+            .req(
+                Method::GET,
+                &format!("/mgmt/tm/asm/events/requests{query}"),
+                None,
+            )
+            .await;
+        assert_eq!(s, 200, "{b}");
+        b
+    }
+
+    /// Polls until the event with support id `id` is stored; returns the collection answer.
+    async fn event_by_support_id(&self, id: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let b = self
+                .events(&format!("?$filter=supportId%20eq%20'{id}'"))
+                .await;
+            if b["totalItems"] == 1 {
+                return b;
+            }
+            assert!(Instant::now() < deadline, "event {id} not stored: {b}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+}
+
+/// An SQL injection in a typed query parameter: blocked by the demo policy with 403 JSON.
+async fn attack(vs: SocketAddr) -> String {
+    let r = reqwest::Client::new()
+        .get(format!(
+            "http://{vs}/api/users?limit=1%27%20or%20%271%27=%271"
+        ))
+        .timeout(Duration::from_secs(5))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 403);
+    let b: Value = r.json().await.unwrap();
+    b["supportID"].as_str().expect("supportID").to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_blocked_request_is_found_by_its_support_id() {
+    let c = controller(|_| {}).await;
+    let vs = c.protected_virtual(json!({})).await;
+    let ok = reqwest::get(format!("http://{vs}/api/users"))
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), 200, "ordinary traffic passes");
+
+    let id = attack(vs).await;
+    let b = c.event_by_support_id(&id).await;
+    assert_eq!(b["kind"], "tm:asm:events:requests:requestcollectionstate");
+    let e = &b["items"][0];
+    assert_eq!(e["kind"], "tm:asm:events:requests:requeststate");
+    assert_eq!(e["id"], id.as_str());
+    assert_eq!(e["supportId"], id.as_str());
+    assert_eq!(e["requestStatus"], "blocked");
+    assert_eq!(e["enforcementState"]["isBlocked"], true);
+    assert_eq!(e["clientIp"], "127.0.0.1");
+    assert_eq!(e["method"], "GET");
+    assert_eq!(e["url"], "/api/users");
+    assert_eq!(e["queryString"], "limit=1%27%20or%20%271%27=%271");
+    assert_eq!(e["responseCode"], 403);
+    assert_eq!(e["virtualServerName"], "/Common/vs");
+    assert_eq!(e["policyName"], "/Common/demo_api_policy");
+    assert!(
+        e["policyReference"]["link"]
+            .as_str()
+            .unwrap()
+            .starts_with("https://localhost/mgmt/tm/asm/policies/"),
+        "{e}"
+    );
+    assert!(e["violationRating"].as_u64().unwrap() >= 1, "{e}");
+    assert!(e["requestDatetime"].as_str().unwrap().ends_with('Z'));
+    let viols = e["violations"].as_array().unwrap();
+    assert!(!viols.is_empty(), "{e}");
+    let names: Vec<&str> = viols.iter().filter_map(|v| v["name"].as_str()).collect();
+    assert!(
+        names.contains(&"VIOL_PARAMETER_DATA_TYPE") || names.contains(&"VIOL_ATTACK_SIGNATURE"),
+        "{names:?}"
+    );
+    let limit = viols
+        .iter()
+        .find(|v| v["observedEntity"]["name"] == "limit")
+        .unwrap_or_else(|| panic!("a violation names the parameter: {e}"));
+    assert!(
+        limit["observedEntity"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("or")
+    );
+
+    // One event by id; an unknown id is the error object.
+    let (s, one) = c
+        .api
+        .req(
+            Method::GET,
+            &format!("/mgmt/tm/asm/events/requests/{id}"),
+            None,
+        )
+        .await;
+    assert_eq!(s, 200);
+    assert_eq!(&one, e);
+    let (s, err) = c
+        .api
+        .req(Method::GET, "/mgmt/tm/asm/events/requests/123", None)
+        .await;
+    assert_eq!(s, 404);
+    assert_error(&err, 404);
+    let (s, err) = c
+        .api
+        .req(Method::DELETE, "/mgmt/tm/asm/events/requests", None)
+        .await;
+    assert_eq!(s, 405, "{err}");
+
+    // Newest first, $top, $skip, $select, and other filters.
+    let second = attack(vs).await;
+    let third = attack(vs).await;
+    c.event_by_support_id(&third).await;
+    let b = c.events("?$top=2").await;
+    let ids: Vec<&str> = b["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["supportId"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [third.as_str(), second.as_str()]);
+    assert_eq!(b["totalItems"], 3);
+    let b = c.events("?$skip=2&$select=supportId,requestStatus").await;
+    assert_eq!(
+        b["items"],
+        json!([{"supportId": id, "requestStatus": "blocked"}])
+    );
+    let b = c
+        .events("?$filter=clientIp%20eq%20'127.0.0.1'%20and%20requestStatus%20eq%20'blocked'")
+        .await;
+    assert_eq!(b["totalItems"], 3);
+    let b = c
+        .events("?$filter=virtualServerName%20eq%20'/Common/other'")
+        .await;
+    assert_eq!(b["totalItems"], 0);
+    let (s, err) = c
+        .api
+        .req(
+            Method::GET,
+            "/mgmt/tm/asm/events/requests?$filter=supportId%20eq",
+            None,
+        )
+        .await;
+    assert_eq!(s, 400);
+    assert_error(&err, 400);
+    assert_eq!(c.shared.events.dropped("store"), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_keeps_only_the_newest_events() {
+    let c = controller(|cfg| cfg.events_max_count = 3).await;
+    let vs = c.protected_virtual(json!({})).await;
+    let mut ids = Vec::new();
+    for _ in 0..6 {
+        ids.push(attack(vs).await);
+    }
+    c.event_by_support_id(&ids[5]).await;
+    let b = c.events("").await;
+    let got: Vec<&str> = b["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["supportId"].as_str().unwrap())
+        .collect();
+    assert_eq!(got, [&ids[5], &ids[4], &ids[3]], "{b}");
+    assert_eq!(b["totalItems"], 3);
+    let b = c
+        .events(&format!("?$filter=supportId%20eq%20'{}'", ids[0]))
+        .await;
+    assert_eq!(b["totalItems"], 0, "the oldest were pruned");
+}
+
+/// Checks the RFC 5424 syntax of one message; returns its STRUCTURED-DATA and MSG.
+fn rfc5424(m: &str) -> (String, String) {
+    let rest = m.strip_prefix('<').expect("PRI");
+    let (pri, rest) = rest.split_once('>').expect("PRI");
+    let pri: u16 = pri.parse().expect("PRI digits");
+    assert!(pri <= 191);
+    let rest = rest.strip_prefix("1 ").expect("VERSION 1");
+    let mut parts = rest.splitn(6, ' ');
+    let ts = parts.next().unwrap();
+    assert_eq!(ts.len(), 27, "{ts}");
+    assert!(
+        ts.ends_with('Z') && ts.as_bytes()[10] == b'T' && ts.as_bytes()[19] == b'.',
+        "{ts}"
+    );
+    for (field, max) in [
+        ("HOSTNAME", 255),
+        ("APP-NAME", 48),
+        ("PROCID", 128),
+        ("MSGID", 32),
+    ] {
+        let v = parts.next().unwrap_or_else(|| panic!("{field}"));
+        assert!(!v.is_empty() && v.len() <= max, "{field} {v}");
+        assert!(v.bytes().all(|b| (33..=126).contains(&b)), "{field} {v}");
+    }
+    let sd_msg = parts.next().expect("SD");
+    assert!(sd_msg.starts_with('['), "{sd_msg}");
+    let mut end = None;
+    let mut escaped = false;
+    let mut in_value = false;
+    for (i, ch) in sd_msg.char_indices() {
+        match ch {
+            _ if escaped => escaped = false,
+            '\\' if in_value => escaped = true,
+            '"' => in_value = !in_value,
+            ']' if !in_value => {
+                end = Some(i);
+                break;
+            }
+            _ => {}
+        }
+    }
+    let end = end.expect("SD closes");
+    let (sd, msg) = sd_msg.split_at(end + 1);
+    (
+        sd.to_string(),
+        msg.strip_prefix(' ').unwrap_or(msg).to_string(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_profiles_send_rfc5424_to_udp_tcp_and_file() {
+    let c = controller(|_| {}).await;
+    let udp = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let tcp = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let profiles = [
+        json!({"name": "to_udp", "application": {"to_udp": {"localStorage": "enabled",
+            "remoteStorage": "remote", "protocol": "udp",
+            "servers": [{"name": udp.local_addr().unwrap().to_string()}],
+            "filter": [{"name": "request-type", "values": ["illegal"]}]}}}),
+        json!({"name": "to_tcp", "application": [{"name": "to_tcp", "remoteStorage": "splunk",
+            "protocol": "tcp", "servers": [{"name": tcp.local_addr().unwrap().to_string()}]}]}),
+        json!({"name": "to_file", "application": [{"name": "to_file", "remoteStorage": "file",
+            "file": "blocked.log", "format": {"type": "json"}}]}),
+    ];
+    for p in profiles {
+        let (s, b) = c
+            .api
+            .req(Method::POST, "/mgmt/tm/security/log/profile", Some(p))
+            .await;
+        assert_eq!(s, 200, "{b}");
+    }
+    let vs = c
+        .protected_virtual(
+            json!({"securityLogProfiles": ["to_udp", "/Common/to_tcp", "\"/Common/to_file\""]}),
+        )
+        .await;
+    let (_, v) = c
+        .api
+        .req(Method::GET, "/mgmt/tm/ltm/virtual/~Common~vs", None)
+        .await;
+    assert_eq!(
+        v["securityLogProfiles"],
+        json!(["/Common/to_udp", "/Common/to_tcp", "/Common/to_file"])
+    );
+    let id = attack(vs).await;
+
+    let mut buf = vec![0u8; 65536];
+    let (n, _) = tokio::time::timeout(Duration::from_secs(10), udp.recv_from(&mut buf))
+        .await
+        .expect("a UDP datagram")
+        .unwrap();
+    let m = std::str::from_utf8(&buf[..n]).unwrap().to_string();
+    let (sd, msg) = rfc5424(&m);
+    assert!(m.starts_with("<131>1 "), "local0.err: {m}");
+    assert!(sd.starts_with("[asm@32473 "), "{sd}");
+    assert!(sd.contains(&format!("supportId=\"{id}\"")), "{sd}");
+    assert!(sd.contains("virtualServer=\"/Common/vs\""), "{sd}");
+    assert!(msg.contains(&format!("support_id=\"{id}\"")), "{msg}");
+    assert!(msg.contains("request_status=\"blocked\""), "{msg}");
+
+    let (mut s, _) = tokio::time::timeout(Duration::from_secs(10), tcp.accept())
+        .await
+        .expect("a TCP connection")
+        .unwrap();
+    let mut got = Vec::new();
+    let frame = loop {
+        let n = tokio::time::timeout(Duration::from_secs(10), s.read(&mut buf))
+            .await
+            .expect("a TCP frame")
+            .unwrap();
+        assert!(n > 0, "connection closed early");
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got).to_string();
+        if let Some((len, rest)) = text.split_once(' ') {
+            let len: usize = len.parse().expect("octet count");
+            if rest.len() >= len {
+                break rest[..len].to_string();
+            }
+        }
+    };
+    let (sd, _) = rfc5424(&frame);
+    assert!(sd.contains(&format!("supportId=\"{id}\"")), "{frame}");
+
+    let path = c.dir.path().join("data/security-logs/blocked.log");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let line = loop {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        if let Some(l) = text.lines().next() {
+            break l.to_string();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "nothing written to {}",
+            path.display()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let (_, msg) = rfc5424(&line);
+    let ev: Value = serde_json::from_str(&msg).expect("JSON MSG");
+    assert_eq!(ev["supportId"], id.as_str());
+
+    // The local store still has it (localStorage defaults to enabled).
+    c.event_by_support_id(&id).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_tcp_collector_neither_slows_nor_fails_requests() {
+    let c = controller(|cfg| cfg.events_queue = 16).await;
+    let dead = format!("127.0.0.1:{}", free_port());
+    let (s, b) = c
+        .api
+        .req(
+            Method::POST,
+            "/mgmt/tm/security/log/profile",
+            Some(
+                json!({"name": "dead", "application": [{"remoteStorage": "remote",
+                "protocol": "tcp", "servers": [{"name": dead}]}]}),
+            ),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let vs = c
+        .protected_virtual(json!({"securityLogProfiles": ["dead"]}))
+        .await;
+    let started = Instant::now();
+    let mut last = String::new();
+    for _ in 0..100 {
+        last = attack(vs).await;
+    }
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(20),
+        "100 blocked requests took {took:?}"
+    );
+    let ok = reqwest::get(format!("http://{vs}/api/users"))
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), 200);
+    c.event_by_support_id(&last).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_log_profiles_and_references_are_refused() {
+    let c = controller(|_| {}).await;
+    for (body, needle) in [
+        (
+            json!({"name": "p1", "application": [{"remoteStorage": "remote"}]}),
+            "at least one server",
+        ),
+        (
+            json!({"name": "p2", "application": [{"remoteStorage": "remote", "servers": [{"name": "nowhere:514"}]}]}),
+            "invalid syslog server address 'nowhere:514'",
+        ),
+        (
+            json!({"name": "p3", "application": [{"remoteStorage": "remote", "protocol": "sctp", "servers": [{"name": "127.0.0.1:514"}]}]}),
+            "unsupported protocol 'sctp'",
+        ),
+        (
+            json!({"name": "p4", "application": [{"remoteStorage": "file", "file": "../../etc/passwd"}]}),
+            "invalid log file name",
+        ),
+    ] {
+        let (s, b) = c
+            .api
+            .req(Method::POST, "/mgmt/tm/security/log/profile", Some(body))
+            .await;
+        assert_eq!(s, 400, "{b}");
+        assert_error(&b, 400);
+        assert!(b["message"].as_str().unwrap().contains(needle), "{b}");
+    }
+    let (s, b) = c
+        .api
+        .req(Method::GET, "/mgmt/tm/security/log/profile", None)
+        .await;
+    assert_eq!(s, 200);
+    assert_eq!(b["items"], json!([]), "nothing half-created");
+
+    let (s, b) = c
+        .api
+        .req(
+            Method::POST,
+            "/mgmt/tm/ltm/virtual",
+            Some(
+                json!({"name": "v", "destination": "127.0.0.1:1", "securityLogProfiles": ["nope"]}),
+            ),
+        )
+        .await;
+    assert_eq!(s, 400, "{b}");
+    assert!(
+        b["message"].as_str().unwrap().contains("/Common/nope"),
+        "{b}"
+    );
+
+    let (s, b) = c
+        .api
+        .req(
+            Method::POST,
+            "/mgmt/tm/security/log/profile",
+            Some(json!({"name": "keep", "application": [{"localStorage": "enabled"}]})),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["kind"], "tm:security:log:profile:profilestate");
+    assert_eq!(b["application"][0]["name"], "keep");
+    let (s, b) = c
+        .api
+        .req(
+            Method::POST,
+            "/mgmt/tm/ltm/virtual",
+            Some(
+                json!({"name": "v", "destination": format!("127.0.0.1:{}", free_port()),
+                "securityLogProfiles": ["keep", "\"/Common/Log illegal requests\""]}),
+            ),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(
+        b["securityLogProfiles"],
+        json!(["/Common/keep", "/Common/Log illegal requests"])
+    );
+    let (s, b) = c
+        .api
+        .req(
+            Method::DELETE,
+            "/mgmt/tm/security/log/profile/~Common~keep",
+            None,
+        )
+        .await;
+    assert_eq!(s, 400, "{b}");
+    assert!(
+        b["message"]
+            .as_str()
+            .unwrap()
+            .contains("in use by virtual server (/Common/v)"),
+        "{b}"
+    );
+    let (s, _) = c
+        .api
+        .req(
+            Method::PATCH,
+            "/mgmt/tm/ltm/virtual/~Common~v",
+            Some(json!({"securityLogProfiles": []})),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let (s, b) = c
+        .api
+        .req(
+            Method::DELETE,
+            "/mgmt/tm/security/log/profile/~Common~keep",
+            None,
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+}
