@@ -315,10 +315,34 @@ pub fn profile_apps(profile: &Map<String, Value>) -> Result<Vec<LogApp>, String>
         .collect()
 }
 
+/// The fuzz target `log_profile`: a profile body (JSON) through [`profile_apps`], and every line
+/// of the text through [`parse_server`] (a parsed address must parse back to itself).
+pub fn fuzz_log_profile(data: &[u8]) {
+    if let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(data) {
+        let _ = profile_apps(&m);
+    }
+    for line in String::from_utf8_lossy(data).lines() {
+        if let Ok(a) = parse_server(line) {
+            assert_eq!(parse_server(&a.to_string()), Ok(a));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn fuzz_seeds_run_without_panicking() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/log_profile");
+        let mut n = 0;
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            fuzz_log_profile(&std::fs::read(e.path()).unwrap_or_default());
+            n += 1;
+        }
+        assert!(n >= 4, "seeds found: {n}");
+    }
 
     fn obj(v: Value) -> Map<String, Value> {
         v.as_object().cloned().unwrap()
