@@ -23,6 +23,7 @@ use tokio::io::AsyncReadExt;
 struct Controller {
     st: Arc<MgmtState>,
     shared: Arc<Shared>,
+    routing: Arc<portcullis::mgmt::events::route::Routing>,
     api: Api,
     _dp: Arc<Dataplane>,
     dir: tempfile::TempDir,
@@ -38,7 +39,7 @@ async fn controller(tweak: impl FnOnce(&mut MgmtConfig)) -> Controller {
     };
     tweak(&mut cfg);
     let (st, _) = mgmt::open(cfg, dp.clone(), Some(PASS.to_string())).unwrap();
-    mgmt::events::install(&st, &shared.events).unwrap();
+    let routing = mgmt::events::install(&st, &shared.events).unwrap();
     let tls = mgmt::server::admin_tls(&st.cfg.data_dir, None, None).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("https://{}", listener.local_addr().unwrap());
@@ -57,6 +58,7 @@ async fn controller(tweak: impl FnOnce(&mut MgmtConfig)) -> Controller {
     Controller {
         st,
         shared,
+        routing,
         api,
         _dp: dp,
         dir,
@@ -75,6 +77,11 @@ impl Controller {
     /// Pool on the demo API + virtual `vs` (with `extra` attributes) running the demo policy;
     /// returns the virtual's address.
     async fn protected_virtual(&self, extra: Value) -> SocketAddr {
+        self.protected("vs", extra).await
+    }
+
+    /// [`Controller::protected_virtual`] for a virtual named `name`.
+    async fn protected(&self, name: &str, extra: Value) -> SocketAddr {
         let upstream = portcullis::demo::upstream::start(([127, 0, 0, 1], 0).into())
             .await
             .unwrap();
@@ -83,12 +90,13 @@ impl Controller {
             .req(
                 Method::POST,
                 "/mgmt/tm/ltm/pool",
-                Some(json!({"name": "web", "members": [{"name": upstream.to_string()}]})),
+                Some(json!({"name": format!("{name}_pool"), "members": [{"name": upstream.to_string()}]})),
             )
             .await;
         assert_eq!(s, 200, "{b}");
         let port = free_port();
-        let mut vs = json!({"name": "vs", "destination": format!("127.0.0.1:{port}"), "pool": "/Common/web"});
+        let mut vs = json!({"name": name, "destination": format!("127.0.0.1:{port}"),
+            "pool": format!("/Common/{name}_pool")});
         if let (Some(v), Some(e)) = (vs.as_object_mut(), extra.as_object()) {
             v.extend(e.clone());
         }
@@ -101,7 +109,7 @@ impl Controller {
             .st
             .engines
             .lock()
-            .get("/Common/vs")
+            .get(&format!("/Common/{name}"))
             .cloned()
             .expect("the virtual has an engine");
         engine.apply(portcullis::demo::load_policy().unwrap());
@@ -436,6 +444,44 @@ async fn log_profiles_send_rfc5424_to_udp_tcp_and_file() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_storage_disabled_keeps_a_virtuals_events_out_of_the_store() {
+    let c = controller(|_| {}).await;
+    let udp = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let (s, b) = c
+        .api
+        .req(
+            Method::POST,
+            "/mgmt/tm/security/log/profile",
+            Some(
+                json!({"name": "remote_only", "application": {"remote_only": {
+                "localStorage": "disabled", "remoteStorage": "remote",
+                "servers": [{"name": udp.local_addr().unwrap().to_string()}]}}}),
+            ),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let quiet = c
+        .protected("quiet", json!({"securityLogProfiles": ["remote_only"]}))
+        .await;
+    let loud = c.protected("loud", json!({})).await;
+    let hidden = attack(quiet).await;
+    let mut buf = vec![0u8; 65536];
+    let (n, _) = tokio::time::timeout(Duration::from_secs(10), udp.recv_from(&mut buf))
+        .await
+        .expect("the remote destination still gets the event")
+        .unwrap();
+    assert!(String::from_utf8_lossy(&buf[..n]).contains(&hidden));
+    // Events are stored in order: once the later one is there, the earlier was skipped.
+    let seen = attack(loud).await;
+    let b = c.event_by_support_id(&seen).await;
+    assert_eq!(b["items"][0]["virtualServerName"], "/Common/loud");
+    let b = c
+        .events(&format!("?$filter=supportId%20eq%20'{hidden}'"))
+        .await;
+    assert_eq!(b["totalItems"], 0, "{b}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_tcp_collector_neither_slows_nor_fails_requests() {
     let c = controller(|cfg| cfg.events_queue = 16).await;
     let dead = format!("127.0.0.1:{}", free_port());
@@ -468,7 +514,28 @@ async fn a_dead_tcp_collector_neither_slows_nor_fails_requests() {
         .await
         .unwrap();
     assert_eq!(ok.status(), 200);
-    c.event_by_support_id(&last).await;
+    // Every event is either stored or counted as dropped (queues of 16 under a burst); the dead
+    // collector's queue filled and dropped the rest.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let stored = c.events("?$select=supportId").await["totalItems"]
+            .as_u64()
+            .unwrap();
+        let dropped = c.shared.events.dropped("store");
+        let t = c.routing.current();
+        let out = &t.remote("/Common/vs")[0].outputs()[0];
+        assert_eq!(out.label(), format!("tcp://{dead}"));
+        let remote_lost = c.shared.events.dropped("remote-log") + out.dropped();
+        if stored + dropped == 100 && remote_lost >= 100 - 17 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "stored {stored} + dropped {dropped} != 100, or remote lost only {remote_lost}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!last.is_empty());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -533,7 +600,55 @@ async fn bad_log_profiles_and_references_are_refused() {
         .await;
     assert_eq!(s, 200, "{b}");
     assert_eq!(b["kind"], "tm:security:log:profile:profilestate");
-    assert_eq!(b["application"][0]["name"], "keep");
+    assert_eq!(b["applicationReference"]["isSubcollection"], true, "{b}");
+    let sub = "/mgmt/tm/security/log/profile/~Common~keep/application";
+    let (s, b) = c.api.req(Method::GET, sub, None).await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["items"][0]["fullPath"], "/Common/keep", "{b}");
+    assert_eq!(
+        b["items"][0]["kind"],
+        "tm:security:log:profile:application:applicationstate"
+    );
+    // f5-sdk creates entries in the sub-collection directly, named by full path.
+    let (s, b) = c
+        .api
+        .req(
+            Method::POST,
+            sub,
+            Some(json!({"name": "/Common/remote", "remoteStorage": "remote", "protocol": "udp"})),
+        )
+        .await;
+    assert_eq!(s, 400, "{b}");
+    assert!(
+        b["message"]
+            .as_str()
+            .unwrap()
+            .contains("at least one server"),
+        "{b}"
+    );
+    let (s, b) = c
+        .api
+        .req(
+            Method::POST,
+            sub,
+            Some(json!({"name": "/Common/remote", "remoteStorage": "remote",
+                "servers": [{"name": "127.0.0.1:5514"}]})),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let (_, b) = c
+        .api
+        .req(
+            Method::GET,
+            "/mgmt/tm/security/log/profile/~Common~keep?expandSubcollections=true",
+            None,
+        )
+        .await;
+    assert_eq!(
+        b["applicationReference"]["items"].as_array().map(Vec::len),
+        Some(2),
+        "{b}"
+    );
     let (s, b) = c
         .api
         .req(

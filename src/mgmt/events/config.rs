@@ -260,66 +260,54 @@ pub fn parse_app(m: &Map<String, Value>, default_name: &str) -> Result<LogApp, S
     })
 }
 
-/// The `application` entries of a profile: an array of objects with `name`, or an object keyed
-/// by name (the form real clients POST). Returns them as an array, in order, each with its
-/// `name` (the profile's name when none is given).
-pub fn applications(profile: &Map<String, Value>) -> Result<Vec<Map<String, Value>>, String> {
-    let default = profile
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or("application");
-    match profile.get("application") {
-        None | Some(Value::Null) => Ok(Vec::new()),
-        Some(Value::Array(a)) => a
+/// The `application` entries given in a profile body (`application`, or an expanded
+/// `applicationReference.items`): an array of objects with `name`, or an object keyed by name
+/// (the form real clients POST). Returns them in order, each with its `name` (`default_name`
+/// when none is given); `None` when the body has neither.
+pub fn applications(
+    body: &Map<String, Value>,
+    default_name: &str,
+) -> Result<Option<Vec<Map<String, Value>>>, String> {
+    let named = |mut m: Map<String, Value>, name: &str| {
+        m.entry("name")
+            .or_insert_with(|| Value::String(name.to_string()));
+        m
+    };
+    let given = match (body.get("application"), body.get("applicationReference")) {
+        (Some(v), _) if !v.is_null() => v,
+        (_, Some(r)) if r.get("items").is_some() => &r["items"],
+        _ => return Ok(None),
+    };
+    match given {
+        Value::Array(a) => a
             .iter()
             .map(|v| {
-                let mut m = v
-                    .as_object()
-                    .cloned()
-                    .ok_or_else(|| "each application entry must be an object".to_string())?;
-                m.entry("name")
-                    .or_insert_with(|| Value::String(default.to_string()));
-                Ok(m)
+                v.as_object()
+                    .map(|m| named(m.clone(), default_name))
+                    .ok_or_else(|| "each application entry must be an object".to_string())
             })
-            .collect(),
-        Some(Value::Object(o)) => {
-            let keyed = !o.is_empty() && o.values().all(Value::is_object);
-            if keyed {
-                Ok(o.iter()
-                    .map(|(k, v)| {
-                        let mut m = v.as_object().cloned().unwrap_or_default();
-                        m.entry("name").or_insert_with(|| Value::String(k.clone()));
-                        m
-                    })
-                    .collect())
-            } else {
-                let mut m = o.clone();
-                m.entry("name")
-                    .or_insert_with(|| Value::String(default.to_string()));
-                Ok(vec![m])
-            }
-        }
-        Some(_) => Err("'application' must be an array or an object".into()),
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        Value::Object(o) if !o.is_empty() && o.values().all(Value::is_object) => Ok(Some(
+            o.iter()
+                .map(|(k, v)| named(v.as_object().cloned().unwrap_or_default(), k))
+                .collect(),
+        )),
+        Value::Object(o) => Ok(Some(vec![named(o.clone(), default_name)])),
+        _ => Err("'application' must be an array or an object".into()),
     }
 }
 
-/// Every `application` entry of a stored profile, parsed.
-pub fn profile_apps(profile: &Map<String, Value>) -> Result<Vec<LogApp>, String> {
-    let default = profile
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or("application");
-    applications(profile)?
-        .iter()
-        .map(|m| parse_app(m, default))
-        .collect()
-}
-
-/// The fuzz target `log_profile`: a profile body (JSON) through [`profile_apps`], and every line
+/// The fuzz target `log_profile`: a profile body (JSON) through [`applications`] and
+/// [`parse_app`], and every line
 /// of the text through [`parse_server`] (a parsed address must parse back to itself).
 pub fn fuzz_log_profile(data: &[u8]) {
-    if let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(data) {
-        let _ = profile_apps(&m);
+    if let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(data)
+        && let Ok(Some(apps)) = applications(&m, "p")
+    {
+        for a in &apps {
+            let _ = parse_app(a, "p");
+        }
     }
     for line in String::from_utf8_lossy(data).lines() {
         if let Ok(a) = parse_server(line) {
@@ -373,31 +361,46 @@ mod tests {
 
     #[test]
     fn entries_parse_with_defaults_and_precise_errors() {
-        let p = obj(json!({"name": "p", "application": {"p": {
+        let apps = |v: Value| -> Result<Vec<LogApp>, String> {
+            applications(&obj(v), "p")?
+                .unwrap_or_default()
+                .iter()
+                .map(|m| parse_app(m, "p"))
+                .collect()
+        };
+        let got = apps(json!({"name": "p", "application": {"p": {
             "remoteStorage": "remote", "protocol": "tcp",
             "servers": [{"name": "127.0.0.1:5514"}],
-            "filter": [{"name": "request-type", "values": ["all"]}]}}}));
-        let apps = profile_apps(&p).unwrap();
-        assert_eq!(apps.len(), 1);
-        assert_eq!(apps[0].name, "p");
-        assert!(apps[0].local_storage);
-        assert_eq!(apps[0].facility, 16);
+            "filter": [{"name": "request-type", "values": ["all"]}]}}}))
+        .unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].name, "p");
+        assert!(got[0].local_storage);
+        assert_eq!(got[0].facility, 16);
         assert_eq!(
-            apps[0].remote,
+            got[0].remote,
             Remote::Syslog {
                 servers: vec!["127.0.0.1:5514".parse().unwrap()],
                 transport: Transport::Tcp
             }
         );
-        let e = profile_apps(&obj(json!({"application": [{"name": "a",
-            "remoteStorage": "remote", "servers": []}]})))
+        assert_eq!(applications(&obj(json!({"name": "p"})), "p"), Ok(None));
+        let items = applications(
+            &obj(json!({"applicationReference": {"items": [{"name": "/Common/x"}]}})),
+            "p",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(items[0]["name"], "/Common/x");
+        let e = apps(json!({"application": [{"name": "a",
+            "remoteStorage": "remote", "servers": []}]}))
         .unwrap_err();
         assert!(
             e.contains("application 'a'") && e.contains("at least one server"),
             "{e}"
         );
-        let e = profile_apps(&obj(json!({"application": [{"remoteStorage": "file",
-            "file": "../x"}]})))
+        let e = apps(json!({"application": [{"remoteStorage": "file",
+            "file": "../x"}]}))
         .unwrap_err();
         assert!(e.contains("invalid log file name"), "{e}");
         let e = parse_app(

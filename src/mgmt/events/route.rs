@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 use serde_json::Value;
 use tokio::runtime::Handle;
 
-use super::config::{LogApp, Remote, RequestType, Transport, profile_apps};
+use super::config::{LogApp, Remote, RequestType, Transport, parse_app};
 use super::sender::{self, MAX_DATAGRAM, Output};
 use super::syslog::{self, Header};
 use crate::mgmt::engine::children;
@@ -210,18 +210,16 @@ impl Routing {
                     log.local.push(RequestType::Illegal);
                     continue;
                 }
-                let key = format!("{PROFILE_PATH}/{}", p.replace('/', "~"));
-                let Ok(Some(Value::Object(obj))) = self.st.store.get(StoreTable::Objects, &key)
-                else {
-                    continue;
-                };
-                let apps = match profile_apps(&obj) {
-                    Ok(a) => a,
-                    Err(e) => {
-                        tracing::warn!(profile = %p, "security log profile not usable: {e}");
-                        continue;
-                    }
-                };
+                let key = format!("{PROFILE_PATH}/{}/application", p.replace('/', "~"));
+                let entries = children(&self.st, &key).unwrap_or_default();
+                let apps = entries.iter().filter_map(|m| {
+                    let name = m.get("name").and_then(Value::as_str).unwrap_or_default();
+                    parse_app(m, name)
+                        .inspect_err(
+                            |e| tracing::warn!(profile = %p, "log profile entry not usable: {e}"),
+                        )
+                        .ok()
+                });
                 for app in apps {
                     if app.local_storage {
                         log.local.push(app.request_type);

@@ -1,6 +1,7 @@
-//! `security log profile`: the `application` entries (local storage, remote syslog servers or a
-//! log file, protocol, request-type filter, message format) validated with a precise error and
-//! stored as an array of named entries; and the virtual server's `securityLogProfiles` (fullPaths
+//! `security log profile` and its `application` sub-collection (local storage, remote syslog
+//! servers or a log file, protocol, request-type filter, message format), each entry validated
+//! with a precise error; entries given inline in the profile body replace the sub-collection in
+//! the same transaction. And the virtual server's `securityLogProfiles` (fullPaths
 //! of existing profiles, or the built-in `Log illegal requests` / `Log all requests`). A profile a
 //! virtual uses cannot be deleted. Imports: `mgmt::*`, `store`.
 
@@ -9,29 +10,73 @@ use serde_json::{Value, json};
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::events::config::{applications, parse_app};
 use crate::mgmt::events::route::{BUILTIN_PROFILES, PROFILE_PATH};
+use crate::mgmt::kinds::{Coll, ParentRef};
 use crate::mgmt::kinds::{KindSpec, Prep};
 use crate::mgmt::names::{ObjName, full_path_of};
+use crate::mgmt::ops::{commit, strip_read_only};
 use crate::mgmt::state::MgmtState;
 use crate::store::{Table, WriteTx};
 
 pub static LOG_PROFILE: KindSpec = KindSpec {
     path: PROFILE_PATH,
     label: "Log Profile",
+    subs: &[&APPLICATION],
     prepare: prepare_profile,
     before_delete: profile_in_use,
     ..KindSpec::BASE
 };
 
+/// The `application` sub-collection (`.../profile/~Common~p/application/~Common~p`).
+pub static APPLICATION: KindSpec = KindSpec {
+    path: "application",
+    label: "Application",
+    prepare: prepare_application,
+    ..KindSpec::BASE
+};
+
+fn prepare_application(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
+    let name = p.name.full_path();
+    parse_app(p.obj, &name).map_err(|e| {
+        let profile = p.parent.map(|r| r.name.full_path()).unwrap_or_default();
+        MgmtError::bad_request(format!("Log profile {profile}: {e}."))
+    })?;
+    Ok(())
+}
+
+/// A profile body's inline `application` entries (object keyed by name, array, or expanded
+/// `applicationReference`) replace its sub-collection, validated as one change.
 fn prepare_profile(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
-    let bad =
-        |e: String| MgmtError::bad_request(format!("Log profile {}: {e}.", p.name.full_path()));
-    let entries = applications(p.obj).map_err(bad)?;
-    for e in &entries {
-        parse_app(e, &p.name.name).map_err(bad)?;
+    let profile = p.name.full_path();
+    let bad = |e: String| MgmtError::bad_request(format!("Log profile {profile}: {e}."));
+    let entries = applications(p.obj, &p.name.name).map_err(bad)?;
+    p.obj.remove("application");
+    p.obj.remove("applicationReference");
+    let Some(entries) = entries else {
+        return Ok(());
+    };
+    let coll = Coll {
+        spec: &APPLICATION,
+        path: format!("{}/application", p.key),
+        kind_base: "tm:security:log:profile:application".into(),
+        parent: Some(ParentRef {
+            spec: &LOG_PROFILE,
+            key: p.key.to_string(),
+            name: p.name.clone(),
+        }),
+    };
+    for k in p.tx.keys(Table::Objects, &format!("{}/", coll.path))? {
+        p.tx.delete(Table::Objects, &k)?;
     }
-    if p.obj.contains_key("application") {
-        let list = entries.into_iter().map(Value::Object).collect();
-        p.obj.insert("application".into(), Value::Array(list));
+    for mut e in entries {
+        let name = e
+            .remove("name")
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_else(|| p.name.name.clone());
+        let n = ObjName::from_body(&name, Some(&p.name.partition), None)?;
+        e.remove("partition");
+        strip_read_only(&mut e);
+        let key = coll.key(&n);
+        commit(p.st, p.tx, &coll, &n, &key, e, true, p.user)?;
     }
     Ok(())
 }
