@@ -194,6 +194,11 @@ pub fn file_path(data_dir: &Path, link: &str) -> Result<PathBuf, String> {
     let rest = percent_encoding::percent_decode_str(&rest)
         .decode_utf8()
         .map_err(|_| "the path is not valid UTF-8".to_string())?;
+    if rest.split('/').any(|c| c == "..") {
+        return Err(format!(
+            "file links must stay inside the data directory ('..' in {rest})"
+        ));
+    }
     let downloads = data_dir.join("downloads");
     let candidate = match rest.strip_prefix(DOWNLOADS) {
         Some(name) => downloads.join(name),
