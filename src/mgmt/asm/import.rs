@@ -260,3 +260,52 @@ fn run(st: &MgmtState, req: &ImportRequest) -> Outcome {
     );
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_forms() {
+        let r = parse_request(br#"{"filename":"p.json","policy":{"fullPath":"/Common/p"}}"#)
+            .expect("form 1");
+        assert_eq!(r.source, Source::Upload("p.json".into()));
+        assert_eq!(r.target, Some(Target::Path("/Common/p".into())));
+        assert_eq!(r.echo["filename"], "p.json");
+        let r = parse_request(br#"{"fileReference":{"link":"https://h/p.json"}}"#).expect("form 2");
+        assert_eq!(r.source, Source::Link("https://h/p.json".into()));
+        assert_eq!((r.target, r.echo["filename"].as_str()), (None, Some("")));
+        let r = parse_request(br#"{"name":"x","partition":"T","file":"e30=","isBase64":true}"#)
+            .expect("inline");
+        assert_eq!(r.target, Some(Target::Path("/T/x".into())));
+        assert!(r.is_base64);
+        let r = parse_request(
+            br#"{"filename":"a","policyReference":{"link":"https://localhost/mgmt/tm/asm/policies/abc?ver=1"}}"#,
+        )
+        .expect("overwrite");
+        assert_eq!(r.target, Some(Target::Id("abc".into())));
+        for bad in [
+            &br#"{"filename":"a","file":"b"}"#[..],
+            br#"{"filename":"../x"}"#,
+            br#"{"policy":{"fullPath":"/Common/x"}}"#,
+            br#"{"filename":"a","policy":{"fullPath":"no//"}}"#,
+            br#"{"filename":"a","isBase64":"yes"}"#,
+            br#"[1]"#,
+        ] {
+            let e = parse_request(bad).expect_err("refused");
+            assert_eq!(e.status, http::StatusCode::BAD_REQUEST, "{e:?}");
+        }
+    }
+
+    #[test]
+    fn fuzz_seeds_replay() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/asm_import_request");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).expect("seed directory") {
+            fuzz_import_request(&std::fs::read(entry.expect("entry").path()).expect("seed"));
+            n += 1;
+        }
+        assert!(n >= 5, "only {n} seeds");
+    }
+}
