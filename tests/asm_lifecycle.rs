@@ -261,7 +261,7 @@ async fn import_from_a_url_and_the_pull_limits() {
     let cfg = dir.path().join("serve.json");
     std::fs::write(
         &cfg,
-        r#"{"mgmt": {"fetch": {"max_bytes": 4096, "timeout_secs": 5}}}"#,
+        r#"{"mgmt": {"fetch": {"max_bytes": 4096, "timeout_secs": 2}}}"#,
     )
     .unwrap();
     let data = dir.path().join("data");
@@ -295,6 +295,15 @@ async fn import_from_a_url_and_the_pull_limits() {
         (200, String::new(), doc.to_string().into_bytes()),
     );
     let srv = file_server(files).await;
+    // Accepts and never answers.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent_addr = silent.local_addr().unwrap();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((s, _)) = silent.accept().await {
+            held.push(s);
+        }
+    });
 
     // Form 3, sent as application/javascript like some clients do; the relative OpenAPI link
     // is pulled from the same server.
@@ -363,6 +372,15 @@ async fn import_from_a_url_and_the_pull_limits() {
         (
             json!({"fileReference": {"link": format!("http://{srv}/absent")}}),
             "HTTP status 404",
+        ),
+        (
+            json!({"fileReference": {"link": format!("http://{silent_addr}/p.json")}}),
+            "timed out after 2 s",
+        ),
+        // https with the webpki roots: the admin API's self-signed certificate is refused.
+        (
+            json!({"fileReference": {"link": format!("{}/mgmt/tm/sys", server.base)}}),
+            "TLS with 127.0.0.1",
         ),
     ];
     for (body, want) in fails {

@@ -381,7 +381,9 @@ fn modify(st: &MgmtState, id: &str, body: &[u8]) -> MgmtResult<Value> {
         let loaded = compile_stored(&s).map_err(|e| compile_error(&fp, &e))?;
         store_edited(st, &fp, &loaded, s, None)?;
     }
-    if let Some(vs) = attrs.get("virtualServers") {
+    if let Some(vs) = attrs.get("virtualServers")
+        && obj.get("virtualServers") != Some(vs)
+    {
         attach_policy(st, &fp, &string_list(vs)?)?;
     }
     object(st, id).map(Value::Object)
