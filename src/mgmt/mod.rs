@@ -7,11 +7,13 @@
 //! [`router`] (the axum router), [`server::serve`] (HTTPS listener), [`fuzz_request`].
 
 pub mod apply;
+pub mod asm;
 pub mod auth;
 pub mod dispatch;
 pub mod engine;
 pub mod error;
 pub mod events;
+pub mod fetch;
 pub mod kinds;
 pub mod monitor;
 pub mod names;
@@ -43,7 +45,7 @@ pub fn open(
     admin_password: Option<String>,
 ) -> MgmtResult<(Arc<MgmtState>, Option<String>)> {
     let store = Arc::new(Store::open(&cfg.data_dir)?);
-    let st = Arc::new(MgmtState {
+    let st = Arc::new_cyclic(|this| MgmtState {
         store,
         cfg,
         topology,
@@ -54,7 +56,9 @@ pub fn open(
         member_down: Default::default(),
         member_up: Default::default(),
         extensions: Default::default(),
+        this: this.clone(),
     });
+    asm::install(&st);
     let generated = seed::first_start(&st, admin_password)?;
     st.reapply();
     Ok((st, generated))

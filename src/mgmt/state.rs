@@ -48,6 +48,10 @@ pub struct MgmtConfig {
     /// Queue length (events) of each event consumer (store writer, remote-log router, each
     /// syslog server or file); a full queue drops and counts.
     pub events_queue: usize,
+    /// Limits and destination rules of server-side pulls (`fileReference.link`, policy links).
+    pub fetch: super::fetch::FetchConfig,
+    /// Finished ASM tasks kept per task type (oldest dropped first).
+    pub asm_tasks_kept: usize,
 }
 
 impl Default for MgmtConfig {
@@ -65,6 +69,8 @@ impl Default for MgmtConfig {
             events_max_count: 10_000,
             events_max_age: 7 * 24 * 3600,
             events_queue: 8192,
+            fetch: Default::default(),
+            asm_tasks_kept: 100,
         }
     }
 }
@@ -87,6 +93,8 @@ pub struct MgmtState {
     pub member_up: RwLock<std::collections::HashSet<String>>,
     /// Routes and kinds registered by other modules (ASM policies and tasks, AS3, central tasks).
     pub extensions: RwLock<Extensions>,
+    /// The `Arc` this state lives in, for work that outlives a request (asynchronous tasks).
+    pub this: std::sync::Weak<MgmtState>,
 }
 
 /// What other modules add to the `/mgmt` surface; see [`MgmtState::extend`].
