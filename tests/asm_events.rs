@@ -5,13 +5,15 @@
 //! the retention bound hold; security log profiles deliver RFC 5424 messages to a UDP and a TCP
 //! syslog receiver and to a file; a dead TCP collector neither slows nor fails requests.
 
+mod asm_common;
 mod mgmt_common;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mgmt_common::{Api, PASS, assert_error, client};
+use asm_common::{apply, assert_blocked, hit, import, md5_id, policy, upload, virtual_server};
+use mgmt_common::{Api, PASS, assert_error, client, free_port, start};
 use portcullis::mgmt::{self, MgmtConfig, MgmtState};
 use portcullis::proxy::Dataplane;
 use portcullis::proxy::handler::Shared;
@@ -65,14 +67,6 @@ async fn controller(tweak: impl FnOnce(&mut MgmtConfig)) -> Controller {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 impl Controller {
     /// Pool on the demo API + virtual `vs` (with `extra` attributes) running the demo policy;
     /// returns the virtual's address.
@@ -117,31 +111,36 @@ impl Controller {
     }
 
     async fn events(&self, query: &str) -> Value {
-        let (s, b) = self
-            .api
-            .req(
-                Method::GET,
-                &format!("/mgmt/tm/asm/events/requests{query}"),
-                None,
-            )
-            .await;
-        assert_eq!(s, 200, "{b}");
-        b
+        events(&self.api, query).await
     }
 
-    /// Polls until the event with support id `id` is stored; returns the collection answer.
     async fn event_by_support_id(&self, id: &str) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let b = self
-                .events(&format!("?$filter=supportId%20eq%20'{id}'"))
-                .await;
-            if b["totalItems"] == 1 {
-                return b;
-            }
-            assert!(Instant::now() < deadline, "event {id} not stored: {b}");
-            tokio::time::sleep(Duration::from_millis(20)).await;
+        event_by_support_id(&self.api, id).await
+    }
+}
+
+async fn events(api: &Api, query: &str) -> Value {
+    let (s, b) = api
+        .req(
+            Method::GET,
+            &format!("/mgmt/tm/asm/events/requests{query}"),
+            None,
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    b
+}
+
+/// Polls until the event with support id `id` is stored; returns the collection answer.
+async fn event_by_support_id(api: &Api, id: &str) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let b = events(api, &format!("?$filter=supportId%20eq%20'{id}'")).await;
+        if b["totalItems"] == 1 {
+            return b;
         }
+        assert!(Instant::now() < deadline, "event {id} not stored: {b}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -699,4 +698,91 @@ async fn bad_log_profiles_and_references_are_refused() {
         )
         .await;
     assert_eq!(s, 200, "{b}");
+}
+
+/// The real path on the real binary: upload, import, attach, apply, attack, then the event by
+/// its support id, naming the policy by its fullPath and reference; and the same event on a
+/// UDP syslog receiver through a log profile.
+#[tokio::test]
+async fn import_attach_apply_attack_then_the_event_by_support_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), None);
+    let api = Api::new(&server);
+    let udp = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let (s, b) = api
+        .req(
+            Method::POST,
+            "/mgmt/tm/security/log/profile",
+            Some(
+                json!({"name": "siem", "application": {"siem": {"remoteStorage": "remote",
+                "servers": [{"name": udp.local_addr().unwrap().to_string()}]}}}),
+            ),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let port = virtual_server(&api).await;
+    let (s, b) = api
+        .req(
+            Method::PATCH,
+            "/mgmt/tm/ltm/virtual/~Common~vs",
+            Some(json!({"securityLogProfiles": ["/Common/siem"]})),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+
+    let doc = serde_json::to_vec(&policy("evp", false)).unwrap();
+    upload(&api, "evp.json", &doc, 64).await;
+    let t = import(
+        &api,
+        json!({"filename": "evp.json", "policy": {"fullPath": "/Tenant1/evp"}}),
+    )
+    .await;
+    assert_eq!(t["status"], "COMPLETED", "{t}");
+    let link = t["result"]["policyReference"]["link"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let id = md5_id("/Tenant1/evp");
+    let (s, b) = api
+        .req(
+            Method::PATCH,
+            &format!("/mgmt/tm/asm/policies/{id}"),
+            Some(json!({"virtualServers": ["/Common/vs"]})),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    apply(&api, &link).await;
+
+    let r = hit(port, "/other?x=1").await.expect("the virtual answers");
+    assert_blocked(&r);
+    let support: Value = serde_json::from_str(&r.2).unwrap();
+    let support = support["supportID"].as_str().unwrap();
+    let b = event_by_support_id(&api, support).await;
+    let e = &b["items"][0];
+    assert_eq!(e["requestStatus"], "blocked", "{e}");
+    assert_eq!(e["url"], "/other");
+    assert_eq!(e["queryString"], "x=1");
+    assert_eq!(e["virtualServerName"], "/Common/vs");
+    assert_eq!(e["policyName"], "/Tenant1/evp");
+    assert!(
+        e["policyReference"]["link"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("/mgmt/tm/asm/policies/{id}?ver=")),
+        "{e}"
+    );
+    assert_eq!(e["violations"][0]["name"], "VIOL_URL", "{e}");
+    assert_eq!(e["responseCode"], 403);
+
+    let mut buf = vec![0u8; 65536];
+    let (n, _) = tokio::time::timeout(Duration::from_secs(10), udp.recv_from(&mut buf))
+        .await
+        .expect("the log profile's syslog server gets the event")
+        .unwrap();
+    let m = String::from_utf8_lossy(&buf[..n]).to_string();
+    let (sd, msg) = rfc5424(&m);
+    assert!(sd.contains(&format!("supportId=\"{support}\"")), "{sd}");
+    assert!(sd.contains("policy=\"/Tenant1/evp\""), "{sd}");
+    assert!(msg.contains("policy_name=\"/Tenant1/evp\""), "{msg}");
+    drop(server);
 }

@@ -92,10 +92,12 @@ fn prune(tx: &mut WriteTx<'_>, mut count: usize, keep: Retention) -> Result<usiz
     Ok(count)
 }
 
-/// Writes `batch` and prunes, in one transaction; returns the new count.
+/// Writes `batch` and prunes, in one transaction; returns the new count. Each stored event gets
+/// `policyFullPath` from `policy_of`.
 pub fn write_batch(
     store: &Store,
     batch: &[Arc<SecurityEvent>],
+    policy_of: &dyn Fn(&SecurityEvent) -> String,
     count: usize,
     keep: Retention,
 ) -> Result<usize> {
@@ -103,11 +105,12 @@ pub fn write_batch(
         let mut count = count;
         for ev in batch {
             let key = item_key(ev.time_micros, &ev.support_id);
-            let value =
+            let mut value =
                 serde_json::to_value(&**ev).map_err(|source| crate::store::StoreError::Value {
                     key: key.clone(),
                     source,
                 })?;
+            value["policyFullPath"] = json!(policy_of(ev));
             if tx.get(Table::Events, &key)?.is_none() {
                 count += 1;
             }
@@ -119,12 +122,13 @@ pub fn write_batch(
 }
 
 /// The store writer: runs until the event sink is gone. `select` removes from each batch the
-/// events not kept locally (a virtual's log profiles may turn local storage off).
-pub fn run_writer(
+/// events not kept locally (a virtual's log profiles may turn local storage off) and returns how
+/// to name the policy of each.
+pub fn run_writer<P: Fn(&SecurityEvent) -> String>(
     stream: EventStream,
     store: Arc<Store>,
     keep: Retention,
-    select: impl Fn(&mut Vec<Arc<SecurityEvent>>),
+    select: impl Fn(&mut Vec<Arc<SecurityEvent>>) -> P,
 ) {
     let mut count = store.count(Table::Events, ITEMS).unwrap_or(0);
     let mut batch = Vec::with_capacity(BATCH);
@@ -135,10 +139,10 @@ pub fn run_writer(
             Ok(Some(ev)) => {
                 batch.push(ev);
                 stream.drain_into(&mut batch, BATCH - 1);
-                select(&mut batch);
             }
         }
-        match write_batch(&store, &batch, count, keep) {
+        let policy_of = select(&mut batch);
+        match write_batch(&store, &batch, &policy_of, count, keep) {
             Ok(n) => count = n,
             Err(e) => tracing::error!(events = batch.len(), "cannot store request events: {e}"),
         }
@@ -189,16 +193,19 @@ mod tests {
             max_age_secs: 3600,
         };
         let batch: Vec<_> = (1..=5).map(|i| ev(now + i, &format!("{i}"))).collect();
-        let n = write_batch(&store, &batch, 0, keep).unwrap();
+        let named = |e: &SecurityEvent| format!("/Common/{}", e.policy);
+        let n = write_batch(&store, &batch, &named, 0, keep).unwrap();
         assert_eq!(n, 3);
         assert_eq!(ids(&store), ["5", "4", "3"]);
         assert!(
             get(&store, "1").unwrap().is_none(),
             "the index goes with the event"
         );
-        assert_eq!(get(&store, "4").unwrap().unwrap()["timeMicros"], now + 4);
+        let four = get(&store, "4").unwrap().unwrap();
+        assert_eq!(four["timeMicros"], now + 4);
+        assert_eq!(four["policyFullPath"], "/Common/p");
         let old = ev(now - 7200 * 1_000_000, "old");
-        let n = write_batch(&store, &[old], n, keep).unwrap();
+        let n = write_batch(&store, &[old], &named, n, keep).unwrap();
         assert_eq!(n, 3, "an event past the age bound is pruned at once");
         assert_eq!(ids(&store), ["5", "4", "3"]);
         assert_eq!(store.count(Table::Events, ITEMS).unwrap(), 3);

@@ -44,6 +44,8 @@ pub fn install(st: &Arc<MgmtState>, sink: &EventSink) -> std::io::Result<Arc<Rou
             local::run_writer(stored, store, keep, |batch| {
                 let t = r.current();
                 batch.retain(|e| t.stores_locally(e));
+                let attached = route::attached_policies(r.state());
+                move |e: &crate::waf::SecurityEvent| route::policy_of(e, &attached)
             })
         })?;
     let remote = sink.subscribe("remote-log", q);
@@ -56,9 +58,15 @@ pub fn install(st: &Arc<MgmtState>, sink: &EventSink) -> std::io::Result<Arc<Rou
                 batch.push(ev);
                 remote.drain_into(&mut batch, ROUTE_BATCH - 1);
                 let t = r.current();
+                let attached = route::attached_policies(r.state());
                 for e in &batch {
-                    for d in t.remote(&e.virtual_server) {
-                        d.send(e);
+                    let dests = t.remote(&e.virtual_server);
+                    if dests.is_empty() {
+                        continue;
+                    }
+                    let policy = route::policy_of(e, &attached);
+                    for d in dests {
+                        d.send(e, &policy);
                     }
                 }
                 batch.clear();

@@ -4,13 +4,12 @@
 //! is answered from the index; other filters scan the retained events.
 //! Imports: `mgmt::{error,query,reply,state}`, `super::{local,syslog}`.
 
-use base64::Engine as _;
 use http::Method;
-use md5::{Digest, Md5};
 use serde_json::{Map, Value, json};
 
 use super::local;
-use super::syslog::{policy_full_path, split_uri};
+use super::syslog::{policy_path, split_uri};
+use crate::mgmt::asm::policy_id;
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::query::{Filter, Lit};
 use crate::mgmt::reply::Reply;
@@ -20,11 +19,6 @@ pub const PATH: &str = "/mgmt/tm/asm/events/requests";
 const ITEM_KIND: &str = "tm:asm:events:requests:requeststate";
 const COLLECTION_KIND: &str = "tm:asm:events:requests:requestcollectionstate";
 
-/// A policy's id: URL-safe base64 of MD5(fullPath) without padding (DESIGN, spec 2.3).
-pub fn policy_id(full_path: &str) -> String {
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(Md5::digest(full_path.as_bytes()))
-}
-
 /// The REST item of one stored event.
 pub fn item(st: &MgmtState, e: &Value) -> Value {
     let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or_default();
@@ -33,7 +27,10 @@ pub fn item(st: &MgmtState, e: &Value) -> Value {
     let (url, query) = split_uri(uri);
     let blocked = s("action") == "block";
     let rating = e.get("rating").cloned().unwrap_or(json!(0));
-    let policy = policy_full_path(s("policy"));
+    let policy = match e.get("policyFullPath").and_then(Value::as_str) {
+        Some(fp) => fp.to_string(),
+        None => policy_path(s("policy"), None),
+    };
     let policy_ref =
         json!({"link": st.link(&format!("/mgmt/tm/asm/policies/{}", policy_id(&policy)))});
     let violations: Vec<Value> = e

@@ -2,11 +2,12 @@
 //! `securityLogProfiles` decide whether its events are kept in the local store and which remote
 //! destinations (syslog servers, files) receive them. The table is rebuilt when the
 //! configuration generation changes; destinations whose settings did not change keep their
-//! sender (and its TCP connection). Imports: `mgmt::{state,engine}`, `store`, `waf`,
+//! sender (and its TCP connection). Imports: `mgmt::{state,engine,asm::policies}`, `store`, `waf`,
 //! `super::{config,syslog,sender}`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use serde_json::Value;
@@ -15,6 +16,7 @@ use tokio::runtime::Handle;
 use super::config::{LogApp, Remote, RequestType, Transport, parse_app};
 use super::sender::{self, MAX_DATAGRAM, Output};
 use super::syslog::{self, Header};
+use crate::mgmt::asm::policies::{POLICIES, virtuals_of};
 use crate::mgmt::engine::children;
 use crate::mgmt::state::MgmtState;
 use crate::store::Table as StoreTable;
@@ -25,6 +27,36 @@ pub const BUILTIN_PROFILES: &[&str] = &["/Common/Log illegal requests", "/Common
 
 /// The collection of security log profiles.
 pub const PROFILE_PATH: &str = "/mgmt/tm/security/log/profile";
+
+/// A table is rebuilt when the configuration generation changes, and at least this often (for
+/// writers that do not count generations).
+pub const MAX_TABLE_AGE: Duration = Duration::from_secs(1);
+
+/// The fullPath of the ASM policy attached to each virtual server.
+pub type Attached = HashMap<String, String>;
+
+/// Reads which policy is attached to which virtual server (fresh: policies are attached and
+/// applied outside the configuration generation).
+pub fn attached_policies(st: &MgmtState) -> Attached {
+    let mut out = Attached::new();
+    for p in children(st, POLICIES).unwrap_or_default() {
+        let Some(fp) = p.get("fullPath").and_then(Value::as_str) else {
+            continue;
+        };
+        for v in virtuals_of(&p) {
+            out.insert(v, fp.to_string());
+        }
+    }
+    out
+}
+
+/// The policy fullPath of `ev` given the attachments `attached`.
+pub fn policy_of(ev: &SecurityEvent, attached: &Attached) -> String {
+    syslog::policy_path(
+        &ev.policy,
+        attached.get(&ev.virtual_server).map(String::as_str),
+    )
+}
 
 /// One `application` entry with its senders.
 pub struct Destination {
@@ -39,8 +71,9 @@ impl Destination {
         self.app.request_type == RequestType::Illegal || ev.action == Action::Block
     }
 
-    /// Formats and queues `ev` for every sender of this entry (never waits).
-    pub fn send(&self, ev: &SecurityEvent) {
+    /// Formats and queues `ev` (decided by the policy `policy`) for every sender of this entry
+    /// (never waits).
+    pub fn send(&self, ev: &SecurityEvent, policy: &str) {
         if self.outputs.is_empty() || !self.wants(ev) {
             return;
         }
@@ -62,6 +95,7 @@ impl Destination {
             app_name: "portcullis",
             procid: &self.procid,
             max_len,
+            policy,
         };
         let msg = syslog::message(&h, ev, &self.app.format);
         for o in &self.outputs {
@@ -85,6 +119,7 @@ pub struct VirtualLog {
 /// The routing table of one configuration generation.
 pub struct Table {
     generation: u64,
+    built: Instant,
     virtuals: HashMap<String, VirtualLog>,
     /// Destinations by (profile, entry settings), for reuse by the next table.
     by_key: HashMap<String, Arc<Destination>>,
@@ -142,6 +177,10 @@ impl Routing {
         }
     }
 
+    pub fn state(&self) -> &MgmtState {
+        &self.st
+    }
+
     fn generation(&self) -> u64 {
         self.st
             .store
@@ -158,6 +197,7 @@ impl Routing {
         let mut cur = self.current.lock();
         if let Some(t) = cur.as_ref()
             && t.generation == g
+            && t.built.elapsed() < MAX_TABLE_AGE
         {
             return t.clone();
         }
@@ -241,6 +281,7 @@ impl Routing {
         }
         Table {
             generation,
+            built: Instant::now(),
             virtuals,
             by_key,
         }

@@ -25,6 +25,8 @@ pub struct Header<'a> {
     pub procid: &'a str,
     /// Longest message (bytes); the MSG part is cut to fit.
     pub max_len: usize,
+    /// The fullPath of the policy that decided (see [`policy_path`]).
+    pub policy: &'a str,
 }
 
 /// `YYYY-MM-DDThh:mm:ss.ffffffZ`.
@@ -55,12 +57,13 @@ pub fn param_value(s: &str) -> String {
     out
 }
 
-/// The `/Partition/name` form of the policy name an event carries.
-pub fn policy_full_path(name: &str) -> String {
-    if name.starts_with('/') {
-        name.to_string()
-    } else {
-        format!("/Common/{name}")
+/// The fullPath of the policy an event names: the policy attached to its virtual server when
+/// that policy has this name, else the name itself when it is a path, else `/Common/<name>`.
+pub fn policy_path(name: &str, attached: Option<&str>) -> String {
+    match attached {
+        Some(fp) if fp == name || fp.rsplit('/').next() == Some(name) => fp.to_string(),
+        _ if name.starts_with('/') => name.to_string(),
+        _ => format!("/Common/{name}"),
     }
 }
 
@@ -83,7 +86,7 @@ pub fn split_uri(uri: &str) -> (&str, &str) {
 }
 
 /// The named fields of an event, as the `predefined` format and `%field%` placeholders use them.
-pub fn fields(ev: &SecurityEvent, hostname: &str) -> Vec<(&'static str, String)> {
+pub fn fields(ev: &SecurityEvent, h: &Header<'_>) -> Vec<(&'static str, String)> {
     let (path, query) = split_uri(&ev.uri);
     let join = |f: &dyn Fn(&crate::waf::Violation) -> Option<String>| {
         ev.violations.iter().filter_map(f).collect::<Vec<_>>()
@@ -112,7 +115,7 @@ pub fn fields(ev: &SecurityEvent, hostname: &str) -> Vec<(&'static str, String)>
         "Warning"
     };
     vec![
-        ("unit_hostname", hostname.to_string()),
+        ("unit_hostname", h.hostname.to_string()),
         ("date_time", ev.time.clone()),
         ("support_id", ev.support_id.clone()),
         ("request_status", status(ev).to_string()),
@@ -123,7 +126,7 @@ pub fn fields(ev: &SecurityEvent, hostname: &str) -> Vec<(&'static str, String)>
         ("uri", path.to_string()),
         ("query_string", query.to_string()),
         ("vs_name", ev.virtual_server.clone()),
-        ("policy_name", policy_full_path(&ev.policy)),
+        ("policy_name", h.policy.to_string()),
         ("violations", names),
         ("violation_details", details),
         ("sig_ids", sigs),
@@ -147,16 +150,16 @@ fn pair_value(s: &str) -> String {
     out
 }
 
-fn msg(ev: &SecurityEvent, format: &MsgFormat, hostname: &str) -> String {
+fn msg(ev: &SecurityEvent, format: &MsgFormat, h: &Header<'_>) -> String {
     match format {
-        MsgFormat::Pairs { delimiter } => fields(ev, hostname)
+        MsgFormat::Pairs { delimiter } => fields(ev, h)
             .iter()
             .map(|(k, v)| format!("{k}=\"{}\"", pair_value(v)))
             .collect::<Vec<_>>()
             .join(delimiter),
         MsgFormat::User(template) => {
             let mut out = template.clone();
-            for (k, v) in fields(ev, hostname) {
+            for (k, v) in fields(ev, h) {
                 out = out.replace(&format!("%{k}%"), &v);
             }
             out.replace('\r', "\\r").replace('\n', "\\n")
@@ -185,14 +188,14 @@ pub fn message(h: &Header<'_>, ev: &SecurityEvent, format: &MsgFormat) -> String
         ("requestStatus", status(ev)),
         ("clientIp", ev.client_ip.as_str()),
         ("virtualServer", ev.virtual_server.as_str()),
-        ("policy", ev.policy.as_str()),
+        ("policy", h.policy),
         ("violations", &names.join(",")),
         ("violationRating", &ev.rating.to_string()),
     ] {
         let _ = write!(out, " {k}=\"{}\"", param_value(v));
     }
     out.push_str("] ");
-    let body = msg(ev, format, h.hostname);
+    let body = msg(ev, format, h);
     let room = h.max_len.saturating_sub(out.len());
     let mut cut = body.len().min(room);
     while !body.is_char_boundary(cut) {
@@ -244,6 +247,7 @@ mod tests {
             app_name: "portcullis",
             procid: "42",
             max_len,
+            policy: "/Common/demo_api_policy",
         }
     }
 
@@ -279,6 +283,14 @@ mod tests {
         );
         assert!(m.contains(r#"sig_ids="200002147""#), "{m}");
         assert!(!m.contains('\n'));
+    }
+
+    #[test]
+    fn policy_paths() {
+        assert_eq!(policy_path("p", Some("/T/app/p")), "/T/app/p");
+        assert_eq!(policy_path("p", Some("/T/other")), "/Common/p");
+        assert_eq!(policy_path("/T/p", None), "/T/p");
+        assert_eq!(policy_path("p", None), "/Common/p");
     }
 
     #[test]
