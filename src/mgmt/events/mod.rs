@@ -30,7 +30,7 @@ const ROUTE_BATCH: usize = 256;
 /// each on its own thread with a queue of `events_queue` events. Call inside a tokio runtime:
 /// syslog and file senders are spawned on it. The threads end when the sink is dropped.
 pub fn install(st: &Arc<MgmtState>, sink: &EventSink) -> std::io::Result<Arc<Routing>> {
-    let routing = Arc::new(Routing::new(st.clone(), Handle::current()));
+    let routing = Arc::new(Routing::new(st, Handle::current()));
     let q = st.cfg.events_queue;
     let keep = Retention {
         max_count: st.cfg.events_max_count,
@@ -44,7 +44,10 @@ pub fn install(st: &Arc<MgmtState>, sink: &EventSink) -> std::io::Result<Arc<Rou
             local::run_writer(stored, store, keep, |batch| {
                 let t = r.current();
                 batch.retain(|e| t.stores_locally(e));
-                let attached = route::attached_policies(r.state());
+                let attached = r
+                    .state()
+                    .map(|s| route::attached_policies(&s))
+                    .unwrap_or_default();
                 move |e: &crate::waf::SecurityEvent| route::policy_of(e, &attached)
             })
         })?;
@@ -58,7 +61,10 @@ pub fn install(st: &Arc<MgmtState>, sink: &EventSink) -> std::io::Result<Arc<Rou
                 batch.push(ev);
                 remote.drain_into(&mut batch, ROUTE_BATCH - 1);
                 let t = r.current();
-                let attached = route::attached_policies(r.state());
+                let attached = r
+                    .state()
+                    .map(|s| route::attached_policies(&s))
+                    .unwrap_or_default();
                 for e in &batch {
                     let dests = t.remote(&e.virtual_server);
                     if dests.is_empty() {

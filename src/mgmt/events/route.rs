@@ -6,7 +6,7 @@
 //! `super::{config,syslog,sender}`.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -147,9 +147,10 @@ impl Table {
 }
 
 /// The routing table, rebuilt on configuration changes; shared by the store writer and the
-/// remote-log router.
+/// remote-log router. It holds the state weakly: the state owns the data plane whose event sink
+/// feeds these threads, so a strong reference would keep both alive forever.
 pub struct Routing {
-    st: Arc<MgmtState>,
+    st: Weak<MgmtState>,
     rt: Handle,
     hostname: Arc<str>,
     procid: Arc<str>,
@@ -167,9 +168,9 @@ fn hostname() -> String {
 
 impl Routing {
     /// Senders are spawned on `rt`.
-    pub fn new(st: Arc<MgmtState>, rt: Handle) -> Routing {
+    pub fn new(st: &Arc<MgmtState>, rt: Handle) -> Routing {
         Routing {
-            st,
+            st: Arc::downgrade(st),
             rt,
             hostname: hostname().into(),
             procid: std::process::id().to_string().into(),
@@ -177,13 +178,13 @@ impl Routing {
         }
     }
 
-    pub fn state(&self) -> &MgmtState {
-        &self.st
+    /// The management state, while it exists.
+    pub fn state(&self) -> Option<Arc<MgmtState>> {
+        self.st.upgrade()
     }
 
-    fn generation(&self) -> u64 {
-        self.st
-            .store
+    fn generation(st: &MgmtState) -> u64 {
+        st.store
             .get(StoreTable::Meta, "generation")
             .ok()
             .flatten()
@@ -193,7 +194,15 @@ impl Routing {
 
     /// The table of the current configuration (rebuilt if the configuration changed).
     pub fn current(&self) -> Arc<Table> {
-        let g = self.generation();
+        let Some(st) = self.state() else {
+            return Arc::new(Table {
+                generation: 0,
+                built: Instant::now(),
+                virtuals: HashMap::new(),
+                by_key: HashMap::new(),
+            });
+        };
+        let g = Self::generation(&st);
         let mut cur = self.current.lock();
         if let Some(t) = cur.as_ref()
             && t.generation == g
@@ -201,13 +210,13 @@ impl Routing {
         {
             return t.clone();
         }
-        let t = Arc::new(self.build(g, cur.as_deref()));
+        let t = Arc::new(self.build(&st, g, cur.as_deref()));
         *cur = Some(t.clone());
         t
     }
 
-    fn destination(&self, app: LogApp) -> Destination {
-        let q = self.st.cfg.events_queue;
+    fn destination(&self, st: &MgmtState, app: LogApp) -> Destination {
+        let q = st.cfg.events_queue;
         let outputs = match &app.remote {
             Remote::None => Vec::new(),
             Remote::Syslog { servers, transport } => servers
@@ -218,7 +227,7 @@ impl Routing {
                 })
                 .collect(),
             Remote::File(name) => {
-                let path = self.st.cfg.data_dir.join("security-logs").join(name);
+                let path = st.cfg.data_dir.join("security-logs").join(name);
                 vec![sender::file(&self.rt, path, q)]
             }
         };
@@ -230,10 +239,10 @@ impl Routing {
         }
     }
 
-    fn build(&self, generation: u64, old: Option<&Table>) -> Table {
+    fn build(&self, st: &MgmtState, generation: u64, old: Option<&Table>) -> Table {
         let mut by_key = HashMap::new();
         let mut virtuals = HashMap::new();
-        let vss = children(&self.st, "/mgmt/tm/ltm/virtual").unwrap_or_default();
+        let vss = children(st, "/mgmt/tm/ltm/virtual").unwrap_or_default();
         for vs in vss {
             let Some(fp) = vs.get("fullPath").and_then(Value::as_str) else {
                 continue;
@@ -251,7 +260,7 @@ impl Routing {
                     continue;
                 }
                 let key = format!("{PROFILE_PATH}/{}/application", p.replace('/', "~"));
-                let entries = children(&self.st, &key).unwrap_or_default();
+                let entries = children(st, &key).unwrap_or_default();
                 let apps = entries.iter().filter_map(|m| {
                     let name = m.get("name").and_then(Value::as_str).unwrap_or_default();
                     parse_app(m, name)
@@ -272,7 +281,7 @@ impl Routing {
                         .get(&dkey)
                         .or_else(|| old.and_then(|o| o.by_key.get(&dkey)))
                         .cloned()
-                        .unwrap_or_else(|| Arc::new(self.destination(app)));
+                        .unwrap_or_else(|| Arc::new(self.destination(st, app)));
                     by_key.insert(dkey, d.clone());
                     log.remote.push(d);
                 }
