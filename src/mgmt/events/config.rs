@@ -119,7 +119,7 @@ pub fn check_file_name(name: &str) -> Result<(), String> {
 }
 
 fn request_type(m: &Map<String, Value>) -> Result<RequestType, String> {
-    let value = match m.get("filter") {
+    let value = match m.get("filter").or_else(|| m.get("storageFilter")) {
         None | Some(Value::Null) => None,
         Some(Value::Array(items)) => {
             let mut found = None;
@@ -211,6 +211,19 @@ fn remote(m: &Map<String, Value>) -> Result<Remote, String> {
                 Some(Value::Array(a)) => a
                     .iter()
                     .map(|s| {
+                        if let (Some(a), Some(p)) = (s.get("address"), s.get("port")) {
+                            let a = a.as_str().unwrap_or_default();
+                            let p = p
+                                .as_u64()
+                                .map(|n| n.to_string())
+                                .or_else(|| p.as_str().map(str::to_string));
+                            let host = if a.contains(':') {
+                                format!("[{a}]")
+                            } else {
+                                a.into()
+                            };
+                            return parse_server(&format!("{host}:{}", p.unwrap_or_default()));
+                        }
                         let name = s
                             .get("name")
                             .and_then(Value::as_str)
@@ -421,5 +434,24 @@ mod tests {
         assert_eq!(a.facility, 23);
         assert_eq!(a.request_type, RequestType::Blocked);
         assert_eq!(a.format, MsgFormat::User("%support_id%".into()));
+        // The AS3 spelling: servers as {address, port}, storageFilter, localStorage as a bool.
+        let a = parse_app(
+            &obj(json!({"localStorage": false, "remoteStorage": "remote",
+            "servers": [{"address": "192.0.2.9", "port": "514"}, {"address": "2001:db8::9", "port": 6514}],
+            "storageFilter": {"requestType": "illegal"}})),
+            "x",
+        )
+        .unwrap();
+        assert!(!a.local_storage);
+        assert_eq!(
+            a.remote,
+            Remote::Syslog {
+                servers: vec![
+                    "192.0.2.9:514".parse().unwrap(),
+                    "[2001:db8::9]:6514".parse().unwrap()
+                ],
+                transport: Transport::Udp
+            }
+        );
     }
 }
