@@ -393,5 +393,10 @@ async fn import_attach_apply_attack_then_the_event_by_support_id() {
     assert!(sd.contains(&format!("supportId=\"{support}\"")), "{sd}");
     assert!(sd.contains("policy=\"/Tenant1/evp\""), "{sd}");
     assert!(msg.contains("policy_name=\"/Tenant1/evp\""), "{msg}");
+    // The store is durable: the event is still there after a restart.
     drop(server);
+    let server = start(dir.path(), None);
+    let api = Api::new(&server);
+    let b = event_by_support_id(&api, support).await;
+    assert_eq!(b["items"][0]["policyName"], "/Tenant1/evp");
 }
