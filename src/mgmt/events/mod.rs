@@ -44,10 +44,7 @@ pub fn install(st: &Arc<MgmtState>, sink: &EventSink) -> std::io::Result<Arc<Rou
             local::run_writer(stored, store, keep, |batch| {
                 let t = r.current();
                 batch.retain(|e| t.stores_locally(e));
-                let attached = r
-                    .state()
-                    .map(|s| route::attached_policies(&s))
-                    .unwrap_or_default();
+                let attached = r.attached();
                 move |e: &crate::waf::SecurityEvent| route::policy_of(e, &attached)
             })
         })?;
@@ -61,10 +58,7 @@ pub fn install(st: &Arc<MgmtState>, sink: &EventSink) -> std::io::Result<Arc<Rou
                 batch.push(ev);
                 remote.drain_into(&mut batch, ROUTE_BATCH - 1);
                 let t = r.current();
-                let attached = r
-                    .state()
-                    .map(|s| route::attached_policies(&s))
-                    .unwrap_or_default();
+                let attached = r.attached();
                 for e in &batch {
                     let dests = t.remote(&e.virtual_server);
                     if dests.is_empty() {

@@ -178,6 +178,13 @@ impl Routing {
         }
     }
 
+    /// Which policy is attached to which virtual server, now.
+    pub fn attached(&self) -> Attached {
+        self.state()
+            .map(|s| attached_policies(&s))
+            .unwrap_or_default()
+    }
+
     /// The management state, while it exists.
     pub fn state(&self) -> Option<Arc<MgmtState>> {
         self.st.upgrade()
