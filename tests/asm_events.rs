@@ -119,6 +119,12 @@ async fn a_blocked_request_is_found_by_its_support_id() {
         .events("?$filter=virtualServerName%20eq%20'/Common/other'")
         .await;
     assert_eq!(b["totalItems"], 0);
+    let b = c
+        .events("?$filter=contains(violations,'VIOL_PARAMETER_DATA_TYPE')")
+        .await;
+    assert_eq!(b["totalItems"], 3);
+    let b = c.events("?$filter=contains(violations,'VIOL_URL')").await;
+    assert_eq!(b["totalItems"], 0);
     let (s, err) = c
         .api
         .req(
