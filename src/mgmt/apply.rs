@@ -203,6 +203,7 @@ impl MgmtState {
             engine,
             x_forwarded_for: xff,
             redirect_to_https: false,
+            access: None,
         })
     }
 }

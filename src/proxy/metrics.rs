@@ -24,6 +24,7 @@ pub struct Metrics {
     requests: Family<Labels, Counter>,
     blocks: Family<Labels, Counter>,
     upstream_errors: Family<Labels, Counter>,
+    access_denials: Family<Labels, Counter>,
     latency: Histogram,
 }
 
@@ -33,7 +34,13 @@ impl Default for Metrics {
         let requests = Family::<Labels, Counter>::default();
         let blocks = Family::<Labels, Counter>::default();
         let upstream_errors = Family::<Labels, Counter>::default();
+        let access_denials = Family::<Labels, Counter>::default();
         let latency = Histogram::new(exponential_buckets(0.0001, 2.0, 18));
+        registry.register(
+            "access_denials",
+            "Requests refused by access control (401, 403, 429), by listener and status",
+            access_denials.clone(),
+        );
         registry.register(
             "requests",
             "Requests answered, by listener and status class",
@@ -59,6 +66,7 @@ impl Default for Metrics {
             requests,
             blocks,
             upstream_errors,
+            access_denials,
             latency,
         }
     }
@@ -110,6 +118,16 @@ impl Metrics {
     pub fn upstream_error(&self, kind: &'static str) {
         self.upstream_errors
             .get_or_create(&vec![("kind", kind.to_string())])
+            .inc();
+    }
+
+    /// Counts one request refused by access control.
+    pub fn access_denied(&self, listener: &str, status: u16) {
+        self.access_denials
+            .get_or_create(&vec![
+                ("listener", listener.to_string()),
+                ("status", status.to_string()),
+            ])
             .inc();
     }
 

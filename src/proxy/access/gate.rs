@@ -1,0 +1,277 @@
+//! The access gate of one listener: holds the current profile (swapped whole on apply) and the
+//! state that outlives a profile change — JWKS caches by URL, introspection caches by endpoint,
+//! rate-limit buckets, and a short cache of Basic successes (argon2 is deliberately slow). One
+//! call per request decides pass (adding identity headers) or a [`Denial`].
+//!
+//! Imports: `waf::access`, `super::{jwks, introspect, ratelimit}`, `proxy::upstream::Clients`.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use http::HeaderValue;
+use parking_lot::Mutex;
+
+use super::introspect::Introspector;
+use super::jwks::Jwks;
+use super::ratelimit::Limiter;
+use crate::proxy::upstream::Clients;
+use crate::waf::access::check::{self, Presented};
+use crate::waf::access::credentials::strip_query_key;
+use crate::waf::access::jwt::JwtError;
+use crate::waf::access::profile::{KeyLocation, MethodId, MethodKind, RateKey, Requirement};
+use crate::waf::access::secrets::sha256;
+use crate::waf::access::{AccessProfile, Denial, Outcome, decide};
+
+/// How long a verified Basic password is remembered, and how many are.
+const BASIC_TTL: Duration = Duration::from_secs(300);
+const BASIC_ENTRIES: usize = 10_000;
+
+pub struct Gate {
+    profile: ArcSwap<AccessProfile>,
+    clients: Clients,
+    jwks: Mutex<HashMap<String, Arc<Jwks>>>,
+    introspection: Mutex<HashMap<String, Arc<Introspector>>>,
+    limiter: Limiter,
+    basic_ok: Mutex<HashMap<[u8; 32], Instant>>,
+}
+
+impl Gate {
+    pub fn new(profile: Arc<AccessProfile>, clients: Clients) -> Gate {
+        Gate {
+            profile: ArcSwap::new(profile),
+            clients,
+            jwks: Mutex::default(),
+            introspection: Mutex::default(),
+            limiter: Limiter::default(),
+            basic_ok: Mutex::default(),
+        }
+    }
+
+    pub fn profile(&self) -> Arc<AccessProfile> {
+        self.profile.load_full()
+    }
+
+    /// Swaps in a new profile; caches of URLs and endpoints it still uses are kept, Basic
+    /// successes are forgotten (the user list may have changed).
+    pub fn configure(&self, profile: Arc<AccessProfile>) {
+        let urls: Vec<&str> = profile
+            .methods
+            .iter()
+            .filter_map(|m| match &m.kind {
+                MethodKind::Jwt(j) => j.jwks_url.as_deref(),
+                MethodKind::Introspection(i) => Some(i.endpoint.as_str()),
+                _ => None,
+            })
+            .collect();
+        self.jwks.lock().retain(|u, _| urls.contains(&u.as_str()));
+        self.introspection
+            .lock()
+            .retain(|u, _| urls.contains(&u.as_str()));
+        self.basic_ok.lock().clear();
+        self.profile.store(profile);
+    }
+
+    /// The JWKS cache of `url` (created on first use).
+    pub fn jwks(&self, url: &str) -> Arc<Jwks> {
+        self.jwks
+            .lock()
+            .entry(url.to_string())
+            .or_insert_with(|| Arc::new(Jwks::new(url)))
+            .clone()
+    }
+
+    /// The introspection cache of `endpoint` (created on first use).
+    pub fn introspector(&self, endpoint: &str) -> Arc<Introspector> {
+        self.introspection
+            .lock()
+            .entry(endpoint.to_string())
+            .or_default()
+            .clone()
+    }
+
+    /// Checks one request. On pass the client's copies of identity headers are replaced by the
+    /// authenticated identity (and credentials removed when the profile does not forward them).
+    /// `requirement` overrides the profile's rules (OpenAPI `security` of the matched operation).
+    pub async fn check(
+        &self,
+        head: &mut http::request::Parts,
+        client: IpAddr,
+        requirement: Option<&Requirement>,
+    ) -> Result<(), Denial> {
+        let p = self.profile.load_full();
+        for h in &p.identity_headers {
+            head.headers.remove(h.as_str());
+        }
+        let ip = client.to_string();
+        if let Some(rl) = p.rate_limit.as_ref().filter(|r| r.by == RateKey::Ip) {
+            self.limiter
+                .take(&ip, rl, Instant::now())
+                .map_err(Denial::rate_limited)?;
+        }
+        let req =
+            requirement.unwrap_or_else(|| p.requirement(head.method.as_str(), head.uri.path()));
+        if req.alternatives.is_empty() {
+            return Ok(());
+        }
+        let used = req.methods();
+        let outcomes = self.outcomes(&p, &used, head).await;
+        let grants = decide(&p, req, &outcomes)?;
+        if let Some(rl) = p.rate_limit.as_ref().filter(|r| r.by == RateKey::Identity) {
+            let key = grants
+                .first()
+                .map_or_else(|| format!("ip:{ip}"), |g| format!("id:{}", g.identity));
+            self.limiter
+                .take(&key, rl, Instant::now())
+                .map_err(Denial::rate_limited)?;
+        }
+        let headers: Vec<(String, String)> =
+            grants.iter().flat_map(|g| g.headers.clone()).collect();
+        for (k, v) in headers {
+            if let (Ok(k), Ok(v)) = (
+                http::HeaderName::from_bytes(k.as_bytes()),
+                HeaderValue::from_str(&v),
+            ) {
+                head.headers.append(k, v);
+            }
+        }
+        if !p.forward_credentials {
+            strip_credentials(&p, &used, head);
+        }
+        Ok(())
+    }
+
+    async fn outcomes(
+        &self,
+        p: &AccessProfile,
+        used: &[MethodId],
+        head: &http::request::Parts,
+    ) -> Vec<(MethodId, Outcome)> {
+        let presented = Presented::new(head);
+        let mut out = Vec::with_capacity(used.len());
+        for &id in used {
+            let m = &p.methods[id];
+            let o = match &m.kind {
+                MethodKind::ApiKey { .. } => check::api_key(m, &presented),
+                MethodKind::Basic { users } => check::basic(m, &presented, |u, pw| {
+                    self.basic_verify(&m.name, users, u, pw)
+                }),
+                MethodKind::Jwt(jm) => match presented.bearer() {
+                    Err(e) => Outcome::Invalid(e),
+                    Ok(None) => Outcome::Absent,
+                    Ok(Some(token)) => self.jwt(m, jm, token).await,
+                },
+                MethodKind::Introspection(im) => match presented.bearer() {
+                    Err(e) => Outcome::Invalid(e),
+                    Ok(None) => Outcome::Absent,
+                    Ok(Some(token)) => {
+                        self.introspector(&im.endpoint)
+                            .check(&self.clients, m, im, token)
+                            .await
+                    }
+                },
+            };
+            out.push((id, o));
+        }
+        out
+    }
+
+    async fn jwt(
+        &self,
+        m: &crate::waf::access::profile::Method,
+        jm: &crate::waf::access::profile::JwtMethod,
+        token: &str,
+    ) -> Outcome {
+        let unknown = || Outcome::Invalid(JwtError::UnknownKey.to_string());
+        match check::jwt(m, jm, token, &jm.static_keys) {
+            Ok(o) => return o,
+            Err(_) if jm.jwks_url.is_none() => return unknown(),
+            Err(_) => {}
+        }
+        let Some(url) = jm.jwks_url.as_deref() else {
+            return unknown();
+        };
+        let jwks = self.jwks(url);
+        let fetched = jwks
+            .keys(&self.clients, jm.refresh, jm.min_refresh, jm.fetch_timeout)
+            .await;
+        if let Some(f) = &fetched {
+            match check::jwt(m, jm, token, &f.keys) {
+                Ok(o) => return o,
+                Err(_) => {}
+            }
+        }
+        // An unknown key: the issuer may have rotated its keys (bounded refetch).
+        match jwks
+            .refresh_for(&self.clients, jm.min_refresh, jm.fetch_timeout)
+            .await
+        {
+            Some(f) => check::jwt(m, jm, token, &f.keys).unwrap_or_else(|_| unknown()),
+            None => Outcome::Invalid("the signing keys are not available".into()),
+        }
+    }
+
+    fn basic_verify(
+        &self,
+        method: &str,
+        users: &crate::waf::access::secrets::Users,
+        user: &str,
+        password: &str,
+    ) -> bool {
+        let key = sha256(format!("{method}\0{user}\0{password}").as_bytes());
+        let now = Instant::now();
+        if self.basic_ok.lock().get(&key).is_some_and(|t| *t > now) {
+            return true;
+        }
+        if !users.verify(user, password) {
+            return false;
+        }
+        let mut c = self.basic_ok.lock();
+        if c.len() >= BASIC_ENTRIES {
+            c.retain(|_, t| *t > now);
+            if c.len() >= BASIC_ENTRIES {
+                c.clear();
+            }
+        }
+        c.insert(key, now + BASIC_TTL);
+        true
+    }
+}
+
+/// Removes the credentials the used methods read (when the profile does not forward them).
+fn strip_credentials(p: &AccessProfile, used: &[MethodId], head: &mut http::request::Parts) {
+    for &id in used {
+        match &p.methods[id].kind {
+            MethodKind::ApiKey {
+                location: KeyLocation::Header(h),
+                ..
+            } => {
+                head.headers.remove(h.as_str());
+            }
+            MethodKind::ApiKey {
+                location: KeyLocation::Query(q),
+                ..
+            } => {
+                let Some(query) = head.uri.query() else {
+                    continue;
+                };
+                let pq = match strip_query_key(query, q) {
+                    Some(rest) => format!("{}?{rest}", head.uri.path()),
+                    None => head.uri.path().to_string(),
+                };
+                let mut parts = head.uri.clone().into_parts();
+                if let Ok(pq) = pq.parse() {
+                    parts.path_and_query = Some(pq);
+                    if let Ok(u) = http::Uri::from_parts(parts) {
+                        head.uri = u;
+                    }
+                }
+            }
+            _ => {
+                head.headers.remove(http::header::AUTHORIZATION);
+            }
+        }
+    }
+}

@@ -1,0 +1,54 @@
+//! Loads an access profile file (JSON or YAML) for `portcullis proxy --access FILE`:
+//! `jwksFile` entries are read (relative to the file's directory, at most 256 KiB) and put inline
+//! as `jwks` before the pure validation in `waf::access::config`.
+//!
+//! Imports: `waf::access`, `waf::policy::parse_document`, std::fs.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::waf::access::{AccessProfile, from_value};
+
+const MAX_JWKS_FILE: u64 = 256 << 10;
+
+/// Reads, resolves and validates the profile at `path`; the error names the file and the field.
+pub fn load_file(path: &Path) -> Result<AccessProfile, String> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| format!("{name}: {e}"))?;
+    let mut doc =
+        crate::waf::policy::parse_document(&bytes, &name).map_err(|e| format!("{name}: {e}"))?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    if let Some(Value::Object(methods)) = doc.get_mut("methods") {
+        for (mname, m) in methods.iter_mut() {
+            let Some(Value::Object(j)) = m.get_mut("jwt") else {
+                continue;
+            };
+            let Some(file) = j.remove("jwksFile") else {
+                continue;
+            };
+            let field = format!("{name}: methods.{mname}.jwt.jwksFile");
+            let Value::String(file) = file else {
+                return Err(format!("{field}: must be a string"));
+            };
+            if j.contains_key("jwks") {
+                return Err(format!("{field}: give jwks or jwksFile, not both"));
+            }
+            let p = dir.join(&file);
+            let size = std::fs::metadata(&p)
+                .map_err(|e| format!("{field}: {}: {e}", p.display()))?
+                .len();
+            if size > MAX_JWKS_FILE {
+                return Err(format!(
+                    "{field}: {} is larger than {MAX_JWKS_FILE} bytes",
+                    p.display()
+                ));
+            }
+            let text = std::fs::read(&p).map_err(|e| format!("{field}: {}: {e}", p.display()))?;
+            let v: Value = serde_json::from_slice(&text)
+                .map_err(|e| format!("{field}: {}: not JSON: {e}", p.display()))?;
+            j.insert("jwks".into(), v);
+        }
+    }
+    from_value(&doc, &name).map_err(|e| format!("{name}: {e}"))
+}
