@@ -197,11 +197,10 @@ impl Gate {
         let fetched = jwks
             .keys(&self.clients, jm.refresh, jm.min_refresh, jm.fetch_timeout)
             .await;
-        if let Some(f) = &fetched {
-            match check::jwt(m, jm, token, &f.keys) {
-                Ok(o) => return o,
-                Err(_) => {}
-            }
+        if let Some(f) = &fetched
+            && let Ok(o) = check::jwt(m, jm, token, &f.keys)
+        {
+            return o;
         }
         // An unknown key: the issuer may have rotated its keys (bounded refetch).
         match jwks
