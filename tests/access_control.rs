@@ -4,6 +4,7 @@
 //! The controller's `/mgmt` objects are exercised in `access_mgmt.rs`.
 
 mod access_support;
+mod mgmt_common;
 #[path = "grpc_support/codec.rs"]
 mod codec;
 mod proxy_support;
@@ -542,4 +543,93 @@ fn a_bad_access_file_stops_the_proxy_with_the_field_named() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("methods.sso.jwt.audiences[0]"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_access_profile_created_over_rest_is_enforced_without_a_restart() {
+    use mgmt_common::{Api, assert_error, start};
+    use reqwest::Method;
+
+    let dir = tempfile::tempdir().expect("tmp");
+    let server = start(dir.path(), None);
+    let api = Api::new(&server);
+    let upstream = echo_upstream().await;
+    let port = free_port().port();
+
+    let (st, b) = api
+        .req(Method::POST, "/mgmt/tm/ltm/pool", Some(json!({"name": "web", "members": [{"name": upstream.to_string()}]})))
+        .await;
+    assert_eq!(st, 200, "{b}");
+    let (st, b) = api
+        .req(Method::POST, "/mgmt/tm/ltm/virtual",
+             Some(json!({"name": "vs", "destination": format!("127.0.0.1:{port}"), "pool": "/Common/web"})))
+        .await;
+    assert_eq!(st, 200, "{b}");
+    let url = format!("http://127.0.0.1:{port}/orders");
+    let mut open = false;
+    for _ in 0..50 {
+        if reqwest::get(&url).await.is_ok_and(|r| r.status().as_u16() == 200) {
+            open = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(open, "the virtual server never served");
+
+    // A bad profile is refused with the field named, and nothing is stored.
+    let (st, b) = api
+        .req(Method::POST, "/mgmt/tm/ltm/profile/api-access",
+             Some(json!({"name": "bad", "methods": {"k": {"apiKey": {"in": "cookie", "name": "x"}}}})))
+        .await;
+    assert_eq!(st, 400, "{b}");
+    assert_error(&b, 400);
+    assert!(b["message"].as_str().unwrap_or_default().contains("methods.k.apiKey.in"), "{b}");
+
+    let (st, b) = api
+        .req(Method::POST, "/mgmt/tm/ltm/profile/api-access",
+             Some(json!({"name": "keys", "realm": "shop",
+                         "methods": {"k": {"apiKey": {"in": "header", "name": "x-api-key",
+                                                       "keys": [{"id": "client-1", "key": "plain-key-1"}]},
+                                           "identityHeader": "x-client"}}})))
+        .await;
+    assert_eq!(st, 200, "{b}");
+    assert!(!b.to_string().contains("plain-key-1"), "the key is stored hashed: {b}");
+    assert_eq!(b["methods"]["k"]["apiKey"]["keys"][0]["sha256"], sha256_hex("plain-key-1"));
+
+    let (st, b) = api
+        .req(Method::POST, "/mgmt/tm/ltm/virtual/~Common~vs/profiles", Some(json!({"name": "/Common/keys"})))
+        .await;
+    assert_eq!(st, 200, "{b}");
+    let mut enforced = false;
+    for _ in 0..50 {
+        if call(&url, "GET", &[]).await.0 == 401 {
+            enforced = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(enforced, "the attached profile is not enforced");
+    let res = call(&url, "GET", &[]).await;
+    assert_401(&res, "ApiKey realm=\"shop\"");
+    let (st, _, body) = call(&url, "GET", &[("x-api-key", "plain-key-1")]).await;
+    assert_eq!(st, 200, "{body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).expect("echo")["x-client"], "client-1");
+
+    // Keys are replaced live with a PATCH: the old key stops working, the new one works.
+    let (st, b) = api
+        .req(Method::PATCH, "/mgmt/tm/ltm/profile/api-access/~Common~keys",
+             Some(json!({"methods": {"k": {"apiKey": {"in": "header", "name": "x-api-key",
+                                                      "keys": [{"id": "client-2", "key": "plain-key-2"}]}}}})))
+        .await;
+    assert_eq!(st, 200, "{b}");
+    let mut swapped = false;
+    for _ in 0..50 {
+        if call(&url, "GET", &[("x-api-key", "plain-key-2")]).await.0 == 200 {
+            swapped = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(swapped);
+    assert_eq!(call(&url, "GET", &[("x-api-key", "plain-key-1")]).await.0, 401);
 }
