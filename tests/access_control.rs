@@ -4,9 +4,9 @@
 //! The controller's `/mgmt` objects are exercised in `access_mgmt.rs`.
 
 mod access_support;
-mod mgmt_common;
 #[path = "grpc_support/codec.rs"]
 mod codec;
+mod mgmt_common;
 mod proxy_support;
 
 use std::time::{Duration, Instant};
@@ -557,7 +557,11 @@ async fn an_access_profile_created_over_rest_is_enforced_without_a_restart() {
     let port = free_port().port();
 
     let (st, b) = api
-        .req(Method::POST, "/mgmt/tm/ltm/pool", Some(json!({"name": "web", "members": [{"name": upstream.to_string()}]})))
+        .req(
+            Method::POST,
+            "/mgmt/tm/ltm/pool",
+            Some(json!({"name": "web", "members": [{"name": upstream.to_string()}]})),
+        )
         .await;
     assert_eq!(st, 200, "{b}");
     let (st, b) = api
@@ -568,7 +572,10 @@ async fn an_access_profile_created_over_rest_is_enforced_without_a_restart() {
     let url = format!("http://127.0.0.1:{port}/orders");
     let mut open = false;
     for _ in 0..50 {
-        if reqwest::get(&url).await.is_ok_and(|r| r.status().as_u16() == 200) {
+        if reqwest::get(&url)
+            .await
+            .is_ok_and(|r| r.status().as_u16() == 200)
+        {
             open = true;
             break;
         }
@@ -578,12 +585,23 @@ async fn an_access_profile_created_over_rest_is_enforced_without_a_restart() {
 
     // A bad profile is refused with the field named, and nothing is stored.
     let (st, b) = api
-        .req(Method::POST, "/mgmt/tm/ltm/profile/api-access",
-             Some(json!({"name": "bad", "methods": {"k": {"apiKey": {"in": "cookie", "name": "x"}}}})))
+        .req(
+            Method::POST,
+            "/mgmt/tm/ltm/profile/api-access",
+            Some(
+                json!({"name": "bad", "methods": {"k": {"apiKey": {"in": "cookie", "name": "x"}}}}),
+            ),
+        )
         .await;
     assert_eq!(st, 400, "{b}");
     assert_error(&b, 400);
-    assert!(b["message"].as_str().unwrap_or_default().contains("methods.k.apiKey.in"), "{b}");
+    assert!(
+        b["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("methods.k.apiKey.in"),
+        "{b}"
+    );
 
     let (st, b) = api
         .req(Method::POST, "/mgmt/tm/ltm/profile/api-access",
@@ -593,11 +611,21 @@ async fn an_access_profile_created_over_rest_is_enforced_without_a_restart() {
                                            "identityHeader": "x-client"}}})))
         .await;
     assert_eq!(st, 200, "{b}");
-    assert!(!b.to_string().contains("plain-key-1"), "the key is stored hashed: {b}");
-    assert_eq!(b["methods"]["k"]["apiKey"]["keys"][0]["sha256"], sha256_hex("plain-key-1"));
+    assert!(
+        !b.to_string().contains("plain-key-1"),
+        "the key is stored hashed: {b}"
+    );
+    assert_eq!(
+        b["methods"]["k"]["apiKey"]["keys"][0]["sha256"],
+        sha256_hex("plain-key-1")
+    );
 
     let (st, b) = api
-        .req(Method::POST, "/mgmt/tm/ltm/virtual/~Common~vs/profiles", Some(json!({"name": "/Common/keys"})))
+        .req(
+            Method::POST,
+            "/mgmt/tm/ltm/virtual/~Common~vs/profiles",
+            Some(json!({"name": "/Common/keys"})),
+        )
         .await;
     assert_eq!(st, 200, "{b}");
     let mut enforced = false;
@@ -613,7 +641,10 @@ async fn an_access_profile_created_over_rest_is_enforced_without_a_restart() {
     assert_401(&res, "ApiKey realm=\"shop\"");
     let (st, _, body) = call(&url, "GET", &[("x-api-key", "plain-key-1")]).await;
     assert_eq!(st, 200, "{body}");
-    assert_eq!(serde_json::from_str::<Value>(&body).expect("echo")["x-client"], "client-1");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).expect("echo")["x-client"],
+        "client-1"
+    );
 
     // Keys are replaced live with a PATCH: the old key stops working, the new one works.
     let (st, b) = api
@@ -631,5 +662,89 @@ async fn an_access_profile_created_over_rest_is_enforced_without_a_restart() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(swapped);
-    assert_eq!(call(&url, "GET", &[("x-api-key", "plain-key-1")]).await.0, 401);
+    assert_eq!(
+        call(&url, "GET", &[("x-api-key", "plain-key-1")]).await.0,
+        401
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openapi_security_requirements_become_access_rules() {
+    let upstream = echo_upstream().await;
+    let dir = tempfile::tempdir().expect("tmp");
+    let spec = write(
+        dir.path(),
+        "pets.json",
+        &json!({
+            "openapi": "3.0.3",
+            "info": {"title": "pets", "version": "1"},
+            "security": [{"partnerKey": []}],
+            "components": {"securitySchemes": {
+                "partnerKey": {"type": "apiKey", "in": "header", "name": "X-Api-Key"},
+                "oauth": {"type": "oauth2", "flows": {"clientCredentials": {
+                    "tokenUrl": "https://issuer.test/token", "scopes": {"pets:write": "write"}}}}}},
+            "paths": {
+                "/pets": {
+                    "get": {"responses": {"200": {"description": "ok"}}},
+                    "post": {"security": [{"oauth": ["pets:write"]}], "responses": {"200": {"description": "ok"}}}
+                },
+                "/health": {"get": {"security": [], "responses": {"200": {"description": "ok"}}}}
+            }
+        }),
+    );
+    let policy =
+        json!({"policy": {"name": "pets", "template": {"name": "POLICY_TEMPLATE_API_SECURITY"},
+        "enforcementMode": "blocking", "open-api-files": [{"link": format!("file://{spec}")}]}})
+        .to_string();
+    let signer = Signer::ec("ec-1");
+    let access = write(
+        dir.path(),
+        "access.json",
+        &json!({
+            "openapi": true,
+            "methods": {
+                "keys": {"apiKey": {"in": "header", "name": "x-api-key", "keys": [{"id": "p1", "key": "pk-1"}]}},
+                "sso": {"jwt": {"jwks": {"keys": [signer.jwk]}, "audiences": ["orders"]}}
+            }
+        }),
+    );
+    let proxy = Proxy::start(
+        &[format!("http://{upstream}")],
+        &policy,
+        &["--access", &access],
+    );
+    // GET /pets inherits the root requirement: the API key.
+    assert_401(
+        &call(&proxy.url("/pets"), "GET", &[]).await,
+        "ApiKey realm=\"api\", in=\"header\", name=\"x-api-key\"",
+    );
+    assert_eq!(
+        call(&proxy.url("/pets"), "GET", &[("x-api-key", "pk-1")])
+            .await
+            .0,
+        200
+    );
+    // POST /pets needs an OAuth token with pets:write: the JWT method checks it.
+    let res = call(&proxy.url("/pets"), "POST", &[("x-api-key", "pk-1")]).await;
+    assert_401(&res, "Bearer realm=\"api\"");
+    let mut c = claims("svc");
+    c["scope"] = json!("pets:read");
+    let (st, h, _) = call(
+        &proxy.url("/pets"),
+        "POST",
+        &[("authorization", &bearer(&signer.sign(&c)))],
+    )
+    .await;
+    assert_eq!(st, 403);
+    assert!(all(&h, "www-authenticate").contains("scope=\"pets:write\""));
+    c["scope"] = json!("pets:read pets:write");
+    let (st, _, body) = call(
+        &proxy.url("/pets"),
+        "POST",
+        &[("authorization", &bearer(&signer.sign(&c)))],
+    )
+    .await;
+    assert_eq!(st, 200, "{body}");
+    // `security: []` is anonymous.
+    assert_eq!(call(&proxy.url("/health"), "GET", &[]).await.0, 200);
 }

@@ -138,7 +138,9 @@ async fn run(
     let step = tx.on_request_headers(&head);
     if step != Step::Block
         && let Some(gate) = &site.access
-        && let Err(d) = gate.check(&mut head, tx.client(), None).await
+        && let Err(d) = gate
+            .check(&mut head, tx.client(), Some(&site.engine.snapshot()))
+            .await
     {
         let grpc = super::upstream::is_grpc(&head);
         tx.deny(d.violation(), d.reply(grpc));

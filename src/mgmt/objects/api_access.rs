@@ -78,16 +78,23 @@ mod tests {
 
     #[test]
     fn plain_keys_are_hashed_and_errors_name_the_field() {
-        let mut obj = json!({"name": "a", "methods": {"k": {"apiKey": {"in": "header", "name": "x-key",
+        let mut obj =
+            json!({"name": "a", "methods": {"k": {"apiKey": {"in": "header", "name": "x-key",
             "keys": [{"id": "one", "key": "secret-1"}]}}}})
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
         hash_plain_keys(&mut obj);
         let text = Value::Object(obj.clone()).to_string();
-        assert!(!text.contains("secret-1") && text.contains("sha256"), "{text}");
+        assert!(
+            !text.contains("secret-1") && text.contains("sha256"),
+            "{text}"
+        );
         assert!(compile(&obj, "/Common/a").is_ok());
-        obj.insert("rules".into(), json!([{"path": "/x", "require": [{"nope": []}]}]));
+        obj.insert(
+            "rules".into(),
+            json!([{"path": "/x", "require": [{"nope": []}]}]),
+        );
         let e = compile(&obj, "/Common/a").err().unwrap_or_default();
         assert!(e.contains("rules[0].require[0].nope"), "{e}");
     }

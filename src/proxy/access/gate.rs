@@ -18,10 +18,12 @@ use super::introspect::Introspector;
 use super::jwks::Jwks;
 use super::ratelimit::Limiter;
 use crate::proxy::upstream::Clients;
+use crate::waf::CompiledPolicy;
 use crate::waf::access::check::{self, Presented};
 use crate::waf::access::credentials::strip_query_key;
 use crate::waf::access::jwt::JwtError;
-use crate::waf::access::profile::{KeyLocation, MethodId, MethodKind, RateKey, Requirement};
+use crate::waf::access::openapi::operation_requirement;
+use crate::waf::access::profile::{KeyLocation, MethodId, MethodKind, RateKey};
 use crate::waf::access::secrets::sha256;
 use crate::waf::access::{AccessProfile, Denial, Outcome, decide};
 
@@ -94,12 +96,13 @@ impl Gate {
 
     /// Checks one request. On pass the client's copies of identity headers are replaced by the
     /// authenticated identity (and credentials removed when the profile does not forward them).
-    /// `requirement` overrides the profile's rules (OpenAPI `security` of the matched operation).
+    /// What a request needs: the first matching profile rule, else (when the profile says so) the
+    /// `security` of the OpenAPI operation of `policy`, else the profile's default.
     pub async fn check(
         &self,
         head: &mut http::request::Parts,
         client: IpAddr,
-        requirement: Option<&Requirement>,
+        policy: Option<&CompiledPolicy>,
     ) -> Result<(), Denial> {
         let p = self.profile.load_full();
         for h in &p.identity_headers {
@@ -111,8 +114,23 @@ impl Gate {
                 .take(&ip, rl, Instant::now())
                 .map_err(Denial::rate_limited)?;
         }
-        let req =
-            requirement.unwrap_or_else(|| p.requirement(head.method.as_str(), head.uri.path()));
+        let (method, path) = (head.method.as_str(), head.uri.path());
+        let from_spec;
+        let req = match p.rule(method, path) {
+            Some(r) => r,
+            None => match policy.and_then(CompiledPolicy::api).filter(|_| p.openapi) {
+                Some(api) => match operation_requirement(&p, api, method, path) {
+                    Some(Some(r)) => {
+                        from_spec = r;
+                        &from_spec
+                    }
+                    // The operation needs a scheme no method serves: nothing can satisfy it.
+                    Some(None) => return decide(&p, &p.any_method(), &[]).map(|_| ()),
+                    None => &p.default,
+                },
+                None => &p.default,
+            },
+        };
         if req.alternatives.is_empty() {
             return Ok(());
         }

@@ -219,11 +219,7 @@ pub fn from_value(v: &Value, name: &str) -> Result<AccessProfile, AccessError> {
     p.default = match &d.default {
         Some(sec) => requirement(&p, sec, "default")?,
         // Without a default, any one method suffices.
-        None => Requirement {
-            alternatives: (0..p.methods.len())
-                .map(|i| vec![(i, Vec::new())])
-                .collect(),
-        },
+        None => p.any_method(),
     };
     for (i, r) in d.rules.iter().enumerate() {
         let path = format!("rules[{i}]");

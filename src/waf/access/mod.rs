@@ -12,6 +12,7 @@ pub mod config;
 pub mod credentials;
 pub mod decide;
 pub mod jwt;
+pub mod openapi;
 pub mod profile;
 pub mod secrets;
 

@@ -161,13 +161,27 @@ pub struct RateLimit {
 impl AccessProfile {
     /// The requirement for a request: the first matching rule, else the default.
     pub fn requirement(&self, method: &str, path: &str) -> &Requirement {
+        self.rule(method, path).unwrap_or(&self.default)
+    }
+
+    /// The requirement of the first rule matching the request, if any.
+    pub fn rule(&self, method: &str, path: &str) -> Option<&Requirement> {
         self.rules
             .iter()
             .find(|r| {
                 (r.http_methods.is_empty() || r.http_methods.iter().any(|m| m == method))
                     && r.path.is_match(path.as_bytes())
             })
-            .map_or(&self.default, |r| &r.requirement)
+            .map(|r| &r.requirement)
+    }
+
+    /// Every method as an alternative (what a request must show when nothing more specific applies).
+    pub fn any_method(&self) -> Requirement {
+        Requirement {
+            alternatives: (0..self.methods.len())
+                .map(|i| vec![(i, Vec::new())])
+                .collect(),
+        }
     }
 
     pub fn method_id(&self, name: &str) -> Option<MethodId> {
