@@ -19,3 +19,6 @@ pub mod secrets;
 pub use config::{AccessError, from_value, parse};
 pub use decide::{Denial, Grant, Outcome, decide};
 pub use profile::{AccessProfile, MethodKind, Requirement};
+
+#[cfg(test)]
+mod tests;
