@@ -1,12 +1,12 @@
 //! API access control through the real `portcullis proxy` on loopback: JWTs signed in the test
 //! (RS256, ES256) against a JWKS served over HTTP, token introspection (RFC 7662), API keys added
 //! and revoked without a restart, Basic credentials, a gRPC call without credentials, rate limits.
-//! The controller's `/mgmt` objects are exercised in `access_mgmt.rs`.
+//! The controller's `/mgmt` objects, OpenAPI `security` and file validation are in
+//! `access_config.rs`.
 
 mod access_support;
 #[path = "grpc_support/codec.rs"]
 mod codec;
-mod mgmt_common;
 mod proxy_support;
 
 use std::time::{Duration, Instant};
@@ -14,16 +14,6 @@ use std::time::{Duration, Instant};
 use access_support::*;
 use proxy_support::{PASS_POLICY, Proxy, free_port};
 use serde_json::{Value, json};
-
-fn write(dir: &std::path::Path, name: &str, v: &Value) -> String {
-    let p = dir.join(name);
-    std::fs::write(&p, serde_json::to_vec_pretty(v).expect("json")).expect("write");
-    p.display().to_string()
-}
-
-fn sha256_hex(s: &str) -> String {
-    portcullis::waf::access::secrets::hex(&portcullis::waf::access::secrets::sha256(s.as_bytes()))
-}
 
 fn profile(idp: &Idp, alice_hash: &str, partner_keys: Value) -> Value {
     let base = format!("http://{}", idp.addr);
@@ -99,27 +89,6 @@ async fn setup(jwks_with_ec: bool) -> Setup {
         access,
         metrics,
     }
-}
-
-fn bearer(t: &str) -> String {
-    format!("Bearer {t}")
-}
-
-/// Asserts a 401 in the API format: JSON support id, no caching, the challenge.
-fn assert_401(res: &(u16, http::HeaderMap, String), challenge_part: &str) -> String {
-    let (status, h, body) = res;
-    assert_eq!(*status, 401, "{body}");
-    assert_eq!(h["content-type"], "application/json; charset=utf-8");
-    assert_eq!(h["cache-control"], "no-cache");
-    let wa = all(h, "www-authenticate");
-    assert!(wa.contains(challenge_part), "{wa}");
-    let v: Value = serde_json::from_str(body).expect("json body");
-    let id = v["supportID"].as_str().expect("supportID").to_string();
-    assert!(
-        id.len() >= 18 && id.bytes().all(|b| b.is_ascii_digit()),
-        "{id}"
-    );
-    id
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -513,238 +482,4 @@ async fn rate_limits_answer_429_with_retry_after() {
     assert_eq!(call(&url("k-b"), "GET", &[]).await.0, 200);
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(proxy.events().contains("VIOL_RATE_LIMIT"));
-}
-
-#[test]
-fn a_bad_access_file_stops_the_proxy_with_the_field_named() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let policy = dir.path().join("p.json");
-    std::fs::write(&policy, PASS_POLICY).expect("policy");
-    let access = dir.path().join("a.yaml");
-    std::fs::write(
-        &access,
-        "methods:\n  sso:\n    jwt:\n      jwksUrl: http://127.0.0.1:1/jwks\n      audiences: [1]\n",
-    )
-    .expect("access");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"))
-        .args([
-            "proxy",
-            "--listen",
-            &free_port().to_string(),
-            "--upstream",
-            "http://127.0.0.1:9",
-        ])
-        .arg("--policy")
-        .arg(&policy)
-        .arg("--access")
-        .arg(&access)
-        .output()
-        .expect("run");
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("methods.sso.jwt.audiences[0]"), "{err}");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_access_profile_created_over_rest_is_enforced_without_a_restart() {
-    use mgmt_common::{Api, assert_error, start};
-    use reqwest::Method;
-
-    let dir = tempfile::tempdir().expect("tmp");
-    let server = start(dir.path(), None);
-    let api = Api::new(&server);
-    let upstream = echo_upstream().await;
-    let port = free_port().port();
-
-    let (st, b) = api
-        .req(
-            Method::POST,
-            "/mgmt/tm/ltm/pool",
-            Some(json!({"name": "web", "members": [{"name": upstream.to_string()}]})),
-        )
-        .await;
-    assert_eq!(st, 200, "{b}");
-    let (st, b) = api
-        .req(Method::POST, "/mgmt/tm/ltm/virtual",
-             Some(json!({"name": "vs", "destination": format!("127.0.0.1:{port}"), "pool": "/Common/web"})))
-        .await;
-    assert_eq!(st, 200, "{b}");
-    let url = format!("http://127.0.0.1:{port}/orders");
-    let mut open = false;
-    for _ in 0..50 {
-        if reqwest::get(&url)
-            .await
-            .is_ok_and(|r| r.status().as_u16() == 200)
-        {
-            open = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(open, "the virtual server never served");
-
-    // A bad profile is refused with the field named, and nothing is stored.
-    let (st, b) = api
-        .req(
-            Method::POST,
-            "/mgmt/tm/ltm/profile/api-access",
-            Some(
-                json!({"name": "bad", "methods": {"k": {"apiKey": {"in": "cookie", "name": "x"}}}}),
-            ),
-        )
-        .await;
-    assert_eq!(st, 400, "{b}");
-    assert_error(&b, 400);
-    assert!(
-        b["message"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("methods.k.apiKey.in"),
-        "{b}"
-    );
-
-    let (st, b) = api
-        .req(Method::POST, "/mgmt/tm/ltm/profile/api-access",
-             Some(json!({"name": "keys", "realm": "shop",
-                         "methods": {"k": {"apiKey": {"in": "header", "name": "x-api-key",
-                                                       "keys": [{"id": "client-1", "key": "plain-key-1"}]},
-                                           "identityHeader": "x-client"}}})))
-        .await;
-    assert_eq!(st, 200, "{b}");
-    assert!(
-        !b.to_string().contains("plain-key-1"),
-        "the key is stored hashed: {b}"
-    );
-    assert_eq!(
-        b["methods"]["k"]["apiKey"]["keys"][0]["sha256"],
-        sha256_hex("plain-key-1")
-    );
-
-    let (st, b) = api
-        .req(
-            Method::POST,
-            "/mgmt/tm/ltm/virtual/~Common~vs/profiles",
-            Some(json!({"name": "/Common/keys"})),
-        )
-        .await;
-    assert_eq!(st, 200, "{b}");
-    let mut enforced = false;
-    for _ in 0..50 {
-        if call(&url, "GET", &[]).await.0 == 401 {
-            enforced = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(enforced, "the attached profile is not enforced");
-    let res = call(&url, "GET", &[]).await;
-    assert_401(&res, "ApiKey realm=\"shop\"");
-    let (st, _, body) = call(&url, "GET", &[("x-api-key", "plain-key-1")]).await;
-    assert_eq!(st, 200, "{body}");
-    assert_eq!(
-        serde_json::from_str::<Value>(&body).expect("echo")["x-client"],
-        "client-1"
-    );
-
-    // Keys are replaced live with a PATCH: the old key stops working, the new one works.
-    let (st, b) = api
-        .req(Method::PATCH, "/mgmt/tm/ltm/profile/api-access/~Common~keys",
-             Some(json!({"methods": {"k": {"apiKey": {"in": "header", "name": "x-api-key",
-                                                      "keys": [{"id": "client-2", "key": "plain-key-2"}]}}}})))
-        .await;
-    assert_eq!(st, 200, "{b}");
-    let mut swapped = false;
-    for _ in 0..50 {
-        if call(&url, "GET", &[("x-api-key", "plain-key-2")]).await.0 == 200 {
-            swapped = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(swapped);
-    assert_eq!(
-        call(&url, "GET", &[("x-api-key", "plain-key-1")]).await.0,
-        401
-    );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn openapi_security_requirements_become_access_rules() {
-    let upstream = echo_upstream().await;
-    let dir = tempfile::tempdir().expect("tmp");
-    let spec = write(
-        dir.path(),
-        "pets.json",
-        &json!({
-            "openapi": "3.0.3",
-            "info": {"title": "pets", "version": "1"},
-            "security": [{"partnerKey": []}],
-            "components": {"securitySchemes": {
-                "partnerKey": {"type": "apiKey", "in": "header", "name": "X-Api-Key"},
-                "oauth": {"type": "oauth2", "flows": {"clientCredentials": {
-                    "tokenUrl": "https://issuer.test/token", "scopes": {"pets:write": "write"}}}}}},
-            "paths": {
-                "/pets": {
-                    "get": {"responses": {"200": {"description": "ok"}}},
-                    "post": {"security": [{"oauth": ["pets:write"]}], "responses": {"200": {"description": "ok"}}}
-                },
-                "/health": {"get": {"security": [], "responses": {"200": {"description": "ok"}}}}
-            }
-        }),
-    );
-    let policy =
-        json!({"policy": {"name": "pets", "template": {"name": "POLICY_TEMPLATE_API_SECURITY"},
-        "enforcementMode": "blocking", "open-api-files": [{"link": format!("file://{spec}")}]}})
-        .to_string();
-    let signer = Signer::ec("ec-1");
-    let access = write(
-        dir.path(),
-        "access.json",
-        &json!({
-            "openapi": true,
-            "methods": {
-                "keys": {"apiKey": {"in": "header", "name": "x-api-key", "keys": [{"id": "p1", "key": "pk-1"}]}},
-                "sso": {"jwt": {"jwks": {"keys": [signer.jwk]}, "audiences": ["orders"]}}
-            }
-        }),
-    );
-    let proxy = Proxy::start(
-        &[format!("http://{upstream}")],
-        &policy,
-        &["--access", &access],
-    );
-    // GET /pets inherits the root requirement: the API key.
-    assert_401(
-        &call(&proxy.url("/pets"), "GET", &[]).await,
-        "ApiKey realm=\"api\", in=\"header\", name=\"x-api-key\"",
-    );
-    assert_eq!(
-        call(&proxy.url("/pets"), "GET", &[("x-api-key", "pk-1")])
-            .await
-            .0,
-        200
-    );
-    // POST /pets needs an OAuth token with pets:write: the JWT method checks it.
-    let res = call(&proxy.url("/pets"), "POST", &[("x-api-key", "pk-1")]).await;
-    assert_401(&res, "Bearer realm=\"api\"");
-    let mut c = claims("svc");
-    c["scope"] = json!("pets:read");
-    let (st, h, _) = call(
-        &proxy.url("/pets"),
-        "POST",
-        &[("authorization", &bearer(&signer.sign(&c)))],
-    )
-    .await;
-    assert_eq!(st, 403);
-    assert!(all(&h, "www-authenticate").contains("scope=\"pets:write\""));
-    c["scope"] = json!("pets:read pets:write");
-    let (st, _, body) = call(
-        &proxy.url("/pets"),
-        "POST",
-        &[("authorization", &bearer(&signer.sign(&c)))],
-    )
-    .await;
-    assert_eq!(st, 200, "{body}");
-    // `security: []` is anonymous.
-    assert_eq!(call(&proxy.url("/health"), "GET", &[]).await.0, 200);
 }

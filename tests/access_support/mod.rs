@@ -241,3 +241,34 @@ pub fn all(h: &http::HeaderMap, name: &str) -> String {
         .collect::<Vec<_>>()
         .join(" | ")
 }
+
+pub fn write(dir: &std::path::Path, name: &str, v: &Value) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_vec_pretty(v).expect("json")).expect("write");
+    p.display().to_string()
+}
+
+pub fn sha256_hex(s: &str) -> String {
+    portcullis::waf::access::secrets::hex(&portcullis::waf::access::secrets::sha256(s.as_bytes()))
+}
+
+pub fn bearer(t: &str) -> String {
+    format!("Bearer {t}")
+}
+
+/// Asserts a 401 in the API format: JSON support id, no caching, the challenge.
+pub fn assert_401(res: &(u16, http::HeaderMap, String), challenge_part: &str) -> String {
+    let (status, h, body) = res;
+    assert_eq!(*status, 401, "{body}");
+    assert_eq!(h["content-type"], "application/json; charset=utf-8");
+    assert_eq!(h["cache-control"], "no-cache");
+    let wa = all(h, "www-authenticate");
+    assert!(wa.contains(challenge_part), "{wa}");
+    let v: Value = serde_json::from_str(body).expect("json body");
+    let id = v["supportID"].as_str().expect("supportID").to_string();
+    assert!(
+        id.len() >= 18 && id.bytes().all(|b| b.is_ascii_digit()),
+        "{id}"
+    );
+    id
+}

@@ -4,16 +4,15 @@
 //! in `docs/access.md`.
 //!
 //! Imports: serde, serde_json, serde_path_to_error, `waf::policy::{parse_document, glob}`,
-//! `super::{profile, jwt, secrets}`.
+//! `super::{decl, profile, jwt, secrets}`.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::decl::*;
 use super::jwt::{JwtKey, JwtRules, KeySet};
 use super::profile::*;
 use super::secrets::{ApiKeySet, Users, hex, sha256};
@@ -32,123 +31,6 @@ fn err(path: impl Into<String>, message: impl Into<String>) -> AccessError {
         path: path.into(),
         message: message.into(),
     }
-}
-
-type Security = Vec<BTreeMap<String, Vec<String>>>;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ProfileDecl {
-    realm: Option<String>,
-    methods: Map<String, Value>,
-    #[serde(default)]
-    rules: Vec<RuleDecl>,
-    default: Option<Security>,
-    rate_limit: Option<RateDecl>,
-    forward_credentials: Option<bool>,
-    openapi: Option<bool>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct MethodDecl {
-    api_key: Option<ApiKeyDecl>,
-    jwt: Option<JwtDecl>,
-    introspection: Option<IntrospectionDecl>,
-    basic: Option<BasicDecl>,
-    identity_header: Option<String>,
-    #[serde(default)]
-    claim_headers: BTreeMap<String, String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct ApiKeyDecl {
-    #[serde(rename = "in")]
-    location: String,
-    name: String,
-    #[serde(default)]
-    keys: Vec<KeyDecl>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct KeyDecl {
-    id: String,
-    sha256: Option<String>,
-    key: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct JwtDecl {
-    jwks: Option<Value>,
-    jwks_url: Option<String>,
-    #[serde(default)]
-    secrets: Vec<SecretDecl>,
-    #[serde(default)]
-    issuers: Vec<String>,
-    #[serde(default)]
-    audiences: Vec<String>,
-    leeway_seconds: Option<u64>,
-    #[serde(default)]
-    required_claims: Vec<String>,
-    #[serde(default)]
-    algorithms: Vec<String>,
-    refresh_seconds: Option<u64>,
-    min_refresh_seconds: Option<u64>,
-    timeout_ms: Option<u64>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct SecretDecl {
-    kid: Option<String>,
-    value: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct IntrospectionDecl {
-    endpoint: String,
-    client_id: String,
-    client_secret: String,
-    timeout_ms: Option<u64>,
-    cache_seconds: Option<u64>,
-    cache_entries: Option<usize>,
-    #[serde(default)]
-    audiences: Vec<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct BasicDecl {
-    users: Vec<UserDecl>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct UserDecl {
-    name: String,
-    hash: String,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct RuleDecl {
-    path: String,
-    #[serde(default)]
-    methods: Vec<String>,
-    require: Security,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct RateDecl {
-    requests_per_second: f64,
-    burst: Option<u32>,
-    by: Option<String>,
-    max_clients: Option<usize>,
 }
 
 fn typed<T: DeserializeOwned>(v: &Value, prefix: &str) -> Result<T, AccessError> {

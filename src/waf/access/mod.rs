@@ -11,6 +11,7 @@ pub mod check;
 pub mod config;
 pub mod credentials;
 pub mod decide;
+pub mod decl;
 pub mod jwt;
 pub mod openapi;
 pub mod profile;
