@@ -114,11 +114,12 @@ impl Introspector {
             }
         };
         let (outcome, ttl) = judge(m, im, &claims);
-        self.store(token, outcome.clone(), ttl, im.cache_entries);
+        self.remember(token, outcome.clone(), ttl, im.cache_entries);
         outcome
     }
 
-    fn store(&self, token: &str, outcome: Outcome, ttl: Duration, max: usize) {
+    /// Caches `outcome` for `token` for `ttl`, keeping at most `max` entries.
+    pub fn remember(&self, token: &str, outcome: Outcome, ttl: Duration, max: usize) {
         if ttl.is_zero() {
             return;
         }
