@@ -36,7 +36,8 @@ fn profile(idp: &Idp, alice_hash: &str, partner_keys: Value) -> Value {
             {"path": "/ops/*", "require": [{"ops": []}]},
             {"path": "/opaque/*", "require": [{"opaque": []}]},
             {"path": "/scoped/*", "require": [{"opaque": ["write"]}]},
-            {"path": "/partner/*", "require": [{"partner": []}]}
+            {"path": "/partner/*", "require": [{"partner": []}]},
+            {"path": "/either/*", "require": [{"partner": []}, {"opaque": []}]}
         ],
         "default": [{"sso": []}, {"partner": []}]
     })
@@ -308,6 +309,32 @@ async fn introspection_active_inactive_slow_and_cached() {
         "could not be verified in time",
     );
     assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+
+    // Alternatives are tried in order: a valid API key satisfies the first one, so the bearer
+    // token is not introspected.
+    let before = s.idp.introspect_hits();
+    let (st, _, _) = call(
+        &s.proxy.url("/either/x"),
+        "GET",
+        &[
+            ("x-api-key", "key-a-123"),
+            ("authorization", "Bearer active-3"),
+        ],
+    )
+    .await;
+    assert_eq!(st, 200);
+    assert_eq!(s.idp.introspect_hits(), before);
+    assert_eq!(
+        call(
+            &s.proxy.url("/either/x"),
+            "GET",
+            &[("authorization", "Bearer active-3")]
+        )
+        .await
+        .0,
+        200
+    );
+    assert_eq!(s.idp.introspect_hits(), before + 1);
 
     // Active but without the scope the rule needs.
     let (st, h, _) = call(

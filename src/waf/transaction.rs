@@ -158,7 +158,8 @@ impl Transaction {
     /// refused credential, a rate limit): records `v` and answers with `reply`.
     pub fn deny(&mut self, v: Violation, reply: super::verdict::Reply) {
         self.violations.push(v);
-        let rating = self.verdict.as_ref().map_or(0, |v| v.rating);
+        // Rated like every violation that is not an attack signature (2, `policy::rating`).
+        let rating = self.verdict.as_ref().map_or(0, |v| v.rating).max(2);
         self.verdict = Some(Verdict {
             action: Action::Block,
             support_id: self.support_id,

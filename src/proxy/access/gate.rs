@@ -23,7 +23,7 @@ use crate::waf::access::check::{self, Presented};
 use crate::waf::access::credentials::strip_query_key;
 use crate::waf::access::jwt::JwtError;
 use crate::waf::access::openapi::operation_requirement;
-use crate::waf::access::profile::{KeyLocation, MethodId, MethodKind, RateKey};
+use crate::waf::access::profile::{KeyLocation, MethodId, MethodKind, RateKey, Requirement};
 use crate::waf::access::secrets::sha256;
 use crate::waf::access::{AccessProfile, Denial, Outcome, decide};
 
@@ -131,11 +131,8 @@ impl Gate {
                 None => &p.default,
             },
         };
-        if req.alternatives.is_empty() {
-            return Ok(());
-        }
         let used = req.methods();
-        let outcomes = self.outcomes(&p, &used, head).await;
+        let outcomes = self.outcomes(&p, req, head).await;
         let grants = decide(&p, req, &outcomes)?;
         if let Some(rl) = p.rate_limit.as_ref().filter(|r| r.by == RateKey::Identity) {
             let key = grants
@@ -161,39 +158,56 @@ impl Gate {
         Ok(())
     }
 
+    /// Evaluates the methods alternative by alternative and stops at the first satisfied one,
+    /// so a valid API key never costs an introspection call. When none is satisfied, every
+    /// method has been evaluated (the denial names them all).
     async fn outcomes(
         &self,
         p: &AccessProfile,
-        used: &[MethodId],
+        req: &Requirement,
         head: &http::request::Parts,
     ) -> Vec<(MethodId, Outcome)> {
         let presented = Presented::new(head);
-        let mut out = Vec::with_capacity(used.len());
-        for &id in used {
-            let m = &p.methods[id];
-            let o = match &m.kind {
-                MethodKind::ApiKey { .. } => check::api_key(m, &presented),
-                MethodKind::Basic { users } => check::basic(m, &presented, |u, pw| {
-                    self.basic_verify(&m.name, users, u, pw)
-                }),
-                MethodKind::Jwt(jm) => match presented.bearer() {
-                    Err(e) => Outcome::Invalid(e),
-                    Ok(None) => Outcome::Absent,
-                    Ok(Some(token)) => self.jwt(m, jm, token).await,
-                },
-                MethodKind::Introspection(im) => match presented.bearer() {
-                    Err(e) => Outcome::Invalid(e),
-                    Ok(None) => Outcome::Absent,
-                    Ok(Some(token)) => {
-                        self.introspector(&im.endpoint)
-                            .check(&self.clients, m, im, token)
-                            .await
-                    }
-                },
+        let mut out: Vec<(MethodId, Outcome)> = Vec::new();
+        for alt in &req.alternatives {
+            for (id, _) in alt {
+                if !out.iter().any(|(m, _)| m == id) {
+                    let o = self.outcome(p, *id, &presented).await;
+                    out.push((*id, o));
+                }
+            }
+            let this = Requirement {
+                alternatives: vec![alt.clone()],
             };
-            out.push((id, o));
+            if decide(p, &this, &out).is_ok() {
+                break;
+            }
         }
         out
+    }
+
+    async fn outcome(&self, p: &AccessProfile, id: MethodId, presented: &Presented<'_>) -> Outcome {
+        let m = &p.methods[id];
+        match &m.kind {
+            MethodKind::ApiKey { .. } => check::api_key(m, presented),
+            MethodKind::Basic { users } => check::basic(m, presented, |u, pw| {
+                self.basic_verify(&m.name, users, u, pw)
+            }),
+            MethodKind::Jwt(jm) => match presented.bearer() {
+                Err(e) => Outcome::Invalid(e),
+                Ok(None) => Outcome::Absent,
+                Ok(Some(token)) => self.jwt(m, jm, token).await,
+            },
+            MethodKind::Introspection(im) => match presented.bearer() {
+                Err(e) => Outcome::Invalid(e),
+                Ok(None) => Outcome::Absent,
+                Ok(Some(token)) => {
+                    self.introspector(&im.endpoint)
+                        .check(&self.clients, m, im, token)
+                        .await
+                }
+            },
+        }
     }
 
     async fn jwt(
