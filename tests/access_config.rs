@@ -163,6 +163,24 @@ async fn an_access_profile_created_over_rest_is_enforced_without_a_restart() {
         call(&url, "GET", &[("x-api-key", "plain-key-1")]).await.0,
         401
     );
+
+    // In use: cannot be deleted (the listener would lose its access control).
+    let (st, b) = api
+        .req(
+            Method::DELETE,
+            "/mgmt/tm/ltm/profile/api-access/~Common~keys",
+            None,
+        )
+        .await;
+    assert_eq!(st, 400, "{b}");
+    assert!(
+        b["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("in use by a virtual server (/Common/vs)"),
+        "{b}"
+    );
+    assert_eq!(call(&url, "GET", &[]).await.0, 401);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

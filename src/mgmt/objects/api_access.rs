@@ -8,12 +8,16 @@ use serde_json::{Map, Value, json};
 
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::kinds::{KindSpec, Prep};
+use crate::mgmt::names::ObjName;
+use crate::mgmt::state::MgmtState;
+use crate::store::{Table, WriteTx};
 use crate::waf::access::{AccessProfile, from_value};
 
 pub static API_ACCESS: KindSpec = KindSpec {
     path: "/mgmt/tm/ltm/profile/api-access",
     label: "Profile",
     prepare,
+    before_delete: in_use,
     data_plane: true,
     ..KindSpec::BASE
 };
@@ -65,6 +69,24 @@ fn prepare(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
     compile(p.obj, &fp)
         .map(|_| ())
         .map_err(MgmtError::bad_request)
+}
+
+/// A profile attached to a virtual server cannot be deleted (the listener would silently lose its
+/// access control).
+fn in_use(_: &MgmtState, tx: &WriteTx<'_>, n: &ObjName) -> MgmtResult<()> {
+    let suffix = format!("/profiles/{}", n.tilde());
+    for k in tx.keys(Table::Objects, "/mgmt/tm/ltm/virtual/")? {
+        if let Some(vs) = k.strip_suffix(&suffix) {
+            let vs = vs
+                .trim_start_matches("/mgmt/tm/ltm/virtual/")
+                .replace('~', "/");
+            return Err(MgmtError::bad_request(format!(
+                "01070621:3: The profile ({}) cannot be deleted because it is in use by a virtual server ({vs}).",
+                n.full_path()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The validated profile of a stored object (`fp` names it in errors).
