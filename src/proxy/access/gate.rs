@@ -56,22 +56,20 @@ impl Gate {
         self.profile.load_full()
     }
 
-    /// Swaps in a new profile; caches of URLs and endpoints it still uses are kept, Basic
-    /// successes are forgotten (the user list may have changed).
+    /// Swaps in a new profile. Fetched JWKS of URLs it still uses are kept (keys do not depend on
+    /// the profile); introspection results and Basic successes are forgotten, since they were
+    /// judged with the old settings (audiences, claim headers, users).
     pub fn configure(&self, profile: Arc<AccessProfile>) {
         let urls: Vec<&str> = profile
             .methods
             .iter()
             .filter_map(|m| match &m.kind {
                 MethodKind::Jwt(j) => j.jwks_url.as_deref(),
-                MethodKind::Introspection(i) => Some(i.endpoint.as_str()),
                 _ => None,
             })
             .collect();
         self.jwks.lock().retain(|u, _| urls.contains(&u.as_str()));
-        self.introspection
-            .lock()
-            .retain(|u, _| urls.contains(&u.as_str()));
+        self.introspection.lock().clear();
         self.basic_ok.lock().clear();
         self.profile.store(profile);
     }
@@ -85,17 +83,16 @@ impl Gate {
             .clone()
     }
 
-    /// The introspection cache of `endpoint` (created on first use).
-    pub fn introspector(&self, endpoint: &str) -> Arc<Introspector> {
+    /// The introspection cache of method `method` (created on first use; one per method, since
+    /// a cached result carries that method's audience check and claim headers).
+    pub fn introspector(&self, method: &str) -> Arc<Introspector> {
         self.introspection
             .lock()
-            .entry(endpoint.to_string())
+            .entry(method.to_string())
             .or_default()
             .clone()
     }
 
-    /// Checks one request. On pass the client's copies of identity headers are replaced by the
-    /// authenticated identity (and credentials removed when the profile does not forward them).
     /// What a request needs: the first matching profile rule, else (when the profile says so) the
     /// `security` of the OpenAPI operation of `policy`, else the profile's default.
     pub async fn check(
@@ -202,7 +199,7 @@ impl Gate {
                 Err(e) => Outcome::Invalid(e),
                 Ok(None) => Outcome::Absent,
                 Ok(Some(token)) => {
-                    self.introspector(&im.endpoint)
+                    self.introspector(&m.name)
                         .check(&self.clients, m, im, token)
                         .await
                 }
