@@ -40,6 +40,56 @@ fn a_bad_access_file_stops_the_proxy_with_the_field_named() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("methods.sso.jwt.audiences[0]"), "{err}");
+    // The same check offline, and a good file summarised.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"))
+        .args(["access", "check"])
+        .arg(&access)
+        .output()
+        .expect("run");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("methods.sso.jwt.audiences[0]"));
+
+    // hash-password prints an argon2id hash a Basic user can use.
+    use std::io::Write as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"))
+        .args(["access", "hash-password"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"wonderland\n")
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    let hash = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(hash.starts_with("$argon2id$"), "{hash}");
+    std::fs::write(
+        &access,
+        serde_json::to_vec(
+            &json!({"methods": {"ops": {"basic": {"users": [{"name": "alice", "hash": hash}]}}},
+                                   "rateLimit": {"requestsPerSecond": 5}}),
+        )
+        .expect("json"),
+    )
+    .expect("access");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"))
+        .args(["access", "check"])
+        .arg(&access)
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("method ops: Basic (1 users)") && text.contains("burst 5"),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -52,3 +52,30 @@ pub fn load_file(path: &Path) -> Result<AccessProfile, String> {
     }
     from_value(&doc, &name).map_err(|e| format!("{name}: {e}"))
 }
+
+/// `portcullis access check FILE`: the profile's methods, rules and rate limit, or the error.
+pub fn summary(path: &Path) -> Result<String, String> {
+    use crate::waf::access::MethodKind;
+    let p = load_file(path)?;
+    let mut out = format!("{}: ok\n", path.display());
+    for m in &p.methods {
+        let what = match &m.kind {
+            MethodKind::ApiKey { keys, .. } => format!("API key ({} keys)", keys.len()),
+            MethodKind::Jwt(j) => match &j.jwks_url {
+                Some(u) => format!("JWT ({} static keys, JWKS {u})", j.static_keys.len()),
+                None => format!("JWT ({} static keys)", j.static_keys.len()),
+            },
+            MethodKind::Introspection(i) => format!("introspection ({})", i.endpoint),
+            MethodKind::Basic { users } => format!("Basic ({} users)", users.len()),
+        };
+        out.push_str(&format!("  method {}: {what}\n", m.name));
+    }
+    out.push_str(&format!("  rules: {}\n", p.rules.len()));
+    if let Some(r) = p.rate_limit {
+        out.push_str(&format!(
+            "  rate limit: {}/s, burst {}, by {:?}\n",
+            r.per_second, r.burst, r.by
+        ));
+    }
+    Ok(out)
+}
