@@ -248,6 +248,18 @@ fn decisions_combine_alternatives_and_scopes() {
     assert!(matches!(reply, crate::waf::Reply::Grpc { status: 16, .. }));
 }
 
+#[test]
+fn the_documented_example_is_valid() {
+    let doc = include_str!("../../../docs/access.md");
+    let start = doc.find("```yaml\n").map(|i| i + 8).unwrap_or_default();
+    let end = doc[start..].find("```").map_or(start, |i| start + i);
+    let p =
+        parse(doc[start..end].as_bytes(), "docs/access.md").expect("the example in docs/access.md");
+    assert_eq!(p.methods.len(), 4);
+    assert_eq!(p.rules.len(), 4);
+    assert!(p.openapi && p.rate_limit.is_some());
+}
+
 fn replay(target: &str, run: fn(&[u8])) {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fuzz/seeds")
