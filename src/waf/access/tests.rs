@@ -253,8 +253,8 @@ fn the_documented_example_is_valid() {
     let doc = include_str!("../../../docs/access.md");
     let start = doc.find("```yaml\n").map(|i| i + 8).unwrap_or_default();
     let end = doc[start..].find("```").map_or(start, |i| start + i);
-    let p =
-        parse(doc[start..end].as_bytes(), "docs/access.md").expect("the example in docs/access.md");
+    let p = parse(&doc.as_bytes()[start..end], "docs/access.md")
+        .expect("the example in docs/access.md");
     assert_eq!(p.methods.len(), 4);
     assert_eq!(p.rules.len(), 4);
     assert!(p.openapi && p.rate_limit.is_some());
