@@ -36,6 +36,22 @@ enum Command {
         #[command(subcommand)]
         command: PolicyCommand,
     },
+    /// API access-control profile tools (docs/access.md).
+    Access {
+        #[command(subcommand)]
+        command: AccessCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum AccessCommand {
+    /// Validate an access profile file; exit 1 with the field named when it cannot be used.
+    Check {
+        /// The profile (JSON or YAML).
+        file: PathBuf,
+    },
+    /// Read a password from stdin and print its argon2id hash (for Basic users).
+    HashPassword,
 }
 
 #[derive(Subcommand)]
@@ -195,6 +211,35 @@ fn main() -> ExitCode {
         Command::Serve(cmd) => {
             init_logging();
             exit_with("serve", serve(cmd))
+        }
+        Command::Access {
+            command: AccessCommand::Check { file },
+        } => match portcullis::proxy::access::load::summary(&file) {
+            Ok(s) => {
+                print!("{s}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Access {
+            command: AccessCommand::HashPassword,
+        } => {
+            let mut line = String::new();
+            let _ = std::io::stdin().read_line(&mut line);
+            let password = line.trim_end_matches(['\r', '\n']);
+            match portcullis::mgmt::auth::hash_password(password) {
+                Ok(h) => {
+                    println!("{h}");
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("portcullis: {}", e.message);
+                    ExitCode::FAILURE
+                }
+            }
         }
         Command::Policy {
             command:

@@ -42,6 +42,7 @@ fn spec(name: &str, bind: std::net::SocketAddr, upstream: &str) -> ListenerSpec 
         engine: Arc::new(Engine::new(CompiledPolicy::allow_all("p"))),
         x_forwarded_for: true,
         redirect_to_https: false,
+        access: None,
     }
 }
 

@@ -87,6 +87,7 @@ pub async fn start(listen: SocketAddr) -> Result<Demo, String> {
         engine: engine.clone(),
         x_forwarded_for: true,
         redirect_to_https: false,
+        access: None,
     };
     if let Some(e) = dataplane
         .apply(vec![spec])

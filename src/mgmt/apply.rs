@@ -121,7 +121,7 @@ impl MgmtState {
         let bind = destination_addr(dest)
             .ok_or_else(|| format!("destination {dest} is not an address:port"))?;
         let key = format!("/mgmt/tm/ltm/virtual/{}", fp.replace('/', "~"));
-        let (mut tls, mut xff, mut upstream_tls) = (None, false, false);
+        let (mut tls, mut xff, mut upstream_tls, mut access) = (None, false, false, None);
         for p in children(self, &format!("{key}/profiles")).map_err(|e| e.message)? {
             let pfp = p
                 .get("fullPath")
@@ -157,6 +157,9 @@ impl MgmtState {
                     tls = Some(TlsSpec { cert_pem, key_pem });
                 }
                 "server-ssl" if ctx != "clientside" => upstream_tls = true,
+                "api-access" => {
+                    access = Some(Arc::new(super::objects::api_access::compile(&prof, pfp)?));
+                }
                 _ => {}
             }
         }
@@ -203,6 +206,7 @@ impl MgmtState {
             engine,
             x_forwarded_for: xff,
             redirect_to_https: false,
+            access,
         })
     }
 }

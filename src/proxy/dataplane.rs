@@ -15,6 +15,7 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::access::Gate;
 use super::handler::{Shared, Site};
 use super::listener::{self, Swappable};
 use super::topology::{ListenerSpec, ListenerStatus, Topology};
@@ -32,6 +33,7 @@ pub struct Dataplane {
     shared: Arc<Shared>,
     rt: Handle,
     running: Mutex<HashMap<SocketAddr, Running>>,
+    gates: Mutex<HashMap<String, Arc<Gate>>>,
 }
 
 impl Dataplane {
@@ -41,6 +43,7 @@ impl Dataplane {
             shared,
             rt: Handle::current(),
             running: Mutex::new(HashMap::new()),
+            gates: Mutex::new(HashMap::new()),
         }
     }
 
@@ -81,7 +84,28 @@ impl Dataplane {
             x_forwarded_for: spec.x_forwarded_for,
             redirect_to_https: spec.redirect_to_https,
             counters: self.shared.metrics.listener(&spec.name),
+            access: self.gate(spec),
         })
+    }
+
+    /// The access gate of a listener: the running one reconfigured (its caches and rate-limit
+    /// buckets survive an apply), a new one, or none.
+    fn gate(&self, spec: &ListenerSpec) -> Option<Arc<Gate>> {
+        let mut gates = self.gates.lock();
+        let Some(profile) = &spec.access else {
+            gates.remove(&spec.name);
+            return None;
+        };
+        let gate = gates
+            .entry(spec.name.clone())
+            .or_insert_with(|| Arc::new(Gate::new(profile.clone(), self.shared.clients.clone())));
+        gate.configure(profile.clone());
+        Some(gate.clone())
+    }
+
+    /// The access gate of listener `name`, if it has one.
+    pub fn access_gate(&self, name: &str) -> Option<Arc<Gate>> {
+        self.gates.lock().get(name).cloned()
     }
 
     fn start(
@@ -168,6 +192,9 @@ impl Topology for Dataplane {
                 pending.push((statuses.len() - 1, spec, state));
             }
         }
+        self.gates
+            .lock()
+            .retain(|n, _| listeners.iter().any(|l| &l.name == n));
         // Stop what is no longer wanted before binding, so a moved address is free again.
         for (_, r) in old.drain() {
             tracing::info!(listener = %r.name, "stopping");

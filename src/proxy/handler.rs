@@ -34,6 +34,8 @@ pub struct Site {
     pub x_forwarded_for: bool,
     pub redirect_to_https: bool,
     pub counters: ListenerCounters,
+    /// The listener's access gate, if it has an access profile.
+    pub access: Option<Arc<super::access::Gate>>,
 }
 
 /// What every listener of a data plane shares.
@@ -136,6 +138,18 @@ async fn run(
         },
     );
     let step = tx.on_request_headers(&head);
+    if step != Step::Block
+        && let Some(gate) = &site.access
+        && let Err(d) = gate
+            .check(&mut head, tx.client(), Some(&site.engine.snapshot()))
+            .await
+    {
+        let grpc = super::upstream::is_grpc(&head);
+        tx.deny(d.violation(), d.reply(grpc));
+        shared.metrics.access_denied(&site.name, d.status);
+        let tx: SharedTx = Arc::new(Mutex::new(Some(tx)));
+        return blocked(&tx, shared);
+    }
     let tx: SharedTx = Arc::new(Mutex::new(Some(tx)));
     if step == Step::Block {
         return blocked(&tx, site, shared);

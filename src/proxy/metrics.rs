@@ -26,6 +26,7 @@ pub struct Metrics {
     blocks: Family<Labels, Counter>,
     upstream_errors: Family<Labels, Counter>,
     events_dropped: Family<Labels, Counter>,
+    access_denials: Family<Labels, Counter>,
     latency: Histogram,
 }
 
@@ -36,7 +37,13 @@ impl Default for Metrics {
         let blocks = Family::<Labels, Counter>::default();
         let upstream_errors = Family::<Labels, Counter>::default();
         let events_dropped = Family::<Labels, Counter>::default();
+        let access_denials = Family::<Labels, Counter>::default();
         let latency = Histogram::new(exponential_buckets(0.0001, 2.0, 18));
+        registry.register(
+            "access_denials",
+            "Requests refused by access control (401, 403, 429), by listener and status",
+            access_denials.clone(),
+        );
         registry.register(
             "requests",
             "Requests answered, by listener and status class",
@@ -68,6 +75,7 @@ impl Default for Metrics {
             blocks,
             upstream_errors,
             events_dropped,
+            access_denials,
             latency,
         }
     }
@@ -127,6 +135,16 @@ impl Metrics {
         self.events_dropped
             .get_or_create(&vec![("subscriber", subscriber.to_string())])
             .clone()
+    }
+
+    /// Counts one request refused by access control.
+    pub fn access_denied(&self, listener: &str, status: u16) {
+        self.access_denials
+            .get_or_create(&vec![
+                ("listener", listener.to_string()),
+                ("status", status.to_string()),
+            ])
+            .inc();
     }
 
     /// The Prometheus text exposition.

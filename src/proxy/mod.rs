@@ -7,6 +7,7 @@
 //! request bodies; [`upstream`] connects and balances; [`dataplane`] runs many listeners behind the
 //! [`topology::Topology`] interface; [`run`] is the `portcullis proxy` command.
 
+pub mod access;
 pub mod body;
 pub mod dataplane;
 pub mod events;

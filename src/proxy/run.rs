@@ -49,6 +49,10 @@ pub struct ProxyOptions {
     /// Serve Prometheus metrics on this address.
     #[arg(long)]
     pub metrics_listen: Option<SocketAddr>,
+    /// API access control profile (JSON or YAML; see docs/access.md): API keys, JWT, token
+    /// introspection, Basic credentials, rate limits. SIGHUP re-reads it with the policy.
+    #[arg(long)]
+    pub access: Option<PathBuf>,
     /// Override one limit, NAME=VALUE (repeatable), e.g. `--limit max_body_bytes=1048576`;
     /// the names and defaults are in docs/limits.md.
     #[arg(long = "limit", value_name = "NAME=VALUE")]
@@ -139,8 +143,19 @@ async fn serve(opts: ProxyOptions) -> Result<(), String> {
             .map_err(|e| format!("metrics listener {addr}: {e}"))?;
         tokio::spawn(metrics::serve(l, metrics));
     }
+    let access = match &opts.access {
+        Some(p) => {
+            let p = p.clone();
+            Some(Arc::new(
+                tokio::task::spawn_blocking(move || super::access::load_file(&p))
+                    .await
+                    .map_err(|e| e.to_string())??,
+            ))
+        }
+        None => None,
+    };
     let dp = Dataplane::new(shared);
-    let spec = ListenerSpec {
+    let mut spec = ListenerSpec {
         name: "proxy".into(),
         bind: opts.listen,
         tls,
@@ -155,19 +170,41 @@ async fn serve(opts: ProxyOptions) -> Result<(), String> {
         engine: engine.clone(),
         x_forwarded_for: true,
         redirect_to_https: false,
+        access,
     };
-    if let Some(e) = dp.apply(vec![spec]).into_iter().find_map(|s| s.error) {
+    if let Some(e) = dp
+        .apply(vec![spec.clone()])
+        .into_iter()
+        .find_map(|s| s.error)
+    {
         return Err(e);
     }
     println!("portcullis proxy listening on {}", opts.listen);
-    wait_for_signals(&opts.policy, &engine).await?;
+    wait_for_signals(&opts.policy, &engine, || {
+        // The listener keeps its address, so the apply updates it in place.
+        if let Some(path) = &opts.access {
+            match super::access::load_file(path) {
+                Ok(p) => {
+                    spec.access = Some(Arc::new(p));
+                    dp.apply(vec![spec.clone()]);
+                    tracing::info!(access = %path.display(), "access profile reloaded");
+                }
+                Err(e) => tracing::error!("access profile reload failed, keeping the old one: {e}"),
+            }
+        }
+    })
+    .await?;
     tracing::info!("draining");
     dp.shutdown().await;
     Ok(())
 }
 
 /// Returns on SIGTERM or SIGINT; reloads the policy on SIGHUP.
-async fn wait_for_signals(policy: &Path, engine: &Arc<Engine>) -> Result<(), String> {
+async fn wait_for_signals(
+    policy: &Path,
+    engine: &Arc<Engine>,
+    mut on_hup: impl FnMut(),
+) -> Result<(), String> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
     let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
@@ -186,6 +223,7 @@ async fn wait_for_signals(policy: &Path, engine: &Arc<Engine>) -> Result<(), Str
                     Ok(Err(e)) => tracing::error!("policy reload failed, keeping the old policy: {e}"),
                     Err(e) => tracing::error!("policy reload failed, keeping the old policy: {e}"),
                 }
+                on_hup();
             }
         }
     }

@@ -7,6 +7,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::waf::Engine;
+use crate::waf::access::AccessProfile;
 
 /// One listener (a virtual server) as the management plane wants it.
 #[derive(Clone)]
@@ -24,6 +25,8 @@ pub struct ListenerSpec {
     pub x_forwarded_for: bool,
     /// Answer every request with a redirect to this scheme+host instead of proxying (AS3 `redirect80`).
     pub redirect_to_https: bool,
+    /// API access control (API keys, JWT, introspection, Basic, rate limits); `None`: none.
+    pub access: Option<Arc<AccessProfile>>,
 }
 
 #[derive(Clone, PartialEq, Eq)]

@@ -278,18 +278,21 @@ impl Clients {
     }
 }
 
-/// The protocol spoken to the member: a gRPC call (HTTP/2, `application/grpc`) to an `http://`
-/// member goes over h2c (prior knowledge), since gRPC needs HTTP/2 end to end (trailers).
-pub fn protocol_for(p: Protocol, head: &http::request::Parts) -> Protocol {
-    let grpc = head
-        .headers
+/// Whether the request is a gRPC call (`application/grpc`, not gRPC-Web).
+pub fn is_grpc(head: &http::request::Parts) -> bool {
+    head.headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|ct| {
             let ct = ct.to_ascii_lowercase();
             ct.starts_with("application/grpc") && !ct.starts_with("application/grpc-web")
-        });
-    if p == Protocol::Http1 && grpc && head.version == http::Version::HTTP_2 {
+        })
+}
+
+/// The protocol spoken to the member: a gRPC call (HTTP/2, `application/grpc`) to an `http://`
+/// member goes over h2c (prior knowledge), since gRPC needs HTTP/2 end to end (trailers).
+pub fn protocol_for(p: Protocol, head: &http::request::Parts) -> Protocol {
+    if p == Protocol::Http1 && is_grpc(head) && head.version == http::Version::HTTP_2 {
         Protocol::H2c
     } else {
         p

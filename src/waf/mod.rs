@@ -5,6 +5,7 @@
 //! Imports: `support` only. Never `proxy`, `mgmt`, tokio or hyper: files a policy links to are read
 //! through an injected [`Resolver`].
 
+pub mod access;
 pub mod engine;
 pub mod event;
 pub mod grpc;

@@ -154,6 +154,21 @@ impl Transaction {
         block
     }
 
+    /// Blocks the request for a reason decided outside the policy (access control: a missing or
+    /// refused credential, a rate limit): records `v` and answers with `reply`.
+    pub fn deny(&mut self, v: Violation, reply: super::verdict::Reply) {
+        self.violations.push(v);
+        // Rated like every violation that is not an attack signature (2, `policy::rating`).
+        let rating = self.verdict.as_ref().map_or(0, |v| v.rating).max(2);
+        self.verdict = Some(Verdict {
+            action: Action::Block,
+            support_id: self.support_id,
+            rating,
+            violations: self.violations.clone(),
+            reply,
+        });
+    }
+
     /// The verdict so far (pass when no violation has been found).
     pub fn verdict(&self) -> Verdict {
         self.verdict.clone().unwrap_or_else(|| Verdict {

@@ -2,6 +2,7 @@
 //! generic engine; `ROUTES` the fixed endpoints with their own handlers (checked first).
 //! Imports: `mgmt::*`, `store`, `support`.
 
+pub mod api_access;
 pub mod auth_user;
 pub mod data_group;
 pub mod download;
@@ -32,6 +33,7 @@ pub static REGISTRY: &[&KindSpec] = &[
     &profile::HTTP,
     &profile::CLIENT_SSL,
     &profile::SERVER_SSL,
+    &api_access::API_ACCESS,
     &profile::MONITOR_HTTP,
     &profile::MONITOR_HTTPS,
     &profile::MONITOR_TCP,

@@ -77,6 +77,7 @@ pub const PROFILE_TYPES: &[(&str, &str)] = &[
     ("http", "/mgmt/tm/ltm/profile/http"),
     ("client-ssl", "/mgmt/tm/ltm/profile/client-ssl"),
     ("server-ssl", "/mgmt/tm/ltm/profile/server-ssl"),
+    ("api-access", "/mgmt/tm/ltm/profile/api-access"),
 ];
 
 const MONITOR_TYPES: &[&str] = &[

@@ -25,6 +25,8 @@ pub struct CompiledApi {
     pub operations: Vec<Operation>,
     /// Things accepted but not enforced (e.g. patterns the regex engine cannot compile).
     pub warnings: Vec<String>,
+    /// Security schemes and per-operation `security`, for API access control.
+    pub security: crate::waf::access::openapi::OpenApiSecurity,
 }
 
 impl CompiledApi {
@@ -98,6 +100,7 @@ impl CompiledApi {
             router,
             operations,
             warnings,
+            security: crate::waf::access::openapi::OpenApiSecurity::from_root(root),
         })
     }
 

@@ -1,0 +1,305 @@
+//! The access gate of one listener: holds the current profile (swapped whole on apply) and the
+//! state that outlives a profile change — JWKS caches by URL, introspection caches by endpoint,
+//! rate-limit buckets, and a short cache of Basic successes (argon2 is deliberately slow). One
+//! call per request decides pass (adding identity headers) or a [`Denial`].
+//!
+//! Imports: `waf::access`, `super::{jwks, introspect, ratelimit}`, `proxy::upstream::Clients`.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use http::HeaderValue;
+use parking_lot::Mutex;
+
+use super::introspect::Introspector;
+use super::jwks::Jwks;
+use super::ratelimit::Limiter;
+use crate::proxy::upstream::Clients;
+use crate::waf::CompiledPolicy;
+use crate::waf::access::check::{self, Presented};
+use crate::waf::access::credentials::strip_query_key;
+use crate::waf::access::jwt::JwtError;
+use crate::waf::access::openapi::operation_requirement;
+use crate::waf::access::profile::{KeyLocation, MethodId, MethodKind, RateKey, Requirement};
+use crate::waf::access::secrets::sha256;
+use crate::waf::access::{AccessProfile, Denial, Outcome, decide};
+
+/// How long a verified Basic password is remembered, and how many are.
+const BASIC_TTL: Duration = Duration::from_secs(300);
+const BASIC_ENTRIES: usize = 10_000;
+
+pub struct Gate {
+    profile: ArcSwap<AccessProfile>,
+    clients: Clients,
+    jwks: Mutex<HashMap<String, Arc<Jwks>>>,
+    introspection: Mutex<HashMap<String, Arc<Introspector>>>,
+    limiter: Limiter,
+    basic_ok: Mutex<HashMap<[u8; 32], Instant>>,
+}
+
+impl Gate {
+    pub fn new(profile: Arc<AccessProfile>, clients: Clients) -> Gate {
+        Gate {
+            profile: ArcSwap::new(profile),
+            clients,
+            jwks: Mutex::default(),
+            introspection: Mutex::default(),
+            limiter: Limiter::default(),
+            basic_ok: Mutex::default(),
+        }
+    }
+
+    pub fn profile(&self) -> Arc<AccessProfile> {
+        self.profile.load_full()
+    }
+
+    /// Swaps in a new profile. Fetched JWKS of URLs it still uses are kept (keys do not depend on
+    /// the profile); introspection results and Basic successes are forgotten, since they were
+    /// judged with the old settings (audiences, claim headers, users).
+    pub fn configure(&self, profile: Arc<AccessProfile>) {
+        let urls: Vec<&str> = profile
+            .methods
+            .iter()
+            .filter_map(|m| match &m.kind {
+                MethodKind::Jwt(j) => j.jwks_url.as_deref(),
+                _ => None,
+            })
+            .collect();
+        self.jwks.lock().retain(|u, _| urls.contains(&u.as_str()));
+        self.introspection.lock().clear();
+        self.basic_ok.lock().clear();
+        self.profile.store(profile);
+    }
+
+    /// The JWKS cache of `url` (created on first use).
+    pub fn jwks(&self, url: &str) -> Arc<Jwks> {
+        self.jwks
+            .lock()
+            .entry(url.to_string())
+            .or_insert_with(|| Arc::new(Jwks::new(url)))
+            .clone()
+    }
+
+    /// The introspection cache of method `method` (created on first use; one per method, since
+    /// a cached result carries that method's audience check and claim headers).
+    pub fn introspector(&self, method: &str) -> Arc<Introspector> {
+        self.introspection
+            .lock()
+            .entry(method.to_string())
+            .or_default()
+            .clone()
+    }
+
+    /// What a request needs: the first matching profile rule, else (when the profile says so) the
+    /// `security` of the OpenAPI operation of `policy`, else the profile's default.
+    pub async fn check(
+        &self,
+        head: &mut http::request::Parts,
+        client: IpAddr,
+        policy: Option<&CompiledPolicy>,
+    ) -> Result<(), Denial> {
+        let p = self.profile.load_full();
+        for h in &p.identity_headers {
+            head.headers.remove(h.as_str());
+        }
+        let ip = client.to_string();
+        if let Some(rl) = p.rate_limit.as_ref().filter(|r| r.by == RateKey::Ip) {
+            self.limiter
+                .take(&ip, rl, Instant::now())
+                .map_err(Denial::rate_limited)?;
+        }
+        let (method, path) = (head.method.as_str(), head.uri.path());
+        let from_spec;
+        let req = match p.rule(method, path) {
+            Some(r) => r,
+            None => match policy.and_then(CompiledPolicy::api).filter(|_| p.openapi) {
+                Some(api) => match operation_requirement(&p, api, method, path) {
+                    Some(Some(r)) => {
+                        from_spec = r;
+                        &from_spec
+                    }
+                    // The operation needs a scheme no method serves: nothing can satisfy it.
+                    Some(None) => return decide(&p, &p.any_method(), &[]).map(|_| ()),
+                    None => &p.default,
+                },
+                None => &p.default,
+            },
+        };
+        let used = req.methods();
+        let outcomes = self.outcomes(&p, req, head).await;
+        let grants = decide(&p, req, &outcomes)?;
+        if let Some(rl) = p.rate_limit.as_ref().filter(|r| r.by == RateKey::Identity) {
+            let key = grants
+                .first()
+                .map_or_else(|| format!("ip:{ip}"), |g| format!("id:{}", g.identity));
+            self.limiter
+                .take(&key, rl, Instant::now())
+                .map_err(Denial::rate_limited)?;
+        }
+        let headers: Vec<(String, String)> =
+            grants.iter().flat_map(|g| g.headers.clone()).collect();
+        for (k, v) in headers {
+            if let (Ok(k), Ok(v)) = (
+                http::HeaderName::from_bytes(k.as_bytes()),
+                HeaderValue::from_str(&v),
+            ) {
+                head.headers.append(k, v);
+            }
+        }
+        if !p.forward_credentials {
+            strip_credentials(&p, &used, head);
+        }
+        Ok(())
+    }
+
+    /// Evaluates the methods alternative by alternative and stops at the first satisfied one,
+    /// so a valid API key never costs an introspection call. When none is satisfied, every
+    /// method has been evaluated (the denial names them all).
+    async fn outcomes(
+        &self,
+        p: &AccessProfile,
+        req: &Requirement,
+        head: &http::request::Parts,
+    ) -> Vec<(MethodId, Outcome)> {
+        let presented = Presented::new(head);
+        let mut out: Vec<(MethodId, Outcome)> = Vec::new();
+        for alt in &req.alternatives {
+            for (id, _) in alt {
+                if !out.iter().any(|(m, _)| m == id) {
+                    let o = self.outcome(p, *id, &presented).await;
+                    out.push((*id, o));
+                }
+            }
+            let this = Requirement {
+                alternatives: vec![alt.clone()],
+            };
+            if decide(p, &this, &out).is_ok() {
+                break;
+            }
+        }
+        out
+    }
+
+    async fn outcome(&self, p: &AccessProfile, id: MethodId, presented: &Presented<'_>) -> Outcome {
+        let m = &p.methods[id];
+        match &m.kind {
+            MethodKind::ApiKey { .. } => check::api_key(m, presented),
+            MethodKind::Basic { users } => check::basic(m, presented, |u, pw| {
+                self.basic_verify(&m.name, users, u, pw)
+            }),
+            MethodKind::Jwt(jm) => match presented.bearer() {
+                Err(e) => Outcome::Invalid(e),
+                Ok(None) => Outcome::Absent,
+                Ok(Some(token)) => self.jwt(m, jm, token).await,
+            },
+            MethodKind::Introspection(im) => match presented.bearer() {
+                Err(e) => Outcome::Invalid(e),
+                Ok(None) => Outcome::Absent,
+                Ok(Some(token)) => {
+                    self.introspector(&m.name)
+                        .check(&self.clients, m, im, token)
+                        .await
+                }
+            },
+        }
+    }
+
+    async fn jwt(
+        &self,
+        m: &crate::waf::access::profile::Method,
+        jm: &crate::waf::access::profile::JwtMethod,
+        token: &str,
+    ) -> Outcome {
+        let unknown = || Outcome::Invalid(JwtError::UnknownKey.to_string());
+        match check::jwt(m, jm, token, &jm.static_keys) {
+            Ok(o) => return o,
+            Err(_) if jm.jwks_url.is_none() => return unknown(),
+            Err(_) => {}
+        }
+        let Some(url) = jm.jwks_url.as_deref() else {
+            return unknown();
+        };
+        let jwks = self.jwks(url);
+        let fetched = jwks
+            .keys(&self.clients, jm.refresh, jm.min_refresh, jm.fetch_timeout)
+            .await;
+        if let Some(f) = &fetched
+            && let Ok(o) = check::jwt(m, jm, token, &f.keys)
+        {
+            return o;
+        }
+        // An unknown key: the issuer may have rotated its keys (bounded refetch).
+        match jwks
+            .refresh_for(&self.clients, jm.min_refresh, jm.fetch_timeout)
+            .await
+        {
+            Some(f) => check::jwt(m, jm, token, &f.keys).unwrap_or_else(|_| unknown()),
+            None => Outcome::Invalid("the signing keys are not available".into()),
+        }
+    }
+
+    fn basic_verify(
+        &self,
+        method: &str,
+        users: &crate::waf::access::secrets::Users,
+        user: &str,
+        password: &str,
+    ) -> bool {
+        let key = sha256(format!("{method}\0{user}\0{password}").as_bytes());
+        let now = Instant::now();
+        if self.basic_ok.lock().get(&key).is_some_and(|t| *t > now) {
+            return true;
+        }
+        if !users.verify(user, password) {
+            return false;
+        }
+        let mut c = self.basic_ok.lock();
+        if c.len() >= BASIC_ENTRIES {
+            c.retain(|_, t| *t > now);
+            if c.len() >= BASIC_ENTRIES {
+                c.clear();
+            }
+        }
+        c.insert(key, now + BASIC_TTL);
+        true
+    }
+}
+
+/// Removes the credentials the used methods read (when the profile does not forward them).
+fn strip_credentials(p: &AccessProfile, used: &[MethodId], head: &mut http::request::Parts) {
+    for &id in used {
+        match &p.methods[id].kind {
+            MethodKind::ApiKey {
+                location: KeyLocation::Header(h),
+                ..
+            } => {
+                head.headers.remove(h.as_str());
+            }
+            MethodKind::ApiKey {
+                location: KeyLocation::Query(q),
+                ..
+            } => {
+                let Some(query) = head.uri.query() else {
+                    continue;
+                };
+                let pq = match strip_query_key(query, q) {
+                    Some(rest) => format!("{}?{rest}", head.uri.path()),
+                    None => head.uri.path().to_string(),
+                };
+                let mut parts = head.uri.clone().into_parts();
+                if let Ok(pq) = pq.parse() {
+                    parts.path_and_query = Some(pq);
+                    if let Ok(u) = http::Uri::from_parts(parts) {
+                        head.uri = u;
+                    }
+                }
+            }
+            _ => {
+                head.headers.remove(http::header::AUTHORIZATION);
+            }
+        }
+    }
+}

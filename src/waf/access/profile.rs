@@ -1,0 +1,190 @@
+//! The validated access profile: named authentication methods, rules that say which methods (and
+//! scopes) a URL or OpenAPI operation requires, rate limiting, and what identity goes upstream.
+//! Built from the declaration by [`super::config`]; immutable once built and shared by every
+//! request of a listener (the proxy swaps whole profiles).
+//!
+//! Imports: `waf::policy::glob`, `super::{jwt, secrets}`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::jwt::{JwtRules, KeySet};
+use super::secrets::{ApiKeySet, Users};
+use crate::waf::policy::glob::Glob;
+
+/// Index of a method in [`AccessProfile::methods`].
+pub type MethodId = usize;
+
+/// One access profile.
+pub struct AccessProfile {
+    /// The profile's name (file name or `/Common/name`), for logs.
+    pub name: String,
+    /// `realm` of the `WWW-Authenticate` challenges.
+    pub realm: String,
+    pub methods: Vec<Method>,
+    /// Checked in order; the first rule whose path and method match decides.
+    pub rules: Vec<Rule>,
+    /// What a request no rule matches needs.
+    pub default: Requirement,
+    pub rate_limit: Option<RateLimit>,
+    /// Forward the client's credentials (Authorization header, API key) upstream.
+    pub forward_credentials: bool,
+    /// Derive rules from the attached policy's OpenAPI `security` requirements.
+    pub openapi: bool,
+    /// Header names the client may not set (they carry identity upstream); lower case.
+    pub identity_headers: Vec<String>,
+}
+
+/// A named authentication method and what it passes upstream.
+pub struct Method {
+    pub name: String,
+    pub kind: MethodKind,
+    /// Header that receives the authenticated identity (key id, user, `sub`).
+    pub identity_header: Option<String>,
+    /// Claims (JWT or introspection) copied to headers: (claim, header).
+    pub claim_headers: Vec<(String, String)>,
+}
+
+/// Where an API key is sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyLocation {
+    Header(String),
+    Query(String),
+}
+
+pub enum MethodKind {
+    ApiKey {
+        location: KeyLocation,
+        keys: ApiKeySet,
+    },
+    Jwt(JwtMethod),
+    Introspection(IntrospectionMethod),
+    Basic {
+        users: Users,
+    },
+}
+
+impl MethodKind {
+    /// The `WWW-Authenticate` scheme of this method's challenge.
+    pub fn scheme(&self) -> &'static str {
+        match self {
+            MethodKind::ApiKey { .. } => "ApiKey",
+            MethodKind::Jwt(_) | MethodKind::Introspection(_) => "Bearer",
+            MethodKind::Basic { .. } => "Basic",
+        }
+    }
+}
+
+/// JWT bearer tokens.
+pub struct JwtMethod {
+    pub rules: JwtRules,
+    /// Keys given in the configuration (inline JWKS, a JWKS file, HMAC secrets).
+    pub static_keys: Arc<KeySet>,
+    /// A JWKS URL fetched by the proxy (cached, refreshed).
+    pub jwks_url: Option<String>,
+    /// How long fetched keys are used before they are fetched again.
+    pub refresh: Duration,
+    /// Least time between two fetches (an unknown `kid` refetches at most this often).
+    pub min_refresh: Duration,
+    /// Time limit of one fetch.
+    pub fetch_timeout: Duration,
+}
+
+/// OAuth 2.0 token introspection (RFC 7662).
+pub struct IntrospectionMethod {
+    pub endpoint: String,
+    pub client_id: String,
+    pub client_secret: String,
+    pub timeout: Duration,
+    /// Longest a result is cached (an active token also never beyond its `exp`).
+    pub cache_ttl: Duration,
+    /// Most cached results.
+    pub cache_entries: usize,
+    /// Accepted `aud` values (empty: not checked).
+    pub audiences: Vec<String>,
+}
+
+/// Alternatives, any one of which suffices; each is a set of methods that must all succeed, with
+/// the scopes each must grant (OpenAPI's Security Requirement Objects). No alternative, or an
+/// empty one, means anonymous access.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Requirement {
+    pub alternatives: Vec<Vec<(MethodId, Vec<String>)>>,
+}
+
+impl Requirement {
+    pub fn anonymous(&self) -> bool {
+        self.alternatives.is_empty() || self.alternatives.iter().any(Vec::is_empty)
+    }
+
+    /// The methods this requirement may use, each once, in order of first mention.
+    pub fn methods(&self) -> Vec<MethodId> {
+        let mut out = Vec::new();
+        for alt in &self.alternatives {
+            for (m, _) in alt {
+                if !out.contains(m) {
+                    out.push(*m);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A rule for a URL (wildcards) and optionally some HTTP methods.
+pub struct Rule {
+    pub path: Glob,
+    /// Upper-case HTTP methods (empty: any).
+    pub http_methods: Vec<String>,
+    pub requirement: Requirement,
+}
+
+/// What a rate limit counts by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateKey {
+    /// The authenticated identity (key id, user, `sub`); anonymous requests by client address.
+    Identity,
+    /// The client address.
+    Ip,
+}
+
+/// A token bucket per client: `burst` requests at once, refilled at `per_second`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateLimit {
+    pub per_second: f64,
+    pub burst: u32,
+    pub by: RateKey,
+    /// Most clients tracked at once (the least recently refilled are forgotten first).
+    pub max_clients: usize,
+}
+
+impl AccessProfile {
+    /// The requirement for a request: the first matching rule, else the default.
+    pub fn requirement(&self, method: &str, path: &str) -> &Requirement {
+        self.rule(method, path).unwrap_or(&self.default)
+    }
+
+    /// The requirement of the first rule matching the request, if any.
+    pub fn rule(&self, method: &str, path: &str) -> Option<&Requirement> {
+        self.rules
+            .iter()
+            .find(|r| {
+                (r.http_methods.is_empty() || r.http_methods.iter().any(|m| m == method))
+                    && r.path.is_match(path.as_bytes())
+            })
+            .map(|r| &r.requirement)
+    }
+
+    /// Every method as an alternative (what a request must show when nothing more specific applies).
+    pub fn any_method(&self) -> Requirement {
+        Requirement {
+            alternatives: (0..self.methods.len())
+                .map(|i| vec![(i, Vec::new())])
+                .collect(),
+        }
+    }
+
+    pub fn method_id(&self, name: &str) -> Option<MethodId> {
+        self.methods.iter().position(|m| m.name == name)
+    }
+}
