@@ -148,7 +148,7 @@ async fn run(
         tx.deny(d.violation(), d.reply(grpc));
         shared.metrics.access_denied(&site.name, d.status);
         let tx: SharedTx = Arc::new(Mutex::new(Some(tx)));
-        return blocked(&tx, shared);
+        return blocked(&tx, site, shared);
     }
     let tx: SharedTx = Arc::new(Mutex::new(Some(tx)));
     if step == Step::Block {
