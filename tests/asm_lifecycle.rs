@@ -134,6 +134,17 @@ async fn upload_import_attach_apply_blocks_and_changes_wait_for_apply() {
     );
     assert_blocked(&hit(port, "/nope").await.unwrap());
 
+    // An apply of an unknown policy is refused before any task exists.
+    let (s, e) = api
+        .req(
+            Method::POST,
+            "/mgmt/tm/asm/tasks/apply-policy",
+            Some(json!({"policy": {"fullPath": "/Common/absent"}})),
+        )
+        .await;
+    assert_eq!(s, 404, "{e}");
+    assert!(e["message"].as_str().unwrap().contains("/Common/absent"), "{e}");
+
     // Failures leave the running policy alone.
     let base = format!("/mgmt/tm/asm/policies/{id}");
     let bad_json = import(
