@@ -143,7 +143,10 @@ async fn upload_import_attach_apply_blocks_and_changes_wait_for_apply() {
         )
         .await;
     assert_eq!(s, 404, "{e}");
-    assert!(e["message"].as_str().unwrap().contains("/Common/absent"), "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains("/Common/absent"),
+        "{e}"
+    );
 
     // Failures leave the running policy alone.
     let base = format!("/mgmt/tm/asm/policies/{id}");
@@ -400,6 +403,52 @@ async fn import_from_a_url_and_the_pull_limits() {
         let m = t["result"]["message"].as_str().unwrap();
         assert!(m.contains(want), "{body}: {m}");
     }
+
+    // Templates: listed, usable by a policy create and by an import.
+    let (s, tl) = api
+        .req(
+            Method::GET,
+            "/mgmt/tm/asm/policy-templates?$filter=name+eq+'POLICY_TEMPLATE_FUNDAMENTAL'",
+            None,
+        )
+        .await;
+    assert_eq!(s, 200, "{tl}");
+    assert_eq!(tl["items"].as_array().unwrap().len(), 1, "{tl}");
+    let tlink = tl["items"][0]["selfLink"].as_str().unwrap().to_string();
+    let (s, p) = api
+        .req(
+            Method::POST,
+            "/mgmt/tm/asm/policies",
+            Some(json!({"name": "fromtpl", "partition": "Common", "templateReference": {"link": tlink}})),
+        )
+        .await;
+    assert_eq!(s, 200, "{p}");
+    assert_eq!(
+        p["templateReference"]["name"],
+        "POLICY_TEMPLATE_FUNDAMENTAL"
+    );
+    assert_eq!(p["templateReference"]["link"], tlink.as_str());
+    let (s, _) = api
+        .req(
+            Method::POST,
+            "/mgmt/tm/asm/policies",
+            Some(json!({"name": "fromtpl"})),
+        )
+        .await;
+    assert_eq!(s, 409);
+    let t = import(
+        &api,
+        json!({"name": "/Common/tpl2", "policyTemplateReference": {"link": tlink}}),
+    )
+    .await;
+    assert_eq!(t["status"], "COMPLETED", "{t}");
+    assert!(
+        t["result"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("Policy Template set to Fundamental."),
+        "{t}"
+    );
 
     // Bad request bodies are refused before any task exists.
     for body in [

@@ -1,7 +1,8 @@
 //! The import task, `/mgmt/tm/asm/tasks/import-policy` (spec 2.2, 4.1). The body names a source
 //! and optionally a target:
 //! - source: `filename` (a file uploaded to `/mgmt/tm/asm/file-transfer/uploads/<name>`),
-//!   `fileReference: {link}` (pulled with `mgmt::fetch`), or `file` (inline, `isBase64` allowed);
+//!   `fileReference: {link}` (pulled with `mgmt::fetch`), `file` (inline, `isBase64` allowed),
+//!   or only `policyTemplateReference: {link}` (a new policy from a template);
 //! - target: `policy: {fullPath}`, `fullPath`, `name` (a full path, or a name with `partition`),
 //!   or `policyReference: {link}` (overwrite an existing policy); without one the policy is
 //!   named by the document (`/Common/<policy.name>`).
@@ -43,6 +44,8 @@ pub enum Source {
     Link(String),
     /// The document itself (base64 when `isBase64`).
     Inline(String),
+    /// A new empty policy from a template (`policyTemplateReference`), by template name.
+    Template(&'static str),
 }
 
 /// A checked import request.
@@ -107,6 +110,20 @@ pub fn parse_request(body: &[u8]) -> MgmtResult<ImportRequest> {
             Source::Link(l.to_string())
         }
         (None, None, Some(text)) => Source::Inline(text.to_string()),
+        (None, None, None) if req.get("policyTemplateReference").is_some() => {
+            let link = req
+                .get("policyTemplateReference")
+                .and_then(|r| r.get("link"))
+                .unwrap_or(&Value::Null);
+            let link = string(link, "policyTemplateReference.link")?;
+            let name = super::templates::name_of(link).ok_or_else(|| {
+                MgmtError::bad_request(format!(
+                    "'policyTemplateReference.link' {link} names no policy template."
+                ))
+            })?;
+            echo.insert("policyTemplateReference".into(), json!({ "link": link }));
+            Source::Template(name)
+        }
         (None, None, None) => {
             return Err(MgmtError::bad_request(
                 "The request names no policy file: give 'filename' (an uploaded file), 'fileReference': {'link': ...} or 'file' (the document inline).",
@@ -191,6 +208,17 @@ fn run(st: &MgmtState, req: &ImportRequest) -> Outcome {
             String::new(),
             "policy.json".into(),
         ),
+        Source::Template(t) => {
+            if req.target.is_none() {
+                return Err("A policy made from a template needs a 'name' or 'fullPath'.".into());
+            }
+            let doc = json!({"policy": {"name": "from-template", "template": {"name": t}}});
+            (
+                doc.to_string().into_bytes(),
+                String::new(),
+                "policy.json".into(),
+            )
+        }
     };
     let bytes = if req.is_base64 {
         let compact: Vec<u8> = bytes

@@ -152,7 +152,7 @@ fn store_edited(
         obj.insert(
             "templateReference".into(),
             json!({
-                "link": st.link(&format!("/mgmt/tm/asm/policy-templates/{}", policy_id(&s.template))),
+                "link": st.link(&format!("{}/{}", super::templates::TEMPLATES, policy_id(&s.template))),
                 "name": s.template,
                 "title": template_title(&s.template),
             }),
@@ -321,10 +321,24 @@ fn create(st: &MgmtState, body: &[u8]) -> MgmtResult<Reply> {
     }
     let short = fp.rsplit('/').next().unwrap_or_default();
     let mut policy = json!({"name": short});
+    let by_link = match attrs.get("templateReference").and_then(|t| t.get("link")) {
+        Some(l) => Some(
+            l.as_str()
+                .and_then(super::templates::name_of)
+                .ok_or_else(|| {
+                    MgmtError::bad_request(format!(
+                        "'templateReference.link' {l} names no policy template."
+                    ))
+                })?,
+        ),
+        None => None,
+    };
     let template = attrs
         .get("templateName")
         .or_else(|| attrs.get("template").and_then(|t| t.get("name")))
-        .or_else(|| attrs.get("templateReference").and_then(|t| t.get("name")));
+        .or_else(|| attrs.get("templateReference").and_then(|t| t.get("name")))
+        .cloned()
+        .or_else(|| by_link.map(|n| json!(n)));
     if let Some(t) = template {
         policy["template"] = json!({ "name": t });
     }
