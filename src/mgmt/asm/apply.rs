@@ -70,8 +70,9 @@ pub fn apply_policy(st: &MgmtState, full_path: &str) -> MgmtResult<()> {
             Some(Value::Object(m)) => m,
             _ => return Err(MgmtError::not_found("Policy", &fp)),
         };
+        let current = tx.get(Table::Objects, &edited_key(&id))?;
         obj.insert("active".into(), json!(true));
-        obj.insert("isModified".into(), json!(false));
+        obj.insert("isModified".into(), json!(current.as_ref() != Some(&record)));
         obj.insert("lastUpdateMicros".into(), json!(now_micros() as f64));
         tx.put(Table::Objects, &applied_key(&id), &record)?;
         let vs = virtuals_of(&obj);
