@@ -14,8 +14,8 @@ use serde_json::{Map, Value, json};
 
 use super::compile::compile_stored;
 use super::policies::{
-    POLICIES, applied_key, by_path, compile_error, edited_key, object, object_key, policy_id,
-    stored, virtuals_of,
+    POLICIES, applied_key, by_path, compile_error, edited_key, fp_of, object, object_key,
+    policy_id, stored, virtuals_of,
 };
 use super::tasks::{self, TaskType};
 use crate::mgmt::engine::children;
@@ -57,7 +57,7 @@ pub fn template_title(name: &str) -> String {
 /// virtual server. Fails (and changes nothing) when the policy is unknown or does not compile.
 pub fn apply_policy(st: &MgmtState, full_path: &str) -> MgmtResult<()> {
     let obj = by_path(st, full_path)?;
-    let fp = obj["fullPath"].as_str().unwrap_or_default().to_string();
+    let fp = fp_of(&obj);
     let id = policy_id(&fp);
     let edited =
         stored(st, &edited_key(&id))?.ok_or_else(|| MgmtError::not_found("Policy", &fp))?;
@@ -72,7 +72,10 @@ pub fn apply_policy(st: &MgmtState, full_path: &str) -> MgmtResult<()> {
         };
         let current = tx.get(Table::Objects, &edited_key(&id))?;
         obj.insert("active".into(), json!(true));
-        obj.insert("isModified".into(), json!(current.as_ref() != Some(&record)));
+        obj.insert(
+            "isModified".into(),
+            json!(current.as_ref() != Some(&record)),
+        );
         obj.insert("lastUpdateMicros".into(), json!(now_micros() as f64));
         tx.put(Table::Objects, &applied_key(&id), &record)?;
         let vs = virtuals_of(&obj);
@@ -136,8 +139,8 @@ pub fn running_policy(st: &MgmtState, virtual_fp: &str) -> Arc<CompiledPolicy> {
             .find(|p| virtuals_of(p).iter().any(|v| v == virtual_fp))
     });
     if let Some(p) = attached {
-        let fp = p["fullPath"].as_str().unwrap_or_default();
-        match applied_of(st, fp) {
+        let fp = fp_of(&p);
+        match applied_of(st, &fp) {
             Ok(Some(policy)) => return policy,
             Ok(None) => {}
             Err(e) => tracing::error!(virtual_server = virtual_fp, error = %e.message,
@@ -189,11 +192,12 @@ pub enum Target {
 
 impl Target {
     /// The policy object it names.
-    pub fn object(&self, st: &MgmtState) -> MgmtResult<Map<String, Value>> {
+    pub fn object(&self, st: &MgmtState) -> MgmtResult<Value> {
         match self {
             Target::Path(p) => by_path(st, p),
             Target::Id(id) => object(st, id),
         }
+        .map(Value::Object)
     }
 }
 

@@ -19,7 +19,7 @@ use http::Method;
 use serde_json::{Map, Value, json};
 
 use super::apply::{Target, target_of, template_title};
-use super::policies::{normalize, object, put_policy_linked};
+use super::policies::{fp_of, normalize, object, put_policy_linked};
 use super::tasks::{self, Outcome, TaskType};
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::fetch::fetch_blocking;
@@ -237,25 +237,21 @@ fn run(st: &MgmtState, req: &ImportRequest) -> Outcome {
         .pointer("/policy/name")
         .and_then(Value::as_str)
         .map(str::to_string);
-    let fp =
-        match &req.target {
-            Some(Target::Path(p)) => p.clone(),
-            Some(Target::Id(id)) => object(st, id).map_err(|_| {
-                format!("'policyReference.link' names no existing policy (id {id}).")
-            })?["fullPath"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string(),
-            None => {
-                let name = doc_name.clone().ok_or(
-                    "The policy document has no 'policy.name'; give 'policy': {'fullPath': ...}.",
-                )?;
-                let partition = doc.pointer("/policy/partition").and_then(Value::as_str);
-                ObjName::from_body(&name, partition, None)
-                    .map_err(|e| e.message)?
-                    .full_path()
-            }
-        };
+    let fp = match &req.target {
+        Some(Target::Path(p)) => p.clone(),
+        Some(Target::Id(id)) => object(st, id)
+            .map(|o| fp_of(&o))
+            .map_err(|_| format!("'policyReference.link' names no existing policy (id {id})."))?,
+        None => {
+            let name = doc_name.clone().ok_or(
+                "The policy document has no 'policy.name'; give 'policy': {'fullPath': ...}.",
+            )?;
+            let partition = doc.pointer("/policy/partition").and_then(Value::as_str);
+            ObjName::from_body(&name, partition, None)
+                .map_err(|e| e.message)?
+                .full_path()
+        }
+    };
     let short = fp.rsplit('/').next().unwrap_or_default().to_string();
     match (&req.source, &req.target, &doc_name) {
         (Source::Link(_), Some(Target::Path(_)), Some(n)) if *n != short => {

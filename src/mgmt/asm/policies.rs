@@ -74,7 +74,8 @@ pub fn stored(st: &MgmtState, key: &str) -> MgmtResult<Option<Stored>> {
     }
 }
 
-fn fp_of(obj: &Map<String, Value>) -> String {
+/// The `fullPath` of a policy object.
+pub fn fp_of(obj: &Map<String, Value>) -> String {
     obj.get("fullPath")
         .and_then(Value::as_str)
         .unwrap_or_default()
