@@ -5,7 +5,8 @@
 //!   or only `policyTemplateReference: {link}` (a new policy from a template);
 //! - target: `policy: {fullPath}`, `fullPath`, `name` (a full path, or a name with `partition`),
 //!   or `policyReference: {link}` (overwrite an existing policy); without one the policy is
-//!   named by the document (`/Common/<policy.name>`).
+//!   named by the document (its `fullPath` when it ends in `name`, else `/<partition or
+//!   Common>/<name>`).
 //!
 //! Rule 1 of 4.1: when a pulled document is imported under an explicit `fullPath`, its
 //! `policy.name` must equal the name part of that path. An uploaded or inline document is
@@ -246,9 +247,16 @@ fn run(st: &MgmtState, req: &ImportRequest) -> Outcome {
             let name = doc_name.clone().ok_or(
                 "The policy document has no 'policy.name'; give 'policy': {'fullPath': ...}.",
             )?;
+            // An exported document carries its `fullPath`; else `partition` + `name`.
+            let written = doc.pointer("/policy/fullPath").and_then(Value::as_str);
             let partition = doc.pointer("/policy/partition").and_then(Value::as_str);
-            ObjName::from_body(&name, partition, None)
-                .map_err(|e| e.message)?
+            let n = match written {
+                Some(w) if w.rsplit('/').next() == Some(name.as_str()) => {
+                    ObjName::from_body(w, None, None)
+                }
+                _ => ObjName::from_body(&name, partition, None),
+            };
+            n.map_err(|e| format!("policy.name: {}", e.message))?
                 .full_path()
         }
     };
