@@ -142,14 +142,18 @@ pub(super) fn publish_running(
     Ok(())
 }
 
+/// The policy object attached to a virtual server, if any (e.g. to name the policy of an event).
+pub fn attached_policy(st: &MgmtState, virtual_fp: &str) -> Option<Map<String, Value>> {
+    children(st, POLICIES)
+        .ok()?
+        .into_iter()
+        .find(|p| virtuals_of(p).iter().any(|v| v == virtual_fp))
+}
+
 /// The policy a virtual server's engine starts with (at start-up and when its listener is first
 /// built): the applied version of the policy attached to it, else allow-all.
 pub fn running_policy(st: &MgmtState, virtual_fp: &str) -> Arc<CompiledPolicy> {
-    let attached = children(st, POLICIES).ok().and_then(|ps| {
-        ps.into_iter()
-            .find(|p| virtuals_of(p).iter().any(|v| v == virtual_fp))
-    });
-    if let Some(p) = attached {
+    if let Some(p) = attached_policy(st, virtual_fp) {
         let fp = fp_of(&p);
         match applied_of(st, &fp) {
             Ok(Some(policy)) => return policy,

@@ -23,7 +23,7 @@ pub mod templates;
 use super::dispatch::Route;
 use super::state::MgmtState;
 
-pub use apply::{apply_policy, running_policy};
+pub use apply::{apply_policy, attached_policy, running_policy};
 pub use policies::{attach_policy, delete_policy, policy_id, put_policy};
 
 /// Every fixed route of the ASM surface.
