@@ -9,14 +9,12 @@ mod asm_common;
 mod mgmt_common;
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
 
 use asm_common::*;
 use base64::Engine as _;
-use mgmt_common::{Api, Server, start};
+use mgmt_common::{Api, Server, http_table, start};
 use reqwest::Method;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 #[tokio::test]
 async fn upload_import_attach_apply_blocks_and_changes_wait_for_apply() {
@@ -134,6 +132,20 @@ async fn upload_import_attach_apply_blocks_and_changes_wait_for_apply() {
     );
     assert_blocked(&hit(port, "/nope").await.unwrap());
 
+    // An apply of an unknown policy is refused before any task exists.
+    let (s, e) = api
+        .req(
+            Method::POST,
+            "/mgmt/tm/asm/tasks/apply-policy",
+            Some(json!({"policy": {"fullPath": "/Common/absent"}})),
+        )
+        .await;
+    assert_eq!(s, 404, "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains("/Common/absent"),
+        "{e}"
+    );
+
     // Failures leave the running policy alone.
     let base = format!("/mgmt/tm/asm/policies/{id}");
     let bad_json = import(
@@ -174,6 +186,11 @@ async fn upload_import_attach_apply_blocks_and_changes_wait_for_apply() {
     assert_eq!(t["status"], "COMPLETED", "{t}");
     let doc: Value = serde_json::from_str(t["result"]["file"].as_str().unwrap()).unwrap();
     assert_eq!(doc["policy"]["urls"].as_array().unwrap().len(), 3, "{doc}");
+    assert_eq!(doc["policy"]["fullPath"], "/Common/p1");
+    // The exported document imports back as the same policy (named by its fullPath).
+    let back = import(&api, json!({"file": t["result"]["file"]})).await;
+    assert_eq!(back["status"], "COMPLETED", "{back}");
+    assert_eq!(back["policyReference"]["fullPath"], "/Common/p1");
     let t = run_task(
         &api,
         "/mgmt/tm/asm/tasks/export-policy",
@@ -215,42 +232,7 @@ async fn upload_import_attach_apply_blocks_and_changes_wait_for_apply() {
         list["kind"],
         "tm:asm:tasks:import-policy:import-policy-taskcollectionstate"
     );
-    assert_eq!(list["items"].as_array().unwrap().len(), 4, "{list}");
-}
-
-/// A loopback HTTP server answering from a table: path → (status, extra headers, body).
-async fn file_server(files: HashMap<String, (u16, String, Vec<u8>)>) -> SocketAddr {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((mut s, _)) = l.accept().await {
-            let files = files.clone();
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 8192];
-                let mut seen = Vec::new();
-                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match s.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => seen.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let line = String::from_utf8_lossy(&seen).to_string();
-                let path = line.split(' ').nth(1).unwrap_or("/").to_string();
-                let (st, extra, body) =
-                    files
-                        .get(&path)
-                        .cloned()
-                        .unwrap_or((404, String::new(), b"missing".to_vec()));
-                let head = format!(
-                    "HTTP/1.1 {st} X\r\ncontent-length: {}\r\n{extra}connection: close\r\n\r\n",
-                    body.len()
-                );
-                let _ = s.write_all(head.as_bytes()).await;
-                let _ = s.write_all(&body).await;
-            });
-        }
-    });
-    addr
+    assert_eq!(list["items"].as_array().unwrap().len(), 5, "{list}");
 }
 
 const SPEC: &str = "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /items:\n    get:\n      responses: {'200': {description: ok}}\n";
@@ -289,12 +271,16 @@ async fn import_from_a_url_and_the_pull_limits() {
             Vec::new(),
         ),
     );
+    files.insert(
+        "/loop".to_string(),
+        (302, "location: /loop\r\n".into(), Vec::new()),
+    );
     doc["policy"]["name"] = json!("other");
     files.insert(
         "/p/other.json".to_string(),
         (200, String::new(), doc.to_string().into_bytes()),
     );
-    let srv = file_server(files).await;
+    let srv = http_table(files, (404, String::new(), b"missing".to_vec())).await;
     // Accepts and never answers.
     let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let silent_addr = silent.local_addr().unwrap();
@@ -366,6 +352,10 @@ async fn import_from_a_url_and_the_pull_limits() {
             "larger than the limit of 4096 bytes",
         ),
         (
+            json!({"fileReference": {"link": format!("http://{srv}/loop")}}),
+            "too many redirects (more than 5)",
+        ),
+        (
             json!({"fileReference": {"link": "gopher://x/y"}}),
             "unsupported scheme",
         ),
@@ -389,6 +379,52 @@ async fn import_from_a_url_and_the_pull_limits() {
         let m = t["result"]["message"].as_str().unwrap();
         assert!(m.contains(want), "{body}: {m}");
     }
+
+    // Templates: listed, usable by a policy create and by an import.
+    let (s, tl) = api
+        .req(
+            Method::GET,
+            "/mgmt/tm/asm/policy-templates?$filter=name+eq+'POLICY_TEMPLATE_FUNDAMENTAL'",
+            None,
+        )
+        .await;
+    assert_eq!(s, 200, "{tl}");
+    assert_eq!(tl["items"].as_array().unwrap().len(), 1, "{tl}");
+    let tlink = tl["items"][0]["selfLink"].as_str().unwrap().to_string();
+    let (s, p) = api
+        .req(
+            Method::POST,
+            "/mgmt/tm/asm/policies",
+            Some(json!({"name": "fromtpl", "partition": "Common", "templateReference": {"link": tlink}})),
+        )
+        .await;
+    assert_eq!(s, 200, "{p}");
+    assert_eq!(
+        p["templateReference"]["name"],
+        "POLICY_TEMPLATE_FUNDAMENTAL"
+    );
+    assert_eq!(p["templateReference"]["link"], tlink.as_str());
+    let (s, _) = api
+        .req(
+            Method::POST,
+            "/mgmt/tm/asm/policies",
+            Some(json!({"name": "fromtpl"})),
+        )
+        .await;
+    assert_eq!(s, 409);
+    let t = import(
+        &api,
+        json!({"name": "/Common/tpl2", "policyTemplateReference": {"link": tlink}}),
+    )
+    .await;
+    assert_eq!(t["status"], "COMPLETED", "{t}");
+    assert!(
+        t["result"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("Policy Template set to Fundamental."),
+        "{t}"
+    );
 
     // Bad request bodies are refused before any task exists.
     for body in [

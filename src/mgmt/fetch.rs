@@ -339,7 +339,12 @@ async fn request(cfg: &FetchConfig, uri: &http::Uri) -> Result<Resp, String> {
 
 async fn send(tcp: TcpStream, https: bool, host: &str, uri: &http::Uri) -> Result<Resp, String> {
     let path = uri.path_and_query().map_or("/", |p| p.as_str());
-    let authority = uri.authority().map(|a| a.as_str()).unwrap_or(host);
+    // Host and port only: credentials in the URL (`user:pw@`) are never sent as a Host.
+    let shown = uri.host().unwrap_or(host);
+    let authority = match uri.port_u16() {
+        Some(p) => format!("{shown}:{p}"),
+        None => shown.to_string(),
+    };
     let req = http::Request::get(path)
         .header(http::header::HOST, authority)
         .header(http::header::USER_AGENT, "portcullis-fetch")

@@ -100,3 +100,22 @@ def test_asm_import_failure_is_reported(mgmt, request, tmp_path):
     wait(task)
     assert task.status == "FAILURE"
     assert "enforcementMode" in task.result["message"]
+
+
+def test_asm_policy_create_from_template(mgmt, request):
+    sfx = request.node.callspec.id
+    templates = mgmt.tm.asm.policy_templates_s.get_collection()
+    fundamental = [t for t in templates if t.name == "POLICY_TEMPLATE_FUNDAMENTAL"]
+    assert len(fundamental) == 1
+    policies = mgmt.tm.asm.policies_s
+    pol = policies.policy.create(name=f"tplpol_{sfx}", partition="Common",
+                                 templateReference={"link": fundamental[0].selfLink})
+    assert pol.kind == "tm:asm:policies:policystate"
+    assert pol.templateReference["name"] == "POLICY_TEMPLATE_FUNDAMENTAL"
+    assert pol.fullPath == f"/Common/tplpol_{sfx}"
+    pol.modify(enforcementMode="transparent")
+    assert pol.enforcementMode == "transparent"
+    assert pol.isModified is True
+    pid = pol.id
+    pol.delete()  # f5-sdk empties the object: read nothing from it afterwards
+    assert not policies.policy.exists(id=pid)

@@ -129,12 +129,21 @@ pub fn assert_error(body: &Value, code: u16) {
     );
 }
 
-/// A tiny HTTP/1.1 upstream answering every request with `hello from upstream`.
-pub async fn upstream() -> std::net::SocketAddr {
+/// An HTTP answer of [`http_table`]: status, extra header lines (each ending in `\r\n`), body.
+pub type Canned = (u16, String, Vec<u8>);
+
+/// A tiny HTTP/1.1 server on loopback answering each request path from `table` (else `default`),
+/// one request per connection.
+pub async fn http_table(
+    table: std::collections::HashMap<String, Canned>,
+    default: Canned,
+) -> std::net::SocketAddr {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
+    let table = std::sync::Arc::new(table);
     tokio::spawn(async move {
         while let Ok((mut s, _)) = l.accept().await {
+            let (table, default) = (table.clone(), default.clone());
             tokio::spawn(async move {
                 let mut buf = vec![0u8; 8192];
                 let mut seen = Vec::new();
@@ -144,16 +153,25 @@ pub async fn upstream() -> std::net::SocketAddr {
                         Ok(n) => seen.extend_from_slice(&buf[..n]),
                     }
                 }
-                let body = "hello from upstream";
+                let head = String::from_utf8_lossy(&seen).to_string();
+                let path = head.split(' ').nth(1).unwrap_or("/");
+                let (status, extra, body) = table.get(path).unwrap_or(&default);
                 let resp = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    "HTTP/1.1 {status} X\r\ncontent-length: {}\r\n{extra}connection: close\r\n\r\n",
                     body.len()
                 );
                 let _ = s.write_all(resp.as_bytes()).await;
+                let _ = s.write_all(body).await;
             });
         }
     });
     addr
+}
+
+/// A tiny HTTP/1.1 upstream answering every request with `hello from upstream`.
+pub async fn upstream() -> std::net::SocketAddr {
+    let hello = (200, String::new(), b"hello from upstream".to_vec());
+    http_table(Default::default(), hello).await
 }
 
 pub fn free_port() -> u16 {

@@ -1,10 +1,12 @@
 //! The import task, `/mgmt/tm/asm/tasks/import-policy` (spec 2.2, 4.1). The body names a source
 //! and optionally a target:
 //! - source: `filename` (a file uploaded to `/mgmt/tm/asm/file-transfer/uploads/<name>`),
-//!   `fileReference: {link}` (pulled with `mgmt::fetch`), or `file` (inline, `isBase64` allowed);
+//!   `fileReference: {link}` (pulled with `mgmt::fetch`), `file` (inline, `isBase64` allowed),
+//!   or only `policyTemplateReference: {link}` (a new policy from a template);
 //! - target: `policy: {fullPath}`, `fullPath`, `name` (a full path, or a name with `partition`),
 //!   or `policyReference: {link}` (overwrite an existing policy); without one the policy is
-//!   named by the document (`/Common/<policy.name>`).
+//!   named by the document (its `fullPath` when it ends in `name`, else `/<partition or
+//!   Common>/<name>`).
 //!
 //! Rule 1 of 4.1: when a pulled document is imported under an explicit `fullPath`, its
 //! `policy.name` must equal the name part of that path. An uploaded or inline document is
@@ -18,7 +20,7 @@ use http::Method;
 use serde_json::{Map, Value, json};
 
 use super::apply::{Target, target_of, template_title};
-use super::policies::{normalize, object, put_policy_linked};
+use super::policies::{fp_of, normalize, object, put_policy_linked};
 use super::tasks::{self, Outcome, TaskType};
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::fetch::fetch_blocking;
@@ -43,6 +45,8 @@ pub enum Source {
     Link(String),
     /// The document itself (base64 when `isBase64`).
     Inline(String),
+    /// A new empty policy from a template (`policyTemplateReference`), by template name.
+    Template(&'static str),
 }
 
 /// A checked import request.
@@ -107,6 +111,20 @@ pub fn parse_request(body: &[u8]) -> MgmtResult<ImportRequest> {
             Source::Link(l.to_string())
         }
         (None, None, Some(text)) => Source::Inline(text.to_string()),
+        (None, None, None) if req.get("policyTemplateReference").is_some() => {
+            let link = req
+                .get("policyTemplateReference")
+                .and_then(|r| r.get("link"))
+                .unwrap_or(&Value::Null);
+            let link = string(link, "policyTemplateReference.link")?;
+            let name = super::templates::name_of(link).ok_or_else(|| {
+                MgmtError::bad_request(format!(
+                    "'policyTemplateReference.link' {link} names no policy template."
+                ))
+            })?;
+            echo.insert("policyTemplateReference".into(), json!({ "link": link }));
+            Source::Template(name)
+        }
         (None, None, None) => {
             return Err(MgmtError::bad_request(
                 "The request names no policy file: give 'filename' (an uploaded file), 'fileReference': {'link': ...} or 'file' (the document inline).",
@@ -191,6 +209,17 @@ fn run(st: &MgmtState, req: &ImportRequest) -> Outcome {
             String::new(),
             "policy.json".into(),
         ),
+        Source::Template(t) => {
+            if req.target.is_none() {
+                return Err("A policy made from a template needs a 'name' or 'fullPath'.".into());
+            }
+            let doc = json!({"policy": {"name": "from-template", "template": {"name": t}}});
+            (
+                doc.to_string().into_bytes(),
+                String::new(),
+                "policy.json".into(),
+            )
+        }
     };
     let bytes = if req.is_base64 {
         let compact: Vec<u8> = bytes
@@ -209,25 +238,28 @@ fn run(st: &MgmtState, req: &ImportRequest) -> Outcome {
         .pointer("/policy/name")
         .and_then(Value::as_str)
         .map(str::to_string);
-    let fp =
-        match &req.target {
-            Some(Target::Path(p)) => p.clone(),
-            Some(Target::Id(id)) => object(st, id).map_err(|_| {
-                format!("'policyReference.link' names no existing policy (id {id}).")
-            })?["fullPath"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string(),
-            None => {
-                let name = doc_name.clone().ok_or(
-                    "The policy document has no 'policy.name'; give 'policy': {'fullPath': ...}.",
-                )?;
-                let partition = doc.pointer("/policy/partition").and_then(Value::as_str);
-                ObjName::from_body(&name, partition, None)
-                    .map_err(|e| e.message)?
-                    .full_path()
-            }
-        };
+    let fp = match &req.target {
+        Some(Target::Path(p)) => p.clone(),
+        Some(Target::Id(id)) => object(st, id)
+            .map(|o| fp_of(&o))
+            .map_err(|_| format!("'policyReference.link' names no existing policy (id {id})."))?,
+        None => {
+            let name = doc_name.clone().ok_or(
+                "The policy document has no 'policy.name'; give 'policy': {'fullPath': ...}.",
+            )?;
+            // An exported document carries its `fullPath`; else `partition` + `name`.
+            let written = doc.pointer("/policy/fullPath").and_then(Value::as_str);
+            let partition = doc.pointer("/policy/partition").and_then(Value::as_str);
+            let n = match written {
+                Some(w) if w.rsplit('/').next() == Some(name.as_str()) => {
+                    ObjName::from_body(w, None, None)
+                }
+                _ => ObjName::from_body(&name, partition, None),
+            };
+            n.map_err(|e| format!("policy.name: {}", e.message))?
+                .full_path()
+        }
+    };
     let short = fp.rsplit('/').next().unwrap_or_default().to_string();
     match (&req.source, &req.target, &doc_name) {
         (Source::Link(_), Some(Target::Path(_)), Some(n)) if *n != short => {

@@ -112,7 +112,11 @@ pub fn spawn(
     task: &Map<String, Value>,
     work: impl FnOnce(&MgmtState) -> Outcome + Send + 'static,
 ) -> MgmtResult<()> {
-    let id = task["id"].as_str().unwrap_or_default().to_string();
+    let id = task
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     let Some(state) = st.this.upgrade() else {
         return Err(MgmtError::internal("the management state is shutting down"));
     };
@@ -157,6 +161,9 @@ fn fail(t: &mut Map<String, Value>, msg: &str) {
     t.insert("status".into(), json!("FAILURE"));
     t.insert("endTime".into(), json!(stamp()));
     let result = t.entry("result").or_insert_with(|| json!({}));
+    if !result.is_object() {
+        *result = json!({});
+    }
     result["message"] = json!(msg);
 }
 
