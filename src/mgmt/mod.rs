@@ -7,6 +7,7 @@
 //! [`router`] (the axum router), [`server::serve`] (HTTPS listener), [`fuzz_request`].
 
 pub mod apply;
+pub mod as3;
 pub mod auth;
 pub mod dispatch;
 pub mod engine;
@@ -55,6 +56,7 @@ pub fn open(
         extensions: Default::default(),
     });
     let generated = seed::first_start(&st, admin_password)?;
+    as3::install(&st);
     st.reapply();
     Ok((st, generated))
 }

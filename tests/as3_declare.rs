@@ -1,0 +1,405 @@
+//! AS3 declarations against the real `portcullis serve` binary with its data plane: a
+//! declaration builds listeners that carry traffic; invalid ones change nothing; redeploys are
+//! "no change"; HTTPS with an inline certificate and the port-80 redirect; tenant removal;
+//! restart; the async task form and `/info`.
+
+mod mgmt_common;
+
+use mgmt_common::upstream::{free_port, get_when_up, gone, http_server};
+use mgmt_common::{Api, start};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+const DECLARE: &str = "/mgmt/shared/appsvcs/declare";
+
+fn http_app(port: u16, member: std::net::SocketAddr) -> Value {
+    json!({
+        "class": "Application", "template": "http",
+        "serviceMain": {"class": "Service_HTTP", "virtualAddresses": ["127.0.0.1"],
+                        "virtualPort": port, "pool": "web_pool", "profileHTTP": {"use": "xff"}},
+        "web_pool": {"class": "Pool", "monitors": ["tcp"],
+                     "members": [{"servicePort": member.port(), "serverAddresses": ["127.0.0.1"]}]},
+        "xff": {"class": "HTTP_Profile", "xForwardedFor": true}
+    })
+}
+
+fn as3(tenants: Value) -> Value {
+    let mut decl = json!({"class": "ADC", "schemaVersion": "3.18.0", "id": "test-decl"});
+    for (k, v) in tenants.as_object().unwrap() {
+        decl[k] = v.clone();
+    }
+    json!({"class": "AS3", "action": "deploy", "persist": true, "declaration": decl})
+}
+
+async fn body_of(url: &str) -> (u16, String) {
+    let r = get_when_up(url).await.expect("listener answers");
+    let s = r.status().as_u16();
+    (s, r.text().await.unwrap())
+}
+
+async fn virtual_names(api: &Api) -> Vec<String> {
+    let (s, b) = api.req(Method::GET, "/mgmt/tm/ltm/virtual", None).await;
+    assert_eq!(s, 200, "{b}");
+    b["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["fullPath"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn http_service_serves_traffic_redeploy_is_no_change_bad_declaration_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), None);
+    let api = Api::new(&server);
+    let member = http_server("hello from upstream".into()).await;
+    let port = free_port();
+    let decl = as3(json!({"T1": {"class": "Tenant", "A1": http_app(port, member)}}));
+
+    let (s, b) = api.req(Method::POST, DECLARE, Some(decl.clone())).await;
+    assert_eq!(s, 200, "{b}");
+    let r = &b["results"][0];
+    assert_eq!(
+        (
+            r["code"].as_u64(),
+            r["message"].as_str(),
+            r["tenant"].as_str()
+        ),
+        (Some(200), Some("success"), Some("T1")),
+        "{b}"
+    );
+    assert!(
+        r["lineCount"].as_u64().unwrap() >= 3 && r["runTime"].is_u64() && r["host"] == "localhost",
+        "{b}"
+    );
+    assert_eq!(
+        b["declaration"]["T1"]["A1"]["serviceMain"]["virtualPort"],
+        port
+    );
+
+    let url = format!("http://127.0.0.1:{port}/hello");
+    assert_eq!(
+        body_of(&url).await,
+        (200, "hello from upstream".to_string())
+    );
+    assert!(
+        virtual_names(&api)
+            .await
+            .contains(&"/T1/A1/serviceMain".to_string())
+    );
+    let (s, vs) = api
+        .req(Method::GET, "/mgmt/tm/ltm/virtual/~T1~A1~serviceMain", None)
+        .await;
+    assert_eq!(s, 200, "{vs}");
+    assert_eq!(vs["destination"], format!("/T1/127.0.0.1:{port}"));
+    assert_eq!(vs["pool"], "/T1/A1/web_pool");
+    let (_, pool) = api
+        .req(
+            Method::GET,
+            "/mgmt/tm/ltm/pool/~T1~A1~web_pool?expandSubcollections=true",
+            None,
+        )
+        .await;
+    assert_eq!(pool["monitor"], "/Common/tcp", "{pool}");
+    assert_eq!(
+        pool["membersReference"]["items"][0]["name"],
+        format!("127.0.0.1:{}", member.port())
+    );
+    let (_, xff) = api
+        .req(Method::GET, "/mgmt/tm/ltm/profile/http/~T1~A1~xff", None)
+        .await;
+    assert_eq!(xff["xForwardedFor"], "enabled", "{xff}");
+
+    // GET returns the declaration; per tenant; an unknown tenant is a 404.
+    let (s, got) = api.req(Method::GET, DECLARE, None).await;
+    assert_eq!(s, 200);
+    assert_eq!(got["class"], "ADC");
+    assert_eq!(got["T1"], decl["declaration"]["T1"]);
+    let (s, _) = api.req(Method::GET, &format!("{DECLARE}/T1"), None).await;
+    assert_eq!(s, 200);
+    let (s, _) = api.req(Method::GET, &format!("{DECLARE}/Nope"), None).await;
+    assert_eq!(s, 404);
+
+    // The same declaration again: no change, nothing rewritten.
+    let generation = vs["generation"].clone();
+    let (s, b) = api.req(Method::POST, DECLARE, Some(decl.clone())).await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["results"][0]["message"], "no change", "{b}");
+    let (_, vs2) = api
+        .req(Method::GET, "/mgmt/tm/ltm/virtual/~T1~A1~serviceMain", None)
+        .await;
+    assert_eq!(vs2["generation"], generation);
+
+    // An invalid declaration: 422 with every error, nothing changed.
+    let mut bad = decl.clone();
+    bad["declaration"]["T1"]["A1"]["serviceMain"]["virtualPort"] = json!("eighty");
+    bad["declaration"]["T1"]["A1"]["web_pool"]["members"][0]["serverAddresses"] =
+        json!(["not-an-ip"]);
+    bad["declaration"]["T1"]["A1"]["thing"] = json!({"class": "Firewall_Policy"});
+    bad["declaration"]["T2"] =
+        json!({"class": "Tenant", "A": {"class": "Application", "template": "https"}});
+    let (s, b) = api.req(Method::POST, DECLARE, Some(bad)).await;
+    assert_eq!(s, 422, "{b}");
+    assert_eq!(
+        (b["code"].as_u64(), b["message"].as_str()),
+        (Some(422), Some("declaration is invalid"))
+    );
+    assert_eq!(b["declarationFullId"], "test-decl");
+    let errors: Vec<&str> = b["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    for want in [
+        "/T1/A1/serviceMain/virtualPort: should be integer",
+        "/T1/A1/web_pool/members/0/serverAddresses/0: should be an IP address",
+        "/T1/A1/thing/class: class Firewall_Policy is not supported",
+        "/T2/A: template https requires an item serviceMain of class Service_HTTPS",
+    ] {
+        assert!(
+            errors.iter().any(|e| e.starts_with(want)),
+            "{want} not in {errors:?}"
+        );
+    }
+    // A declaration that validates but cannot be built (a pool that does not exist): the
+    // tenant answers 422 and keeps its running configuration.
+    let mut unbuildable = decl.clone();
+    unbuildable["declaration"]["T1"]["A1"]["serviceMain"]["pool"] =
+        json!({"bigip": "/Common/no_such_pool"});
+    let (s, b) = api.req(Method::POST, DECLARE, Some(unbuildable)).await;
+    assert_eq!(s, 422, "{b}");
+    assert_eq!(b["results"][0]["message"], "declaration failed");
+    assert!(
+        b["results"][0]["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("/Common/no_such_pool"),
+        "{b}"
+    );
+    let (_, got2) = api.req(Method::GET, DECLARE, None).await;
+    assert_eq!(got2["T1"], decl["declaration"]["T1"]);
+    let (_, vs3) = api
+        .req(Method::GET, "/mgmt/tm/ltm/virtual/~T1~A1~serviceMain", None)
+        .await;
+    assert_eq!(vs3["generation"], generation);
+    assert_eq!(
+        body_of(&url).await,
+        (200, "hello from upstream".to_string())
+    );
+
+    // DELETE of the tenant removes its objects and its listener.
+    let (s, b) = api
+        .req(Method::DELETE, &format!("{DECLARE}/T1"), None)
+        .await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["results"][0]["message"], "success");
+    assert!(
+        gone(&url).await,
+        "the listener of a removed tenant keeps answering"
+    );
+    assert!(
+        !virtual_names(&api)
+            .await
+            .iter()
+            .any(|v| v.starts_with("/T1/"))
+    );
+    let (s, _) = api
+        .req(Method::GET, "/mgmt/tm/ltm/pool/~T1~A1~web_pool", None)
+        .await;
+    assert_eq!(s, 404);
+    // Nothing deployed: GET still answers 200 with a JSON body.
+    let (s, got) = api.req(Method::GET, DECLARE, None).await;
+    assert_eq!(s, 200);
+    assert_eq!(got["class"], "ADC");
+    assert!(got.get("T1").is_none());
+}
+
+#[tokio::test]
+async fn https_service_with_inline_certificate_and_redirect() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), None);
+    let api = Api::new(&server);
+    let member = http_server("secure hello".into()).await;
+    let (port, redirect) = (free_port(), free_port());
+    let ck = rcgen::generate_simple_self_signed(vec!["app.example.test".into()]).unwrap();
+    let app = json!({
+        "class": "Application", "template": "https",
+        "serviceMain": {"class": "Service_HTTPS", "virtualAddresses": ["127.0.0.1"], "virtualPort": port,
+                        "redirectPort": redirect, "pool": "pool", "serverTLS": "webtls",
+                        "profileTCP": {"egress": "wan", "ingress": {"use": "tcp_in"}}},
+        "pool": {"class": "Pool", "members": [{"servicePort": member.port(), "serverAddresses": ["127.0.0.1"]}]},
+        "tcp_in": {"class": "TCP_Profile", "idleTimeout": 120},
+        "webtls": {"class": "TLS_Server", "certificates": [{"certificate": "webcert"}]},
+        "webcert": {"class": "Certificate", "certificate": ck.cert.pem(), "privateKey": ck.signing_key.serialize_pem()}
+    });
+    let (s, b) = api
+        .req(
+            Method::POST,
+            DECLARE,
+            Some(as3(json!({"Web": {"class": "Tenant", "App": app}}))),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+
+    // HTTPS serves with the declared certificate.
+    let r = get_when_up(&format!("https://127.0.0.1:{port}/x"))
+        .await
+        .expect("https listener");
+    let served = r
+        .extensions()
+        .get::<reqwest::tls::TlsInfo>()
+        .and_then(|i| i.peer_certificate())
+        .map(<[u8]>::to_vec);
+    assert_eq!(served.as_deref(), Some(ck.cert.der().as_ref()));
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.text().await.unwrap(), "secure hello");
+
+    // The redirect virtual sends plain HTTP to HTTPS.
+    let r = get_when_up(&format!("http://127.0.0.1:{redirect}/path?q=1"))
+        .await
+        .expect("redirect listener");
+    assert_eq!(r.status(), 302);
+    assert_eq!(r.headers()["location"], "https://127.0.0.1/path?q=1");
+
+    // The objects: ingress/egress TCP profiles, the client-ssl profile, the redirect virtual.
+    let (_, vs) = api
+        .req(
+            Method::GET,
+            "/mgmt/tm/ltm/virtual/~Web~App~serviceMain?expandSubcollections=true",
+            None,
+        )
+        .await;
+    let profiles: Vec<(String, String)> = vs["profilesReference"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["fullPath"].as_str().unwrap().to_string(),
+                p["context"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    for want in [
+        ("/Web/App/tcp_in", "clientside"),
+        ("/Common/f5-tcp-wan", "serverside"),
+        ("/Web/App/webtls", "clientside"),
+        ("/Common/http", "all"),
+    ] {
+        assert!(
+            profiles.contains(&(want.0.to_string(), want.1.to_string())),
+            "{want:?} not in {profiles:?}"
+        );
+    }
+    let (s, rd) = api
+        .req(
+            Method::GET,
+            "/mgmt/tm/ltm/virtual/~Web~App~serviceMain-Redirect-",
+            None,
+        )
+        .await;
+    assert_eq!(s, 200, "{rd}");
+    assert_eq!(rd["rules"], json!(["/Common/_sys_https_redirect"]));
+    let (s, cert) = api
+        .req(
+            Method::GET,
+            "/mgmt/tm/sys/file/ssl-cert/~Web~App~webcert",
+            None,
+        )
+        .await;
+    assert_eq!(s, 200, "{cert}");
+    assert!(
+        cert["subject"].as_str().unwrap().contains("rcgen"),
+        "{cert}"
+    );
+    // The private key is not left in the downloadable directory.
+    assert!(
+        !dir.path().join("downloads").read_dir().unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("as3_"))
+    );
+}
+
+#[tokio::test]
+async fn declaration_and_listeners_come_back_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let member = http_server("still here".into()).await;
+    let port = free_port();
+    let decl = as3(json!({"T1": {"class": "Tenant", "A1": http_app(port, member)}}));
+    {
+        let server = start(dir.path(), None);
+        let api = Api::new(&server);
+        let (s, b) = api.req(Method::POST, DECLARE, Some(decl.clone())).await;
+        assert_eq!(s, 200, "{b}");
+    }
+    let server = start(dir.path(), None);
+    let api = Api::new(&server);
+    let (_, got) = api.req(Method::GET, DECLARE, None).await;
+    assert_eq!(got["T1"], decl["declaration"]["T1"]);
+    assert_eq!(
+        body_of(&format!("http://127.0.0.1:{port}/")).await,
+        (200, "still here".to_string())
+    );
+    let (_, b) = api.req(Method::POST, DECLARE, Some(decl)).await;
+    assert_eq!(b["results"][0]["message"], "no change");
+}
+
+#[tokio::test]
+async fn info_async_tasks_and_dry_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), None);
+    let api = Api::new(&server);
+    let (s, info) = api
+        .req(Method::GET, "/mgmt/shared/appsvcs/info", None)
+        .await;
+    assert_eq!(s, 200);
+    let v: Vec<u32> = info["version"]
+        .as_str()
+        .unwrap()
+        .split('.')
+        .map(|p| p.parse().unwrap())
+        .collect();
+    assert!(v[0] == 3 && v[1] >= 18, "{info}");
+    assert!(info["schemaMinimum"].is_string() && info["schemaCurrent"].is_string());
+
+    let member = http_server("x".into()).await;
+    let port = free_port();
+    let mut decl = as3(json!({"T1": {"class": "Tenant", "A1": http_app(port, member)}}));
+    decl["action"] = json!("dry-run");
+    let (s, b) = api.req(Method::POST, DECLARE, Some(decl.clone())).await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["results"][0]["dryRun"], true);
+    let (_, got) = api.req(Method::GET, DECLARE, None).await;
+    assert!(got.get("T1").is_none(), "a dry run deployed: {got}");
+
+    decl["action"] = json!("deploy");
+    let (s, b) = api
+        .req(Method::POST, &format!("{DECLARE}?async=true"), Some(decl))
+        .await;
+    assert_eq!(s, 202, "{b}");
+    let id = b["id"].as_str().unwrap().to_string();
+    let (s, task) = api
+        .req(
+            Method::GET,
+            &format!("/mgmt/shared/appsvcs/task/{id}"),
+            None,
+        )
+        .await;
+    assert_eq!(s, 200, "{task}");
+    assert_eq!(task["results"][0]["message"], "success", "{task}");
+    assert_eq!(task["results"][0]["tenant"], "T1");
+    let (_, all) = api
+        .req(Method::GET, "/mgmt/shared/appsvcs/task", None)
+        .await;
+    assert!(
+        all["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["id"] == id.as_str())
+    );
+}
