@@ -16,7 +16,7 @@ use super::objects::sys_file::stored_path;
 use super::state::MgmtState;
 use crate::proxy::topology::{ListenerSpec, ListenerStatus, TlsSpec, Topology, UpstreamSpec};
 use crate::store::Table;
-use crate::waf::{CompiledPolicy, Engine};
+use crate::waf::Engine;
 
 /// A topology for a build without a data plane: reports every listener as not served.
 pub struct DetachedTopology;
@@ -193,7 +193,7 @@ impl MgmtState {
             .engines
             .lock()
             .entry(fp.to_string())
-            .or_insert_with(|| Arc::new(Engine::new(CompiledPolicy::allow_all(fp))))
+            .or_insert_with(|| Arc::new(Engine::from_shared(super::asm::running_policy(self, fp))))
             .clone();
         Ok(ListenerSpec {
             name: fp.to_string(),

@@ -8,10 +8,12 @@
 
 pub mod apply;
 pub mod as3;
+pub mod asm;
 pub mod auth;
 pub mod dispatch;
 pub mod engine;
 pub mod error;
+pub mod fetch;
 pub mod kinds;
 pub mod monitor;
 pub mod names;
@@ -43,7 +45,7 @@ pub fn open(
     admin_password: Option<String>,
 ) -> MgmtResult<(Arc<MgmtState>, Option<String>)> {
     let store = Arc::new(Store::open(&cfg.data_dir)?);
-    let st = Arc::new(MgmtState {
+    let st = Arc::new_cyclic(|this| MgmtState {
         store,
         cfg,
         topology,
@@ -54,7 +56,9 @@ pub fn open(
         member_down: Default::default(),
         member_up: Default::default(),
         extensions: Default::default(),
+        this: this.clone(),
     });
+    asm::install(&st);
     let generated = seed::first_start(&st, admin_password)?;
     as3::install(&st);
     st.reapply();

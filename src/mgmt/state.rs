@@ -40,6 +40,10 @@ pub struct MgmtConfig {
     pub lockout_attempts: u32,
     /// How long a locked-out user stays locked, in seconds.
     pub lockout_seconds: u64,
+    /// Limits and destination rules of server-side pulls (`fileReference.link`, policy links).
+    pub fetch: super::fetch::FetchConfig,
+    /// Finished ASM tasks kept per task type (oldest dropped first).
+    pub asm_tasks_kept: usize,
 }
 
 impl Default for MgmtConfig {
@@ -54,6 +58,8 @@ impl Default for MgmtConfig {
             token_timeout: 1200,
             lockout_attempts: 5,
             lockout_seconds: 300,
+            fetch: Default::default(),
+            asm_tasks_kept: 100,
         }
     }
 }
@@ -76,6 +82,8 @@ pub struct MgmtState {
     pub member_up: RwLock<std::collections::HashSet<String>>,
     /// Routes and kinds registered by other modules (ASM policies and tasks, AS3, central tasks).
     pub extensions: RwLock<Extensions>,
+    /// The `Arc` this state lives in, for work that outlives a request (asynchronous tasks).
+    pub this: std::sync::Weak<MgmtState>,
 }
 
 /// What other modules add to the `/mgmt` surface; see [`MgmtState::extend`].

@@ -19,9 +19,21 @@ impl Engine {
         }
     }
 
+    /// An engine starting with a policy that may be shared with other engines.
+    pub fn from_shared(policy: Arc<CompiledPolicy>) -> Self {
+        Engine {
+            active: ArcSwap::new(policy),
+        }
+    }
+
     /// Publishes `policy` with one atomic swap.
     pub fn apply(&self, policy: CompiledPolicy) {
         self.active.store(Arc::new(policy));
+    }
+
+    /// Publishes a policy shared with other engines (one compiled policy on several listeners).
+    pub fn apply_shared(&self, policy: Arc<CompiledPolicy>) {
+        self.active.store(policy);
     }
 
     /// The policy to use for one request, from its start to its end.

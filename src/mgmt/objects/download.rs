@@ -15,7 +15,6 @@ use crate::mgmt::reply::Reply;
 use crate::mgmt::roles::{Role, denied};
 use crate::mgmt::state::Ctx;
 
-const BASE: &str = "/mgmt/shared/file-transfer/downloads";
 /// The largest range served in one answer.
 const MAX_RANGE: u64 = 8 * 1024 * 1024;
 
@@ -38,7 +37,12 @@ pub fn handle(ctx: &Ctx<'_>, _: &[u8]) -> MgmtResult<Reply> {
     if !matches!(ctx.user.role, Role::Admin | Role::ResourceAdmin) {
         return Err(denied(&ctx.user.name, &ctx.method, &ctx.path, &ctx.peer));
     }
-    let name = ctx.path[BASE.len()..].trim_start_matches('/');
+    // Also serves `/mgmt/tm/asm/file-transfer/downloads/<name>` (exported policies).
+    let name = ctx
+        .path
+        .split_once("/file-transfer/downloads")
+        .map_or("", |(_, n)| n)
+        .trim_start_matches('/');
     check_name(name)
         .map_err(|_| MgmtError::bad_request(format!("Invalid download file name '{name}'.")))?;
     let path = ctx.st.downloads_dir().join(name);

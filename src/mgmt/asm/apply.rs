@@ -1,0 +1,222 @@
+//! Apply: the edited version of a policy becomes the applied one and runs in the engine of every
+//! virtual server it is attached to. The policy is compiled first, off the data path; then, under
+//! the apply lock (the one the topology rebuild takes), the applied record is stored and the
+//! compiled policy is published into each engine with one atomic swap: requests in flight finish
+//! on the old snapshot, new ones see the new policy, none is dropped. A policy that fails to
+//! compile fails the apply and leaves the running version in place.
+//! `/mgmt/tm/asm/tasks/apply-policy` wraps [`apply_policy`] as a task.
+//! Imports: `mgmt::*`, `store`, `waf::{Engine, CompiledPolicy}`.
+
+use std::sync::Arc;
+
+use http::Method;
+use serde_json::{Map, Value, json};
+
+use super::compile::compile_stored;
+use super::policies::{
+    POLICIES, applied_key, by_path, compile_error, edited_key, object, object_key, policy_id,
+    stored, virtuals_of,
+};
+use super::tasks::{self, TaskType};
+use crate::mgmt::engine::children;
+use crate::mgmt::error::{MgmtError, MgmtResult};
+use crate::mgmt::ops::parse_object;
+use crate::mgmt::reply::Reply;
+use crate::mgmt::state::{Ctx, MgmtState};
+use crate::store::Table;
+use crate::support::now_micros;
+use crate::waf::CompiledPolicy;
+
+pub static APPLY: TaskType = TaskType {
+    path: "/mgmt/tm/asm/tasks/apply-policy",
+    kind: "tm:asm:tasks:apply-policy:apply-policy-task",
+};
+
+/// The human title of a template name (`POLICY_TEMPLATE_API_SECURITY` → `API Security`).
+pub fn template_title(name: &str) -> String {
+    match name {
+        "POLICY_TEMPLATE_API_SECURITY" => "API Security".into(),
+        "POLICY_TEMPLATE_RAPID_DEPLOYMENT" => "Rapid Deployment Policy".into(),
+        "POLICY_TEMPLATE_NGINX_BASE" => "NGINX Base".into(),
+        other => other
+            .trim_start_matches("POLICY_TEMPLATE_")
+            .split('_')
+            .map(|w| {
+                let lower = w.to_ascii_lowercase();
+                let mut c = lower.chars();
+                c.next()
+                    .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                    .unwrap_or_default()
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+/// Compiles the edited version of `full_path` and makes it the running one on every attached
+/// virtual server. Fails (and changes nothing) when the policy is unknown or does not compile.
+pub fn apply_policy(st: &MgmtState, full_path: &str) -> MgmtResult<()> {
+    let obj = by_path(st, full_path)?;
+    let fp = obj["fullPath"].as_str().unwrap_or_default().to_string();
+    let id = policy_id(&fp);
+    let edited =
+        stored(st, &edited_key(&id))?.ok_or_else(|| MgmtError::not_found("Policy", &fp))?;
+    let compiled = compile_stored(&edited).map_err(|e| compile_error(&fp, &e))?;
+    let policy = Arc::new(compiled.policy);
+    let record = serde_json::to_value(&edited).map_err(|e| MgmtError::internal(e.to_string()))?;
+    let _guard = st.apply_lock.lock();
+    let virtuals = st.store.write(|tx| {
+        let mut obj = match tx.get(Table::Objects, &object_key(&id))? {
+            Some(Value::Object(m)) => m,
+            _ => return Err(MgmtError::not_found("Policy", &fp)),
+        };
+        obj.insert("active".into(), json!(true));
+        obj.insert("isModified".into(), json!(false));
+        obj.insert("lastUpdateMicros".into(), json!(now_micros() as f64));
+        tx.put(Table::Objects, &applied_key(&id), &record)?;
+        let vs = virtuals_of(&obj);
+        tx.put(Table::Objects, &object_key(&id), &Value::Object(obj))?;
+        Ok::<_, MgmtError>(vs)
+    })?;
+    let engines = st.engines.lock();
+    for v in &virtuals {
+        if let Some(e) = engines.get(v) {
+            e.apply_shared(policy.clone());
+        }
+    }
+    Ok(())
+}
+
+/// The applied version of policy `fp`, compiled (None: never applied, or gone).
+fn applied_of(st: &MgmtState, fp: &str) -> MgmtResult<Option<Arc<CompiledPolicy>>> {
+    let Some(s) = stored(st, &applied_key(&policy_id(fp)))? else {
+        return Ok(None);
+    };
+    let loaded = compile_stored(&s).map_err(|e| compile_error(fp, &e))?;
+    Ok(Some(Arc::new(loaded.policy)))
+}
+
+/// Publishes the running policy after an attach or delete: `attached` virtuals run the applied
+/// version of `fp` (allow-all when it has none), `detached` ones allow all.
+pub(super) fn publish_running(
+    st: &MgmtState,
+    fp: &str,
+    attached: &[String],
+    detached: &[String],
+) -> MgmtResult<()> {
+    let applied = if attached.is_empty() {
+        None
+    } else {
+        applied_of(st, fp)?
+    };
+    let _guard = st.apply_lock.lock();
+    let engines = st.engines.lock();
+    for v in attached {
+        if let Some(e) = engines.get(v) {
+            match &applied {
+                Some(p) => e.apply_shared(p.clone()),
+                None => e.apply(CompiledPolicy::allow_all(v)),
+            }
+        }
+    }
+    for v in detached {
+        if let Some(e) = engines.get(v) {
+            e.apply(CompiledPolicy::allow_all(v));
+        }
+    }
+    Ok(())
+}
+
+/// The policy a virtual server's engine starts with (at start-up and when its listener is first
+/// built): the applied version of the policy attached to it, else allow-all.
+pub fn running_policy(st: &MgmtState, virtual_fp: &str) -> Arc<CompiledPolicy> {
+    let attached = children(st, POLICIES).ok().and_then(|ps| {
+        ps.into_iter()
+            .find(|p| virtuals_of(p).iter().any(|v| v == virtual_fp))
+    });
+    if let Some(p) = attached {
+        let fp = p["fullPath"].as_str().unwrap_or_default();
+        match applied_of(st, fp) {
+            Ok(Some(policy)) => return policy,
+            Ok(None) => {}
+            Err(e) => tracing::error!(virtual_server = virtual_fp, error = %e.message,
+                "the applied policy does not compile; the virtual server allows all traffic"),
+        }
+    }
+    Arc::new(CompiledPolicy::allow_all(virtual_fp))
+}
+
+/// The policy a task body names: `policy.fullPath`, `fullPath`, or `policyReference.link`
+/// (whose last path segment is the policy id).
+pub fn target_of(body: &Map<String, Value>) -> Result<Target, String> {
+    let path = body
+        .get("policy")
+        .and_then(|p| p.get("fullPath"))
+        .or_else(|| body.get("fullPath"));
+    if let Some(p) = path {
+        return p
+            .as_str()
+            .map(|s| Target::Path(s.to_string()))
+            .ok_or_else(|| "'policy.fullPath' must be a string.".to_string());
+    }
+    if let Some(l) = body.get("policyReference").and_then(|r| r.get("link")) {
+        let link = l
+            .as_str()
+            .ok_or_else(|| "'policyReference.link' must be a string.".to_string())?;
+        let path = link.split(['?', '#']).next().unwrap_or_default();
+        let id = path
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or_default();
+        if id.is_empty() || !path.contains("/asm/policies/") {
+            return Err(format!(
+                "'policyReference.link' ({link}) does not name a policy (.../mgmt/tm/asm/policies/<id>)."
+            ));
+        }
+        return Ok(Target::Id(id.to_string()));
+    }
+    Err("The request names no policy: give 'policy': {'fullPath': ...} or 'policyReference': {'link': ...}.".into())
+}
+
+/// A policy named by a task.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    Path(String),
+    Id(String),
+}
+
+impl Target {
+    /// The policy object it names.
+    pub fn object(&self, st: &MgmtState) -> MgmtResult<Map<String, Value>> {
+        match self {
+            Target::Path(p) => by_path(st, p),
+            Target::Id(id) => object(st, id),
+        }
+    }
+}
+
+/// `/mgmt/tm/asm/tasks/apply-policy`: POST starts an apply task; GET lists or shows tasks.
+pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
+    if ctx.method != Method::POST || ctx.path != APPLY.path {
+        return tasks::get(ctx, &APPLY);
+    }
+    let req = parse_object(body)?;
+    let target = target_of(&req).map_err(MgmtError::bad_request)?;
+    let obj = target.object(ctx.st)?;
+    let fp = obj["fullPath"].as_str().unwrap_or_default().to_string();
+    let mut fields = Map::new();
+    let reference = json!({"link": obj["selfLink"], "fullPath": fp});
+    fields.insert("policyReference".into(), reference.clone());
+    let task = tasks::create(ctx.st, &APPLY, fields)?;
+    tasks::spawn(ctx.st, &APPLY, &task, move |st| {
+        apply_policy(st, &fp).map_err(|e| e.message)?;
+        let mut out = Map::new();
+        out.insert(
+            "result".into(),
+            json!({"policyReference": reference, "message": format!("The security policy {fp} was applied.")}),
+        );
+        Ok(out)
+    })?;
+    Ok(Reply::json(Value::Object(task)))
+}

@@ -1,0 +1,167 @@
+//! Compiling a policy document in the management plane. The engine reads linked files (OpenAPI
+//! specs, IDL files and their imports, modification documents) through a `Resolver` and does no
+//! IO, so links are pulled here first: the loader runs over an in-memory resolver that records
+//! every link it misses; those are pulled with `mgmt::fetch` and the load runs again, until it
+//! succeeds or fails for another reason. The pulled files are kept with the document, so an
+//! apply (and a restart) compiles exactly what was imported, without the network.
+//! Imports: `mgmt::fetch`, `mgmt::state`, `waf::{policy, resolver}`.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::mgmt::fetch;
+use crate::mgmt::state::MgmtState;
+use crate::waf::policy::{self, Loaded};
+use crate::waf::resolver::MemResolver;
+use crate::waf::{FetchError, Resolver};
+
+/// Most load rounds (each round pulls the links the previous one missed).
+const MAX_ROUNDS: usize = 32;
+
+/// A policy document with the files its links were resolved to.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct Stored {
+    /// The declarative document (`{"policy": {...}}`).
+    pub doc: Value,
+    /// The document's own link, against which relative links resolve.
+    pub base: String,
+    pub files: Vec<Pulled>,
+}
+
+/// One linked file, as written in the document, with its content (base64).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Pulled {
+    pub link: String,
+    pub data: String,
+}
+
+/// Serves pulled files; remembers the links it did not have.
+struct Recording {
+    mem: MemResolver,
+    missed: Mutex<Vec<(String, String)>>,
+}
+
+impl Resolver for Recording {
+    fn fetch(&self, base: &str, link: &str) -> Result<Vec<u8>, FetchError> {
+        self.mem.fetch(base, link).inspect_err(|_| {
+            self.missed
+                .lock()
+                .push((base.to_string(), link.to_string()));
+        })
+    }
+}
+
+/// A link as written, made absolute against the document that contains it.
+pub fn resolve_link(base: &str, link: &str) -> String {
+    if link.contains(':') {
+        return link.to_string();
+    }
+    if base.is_empty() {
+        return format!("file://{link}");
+    }
+    if link.starts_with('/') {
+        if let Some(i) = base.find("://") {
+            let host_end = base[i + 3..].find('/').map_or(base.len(), |j| i + 3 + j);
+            return format!("{}{link}", &base[..host_end]);
+        }
+        return format!("file://{link}");
+    }
+    match base.rsplit_once('/') {
+        Some((dir, _)) => format!("{dir}/{link}"),
+        None => link.to_string(),
+    }
+}
+
+fn bytes_of(doc: &Value) -> Vec<u8> {
+    serde_json::to_vec(doc).unwrap_or_default()
+}
+
+/// Compiles `doc`, pulling its links (each at most once) under the fetch limits of `st`.
+/// Returns the compiled policy and the document with its pulled files; the error is the
+/// loader's message (JSON path and problem) or the pull's (link and reason).
+pub fn compile_fetching(
+    st: &MgmtState,
+    doc: &Value,
+    base: &str,
+) -> Result<(Loaded, Stored), String> {
+    let bytes = bytes_of(doc);
+    let mut files: Vec<Pulled> = Vec::new();
+    let mut rec = Recording {
+        mem: MemResolver::default(),
+        missed: Mutex::new(Vec::new()),
+    };
+    for _ in 0..MAX_ROUNDS {
+        match policy::load(&bytes, base, &rec) {
+            Ok(loaded) => {
+                let stored = Stored {
+                    doc: doc.clone(),
+                    base: base.to_string(),
+                    files,
+                };
+                return Ok((loaded, stored));
+            }
+            Err(e) => {
+                let missed = std::mem::take(&mut *rec.missed.lock());
+                if missed.is_empty() {
+                    return Err(e.0);
+                }
+                for (b, link) in missed {
+                    if rec.mem.0.contains_key(&link) {
+                        continue;
+                    }
+                    let url = resolve_link(&b, &link);
+                    let data = fetch::fetch_blocking(&st.cfg.fetch, &st.cfg.data_dir, &url)?;
+                    files.push(Pulled {
+                        link: link.clone(),
+                        data: STANDARD.encode(&data),
+                    });
+                    rec.mem.0.insert(link, data);
+                }
+            }
+        }
+    }
+    Err(format!(
+        "the policy links more files than can be pulled ({MAX_ROUNDS} rounds)"
+    ))
+}
+
+/// Compiles a stored document from its pulled files only (apply, restart).
+pub fn compile_stored(s: &Stored) -> Result<Loaded, String> {
+    let mut mem = MemResolver::default();
+    for f in &s.files {
+        let data = STANDARD
+            .decode(&f.data)
+            .map_err(|e| format!("stored copy of {}: {e}", f.link))?;
+        mem.0.insert(f.link.clone(), data);
+    }
+    policy::load(&bytes_of(&s.doc), &s.base, &mem).map_err(|e| e.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_links_resolve_against_their_document() {
+        assert_eq!(
+            resolve_link("http://h:8/a/p.json", "spec.yaml"),
+            "http://h:8/a/spec.yaml"
+        );
+        assert_eq!(
+            resolve_link("https://h/a/p.json", "/x/spec.yaml"),
+            "https://h/x/spec.yaml"
+        );
+        assert_eq!(
+            resolve_link("http://h/a/p.json", "file://demo.proto"),
+            "file://demo.proto"
+        );
+        assert_eq!(resolve_link("", "demo.proto"), "file://demo.proto");
+        assert_eq!(
+            resolve_link("file:///var/config/rest/downloads/p.json", "demo.proto"),
+            "file:///var/config/rest/downloads/demo.proto"
+        );
+    }
+}

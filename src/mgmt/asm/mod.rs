@@ -1,0 +1,60 @@
+//! The firewall-policy surface of the controller (`/mgmt/tm/asm/...`): policies, the import,
+//! apply and export tasks, and the bridge that puts applied policies into the engines of the
+//! virtual servers they are attached to.
+//!
+//! - [`policies`]: the policy objects, their edited and applied documents, `put/attach/delete`;
+//! - [`compile`]: pulls the links of a policy (through `mgmt::fetch`) and compiles it;
+//! - [`apply`]: `apply_policy`, the apply task, and the policy a virtual starts with;
+//! - [`tasks`]: the asynchronous task records (NEW → STARTED → COMPLETED | FAILURE);
+//! - [`import`]: the import task (upload, URL, inline forms);
+//! - [`export`]: the export task (inline and as a downloadable file).
+//!
+//! Imports: `mgmt::*`, `store`, `support`, `waf::{policy, resolver, Engine, CompiledPolicy}`.
+
+pub mod apply;
+pub mod compile;
+pub mod export;
+pub mod import;
+pub mod policies;
+pub mod tasks;
+
+use super::dispatch::Route;
+use super::state::MgmtState;
+
+pub use apply::{apply_policy, running_policy};
+pub use policies::{attach_policy, delete_policy, policy_id, put_policy};
+
+/// Every fixed route of the ASM surface.
+static ROUTES: &[Route] = &[
+    Route {
+        path: policies::POLICIES,
+        prefix: true,
+        handler: policies::handle,
+    },
+    Route {
+        path: import::IMPORT.path,
+        prefix: true,
+        handler: import::handle,
+    },
+    Route {
+        path: apply::APPLY.path,
+        prefix: true,
+        handler: apply::handle,
+    },
+    Route {
+        path: export::EXPORT.path,
+        prefix: true,
+        handler: export::handle,
+    },
+    Route {
+        path: "/mgmt/tm/asm/file-transfer/downloads",
+        prefix: true,
+        handler: super::objects::download::handle,
+    },
+];
+
+/// Registers the ASM routes, and fails the tasks a previous run left unfinished.
+pub fn install(st: &MgmtState) {
+    st.extend(ROUTES, &[]);
+    tasks::fail_interrupted(st);
+}

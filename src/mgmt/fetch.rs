@@ -1,0 +1,386 @@
+//! Server-side pulls of files named by URL: an import task's `fileReference.link`, the OpenAPI
+//! and IDL links inside a policy (on import and apply), an AS3 `WAF_Policy.url`.
+//!
+//! A pull is a request the controller makes on a user's behalf, so it is bounded: schemes
+//! `https`, `http` and `file:` only; `file:` stays inside the data directory (symlinks resolved);
+//! at most `max_bytes`, `timeout_secs` for the whole pull (redirects included) and
+//! `max_redirects` hops; every destination address is checked against the deny and allow lists
+//! *after* name resolution, and the connection goes to the address that was checked (so a name
+//! that resolves to a metadata address, or a redirect to one, is refused as well).
+//!
+//! Built on hyper's client connection API (already a dependency) rather than reqwest: we resolve
+//! names ourselves and connect to the checked address, which a higher-level client hides.
+//! TLS is rustls with the ring provider and the webpki roots.
+//! Imports: `support` nothing else; no `proxy` (the data plane's client is not ours to use).
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty, Limited};
+use hyper_util::rt::TokioIo;
+use serde::Deserialize;
+use tokio::net::TcpStream;
+use tokio::time::Instant;
+
+/// The path clients use for the downloads directory (`file:///var/config/rest/downloads/x`).
+const DOWNLOADS: &str = "/var/config/rest/downloads/";
+
+/// Limits and destination rules of server-side pulls (the `fetch` section of the `mgmt` config).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FetchConfig {
+    /// Largest file pulled, in bytes.
+    pub max_bytes: usize,
+    /// Longest time one pull may take (connect, TLS, redirects and body), in seconds.
+    pub timeout_secs: u64,
+    /// Most redirects followed.
+    pub max_redirects: u32,
+    /// When not empty, only these networks may be contacted (CIDR, e.g. `10.0.0.0/8`).
+    pub allow: Vec<Cidr>,
+    /// Networks never contacted; checked before `allow`. Default: link-local and metadata addresses.
+    pub deny: Vec<Cidr>,
+}
+
+impl Default for FetchConfig {
+    fn default() -> Self {
+        FetchConfig {
+            max_bytes: 16 * 1024 * 1024,
+            timeout_secs: 10,
+            max_redirects: 5,
+            allow: Vec::new(),
+            deny: DEFAULT_DENY.iter().filter_map(|c| c.parse().ok()).collect(),
+        }
+    }
+}
+
+/// Link-local (where every cloud's metadata service lives), the other metadata addresses
+/// (Alibaba, AWS over IPv6) and the "this host" network.
+pub const DEFAULT_DENY: &[&str] = &[
+    "169.254.0.0/16",
+    "fe80::/10",
+    "100.100.100.200/32",
+    "fd00:ec2::254/128",
+    "0.0.0.0/8",
+];
+
+/// A network: an address and a prefix length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "String")]
+pub struct Cidr {
+    addr: IpAddr,
+    len: u8,
+}
+
+impl FromStr for Cidr {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("'{s}' is not an address or network (a.b.c.d/n, x::y/n)");
+        let (a, l) = s.split_once('/').unwrap_or((s, ""));
+        let addr: IpAddr = a.trim().parse().map_err(|_| bad())?;
+        let max = if addr.is_ipv4() { 32 } else { 128 };
+        let len = if l.is_empty() {
+            max
+        } else {
+            l.trim().parse::<u8>().map_err(|_| bad())?
+        };
+        if len > max {
+            return Err(bad());
+        }
+        Ok(Cidr {
+            addr: addr.to_canonical(),
+            len,
+        })
+    }
+}
+
+impl TryFrom<String> for Cidr {
+    type Error = String;
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
+    }
+}
+
+impl Cidr {
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        fn prefix(bits: u128, width: u32, len: u8) -> u128 {
+            if len == 0 {
+                0
+            } else {
+                bits >> (width - u32::from(len))
+            }
+        }
+        match (self.addr, ip.to_canonical()) {
+            (IpAddr::V4(n), IpAddr::V4(i)) => {
+                prefix(u32::from(n).into(), 32, self.len)
+                    == prefix(u32::from(i).into(), 32, self.len)
+            }
+            (IpAddr::V6(n), IpAddr::V6(i)) => {
+                prefix(u128::from(n), 128, self.len) == prefix(u128::from(i), 128, self.len)
+            }
+            _ => false,
+        }
+    }
+}
+
+impl FetchConfig {
+    /// Why `ip` may not be contacted, if it may not.
+    pub fn refusal(&self, ip: IpAddr) -> Option<String> {
+        let ip = ip.to_canonical();
+        if let Some(c) = self.deny.iter().find(|c| c.contains(ip)) {
+            return Some(format!(
+                "destination {ip} is refused (deny list entry {}/{})",
+                c.addr, c.len
+            ));
+        }
+        if !self.allow.is_empty() && !self.allow.iter().any(|c| c.contains(ip)) {
+            return Some(format!("destination {ip} is not in the allow list"));
+        }
+        None
+    }
+}
+
+/// Pulls `link` (`https://`, `http://` or `file:`) under the limits of `cfg`; `file:` links are
+/// resolved inside `data_dir` (see [`file_path`]). The error names the link and the reason.
+pub async fn fetch(cfg: &FetchConfig, data_dir: &Path, link: &str) -> Result<Vec<u8>, String> {
+    let fail = |reason: String| format!("{link}: {reason}");
+    let lower = link.to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        let deadline = Instant::now() + Duration::from_secs(cfg.timeout_secs);
+        match tokio::time::timeout_at(deadline, fetch_http(cfg, link)).await {
+            Ok(r) => r.map_err(fail),
+            Err(_) => Err(fail(format!("timed out after {} s", cfg.timeout_secs))),
+        }
+    } else if lower.starts_with("file:") {
+        read_file(cfg, data_dir, link).map_err(fail)
+    } else {
+        Err(fail(
+            "unsupported scheme (expected https, http or file)".into(),
+        ))
+    }
+}
+
+/// [`fetch`] for synchronous callers (handlers run on the blocking pool): runs the pull on a
+/// thread of its own with a small runtime, so it works inside or outside a runtime.
+pub fn fetch_blocking(cfg: &FetchConfig, data_dir: &Path, link: &str) -> Result<Vec<u8>, String> {
+    let (cfg, dir, owned) = (cfg.clone(), data_dir.to_path_buf(), link.to_string());
+    let worker = std::thread::Builder::new()
+        .name("mgmt-fetch".into())
+        .spawn(move || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| format!("{owned}: {e}"))?
+                .block_on(fetch(&cfg, &dir, &owned))
+        })
+        .map_err(|e| format!("{link}: {e}"))?;
+    worker
+        .join()
+        .unwrap_or_else(|_| Err(format!("{link}: fetch failed")))
+}
+
+/// Where a `file:` link points inside the data directory: `file:///var/config/rest/downloads/x`
+/// and relative `file://x` / `file:x` are `<data-dir>/downloads/x`; an absolute path must lie in
+/// the data directory. Symlinks are resolved before the check.
+pub fn file_path(data_dir: &Path, link: &str) -> Result<PathBuf, String> {
+    let rest = link.get(5..).unwrap_or_default();
+    let rest = rest
+        .strip_prefix("//localhost/")
+        .map(|r| format!("/{r}"))
+        .unwrap_or_else(|| rest.strip_prefix("//").unwrap_or(rest).to_string());
+    let rest = percent_encoding::percent_decode_str(&rest)
+        .decode_utf8()
+        .map_err(|_| "the path is not valid UTF-8".to_string())?;
+    let downloads = data_dir.join("downloads");
+    let candidate = match rest.strip_prefix(DOWNLOADS) {
+        Some(name) => downloads.join(name),
+        None if rest.starts_with('/') => PathBuf::from(rest.as_ref()),
+        None => downloads.join(rest.as_ref()),
+    };
+    let root = data_dir
+        .canonicalize()
+        .map_err(|e| format!("data directory: {e}"))?;
+    let real = candidate
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", candidate.display()))?;
+    if !real.starts_with(&root) {
+        return Err(format!(
+            "file links must stay inside the data directory ({} is outside)",
+            candidate.display()
+        ));
+    }
+    Ok(real)
+}
+
+fn read_file(cfg: &FetchConfig, data_dir: &Path, link: &str) -> Result<Vec<u8>, String> {
+    let path = file_path(data_dir, link)?;
+    let meta = std::fs::metadata(&path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    if meta.len() > cfg.max_bytes as u64 {
+        return Err(too_large(cfg));
+    }
+    std::fs::read(&path).map_err(|e| e.to_string())
+}
+
+fn too_large(cfg: &FetchConfig) -> String {
+    format!("larger than the limit of {} bytes", cfg.max_bytes)
+}
+
+async fn fetch_http(cfg: &FetchConfig, link: &str) -> Result<Vec<u8>, String> {
+    let mut url = link.to_string();
+    for _ in 0..=cfg.max_redirects {
+        let uri: http::Uri = url
+            .parse()
+            .map_err(|e| format!("not a valid URL ({url}): {e}"))?;
+        let res = request(cfg, &uri).await?;
+        let status = res.status();
+        if status.is_redirection() {
+            let loc = res
+                .headers()
+                .get(http::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .ok_or_else(|| format!("HTTP {status} without a Location"))?;
+            url = join(&uri, loc)?;
+            continue;
+        }
+        if !status.is_success() {
+            return Err(format!("HTTP status {status} from {url}"));
+        }
+        let announced = res
+            .headers()
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+        if announced.is_some_and(|n| n > cfg.max_bytes as u64) {
+            return Err(too_large(cfg));
+        }
+        let body = Limited::new(res.into_body(), cfg.max_bytes)
+            .collect()
+            .await
+            .map_err(|e| {
+                if e.is::<http_body_util::LengthLimitError>() {
+                    too_large(cfg)
+                } else {
+                    format!("reading the body: {e}")
+                }
+            })?;
+        return Ok(body.to_bytes().to_vec());
+    }
+    Err(format!(
+        "too many redirects (more than {})",
+        cfg.max_redirects
+    ))
+}
+
+/// A redirect target: absolute (`https://...`), or a path on the same origin.
+fn join(base: &http::Uri, loc: &str) -> Result<String, String> {
+    let lower = loc.to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        return Ok(loc.to_string());
+    }
+    if loc.contains("://") {
+        return Err(format!("redirect to an unsupported scheme ({loc})"));
+    }
+    let origin = format!(
+        "{}://{}",
+        base.scheme_str().unwrap_or("http"),
+        base.authority().map(|a| a.as_str()).unwrap_or_default()
+    );
+    if loc.starts_with('/') {
+        return Ok(format!("{origin}{loc}"));
+    }
+    let dir = base.path().rsplit_once('/').map_or("", |(d, _)| d);
+    Ok(format!("{origin}{dir}/{loc}"))
+}
+
+type Resp = http::Response<hyper::body::Incoming>;
+
+async fn request(cfg: &FetchConfig, uri: &http::Uri) -> Result<Resp, String> {
+    let https = match uri.scheme_str() {
+        Some(s) if s.eq_ignore_ascii_case("https") => true,
+        Some(s) if s.eq_ignore_ascii_case("http") => false,
+        _ => return Err("only http and https URLs can be pulled".into()),
+    };
+    let host = uri.host().ok_or("the URL has no host")?;
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });
+    let addrs: Vec<SocketAddr> = match bare.parse::<IpAddr>() {
+        Ok(ip) => vec![SocketAddr::new(ip, port)],
+        Err(_) => tokio::net::lookup_host((bare, port))
+            .await
+            .map_err(|e| format!("cannot resolve {bare}: {e}"))?
+            .collect(),
+    };
+    let mut refused = None;
+    let mut last_err = None;
+    for addr in addrs {
+        if let Some(why) = cfg.refusal(addr.ip()) {
+            refused = Some(why);
+            continue;
+        }
+        match TcpStream::connect(addr).await {
+            Ok(tcp) => return send(tcp, https, bare, uri).await,
+            Err(e) => last_err = Some(format!("connect to {addr}: {e}")),
+        }
+    }
+    Err(last_err
+        .or(refused)
+        .unwrap_or_else(|| format!("{bare} has no address")))
+}
+
+async fn send(tcp: TcpStream, https: bool, host: &str, uri: &http::Uri) -> Result<Resp, String> {
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    let authority = uri.authority().map(|a| a.as_str()).unwrap_or(host);
+    let req = http::Request::get(path)
+        .header(http::header::HOST, authority)
+        .header(http::header::USER_AGENT, "portcullis-fetch")
+        .header(http::header::ACCEPT, "*/*")
+        .body(Empty::<Bytes>::new())
+        .map_err(|e| e.to_string())?;
+    if https {
+        let name = rustls_pki_types::ServerName::try_from(host.to_string())
+            .map_err(|e| format!("invalid TLS server name {host}: {e}"))?;
+        let tls = tokio_rustls::TlsConnector::from(tls_config()?)
+            .connect(name, tcp)
+            .await
+            .map_err(|e| format!("TLS with {host}: {e}"))?;
+        exchange(TokioIo::new(tls), req).await
+    } else {
+        exchange(TokioIo::new(tcp), req).await
+    }
+}
+
+async fn exchange<T>(io: T, req: http::Request<Empty<Bytes>>) -> Result<Resp, String>
+where
+    T: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(io)
+        .await
+        .map_err(|e| format!("HTTP handshake: {e}"))?;
+    tokio::spawn(conn);
+    sender
+        .send_request(req)
+        .await
+        .map_err(|e| format!("request failed: {e}"))
+}
+
+fn tls_config() -> Result<Arc<rustls::ClientConfig>, String> {
+    static CFG: OnceLock<Arc<rustls::ClientConfig>> = OnceLock::new();
+    if let Some(c) = CFG.get() {
+        return Ok(c.clone());
+    }
+    let roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let cfg = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS configuration: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(CFG.get_or_init(|| Arc::new(cfg)).clone())
+}
