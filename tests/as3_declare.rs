@@ -5,8 +5,11 @@
 
 mod mgmt_common;
 
-use mgmt_common::upstream::{free_port, get_when_up, gone, http_server};
+use std::sync::Arc;
+
+use mgmt_common::upstream::{free_port, get_when_up, gone, http_server, http_server_shared};
 use mgmt_common::{Api, start};
+use parking_lot::Mutex;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -382,14 +385,22 @@ async fn info_async_tasks_and_dry_run() {
         .await;
     assert_eq!(s, 202, "{b}");
     let id = b["id"].as_str().unwrap().to_string();
-    let (s, task) = api
-        .req(
-            Method::GET,
-            &format!("/mgmt/shared/appsvcs/task/{id}"),
-            None,
-        )
-        .await;
-    assert_eq!(s, 200, "{task}");
+    let mut task = Value::Null;
+    for _ in 0..100 {
+        let (s, t) = api
+            .req(
+                Method::GET,
+                &format!("/mgmt/shared/appsvcs/task/{id}"),
+                None,
+            )
+            .await;
+        assert_eq!(s, 200, "{t}");
+        task = t;
+        if task["results"][0]["message"] != "in progress" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     assert_eq!(task["results"][0]["message"], "success", "{task}");
     assert_eq!(task["results"][0]["tenant"], "T1");
     let (_, all) = api
@@ -401,5 +412,129 @@ async fn info_async_tasks_and_dry_run() {
             .unwrap()
             .iter()
             .any(|t| t["id"] == id.as_str())
+    );
+}
+
+/// Allows `GET /allowed` only; anything else is VIOL_URL, blocked. `marker` ends up in the
+/// policy description, so two versions differ.
+fn waf_doc(marker: &str) -> String {
+    json!({"policy": {
+        "name": "waf", "description": marker,
+        "template": {"name": "POLICY_TEMPLATE_API_SECURITY"},
+        "enforcementMode": "blocking",
+        "urls": [{"name": "*", "type": "wildcard", "method": "*", "$action": "delete"},
+                 {"name": "/allowed", "method": "GET"}],
+        "blocking-settings": {"violations": [{"name": "VIOL_URL", "alarm": true, "block": true}]}
+    }})
+    .to_string()
+}
+
+async fn assert_blocked(url: &str) {
+    let r = get_when_up(url).await.expect("listener answers");
+    assert_eq!(r.status(), 403, "{url}");
+    assert_eq!(
+        r.headers()["content-type"],
+        "application/json; charset=utf-8"
+    );
+    let v: Value = r.json().await.unwrap();
+    let id = v["supportID"].as_str().expect("supportID");
+    assert!(
+        id.len() >= 19 && id.bytes().all(|b| b.is_ascii_digit()),
+        "{id}"
+    );
+}
+
+#[tokio::test]
+async fn waf_policy_from_a_url_protects_the_listener_in_one_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path(), None);
+    let api = Api::new(&server);
+    let member = http_server("protected upstream".into()).await;
+    let doc = Arc::new(Mutex::new(waf_doc("v1")));
+    let repo = http_server_shared(doc.clone()).await;
+    let port = free_port();
+    let mut app = http_app(port, member);
+    app["serviceMain"]["policyWAF"] = json!({"use": "waf"});
+    app["serviceMain"]["securityLogProfiles"] = json!([{"bigip": "/Common/Log all requests"}]);
+    app["waf"] = json!({"class": "WAF_Policy", "url": format!("http://{repo}/policies/waf.json"), "ignoreChanges": false});
+    let decl = as3(json!({"T1": {"class": "Tenant", "A1": app}}));
+    let (s, b) = api.req(Method::POST, DECLARE, Some(decl.clone())).await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["results"][0]["message"], "success", "{b}");
+
+    let base = format!("http://127.0.0.1:{port}");
+    assert_eq!(
+        body_of(&format!("{base}/allowed")).await,
+        (200, "protected upstream".to_string())
+    );
+    assert_blocked(&format!("{base}/admin?cmd=cat%20/etc/passwd")).await;
+
+    // The policy is an ASM policy attached to the virtual; the virtual names its log profiles.
+    let (_, pols) = api.req(Method::GET, "/mgmt/tm/asm/policies", None).await;
+    let pol = pols["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["fullPath"] == "/T1/A1/waf")
+        .cloned()
+        .expect("policy");
+    assert_eq!(
+        pol["virtualServers"],
+        json!(["/T1/A1/serviceMain"]),
+        "{pol}"
+    );
+    let (_, vs) = api
+        .req(Method::GET, "/mgmt/tm/ltm/virtual/~T1~A1~serviceMain", None)
+        .await;
+    assert_eq!(
+        vs["securityLogProfiles"],
+        json!(["/Common/Log all requests"])
+    );
+
+    // ignoreChanges false: the URL is pulled again; the same content is no change,
+    // a new version is deployed.
+    let (_, b) = api.req(Method::POST, DECLARE, Some(decl.clone())).await;
+    assert_eq!(b["results"][0]["message"], "no change", "{b}");
+    *doc.lock() = waf_doc("v2");
+    let (_, b) = api.req(Method::POST, DECLARE, Some(decl.clone())).await;
+    assert_eq!(b["results"][0]["message"], "success", "{b}");
+    let (_, pols) = api.req(Method::GET, "/mgmt/tm/asm/policies", None).await;
+    assert!(
+        pols["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["fullPath"] == "/T1/A1/waf" && p["description"] == "v2"),
+        "{pols}"
+    );
+    assert_blocked(&format!("{base}/nope")).await;
+
+    // A policy that does not compile fails the tenant and leaves it running as it was.
+    *doc.lock() = json!({"policy": {"name": "waf", "enforcementMode": "sometimes"}}).to_string();
+    let (s, b) = api.req(Method::POST, DECLARE, Some(decl.clone())).await;
+    assert_eq!(s, 422, "{b}");
+    assert!(
+        b["results"][0]["errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("/T1/A1/waf"),
+        "{b}"
+    );
+    assert_blocked(&format!("{base}/nope")).await;
+    assert_eq!(body_of(&format!("{base}/allowed")).await.0, 200);
+
+    // Removing the tenant removes the policy with it.
+    let (s, _) = api
+        .req(Method::DELETE, &format!("{DECLARE}/T1"), None)
+        .await;
+    assert_eq!(s, 200);
+    let (_, pols) = api.req(Method::GET, "/mgmt/tm/asm/policies", None).await;
+    assert!(
+        !pols["items"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|p| p["fullPath"] == "/T1/A1/waf"),
+        "{pols}"
     );
 }

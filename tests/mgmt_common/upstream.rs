@@ -3,17 +3,24 @@
 //! polling a URL until its listener answers.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
+use parking_lot::Mutex;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// An HTTP/1.1 server on 127.0.0.1 answering every request with 200 and `body`.
 pub async fn http_server(body: String) -> SocketAddr {
+    http_server_shared(Arc::new(Mutex::new(body))).await
+}
+
+/// Like [`http_server`], answering with whatever `body` holds at the time of the request.
+pub async fn http_server_shared(body: Arc<Mutex<String>>) -> SocketAddr {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
     tokio::spawn(async move {
         while let Ok((mut s, _)) = l.accept().await {
-            let body = body.clone();
+            let body = body.lock().clone();
             tokio::spawn(async move {
                 let mut buf = vec![0u8; 8192];
                 let mut seen = Vec::new();

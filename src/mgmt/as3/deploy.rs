@@ -222,10 +222,18 @@ fn deploy_tenant(
     if same && waf::unchanged(&policies, stored.as_ref()) {
         return Outcome::new(&t.name, started, "no change");
     }
+    if !dry && let Err(e) = waf::put(st, &policies, stored.as_ref()) {
+        return Outcome::failed(&t.name, started, e);
+    }
     match write_tenant(st, t, &plan, &policies, stored.as_ref(), persist, user, dry) {
         Ok(()) => {
             if !dry {
+                // Policies are attached before the listeners start, so no request passes unchecked.
+                let attached = waf::activate(st, &plan, &policies, stored.as_ref());
                 st.reapply();
+                if let Err(e) = attached {
+                    return Outcome::failed(&t.name, started, e);
+                }
             }
             Outcome {
                 line_count: plan.objects.len(),
@@ -254,7 +262,6 @@ fn write_tenant(
     }
     let outcome = st.store.write(|tx| {
         remove_objects(st, tx, stored)?;
-        waf::remove(st, tx, stored)?;
         let mut keys = Vec::new();
         for obj in &plan.objects {
             let c = coll_of(st, obj.coll)?;
@@ -270,14 +277,14 @@ fn write_tenant(
             })?;
             keys.push(obj.key());
         }
-        let installed = waf::install(st, tx, policies, &plan.attachments, user)?;
+        let (policies, attached) = waf::record(plan, policies);
         // A non-persisted tenant remembers the last persisted declaration for the next start.
         let saved = match stored {
             Some(r) if r["persist"] == json!(false) => r["saved"].clone(),
             Some(r) => r["declaration"].clone(),
             None => Value::Null,
         };
-        let rec = json!({"declaration": t.raw, "objects": keys, "policies": installed,
+        let rec = json!({"declaration": t.raw, "objects": keys, "policies": policies, "attached": attached,
                          "persist": persist, "saved": if persist { Value::Null } else { saved }});
         tx.put(Table::Objects, &tenant_key(&t.name), &rec)?;
         if dry {
@@ -305,19 +312,19 @@ fn remove_tenant_locked(st: &MgmtState, name: &str, dry: bool) -> Outcome {
     let key = tenant_key(name);
     let res = st.store.write(|tx| {
         let Some(rec) = tx.get(Table::Objects, &key)? else {
-            return Ok(false);
+            return Ok(None);
         };
         remove_objects(st, tx, Some(&rec))?;
-        waf::remove(st, tx, Some(&rec))?;
         tx.delete(Table::Objects, &key)?;
         if dry {
             return Err(MgmtError::new(http::StatusCode::OK, DRY_RUN));
         }
-        Ok::<_, MgmtError>(true)
+        Ok::<_, MgmtError>(Some(rec))
     });
     match res {
-        Ok(false) => Outcome::new(name, started, "no change"),
-        Ok(true) => {
+        Ok(None) => Outcome::new(name, started, "no change"),
+        Ok(Some(rec)) => {
+            waf::release(st, &rec);
             st.reapply();
             Outcome::new(name, started, "success")
         }

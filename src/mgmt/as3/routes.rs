@@ -11,7 +11,7 @@ use super::deploy::{self, DECLARE, Outcome};
 use super::model::{self, Action};
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
+use crate::mgmt::state::{Ctx, MgmtState};
 use crate::store::Table;
 use crate::support::now_micros;
 
@@ -115,22 +115,22 @@ fn post(ctx: &Ctx<'_>, body: &[u8], only: Option<&[String]>) -> MgmtResult<Reply
     if flag(ctx, "async") {
         return post_async(ctx, req, only);
     }
-    let (results, decl) = run(ctx, &req, only)?;
+    let (results, decl) = run(ctx.st, &ctx.user.name, &req, only)?;
     answer(ctx, &results, decl, req.action == Action::DryRun)
 }
 
 /// Runs one request; returns the tenant outcomes and the declaration to answer with.
 fn run(
-    ctx: &Ctx<'_>,
+    st: &MgmtState,
+    user: &str,
     req: &model::Request,
     only: Option<&[String]>,
 ) -> MgmtResult<(Vec<Outcome>, Value)> {
-    let user = ctx.user.name.as_str();
     Ok(match req.action {
-        Action::Retrieve => (Vec::new(), deploy::current(ctx.st, only)?),
+        Action::Retrieve => (Vec::new(), deploy::current(st, only)?),
         Action::Remove => {
             let names: Vec<String> = if req.adc.tenants.is_empty() {
-                deploy::stored_tenants(ctx.st)?
+                deploy::stored_tenants(st)?
                     .into_iter()
                     .map(|(n, _)| n)
                     .collect()
@@ -140,13 +140,13 @@ fn run(
             let r = names
                 .iter()
                 .filter(|n| only.is_none_or(|o| o.contains(n)))
-                .map(|n| deploy::remove_tenant(ctx.st, n))
+                .map(|n| deploy::remove_tenant(st, n))
                 .collect();
-            (r, deploy::current(ctx.st, None)?)
+            (r, deploy::current(st, None)?)
         }
         Action::Deploy | Action::DryRun => {
             let dry = req.action == Action::DryRun;
-            let r = deploy::deploy(ctx.st, req, only, user, dry);
+            let r = deploy::deploy(st, req, only, user, dry);
             (r, deploy::posted(&req.adc))
         }
     })
@@ -191,9 +191,14 @@ fn new_id() -> String {
     )
 }
 
-/// `?async=true`: the request becomes a task record (polled at `/task/<id>`); answered 202.
-/// The deploy runs before the answer is sent, so the first poll already sees the outcome.
+/// `?async=true`: the request becomes a task record (polled at `/task/<id>`), answered 202 at
+/// once; the deploy runs on a thread of its own and writes its results into the record.
 fn post_async(ctx: &Ctx<'_>, req: model::Request, only: Option<&[String]>) -> MgmtResult<Reply> {
+    let st = ctx
+        .st
+        .this
+        .upgrade()
+        .ok_or_else(|| MgmtError::internal("the management state is shutting down"))?;
     let id = new_id();
     let link = ctx.st.link(&format!("{TASK}/{id}"));
     let pending = json!({"id": id, "results": [{"message": "in progress", "tenant": "", "host": "localhost",
@@ -216,13 +221,28 @@ fn post_async(ctx: &Ctx<'_>, req: model::Request, only: Option<&[String]>) -> Mg
         }
         tx.put(Table::Tasks, &task_key(&id), &pending)
     })?;
-    let (results, decl) = run(ctx, &req, only)?;
-    let mut done = pending.clone();
-    done["results"] = json!(results_json(&results, req.action == Action::DryRun));
-    done["declaration"] = decl;
-    ctx.st
-        .store
-        .write(|tx| tx.put(Table::Tasks, &task_key(&id), &done))?;
+    let (user, only, mut done, key) = (
+        ctx.user.name.clone(),
+        only.map(<[String]>::to_vec),
+        pending.clone(),
+        task_key(&id),
+    );
+    std::thread::Builder::new()
+        .name("as3-task".into())
+        .spawn(move || {
+            match run(&st, &user, &req, only.as_deref()) {
+                Ok((results, decl)) => {
+                    done["results"] = json!(results_json(&results, req.action == Action::DryRun));
+                    done["declaration"] = decl;
+                }
+                Err(e) => done["results"] = json!([{"code": e.status.as_u16(), "message": e.message,
+                                                    "tenant": "", "host": "localhost", "runTime": 0}]),
+            }
+            if let Err(e) = st.store.write(|tx| tx.put(Table::Tasks, &key, &done)) {
+                tracing::error!(error = %e, "cannot store the AS3 task result");
+            }
+        })
+        .map_err(|e| MgmtError::internal(format!("cannot start the AS3 task: {e}")))?;
     let mut out = pending;
     if let Some(o) = out.as_object_mut() {
         o.remove("created");
