@@ -14,6 +14,8 @@ pub mod routes;
 pub mod secure;
 pub mod seed;
 pub mod service;
+#[cfg(test)]
+mod tests;
 pub mod waf;
 
 use super::dispatch::Route;
