@@ -13,7 +13,7 @@ fn decl(app: Value) -> Value {
 }
 
 fn errors_of(v: Value) -> Vec<String> {
-    parse_value(&v).err().expect("invalid")
+    parse_value(&v).expect_err("invalid")
 }
 
 #[test]
