@@ -331,18 +331,44 @@ async fn https_service_with_inline_certificate_and_redirect() {
 async fn declaration_and_listeners_come_back_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let member = http_server("still here".into()).await;
-    let port = free_port();
+    let (port, port2, port3) = (free_port(), free_port(), free_port());
     let decl = as3(json!({"T1": {"class": "Tenant", "A1": http_app(port, member)}}));
+    // `persist: false`: T2 does not survive a restart; T3 goes back to its persisted version.
+    let mut transient = as3(
+        json!({"T2": {"class": "Tenant", "A1": http_app(port2, member)},
+                                   "T3": {"class": "Tenant", "A1": http_app(port3, member)}}),
+    );
+    transient["persist"] = json!(false);
+
+    let loopback_url = |p: u16| format!("http://127.0.0.1:{p}/");
     {
         let server = start(dir.path(), None);
         let api = Api::new(&server);
         let (s, b) = api.req(Method::POST, DECLARE, Some(decl.clone())).await;
         assert_eq!(s, 200, "{b}");
+        let mut t3_first = as3(json!({"T3": {"class": "Tenant", "A1": http_app(port3, member)}}));
+        t3_first["declaration"]["T3"]["A1"]["serviceMain"]["virtualAddresses"] =
+            json!(["127.0.0.2"]);
+        let (s, b) = api.req(Method::POST, DECLARE, Some(t3_first)).await;
+        assert_eq!(s, 200, "{b}");
+        let (s, b) = api.req(Method::POST, DECLARE, Some(transient)).await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(body_of(&loopback_url(port2)).await.0, 200);
+        assert_eq!(body_of(&loopback_url(port3)).await.0, 200);
     }
     let server = start(dir.path(), None);
     let api = Api::new(&server);
     let (_, got) = api.req(Method::GET, DECLARE, None).await;
     assert_eq!(got["T1"], decl["declaration"]["T1"]);
+    assert!(got.get("T2").is_none(), "{got}");
+    assert_eq!(
+        got["T3"]["A1"]["serviceMain"]["virtualAddresses"],
+        json!(["127.0.0.2"]),
+        "{got}"
+    );
+    assert!(gone(&loopback_url(port2)).await);
+    assert!(gone(&loopback_url(port3)).await);
+    assert_eq!(body_of(&format!("http://127.0.0.2:{port3}/")).await.0, 200);
     assert_eq!(
         body_of(&format!("http://127.0.0.1:{port}/")).await,
         (200, "still here".to_string())
