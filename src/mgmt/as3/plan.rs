@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::classes::{Item, Pem, Service, Target, WafSource};
+use super::classes::{Item, Pem, Service, WafSource};
 use super::model::{Adc, Tenant};
 use crate::mgmt::objects::{pool, profile, sys_file, virtual_server};
 
@@ -110,7 +110,7 @@ pub fn plan_tenant(adc: &Adc, t: &Tenant) -> Plan {
                 Item::TlsServer { certificates } => {
                     let chains: Vec<Value> = certificates
                         .iter()
-                        .map(|c| cert_key_chain(&index, c.path(), &c.target))
+                        .map(|c| cert_key_chain(&index, c.path()))
                         .collect();
                     plan.objects.push(Obj {
                         coll: profile::CLIENT_SSL.path,
@@ -161,21 +161,22 @@ pub fn plan_tenant(adc: &Adc, t: &Tenant) -> Plan {
     plan
 }
 
-/// One `certKeyChain` entry for a certificate: a declared Certificate (its objects share its
-/// full path; an inline chain is `<path>-bundle`) or an existing ssl-cert with its key.
-fn cert_key_chain(index: &BTreeMap<&str, &Item>, path: &str, target: &Target) -> Value {
+/// One `certKeyChain` entry for a declared Certificate: its objects share its full path (an
+/// inline chain is `<path>-bundle`); `bigip` parts name existing files.
+fn cert_key_chain(index: &BTreeMap<&str, &Item>, path: &str) -> Value {
     let name = path.rsplit('/').next().unwrap_or(path);
     let file = |pem: &Pem, own: String| match pem {
         Pem::Inline(_) => own,
         Pem::Bigip(b) => b.clone(),
     };
-    match (target, index.get(path)) {
-        (Target::Use(_), Some(Item::Certificate { cert, key, chain })) => json!({
+    match index.get(path) {
+        Some(Item::Certificate { cert, key, chain }) => json!({
             "name": name,
             "cert": file(cert, path.to_string()),
             "key": file(key, path.to_string()),
             "chain": chain.as_ref().map_or("none".to_string(), |c| file(c, format!("{path}-bundle"))),
         }),
+        // Unreachable for a validated declaration (the pointer resolved to a Certificate).
         _ => json!({"name": name, "cert": path, "key": path, "chain": "none"}),
     }
 }

@@ -9,7 +9,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::Value;
 
-use super::classes::{Item, Pem, WafSource, pointer};
+use super::classes::{Item, Pem, Ptr, Target, WafSource, pointer};
 use super::props::{Errors, Props, valid_bigip_path};
 use crate::mgmt::objects::sys_file::parse_certificate;
 
@@ -28,13 +28,18 @@ pub fn tls_server(p: &Props<'_>, errs: &mut Errors) -> Item {
                 cp.only(&["certificate", "matchToSNI", "sniDefault"], errs);
                 cp.str("matchToSNI", errs);
                 cp.bool("sniDefault", false, errs);
-                match cm.get("certificate") {
-                    Some(v) => certificates.extend(
-                        pointer(&cp, "certificate", v, &["Certificate"], errs).map(|mut x| {
-                            x.prop = format!("certificates/{i}/certificate");
-                            x
-                        }),
+                match cm.get("certificate").map(|v| pointer(&cp, "certificate", v, &["Certificate"], errs)) {
+                    // A certificate and its key come together from a declared Certificate item
+                    // (which may itself name existing files with `bigip`).
+                    Some(Some(Ptr { target: Target::Bigip(_), .. })) => errs.push(
+                        &cp.at("certificate"),
+                        "should point to a Certificate of the declaration (a Certificate may use bigip files)",
                     ),
+                    Some(Some(mut x)) => {
+                        x.prop = format!("certificates/{i}/certificate");
+                        certificates.push(x);
+                    }
+                    Some(None) => {}
                     None => errs.push(&at, "should have required property 'certificate'"),
                 }
             }
