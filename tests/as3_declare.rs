@@ -1,55 +1,19 @@
 //! AS3 declarations against the real `portcullis serve` binary with its data plane: a
 //! declaration builds listeners that carry traffic; invalid ones change nothing; redeploys are
-//! "no change"; HTTPS with an inline certificate and the port-80 redirect; tenant removal;
-//! restart; the async task form and `/info`.
+//! "no change"; HTTPS with an inline certificate and the port-80 redirect; a WAF policy pulled
+//! from a URL protects its listener in one call; tenant removal; restart and `persist`.
 
+mod as3_support;
 mod mgmt_common;
 
 use std::sync::Arc;
 
+use as3_support::{DECLARE, as3, body_of, http_app, virtual_names};
 use mgmt_common::upstream::{free_port, get_when_up, gone, http_server, http_server_shared};
 use mgmt_common::{Api, start};
 use parking_lot::Mutex;
 use reqwest::Method;
 use serde_json::{Value, json};
-
-const DECLARE: &str = "/mgmt/shared/appsvcs/declare";
-
-fn http_app(port: u16, member: std::net::SocketAddr) -> Value {
-    json!({
-        "class": "Application", "template": "http",
-        "serviceMain": {"class": "Service_HTTP", "virtualAddresses": ["127.0.0.1"],
-                        "virtualPort": port, "pool": "web_pool", "profileHTTP": {"use": "xff"}},
-        "web_pool": {"class": "Pool", "monitors": ["tcp"],
-                     "members": [{"servicePort": member.port(), "serverAddresses": ["127.0.0.1"]}]},
-        "xff": {"class": "HTTP_Profile", "xForwardedFor": true}
-    })
-}
-
-fn as3(tenants: Value) -> Value {
-    let mut decl = json!({"class": "ADC", "schemaVersion": "3.18.0", "id": "test-decl"});
-    for (k, v) in tenants.as_object().unwrap() {
-        decl[k] = v.clone();
-    }
-    json!({"class": "AS3", "action": "deploy", "persist": true, "declaration": decl})
-}
-
-async fn body_of(url: &str) -> (u16, String) {
-    let r = get_when_up(url).await.expect("listener answers");
-    let s = r.status().as_u16();
-    (s, r.text().await.unwrap())
-}
-
-async fn virtual_names(api: &Api) -> Vec<String> {
-    let (s, b) = api.req(Method::GET, "/mgmt/tm/ltm/virtual", None).await;
-    assert_eq!(s, 200, "{b}");
-    b["items"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["fullPath"].as_str().unwrap().to_string())
-        .collect()
-}
 
 #[tokio::test]
 async fn http_service_serves_traffic_redeploy_is_no_change_bad_declaration_changes_nothing() {
@@ -375,70 +339,6 @@ async fn declaration_and_listeners_come_back_after_a_restart() {
     );
     let (_, b) = api.req(Method::POST, DECLARE, Some(decl)).await;
     assert_eq!(b["results"][0]["message"], "no change");
-}
-
-#[tokio::test]
-async fn info_async_tasks_and_dry_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = start(dir.path(), None);
-    let api = Api::new(&server);
-    let (s, info) = api
-        .req(Method::GET, "/mgmt/shared/appsvcs/info", None)
-        .await;
-    assert_eq!(s, 200);
-    let v: Vec<u32> = info["version"]
-        .as_str()
-        .unwrap()
-        .split('.')
-        .map(|p| p.parse().unwrap())
-        .collect();
-    assert!(v[0] == 3 && v[1] >= 18, "{info}");
-    assert!(info["schemaMinimum"].is_string() && info["schemaCurrent"].is_string());
-
-    let member = http_server("x".into()).await;
-    let port = free_port();
-    let mut decl = as3(json!({"T1": {"class": "Tenant", "A1": http_app(port, member)}}));
-    decl["action"] = json!("dry-run");
-    let (s, b) = api.req(Method::POST, DECLARE, Some(decl.clone())).await;
-    assert_eq!(s, 200, "{b}");
-    assert_eq!(b["results"][0]["dryRun"], true);
-    let (_, got) = api.req(Method::GET, DECLARE, None).await;
-    assert!(got.get("T1").is_none(), "a dry run deployed: {got}");
-
-    decl["action"] = json!("deploy");
-    let (s, b) = api
-        .req(Method::POST, &format!("{DECLARE}?async=true"), Some(decl))
-        .await;
-    assert_eq!(s, 202, "{b}");
-    let id = b["id"].as_str().unwrap().to_string();
-    let mut task = Value::Null;
-    for _ in 0..100 {
-        let (s, t) = api
-            .req(
-                Method::GET,
-                &format!("/mgmt/shared/appsvcs/task/{id}"),
-                None,
-            )
-            .await;
-        assert_eq!(s, 200, "{t}");
-        task = t;
-        if task["results"][0]["message"] != "in progress" {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert_eq!(task["results"][0]["message"], "success", "{task}");
-    assert_eq!(task["results"][0]["tenant"], "T1");
-    let (_, all) = api
-        .req(Method::GET, "/mgmt/shared/appsvcs/task", None)
-        .await;
-    assert!(
-        all["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|t| t["id"] == id.as_str())
-    );
 }
 
 /// Allows `GET /allowed` only; anything else is VIOL_URL, blocked. `marker` ends up in the

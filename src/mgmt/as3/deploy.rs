@@ -96,10 +96,11 @@ pub fn deploy(
 ) -> Vec<Outcome> {
     let _one = DEPLOY.lock();
     let wanted = |t: &str| only.is_none_or(|o| o.iter().any(|x| x == t));
-    let mut out: Vec<Outcome> = req
-        .adc
-        .tenants
-        .iter()
+    // Common first: other tenants may point to its Shared application.
+    let mut tenants: Vec<&Tenant> = req.adc.tenants.iter().collect();
+    tenants.sort_by_key(|t| t.name != "Common");
+    let mut out: Vec<Outcome> = tenants
+        .into_iter()
         .filter(|t| wanted(&t.name))
         .map(|t| deploy_tenant(st, &req.adc, t, req.persist, user, dry))
         .collect();
