@@ -49,6 +49,10 @@ pub struct Tenant {
     pub name: String,
     /// The tenant's JSON as declared (what "no change" compares).
     pub raw: Value,
+    /// Added to addresses that name no route domain (`%N`).
+    pub route_domain: u16,
+    /// `enable: false` disables every virtual of the tenant.
+    pub enabled: bool,
     pub apps: Vec<App>,
 }
 
@@ -57,6 +61,8 @@ pub struct Tenant {
 pub struct App {
     pub name: String,
     pub template: &'static str,
+    /// `enable: false` disables every virtual of the application.
+    pub enabled: bool,
     pub items: Vec<Named>,
 }
 
@@ -233,8 +239,8 @@ fn parse_adc(d: &Map<String, Value>, errs: &mut Errors) -> Adc {
 fn parse_tenant(name: &str, v: &Value, errs: &mut Errors) -> Option<Tenant> {
     let m = v.as_object()?;
     let p = Props::new(format!("/{name}"), m);
-    p.int("defaultRouteDomain", 0, 0, 65534, errs);
-    p.bool("enable", true, errs);
+    let route_domain = p.int("defaultRouteDomain", 0, 0, 65534, errs) as u16;
+    let enabled = p.bool("enable", true, errs);
     p.str("optimisticLockKey", errs);
     let mut apps = Vec::new();
     for (k, av) in m {
@@ -270,6 +276,8 @@ fn parse_tenant(name: &str, v: &Value, errs: &mut Errors) -> Option<Tenant> {
     Some(Tenant {
         name: name.to_string(),
         raw: v.clone(),
+        route_domain,
+        enabled,
         apps,
     })
 }
@@ -283,7 +291,7 @@ fn parse_app(tenant: &str, name: &str, m: &Map<String, Value>, errs: &mut Errors
         &["generic", "http", "https", "shared"],
         errs,
     );
-    p.bool("enable", true, errs);
+    let enabled = p.bool("enable", true, errs);
     let mut items = Vec::new();
     for (k, iv) in m {
         if matches!(
@@ -326,6 +334,7 @@ fn parse_app(tenant: &str, name: &str, m: &Map<String, Value>, errs: &mut Errors
     App {
         name: name.to_string(),
         template,
+        enabled,
         items,
     }
 }

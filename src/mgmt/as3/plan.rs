@@ -131,8 +131,9 @@ pub fn plan_tenant(adc: &Adc, t: &Tenant) -> Plan {
                         .map(|m| {
                             let v6 = m.address.contains(':');
                             let sep = if v6 { '.' } else { ':' };
-                            json!({"name": format!("{}{sep}{}", m.address, m.port), "partition": t.name,
-                                   "address": m.address,
+                            let address = with_route_domain(&m.address, t.route_domain);
+                            json!({"name": format!("{address}{sep}{}", m.port), "partition": t.name,
+                                   "address": address,
                                    "session": if m.enabled { "user-enabled" } else { "user-disabled" }})
                         })
                         .collect();
@@ -145,7 +146,13 @@ pub fn plan_tenant(adc: &Adc, t: &Tenant) -> Plan {
                         body,
                     });
                 }
-                Item::Service(s) => service(&mut plan, &t.name, fp, s),
+                Item::Service(s) => {
+                    let on = Switches {
+                        route_domain: t.route_domain,
+                        enabled: t.enabled && app.enabled && s.enabled,
+                    };
+                    service(&mut plan, &t.name, fp, s, on)
+                }
                 Item::WafPolicy {
                     source,
                     enforcement,
@@ -189,7 +196,23 @@ fn destination(tenant: &str, addr: &str, port: u16) -> String {
     }
 }
 
-fn service(plan: &mut Plan, tenant: &str, fp: &str, s: &Service) {
+/// `10.0.0.1` → `10.0.0.1%2` in a tenant with `defaultRouteDomain: 2` (an explicit `%N` wins).
+fn with_route_domain(addr: &str, rd: u16) -> String {
+    if rd == 0 || addr.contains('%') {
+        addr.to_string()
+    } else {
+        format!("{addr}%{rd}")
+    }
+}
+
+/// What the tenant and application decide for their services.
+#[derive(Clone, Copy)]
+struct Switches {
+    route_domain: u16,
+    enabled: bool,
+}
+
+fn service(plan: &mut Plan, tenant: &str, fp: &str, s: &Service, on: Switches) {
     let tcp = if s.tcp_client.path() == s.tcp_server.path() {
         vec![json!({"name": s.tcp_client.path(), "context": "all"})]
     } else {
@@ -200,6 +223,7 @@ fn service(plan: &mut Plan, tenant: &str, fp: &str, s: &Service) {
     };
     let logs: Vec<&str> = s.log_profiles.iter().map(|p| p.path()).collect();
     for (i, addr) in s.addresses.iter().enumerate() {
+        let addr = &with_route_domain(addr, on.route_domain);
         let name = if i == 0 {
             fp.to_string()
         } else {
@@ -220,7 +244,7 @@ fn service(plan: &mut Plan, tenant: &str, fp: &str, s: &Service) {
         if let Some(p) = &s.pool {
             body["pool"] = json!(p.path());
         }
-        if !s.enabled {
+        if !on.enabled {
             body["disabled"] = json!(true);
         }
         plan.objects.push(Obj {
@@ -240,7 +264,7 @@ fn service(plan: &mut Plan, tenant: &str, fp: &str, s: &Service) {
                     "destination": destination(tenant, addr, port),
                     "profiles": profiles,
                     "rules": [HTTPS_REDIRECT_RULE],
-                    "disabled": !s.enabled,
+                    "disabled": !on.enabled,
                 }),
             });
         }

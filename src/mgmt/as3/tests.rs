@@ -160,3 +160,25 @@ fn fuzz_seeds_parse_or_fail_cleanly() {
     }
     assert!(n >= 5);
 }
+
+#[test]
+fn route_domain_and_enable_of_tenant_and_application() {
+    let v = json!({"class": "ADC", "schemaVersion": "3.18.0",
+        "T": {"class": "Tenant", "defaultRouteDomain": 2, "A": {"class": "Application", "enable": false,
+            "svc": {"class": "Service_HTTP", "virtualAddresses": ["10.0.0.1", "10.0.0.2%3"], "pool": "p"},
+            "p": {"class": "Pool", "members": [{"servicePort": 80, "serverAddresses": ["192.0.2.1"]}]}}}});
+    let req = parse_value(&v).unwrap();
+    let plan = plan_tenant(&req.adc, &req.adc.tenants[0]);
+    let body = |n: &str| {
+        plan.objects
+            .iter()
+            .find(|o| o.body["name"] == n)
+            .unwrap()
+            .body
+            .clone()
+    };
+    assert_eq!(body("/T/A/svc")["destination"], "/T/10.0.0.1%2:80");
+    assert_eq!(body("/T/A/svc")["disabled"], true);
+    assert_eq!(body("/T/A/svc-1-")["destination"], "/T/10.0.0.2%3:80");
+    assert_eq!(body("/T/A/p")["members"][0]["name"], "192.0.2.1%2:80");
+}
