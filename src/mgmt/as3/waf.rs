@@ -16,6 +16,7 @@ use super::plan::Plan;
 use crate::mgmt::asm;
 use crate::mgmt::fetch::fetch_blocking;
 use crate::mgmt::state::MgmtState;
+use crate::store::Table;
 
 /// A declared policy ready to store.
 #[derive(Debug)]
@@ -62,6 +63,12 @@ fn stored_url(stored: Option<&Value>, fp: &str) -> Option<String> {
         .iter()
         .find(|p| p["fullPath"] == fp)
         .and_then(|p| p["url"].as_str().map(str::to_string))
+}
+
+/// Whether the virtual server still exists (a policy's list may name one deleted since).
+fn virtual_exists(st: &MgmtState, full_path: &str) -> bool {
+    let key = format!("/mgmt/tm/ltm/virtual/{}", full_path.replace('/', "~"));
+    st.store.get(Table::Objects, &key).ok().flatten().is_some()
 }
 
 /// Pulls the declared policies and checks the `bigip` ones exist; the error names the policy.
@@ -191,12 +198,20 @@ pub fn activate(
 ) -> Result<(), String> {
     let err = |fp: &str, e: crate::mgmt::MgmtError| format!("{fp}: {}", e.message);
     for p in prepared {
-        let virtuals: Vec<String> = plan
-            .attachments
-            .iter()
-            .filter(|(pol, _)| *pol == p.full_path)
-            .map(|(_, v)| v.clone())
+        // Virtuals of other tenants that point to this policy (`use: /Common/Shared/...`) keep it.
+        let tenant = format!("/{}/", p.full_path.split('/').nth(1).unwrap_or_default());
+        let mut virtuals: Vec<String> = asm::policies::by_path(st, &p.full_path)
+            .map(|o| asm::policies::virtuals_of(&o))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|v| !v.starts_with(&tenant) && virtual_exists(st, v))
             .collect();
+        virtuals.extend(
+            plan.attachments
+                .iter()
+                .filter(|(pol, _)| *pol == p.full_path)
+                .map(|(_, v)| v.clone()),
+        );
         if p.doc.is_some() {
             asm::apply_policy(st, &p.full_path).map_err(|e| err(&p.full_path, e))?;
         }
@@ -219,6 +234,7 @@ pub fn activate(
         };
         let mut list: Vec<String> = asm::policies::virtuals_of(&obj)
             .into_iter()
+            .filter(|v| virtual_exists(st, v))
             .filter(|v| {
                 !old_attached.iter().any(|(p, ov)| p == policy && ov == v)
                     || ours.contains(&v.as_str())
