@@ -296,7 +296,11 @@ async fn declaration_and_listeners_come_back_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let member = http_server("still here".into()).await;
     let (port, port2, port3) = (free_port(), free_port(), free_port());
-    let decl = as3(json!({"T1": {"class": "Tenant", "A1": http_app(port, member)}}));
+    // T1 is protected by an inline WAF policy; the protection comes back with the listener.
+    let mut app = http_app(port, member);
+    app["serviceMain"]["policyWAF"] = json!({"use": "waf"});
+    app["waf"] = json!({"class": "WAF_Policy", "policy": {"text": waf_doc("inline")}});
+    let decl = as3(json!({"T1": {"class": "Tenant", "A1": app}}));
     // `persist: false`: T2 does not survive a restart; T3 goes back to its persisted version.
     let mut transient = as3(
         json!({"T2": {"class": "Tenant", "A1": http_app(port2, member)},
@@ -334,9 +338,10 @@ async fn declaration_and_listeners_come_back_after_a_restart() {
     assert!(gone(&loopback_url(port3)).await);
     assert_eq!(body_of(&format!("http://127.0.0.2:{port3}/")).await.0, 200);
     assert_eq!(
-        body_of(&format!("http://127.0.0.1:{port}/")).await,
+        body_of(&format!("http://127.0.0.1:{port}/allowed")).await,
         (200, "still here".to_string())
     );
+    assert_blocked(&format!("http://127.0.0.1:{port}/elsewhere")).await;
     let (_, b) = api.req(Method::POST, DECLARE, Some(decl)).await;
     assert_eq!(b["results"][0]["message"], "no change");
 }
