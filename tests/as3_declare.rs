@@ -9,8 +9,8 @@ mod mgmt_common;
 use std::sync::Arc;
 
 use as3_support::{DECLARE, as3, body_of, http_app, virtual_names};
-use mgmt_common::upstream::{free_port, get_when_up, gone, http_server, http_server_shared};
-use mgmt_common::{Api, start};
+use mgmt_common::upstream::{get_when_up, gone, http_server, http_server_shared};
+use mgmt_common::{Api, free_port, start};
 use parking_lot::Mutex;
 use reqwest::Method;
 use serde_json::{Value, json};

@@ -6,8 +6,8 @@ mod as3_support;
 mod mgmt_common;
 
 use as3_support::{DECLARE, as3, body_of, http_app};
-use mgmt_common::upstream::{free_port, gone, http_server};
-use mgmt_common::{Api, start};
+use mgmt_common::upstream::{gone, http_server};
+use mgmt_common::{Api, free_port, start};
 use reqwest::Method;
 use serde_json::{Value, json};
 

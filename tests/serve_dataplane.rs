@@ -5,56 +5,9 @@ mod mgmt_common;
 
 use std::time::Duration;
 
-use mgmt_common::{Api, start};
+use mgmt_common::{Api, free_port, get, start, upstream};
 use reqwest::Method;
 use serde_json::json;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// A tiny HTTP/1.1 upstream answering every request with `hello from upstream`.
-async fn upstream() -> std::net::SocketAddr {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((mut s, _)) = l.accept().await {
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 8192];
-                let mut seen = Vec::new();
-                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match s.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => seen.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let body = "hello from upstream";
-                let resp = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = s.write_all(resp.as_bytes()).await;
-            });
-        }
-    });
-    addr
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-async fn get(url: &str) -> Result<(u16, String), reqwest::Error> {
-    let r = reqwest::Client::builder()
-        .timeout(Duration::from_secs(5))
-        .build()?
-        .get(url)
-        .send()
-        .await?;
-    let status = r.status().as_u16();
-    Ok((status, r.text().await?))
-}
 
 #[tokio::test]
 async fn a_virtual_and_pool_created_over_rest_serve_traffic() {

@@ -194,6 +194,11 @@ pub fn file_path(data_dir: &Path, link: &str) -> Result<PathBuf, String> {
     let rest = percent_encoding::percent_decode_str(&rest)
         .decode_utf8()
         .map_err(|_| "the path is not valid UTF-8".to_string())?;
+    if rest.split('/').any(|c| c == "..") {
+        return Err(format!(
+            "file links must stay inside the data directory ('..' in {rest})"
+        ));
+    }
     let downloads = data_dir.join("downloads");
     let candidate = match rest.strip_prefix(DOWNLOADS) {
         Some(name) => downloads.join(name),
@@ -383,4 +388,72 @@ fn tls_config() -> Result<Arc<rustls::ClientConfig>, String> {
         .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(CFG.get_or_init(|| Arc::new(cfg)).clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_deny_list_refuses_link_local_and_metadata() {
+        let cfg = FetchConfig::default();
+        for ip in [
+            "169.254.169.254",
+            "fe80::1",
+            "::ffff:169.254.169.254",
+            "100.100.100.200",
+            "fd00:ec2::254",
+            "0.0.0.0",
+        ] {
+            let ip: IpAddr = ip.parse().expect("ip");
+            assert!(cfg.refusal(ip).is_some(), "{ip} allowed");
+        }
+        for ip in ["127.0.0.1", "10.1.2.3", "::1", "2001:db8::1"] {
+            assert_eq!(cfg.refusal(ip.parse().expect("ip")), None, "{ip}");
+        }
+        let only = FetchConfig {
+            allow: vec!["10.0.0.0/8".parse().expect("cidr")],
+            ..FetchConfig::default()
+        };
+        assert!(only.refusal("10.9.9.9".parse().expect("ip")).is_none());
+        assert!(only.refusal("127.0.0.1".parse().expect("ip")).is_some());
+        for bad in ["10.0.0.0/33", "x/8", "::/129", ""] {
+            assert!(bad.parse::<Cidr>().is_err(), "{bad}");
+        }
+        assert!(
+            "0.0.0.0/0"
+                .parse::<Cidr>()
+                .expect("all")
+                .contains("8.8.8.8".parse().expect("ip"))
+        );
+    }
+
+    #[test]
+    fn file_links_stay_in_the_data_directory() {
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::create_dir_all(dir.path().join("downloads")).expect("mkdir");
+        std::fs::write(dir.path().join("downloads/a.json"), b"{}").expect("write");
+        let want = dir
+            .path()
+            .join("downloads/a.json")
+            .canonicalize()
+            .expect("canon");
+        for link in [
+            "file:///var/config/rest/downloads/a.json",
+            "file://a.json",
+            "file:a.json",
+        ] {
+            assert_eq!(file_path(dir.path(), link).expect(link), want, "{link}");
+        }
+        let abs = format!("file://{}", want.display());
+        assert_eq!(file_path(dir.path(), &abs).expect("abs"), want);
+        assert!(file_path(dir.path(), "file:///etc/hostname").is_err());
+        assert!(file_path(dir.path(), "file://../downloads/a.json").is_err());
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("/etc", dir.path().join("downloads/etc")).expect("link");
+            let e = file_path(dir.path(), "file://etc/hostname").expect_err("symlink out");
+            assert!(e.contains("inside the data directory"), "{e}");
+        }
+    }
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::{Client, Method, StatusCode};
 use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 pub const PASS: &str = "Adm1n-pass-for-tests";
 
@@ -128,4 +129,68 @@ pub fn assert_error(body: &Value, code: u16) {
             && body["referer"].is_string(),
         "{body}"
     );
+}
+
+/// An HTTP answer of [`http_table`]: status, extra header lines (each ending in `\r\n`), body.
+pub type Canned = (u16, String, Vec<u8>);
+
+/// A tiny HTTP/1.1 server on loopback answering each request path from `table` (else `default`),
+/// one request per connection.
+pub async fn http_table(
+    table: std::collections::HashMap<String, Canned>,
+    default: Canned,
+) -> std::net::SocketAddr {
+    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    let table = std::sync::Arc::new(table);
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = l.accept().await {
+            let (table, default) = (table.clone(), default.clone());
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 8192];
+                let mut seen = Vec::new();
+                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match s.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => seen.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let head = String::from_utf8_lossy(&seen).to_string();
+                let path = head.split(' ').nth(1).unwrap_or("/");
+                let (status, extra, body) = table.get(path).unwrap_or(&default);
+                let resp = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-length: {}\r\n{extra}connection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = s.write_all(resp.as_bytes()).await;
+                let _ = s.write_all(body).await;
+            });
+        }
+    });
+    addr
+}
+
+/// A tiny HTTP/1.1 upstream answering every request with `hello from upstream`.
+pub async fn upstream() -> std::net::SocketAddr {
+    let hello = (200, String::new(), b"hello from upstream".to_vec());
+    http_table(Default::default(), hello).await
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub async fn get(url: &str) -> Result<(u16, String), reqwest::Error> {
+    let r = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()?
+        .get(url)
+        .send()
+        .await?;
+    let status = r.status().as_u16();
+    Ok((status, r.text().await?))
 }

@@ -1,6 +1,6 @@
 //! Loopback helpers for tests that send traffic through listeners the management plane
-//! creates: a tiny HTTP/1.1 server answering every request with one body, free ports, and
-//! polling a URL until its listener answers.
+//! creates: HTTP/1.1 servers answering every request with one body, and polling a URL until
+//! its listener answers (or until it is gone).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -9,12 +9,14 @@ use std::time::Duration;
 use parking_lot::Mutex;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// An HTTP/1.1 server on 127.0.0.1 answering every request with 200 and `body`.
+/// An HTTP/1.1 server on 127.0.0.1 answering every request with 200 and `body` (JSON).
 pub async fn http_server(body: String) -> SocketAddr {
-    http_server_shared(Arc::new(Mutex::new(body))).await
+    let json = "content-type: application/json\r\n".to_string();
+    super::http_table(Default::default(), (200, json, body.into_bytes())).await
 }
 
-/// Like [`http_server`], answering with whatever `body` holds at the time of the request.
+/// Like [`http_server`], answering with whatever `body` holds at the time of the request
+/// (a policy repository whose document changes between deploys).
 pub async fn http_server_shared(body: Arc<Mutex<String>>) -> SocketAddr {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
@@ -39,15 +41,6 @@ pub async fn http_server_shared(body: Arc<Mutex<String>>) -> SocketAddr {
         }
     });
     addr
-}
-
-/// A free TCP port on 127.0.0.1 (bound, then released).
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A plain client that neither follows redirects nor verifies certificates.

@@ -1,9 +1,10 @@
 //! Apply: the edited version of a policy becomes the applied one and runs in the engine of every
 //! virtual server it is attached to. The policy is compiled first, off the data path; then, under
-//! the apply lock (the one the topology rebuild takes), the applied record is stored and the
-//! compiled policy is published into each engine with one atomic swap: requests in flight finish
-//! on the old snapshot, new ones see the new policy, none is dropped. A policy that fails to
-//! compile fails the apply and leaves the running version in place.
+//! the apply lock (the one the topology rebuild takes), the compiled policy is published into each
+//! engine with one atomic swap (requests in flight finish on the old snapshot, new ones see the
+//! new policy, none is dropped) and the applied record is committed; if the commit fails, the
+//! previous policies are swapped back. A policy that fails to compile fails the apply and leaves
+//! the running version in place.
 //! `/mgmt/tm/asm/tasks/apply-policy` wraps [`apply_policy`] as a task.
 //! Imports: `mgmt::*`, `store`, `waf::{Engine, CompiledPolicy}`.
 
@@ -12,10 +13,10 @@ use std::sync::Arc;
 use http::Method;
 use serde_json::{Map, Value, json};
 
-use super::compile::compile_stored;
+use super::compile::compiled;
 use super::policies::{
-    POLICIES, applied_key, by_path, compile_error, edited_key, object, object_key, policy_id,
-    stored, virtuals_of,
+    POLICIES, applied_key, by_path, compile_error, edited_key, fp_of, object, object_key,
+    policy_id, stored, virtuals_of,
 };
 use super::tasks::{self, TaskType};
 use crate::mgmt::engine::children;
@@ -57,34 +58,49 @@ pub fn template_title(name: &str) -> String {
 /// virtual server. Fails (and changes nothing) when the policy is unknown or does not compile.
 pub fn apply_policy(st: &MgmtState, full_path: &str) -> MgmtResult<()> {
     let obj = by_path(st, full_path)?;
-    let fp = obj["fullPath"].as_str().unwrap_or_default().to_string();
+    let fp = fp_of(&obj);
     let id = policy_id(&fp);
     let edited =
         stored(st, &edited_key(&id))?.ok_or_else(|| MgmtError::not_found("Policy", &fp))?;
-    let compiled = compile_stored(&edited).map_err(|e| compile_error(&fp, &e))?;
-    let policy = Arc::new(compiled.policy);
+    let policy = compiled(&edited).map_err(|e| compile_error(&fp, &e))?;
     let record = serde_json::to_value(&edited).map_err(|e| MgmtError::internal(e.to_string()))?;
     let _guard = st.apply_lock.lock();
-    let virtuals = st.store.write(|tx| {
+    // Publish first, then make it durable: enforcement does not wait for the commit, and a
+    // failed commit puts the previous policies back (nothing is half-applied).
+    let previous: Vec<_> = {
+        let engines = st.engines.lock();
+        virtuals_of(&object(st, &id)?)
+            .iter()
+            .filter_map(|v| engines.get(v))
+            .map(|e| {
+                let old = e.snapshot();
+                e.apply_shared(policy.clone());
+                (e.clone(), old)
+            })
+            .collect()
+    };
+    let committed = st.store.write(|tx| {
         let mut obj = match tx.get(Table::Objects, &object_key(&id))? {
             Some(Value::Object(m)) => m,
             _ => return Err(MgmtError::not_found("Policy", &fp)),
         };
+        let current = tx.get(Table::Objects, &edited_key(&id))?;
         obj.insert("active".into(), json!(true));
-        obj.insert("isModified".into(), json!(false));
+        obj.insert(
+            "isModified".into(),
+            json!(current.as_ref() != Some(&record)),
+        );
         obj.insert("lastUpdateMicros".into(), json!(now_micros() as f64));
         tx.put(Table::Objects, &applied_key(&id), &record)?;
-        let vs = virtuals_of(&obj);
         tx.put(Table::Objects, &object_key(&id), &Value::Object(obj))?;
-        Ok::<_, MgmtError>(vs)
-    })?;
-    let engines = st.engines.lock();
-    for v in &virtuals {
-        if let Some(e) = engines.get(v) {
-            e.apply_shared(policy.clone());
+        Ok::<_, MgmtError>(())
+    });
+    if committed.is_err() {
+        for (engine, old) in previous {
+            engine.apply_shared(old);
         }
     }
-    Ok(())
+    committed
 }
 
 /// The applied version of policy `fp`, compiled (None: never applied, or gone).
@@ -92,8 +108,7 @@ fn applied_of(st: &MgmtState, fp: &str) -> MgmtResult<Option<Arc<CompiledPolicy>
     let Some(s) = stored(st, &applied_key(&policy_id(fp)))? else {
         return Ok(None);
     };
-    let loaded = compile_stored(&s).map_err(|e| compile_error(fp, &e))?;
-    Ok(Some(Arc::new(loaded.policy)))
+    compiled(&s).map(Some).map_err(|e| compile_error(fp, &e))
 }
 
 /// Publishes the running policy after an attach or delete: `attached` virtuals run the applied
@@ -135,8 +150,8 @@ pub fn running_policy(st: &MgmtState, virtual_fp: &str) -> Arc<CompiledPolicy> {
             .find(|p| virtuals_of(p).iter().any(|v| v == virtual_fp))
     });
     if let Some(p) = attached {
-        let fp = p["fullPath"].as_str().unwrap_or_default();
-        match applied_of(st, fp) {
+        let fp = fp_of(&p);
+        match applied_of(st, &fp) {
             Ok(Some(policy)) => return policy,
             Ok(None) => {}
             Err(e) => tracing::error!(virtual_server = virtual_fp, error = %e.message,
@@ -188,11 +203,12 @@ pub enum Target {
 
 impl Target {
     /// The policy object it names.
-    pub fn object(&self, st: &MgmtState) -> MgmtResult<Map<String, Value>> {
+    pub fn object(&self, st: &MgmtState) -> MgmtResult<Value> {
         match self {
             Target::Path(p) => by_path(st, p),
             Target::Id(id) => object(st, id),
         }
+        .map(Value::Object)
     }
 }
 

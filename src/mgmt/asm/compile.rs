@@ -4,16 +4,24 @@
 //! every link it misses; those are pulled with `mgmt::fetch` and the load runs again, until it
 //! succeeds or fails for another reason. The pulled files are kept with the document, so an
 //! apply (and a restart) compiles exactly what was imported, without the network.
+//!
+//! Compiling a stored record is a pure function of the record, so the last few compiled
+//! policies are remembered by the SHA-256 of the record: the apply that follows an import is a
+//! swap, not a second compile, and virtuals sharing an applied policy share one compiled copy.
 //! Imports: `mgmt::fetch`, `mgmt::state`, `waf::{policy, resolver}`.
+
+use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use sha2::{Digest as _, Sha256};
 
 use crate::mgmt::fetch;
 use crate::mgmt::state::MgmtState;
+use crate::waf::CompiledPolicy;
 use crate::waf::policy::{self, Loaded};
 use crate::waf::resolver::MemResolver;
 use crate::waf::{FetchError, Resolver};
@@ -126,6 +134,38 @@ pub fn compile_fetching(
     Err(format!(
         "the policy links more files than can be pulled ({MAX_ROUNDS} rounds)"
     ))
+}
+
+/// Compiled policies remembered, most recent last.
+const MEMO_SIZE: usize = 8;
+type Memo = Vec<(Vec<u8>, Arc<CompiledPolicy>)>;
+static MEMO: Mutex<Memo> = Mutex::new(Vec::new());
+
+fn digest(s: &Stored) -> Vec<u8> {
+    Sha256::digest(serde_json::to_vec(s).unwrap_or_default()).to_vec()
+}
+
+/// Remembers the compiled form of `s` (just compiled by an import or an edit).
+pub fn remember(s: &Stored, policy: CompiledPolicy) -> Arc<CompiledPolicy> {
+    let key = digest(s);
+    let policy = Arc::new(policy);
+    let mut memo = MEMO.lock();
+    memo.retain(|(k, _)| *k != key);
+    if memo.len() >= MEMO_SIZE {
+        memo.remove(0);
+    }
+    memo.push((key, policy.clone()));
+    policy
+}
+
+/// The compiled form of `s`: remembered, or compiled now from its pulled files.
+pub fn compiled(s: &Stored) -> Result<Arc<CompiledPolicy>, String> {
+    let key = digest(s);
+    if let Some((_, p)) = MEMO.lock().iter().find(|(k, _)| *k == key) {
+        return Ok(p.clone());
+    }
+    let loaded = compile_stored(s)?;
+    Ok(remember(s, loaded.policy))
 }
 
 /// Compiles a stored document from its pulled files only (apply, restart).

@@ -1,10 +1,12 @@
 //! The import task, `/mgmt/tm/asm/tasks/import-policy` (spec 2.2, 4.1). The body names a source
 //! and optionally a target:
 //! - source: `filename` (a file uploaded to `/mgmt/tm/asm/file-transfer/uploads/<name>`),
-//!   `fileReference: {link}` (pulled with `mgmt::fetch`), or `file` (inline, `isBase64` allowed);
+//!   `fileReference: {link}` (pulled with `mgmt::fetch`), `file` (inline, `isBase64` allowed),
+//!   or only `policyTemplateReference: {link}` (a new policy from a template);
 //! - target: `policy: {fullPath}`, `fullPath`, `name` (a full path, or a name with `partition`),
 //!   or `policyReference: {link}` (overwrite an existing policy); without one the policy is
-//!   named by the document (`/Common/<policy.name>`).
+//!   named by the document (its `fullPath` when it ends in `name`, else `/<partition or
+//!   Common>/<name>`).
 //!
 //! Rule 1 of 4.1: when a pulled document is imported under an explicit `fullPath`, its
 //! `policy.name` must equal the name part of that path. An uploaded or inline document is
@@ -18,7 +20,7 @@ use http::Method;
 use serde_json::{Map, Value, json};
 
 use super::apply::{Target, target_of, template_title};
-use super::policies::{normalize, object, put_policy_linked};
+use super::policies::{fp_of, normalize, object, put_policy_linked};
 use super::tasks::{self, Outcome, TaskType};
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::fetch::fetch_blocking;
@@ -43,6 +45,8 @@ pub enum Source {
     Link(String),
     /// The document itself (base64 when `isBase64`).
     Inline(String),
+    /// A new empty policy from a template (`policyTemplateReference`), by template name.
+    Template(&'static str),
 }
 
 /// A checked import request.
@@ -107,6 +111,20 @@ pub fn parse_request(body: &[u8]) -> MgmtResult<ImportRequest> {
             Source::Link(l.to_string())
         }
         (None, None, Some(text)) => Source::Inline(text.to_string()),
+        (None, None, None) if req.get("policyTemplateReference").is_some() => {
+            let link = req
+                .get("policyTemplateReference")
+                .and_then(|r| r.get("link"))
+                .unwrap_or(&Value::Null);
+            let link = string(link, "policyTemplateReference.link")?;
+            let name = super::templates::name_of(link).ok_or_else(|| {
+                MgmtError::bad_request(format!(
+                    "'policyTemplateReference.link' {link} names no policy template."
+                ))
+            })?;
+            echo.insert("policyTemplateReference".into(), json!({ "link": link }));
+            Source::Template(name)
+        }
         (None, None, None) => {
             return Err(MgmtError::bad_request(
                 "The request names no policy file: give 'filename' (an uploaded file), 'fileReference': {'link': ...} or 'file' (the document inline).",
@@ -191,6 +209,17 @@ fn run(st: &MgmtState, req: &ImportRequest) -> Outcome {
             String::new(),
             "policy.json".into(),
         ),
+        Source::Template(t) => {
+            if req.target.is_none() {
+                return Err("A policy made from a template needs a 'name' or 'fullPath'.".into());
+            }
+            let doc = json!({"policy": {"name": "from-template", "template": {"name": t}}});
+            (
+                doc.to_string().into_bytes(),
+                String::new(),
+                "policy.json".into(),
+            )
+        }
     };
     let bytes = if req.is_base64 {
         let compact: Vec<u8> = bytes
@@ -209,25 +238,28 @@ fn run(st: &MgmtState, req: &ImportRequest) -> Outcome {
         .pointer("/policy/name")
         .and_then(Value::as_str)
         .map(str::to_string);
-    let fp =
-        match &req.target {
-            Some(Target::Path(p)) => p.clone(),
-            Some(Target::Id(id)) => object(st, id).map_err(|_| {
-                format!("'policyReference.link' names no existing policy (id {id}).")
-            })?["fullPath"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string(),
-            None => {
-                let name = doc_name.clone().ok_or(
-                    "The policy document has no 'policy.name'; give 'policy': {'fullPath': ...}.",
-                )?;
-                let partition = doc.pointer("/policy/partition").and_then(Value::as_str);
-                ObjName::from_body(&name, partition, None)
-                    .map_err(|e| e.message)?
-                    .full_path()
-            }
-        };
+    let fp = match &req.target {
+        Some(Target::Path(p)) => p.clone(),
+        Some(Target::Id(id)) => object(st, id)
+            .map(|o| fp_of(&o))
+            .map_err(|_| format!("'policyReference.link' names no existing policy (id {id})."))?,
+        None => {
+            let name = doc_name.clone().ok_or(
+                "The policy document has no 'policy.name'; give 'policy': {'fullPath': ...}.",
+            )?;
+            // An exported document carries its `fullPath`; else `partition` + `name`.
+            let written = doc.pointer("/policy/fullPath").and_then(Value::as_str);
+            let partition = doc.pointer("/policy/partition").and_then(Value::as_str);
+            let n = match written {
+                Some(w) if w.rsplit('/').next() == Some(name.as_str()) => {
+                    ObjName::from_body(w, None, None)
+                }
+                _ => ObjName::from_body(&name, partition, None),
+            };
+            n.map_err(|e| format!("policy.name: {}", e.message))?
+                .full_path()
+        }
+    };
     let short = fp.rsplit('/').next().unwrap_or_default().to_string();
     match (&req.source, &req.target, &doc_name) {
         (Source::Link(_), Some(Target::Path(_)), Some(n)) if *n != short => {
@@ -259,4 +291,53 @@ fn run(st: &MgmtState, req: &ImportRequest) -> Outcome {
         }),
     );
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_forms() {
+        let r = parse_request(br#"{"filename":"p.json","policy":{"fullPath":"/Common/p"}}"#)
+            .expect("form 1");
+        assert_eq!(r.source, Source::Upload("p.json".into()));
+        assert_eq!(r.target, Some(Target::Path("/Common/p".into())));
+        assert_eq!(r.echo["filename"], "p.json");
+        let r = parse_request(br#"{"fileReference":{"link":"https://h/p.json"}}"#).expect("form 2");
+        assert_eq!(r.source, Source::Link("https://h/p.json".into()));
+        assert_eq!((r.target, r.echo["filename"].as_str()), (None, Some("")));
+        let r = parse_request(br#"{"name":"x","partition":"T","file":"e30=","isBase64":true}"#)
+            .expect("inline");
+        assert_eq!(r.target, Some(Target::Path("/T/x".into())));
+        assert!(r.is_base64);
+        let r = parse_request(
+            br#"{"filename":"a","policyReference":{"link":"https://localhost/mgmt/tm/asm/policies/abc?ver=1"}}"#,
+        )
+        .expect("overwrite");
+        assert_eq!(r.target, Some(Target::Id("abc".into())));
+        for bad in [
+            &br#"{"filename":"a","file":"b"}"#[..],
+            br#"{"filename":"../x"}"#,
+            br#"{"policy":{"fullPath":"/Common/x"}}"#,
+            br#"{"filename":"a","policy":{"fullPath":"no//"}}"#,
+            br#"{"filename":"a","isBase64":"yes"}"#,
+            br#"[1]"#,
+        ] {
+            let e = parse_request(bad).expect_err("refused");
+            assert_eq!(e.status, http::StatusCode::BAD_REQUEST, "{e:?}");
+        }
+    }
+
+    #[test]
+    fn fuzz_seeds_replay() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/asm_import_request");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).expect("seed directory") {
+            fuzz_import_request(&std::fs::read(entry.expect("entry").path()).expect("seed"));
+            n += 1;
+        }
+        assert!(n >= 5, "only {n} seeds");
+    }
 }

@@ -7,7 +7,8 @@
 //! - [`apply`]: `apply_policy`, the apply task, and the policy a virtual starts with;
 //! - [`tasks`]: the asynchronous task records (NEW → STARTED → COMPLETED | FAILURE);
 //! - [`import`]: the import task (upload, URL, inline forms);
-//! - [`export`]: the export task (inline and as a downloadable file).
+//! - [`export`]: the export task (inline and as a downloadable file);
+//! - [`templates`]: the read-only policy templates.
 //!
 //! Imports: `mgmt::*`, `store`, `support`, `waf::{policy, resolver, Engine, CompiledPolicy}`.
 
@@ -17,6 +18,7 @@ pub mod export;
 pub mod import;
 pub mod policies;
 pub mod tasks;
+pub mod templates;
 
 use super::dispatch::Route;
 use super::state::MgmtState;
@@ -45,6 +47,11 @@ static ROUTES: &[Route] = &[
         path: export::EXPORT.path,
         prefix: true,
         handler: export::handle,
+    },
+    Route {
+        path: templates::TEMPLATES,
+        prefix: true,
+        handler: templates::handle,
     },
     Route {
         path: "/mgmt/tm/asm/file-transfer/downloads",

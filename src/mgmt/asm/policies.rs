@@ -12,7 +12,7 @@ use md5::{Digest as _, Md5};
 use serde_json::{Map, Value, json};
 
 use super::apply::{publish_running, template_title};
-use super::compile::{Stored, compile_fetching, compile_stored};
+use super::compile::{Stored, compile_fetching, compile_stored, remember};
 use crate::mgmt::engine::children;
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::names::{ObjName, full_path_of};
@@ -21,7 +21,7 @@ use crate::mgmt::reply::Reply;
 use crate::mgmt::state::{Ctx, MgmtState};
 use crate::store::{Table, WriteTx};
 use crate::support::{iso8601_utc, now_micros, unix_seconds};
-use crate::waf::policy::Loaded;
+use crate::waf::policy::{Loaded, Summary};
 
 pub const POLICIES: &str = "/mgmt/tm/asm/policies";
 const KIND: &str = "tm:asm:policies:policystate";
@@ -74,7 +74,8 @@ pub fn stored(st: &MgmtState, key: &str) -> MgmtResult<Option<Stored>> {
     }
 }
 
-fn fp_of(obj: &Map<String, Value>) -> String {
+/// The `fullPath` of a policy object.
+pub fn fp_of(obj: &Map<String, Value>) -> String {
     obj.get("fullPath")
         .and_then(Value::as_str)
         .unwrap_or_default()
@@ -110,7 +111,11 @@ pub fn put_policy_linked(
 ) -> MgmtResult<Value> {
     let fp = normalize(full_path)?;
     let (loaded, stored) = compile_fetching(st, doc, base).map_err(|e| compile_error(&fp, &e))?;
-    store_edited(st, &fp, &loaded, stored, None).map(Value::Object)
+    let Loaded {
+        policy, summary, ..
+    } = loaded;
+    remember(&stored, policy);
+    store_edited(st, &fp, &summary, stored, None).map(Value::Object)
 }
 
 pub(super) fn compile_error(fp: &str, e: &str) -> MgmtError {
@@ -122,14 +127,13 @@ pub(super) fn compile_error(fp: &str, e: &str) -> MgmtError {
 fn store_edited(
     st: &MgmtState,
     fp: &str,
-    loaded: &Loaded,
+    s: &Summary,
     stored: Stored,
     attach: Option<&[String]>,
 ) -> MgmtResult<Map<String, Value>> {
     let n = ObjName::from_body(fp, None, None)?;
     let id = policy_id(fp);
     let body = stored.doc.get("policy").cloned().unwrap_or(Value::Null);
-    let s = &loaded.summary;
     let now = iso8601_utc(unix_seconds());
     let record = serde_json::to_value(&stored).map_err(|e| MgmtError::internal(e.to_string()))?;
     st.store.write(|tx| {
@@ -152,7 +156,7 @@ fn store_edited(
         obj.insert(
             "templateReference".into(),
             json!({
-                "link": st.link(&format!("/mgmt/tm/asm/policy-templates/{}", policy_id(&s.template))),
+                "link": st.link(&format!("{}/{}", super::templates::TEMPLATES, policy_id(&s.template))),
                 "name": s.template,
                 "title": template_title(&s.template),
             }),
@@ -321,10 +325,24 @@ fn create(st: &MgmtState, body: &[u8]) -> MgmtResult<Reply> {
     }
     let short = fp.rsplit('/').next().unwrap_or_default();
     let mut policy = json!({"name": short});
+    let by_link = match attrs.get("templateReference").and_then(|t| t.get("link")) {
+        Some(l) => Some(
+            l.as_str()
+                .and_then(super::templates::name_of)
+                .ok_or_else(|| {
+                    MgmtError::bad_request(format!(
+                        "'templateReference.link' {l} names no policy template."
+                    ))
+                })?,
+        ),
+        None => None,
+    };
     let template = attrs
         .get("templateName")
         .or_else(|| attrs.get("template").and_then(|t| t.get("name")))
-        .or_else(|| attrs.get("templateReference").and_then(|t| t.get("name")));
+        .or_else(|| attrs.get("templateReference").and_then(|t| t.get("name")))
+        .cloned()
+        .or_else(|| by_link.map(|n| json!(n)));
     if let Some(t) = template {
         policy["template"] = json!({ "name": t });
     }
@@ -378,10 +396,15 @@ fn modify(st: &MgmtState, id: &str, body: &[u8]) -> MgmtResult<Value> {
         if let Some(Value::Object(p)) = s.doc.get_mut("policy") {
             p.extend(edits);
         }
-        let loaded = compile_stored(&s).map_err(|e| compile_error(&fp, &e))?;
-        store_edited(st, &fp, &loaded, s, None)?;
+        let Loaded {
+            policy, summary, ..
+        } = compile_stored(&s).map_err(|e| compile_error(&fp, &e))?;
+        remember(&s, policy);
+        store_edited(st, &fp, &summary, s, None)?;
     }
-    if let Some(vs) = attrs.get("virtualServers") {
+    if let Some(vs) = attrs.get("virtualServers")
+        && obj.get("virtualServers") != Some(vs)
+    {
         attach_policy(st, &fp, &string_list(vs)?)?;
     }
     object(st, id).map(Value::Object)

@@ -112,7 +112,11 @@ pub fn spawn(
     task: &Map<String, Value>,
     work: impl FnOnce(&MgmtState) -> Outcome + Send + 'static,
 ) -> MgmtResult<()> {
-    let id = task["id"].as_str().unwrap_or_default().to_string();
+    let id = task
+        .get("id")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
     let Some(state) = st.this.upgrade() else {
         return Err(MgmtError::internal("the management state is shutting down"));
     };
@@ -157,6 +161,9 @@ fn fail(t: &mut Map<String, Value>, msg: &str) {
     t.insert("status".into(), json!("FAILURE"));
     t.insert("endTime".into(), json!(stamp()));
     let result = t.entry("result").or_insert_with(|| json!({}));
+    if !result.is_object() {
+        *result = json!({});
+    }
     result["message"] = json!(msg);
 }
 
@@ -213,5 +220,108 @@ pub fn fail_interrupted(st: &MgmtState) {
     });
     if let Err(e) = r {
         tracing::error!(error = %e.message, "cannot close interrupted ASM tasks");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::mgmt::{MgmtConfig, apply::DetachedTopology};
+
+    static TEST: TaskType = TaskType {
+        path: "/mgmt/tm/asm/tasks/test-task",
+        kind: "tm:asm:tasks:test-task:test-task-task",
+    };
+
+    fn wait(st: &MgmtState, id: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let t = st
+                .store
+                .get(Table::Tasks, &key(&TEST, id))
+                .expect("get")
+                .expect("task");
+            if finished(&t) {
+                return t;
+            }
+            assert!(Instant::now() < deadline, "task never finished: {t}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn tasks_run_to_an_end_and_finished_ones_are_kept_up_to_the_limit() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let cfg = MgmtConfig {
+            data_dir: dir.path().to_path_buf(),
+            asm_tasks_kept: 3,
+            ..Default::default()
+        };
+        let (st, _) = crate::mgmt::open(cfg, Arc::new(DetachedTopology), Some("pw-tasks-1".into()))
+            .expect("open");
+        let mut ids = Vec::new();
+        for i in 0..6 {
+            let t = create(&st, &TEST, Map::new()).expect("create");
+            assert_eq!(t["status"], "NEW");
+            assert!(t["lastUpdateMicros"].is_f64());
+            let id = t["id"].as_str().expect("id").to_string();
+            assert_eq!(id.len(), 22);
+            spawn(&st, &TEST, &t, move |_| {
+                if i % 2 == 0 {
+                    Ok(Map::from_iter([(
+                        "result".into(),
+                        json!({"message": "done"}),
+                    )]))
+                } else {
+                    Err("it failed".into())
+                }
+            })
+            .expect("spawn");
+            let done = wait(&st, &id);
+            let want = if i % 2 == 0 {
+                ("COMPLETED", "done")
+            } else {
+                ("FAILURE", "it failed")
+            };
+            assert_eq!(
+                (done["status"].as_str(), done["result"]["message"].as_str()),
+                (Some(want.0), Some(want.1))
+            );
+            assert!(done["executionStartTime"].is_string() && done["endTime"].is_string());
+            ids.push(id);
+        }
+        let kept: Vec<String> = st
+            .store
+            .list(Table::Tasks, &format!("{}/", TEST.path))
+            .expect("list")
+            .into_iter()
+            .map(|(k, _)| k.rsplit('/').next().unwrap_or_default().to_string())
+            .collect();
+        assert_eq!(kept.len(), 4, "3 finished kept + the newest: {kept:?}");
+        assert!(
+            !kept.contains(&ids[0]) && !kept.contains(&ids[1]),
+            "oldest dropped first"
+        );
+
+        let stuck = json!({"id": "x", "status": "STARTED"});
+        st.store
+            .write(|tx| tx.put(Table::Tasks, "/mgmt/tm/asm/tasks/import-policy/x", &stuck))
+            .expect("put");
+        fail_interrupted(&st);
+        let t = st
+            .store
+            .get(Table::Tasks, "/mgmt/tm/asm/tasks/import-policy/x")
+            .expect("get")
+            .expect("t");
+        assert_eq!(t["status"], "FAILURE");
+        assert!(
+            t["result"]["message"]
+                .as_str()
+                .expect("msg")
+                .contains("restart")
+        );
     }
 }

@@ -50,7 +50,8 @@ impl TemplateId {
     }
 }
 
-const SHIPPED: &[TemplateId] = &[
+/// The templates shipped under `policies/templates/`.
+pub const SHIPPED: &[TemplateId] = &[
     TemplateId::NginxBase,
     TemplateId::ApiSecurity,
     TemplateId::RapidDeployment,
