@@ -83,7 +83,10 @@ async fn shared_objects_and_update_mode_complete() {
     let member = http_server("shared pool".into()).await;
     let (p1, p2) = (free_port(), free_port());
     let shared = json!({"class": "Tenant", "Shared": {"class": "Application", "template": "shared",
-        "pool": {"class": "Pool", "members": [{"servicePort": member.port(), "serverAddresses": ["127.0.0.1"]}]}}});
+        "pool": {"class": "Pool", "monitors": [{"use": "health"}],
+                 "members": [{"servicePort": member.port(), "serverAddresses": ["127.0.0.1"]}]},
+        "health": {"class": "Monitor", "monitorType": "http", "send": "GET /health HTTP/1.0\r\n\r\n",
+                   "receive": "shared pool", "interval": 1, "timeout": 3}}});
     let svc = |port: u16| {
         json!({"class": "Application",
         "svc": {"class": "Service_HTTP", "virtualAddresses": ["127.0.0.1"], "virtualPort": port,
@@ -100,6 +103,23 @@ async fn shared_objects_and_update_mode_complete() {
         .req(Method::GET, "/mgmt/tm/ltm/virtual/~T2~A~svc", None)
         .await;
     assert_eq!(vs["pool"], "/Common/Shared/pool");
+    // The declared monitor probes the member for real and finds it up.
+    let mut state = Value::Null;
+    for _ in 0..50 {
+        let (_, m) = api
+            .req(
+                Method::GET,
+                "/mgmt/tm/ltm/pool/~Common~Shared~pool/members",
+                None,
+            )
+            .await;
+        state = m["items"][0]["state"].clone();
+        if state == "up" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    assert_eq!(state, "up");
     assert_eq!(
         body_of(&format!("http://127.0.0.1:{p1}/")).await.1,
         "shared pool"

@@ -20,6 +20,7 @@ pub const SUPPORTED: &[&str] = &[
     "TLS_Server",
     "Certificate",
     "WAF_Policy",
+    "Monitor",
 ];
 
 /// A reference to another object: a declared item (`use`, resolved to its full path by
@@ -115,6 +116,14 @@ pub enum Pem {
 pub enum Item {
     Service(Box<Service>),
     Pool(Pool),
+    /// A health monitor: `ltm monitor http|https|tcp`.
+    Monitor {
+        monitor_type: &'static str,
+        send: Option<String>,
+        receive: Option<String>,
+        interval: i64,
+        timeout: i64,
+    },
     HttpProfile {
         x_forwarded_for: bool,
     },
@@ -141,6 +150,7 @@ impl Item {
             Item::Service(s) if s.https => "Service_HTTPS",
             Item::Service(_) => "Service_HTTP",
             Item::Pool(_) => "Pool",
+            Item::Monitor { .. } => "Monitor",
             Item::HttpProfile { .. } => "HTTP_Profile",
             Item::TcpProfile { .. } => "TCP_Profile",
             Item::TlsServer { .. } => "TLS_Server",
@@ -188,6 +198,22 @@ pub fn parse_item(path: &str, m: &Map<String, Value>, errs: &mut Errors) -> Opti
         "Service_HTTP" => Item::Service(Box::new(service(&p, false, errs))),
         "Service_HTTPS" => Item::Service(Box::new(service(&p, true, errs))),
         "Pool" => Item::Pool(pool(&p, errs)),
+        "Monitor" => {
+            p.only(
+                &["monitorType", "send", "receive", "interval", "timeout"],
+                errs,
+            );
+            if !m.contains_key("monitorType") {
+                errs.push(path, "should have required property 'monitorType'");
+            }
+            Item::Monitor {
+                monitor_type: p.choice("monitorType", "http", &["http", "https", "tcp"], errs),
+                send: p.str("send", errs).map(str::to_string),
+                receive: p.str("receive", errs).map(str::to_string),
+                interval: p.int("interval", 5, 1, 86_400, errs),
+                timeout: p.int("timeout", 16, 1, 86_400, errs),
+            }
+        }
         "HTTP_Profile" => {
             p.only(&["xForwardedFor"], errs);
             Item::HttpProfile {

@@ -57,6 +57,9 @@ fn rank(coll: &str) -> usize {
         profile::TCP.path,
         profile::HTTP.path,
         profile::CLIENT_SSL.path,
+        profile::MONITOR_HTTP.path,
+        profile::MONITOR_HTTPS.path,
+        profile::MONITOR_TCP.path,
         pool::POOL.path,
         virtual_server::VIRTUAL.path,
     ]
@@ -145,6 +148,29 @@ pub fn plan_tenant(adc: &Adc, t: &Tenant) -> Plan {
                         coll: pool::POOL.path,
                         body,
                     });
+                }
+                Item::Monitor {
+                    monitor_type,
+                    send,
+                    receive,
+                    interval,
+                    timeout,
+                } => {
+                    let coll = match *monitor_type {
+                        "https" => profile::MONITOR_HTTPS.path,
+                        "tcp" => profile::MONITOR_TCP.path,
+                        _ => profile::MONITOR_HTTP.path,
+                    };
+                    // The monitor objects keep `\r\n` escaped, as tmsh shows them.
+                    let esc = |t: &str| t.replace('\r', "\\r").replace('\n', "\\n");
+                    let mut body = json!({"name": fp, "interval": interval, "timeout": timeout});
+                    if let Some(t) = send {
+                        body["send"] = json!(esc(t));
+                    }
+                    if let Some(t) = receive {
+                        body["recv"] = json!(esc(t));
+                    }
+                    plan.objects.push(Obj { coll, body });
                 }
                 Item::Service(s) => {
                     let on = Switches {

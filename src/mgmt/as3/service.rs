@@ -170,7 +170,7 @@ pub fn pool(p: &Props<'_>, errs: &mut Errors) -> Pool {
             }
             Some(m) => errs.push(
                 &p.at(&prop),
-                format!("monitor {m} is not supported (http, https, tcp or {{\"bigip\": path}})"),
+                format!("monitor {m} is not supported (http, https, tcp, {{\"use\": Monitor}} or {{\"bigip\": path}})"),
             ),
             None => monitors.extend(pointer(p, &prop, v, &["Monitor"], errs)),
         }

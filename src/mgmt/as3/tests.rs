@@ -182,3 +182,33 @@ fn route_domain_and_enable_of_tenant_and_application() {
     assert_eq!(body("/T/A/svc-1-")["destination"], "/T/10.0.0.2%3:80");
     assert_eq!(body("/T/A/p")["members"][0]["name"], "192.0.2.1%2:80");
 }
+
+#[test]
+fn monitors_are_declared_and_used_by_pools() {
+    let req = parse_value(&decl(json!({"class": "Application",
+        "mon": {"class": "Monitor", "monitorType": "http", "send": "GET /health HTTP/1.0\r\n\r\n", "receive": "OK", "interval": 3},
+        "p": {"class": "Pool", "monitors": [{"use": "mon"}, "tcp"], "minimumMonitors": "all",
+              "members": [{"servicePort": 80, "serverAddresses": ["192.0.2.1"]}]}})))
+    .unwrap();
+    let plan = plan_tenant(&req.adc, &req.adc.tenants[0]);
+    assert_eq!(plan.objects[0].coll, "/mgmt/tm/ltm/monitor/http");
+    assert_eq!(
+        plan.objects[0].body["send"],
+        "GET /health HTTP/1.0\\r\\n\\r\\n"
+    );
+    assert_eq!(
+        (
+            plan.objects[0].body["recv"].as_str(),
+            plan.objects[0].body["interval"].as_i64()
+        ),
+        (Some("OK"), Some(3))
+    );
+    assert_eq!(plan.objects[1].body["monitor"], "/T/A/mon and /Common/tcp");
+    let errs = errors_of(decl(
+        json!({"class": "Application", "m": {"class": "Monitor", "monitorType": "icmp"}}),
+    ));
+    assert!(
+        errs[0].starts_with("/T/A/m/monitorType: should be equal to one of"),
+        "{errs:?}"
+    );
+}
