@@ -207,6 +207,10 @@ impl MgmtState {
             x_forwarded_for: xff,
             redirect_to_https: false,
             access,
+            redirect_to_https: vs.get("rules").and_then(Value::as_array).is_some_and(|r| {
+                r.iter()
+                    .any(|x| x.as_str() == Some(super::as3::plan::HTTPS_REDIRECT_RULE))
+            }),
         })
     }
 }

@@ -7,6 +7,7 @@
 //! [`router`] (the axum router), [`server::serve`] (HTTPS listener), [`fuzz_request`].
 
 pub mod apply;
+pub mod as3;
 pub mod asm;
 pub mod auth;
 pub mod dispatch;
@@ -60,6 +61,7 @@ pub fn open(
     });
     asm::install(&st);
     let generated = seed::first_start(&st, admin_password)?;
+    as3::install(&st);
     st.reapply();
     Ok((st, generated))
 }

@@ -17,6 +17,8 @@ pub struct Query {
     pub skip: usize,
     pub expand: bool,
     pub options: Option<String>,
+    /// Parameters the generic engine does not use, for handlers (AS3 `async`, `show`).
+    pub other: Vec<(String, String)>,
 }
 
 impl Query {
@@ -38,7 +40,7 @@ impl Query {
                 "$skip" => q.skip = number("$skip", &v)?,
                 "expandSubcollections" => q.expand = v.eq_ignore_ascii_case("true"),
                 "options" => q.options = Some(v.into_owned()),
-                _ => {}
+                _ => q.other.push((k.into_owned(), v.into_owned())),
             }
         }
         Ok(q)

@@ -2,6 +2,8 @@
 //! on a loopback port with a temporary data directory, and talk to it over HTTPS.
 #![allow(dead_code)]
 
+pub mod upstream;
+
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
