@@ -205,7 +205,6 @@ impl MgmtState {
             upstreams,
             engine,
             x_forwarded_for: xff,
-            redirect_to_https: false,
             access,
             redirect_to_https: vs.get("rules").and_then(Value::as_array).is_some_and(|r| {
                 r.iter()
