@@ -577,7 +577,9 @@ async fn interrupted_tasks_resume_or_fail_and_a_changed_certificate_is_caught() 
     assert_eq!(st, 202, "{stuck_disc}");
     tokio::time::sleep(Duration::from_millis(800)).await;
     for t in [&stuck_trust, &stuck_disc] {
-        let (_, now) = cm.req(Method::GET, &central_support::path_of(t), None).await;
+        let (_, now) = cm
+            .req(Method::GET, &central_support::path_of(t), None)
+            .await;
         assert_eq!(now["status"], "STARTED", "{now}");
     }
 
@@ -618,12 +620,21 @@ async fn interrupted_tasks_resume_or_fail_and_a_changed_certificate_is_caught() 
     .await;
     assert_eq!(changed["status"], "FAILED", "{changed}");
     let msg = changed["errorMessage"].as_str().unwrap();
-    assert!(msg.contains("certificate") && msg.contains("changed"), "{msg}");
-    assert!(msg.contains(&ta["certificateFingerprint"].as_str().unwrap()[..20]), "{msg}");
+    assert!(
+        msg.contains("certificate") && msg.contains("changed"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains(&ta["certificateFingerprint"].as_str().unwrap()[..20]),
+        "{msg}"
+    );
     let again = trust(&cm, &a, central_support::PASS).await;
     assert_eq!(again["status"], "FAILED", "{again}");
     assert!(
-        again["errorMessage"].as_str().unwrap().contains("Remove the device"),
+        again["errorMessage"]
+            .as_str()
+            .unwrap()
+            .contains("Remove the device"),
         "{again}"
     );
     // Forget the device, then trust it again: the new certificate is pinned.
@@ -639,7 +650,10 @@ async fn interrupted_tasks_resume_or_fail_and_a_changed_certificate_is_caught() 
     assert_eq!(devs["items"].as_array().unwrap().len(), 0, "{devs}");
     let fresh = trust(&cm, &a, central_support::PASS).await;
     assert_eq!(fresh["status"], "FINISHED", "{fresh}");
-    assert_ne!(fresh["certificateFingerprint"], ta["certificateFingerprint"]);
+    assert_ne!(
+        fresh["certificateFingerprint"],
+        ta["certificateFingerprint"]
+    );
     let ok = run_task(
         &cm,
         DISCOVERY,

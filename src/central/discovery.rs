@@ -31,7 +31,7 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
 }
 
 /// The modules of a `moduleList` (strings or `{module}` objects; `adc_core` when absent).
-fn module_list(v: Option<&Value>) -> MgmtResult<Vec<&'static Module>> {
+pub fn module_list(v: Option<&Value>) -> MgmtResult<Vec<&'static Module>> {
     let names: Vec<String> = match v {
         None | Some(Value::Null) => vec!["adc_core".into()],
         Some(Value::Array(a)) => a

@@ -9,8 +9,8 @@
 //! the device groups and the machine-id resolver; [`modules`] what each module reads from a
 //! device; [`config`] the working and current copies of imported objects. Other modules add routes through [`install`] (see docs/central.md).
 //!
-//! Imports: `mgmt` (wire types, server pieces, state), `store`, `support`, and the
-//! `proxy::topology::Topology` trait only to hand `mgmt::open` a data plane with no listeners.
+//! Imports: `mgmt` (wire types, server pieces, state, `apply::DetachedTopology`: a central
+//! manager runs no data plane), `store`, `support`.
 
 pub mod client;
 pub mod config;
@@ -18,6 +18,7 @@ pub mod conflicts;
 pub mod deploy;
 pub mod devices;
 pub mod discovery;
+pub mod fuzz;
 pub mod import;
 pub mod modules;
 pub mod resolver;
@@ -35,7 +36,6 @@ use serde_json::Value;
 use crate::mgmt::dispatch::Route;
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::{MgmtConfig, MgmtState};
-use crate::proxy::topology::{ListenerSpec, ListenerStatus, Topology};
 use crate::store::Store;
 pub use client::{Auth, ClientError, ControllerClient, Limits};
 pub use devices::Device;
@@ -245,21 +245,6 @@ pub fn install(st: &MgmtState, limits: Limits) -> MgmtResult<()> {
     Ok(())
 }
 
-/// A data plane with no listeners: the central manager proxies nothing.
-struct NoListeners;
-
-impl Topology for NoListeners {
-    fn apply(&self, listeners: Vec<ListenerSpec>) -> Vec<ListenerStatus> {
-        listeners
-            .into_iter()
-            .map(|l| ListenerStatus {
-                name: l.name,
-                error: Some("a central manager runs no data-plane listeners".into()),
-            })
-            .collect()
-    }
-}
-
 /// Everything `portcullis central` needs, resolved from flags and the config file.
 pub struct CentralArgs {
     pub admin_listen: SocketAddr,
@@ -283,7 +268,7 @@ pub async fn run(args: CentralArgs) -> Result<(), String> {
     let limits = args.limits;
     crate::mgmt::server::run(
         serve,
-        Arc::new(NoListeners),
+        Arc::new(crate::mgmt::apply::DetachedTopology),
         Box::new(move |st, _| {
             Box::pin(async move {
                 install(&st, limits).map_err(|e| e.message)?;
