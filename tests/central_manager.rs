@@ -51,7 +51,7 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
     let tmp = tempfile::tempdir().unwrap();
     let a = spawn("serve", &tmp.path().join("a"), 0, None);
     let b = spawn("serve", &tmp.path().join("b"), 0, None);
-    let mut cm_proc = central(&tmp.path().join("cm"), 2);
+    let mut cm_proc = central(&tmp.path().join("cm"), 2, 1000);
     let cm = Api::new(&cm_proc);
     let (api_a, api_b) = (Api::new(&a), Api::new(&b));
 
@@ -542,7 +542,7 @@ async fn interrupted_tasks_resume_or_fail_and_a_changed_certificate_is_caught() 
     let a_dir = tmp.path().join("a");
     let mut a = spawn("serve", &a_dir, 0, None);
     let a_port: u16 = address(&a).rsplit(':').next().unwrap().parse().unwrap();
-    let mut cm_proc = central(&tmp.path().join("cm"), 20);
+    let mut cm_proc = central(&tmp.path().join("cm"), 20, 4);
     let cm = Api::new(&cm_proc);
     let ta = trust(&cm, &a, central_support::PASS).await;
     assert_eq!(ta["status"], "FINISHED", "{ta}");
@@ -575,6 +575,16 @@ async fn interrupted_tasks_resume_or_fail_and_a_changed_certificate_is_caught() 
         )
         .await;
     assert_eq!(st, 202, "{stuck_disc}");
+    // One task per device at a time.
+    let (st, busy) = cm
+        .req(
+            Method::POST,
+            DISCOVERY,
+            Some(json!({"moduleList": ["adc_core"], "deviceReference": device_ref(&id_a)})),
+        )
+        .await;
+    assert_eq!(st, 409, "{busy}");
+    assert!(busy["message"].as_str().unwrap().contains(&id_a), "{busy}");
     tokio::time::sleep(Duration::from_millis(800)).await;
     for t in [&stuck_trust, &stuck_disc] {
         let (_, now) = cm
@@ -662,4 +672,27 @@ async fn interrupted_tasks_resume_or_fail_and_a_changed_certificate_is_caught() 
     )
     .await;
     assert_eq!(ok["status"], "FINISHED", "{ok}");
+
+    // Retention: at most 4 trust tasks are kept; the oldest ended one goes first.
+    let (_, before) = cm
+        .req(Method::GET, "/mgmt/cm/global/tasks/device-trust", None)
+        .await;
+    assert_eq!(before["items"].as_array().unwrap().len(), 4, "{before}");
+    let extra = trust(&cm, &a, "wrong-password").await;
+    assert_eq!(extra["status"], "FAILED");
+    let (_, after) = cm
+        .req(Method::GET, "/mgmt/cm/global/tasks/device-trust", None)
+        .await;
+    let ids: Vec<&str> = after["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 4, "{after}");
+    assert!(
+        !ids.contains(&ta["id"].as_str().unwrap()),
+        "the oldest task was removed"
+    );
+    assert!(ids.contains(&extra["id"].as_str().unwrap()));
 }

@@ -39,6 +39,10 @@ macro_rules! deploy_kind {
             prepare,
             run,
             resume: Resume::Rerun,
+            exclusive: &[
+                concat!("/mgmt/cm/", $cm, "/tasks/declare-mgmt-authority"),
+                concat!("/mgmt/cm/", $cm, "/tasks/deploy-configuration"),
+            ],
         };
     };
 }
@@ -122,6 +126,14 @@ fn prepare(
         .collect();
     t.remove("deviceReference");
     t.insert("deviceReferences".into(), Value::Array(dev_links));
+    t.insert(
+        "machineIds".into(),
+        json!(
+            devs.iter()
+                .map(|d| d.machine_id.as_str())
+                .collect::<Vec<_>>()
+        ),
+    );
     t.insert("objectsToDeployReferences".into(), Value::Array(objects));
     t.insert("currentStep".into(), json!("CHECK_TRUST"));
     t.remove("deployedObjects");

@@ -40,6 +40,10 @@ macro_rules! import_kind {
             prepare,
             run,
             resume: Resume::Rerun,
+            exclusive: &[
+                concat!("/mgmt/cm/", $cm, "/tasks/declare-mgmt-authority"),
+                concat!("/mgmt/cm/", $cm, "/tasks/deploy-configuration"),
+            ],
         };
     };
 }

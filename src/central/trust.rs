@@ -22,6 +22,7 @@ pub static KIND: TaskKind = TaskKind {
     collection_kind: "cm:global:tasks:device-trust:trusttaskcollectionstate",
     prepare,
     run,
+    exclusive: &[],
     resume: Resume::Fail(
         "The central manager restarted while this trust task was running; the device password is not kept, so PATCH the task with status STARTED and the password (or post a new trust task) to try again.",
     ),
