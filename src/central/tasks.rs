@@ -363,6 +363,15 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8], kind: &'static TaskKind) -> MgmtResult
     }
 }
 
+/// Serves whichever of `kinds` the request path is under (one module's kind of several).
+pub fn handle_any(ctx: &Ctx<'_>, body: &[u8], kinds: &[&'static TaskKind]) -> MgmtResult<Reply> {
+    let kind = kinds
+        .iter()
+        .find(|k| ctx.path == k.collection || ctx.path.starts_with(&format!("{}/", k.collection)))
+        .ok_or_else(|| MgmtError::no_such_uri(&ctx.path))?;
+    handle(ctx, body, kind)
+}
+
 /// The stored task `id` of `kind`, or the 404.
 pub fn load(c: &Central, kind: &TaskKind, id: &str) -> MgmtResult<Map<String, Value>> {
     match c
