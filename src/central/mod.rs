@@ -23,6 +23,7 @@ pub mod import;
 pub mod modules;
 pub mod pin;
 pub mod resolver;
+pub mod task_api;
 pub mod tasks;
 pub mod trust;
 

@@ -9,7 +9,7 @@
 //! CANCELED}` stops a running one; `DELETE` removes one. A runner is bounded by [`TASK_DEADLINE`],
 //! isolated from panics, and never runs twice at once. At start-up [`resume_all`] re-runs the tasks a
 //! previous process left `STARTED`, or fails them with a clear message when they cannot be re-run
-//! (a trust task: its device password is never stored).
+//! (a trust task: its device password is never stored). The HTTP side is `task_api`.
 //! Imports: `mgmt::*`, `store`, `support`, `central::Central`.
 
 use std::future::Future;
@@ -17,15 +17,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::{Method, StatusCode};
 use serde_json::{Map, Value, json};
 
 use super::Central;
 use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
 use crate::mgmt::state::{Ctx, MgmtState};
-use crate::store::{Table, WriteTx};
+use crate::store::Table;
 use crate::support::{iso8601_utc, now_micros, unix_seconds};
 
 pub const STARTED: &str = "STARTED";
@@ -90,6 +87,16 @@ pub struct Run {
     pub key: String,
     /// What `prepare` took out of the request (passwords), when the task was started by a request.
     pub secret: Option<Value>,
+    /// The `taskWorkerGeneration` this run was started for: a PATCH that restarts the task makes
+    /// an older run stop at its next step, and its end is not recorded.
+    pub worker: u64,
+}
+
+/// The task field counting (re)starts, as the real system names it.
+pub const WORKER: &str = "taskWorkerGeneration";
+
+fn worker_of(t: &Map<String, Value>) -> u64 {
+    t.get(WORKER).and_then(Value::as_u64).unwrap_or(0)
 }
 
 impl Run {
@@ -118,6 +125,9 @@ impl Run {
             if t.get("status").and_then(Value::as_str) != Some(STARTED) {
                 return Err(MgmtError::bad_request("the task was canceled"));
             }
+            if worker_of(&t) != self.worker {
+                return Err(MgmtError::bad_request("the task was restarted"));
+            }
             t.extend(fields);
             touch(&mut t);
             tx.put(Table::Tasks, &self.key, &Value::Object(t))?;
@@ -127,13 +137,13 @@ impl Run {
     }
 }
 
-fn touch(t: &mut Map<String, Value>) {
+pub(super) fn touch(t: &mut Map<String, Value>) {
     let g = t.get("generation").and_then(Value::as_u64).unwrap_or(0) + 1;
     t.insert("generation".into(), json!(g));
     t.insert("lastUpdateMicros".into(), json!(now_micros()));
 }
 
-fn now_text() -> String {
+pub(super) fn now_text() -> String {
     iso8601_utc(unix_seconds())
 }
 
@@ -145,17 +155,31 @@ pub fn register(c: &Central, kind: &'static TaskKind) {
     }
 }
 
-/// Starts the runner of a stored task unless one is already live.
+/// Starts the runner of a stored task. When an older run of it is still live (a PATCH restarted
+/// it), the new run starts as soon as the old one has stopped (at its next step).
 pub fn spawn(c: &Arc<Central>, kind: &'static TaskKind, key: String, secret: Option<Value>) {
     if !c.running.lock().insert(key.clone()) {
+        let c2 = c.clone();
+        c.rt.spawn(async move {
+            let deadline = tokio::time::Instant::now() + TASK_DEADLINE;
+            while c2.running.lock().contains(&key) && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            spawn(&c2, kind, key, secret);
+        });
         return;
     }
     let c2 = c.clone();
     c.rt.spawn(async move {
+        let worker = match c2.store.get(Table::Tasks, &key) {
+            Ok(Some(Value::Object(t))) => worker_of(&t),
+            _ => 0,
+        };
         let run = Run {
             c: c2.clone(),
             key: key.clone(),
             secret,
+            worker,
         };
         let mut inner = tokio::spawn((kind.run)(run));
         let outcome = tokio::select! {
@@ -169,19 +193,21 @@ pub fn spawn(c: &Arc<Central>, kind: &'static TaskKind, key: String, secret: Opt
             }
         };
         c2.running.lock().remove(&key);
-        if let Err(e) = finish(&c2, &key, outcome) {
+        if let Err(e) = finish(&c2, &key, Some(worker), outcome) {
             tracing::error!(task = %key, error = %e.message, "recording the end of a task failed");
         }
     });
 }
 
-/// Writes the terminal state of a task that is still `STARTED`.
-fn finish(c: &Central, key: &str, outcome: Outcome) -> MgmtResult<()> {
+/// Writes the terminal state of a task that is still `STARTED` (by run `worker`, when given).
+fn finish(c: &Central, key: &str, worker: Option<u64>, outcome: Outcome) -> MgmtResult<()> {
     c.store.write(|tx| {
         let Some(Value::Object(mut t)) = tx.get(Table::Tasks, key)? else {
             return Ok(());
         };
-        if t.get("status").and_then(Value::as_str) != Some(STARTED) {
+        if t.get("status").and_then(Value::as_str) != Some(STARTED)
+            || worker.is_some_and(|w| w != worker_of(&t))
+        {
             return Ok(());
         }
         match outcome {
@@ -223,322 +249,10 @@ pub fn resume_all(st: &MgmtState) -> MgmtResult<()> {
                 tracing::info!(task = %key, "resuming a task interrupted by a restart");
                 spawn(&c, kind, key, None);
             }
-            Resume::Fail(msg) => finish(&c, &key, Err(msg.to_string()))?,
+            Resume::Fail(msg) => finish(&c, &key, None, Err(msg.to_string()))?,
         }
     }
     Ok(())
 }
 
-/// The machine ids a task is about.
-fn machines(t: &Map<String, Value>) -> Vec<String> {
-    let mut out: Vec<String> = t
-        .get("machineIds")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
-    if let Some(m) = t.get("machineId").and_then(Value::as_str) {
-        out.push(m.to_string());
-    }
-    out
-}
-
-/// Inside the write that starts `t`: 409 when another task of the `exclusive` collections is
-/// running for one of its devices.
-fn check_exclusive(
-    tx: &WriteTx<'_>,
-    kind: &TaskKind,
-    key: &str,
-    t: &Map<String, Value>,
-) -> MgmtResult<()> {
-    let mine = machines(t);
-    if mine.is_empty() {
-        return Ok(());
-    }
-    for coll in kind.exclusive {
-        for k in tx.keys(Table::Tasks, &format!("{coll}/"))? {
-            if k == key {
-                continue;
-            }
-            let Some(Value::Object(o)) = tx.get(Table::Tasks, &k)? else {
-                continue;
-            };
-            if o.get("status").and_then(Value::as_str) != Some(STARTED) {
-                continue;
-            }
-            if let Some(m) = machines(&o).into_iter().find(|m| mine.contains(m)) {
-                return Err(MgmtError::new(
-                    StatusCode::CONFLICT,
-                    format!(
-                        "Task {} is already working on device {m}; wait until it is FINISHED or FAILED.",
-                        o.get("selfLink").and_then(Value::as_str).unwrap_or(&k)
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Inside the write that adds a task: removes the oldest ended tasks beyond `max`.
-fn prune(tx: &mut WriteTx<'_>, kind: &TaskKind, max: usize) -> MgmtResult<()> {
-    let keys = tx.keys(Table::Tasks, &format!("{}/", kind.collection))?;
-    if keys.len() < max {
-        return Ok(());
-    }
-    let mut ended = Vec::new();
-    for k in keys.iter() {
-        if let Some(Value::Object(o)) = tx.get(Table::Tasks, k)?
-            && o.get("status").and_then(Value::as_str) != Some(STARTED)
-        {
-            ended.push((
-                o.get("startMicros").and_then(Value::as_u64).unwrap_or(0),
-                k.clone(),
-            ));
-        }
-    }
-    ended.sort();
-    let excess = keys.len() + 1 - max;
-    if ended.len() < excess {
-        return Err(MgmtError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            format!(
-                "{max} tasks are running in {}; wait for some to end.",
-                kind.collection
-            ),
-        ));
-    }
-    for (_, k) in ended.into_iter().take(excess) {
-        tx.delete(Table::Tasks, &k)?;
-    }
-    Ok(())
-}
-
-fn not_found(id: &str) -> MgmtError {
-    MgmtError::new(StatusCode::NOT_FOUND, format!("Task {id} does not exist."))
-}
-
-/// Keys a PATCH may not change.
-const IDENTITY: &[&str] = &[
-    "id",
-    "kind",
-    "selfLink",
-    "generation",
-    "lastUpdateMicros",
-    "startDateTime",
-    "endDateTime",
-    "username",
-    "userReference",
-    "errorMessage",
-];
-
-/// Serves a task collection and its items for `kind`.
-pub fn handle(ctx: &Ctx<'_>, body: &[u8], kind: &'static TaskKind) -> MgmtResult<Reply> {
-    let c = super::state(ctx.st)?;
-    let rest = ctx.path[kind.collection.len()..].trim_start_matches('/');
-    if rest.contains('/') {
-        return Err(MgmtError::no_such_uri(&ctx.path));
-    }
-    match (&ctx.method, rest.is_empty()) {
-        (&Method::GET, true) => list(ctx, kind),
-        (&Method::POST, true) => create(ctx, &c, kind, body),
-        (&Method::GET, false) => {
-            let t = load(&c, kind, rest)?;
-            Ok(Reply::json(ctx.query.project(Value::Object(t))))
-        }
-        (&Method::PATCH, false) => patch(ctx, &c, kind, rest, body),
-        (&Method::DELETE, false) => {
-            let key = format!("{}/{rest}", kind.collection);
-            let existed = c.store.write(|tx| tx.delete(Table::Tasks, &key))?;
-            if !existed {
-                return Err(not_found(rest));
-            }
-            Ok(Reply::empty(StatusCode::OK))
-        }
-        (m, _) => Err(MgmtError::method_not_allowed(m.as_str(), &ctx.path)),
-    }
-}
-
-/// Serves whichever of `kinds` the request path is under (one module's kind of several).
-pub fn handle_any(ctx: &Ctx<'_>, body: &[u8], kinds: &[&'static TaskKind]) -> MgmtResult<Reply> {
-    let kind = kinds
-        .iter()
-        .find(|k| ctx.path == k.collection || ctx.path.starts_with(&format!("{}/", k.collection)))
-        .ok_or_else(|| MgmtError::no_such_uri(&ctx.path))?;
-    handle(ctx, body, kind)
-}
-
-/// The stored task `id` of `kind`, or the 404.
-pub fn load(c: &Central, kind: &TaskKind, id: &str) -> MgmtResult<Map<String, Value>> {
-    match c
-        .store
-        .get(Table::Tasks, &format!("{}/{id}", kind.collection))?
-    {
-        Some(Value::Object(m)) => Ok(m),
-        _ => Err(not_found(id)),
-    }
-}
-
-fn list(ctx: &Ctx<'_>, kind: &TaskKind) -> MgmtResult<Reply> {
-    let prefix = format!("{}/", kind.collection);
-    let mut items: Vec<Value> = ctx
-        .st
-        .store
-        .list(Table::Tasks, &prefix)?
-        .into_iter()
-        .map(|(_, v)| v)
-        .collect();
-    items.sort_by_key(|v| v.get("startMicros").and_then(Value::as_u64).unwrap_or(0));
-    Ok(Reply::json(json!({
-        "kind": kind.collection_kind,
-        "selfLink": format!("https://localhost{}", kind.collection),
-        "items": ctx.query.apply(items),
-        "generation": 0,
-        "lastUpdateMicros": now_micros(),
-    })))
-}
-
-fn create(
-    ctx: &Ctx<'_>,
-    c: &Arc<Central>,
-    kind: &'static TaskKind,
-    body: &[u8],
-) -> MgmtResult<Reply> {
-    let mut t = parse_object(body)?;
-    match t.get("status").and_then(Value::as_str) {
-        None | Some(STARTED) => {}
-        Some(other) => {
-            return Err(MgmtError::bad_request(format!(
-                "A new task starts with status STARTED, not '{other}'."
-            )));
-        }
-    }
-    for k in IDENTITY {
-        t.remove(*k);
-    }
-    let secret = (kind.prepare)(ctx, c, &mut t, None)?;
-    let id = crate::mgmt::seed::new_uuid();
-    let now = now_micros();
-    let mut rec = Map::new();
-    rec.insert("id".into(), json!(id));
-    rec.insert("kind".into(), json!(kind.kind));
-    rec.insert(
-        "selfLink".into(),
-        json!(format!("https://localhost{}/{id}", kind.collection)),
-    );
-    rec.extend(t);
-    rec.insert("status".into(), json!(STARTED));
-    rec.entry("currentStep").or_insert(json!(STARTED));
-    rec.insert("startDateTime".into(), json!(now_text()));
-    rec.insert("startMicros".into(), json!(now));
-    rec.insert("username".into(), json!(ctx.user.name));
-    rec.insert(
-        "userReference".into(),
-        json!({"link": format!("https://localhost/mgmt/shared/authz/users/{}", ctx.user.name)}),
-    );
-    rec.insert("generation".into(), json!(1));
-    rec.insert("lastUpdateMicros".into(), json!(now));
-    let key = format!("{}/{id}", kind.collection);
-    c.store.write(|tx| {
-        check_exclusive(tx, kind, &key, &rec)?;
-        prune(tx, kind, c.max_tasks)?;
-        tx.put(Table::Tasks, &key, &Value::Object(rec.clone()))?;
-        Ok::<_, MgmtError>(())
-    })?;
-    spawn(c, kind, key, secret);
-    Ok(Reply::json(Value::Object(rec)).status(StatusCode::ACCEPTED))
-}
-
-fn patch(
-    ctx: &Ctx<'_>,
-    c: &Arc<Central>,
-    kind: &'static TaskKind,
-    id: &str,
-    body: &[u8],
-) -> MgmtResult<Reply> {
-    let b = parse_object(body)?;
-    let existing = load(c, kind, id)?;
-    let key = format!("{}/{id}", kind.collection);
-    let current = existing.get("status").and_then(Value::as_str).unwrap_or("");
-    let step = existing
-        .get("currentStep")
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    match b.get("status").and_then(Value::as_str) {
-        Some(CANCELED) | Some("CANCEL") => {
-            if current != STARTED {
-                return Err(MgmtError::bad_request(format!(
-                    "Task {id} is {current}; only a STARTED task can be canceled."
-                )));
-            }
-            let mut t = existing;
-            t.insert("status".into(), json!(CANCELED));
-            t.insert("endDateTime".into(), json!(now_text()));
-            touch(&mut t);
-            c.store
-                .write(|tx| tx.put(Table::Tasks, &key, &Value::Object(t.clone())))?;
-            Ok(Reply::json(Value::Object(t)))
-        }
-        Some(STARTED) => {
-            if current == STARTED {
-                return Err(MgmtError::new(
-                    StatusCode::CONFLICT,
-                    format!(
-                        "Task {id} is already running (currentStep {step}); wait until it is FINISHED or FAILED."
-                    ),
-                ));
-            }
-            let mut t = existing.clone();
-            for (k, v) in b {
-                if !IDENTITY.contains(&k.as_str()) {
-                    t.insert(k, v);
-                }
-            }
-            let secret = (kind.prepare)(ctx, c, &mut t, Some(&existing))?;
-            t.insert("status".into(), json!(STARTED));
-            t.remove("errorMessage");
-            t.remove("endDateTime");
-            t.insert("startDateTime".into(), json!(now_text()));
-            touch(&mut t);
-            c.store.write(|tx| {
-                let now = tx.get(Table::Tasks, &key)?;
-                if now
-                    .as_ref()
-                    .and_then(|v| v.get("status"))
-                    .and_then(Value::as_str)
-                    == Some(STARTED)
-                {
-                    return Err(MgmtError::new(
-                        StatusCode::CONFLICT,
-                        format!("Task {id} is already running."),
-                    ));
-                }
-                check_exclusive(tx, kind, &key, &t)?;
-                tx.put(Table::Tasks, &key, &Value::Object(t.clone()))?;
-                Ok::<_, MgmtError>(())
-            })?;
-            spawn(c, kind, key, secret);
-            Ok(Reply::json(Value::Object(t)))
-        }
-        Some(other) => Err(MgmtError::bad_request(format!(
-            "A task PATCH sets status STARTED (resume or re-run) or CANCELED, not '{other}'."
-        ))),
-        None => Err(MgmtError::bad_request(
-            "A task PATCH needs status STARTED (resume or re-run) or CANCELED.",
-        )),
-    }
-}
-
-/// A required non-empty string field of a task body, or the 400 naming it.
-pub fn required_str(t: &Map<String, Value>, key: &str) -> MgmtResult<String> {
-    match t.get(key) {
-        Some(Value::String(s)) if !s.trim().is_empty() => Ok(s.trim().to_string()),
-        _ => Err(MgmtError::bad_request(format!(
-            "The task property '{key}' is required (a non-empty string)."
-        ))),
-    }
-}
+pub use super::task_api::{handle, handle_any, load, required_str};
