@@ -283,6 +283,7 @@ fn main() -> ExitCode {
                     ExitCode::FAILURE
                 }
             }
+        }
         Command::Central(cmd) => {
             init_logging();
             exit_with("central", central(cmd))
