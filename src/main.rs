@@ -31,6 +31,9 @@ enum Command {
     Demo,
     /// Run a controller: the /mgmt admin API over HTTPS, state in a data directory.
     Serve(ServeCmd),
+    /// The utility billing report (spec 4.5): per registration key, the devices the central
+    /// manager licensed from it; written to a file (`-r manual`) or uploaded (`-r automatic`).
+    BillingReport(Box<portcullis::cli::billing_report::BillingReportArgs>),
     /// Declarative policy tools.
     Policy {
         #[command(subcommand)]
@@ -186,6 +189,16 @@ fn main() -> ExitCode {
             init_logging();
             exit_with("serve", serve(cmd))
         }
+        Command::BillingReport(args) => match portcullis::cli::billing_report::run(*args) {
+            Ok(out) => {
+                print!("{out}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("portcullis billing-report: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Policy {
             command:
                 PolicyCommand::Check {
