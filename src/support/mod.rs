@@ -1,13 +1,13 @@
 //! Small shared pieces every module may use: support ids, the clock, ISO 8601 formatting,
-//! registration keys, the accept-any-certificate TLS client configuration.
+//! registration keys, random UUIDs.
 //! Imports nothing internal.
 
 mod clock;
 mod regkey;
 mod support_id;
-mod unverified_tls;
+mod uuid;
 
 pub use clock::{iso8601_utc, now_micros, unix_seconds};
 pub use regkey::parse_regkey;
 pub use support_id::SupportId;
-pub use unverified_tls::unverified_client_config;
+pub use uuid::{is_uuid, new_uuid};
