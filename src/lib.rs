@@ -6,11 +6,13 @@
 //! - [`proxy`]: the hyper/tokio data plane. Imports `waf`, `support`.
 //! - [`store`]: the embedded crash-safe configuration store. Imports `support`.
 //! - [`mgmt`]: the `/mgmt` REST surface. Imports `store`, `support`, `proxy::topology`, `waf::Engine`.
+//! - [`central`]: the central manager (`/mgmt/cm` tasks over controllers). Imports `mgmt`, `store`, `support`.
 //! - [`dns`]: DNS zones, zone-file text, the DNS listener. Imports `store`, `support`.
 //! - [`soap`]: the iControl SOAP portal for DNS zones. Imports `dns`, `store`, `support`.
 //! - [`demo`]: `portcullis demo`, the embedded default and its demo upstreams. Imports `proxy`, `waf`.
 //! - [`cli`]: command-line tools that are not servers (`policy check`). Imports `waf`.
 
+pub mod central;
 pub mod cli;
 pub mod demo;
 pub mod dns;

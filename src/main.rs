@@ -31,6 +31,8 @@ enum Command {
     Demo,
     /// Run a controller: the /mgmt admin API over HTTPS, state in a data directory.
     Serve(ServeCmd),
+    /// Run a central manager: the /mgmt/cm task API managing controllers over their REST API.
+    Central(CentralCmd),
     /// The utility billing report (spec 4.5): per registration key, the devices the central
     /// manager licensed from it; written to a file (`-r manual`) or uploaded (`-r automatic`).
     BillingReport(Box<portcullis::cli::billing_report::BillingReportArgs>),
@@ -70,6 +72,46 @@ struct ServeCmd {
     /// Address of the DNS listener (UDP and TCP).
     #[arg(long)]
     dns_listen: Option<SocketAddr>,
+}
+
+#[derive(clap::Args)]
+struct CentralCmd {
+    /// JSON configuration file (flags override it).
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Address of the HTTPS admin API (default 127.0.0.1:8443).
+    #[arg(long)]
+    admin_listen: Option<SocketAddr>,
+    /// Data directory (store, certificate).
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+}
+
+fn central(cmd: CentralCmd) -> Result<(), String> {
+    use portcullis::central::{CentralArgs, CentralConfig};
+    let file = match &cmd.config {
+        Some(p) => CentralConfig::load(p)?,
+        None => CentralConfig::default(),
+    };
+    let mut mgmt = file.mgmt_config()?;
+    if let Some(d) = cmd.data_dir.or(file.data_dir.clone()) {
+        mgmt.data_dir = d;
+    }
+    let args = CentralArgs {
+        admin_listen: cmd
+            .admin_listen
+            .or(file.admin_listen)
+            .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8443))),
+        tls_cert: file.tls_cert.clone(),
+        tls_key: file.tls_key.clone(),
+        mgmt,
+        limits: file.central.limits(),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    rt.block_on(portcullis::central::run(args))
 }
 
 /// Structured logs on stderr; `RUST_LOG` filters (default `info`).
@@ -188,6 +230,10 @@ fn main() -> ExitCode {
         Command::Serve(cmd) => {
             init_logging();
             exit_with("serve", serve(cmd))
+        }
+        Command::Central(cmd) => {
+            init_logging();
+            exit_with("central", central(cmd))
         }
         Command::BillingReport(args) => match portcullis::cli::billing_report::run(*args) {
             Ok(out) => {

@@ -1,6 +1,7 @@
 //! The management plane's shared state and configuration, and the per-request context handlers see.
 //! Imports: `store`, `proxy::topology` (the narrow apply interface), `waf::Engine`, `mgmt::*`.
 
+use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -85,6 +86,9 @@ pub struct Extensions {
     pub routes: Vec<&'static Route>,
     /// Object kinds served by the generic engine.
     pub kinds: Vec<&'static KindSpec>,
+    /// State other modules attach, one value per type (e.g. the central manager's task runner);
+    /// see [`MgmtState::attach`].
+    pub data: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
 }
 
 impl MgmtState {
@@ -94,6 +98,20 @@ impl MgmtState {
         let mut e = self.extensions.write();
         e.routes.extend(routes.iter());
         e.kinds.extend(kinds.iter().copied());
+    }
+
+    /// Attaches a value other modules' handlers find again with [`MgmtState::attached`].
+    pub fn attach<T: Any + Send + Sync>(&self, value: Arc<T>) {
+        self.extensions
+            .write()
+            .data
+            .insert(TypeId::of::<T>(), value);
+    }
+
+    /// The value of type `T` attached earlier, if any.
+    pub fn attached<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        let v = self.extensions.read().data.get(&TypeId::of::<T>())?.clone();
+        v.downcast::<T>().ok()
     }
 
     /// `https://localhost<path>?ver=<version>`.

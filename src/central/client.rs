@@ -1,0 +1,621 @@
+//! The HTTPS client the central manager uses to call a controller's `/mgmt` REST API.
+//!
+//! Every call opens one TLS connection (management traffic is rare; a fresh connection also
+//! re-checks the certificate every time), is bounded by a per-attempt timeout covering connect,
+//! handshake, request and the whole response body, and is retried a bounded number of times with
+//! exponential back-off when the controller could not be reached. A call is never retried after the
+//! controller answered (any HTTP status), and a POST/PATCH is retried only when the request cannot
+//! have reached the controller (connect or handshake failure), so a task never runs twice.
+//!
+//! Trust is a pinned SHA-256 fingerprint of the controller's certificate: with a pin, a handshake
+//! presenting any other certificate fails with [`ClientError::CertificateChanged`]; without one
+//! (the trust task's first contact), the fingerprint seen is reported by [`ControllerClient::fingerprint`].
+//! Handshake signatures are always verified. Imports: `mgmt::monitor::AnyCert` (signature checks).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use bytes::Bytes;
+use http::{Method, Request, StatusCode};
+use http_body_util::{BodyExt as _, Full, Limited};
+use hyper_util::rt::TokioIo;
+use parking_lot::Mutex;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{DigitallySignedStruct, SignatureScheme};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::mgmt::monitor::AnyCert;
+
+/// Largest response body read from a controller.
+pub const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
+
+/// How a client authenticates to the controller.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Auth {
+    /// HTTP Basic on every request (controllers accept it on every endpoint).
+    Basic { user: String, password: String },
+    /// `X-F5-Auth-Token`, from `POST /mgmt/shared/authn/login`.
+    Token(String),
+    /// No credentials (only to read the certificate).
+    None,
+}
+
+/// Timeouts and retries of outbound calls (the `central` section of the config file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// One attempt: connect + TLS + request + the whole response.
+    pub timeout: Duration,
+    /// Extra attempts after the first when the controller could not be reached.
+    pub retries: u32,
+    /// Back-off before the first retry; doubled for each further one.
+    pub backoff: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            timeout: Duration::from_secs(10),
+            retries: 2,
+            backoff: Duration::from_millis(250),
+        }
+    }
+}
+
+/// Why a call to a controller failed; `Display` is the message tasks show as `errorMessage`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ClientError {
+    #[error("device {addr} is unreachable: {detail}")]
+    Unreachable { addr: String, detail: String },
+    #[error("device {addr} did not answer within {secs} s ({attempts} attempts)")]
+    Timeout {
+        addr: String,
+        secs: u64,
+        attempts: u32,
+    },
+    #[error("TLS handshake with device {addr} failed: {detail}")]
+    Tls { addr: String, detail: String },
+    #[error(
+        "the certificate of device {addr} changed: trusted fingerprint {expected}, presented {presented}; re-establish trust if the change is expected"
+    )]
+    CertificateChanged {
+        addr: String,
+        expected: String,
+        presented: String,
+    },
+    #[error("device {addr} refused the credentials: {message}")]
+    Unauthorized { addr: String, message: String },
+    #[error("device {addr} answered {status} to {method} {path}: {message}")]
+    Status {
+        addr: String,
+        status: u16,
+        method: String,
+        path: String,
+        message: String,
+    },
+    #[error("device {addr} sent an unreadable answer to {path}: {detail}")]
+    BadResponse {
+        addr: String,
+        path: String,
+        detail: String,
+    },
+}
+
+impl ClientError {
+    /// The HTTP status the controller answered, if it answered.
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ClientError::Status { status, .. } => Some(*status),
+            ClientError::Unauthorized { .. } => Some(401),
+            _ => None,
+        }
+    }
+}
+
+/// Uppercase hex SHA-256 of a DER certificate, bytes separated by `:` (as `openssl x509 -fingerprint`).
+pub fn fingerprint_of(der: &[u8]) -> String {
+    let d = Sha256::digest(der);
+    let hex: Vec<String> = d.iter().map(|b| format!("{b:02X}")).collect();
+    hex.join(":")
+}
+
+/// The certificate verifier: records the leaf fingerprint and enforces the pin.
+#[derive(Debug)]
+struct Pinned {
+    inner: AnyCert,
+    pin: Option<String>,
+    seen: Mutex<Option<String>>,
+}
+
+impl ServerCertVerifier for Pinned {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: &ServerName<'_>,
+        _: &[u8],
+        _: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        let fp = fingerprint_of(end_entity.as_ref());
+        *self.seen.lock() = Some(fp.clone());
+        match &self.pin {
+            Some(p) if !p.eq_ignore_ascii_case(&fp) => {
+                Err(rustls::Error::General("pinned fingerprint mismatch".into()))
+            }
+            _ => Ok(ServerCertVerified::assertion()),
+        }
+    }
+    fn verify_tls12_signature(
+        &self,
+        m: &[u8],
+        c: &CertificateDer<'_>,
+        d: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls12_signature(m, c, d)
+    }
+    fn verify_tls13_signature(
+        &self,
+        m: &[u8],
+        c: &CertificateDer<'_>,
+        d: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        self.inner.verify_tls13_signature(m, c, d)
+    }
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.inner.supported_verify_schemes()
+    }
+}
+
+/// A client for one controller: `host:port`, credentials, an optional pinned fingerprint, limits.
+#[derive(Clone, Debug)]
+pub struct ControllerClient {
+    host: String,
+    port: u16,
+    auth: Auth,
+    pin: Option<String>,
+    limits: Limits,
+}
+
+/// What went wrong in one attempt, and whether the request may have reached the controller.
+struct Attempt {
+    err: ClientError,
+    /// The request was possibly delivered (only idempotent methods are retried then).
+    delivered: bool,
+    /// Worth retrying at all (unreachable, timeout), as opposed to a definitive answer.
+    transient: bool,
+}
+
+impl ControllerClient {
+    /// A client for `address` (`host`, `host:port`, `[v6]:port`; port 443 by default).
+    pub fn new(address: &str, auth: Auth, pin: Option<String>, limits: Limits) -> Self {
+        let (host, port) = split_address(address);
+        ControllerClient {
+            host,
+            port,
+            auth,
+            pin,
+            limits,
+        }
+    }
+
+    /// `host:port` as called.
+    pub fn address(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The same client with other credentials.
+    pub fn with_auth(mut self, auth: Auth) -> Self {
+        self.auth = auth;
+        self
+    }
+
+    /// Connects (with retries) and returns the SHA-256 fingerprint of the certificate presented;
+    /// fails with `CertificateChanged` when a pin is set and differs.
+    pub async fn fingerprint(&self) -> Result<String, ClientError> {
+        self.with_retries(&Method::GET, async || {
+            let (_, fp) = self.tls_connect().await?;
+            Ok(fp)
+        })
+        .await
+    }
+
+    /// GET returning the parsed JSON body; any status outside 2xx is an error.
+    pub async fn get_json(&self, path: &str) -> Result<Value, ClientError> {
+        self.call(Method::GET, path, None).await
+    }
+
+    pub async fn post_json(&self, path: &str, body: &Value) -> Result<Value, ClientError> {
+        self.call(Method::POST, path, Some(body)).await
+    }
+
+    pub async fn put_json(&self, path: &str, body: &Value) -> Result<Value, ClientError> {
+        self.call(Method::PUT, path, Some(body)).await
+    }
+
+    pub async fn patch_json(&self, path: &str, body: &Value) -> Result<Value, ClientError> {
+        self.call(Method::PATCH, path, Some(body)).await
+    }
+
+    /// DELETE; a 2xx answer (with or without a body) is success.
+    pub async fn delete(&self, path: &str) -> Result<(), ClientError> {
+        self.call(Method::DELETE, path, None).await.map(|_| ())
+    }
+
+    /// One request returning the status and the JSON body (`Null` when empty) without judging the
+    /// status: for callers that treat 404 as "absent". Transport failures are still errors.
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<(StatusCode, Value), ClientError> {
+        let body = body.map(|b| Bytes::from(b.to_string()));
+        self.with_retries(&method, async || {
+            self.once(method.clone(), path, body.clone()).await
+        })
+        .await
+    }
+
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Value, ClientError> {
+        let (status, v) = self.request(method.clone(), path, body).await?;
+        if status.is_success() {
+            return Ok(v);
+        }
+        let message = v
+            .get("message")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .or_else(|| {
+                v.get(0)
+                    .and_then(|e| e.get("message"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .unwrap_or_else(|| {
+                status
+                    .canonical_reason()
+                    .unwrap_or("no message")
+                    .to_string()
+            });
+        if status == StatusCode::UNAUTHORIZED {
+            return Err(ClientError::Unauthorized {
+                addr: self.address(),
+                message,
+            });
+        }
+        Err(ClientError::Status {
+            addr: self.address(),
+            status: status.as_u16(),
+            method: method.to_string(),
+            path: path.to_string(),
+            message,
+        })
+    }
+
+    /// Runs `f` up to `1 + retries` times while it fails transiently and may be repeated.
+    async fn with_retries<T>(
+        &self,
+        method: &Method,
+        f: impl AsyncFn() -> Result<T, Attempt>,
+    ) -> Result<T, ClientError> {
+        let idempotent = matches!(*method, Method::GET | Method::PUT | Method::DELETE);
+        let attempts = self.limits.retries + 1;
+        let mut delay = self.limits.backoff;
+        let mut n = 0;
+        loop {
+            n += 1;
+            let r = match tokio::time::timeout(self.limits.timeout, f()).await {
+                Ok(r) => r,
+                Err(_) => Err(Attempt {
+                    err: ClientError::Timeout {
+                        addr: self.address(),
+                        secs: self.limits.timeout.as_secs().max(1),
+                        attempts: n,
+                    },
+                    delivered: true,
+                    transient: true,
+                }),
+            };
+            match r {
+                Ok(v) => return Ok(v),
+                Err(a) if a.transient && n < attempts && (idempotent || !a.delivered) => {
+                    tracing::debug!(device = %self.address(), error = %a.err, attempt = n, "retrying");
+                    tokio::time::sleep(delay).await;
+                    delay = delay.saturating_mul(2);
+                }
+                Err(a) => {
+                    return Err(match a.err {
+                        ClientError::Timeout { addr, secs, .. } => ClientError::Timeout {
+                            addr,
+                            secs,
+                            attempts: n,
+                        },
+                        e => e,
+                    });
+                }
+            }
+        }
+    }
+
+    fn connector(&self) -> Result<(tokio_rustls::TlsConnector, Arc<Pinned>), Attempt> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let verifier = Arc::new(Pinned {
+            inner: AnyCert(provider.clone()),
+            pin: self.pin.clone(),
+            seen: Mutex::new(None),
+        });
+        let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| Attempt {
+                err: ClientError::Tls {
+                    addr: self.address(),
+                    detail: e.to_string(),
+                },
+                delivered: false,
+                transient: false,
+            })?
+            .dangerous()
+            .with_custom_certificate_verifier(verifier.clone())
+            .with_no_client_auth();
+        cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok((tokio_rustls::TlsConnector::from(Arc::new(cfg)), verifier))
+    }
+
+    async fn tls_connect(
+        &self,
+    ) -> Result<
+        (
+            tokio_rustls::client::TlsStream<tokio::net::TcpStream>,
+            String,
+        ),
+        Attempt,
+    > {
+        let addr = self.address();
+        let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port))
+            .await
+            .map_err(|e| Attempt {
+                err: ClientError::Unreachable {
+                    addr: addr.clone(),
+                    detail: e.to_string(),
+                },
+                delivered: false,
+                transient: true,
+            })?;
+        let _ = tcp.set_nodelay(true);
+        let (connector, verifier) = self.connector()?;
+        let name = ServerName::try_from(self.host.clone()).unwrap_or_else(|_| {
+            ServerName::try_from("localhost".to_string())
+                .unwrap_or(ServerName::IpAddress(std::net::Ipv4Addr::LOCALHOST.into()))
+        });
+        match connector.connect(name, tcp).await {
+            Ok(s) => {
+                let fp = verifier.seen.lock().clone().unwrap_or_default();
+                Ok((s, fp))
+            }
+            Err(e) => {
+                let seen = verifier.seen.lock().clone();
+                let err = match (&self.pin, seen) {
+                    (Some(p), Some(s)) if !p.eq_ignore_ascii_case(&s) => {
+                        ClientError::CertificateChanged {
+                            addr,
+                            expected: p.clone(),
+                            presented: s,
+                        }
+                    }
+                    _ => ClientError::Tls {
+                        addr,
+                        detail: e.to_string(),
+                    },
+                };
+                let transient = matches!(err, ClientError::Tls { .. })
+                    && e.kind() != std::io::ErrorKind::InvalidData;
+                Err(Attempt {
+                    err,
+                    delivered: false,
+                    transient,
+                })
+            }
+        }
+    }
+
+    async fn once(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Bytes>,
+    ) -> Result<(StatusCode, Value), Attempt> {
+        let addr = self.address();
+        let (tls, _) = self.tls_connect().await?;
+        let lost = |detail: String| Attempt {
+            err: ClientError::Unreachable {
+                addr: addr.clone(),
+                detail,
+            },
+            delivered: true,
+            transient: true,
+        };
+        let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
+            .await
+            .map_err(|e| lost(e.to_string()))?;
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut req = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(http::header::HOST, addr.as_str())
+            .header(http::header::ACCEPT, "application/json")
+            .header(http::header::USER_AGENT, "portcullis-central");
+        if body.is_some() {
+            req = req.header(http::header::CONTENT_TYPE, "application/json");
+        }
+        match &self.auth {
+            Auth::Basic { user, password } => {
+                let b64 = base64::engine::general_purpose::STANDARD
+                    .encode(format!("{user}:{password}").as_bytes());
+                req = req.header(http::header::AUTHORIZATION, format!("Basic {b64}"));
+            }
+            Auth::Token(t) => req = req.header("x-f5-auth-token", t.as_str()),
+            Auth::None => {}
+        }
+        let req = req
+            .body(Full::new(body.unwrap_or_default()))
+            .map_err(|e| Attempt {
+                err: ClientError::BadResponse {
+                    addr: addr.clone(),
+                    path: path.to_string(),
+                    detail: format!("cannot build the request: {e}"),
+                },
+                delivered: false,
+                transient: false,
+            })?;
+        let res = send
+            .send_request(req)
+            .await
+            .map_err(|e| lost(e.to_string()))?;
+        let status = res.status();
+        let bytes = Limited::new(res.into_body(), MAX_RESPONSE_BYTES)
+            .collect()
+            .await
+            .map_err(|e| Attempt {
+                err: ClientError::BadResponse {
+                    addr: addr.clone(),
+                    path: path.to_string(),
+                    detail: format!("reading the body: {e}"),
+                },
+                delivered: true,
+                transient: false,
+            })?
+            .to_bytes();
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok((status, Value::Null));
+        }
+        match serde_json::from_slice(&bytes) {
+            Ok(v) => Ok((status, v)),
+            Err(_) if !status.is_success() => Ok((
+                status,
+                Value::String(String::from_utf8_lossy(&bytes).chars().take(200).collect()),
+            )),
+            Err(e) => Err(Attempt {
+                err: ClientError::BadResponse {
+                    addr,
+                    path: path.to_string(),
+                    detail: format!("not JSON: {e}"),
+                },
+                delivered: true,
+                transient: false,
+            }),
+        }
+    }
+}
+
+/// Splits `host`, `host:port`, `[v6]:port`, `v6` into host and port (443 by default).
+pub fn split_address(address: &str) -> (String, u16) {
+    let a = address
+        .trim()
+        .trim_start_matches("https://")
+        .trim_end_matches('/');
+    if let Some(rest) = a.strip_prefix('[')
+        && let Some((h, p)) = rest.split_once(']')
+    {
+        let port = p
+            .strip_prefix(':')
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(443);
+        return (h.to_string(), port);
+    }
+    match a.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') => match p.parse() {
+            Ok(port) => (h.to_string(), port),
+            Err(_) => (a.to_string(), 443),
+        },
+        _ => (a.to_string(), 443),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_split_with_default_port() {
+        assert_eq!(split_address("10.0.0.1"), ("10.0.0.1".into(), 443));
+        assert_eq!(split_address("10.0.0.1:8443"), ("10.0.0.1".into(), 8443));
+        assert_eq!(split_address("[::1]:9443"), ("::1".into(), 9443));
+        assert_eq!(split_address("::1"), ("::1".into(), 443));
+        assert_eq!(
+            split_address("https://bigip.example/"),
+            ("bigip.example".into(), 443)
+        );
+    }
+
+    #[test]
+    fn fingerprint_is_colon_separated_sha256() {
+        let fp = fingerprint_of(b"abc");
+        assert_eq!(fp.len(), 32 * 3 - 1);
+        assert!(fp.starts_with("BA:78:16:BF"));
+    }
+
+    #[tokio::test]
+    async fn closed_port_is_unreachable_after_bounded_retries() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        drop(l);
+        let limits = Limits {
+            timeout: Duration::from_secs(2),
+            retries: 2,
+            backoff: Duration::from_millis(10),
+        };
+        let c = ControllerClient::new(&format!("127.0.0.1:{port}"), Auth::None, None, limits);
+        let t = std::time::Instant::now();
+        let e = c.get_json("/mgmt/tm/sys").await.unwrap_err();
+        assert!(matches!(e, ClientError::Unreachable { .. }), "{e}");
+        assert!(e.to_string().contains(&format!("127.0.0.1:{port}")), "{e}");
+        assert!(t.elapsed() < Duration::from_secs(2));
+    }
+
+    #[tokio::test]
+    async fn silent_server_times_out_within_the_limit() {
+        let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = l.local_addr().unwrap().port();
+        let keep = tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((s, _)) = l.accept().await {
+                held.push(s);
+            }
+        });
+        let limits = Limits {
+            timeout: Duration::from_millis(300),
+            retries: 1,
+            backoff: Duration::from_millis(10),
+        };
+        let c = ControllerClient::new(&format!("127.0.0.1:{port}"), Auth::None, None, limits);
+        let t = std::time::Instant::now();
+        let e = c.get_json("/mgmt/tm/sys").await.unwrap_err();
+        assert!(
+            matches!(e, ClientError::Timeout { attempts: 2, .. }),
+            "{e:?}"
+        );
+        assert!(t.elapsed() < Duration::from_secs(2));
+        keep.abort();
+    }
+}

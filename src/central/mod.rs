@@ -1,0 +1,208 @@
+//! The central manager (`portcullis central`): the same admin server as a controller (HTTPS,
+//! authentication, roles, error objects, query engine, store) with the `/mgmt/cm/...` task API on
+//! top, managing controllers over their REST API.
+//!
+//! Map: [`client`] calls a controller (pinned certificate, timeouts, bounded retries);
+//! [`devices`] holds trusted-device records; [`tasks`] is the task state machine every central
+//! task shares (store records, 202 answers, PATCH restarts, resume after a restart); the task kinds
+//! are [`trust`], [`discovery`], [`import`] (with [`conflicts`]) and [`deploy`]; [`resolver`] serves
+//! the device groups and the machine-id resolver; [`config`] the working and current copies of
+//! imported objects. Other modules add routes through [`install`] (see docs/central.md).
+//!
+//! Imports: `mgmt` (wire types, server pieces, state), `store`, `support`, and the
+//! `proxy::topology::Topology` trait only to hand `mgmt::open` a data plane with no listeners.
+
+pub mod client;
+pub mod devices;
+pub mod resolver;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::mgmt::dispatch::Route;
+use crate::mgmt::error::{MgmtError, MgmtResult};
+use crate::mgmt::{MgmtConfig, MgmtState};
+use crate::proxy::topology::{ListenerSpec, ListenerStatus, Topology};
+use crate::store::Store;
+pub use client::{Auth, ClientError, ControllerClient, Limits};
+pub use devices::Device;
+
+/// Version the central manager reports (f5-sdk's BIG-IQ support needs ≥ 5.3.0).
+pub const VERSION: &str = "8.3.0";
+/// Product name the central manager reports.
+pub const PRODUCT: &str = "BIG-IQ";
+
+/// The `central` section of the config file: outbound call limits.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct OutboundConfig {
+    /// Per-attempt timeout of a call to a controller, in seconds.
+    pub timeout_secs: u64,
+    /// Extra attempts when a controller cannot be reached.
+    pub retries: u32,
+    /// Back-off before the first retry, in milliseconds (doubled each time).
+    pub backoff_ms: u64,
+}
+
+impl Default for OutboundConfig {
+    fn default() -> Self {
+        let l = Limits::default();
+        OutboundConfig {
+            timeout_secs: l.timeout.as_secs(),
+            retries: l.retries,
+            backoff_ms: l.backoff.as_millis() as u64,
+        }
+    }
+}
+
+impl OutboundConfig {
+    pub fn limits(&self) -> Limits {
+        Limits {
+            timeout: Duration::from_secs(self.timeout_secs.max(1)),
+            retries: self.retries.min(10),
+            backoff: Duration::from_millis(self.backoff_ms.min(60_000)),
+        }
+    }
+}
+
+/// The `portcullis central --config FILE` file (JSON); flags override it.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CentralConfig {
+    pub admin_listen: Option<SocketAddr>,
+    pub data_dir: Option<PathBuf>,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    /// The admin server's tunables as for `serve`; `version`/`product` default to the central
+    /// manager's ([`VERSION`], [`PRODUCT`]).
+    pub mgmt: Option<serde_json::Map<String, Value>>,
+    pub central: OutboundConfig,
+}
+
+impl CentralConfig {
+    pub fn load(path: &Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// The admin server's configuration with the central manager's version and product.
+    pub fn mgmt_config(&self) -> Result<MgmtConfig, String> {
+        let mut m = self.mgmt.clone().unwrap_or_default();
+        m.entry("version").or_insert(Value::from(VERSION));
+        m.entry("product").or_insert(Value::from(PRODUCT));
+        serde_json::from_value(Value::Object(m)).map_err(|e| format!("mgmt: {e}"))
+    }
+}
+
+/// What the central manager's handlers share: found with [`state`] from any handler.
+pub struct Central {
+    pub store: Arc<Store>,
+    /// Limits of every outbound call.
+    pub limits: Limits,
+    /// Where task runners are spawned.
+    pub rt: tokio::runtime::Handle,
+    /// The central manager's own machine id (names the account created on trusted devices).
+    pub machine_id: String,
+    /// Task store keys whose runner is live in this process (a task never runs twice at once).
+    pub running: parking_lot::Mutex<std::collections::HashSet<String>>,
+}
+
+/// The central manager's state attached to `st`, or 503 when `install` did not run.
+pub fn state(st: &MgmtState) -> MgmtResult<Arc<Central>> {
+    st.attached::<Central>().ok_or_else(|| {
+        MgmtError::new(
+            http::StatusCode::SERVICE_UNAVAILABLE,
+            "The central manager's task runner is not running on this node.",
+        )
+    })
+}
+
+/// Every fixed route of the central manager (checked before the controller's own routes).
+pub static ROUTES: &[Route] = &[
+    Route {
+        path: "/mgmt/shared/resolver/device-groups",
+        prefix: true,
+        handler: resolver::device_groups,
+    },
+    Route {
+        path: "/mgmt/cm/system/machineid-resolver",
+        prefix: true,
+        handler: resolver::machine_ids,
+    },
+];
+
+/// Turns an opened admin state into a central manager: attaches [`Central`], registers the
+/// `/mgmt/cm` routes, and resumes the tasks a previous run left in progress. Must run inside a
+/// tokio runtime. Other central modules add their routes here, with one `x::install(st)` line.
+pub fn install(st: &MgmtState, limits: Limits) -> MgmtResult<()> {
+    let machine_id = st
+        .meta("machineId")
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    let rt = tokio::runtime::Handle::try_current()
+        .map_err(|e| MgmtError::internal(format!("central manager outside a runtime: {e}")))?;
+    st.attach(Arc::new(Central {
+        store: st.store.clone(),
+        limits,
+        rt,
+        machine_id,
+        running: Default::default(),
+    }));
+    st.extend(ROUTES, &[]);
+    Ok(())
+}
+
+/// A data plane with no listeners: the central manager proxies nothing.
+struct NoListeners;
+
+impl Topology for NoListeners {
+    fn apply(&self, listeners: Vec<ListenerSpec>) -> Vec<ListenerStatus> {
+        listeners
+            .into_iter()
+            .map(|l| ListenerStatus {
+                name: l.name,
+                error: Some("a central manager runs no data-plane listeners".into()),
+            })
+            .collect()
+    }
+}
+
+/// Everything `portcullis central` needs, resolved from flags and the config file.
+pub struct CentralArgs {
+    pub admin_listen: SocketAddr,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    pub mgmt: MgmtConfig,
+    pub limits: Limits,
+}
+
+/// Runs the central manager until SIGINT/SIGTERM: the controller's admin server
+/// (`mgmt::server::run`: TLS, admin user from `PORTCULLIS_ADMIN_PASSWORD`, the
+/// `admin API listening on` line) with the central routes installed.
+pub async fn run(args: CentralArgs) -> Result<(), String> {
+    let serve = crate::mgmt::server::ServeArgs {
+        admin_listen: args.admin_listen,
+        dns_listen: None,
+        tls_cert: args.tls_cert,
+        tls_key: args.tls_key,
+        mgmt: args.mgmt,
+    };
+    let limits = args.limits;
+    crate::mgmt::server::run(
+        serve,
+        Arc::new(NoListeners),
+        Box::new(move |st, _| {
+            Box::pin(async move {
+                install(&st, limits).map_err(|e| e.message)?;
+                println!("portcullis: central manager ready");
+                Ok(axum::Router::new())
+            })
+        }),
+    )
+    .await
+}
