@@ -14,6 +14,7 @@
 
 pub mod client;
 pub mod devices;
+pub mod licensing;
 pub mod resolver;
 
 use std::net::SocketAddr;
@@ -154,6 +155,7 @@ pub fn install(st: &MgmtState, limits: Limits) -> MgmtResult<()> {
         running: Default::default(),
     }));
     st.extend(ROUTES, &[]);
+    licensing::install(st)?;
     Ok(())
 }
 

@@ -42,10 +42,10 @@ pub struct BillingReportArgs {
     /// The central manager's admin API.
     #[arg(long, value_name = "URL", default_value = DEFAULT_CENTRAL)]
     pub central: String,
-    /// PEM certificate(s) to trust for the central manager (its `admin-cert.pem`). Without it the
-    /// certificate is accepted unverified only when the central manager is on a loopback address.
-    #[arg(long, value_name = "PEM", env = "PORTCULLIS_CENTRAL_CA")]
-    pub central_ca: Option<PathBuf>,
+    /// SHA-256 fingerprint (`AA:BB:...`) of the central manager's certificate to pin. Without it
+    /// the certificate is accepted unverified, and only when the central manager is on a loopback address.
+    #[arg(long, value_name = "SHA256", env = "PORTCULLIS_CENTRAL_FINGERPRINT")]
+    pub central_fingerprint: Option<String>,
     /// User on the central manager (the password comes from PORTCULLIS_ADMIN_PASSWORD or a prompt).
     #[arg(long, value_name = "NAME", default_value = "admin")]
     pub user: String,
@@ -101,7 +101,7 @@ pub fn run(args: BillingReportArgs) -> Result<String, String> {
     let password = password(&args.user)?;
     let api = CentralApi::connect(
         &args.central,
-        args.central_ca.as_deref(),
+        args.central_fingerprint.as_deref(),
         &args.user,
         &password,
     )?;

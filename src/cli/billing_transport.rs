@@ -2,23 +2,23 @@
 //! and the POST of the report to the billing endpoint. Every call has a deadline and bounded
 //! retries (connection failures only: a request the server answered is never repeated).
 //! Blocking API over a private current-thread runtime (the tool is a short-lived CLI).
-//! Imports: `proxy::{tls, upstream::Connector}`, `support`.
+//! Imports: `central::client` (calls to the central manager), `proxy::{tls, upstream::Connector}`
+//! (the upload).
 
 use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use base64::Engine as _;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 
+use crate::central::client::{Auth, ClientError, ControllerClient, Limits};
 use crate::proxy::tls::client_config;
 use crate::proxy::upstream::Connector;
-use crate::support::unverified_client_config;
 
 /// Deadline of one request (connect, TLS, answer and body).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -90,12 +90,12 @@ async fn exchange(
     ))
 }
 
-/// The central manager's admin API as the billing tool uses it.
+/// The central manager's admin API as the billing tool uses it: `central::ControllerClient`
+/// (the central manager speaks the same `/mgmt` API as a controller) driven from a private runtime.
 pub struct CentralApi {
     rt: tokio::runtime::Runtime,
-    client: HttpClient,
+    client: ControllerClient,
     base: String,
-    authorization: String,
     user: String,
 }
 
@@ -111,70 +111,66 @@ fn is_loopback_url(uri: &http::Uri) -> bool {
 }
 
 impl CentralApi {
-    /// Checks the URL and prepares the client. The central manager's certificate is verified
-    /// against `ca` when given; without it, only a loopback central manager is accepted (its
-    /// self-signed certificate cannot be verified, as the original script's local calls).
+    /// Checks the URL and prepares the client. With `pin` (the SHA-256 fingerprint of the central
+    /// manager's certificate, `AA:BB:...`) any other certificate is refused; without it only a
+    /// loopback central manager is accepted (its self-signed certificate is not verified, as the
+    /// original script's local calls).
     pub fn connect(
         url: &str,
-        ca: Option<&Path>,
+        pin: Option<&str>,
         user: &str,
         password: &str,
     ) -> Result<Self, String> {
         let base = url.trim().trim_end_matches('/').to_string();
         let uri: http::Uri = base.parse().map_err(|e| format!("--central {url}: {e}"))?;
-        if uri.scheme_str() != Some("https") || uri.host().is_none() {
-            return Err(format!("--central must be an https:// URL (got {url})"));
+        let bare = uri.path().is_empty() || uri.path() == "/";
+        if uri.scheme_str() != Some("https")
+            || uri.host().is_none()
+            || !bare
+            || uri.query().is_some()
+        {
+            return Err(format!(
+                "--central must be an https://host[:port] URL (got {url})"
+            ));
         }
-        let tls = match ca {
-            Some(_) => tls_from(ca, "--central-ca")?,
-            None if is_loopback_url(&uri) => unverified_client_config()?,
-            None => {
-                return Err(format!(
-                    "{url} is not a loopback address: give the central manager's certificate with --central-ca"
-                ));
-            }
+        if pin.is_none() && !is_loopback_url(&uri) {
+            return Err(format!(
+                "{url} is not a loopback address: give the central manager's certificate fingerprint with --central-fingerprint"
+            ));
+        }
+        let limits = Limits {
+            timeout: REQUEST_TIMEOUT,
+            retries: ATTEMPTS - 1,
+            ..Limits::default()
         };
-        let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+        let auth = Auth::Basic {
+            user: user.to_string(),
+            password: password.to_string(),
+        };
+        let authority = uri.authority().map(|a| a.as_str()).unwrap_or_default();
         Ok(CentralApi {
             rt: runtime()?,
-            client: Client::builder(TokioExecutor::new())
-                .build(Connector::new(tls, CONNECT_TIMEOUT)),
+            client: ControllerClient::new(authority, auth, pin.map(str::to_string), limits),
             base,
-            authorization: format!("Basic {token}"),
             user: user.to_string(),
         })
     }
 
-    /// GET of a `/mgmt` path; non-2xx answers become an error naming the status and message.
+    /// GET of a `/mgmt` path; failures name the central manager and the reason.
     pub fn get_json(&self, path: &str) -> Result<Value, String> {
-        let url = format!("{}{path}", self.base);
-        let build = || {
-            http::Request::get(&url)
-                .header(http::header::AUTHORIZATION, &self.authorization)
-                .header(http::header::ACCEPT, "application/json")
-                .body(Full::new(Bytes::new()))
-                .map_err(|e| format!("{url}: {e}"))
-        };
-        let (status, body) = self
-            .rt
-            .block_on(exchange(&self.client, build, &self.base))?;
-        let json: Result<Value, _> = serde_json::from_slice(&body);
-        if status == http::StatusCode::UNAUTHORIZED {
-            return Err(format!(
-                "the central manager at {} refused the credentials of user {}",
-                self.base, self.user
-            ));
-        }
-        if !status.is_success() {
-            let msg = json
-                .ok()
-                .and_then(|v| v["message"].as_str().map(str::to_string))
-                .unwrap_or_default();
-            return Err(format!(
-                "GET {path} on the central manager: HTTP {status} {msg}"
-            ));
-        }
-        json.map_err(|e| format!("GET {path} on the central manager: not JSON ({e})"))
+        self.rt
+            .block_on(self.client.get_json(path))
+            .map_err(|e| match e {
+                ClientError::Unauthorized { .. } => format!(
+                    "the central manager at {} refused the credentials of user {}",
+                    self.base, self.user
+                ),
+                other => format!(
+                    "central manager at {}: {}",
+                    self.base,
+                    other.to_string().replacen("device ", "", 1)
+                ),
+            })
     }
 }
 
@@ -217,7 +213,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn central_url_must_be_https_and_loopback_without_a_ca() {
+    fn central_url_must_be_https_and_loopback_without_a_pin() {
         let _ = rustls::crypto::ring::default_provider().install_default();
         assert!(CentralApi::connect("http://127.0.0.1:8443", None, "admin", "x").is_err());
         let e = CentralApi::connect("https://cm.example:8443", None, "admin", "x")

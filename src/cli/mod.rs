@@ -1,6 +1,6 @@
 //! Command-line helpers that do IO on behalf of the pure engine (the binary's side of `waf`).
 //! `billing-report` (spec 4.5) is here too: it talks to a central manager over HTTPS.
-//! Imports: `waf`, `support`, `proxy::{tls, upstream}` (the HTTPS client of the billing tool).
+//! Imports: `waf`, `support`, `central::client` and `proxy::{tls, upstream}` (the billing tool's HTTPS).
 
 pub mod billing_build;
 pub mod billing_keys;

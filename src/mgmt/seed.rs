@@ -57,7 +57,16 @@ pub fn first_start(st: &MgmtState, admin_password: Option<String>) -> MgmtResult
         })?;
     }
     if st.meta("machineId").is_none() {
-        let id = crate::support::new_uuid();
+        let b: [u8; 16] = rand::rng().random();
+        let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+        let id = format!(
+            "{}-{}-4{}-a{}-{}",
+            &h[0..8],
+            &h[8..12],
+            &h[13..16],
+            &h[17..20],
+            &h[20..32]
+        );
         st.store
             .write(|tx| tx.put(Table::Meta, "machineId", &json!(id)))?;
     }
