@@ -178,6 +178,21 @@ pub struct ControllerClient {
     limits: Limits,
 }
 
+/// One outbound operation, repeated by the retry loop.
+enum Op {
+    Fingerprint,
+    Request {
+        method: Method,
+        path: String,
+        body: Option<Bytes>,
+    },
+}
+
+enum Answer {
+    Fingerprint(String),
+    Response(StatusCode, Value),
+}
+
 /// What went wrong in one attempt, and whether the request may have reached the controller.
 struct Attempt {
     err: ClientError,
@@ -226,11 +241,14 @@ impl ControllerClient {
     /// Connects (with retries) and returns the SHA-256 fingerprint of the certificate presented;
     /// fails with `CertificateChanged` when a pin is set and differs.
     pub async fn fingerprint(&self) -> Result<String, ClientError> {
-        self.with_retries(&Method::GET, async || {
-            let (_, fp) = self.tls_connect().await?;
-            Ok(fp)
-        })
-        .await
+        match self.with_retries(&Op::Fingerprint).await? {
+            Answer::Fingerprint(fp) => Ok(fp),
+            Answer::Response(..) => Err(ClientError::BadResponse {
+                addr: self.address(),
+                path: String::new(),
+                detail: "no certificate was seen".into(),
+            }),
+        }
     }
 
     /// GET returning the parsed JSON body; any status outside 2xx is an error.
@@ -263,11 +281,15 @@ impl ControllerClient {
         path: &str,
         body: Option<&Value>,
     ) -> Result<(StatusCode, Value), ClientError> {
-        let body = body.map(|b| Bytes::from(b.to_string()));
-        self.with_retries(&method, async || {
-            self.once(method.clone(), path, body.clone()).await
-        })
-        .await
+        let op = Op::Request {
+            method,
+            path: path.to_string(),
+            body: body.map(|b| Bytes::from(b.to_string())),
+        };
+        match self.with_retries(&op).await? {
+            Answer::Response(status, v) => Ok((status, v)),
+            Answer::Fingerprint(_) => Ok((StatusCode::OK, Value::Null)),
+        }
     }
 
     async fn call(
@@ -312,18 +334,19 @@ impl ControllerClient {
     }
 
     /// Runs `f` up to `1 + retries` times while it fails transiently and may be repeated.
-    async fn with_retries<T>(
-        &self,
-        method: &Method,
-        f: impl AsyncFn() -> Result<T, Attempt>,
-    ) -> Result<T, ClientError> {
-        let idempotent = matches!(*method, Method::GET | Method::PUT | Method::DELETE);
+    async fn with_retries(&self, op: &Op) -> Result<Answer, ClientError> {
+        let idempotent = match op {
+            Op::Fingerprint => true,
+            Op::Request { method, .. } => {
+                matches!(*method, Method::GET | Method::PUT | Method::DELETE)
+            }
+        };
         let attempts = self.limits.retries + 1;
         let mut delay = self.limits.backoff;
         let mut n = 0;
         loop {
             n += 1;
-            let r = match tokio::time::timeout(self.limits.timeout, f()).await {
+            let r = match tokio::time::timeout(self.limits.timeout, self.attempt(op)).await {
                 Ok(r) => r,
                 Err(_) => Err(Attempt {
                     err: ClientError::Timeout {
@@ -352,6 +375,16 @@ impl ControllerClient {
                         e => e,
                     });
                 }
+            }
+        }
+    }
+
+    async fn attempt(&self, op: &Op) -> Result<Answer, Attempt> {
+        match op {
+            Op::Fingerprint => Ok(Answer::Fingerprint(self.tls_connect().await?.1)),
+            Op::Request { method, path, body } => {
+                let (s, v) = self.once(method.clone(), path, body.clone()).await?;
+                Ok(Answer::Response(s, v))
             }
         }
     }

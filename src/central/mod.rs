@@ -6,16 +6,25 @@
 //! [`devices`] holds trusted-device records; [`tasks`] is the task state machine every central
 //! task shares (store records, 202 answers, PATCH restarts, resume after a restart); the task kinds
 //! are [`trust`], [`discovery`], [`import`] (with [`conflicts`]) and [`deploy`]; [`resolver`] serves
-//! the device groups and the machine-id resolver; [`config`] the working and current copies of
-//! imported objects. Other modules add routes through [`install`] (see docs/central.md).
+//! the device groups and the machine-id resolver; [`modules`] what each module reads from a
+//! device; [`config`] the working and current copies of imported objects. Other modules add routes through [`install`] (see docs/central.md).
 //!
-//! Imports: `mgmt` (wire types, server pieces, state), `store`, `support`, and the
-//! `proxy::topology::Topology` trait only to hand `mgmt::open` a data plane with no listeners.
+//! Imports: `mgmt` (wire types, server pieces, state, `apply::DetachedTopology`: a central
+//! manager runs no data plane), `store`, `support`.
 
 pub mod client;
+pub mod config;
+pub mod conflicts;
+pub mod deploy;
 pub mod devices;
+pub mod discovery;
+pub mod fuzz;
+pub mod import;
 pub mod licensing;
+pub mod modules;
 pub mod resolver;
+pub mod tasks;
+pub mod trust;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -28,7 +37,6 @@ use serde_json::Value;
 use crate::mgmt::dispatch::Route;
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::{MgmtConfig, MgmtState};
-use crate::proxy::topology::{ListenerSpec, ListenerStatus, Topology};
 use crate::store::Store;
 pub use client::{Auth, ClientError, ControllerClient, Limits};
 pub use devices::Device;
@@ -111,6 +119,8 @@ pub struct Central {
     pub machine_id: String,
     /// Task store keys whose runner is live in this process (a task never runs twice at once).
     pub running: parking_lot::Mutex<std::collections::HashSet<String>>,
+    /// The task kinds registered with `tasks::register` (resumed after a restart).
+    pub kinds: parking_lot::RwLock<Vec<&'static tasks::TaskKind>>,
 }
 
 /// The central manager's state attached to `st`, or 503 when `install` did not run.
@@ -135,6 +145,76 @@ pub static ROUTES: &[Route] = &[
         prefix: true,
         handler: resolver::machine_ids,
     },
+    Route {
+        path: "/mgmt/cm/global/tasks/device-trust",
+        prefix: true,
+        handler: trust::handle,
+    },
+    Route {
+        path: "/mgmt/cm/global/tasks/device-discovery",
+        prefix: true,
+        handler: discovery::handle,
+    },
+    Route {
+        path: "/mgmt/cm/adc-core/tasks/declare-mgmt-authority",
+        prefix: true,
+        handler: import::handle,
+    },
+    Route {
+        path: "/mgmt/cm/asm/tasks/declare-mgmt-authority",
+        prefix: true,
+        handler: import::handle,
+    },
+    Route {
+        path: "/mgmt/cm/firewall/tasks/declare-mgmt-authority",
+        prefix: true,
+        handler: import::handle,
+    },
+    Route {
+        path: "/mgmt/cm/adc-core/tasks/deploy-configuration",
+        prefix: true,
+        handler: deploy::handle,
+    },
+    Route {
+        path: "/mgmt/cm/asm/tasks/deploy-configuration",
+        prefix: true,
+        handler: deploy::handle,
+    },
+    Route {
+        path: "/mgmt/cm/firewall/tasks/deploy-configuration",
+        prefix: true,
+        handler: deploy::handle,
+    },
+    Route {
+        path: "/mgmt/cm/adc-core/working-config",
+        prefix: true,
+        handler: config::handle,
+    },
+    Route {
+        path: "/mgmt/cm/asm/working-config",
+        prefix: true,
+        handler: config::handle,
+    },
+    Route {
+        path: "/mgmt/cm/firewall/working-config",
+        prefix: true,
+        handler: config::handle,
+    },
+    Route {
+        path: "/mgmt/cm/adc-core/current-config",
+        prefix: true,
+        handler: config::handle,
+    },
+    Route {
+        path: "/mgmt/cm/asm/current-config",
+        prefix: true,
+        handler: config::handle,
+    },
+    Route {
+        path: "/mgmt/cm/firewall/current-config",
+        prefix: true,
+        handler: config::handle,
+    },
 ];
 
 /// Turns an opened admin state into a central manager: attaches [`Central`], registers the
@@ -147,31 +227,24 @@ pub fn install(st: &MgmtState, limits: Limits) -> MgmtResult<()> {
         .unwrap_or_default();
     let rt = tokio::runtime::Handle::try_current()
         .map_err(|e| MgmtError::internal(format!("central manager outside a runtime: {e}")))?;
-    st.attach(Arc::new(Central {
+    let c = Arc::new(Central {
         store: st.store.clone(),
         limits,
         rt,
         machine_id,
         running: Default::default(),
-    }));
+        kinds: Default::default(),
+    });
+    tasks::register(&c, &trust::KIND);
+    tasks::register(&c, &discovery::KIND);
+    for k in import::KINDS.iter().chain(deploy::KINDS) {
+        tasks::register(&c, k);
+    }
+    st.attach(c);
     st.extend(ROUTES, &[]);
     licensing::install(st)?;
+    tasks::resume_all(st)?;
     Ok(())
-}
-
-/// A data plane with no listeners: the central manager proxies nothing.
-struct NoListeners;
-
-impl Topology for NoListeners {
-    fn apply(&self, listeners: Vec<ListenerSpec>) -> Vec<ListenerStatus> {
-        listeners
-            .into_iter()
-            .map(|l| ListenerStatus {
-                name: l.name,
-                error: Some("a central manager runs no data-plane listeners".into()),
-            })
-            .collect()
-    }
 }
 
 /// Everything `portcullis central` needs, resolved from flags and the config file.
@@ -197,7 +270,7 @@ pub async fn run(args: CentralArgs) -> Result<(), String> {
     let limits = args.limits;
     crate::mgmt::server::run(
         serve,
-        Arc::new(NoListeners),
+        Arc::new(crate::mgmt::apply::DetachedTopology),
         Box::new(move |st, _| {
             Box::pin(async move {
                 install(&st, limits).map_err(|e| e.message)?;

@@ -65,12 +65,15 @@ fn only_get(ctx: &Ctx<'_>) -> MgmtResult<()> {
 
 /// `/mgmt/shared/resolver/device-groups...`.
 pub fn device_groups(ctx: &Ctx<'_>, _: &[u8]) -> MgmtResult<Reply> {
-    only_get(ctx)?;
     let st = ctx.st;
     let rest: Vec<&str> = ctx.path[GROUPS.len()..]
         .split('/')
         .filter(|s| !s.is_empty())
         .collect();
+    if let (&Method::DELETE, [_, "devices", id]) = (&ctx.method, rest.as_slice()) {
+        return remove_device(ctx, id);
+    }
+    only_get(ctx)?;
     let all = devices::list(&st.store)?;
     let products: Vec<String> = all.iter().map(|d| product_slug(&d.product)).collect();
     let group_view = |g: &str| {
@@ -122,6 +125,35 @@ pub fn device_groups(ctx: &Ctx<'_>, _: &[u8]) -> MgmtResult<Reply> {
             }),
         _ => Err(MgmtError::no_such_uri(&ctx.path)),
     }
+}
+
+/// `DELETE .../devices/<machineId>`: forgets the device (its trust and discovered modules; the
+/// imported copies stay) and removes the central manager's account from it when it answers.
+fn remove_device(ctx: &Ctx<'_>, id: &str) -> MgmtResult<Reply> {
+    if ctx.user.role != crate::mgmt::roles::Role::Admin {
+        return Err(crate::mgmt::roles::denied(
+            &ctx.user.name,
+            &ctx.method,
+            &ctx.path,
+            &ctx.peer,
+        ));
+    }
+    let c = super::state(ctx.st)?;
+    let dev = devices::get(&c.store, id)?.ok_or_else(|| {
+        MgmtError::new(
+            StatusCode::NOT_FOUND,
+            format!("No trusted device has machine id {id}."),
+        )
+    })?;
+    c.store.write(|tx| devices::remove(tx, id))?;
+    let client = dev.client(c.limits);
+    let path = format!("/mgmt/tm/auth/user/{}", dev.user_name);
+    c.rt.spawn(async move {
+        if let Err(e) = client.delete(&path).await {
+            tracing::warn!(error = %e, "removing the central manager's account from a forgotten device");
+        }
+    });
+    Ok(Reply::empty(StatusCode::OK))
 }
 
 fn machine_view(d: &Device) -> Value {

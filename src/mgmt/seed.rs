@@ -34,6 +34,20 @@ pub fn random_password() -> String {
         .collect()
 }
 
+/// A random (version 4) UUID: machine ids, central manager task ids.
+pub fn new_uuid() -> String {
+    let b: [u8; 16] = rand::rng().random();
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-4{}-a{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[13..16],
+        &h[17..20],
+        &h[20..32]
+    )
+}
+
 /// Seeds what is missing; returns the generated admin password if one was generated.
 pub fn first_start(st: &MgmtState, admin_password: Option<String>) -> MgmtResult<Option<String>> {
     let mut generated = None;
@@ -57,16 +71,7 @@ pub fn first_start(st: &MgmtState, admin_password: Option<String>) -> MgmtResult
         })?;
     }
     if st.meta("machineId").is_none() {
-        let b: [u8; 16] = rand::rng().random();
-        let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-        let id = format!(
-            "{}-{}-4{}-a{}-{}",
-            &h[0..8],
-            &h[8..12],
-            &h[13..16],
-            &h[17..20],
-            &h[20..32]
-        );
+        let id = new_uuid();
         st.store
             .write(|tx| tx.put(Table::Meta, "machineId", &json!(id)))?;
     }

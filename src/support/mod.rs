@@ -1,5 +1,5 @@
 //! Small shared pieces every module may use: support ids, the clock, ISO 8601 formatting,
-//! registration keys, random UUIDs.
+//! registration keys, the UUID text form.
 //! Imports nothing internal.
 
 mod clock;
@@ -10,4 +10,4 @@ mod uuid;
 pub use clock::{iso8601_utc, now_micros, unix_seconds};
 pub use regkey::parse_regkey;
 pub use support_id::SupportId;
-pub use uuid::{is_uuid, new_uuid};
+pub use uuid::is_uuid;

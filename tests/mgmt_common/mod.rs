@@ -24,13 +24,8 @@ impl Drop for Server {
 }
 
 pub fn start(dir: &std::path::Path, config: Option<&std::path::Path>) -> Server {
-    start_as("serve", dir, config)
-}
-
-/// Starts `portcullis <role>` (`serve` or `central`) the same way.
-pub fn start_as(role: &str, dir: &std::path::Path, config: Option<&std::path::Path>) -> Server {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_portcullis"));
-    cmd.arg(role)
+    cmd.arg("serve")
         .arg("--admin-listen")
         .arg("127.0.0.1:0")
         .arg("--data-dir")

@@ -16,9 +16,10 @@ use crate::central::{Central, devices};
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::ops::parse_object;
 use crate::mgmt::reply::Reply;
+use crate::mgmt::seed::new_uuid;
 use crate::mgmt::state::{Ctx, MgmtState};
 use crate::store::{Store, Table, WriteTx};
-use crate::support::{new_uuid, now_micros};
+use crate::support::now_micros;
 
 const KIND: &str = "cm:shared:licensing:pools:licensepoolmemberstate";
 const COLLECTION_KIND: &str = "cm:shared:licensing:pools:licensepoolmembercollectionstate";

@@ -12,9 +12,10 @@ use super::members;
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::ops::parse_object;
 use crate::mgmt::reply::Reply;
+use crate::mgmt::seed::new_uuid;
 use crate::mgmt::state::{Ctx, MgmtState};
 use crate::store::{Store, Table};
-use crate::support::{iso8601_utc, new_uuid, now_micros, parse_regkey, unix_seconds};
+use crate::support::{iso8601_utc, now_micros, parse_regkey, unix_seconds};
 
 const PREFIX: &str = "cm-license-pool/";
 /// Seats of a pool when the request does not say.
