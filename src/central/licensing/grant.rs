@@ -15,7 +15,7 @@ use crate::central::devices::Device;
 #[derive(Clone, Debug)]
 pub enum Target {
     /// A trusted device: its record carries the address, account and pinned certificate.
-    Managed(Device),
+    Managed(Box<Device>),
     /// A device given by address and credentials; `pin` is the certificate fingerprint seen at
     /// the grant (used again to revoke).
     Unmanaged {

@@ -119,7 +119,9 @@ fn target_of(store: &Store, b: &Map<String, Value>) -> MgmtResult<Target> {
         (true, Some(_)) => Err(MgmtError::bad_request(
             "Give either deviceReference (a trusted device) or deviceAddress with username and password, not both.",
         )),
-        (true, None) => Ok(Target::Managed(devices::from_reference(store, b)?)),
+        (true, None) => Ok(Target::Managed(Box::new(devices::from_reference(
+            store, b,
+        )?))),
         (false, Some(address)) => {
             let user = text_field(b, &["username", "userName"]);
             let password = text_field(b, &["password"]);
@@ -365,7 +367,7 @@ fn revoke(ctx: &Ctx<'_>, pool_uuid: &str, member: &str, body: &[u8]) -> MgmtResu
 fn revoke_target(store: &Store, m: &Value, b: &Map<String, Value>) -> MgmtResult<Target> {
     if m.get("deviceReference").is_some() {
         let id = m["deviceMachineId"].as_str().unwrap_or_default();
-        return devices::get(store, id)?.map(Target::Managed).ok_or_else(|| {
+        return devices::get(store, id)?.map(|d| Target::Managed(Box::new(d))).ok_or_else(|| {
             MgmtError::new(
                 StatusCode::CONFLICT,
                 format!("Device {id} is no longer trusted, so its license cannot be revoked on it; DELETE with {{\"localOnly\": true}} forgets the member."),
@@ -408,7 +410,7 @@ pub fn resume(st: &MgmtState) -> MgmtResult<()> {
             None => None,
         };
         match device {
-            Some(d) => spawn_grant(c.clone(), pool, member, Target::Managed(d)),
+            Some(d) => spawn_grant(c.clone(), pool, member, Target::Managed(Box::new(d))),
             None => {
                 let mut failed = m.clone();
                 failed["state"] = json!("FAILED");
