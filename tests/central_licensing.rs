@@ -12,7 +12,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use central_support::{Api, PASS, Server, address, central, device_ref, spawn, trust};
+use central_support::{Api, PASS, Server, address, central, device_ref, signal, spawn, trust};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -385,11 +385,7 @@ async fn pools_license_controllers_and_the_billing_report_reads_them() {
             .0
             .to_string()
     };
-    assert_eq!(
-        host_of(md[0]),
-        host_of(md[1]),
-        "one address, one pseudonym"
-    );
+    assert_eq!(host_of(md[0]), host_of(md[1]), "one address, one pseudonym");
     assert_eq!(md[0]["hostname"], md[1]["hostname"]);
     assert_eq!(
         md[0]["machineId"], licensed[0]["machineId"],
@@ -569,5 +565,79 @@ async fn billing_report_usage_and_missing_endpoint_fail_clearly() {
         text(&o.stderr).contains("unreachable"),
         "{}",
         text(&o.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grants_interrupted_by_a_restart_resume_or_fail() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = spawn("serve", &tmp.path().join("a"), 0, None);
+    let b = spawn("serve", &tmp.path().join("b"), 0, None);
+    let cm_dir = tmp.path().join("cm");
+    let cm_proc = central(&cm_dir, 20);
+    let cm = Api::new(&cm_proc);
+    let t = trust(&cm, &a, PASS).await;
+    assert_eq!(t["status"], "FINISHED", "{t}");
+    let mid_a = t["machineId"].as_str().unwrap().to_string();
+    let (st, pool) = cm
+        .req(
+            Method::POST,
+            POOLS,
+            Some(json!({"name": "p", "baseRegKey": KEY})),
+        )
+        .await;
+    assert_eq!(st, 200, "{pool}");
+    let pid = pool["uuid"].as_str().unwrap().to_string();
+
+    // Both controllers hang (stopped): the grants stay INSTALLING while the central manager dies.
+    signal(a.child.id(), "STOP");
+    signal(b.child.id(), "STOP");
+    let (st, m_a) = add_member(&cm, &pid, json!({"deviceReference": device_ref(&mid_a)})).await;
+    assert_eq!(st, 202, "{m_a}");
+    let (st, m_b) = add_member(
+        &cm,
+        &pid,
+        json!({"deviceAddress": address(&b), "username": "admin", "password": PASS}),
+    )
+    .await;
+    assert_eq!(st, 202, "{m_b}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let (_, still) = cm
+        .req(
+            Method::GET,
+            &format!("{POOLS}/{pid}/members/{}", m_a["uuid"].as_str().unwrap()),
+            None,
+        )
+        .await;
+    assert_eq!(still["state"], "INSTALLING", "{still}");
+    drop(cm_proc);
+    signal(a.child.id(), "CONT");
+    signal(b.child.id(), "CONT");
+
+    let cm_proc = spawn(
+        "central",
+        &cm_dir.join("data"),
+        0,
+        Some(&cm_dir.join("central.json")),
+    );
+    let cm = Api::new(&cm_proc);
+    let m_a = settled(&cm, &pid, &m_a, 60).await;
+    assert_eq!(
+        m_a["state"], "LICENSED",
+        "the managed grant runs again: {m_a}"
+    );
+    assert_eq!(
+        license_key(&Api::new(&a)).await["registrationKey"]["description"],
+        KEY
+    );
+    let m_b = settled(&cm, &pid, &m_b, 5).await;
+    assert_eq!(m_b["state"], "FAILED", "{m_b}");
+    assert!(
+        m_b["errorText"].as_str().unwrap().contains("restart"),
+        "{m_b}"
+    );
+    assert_eq!(
+        license_key(&Api::new(&b)).await["registrationKey"]["description"],
+        "none"
     );
 }

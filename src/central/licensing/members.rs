@@ -1,7 +1,7 @@
 //! Pool members: `GET`/`POST .../pools/<uuid>/members`, `GET`/`DELETE .../members/<uuid>`.
 //! POST records the member as `INSTALLING`, answers 202 at once, and licenses the device on the
 //! central manager's runtime: `LICENSED` when the controller shows the key, `FAILED` with
-//! `errorText` otherwise. DELETE revokes the license on the device, then forgets the member.
+//! `errorText` otherwise. DELETE is [`super::revoke`].
 //! Unmanaged devices' credentials are used for the call and never stored.
 //! Imports: `central::{state, devices}`, `mgmt` (wire types), `store`, `support`, `super::*`.
 
@@ -30,7 +30,7 @@ pub fn prefix(pool: &str) -> String {
     format!("cm-license-member/{pool}/")
 }
 
-fn key(pool: &str, member: &str) -> String {
+pub(super) fn key(pool: &str, member: &str) -> String {
     format!("{}{member}", prefix(pool))
 }
 
@@ -57,7 +57,7 @@ fn members_tx(tx: &WriteTx<'_>, pool: &str) -> MgmtResult<Vec<Value>> {
     Ok(out)
 }
 
-fn view(st: &MgmtState, pool: &str, mut m: Value) -> Value {
+pub(super) fn view(st: &MgmtState, pool: &str, mut m: Value) -> Value {
     let uuid = m["uuid"].as_str().unwrap_or_default().to_string();
     if let Some(o) = m.as_object_mut() {
         o.insert(
@@ -68,7 +68,7 @@ fn view(st: &MgmtState, pool: &str, mut m: Value) -> Value {
     m
 }
 
-fn get(store: &Store, pool: &str, member: &str) -> MgmtResult<Value> {
+pub(super) fn get(store: &Store, pool: &str, member: &str) -> MgmtResult<Value> {
     store
         .get(Table::Objects, &key(pool, member))?
         .ok_or_else(|| {
@@ -107,7 +107,7 @@ pub fn collection(ctx: &Ctx<'_>, pool: &str, body: &[u8]) -> MgmtResult<Reply> {
     }
 }
 
-fn text_field<'a>(b: &'a Map<String, Value>, names: &[&str]) -> Option<&'a str> {
+pub(super) fn text_field<'a>(b: &'a Map<String, Value>, names: &[&str]) -> Option<&'a str> {
     names.iter().find_map(|n| b.get(*n)).and_then(Value::as_str)
 }
 
@@ -315,79 +315,12 @@ pub fn item(ctx: &Ctx<'_>, pool: &str, member: &str, body: &[u8]) -> MgmtResult<
             pool,
             get(&st.store, pool, member)?,
         )))),
-        Method::DELETE => revoke(ctx, pool, member, body),
+        Method::DELETE => super::revoke::revoke(ctx, pool, member, body),
         _ => Err(MgmtError::method_not_allowed(
             ctx.method.as_str(),
             &ctx.path,
         )),
     }
-}
-
-/// DELETE: revokes the license on the device (unless `localOnly: true`), then removes the member.
-/// An unmanaged device needs `username` and `password` in the body, as for the grant.
-fn revoke(ctx: &Ctx<'_>, pool_uuid: &str, member: &str, body: &[u8]) -> MgmtResult<Reply> {
-    let st = ctx.st;
-    let pool = pools::get(&st.store, pool_uuid)?;
-    let m = get(&st.store, pool_uuid, member)?;
-    let b = if body.iter().all(u8::is_ascii_whitespace) {
-        Map::new()
-    } else {
-        parse_object(body)?
-    };
-    let local_only = b.get("localOnly").and_then(Value::as_bool).unwrap_or(false);
-    match m["state"].as_str() {
-        Some("INSTALLING") => {
-            return Err(MgmtError::new(
-                StatusCode::CONFLICT,
-                format!(
-                    "Member {member} is still being licensed; revoke it once it is LICENSED or FAILED."
-                ),
-            ));
-        }
-        Some("LICENSED") if !local_only => {
-            let c = crate::central::state(st)?;
-            let target = revoke_target(&st.store, &m, &b)?;
-            let reg_key = pool["baseRegKey"].as_str().unwrap_or_default();
-            c.rt.block_on(grant::revoke(&target, c.limits, reg_key)).map_err(|e| {
-                MgmtError::new(
-                    StatusCode::BAD_GATEWAY,
-                    format!("Revoking the license of member {member} failed: {e}. The member is kept; DELETE with {{\"localOnly\": true}} forgets it without contacting the device."),
-                )
-            })?;
-        }
-        _ => {}
-    }
-    st.store
-        .write(|tx| tx.delete(Table::Objects, &key(pool_uuid, member)))?;
-    let mut out = view(st, pool_uuid, m);
-    out["state"] = json!("REVOKED");
-    Ok(Reply::json(out))
-}
-
-fn revoke_target(store: &Store, m: &Value, b: &Map<String, Value>) -> MgmtResult<Target> {
-    if m.get("deviceReference").is_some() {
-        let id = m["deviceMachineId"].as_str().unwrap_or_default();
-        return devices::get(store, id)?.map(|d| Target::Managed(Box::new(d))).ok_or_else(|| {
-            MgmtError::new(
-                StatusCode::CONFLICT,
-                format!("Device {id} is no longer trusted, so its license cannot be revoked on it; DELETE with {{\"localOnly\": true}} forgets the member."),
-            )
-        });
-    }
-    let (Some(user), Some(password)) = (
-        text_field(b, &["username", "userName"]),
-        text_field(b, &["password"]),
-    ) else {
-        return Err(MgmtError::bad_request(
-            "Revoking the license of an unmanaged device needs username and password in the DELETE body.",
-        ));
-    };
-    Ok(Target::Unmanaged {
-        address: m["deviceAddress"].as_str().unwrap_or_default().to_string(),
-        user: user.to_string(),
-        password: password.to_string(),
-        pin: m["deviceFingerprint"].as_str().map(str::to_string),
-    })
 }
 
 /// After a restart: grants left INSTALLING run again for trusted devices; unmanaged ones fail

@@ -6,7 +6,8 @@
 //! `username` + `password`); docs/licensing.md documents them.
 //!
 //! Map: [`pools`] (pool records and their handlers), [`members`] (member records and handlers),
-//! [`grant`] (the calls to the controller, run on the central manager's runtime).
+//! [`revoke`] (DELETE of a member), [`grant`] (the calls to the controller, run on the central
+//! manager's runtime).
 //! Records live in the store's `Objects` table under `cm-license-pool/<uuid>` and
 //! `cm-license-member/<pool uuid>/<member uuid>`.
 //! Imports: `central::{client, devices, state}`, `mgmt` (wire types), `store`, `support`.
@@ -14,6 +15,7 @@
 pub mod grant;
 pub mod members;
 pub mod pools;
+pub mod revoke;
 
 use crate::mgmt::dispatch::{Route, segments};
 use crate::mgmt::error::{MgmtError, MgmtResult};
