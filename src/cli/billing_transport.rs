@@ -219,7 +219,11 @@ mod tests {
         let e = CentralApi::connect("https://cm.example:8443", None, "admin", "x")
             .err()
             .unwrap();
-        assert!(e.contains("--central-ca"), "{e}");
+        assert!(e.contains("--central-fingerprint"), "{e}");
+        assert!(
+            CentralApi::connect("https://cm.example:8443", Some("AA:BB"), "admin", "x").is_ok()
+        );
+        assert!(CentralApi::connect("https://127.0.0.1:8443/mgmt", None, "admin", "x").is_err());
         assert!(CentralApi::connect("https://127.0.0.1:8443/", None, "admin", "x").is_ok());
         assert!(CentralApi::connect("https://[::1]:8443", None, "admin", "x").is_ok());
     }
