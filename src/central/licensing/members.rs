@@ -35,7 +35,7 @@ pub(super) fn key(pool: &str, member: &str) -> String {
 }
 
 /// Members holding or taking a seat.
-fn holds_seat(m: &Value) -> bool {
+pub(super) fn holds_seat(m: &Value) -> bool {
     matches!(m["state"].as_str(), Some("INSTALLING" | "LICENSED"))
 }
 
@@ -49,7 +49,7 @@ pub fn seats_used(store: &Store, pool: &str) -> MgmtResult<u64> {
 }
 
 /// The members of `pool` inside a write transaction.
-fn members_tx(tx: &WriteTx<'_>, pool: &str) -> MgmtResult<Vec<Value>> {
+pub(super) fn members_tx(tx: &WriteTx<'_>, pool: &str) -> MgmtResult<Vec<Value>> {
     let mut out = Vec::new();
     for k in tx.keys(Table::Objects, &prefix(pool))? {
         out.extend(tx.get(Table::Objects, &k)?);

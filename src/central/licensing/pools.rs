@@ -176,24 +176,27 @@ pub fn item(ctx: &Ctx<'_>, uuid: &str) -> MgmtResult<Reply> {
         )),
         Method::DELETE => {
             let pool = get(&st.store, uuid)?;
-            let used = members::seats_used(&st.store, uuid)?;
-            if used > 0 {
-                return Err(MgmtError::new(
-                    StatusCode::CONFLICT,
-                    format!(
-                        "Licensing pool '{}' still licenses {used} device(s); revoke its members first.",
-                        pool["name"].as_str().unwrap_or_default()
-                    ),
-                ));
-            }
+            let view_before = view(st, pool.clone())?;
+            // The seat check and the removal share one transaction: no grant can slip in between.
             st.store.write(|tx| {
+                let members = members::members_tx(tx, uuid)?;
+                let used = members.iter().filter(|m| members::holds_seat(m)).count();
+                if used > 0 {
+                    return Err(MgmtError::new(
+                        StatusCode::CONFLICT,
+                        format!(
+                            "Licensing pool '{}' still licenses {used} device(s); revoke its members first.",
+                            pool["name"].as_str().unwrap_or_default()
+                        ),
+                    ));
+                }
                 for k in tx.keys(Table::Objects, &members::prefix(uuid))? {
                     tx.delete(Table::Objects, &k)?;
                 }
                 tx.delete(Table::Objects, &key(uuid))?;
-                Ok::<_, MgmtError>(())
+                Ok(())
             })?;
-            Ok(Reply::json(view(st, pool)?))
+            Ok(Reply::json(view_before))
         }
         _ => Err(MgmtError::method_not_allowed(
             ctx.method.as_str(),
