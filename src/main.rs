@@ -106,6 +106,7 @@ fn central(cmd: CentralCmd) -> Result<(), String> {
         tls_key: file.tls_key.clone(),
         mgmt,
         limits: file.central.limits(),
+        max_tasks: file.central.max_tasks,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

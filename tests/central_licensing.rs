@@ -125,7 +125,7 @@ async fn pools_license_controllers_and_the_billing_report_reads_them() {
     let tmp = tempfile::tempdir().unwrap();
     let a: Server = spawn("serve", &tmp.path().join("a"), 0, None);
     let b: Server = spawn("serve", &tmp.path().join("b"), 0, None);
-    let cm_proc = central(&tmp.path().join("cm"), 2);
+    let cm_proc = central(&tmp.path().join("cm"), 2, 100);
     let cm = Api::new(&cm_proc);
     let (api_a, api_b) = (Api::new(&a), Api::new(&b));
 
@@ -574,7 +574,7 @@ async fn grants_interrupted_by_a_restart_resume_or_fail() {
     let a = spawn("serve", &tmp.path().join("a"), 0, None);
     let b = spawn("serve", &tmp.path().join("b"), 0, None);
     let cm_dir = tmp.path().join("cm");
-    let cm_proc = central(&cm_dir, 20);
+    let cm_proc = central(&cm_dir, 20, 100);
     let cm = Api::new(&cm_proc);
     let t = trust(&cm, &a, PASS).await;
     assert_eq!(t["status"], "FINISHED", "{t}");

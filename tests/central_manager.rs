@@ -2,8 +2,9 @@
 //! serve` processes on loopback. Trust, the resolver, discovery with the `$filter` query of spec
 //! 4.3, import (adc-core; asm when the controller serves ASM policies), a change on a controller →
 //! re-import by PATCH → conflicts with both versions → resolution → FINISHED, deploy back to the
-//! device, failures with precise messages (bad password, dead device within the timeout,
-//! certificate changed), and tasks and devices across restarts (a running task resumes or fails).
+//! device, failures with precise messages (bad password, module not provisioned, dead device
+//! within the timeout), and tasks, devices and central copies across a restart.
+//! (`central_restart.rs`: interrupted tasks, a changed certificate, one task per device, retention.)
 
 mod central_support;
 
@@ -51,7 +52,7 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
     let tmp = tempfile::tempdir().unwrap();
     let a = spawn("serve", &tmp.path().join("a"), 0, None);
     let b = spawn("serve", &tmp.path().join("b"), 0, None);
-    let mut cm_proc = central(&tmp.path().join("cm"), 2);
+    let mut cm_proc = central(&tmp.path().join("cm"), 2, 1000);
     let cm = Api::new(&cm_proc);
     let (api_a, api_b) = (Api::new(&a), Api::new(&b));
 
@@ -203,6 +204,23 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
         )
         .await;
     assert_eq!(none["items"].as_array().unwrap().len(), 0);
+
+    // A module that is not provisioned on the device fails discovery and says so.
+    let fw = run_task(
+        &cm,
+        DISCOVERY,
+        json!({"moduleList": ["firewall"], "deviceReference": device_ref(&id_a)}),
+        30,
+    )
+    .await;
+    assert_eq!(fw["status"], "FAILED");
+    assert!(
+        fw["errorMessage"]
+            .as_str()
+            .unwrap()
+            .contains("needs afm provisioned"),
+        "{fw}"
+    );
 
     // Import of A's adc-core configuration.
     let imp = run_task(
@@ -419,6 +437,15 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
         .await;
     assert_eq!(st, 200, "{edited}");
     assert_eq!(edited["description"], "from-central");
+    let vs = working(&cm, "ltm/virtual", &id_a, "/Common/vs").await;
+    let (st, _) = cm
+        .req(
+            Method::PATCH,
+            &central_support::path_of(&vs),
+            Some(json!({"description": "vs-from-central"})),
+        )
+        .await;
+    assert_eq!(st, 200);
     let (st, _) = api_a
         .req(
             Method::DELETE,
@@ -458,6 +485,19 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
         .req(Method::GET, "/mgmt/tm/ltm/pool/~Common~web", None)
         .await;
     assert_eq!(pool["description"], "from-central");
+    let (_, v) = api_a
+        .req(
+            Method::GET,
+            "/mgmt/tm/ltm/virtual/~Common~vs?expandSubcollections=true",
+            None,
+        )
+        .await;
+    assert_eq!(v["description"], "vs-from-central");
+    assert_eq!(
+        v["profilesReference"]["items"].as_array().map(Vec::len),
+        Some(2),
+        "the virtual keeps its profiles: {v}"
+    );
     let (st, dg) = api_a
         .req(
             Method::GET,
@@ -525,141 +565,4 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
         "from-central"
     );
     drop(a);
-}
-
-fn signal(pid: u32, sig: &str) {
-    let st = std::process::Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(pid.to_string())
-        .status()
-        .expect("kill");
-    assert!(st.success());
-}
-
-#[tokio::test]
-async fn interrupted_tasks_resume_or_fail_and_a_changed_certificate_is_caught() {
-    let tmp = tempfile::tempdir().unwrap();
-    let a_dir = tmp.path().join("a");
-    let mut a = spawn("serve", &a_dir, 0, None);
-    let a_port: u16 = address(&a).rsplit(':').next().unwrap().parse().unwrap();
-    let mut cm_proc = central(&tmp.path().join("cm"), 20);
-    let cm = Api::new(&cm_proc);
-    let ta = trust(&cm, &a, central_support::PASS).await;
-    assert_eq!(ta["status"], "FINISHED", "{ta}");
-    let id_a = ta["machineId"].as_str().unwrap().to_string();
-
-    // A listener that accepts connections and never answers.
-    let hole = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let hole_addr = hole.local_addr().unwrap().to_string();
-    let holder = tokio::spawn(async move {
-        let mut held = Vec::new();
-        while let Ok((s, _)) = hole.accept().await {
-            held.push(s);
-        }
-    });
-    let (st, stuck_trust) = cm
-        .req(
-            Method::POST,
-            "/mgmt/cm/global/tasks/device-trust",
-            Some(json!({"address": hole_addr, "userName": "admin", "password": "x"})),
-        )
-        .await;
-    assert_eq!(st, 202, "{stuck_trust}");
-    // A paused controller: the discovery waits in CHECK_TRUST.
-    signal(a.child.id(), "STOP");
-    let (st, stuck_disc) = cm
-        .req(
-            Method::POST,
-            DISCOVERY,
-            Some(json!({"moduleList": ["adc_core"], "deviceReference": device_ref(&id_a)})),
-        )
-        .await;
-    assert_eq!(st, 202, "{stuck_disc}");
-    tokio::time::sleep(Duration::from_millis(800)).await;
-    for t in [&stuck_trust, &stuck_disc] {
-        let (_, now) = cm
-            .req(Method::GET, &central_support::path_of(t), None)
-            .await;
-        assert_eq!(now["status"], "STARTED", "{now}");
-    }
-
-    // kill -9 the central manager in the middle of both tasks, then restart it.
-    cm_proc.child.kill().unwrap();
-    let _ = cm_proc.child.wait();
-    signal(a.child.id(), "CONT");
-    cm_proc = spawn(
-        "central",
-        &tmp.path().join("cm").join("data"),
-        0,
-        Some(&tmp.path().join("cm").join("central.json")),
-    );
-    let cm = Api::new(&cm_proc);
-    let t = wait(&cm, &stuck_trust, 10).await;
-    assert_eq!(t["status"], "FAILED", "{t}");
-    assert!(
-        t["errorMessage"].as_str().unwrap().contains("restarted"),
-        "{t}"
-    );
-    let d = wait(&cm, &stuck_disc, 60).await;
-    assert_eq!(d["status"], "FINISHED", "the discovery resumed: {d}");
-    assert_eq!(d["currentStep"], "DONE");
-    holder.abort();
-
-    // The controller comes back on the same port with a new certificate.
-    a.child.kill().unwrap();
-    let _ = a.child.wait();
-    std::fs::remove_file(a_dir.join("admin-cert.pem")).unwrap();
-    std::fs::remove_file(a_dir.join("admin-key.pem")).unwrap();
-    let a = spawn("serve", &a_dir, a_port, None);
-    let changed = run_task(
-        &cm,
-        DISCOVERY,
-        json!({"moduleList": ["adc_core"], "deviceReference": device_ref(&id_a)}),
-        60,
-    )
-    .await;
-    assert_eq!(changed["status"], "FAILED", "{changed}");
-    let msg = changed["errorMessage"].as_str().unwrap();
-    assert!(
-        msg.contains("certificate") && msg.contains("changed"),
-        "{msg}"
-    );
-    assert!(
-        msg.contains(&ta["certificateFingerprint"].as_str().unwrap()[..20]),
-        "{msg}"
-    );
-    let again = trust(&cm, &a, central_support::PASS).await;
-    assert_eq!(again["status"], "FAILED", "{again}");
-    assert!(
-        again["errorMessage"]
-            .as_str()
-            .unwrap()
-            .contains("Remove the device"),
-        "{again}"
-    );
-    // Forget the device, then trust it again: the new certificate is pinned.
-    let (st, _) = cm
-        .req(
-            Method::DELETE,
-            &format!("/mgmt/shared/resolver/device-groups/cm-bigip-allDevices/devices/{id_a}"),
-            None,
-        )
-        .await;
-    assert_eq!(st, 200);
-    let (_, devs) = cm.req(Method::GET, DEVICES, None).await;
-    assert_eq!(devs["items"].as_array().unwrap().len(), 0, "{devs}");
-    let fresh = trust(&cm, &a, central_support::PASS).await;
-    assert_eq!(fresh["status"], "FINISHED", "{fresh}");
-    assert_ne!(
-        fresh["certificateFingerprint"],
-        ta["certificateFingerprint"]
-    );
-    let ok = run_task(
-        &cm,
-        DISCOVERY,
-        json!({"moduleList": ["adc_core"], "deviceReference": device_ref(&id_a)}),
-        60,
-    )
-    .await;
-    assert_eq!(ok["status"], "FINISHED", "{ok}");
 }

@@ -10,7 +10,7 @@
 //! Trust is a pinned SHA-256 fingerprint of the controller's certificate: with a pin, a handshake
 //! presenting any other certificate fails with [`ClientError::CertificateChanged`]; without one
 //! (the trust task's first contact), the fingerprint seen is reported by [`ControllerClient::fingerprint`].
-//! Handshake signatures are always verified. Imports: `mgmt::monitor::AnyCert` (signature checks).
+//! Handshake signatures are always verified (`central::pin`). Imports: `central::pin`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,14 +20,10 @@ use bytes::Bytes;
 use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt as _, Full, Limited};
 use hyper_util::rt::TokioIo;
-use parking_lot::Mutex;
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{DigitallySignedStruct, SignatureScheme};
+use rustls::pki_types::ServerName;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
-use crate::mgmt::monitor::AnyCert;
+use super::pin::Pinned;
 
 /// Largest response body read from a controller.
 pub const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
@@ -114,59 +110,7 @@ impl ClientError {
     }
 }
 
-/// Uppercase hex SHA-256 of a DER certificate, bytes separated by `:` (as `openssl x509 -fingerprint`).
-pub fn fingerprint_of(der: &[u8]) -> String {
-    let d = Sha256::digest(der);
-    let hex: Vec<String> = d.iter().map(|b| format!("{b:02X}")).collect();
-    hex.join(":")
-}
-
-/// The certificate verifier: records the leaf fingerprint and enforces the pin.
-#[derive(Debug)]
-struct Pinned {
-    inner: AnyCert,
-    pin: Option<String>,
-    seen: Mutex<Option<String>>,
-}
-
-impl ServerCertVerifier for Pinned {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        let fp = fingerprint_of(end_entity.as_ref());
-        *self.seen.lock() = Some(fp.clone());
-        match &self.pin {
-            Some(p) if !p.eq_ignore_ascii_case(&fp) => {
-                Err(rustls::Error::General("pinned fingerprint mismatch".into()))
-            }
-            _ => Ok(ServerCertVerified::assertion()),
-        }
-    }
-    fn verify_tls12_signature(
-        &self,
-        m: &[u8],
-        c: &CertificateDer<'_>,
-        d: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls12_signature(m, c, d)
-    }
-    fn verify_tls13_signature(
-        &self,
-        m: &[u8],
-        c: &CertificateDer<'_>,
-        d: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls13_signature(m, c, d)
-    }
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
-    }
-}
+pub use super::pin::fingerprint_of;
 
 /// A client for one controller: `host:port`, credentials, an optional pinned fingerprint, limits.
 #[derive(Clone, Debug)]
@@ -390,27 +334,14 @@ impl ControllerClient {
     }
 
     fn connector(&self) -> Result<(tokio_rustls::TlsConnector, Arc<Pinned>), Attempt> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let verifier = Arc::new(Pinned {
-            inner: AnyCert(provider.clone()),
-            pin: self.pin.clone(),
-            seen: Mutex::new(None),
-        });
-        let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(|e| Attempt {
-                err: ClientError::Tls {
-                    addr: self.address(),
-                    detail: e.to_string(),
-                },
-                delivered: false,
-                transient: false,
-            })?
-            .dangerous()
-            .with_custom_certificate_verifier(verifier.clone())
-            .with_no_client_auth();
-        cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Ok((tokio_rustls::TlsConnector::from(Arc::new(cfg)), verifier))
+        super::pin::connector(self.pin.clone()).map_err(|e| Attempt {
+            err: ClientError::Tls {
+                addr: self.address(),
+                detail: e.to_string(),
+            },
+            delivered: false,
+            transient: false,
+        })
     }
 
     async fn tls_connect(
@@ -441,11 +372,11 @@ impl ControllerClient {
         });
         match connector.connect(name, tcp).await {
             Ok(s) => {
-                let fp = verifier.seen.lock().clone().unwrap_or_default();
+                let fp = verifier.seen().unwrap_or_default();
                 Ok((s, fp))
             }
             Err(e) => {
-                let seen = verifier.seen.lock().clone();
+                let seen = verifier.seen();
                 let err = match (&self.pin, seen) {
                     (Some(p), Some(s)) if !p.eq_ignore_ascii_case(&s) => {
                         ClientError::CertificateChanged {
@@ -599,13 +530,6 @@ mod tests {
             split_address("https://bigip.example/"),
             ("bigip.example".into(), 443)
         );
-    }
-
-    #[test]
-    fn fingerprint_is_colon_separated_sha256() {
-        let fp = fingerprint_of(b"abc");
-        assert_eq!(fp.len(), 32 * 3 - 1);
-        assert!(fp.starts_with("BA:78:16:BF"));
     }
 
     #[tokio::test]

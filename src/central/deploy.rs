@@ -39,6 +39,10 @@ macro_rules! deploy_kind {
             prepare,
             run,
             resume: Resume::Rerun,
+            exclusive: &[
+                concat!("/mgmt/cm/", $cm, "/tasks/declare-mgmt-authority"),
+                concat!("/mgmt/cm/", $cm, "/tasks/deploy-configuration"),
+            ],
         };
     };
 }
@@ -49,11 +53,7 @@ deploy_kind!(FIREWALL, "firewall");
 pub static KINDS: &[&TaskKind] = &[&ADC_CORE, &ASM, &FIREWALL];
 
 pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
-    let kind = KINDS
-        .iter()
-        .find(|k| ctx.path == k.collection || ctx.path.starts_with(&format!("{}/", k.collection)))
-        .ok_or_else(|| MgmtError::no_such_uri(&ctx.path))?;
-    tasks::handle(ctx, body, kind)
+    tasks::handle_any(ctx, body, KINDS)
 }
 
 fn links(v: Option<&Value>) -> Vec<String> {
@@ -122,6 +122,14 @@ fn prepare(
         .collect();
     t.remove("deviceReference");
     t.insert("deviceReferences".into(), Value::Array(dev_links));
+    t.insert(
+        "machineIds".into(),
+        json!(
+            devs.iter()
+                .map(|d| d.machine_id.as_str())
+                .collect::<Vec<_>>()
+        ),
+    );
     t.insert("objectsToDeployReferences".into(), Value::Array(objects));
     t.insert("currentStep".into(), json!("CHECK_TRUST"));
     t.remove("deployedObjects");
@@ -145,12 +153,7 @@ fn order(m: &Module, rec: &Value) -> (usize, bool) {
 
 async fn deploy(r: &Run) -> Outcome {
     let t = r.record()?;
-    let coll = t
-        .get("selfLink")
-        .and_then(Value::as_str)
-        .and_then(|l| l.strip_prefix("https://localhost"))
-        .unwrap_or_default();
-    let m = modules::by_cm_path(coll).ok_or("the task's module is unknown")?;
+    let m = modules::of_task(&t)?;
     let wanted: Vec<String> = links(t.get("objectsToDeployReferences"))
         .iter()
         .filter_map(|l| devices::machine_id_of_link(l))

@@ -23,6 +23,7 @@ pub static KIND: TaskKind = TaskKind {
     collection_kind: "cm:global:tasks:device-discovery:devicediscoverytaskcollectionstate",
     prepare,
     run,
+    exclusive: &["/mgmt/cm/global/tasks/device-discovery"],
     resume: Resume::Rerun,
 };
 

@@ -40,6 +40,10 @@ macro_rules! import_kind {
             prepare,
             run,
             resume: Resume::Rerun,
+            exclusive: &[
+                concat!("/mgmt/cm/", $cm, "/tasks/declare-mgmt-authority"),
+                concat!("/mgmt/cm/", $cm, "/tasks/deploy-configuration"),
+            ],
         };
     };
 }
@@ -51,21 +55,8 @@ pub static KINDS: &[&TaskKind] = &[&ADC_CORE, &ASM, &FIREWALL];
 
 const RESOLVE: &str = "RESOLVE_CONFLICTS";
 
-fn module_of(t: &Map<String, Value>) -> Result<&'static Module, String> {
-    let coll = t
-        .get("selfLink")
-        .and_then(Value::as_str)
-        .and_then(|l| l.strip_prefix("https://localhost"))
-        .unwrap_or_default();
-    modules::by_cm_path(coll).ok_or_else(|| format!("no module serves {coll}"))
-}
-
 pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
-    let kind = KINDS
-        .iter()
-        .find(|k| ctx.path == k.collection || ctx.path.starts_with(&format!("{}/", k.collection)))
-        .ok_or_else(|| MgmtError::no_such_uri(&ctx.path))?;
-    tasks::handle(ctx, body, kind)
+    tasks::handle_any(ctx, body, KINDS)
 }
 
 fn prepare(
@@ -147,7 +138,7 @@ pub async fn check_device(
 
 async fn import(r: &Run) -> Outcome {
     let t = r.record()?;
-    let m = module_of(&t)?;
+    let m = modules::of_task(&t)?;
     if t.get("currentStep").and_then(Value::as_str) == Some(RESOLVE) {
         return resolve(r, m, &t);
     }

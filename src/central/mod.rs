@@ -22,6 +22,7 @@ pub mod fuzz;
 pub mod import;
 pub mod licensing;
 pub mod modules;
+pub mod pin;
 pub mod resolver;
 pub mod tasks;
 pub mod trust;
@@ -46,7 +47,7 @@ pub const VERSION: &str = "8.3.0";
 /// Product name the central manager reports.
 pub const PRODUCT: &str = "BIG-IQ";
 
-/// The `central` section of the config file: outbound call limits.
+/// The `central` section of the config file: outbound call limits and task retention.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct OutboundConfig {
@@ -56,6 +57,8 @@ pub struct OutboundConfig {
     pub retries: u32,
     /// Back-off before the first retry, in milliseconds (doubled each time).
     pub backoff_ms: u64,
+    /// Tasks kept per task collection.
+    pub max_tasks: usize,
 }
 
 impl Default for OutboundConfig {
@@ -65,6 +68,7 @@ impl Default for OutboundConfig {
             timeout_secs: l.timeout.as_secs(),
             retries: l.retries,
             backoff_ms: l.backoff.as_millis() as u64,
+            max_tasks: tasks::MAX_TASKS,
         }
     }
 }
@@ -121,6 +125,8 @@ pub struct Central {
     pub running: parking_lot::Mutex<std::collections::HashSet<String>>,
     /// The task kinds registered with `tasks::register` (resumed after a restart).
     pub kinds: parking_lot::RwLock<Vec<&'static tasks::TaskKind>>,
+    /// Tasks kept per collection (the oldest ended ones are removed beyond).
+    pub max_tasks: usize,
 }
 
 /// The central manager's state attached to `st`, or 503 when `install` did not run.
@@ -221,6 +227,11 @@ pub static ROUTES: &[Route] = &[
 /// `/mgmt/cm` routes, and resumes the tasks a previous run left in progress. Must run inside a
 /// tokio runtime. Other central modules add their routes here, with one `x::install(st)` line.
 pub fn install(st: &MgmtState, limits: Limits) -> MgmtResult<()> {
+    install_with(st, limits, tasks::MAX_TASKS)
+}
+
+/// [`install`] with the number of tasks kept per collection (`central.max_tasks`).
+pub fn install_with(st: &MgmtState, limits: Limits, max_tasks: usize) -> MgmtResult<()> {
     let machine_id = st
         .meta("machineId")
         .and_then(|v| v.as_str().map(str::to_string))
@@ -234,6 +245,7 @@ pub fn install(st: &MgmtState, limits: Limits) -> MgmtResult<()> {
         machine_id,
         running: Default::default(),
         kinds: Default::default(),
+        max_tasks: max_tasks.max(1),
     });
     tasks::register(&c, &trust::KIND);
     tasks::register(&c, &discovery::KIND);
@@ -254,6 +266,7 @@ pub struct CentralArgs {
     pub tls_key: Option<PathBuf>,
     pub mgmt: MgmtConfig,
     pub limits: Limits,
+    pub max_tasks: usize,
 }
 
 /// Runs the central manager until SIGINT/SIGTERM: the controller's admin server
@@ -267,13 +280,13 @@ pub async fn run(args: CentralArgs) -> Result<(), String> {
         tls_key: args.tls_key,
         mgmt: args.mgmt,
     };
-    let limits = args.limits;
+    let (limits, max_tasks) = (args.limits, args.max_tasks);
     crate::mgmt::server::run(
         serve,
         Arc::new(crate::mgmt::apply::DetachedTopology),
         Box::new(move |st, _| {
             Box::pin(async move {
-                install(&st, limits).map_err(|e| e.message)?;
+                install_with(&st, limits, max_tasks).map_err(|e| e.message)?;
                 println!("portcullis: central manager ready");
                 Ok(axum::Router::new())
             })

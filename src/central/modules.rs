@@ -95,6 +95,16 @@ pub fn by_cm_path(path: &str) -> Option<&'static Module> {
         .find(|m| path.starts_with(&format!("/mgmt/cm/{}/", m.cm)))
 }
 
+/// The module of a stored task, from its `selfLink` (`.../cm/asm/tasks/...`).
+pub fn of_task(t: &Map<String, Value>) -> Result<&'static Module, String> {
+    let path = t
+        .get("selfLink")
+        .and_then(Value::as_str)
+        .and_then(|l| l.strip_prefix("https://localhost"))
+        .unwrap_or_default();
+    by_cm_path(path).ok_or_else(|| format!("no module serves {path}"))
+}
+
 /// Fields that describe state, not configuration.
 const VOLATILE: &[&str] = &[
     "generation",

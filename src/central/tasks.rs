@@ -22,10 +22,10 @@ use serde_json::{Map, Value, json};
 
 use super::Central;
 use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::ops::{parse_body, parse_object};
+use crate::mgmt::ops::parse_object;
 use crate::mgmt::reply::Reply;
 use crate::mgmt::state::{Ctx, MgmtState};
-use crate::store::Table;
+use crate::store::{Table, WriteTx};
 use crate::support::{iso8601_utc, now_micros, unix_seconds};
 
 pub const STARTED: &str = "STARTED";
@@ -35,6 +35,10 @@ pub const CANCELED: &str = "CANCELED";
 pub const DONE: &str = "DONE";
 pub const PENDING_CONFLICTS: &str = "PENDING_CONFLICTS";
 pub const PENDING_CHILD_CONFLICTS: &str = "PENDING_CHILD_CONFLICTS";
+
+/// Tasks kept per collection by default (`central.max_tasks`); when a new one would exceed it,
+/// the oldest ended tasks are removed.
+pub const MAX_TASKS: usize = 1000;
 
 /// The longest a task may run before it is failed (each outbound call has its own timeout).
 pub const TASK_DEADLINE: Duration = Duration::from_secs(15 * 60);
@@ -74,6 +78,9 @@ pub struct TaskKind {
     pub prepare: PrepareFn,
     pub run: RunFn,
     pub resume: Resume,
+    /// Task collections (this one included) in which a `STARTED` task for the same device
+    /// (`machineId` / `machineIds`) makes a new start of this kind answer 409.
+    pub exclusive: &'static [&'static str],
 }
 
 /// A running task as its runner sees it.
@@ -222,6 +229,95 @@ pub fn resume_all(st: &MgmtState) -> MgmtResult<()> {
     Ok(())
 }
 
+/// The machine ids a task is about.
+fn machines(t: &Map<String, Value>) -> Vec<String> {
+    let mut out: Vec<String> = t
+        .get("machineIds")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(m) = t.get("machineId").and_then(Value::as_str) {
+        out.push(m.to_string());
+    }
+    out
+}
+
+/// Inside the write that starts `t`: 409 when another task of the `exclusive` collections is
+/// running for one of its devices.
+fn check_exclusive(
+    tx: &WriteTx<'_>,
+    kind: &TaskKind,
+    key: &str,
+    t: &Map<String, Value>,
+) -> MgmtResult<()> {
+    let mine = machines(t);
+    if mine.is_empty() {
+        return Ok(());
+    }
+    for coll in kind.exclusive {
+        for k in tx.keys(Table::Tasks, &format!("{coll}/"))? {
+            if k == key {
+                continue;
+            }
+            let Some(Value::Object(o)) = tx.get(Table::Tasks, &k)? else {
+                continue;
+            };
+            if o.get("status").and_then(Value::as_str) != Some(STARTED) {
+                continue;
+            }
+            if let Some(m) = machines(&o).into_iter().find(|m| mine.contains(m)) {
+                return Err(MgmtError::new(
+                    StatusCode::CONFLICT,
+                    format!(
+                        "Task {} is already working on device {m}; wait until it is FINISHED or FAILED.",
+                        o.get("selfLink").and_then(Value::as_str).unwrap_or(&k)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Inside the write that adds a task: removes the oldest ended tasks beyond `max`.
+fn prune(tx: &mut WriteTx<'_>, kind: &TaskKind, max: usize) -> MgmtResult<()> {
+    let keys = tx.keys(Table::Tasks, &format!("{}/", kind.collection))?;
+    if keys.len() < max {
+        return Ok(());
+    }
+    let mut ended = Vec::new();
+    for k in keys.iter() {
+        if let Some(Value::Object(o)) = tx.get(Table::Tasks, k)?
+            && o.get("status").and_then(Value::as_str) != Some(STARTED)
+        {
+            ended.push((
+                o.get("startMicros").and_then(Value::as_u64).unwrap_or(0),
+                k.clone(),
+            ));
+        }
+    }
+    ended.sort();
+    let excess = keys.len() + 1 - max;
+    if ended.len() < excess {
+        return Err(MgmtError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "{max} tasks are running in {}; wait for some to end.",
+                kind.collection
+            ),
+        ));
+    }
+    for (_, k) in ended.into_iter().take(excess) {
+        tx.delete(Table::Tasks, &k)?;
+    }
+    Ok(())
+}
+
 fn not_found(id: &str) -> MgmtError {
     MgmtError::new(StatusCode::NOT_FOUND, format!("Task {id} does not exist."))
 }
@@ -265,6 +361,15 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8], kind: &'static TaskKind) -> MgmtResult
         }
         (m, _) => Err(MgmtError::method_not_allowed(m.as_str(), &ctx.path)),
     }
+}
+
+/// Serves whichever of `kinds` the request path is under (one module's kind of several).
+pub fn handle_any(ctx: &Ctx<'_>, body: &[u8], kinds: &[&'static TaskKind]) -> MgmtResult<Reply> {
+    let kind = kinds
+        .iter()
+        .find(|k| ctx.path == k.collection || ctx.path.starts_with(&format!("{}/", k.collection)))
+        .ok_or_else(|| MgmtError::no_such_uri(&ctx.path))?;
+    handle(ctx, body, kind)
 }
 
 /// The stored task `id` of `kind`, or the 404.
@@ -338,8 +443,12 @@ fn create(
     rec.insert("generation".into(), json!(1));
     rec.insert("lastUpdateMicros".into(), json!(now));
     let key = format!("{}/{id}", kind.collection);
-    c.store
-        .write(|tx| tx.put(Table::Tasks, &key, &Value::Object(rec.clone())))?;
+    c.store.write(|tx| {
+        check_exclusive(tx, kind, &key, &rec)?;
+        prune(tx, kind, c.max_tasks)?;
+        tx.put(Table::Tasks, &key, &Value::Object(rec.clone()))?;
+        Ok::<_, MgmtError>(())
+    })?;
     spawn(c, kind, key, secret);
     Ok(Reply::json(Value::Object(rec)).status(StatusCode::ACCEPTED))
 }
@@ -351,7 +460,7 @@ fn patch(
     id: &str,
     body: &[u8],
 ) -> MgmtResult<Reply> {
-    let b = parse_body(body, false)?;
+    let b = parse_object(body)?;
     let existing = load(c, kind, id)?;
     let key = format!("{}/{id}", kind.collection);
     let current = existing.get("status").and_then(Value::as_str).unwrap_or("");
@@ -395,8 +504,23 @@ fn patch(
             t.remove("endDateTime");
             t.insert("startDateTime".into(), json!(now_text()));
             touch(&mut t);
-            c.store
-                .write(|tx| tx.put(Table::Tasks, &key, &Value::Object(t.clone())))?;
+            c.store.write(|tx| {
+                let now = tx.get(Table::Tasks, &key)?;
+                if now
+                    .as_ref()
+                    .and_then(|v| v.get("status"))
+                    .and_then(Value::as_str)
+                    == Some(STARTED)
+                {
+                    return Err(MgmtError::new(
+                        StatusCode::CONFLICT,
+                        format!("Task {id} is already running."),
+                    ));
+                }
+                check_exclusive(tx, kind, &key, &t)?;
+                tx.put(Table::Tasks, &key, &Value::Object(t.clone()))?;
+                Ok::<_, MgmtError>(())
+            })?;
             spawn(c, kind, key, secret);
             Ok(Reply::json(Value::Object(t)))
         }

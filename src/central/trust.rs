@@ -22,6 +22,7 @@ pub static KIND: TaskKind = TaskKind {
     collection_kind: "cm:global:tasks:device-trust:trusttaskcollectionstate",
     prepare,
     run,
+    exclusive: &[],
     resume: Resume::Fail(
         "The central manager restarted while this trust task was running; the device password is not kept, so PATCH the task with status STARTED and the password (or post a new trust task) to try again.",
     ),
@@ -43,6 +44,18 @@ fn sync_key(t: &Map<String, Value>) -> Option<String> {
         .cloned()
 }
 
+/// Whether a device may live at `ip` (not unspecified, broadcast, multicast or link-local).
+fn usable_ip(ip: std::net::IpAddr) -> bool {
+    match ip {
+        std::net::IpAddr::V4(v4) => {
+            !(v4.is_unspecified() || v4.is_broadcast() || v4.is_multicast() || v4.is_link_local())
+        }
+        std::net::IpAddr::V6(v6) => {
+            !(v6.is_unspecified() || v6.is_multicast() || (v6.segments()[0] & 0xffc0) == 0xfe80)
+        }
+    }
+}
+
 fn prepare(
     _: &Ctx<'_>,
     _: &Central,
@@ -54,6 +67,13 @@ fn prepare(
     if host.is_empty() || host.chars().any(|c| c.is_whitespace() || c == '/') {
         return Err(MgmtError::bad_request(format!(
             "The address '{address}' is not a host or host:port."
+        )));
+    }
+    if let Ok(ip) = host.parse::<std::net::IpAddr>()
+        && !usable_ip(ip)
+    {
+        return Err(MgmtError::bad_request(format!(
+            "The address '{address}' is unspecified, multicast or link-local (cloud metadata); give the controller's management address."
         )));
     }
     required_str(t, "userName")?;
@@ -258,6 +278,23 @@ async fn trust(r: &Run) -> Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn metadata_and_unspecified_addresses_are_refused() {
+        for bad in [
+            "169.254.169.254",
+            "0.0.0.0",
+            "255.255.255.255",
+            "224.0.0.1",
+            "fe80::1",
+            "::",
+        ] {
+            assert!(!usable_ip(bad.parse().unwrap()), "{bad}");
+        }
+        for ok in ["127.0.0.1", "10.0.0.5", "::1", "2001:db8::1"] {
+            assert!(usable_ip(ok.parse().unwrap()), "{ok}");
+        }
+    }
 
     #[test]
     fn sync_key_is_found_whatever_the_product() {

@@ -57,13 +57,14 @@ pub fn spawn(role: &str, dir: &Path, port: u16, config: Option<&Path>) -> Server
     }
 }
 
-/// A central manager whose outbound calls time out after `timeout_secs` with one retry.
-pub fn central(dir: &Path, timeout_secs: u64) -> Server {
+/// A central manager whose outbound calls time out after `timeout_secs` with one retry, keeping
+/// `max_tasks` tasks per collection.
+pub fn central(dir: &Path, timeout_secs: u64, max_tasks: usize) -> Server {
     std::fs::create_dir_all(dir).unwrap();
     let cfg = dir.join("central.json");
     std::fs::write(
         &cfg,
-        json!({"central": {"timeout_secs": timeout_secs, "retries": 1, "backoff_ms": 100}})
+        json!({"central": {"timeout_secs": timeout_secs, "retries": 1, "backoff_ms": 100, "max_tasks": max_tasks}})
             .to_string(),
     )
     .unwrap();
