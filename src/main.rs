@@ -33,6 +33,9 @@ enum Command {
     Serve(ServeCmd),
     /// Run a central manager: the /mgmt/cm task API managing controllers over their REST API.
     Central(CentralCmd),
+    /// The utility billing report (spec 4.5): per registration key, the devices the central
+    /// manager licensed from it; written to a file (`-r manual`) or uploaded (`-r automatic`).
+    BillingReport(Box<portcullis::cli::billing_report::BillingReportArgs>),
     /// Declarative policy tools.
     Policy {
         #[command(subcommand)]
@@ -288,6 +291,16 @@ fn main() -> ExitCode {
             init_logging();
             exit_with("central", central(cmd))
         }
+        Command::BillingReport(args) => match portcullis::cli::billing_report::run(*args) {
+            Ok(out) => {
+                print!("{out}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("portcullis billing-report: {e}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Policy {
             command:
                 PolicyCommand::Check {

@@ -20,6 +20,7 @@ pub mod devices;
 pub mod discovery;
 pub mod fuzz;
 pub mod import;
+pub mod licensing;
 pub mod modules;
 pub mod pin;
 pub mod resolver;
@@ -254,6 +255,7 @@ pub fn install_with(st: &MgmtState, limits: Limits, max_tasks: usize) -> MgmtRes
     }
     st.attach(c);
     st.extend(ROUTES, &[]);
+    licensing::install(st)?;
     tasks::resume_all(st)?;
     Ok(())
 }

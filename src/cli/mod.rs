@@ -1,4 +1,10 @@
 //! Command-line helpers that do IO on behalf of the pure engine (the binary's side of `waf`).
-//! Imports: `waf`.
+//! `billing-report` (spec 4.5) is here too: it talks to a central manager over HTTPS.
+//! Imports: `waf`, `support`, `central::client` and `proxy::{tls, upstream}` (the billing tool's HTTPS).
 
+pub mod billing_build;
+pub mod billing_keys;
+pub mod billing_mask;
+pub mod billing_report;
+pub mod billing_transport;
 pub mod policy_check;

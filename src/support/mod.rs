@@ -1,8 +1,13 @@
-//! Small shared pieces every module may use: support ids, the clock, ISO 8601 formatting.
+//! Small shared pieces every module may use: support ids, the clock, ISO 8601 formatting,
+//! registration keys, the UUID text form.
 //! Imports nothing internal.
 
 mod clock;
+mod regkey;
 mod support_id;
+mod uuid;
 
 pub use clock::{iso8601_utc, now_micros, unix_seconds};
+pub use regkey::parse_regkey;
 pub use support_id::SupportId;
+pub use uuid::is_uuid;

@@ -128,3 +128,13 @@ pub async fn trust(cm: &Api, device: &Server, password: &str) -> Value {
 pub fn device_ref(machine_id: &str) -> Value {
     json!({"link": format!("cm/system/machineid-resolver/{machine_id}")})
 }
+
+/// Sends a signal (`STOP`, `CONT`, `KILL`, ...) to a process with the `kill` command.
+pub fn signal(pid: u32, sig: &str) {
+    let st = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("kill");
+    assert!(st.success());
+}

@@ -1,6 +1,7 @@
 //! System surfaces: `/mgmt/tm/sys` (its `selfLink` carries `?ver=`, which f5-sdk parses),
 //! `sys/version`, `sys/provision` (ltm and asm provisioned), `sys/license` (GET, and POST
-//! `{command: install, registrationKey}` used by a central manager), `/mgmt/shared/echo-query`
+//! `{command: install, registrationKey, source?}` used by a central manager's licensing pools, DELETE
+//! `{registrationKey?}` revokes), `/mgmt/shared/echo-query`
 //! and `device-info` with a stable `machineId`. Imports: `mgmt::*`, `store`, `support`.
 
 use http::Method;
@@ -138,12 +139,10 @@ pub fn license(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
                     )
                 })?;
             let rec = json!({"registrationKey": key, "licensedOnDate": iso8601_utc(unix_seconds()),
-                             "installedMicros": now_micros(), "source": b.get("source").cloned().unwrap_or(Value::Null)});
+                             "installedMicros": now_micros(), "source": source_of(&b)});
             st.store.write(|tx| tx.put(Table::Meta, "license", &rec))?;
         }
-        Method::DELETE => {
-            st.store.write(|tx| tx.delete(Table::Meta, "license"))?;
-        }
+        Method::DELETE => revoke(ctx, body)?,
         _ => {
             return Err(MgmtError::method_not_allowed(
                 ctx.method.as_str(),
@@ -170,6 +169,7 @@ pub fn license(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
                 json!({"nestedStats": {"entries": {
                 "LTM|WAF": {"description": "LTM, ASM"}}}}),
             );
+            source_entries(&l["source"], &mut entries);
         }
         None => {
             entries.insert("registrationKey".into(), entry("none"));
@@ -180,6 +180,68 @@ pub fn license(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
         "selfLink": st.link("/mgmt/tm/sys/license"),
         "entries": {"https://localhost/mgmt/tm/sys/license/0": {"nestedStats": {"entries": entries}}},
     })))
+}
+
+/// `DELETE` revokes the license. A JSON body `{registrationKey}` (what a central manager sends)
+/// revokes only that key: a device relicensed since from elsewhere keeps its license (409).
+fn revoke(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<()> {
+    let want = if body.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        parse_object(body)?
+            .get("registrationKey")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    ctx.st.store.write(|tx| {
+        let current = tx.get(Table::Meta, "license")?;
+        let installed = current
+            .as_ref()
+            .and_then(|l| l["registrationKey"].as_str())
+            .unwrap_or("");
+        if let (Some(w), Some(_)) = (&want, &current)
+            && !w.eq_ignore_ascii_case(installed)
+        {
+            return Err(MgmtError::new(
+                http::StatusCode::CONFLICT,
+                format!("The installed license ({installed}) is not {w}; it was not revoked."),
+            ));
+        }
+        tx.delete(Table::Meta, "license")?;
+        Ok(())
+    })
+}
+
+/// The fields of `source` kept with the license (short strings only).
+const SOURCE_FIELDS: [(&str, &str); 4] = [
+    ("licensePool", "poolName"),
+    ("licensePoolUuid", "poolUuid"),
+    ("licensePoolMemberUuid", "memberUuid"),
+    ("licenseManager", "centralManager"),
+];
+
+fn source_of(body: &serde_json::Map<String, Value>) -> Value {
+    let mut out = serde_json::Map::new();
+    for (_, key) in SOURCE_FIELDS {
+        if let Some(v) = body
+            .get("source")
+            .and_then(|s| s.get(key))
+            .and_then(Value::as_str)
+            && v.len() <= 256
+        {
+            out.insert(key.into(), json!(v));
+        }
+    }
+    Value::Object(out)
+}
+
+/// Who licensed the device, when a central manager did (the `source` it sent with the install).
+fn source_entries(source: &Value, entries: &mut serde_json::Map<String, Value>) {
+    for (entry, key) in SOURCE_FIELDS {
+        if let Some(v) = source.get(key).and_then(Value::as_str) {
+            entries.insert(entry.into(), json!({"description": v}));
+        }
+    }
 }
 
 pub fn echo(ctx: &Ctx<'_>, _: &[u8]) -> MgmtResult<Reply> {

@@ -3,6 +3,8 @@
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
+use crate::support::is_uuid;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Format {
     None,
@@ -141,15 +143,6 @@ fn is_date_time(s: &str) -> bool {
         }
         _ => false,
     }
-}
-
-fn is_uuid(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() == 36
-        && b.iter().enumerate().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => *c == b'-',
-            _ => c.is_ascii_hexdigit(),
-        })
 }
 
 fn is_email(s: &str) -> bool {

@@ -1,0 +1,250 @@
+//! The billing tool's HTTPS: GETs against the central manager's admin API with Basic credentials,
+//! and the POST of the report to the billing endpoint. Every call has a deadline and bounded
+//! retries (connection failures only: a request the server answered is never repeated).
+//! Blocking API over a private current-thread runtime (the tool is a short-lived CLI).
+//! Imports: `central::client` (calls to the central manager), `proxy::{tls, upstream::Connector}`
+//! (the upload).
+
+use std::net::IpAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value;
+
+use crate::central::client::{Auth, ClientError, ControllerClient, Limits};
+use crate::proxy::tls::client_config;
+use crate::proxy::upstream::Connector;
+
+/// Deadline of one request (connect, TLS, answer and body).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Deadline of the TCP connect and TLS handshake.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Attempts per request when the connection itself fails.
+pub const ATTEMPTS: u32 = 3;
+/// Largest answer read.
+pub const MAX_ANSWER_BYTES: usize = 64 << 20;
+
+type HttpClient = Client<Connector, Full<Bytes>>;
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("runtime: {e}"))
+}
+
+fn tls_from(ca: Option<&Path>, what: &str) -> Result<Arc<rustls::ClientConfig>, String> {
+    match ca {
+        Some(p) => {
+            let pem = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            client_config(Some(&pem)).map_err(|e| format!("{what} ({}): {e}", p.display()))
+        }
+        None => client_config(None),
+    }
+}
+
+/// One request with retries on connection failure; returns the status and the body.
+async fn exchange(
+    client: &HttpClient,
+    build: impl Fn() -> Result<http::Request<Full<Bytes>>, String>,
+    target: &str,
+) -> Result<(http::StatusCode, Bytes), String> {
+    let mut last = String::new();
+    for attempt in 0..ATTEMPTS {
+        if attempt > 0 {
+            tokio::time::sleep(Duration::from_millis(300 * u64::from(attempt))).await;
+        }
+        let req = build()?;
+        let work = async {
+            let res = client.request(req).await?;
+            let status = res.status();
+            let body = Limited::new(res.into_body(), MAX_ANSWER_BYTES)
+                .collect()
+                .await;
+            Ok::<_, hyper_util::client::legacy::Error>((status, body))
+        };
+        match tokio::time::timeout(REQUEST_TIMEOUT, work).await {
+            Err(_) => {
+                return Err(format!(
+                    "{target}: no answer within {}s",
+                    REQUEST_TIMEOUT.as_secs()
+                ));
+            }
+            Ok(Ok((status, Ok(body)))) => return Ok((status, body.to_bytes())),
+            Ok(Ok((_, Err(e)))) => return Err(format!("{target}: reading the answer: {e}")),
+            Ok(Err(e)) if e.is_connect() => {
+                last = std::error::Error::source(&e)
+                    .map(|s| s.to_string())
+                    .unwrap_or_else(|| e.to_string());
+            }
+            Ok(Err(e)) => return Err(format!("{target}: {e}")),
+        }
+    }
+    Err(format!(
+        "{target}: cannot connect ({last}) after {ATTEMPTS} attempts"
+    ))
+}
+
+/// The central manager's admin API as the billing tool uses it: `central::ControllerClient`
+/// (the central manager speaks the same `/mgmt` API as a controller) driven from a private runtime.
+pub struct CentralApi {
+    rt: tokio::runtime::Runtime,
+    client: ControllerClient,
+    base: String,
+    user: String,
+}
+
+fn is_loopback_url(uri: &http::Uri) -> bool {
+    match uri
+        .host()
+        .map(|h| h.trim_start_matches('[').trim_end_matches(']'))
+    {
+        Some("localhost") => true,
+        Some(h) => h.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback()),
+        None => false,
+    }
+}
+
+impl CentralApi {
+    /// Checks the URL and prepares the client. With `pin` (the SHA-256 fingerprint of the central
+    /// manager's certificate, `AA:BB:...`) any other certificate is refused; without it only a
+    /// loopback central manager is accepted (its self-signed certificate is not verified, as the
+    /// original script's local calls).
+    pub fn connect(
+        url: &str,
+        pin: Option<&str>,
+        user: &str,
+        password: &str,
+    ) -> Result<Self, String> {
+        let base = url.trim().trim_end_matches('/').to_string();
+        let uri: http::Uri = base.parse().map_err(|e| format!("--central {url}: {e}"))?;
+        let bare = uri.path().is_empty() || uri.path() == "/";
+        if uri.scheme_str() != Some("https")
+            || uri.host().is_none()
+            || !bare
+            || uri.query().is_some()
+        {
+            return Err(format!(
+                "--central must be an https://host[:port] URL (got {url})"
+            ));
+        }
+        if pin.is_none() && !is_loopback_url(&uri) {
+            return Err(format!(
+                "{url} is not a loopback address: give the central manager's certificate fingerprint with --central-fingerprint"
+            ));
+        }
+        let limits = Limits {
+            timeout: REQUEST_TIMEOUT,
+            retries: ATTEMPTS - 1,
+            ..Limits::default()
+        };
+        let auth = Auth::Basic {
+            user: user.to_string(),
+            password: password.to_string(),
+        };
+        let authority = uri.authority().map(|a| a.as_str()).unwrap_or_default();
+        Ok(CentralApi {
+            rt: runtime()?,
+            client: ControllerClient::new(authority, auth, pin.map(str::to_string), limits),
+            base,
+            user: user.to_string(),
+        })
+    }
+
+    /// GET of a `/mgmt` path; failures name the central manager and the reason.
+    pub fn get_json(&self, path: &str) -> Result<Value, String> {
+        self.rt
+            .block_on(self.client.get_json(path))
+            .map_err(|e| match e {
+                ClientError::Unauthorized { .. } => format!(
+                    "the central manager at {} refused the credentials of user {}",
+                    self.base, self.user
+                ),
+                other => format!(
+                    "central manager at {}: {}",
+                    self.base,
+                    other.to_string().replacen("device ", "", 1)
+                ),
+            })
+    }
+}
+
+/// POSTs the report to the billing endpoint over TLS (certificate verified against `ca`, or the
+/// public roots). Returns the endpoint's status line on success.
+pub fn upload(url: &str, ca: Option<&Path>, report: Vec<u8>) -> Result<String, String> {
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|e| format!("billing endpoint {url}: {e}"))?;
+    if uri.scheme_str() != Some("https") || uri.host().is_none() {
+        return Err(format!(
+            "the billing endpoint must be an https:// URL (got {url})"
+        ));
+    }
+    let tls = tls_from(ca, "--upload-ca")?;
+    let rt = runtime()?;
+    let client: HttpClient =
+        Client::builder(TokioExecutor::new()).build(Connector::new(tls, CONNECT_TIMEOUT));
+    let body = Bytes::from(report);
+    let build = || {
+        http::Request::post(&uri)
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(Full::new(body.clone()))
+            .map_err(|e| format!("{url}: {e}"))
+    };
+    let target = format!("billing endpoint {url}");
+    let (status, answer) = rt.block_on(exchange(&client, build, &target))?;
+    if !status.is_success() {
+        let text = String::from_utf8_lossy(&answer[..answer.len().min(200)]).into_owned();
+        return Err(format!(
+            "{target} refused the report: HTTP {status} {}",
+            text.trim()
+        ));
+    }
+    Ok(format!("HTTP {status}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn central_url_must_be_https_and_loopback_without_a_pin() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        assert!(CentralApi::connect("http://127.0.0.1:8443", None, "admin", "x").is_err());
+        let e = CentralApi::connect("https://cm.example:8443", None, "admin", "x")
+            .err()
+            .unwrap();
+        assert!(e.contains("--central-fingerprint"), "{e}");
+        assert!(
+            CentralApi::connect("https://cm.example:8443", Some("AA:BB"), "admin", "x").is_ok()
+        );
+        assert!(CentralApi::connect("https://127.0.0.1:8443/mgmt", None, "admin", "x").is_err());
+        assert!(CentralApi::connect("https://127.0.0.1:8443/", None, "admin", "x").is_ok());
+        assert!(CentralApi::connect("https://[::1]:8443", None, "admin", "x").is_ok());
+    }
+
+    #[test]
+    fn dead_endpoints_fail_after_bounded_attempts() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let e = upload(&format!("https://127.0.0.1:{port}/r"), None, b"{}".to_vec()).unwrap_err();
+        assert!(
+            e.contains("cannot connect") && e.contains("3 attempts"),
+            "{e}"
+        );
+        assert!(
+            upload("http://127.0.0.1/", None, vec![])
+                .unwrap_err()
+                .contains("https://")
+        );
+    }
+}
