@@ -12,18 +12,19 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, HOST, HeaderValue};
-use http::{HeaderMap, Request, Response, StatusCode, Version};
+use http::{HeaderMap, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
 use parking_lot::Mutex;
 
 use super::body::{self, Capped, SharedTx, Signal};
+use super::conns::SendError;
 use super::events::EventSink;
 use super::head::REJECT_HEADER;
 use super::limits::Limits;
 use super::metrics::{ListenerCounters, Metrics};
 use super::response::{block_reply, simple, strip_hop_by_hop};
-use super::upstream::{Clients, Member, Pool, Protocol, ProxyBody};
+use super::upstream::{Clients, Pool, ProxyBody, is_grpc};
 use crate::waf::{Action, ConnInfo, Engine, Step, Transaction};
 
 /// What one listener serves: swapped as a whole when the management plane changes it.
@@ -214,7 +215,7 @@ async fn run(
     }
     strip_hop_by_hop(&mut parts.headers, false);
     log_phase(&tx, shared);
-    Response::from_parts(parts, rbody.map_err(Into::into).boxed_unsync())
+    Response::from_parts(parts, rbody)
 }
 
 /// Why no upstream response came.
@@ -231,12 +232,13 @@ async fn send(
     shared: &Shared,
     mut head: http::request::Parts,
     body: Option<ProxyBody>,
-) -> Result<Response<Incoming>, Failure> {
+) -> Result<Response<ProxyBody>, Failure> {
     let pq = head
         .uri
         .path_and_query()
         .cloned()
         .unwrap_or_else(|| http::uri::PathAndQuery::from_static("/"));
+    let grpc = is_grpc(&head);
     // A request without a body can be retried on the next member when a connection is refused.
     let attempts = if body.is_none() {
         site.pool.members.len().max(1)
@@ -249,67 +251,42 @@ async fn send(
         let Some(member) = site.pool.pick() else {
             return Err(Failure::NoMember);
         };
-        let protocol = super::upstream::protocol_for(member.protocol, &head);
         // Only a request that may be retried pays for a copy of its headers.
         let headers = if attempt == attempts {
             std::mem::take(&mut head.headers)
         } else {
             head.headers.clone()
         };
-        let req = build(
-            member,
-            protocol,
-            &head.method,
-            headers,
-            pq.clone(),
-            body.take(),
-        )?;
-        let client = shared.clients.for_protocol(protocol);
-        match tokio::time::timeout(shared.limits.upstream_response_timeout, client.request(req))
-            .await
-        {
+        let req = build(&head, headers, pq.clone(), body.take());
+        let sent = shared.clients.send(member, grpc, req);
+        match tokio::time::timeout(shared.limits.upstream_response_timeout, sent).await {
             Err(_) => return Err(Failure::Timeout),
             Ok(Ok(res)) => return Ok(res),
-            Ok(Err(e)) if e.is_connect() => {
+            Ok(Err(SendError::Connect(e))) => {
                 site.pool.mark_down(member);
                 last = Failure::Connect(format!("{}: {e}", member.url));
             }
-            Ok(Err(e)) => {
-                let mut msg = e.to_string();
-                let mut src = std::error::Error::source(&e);
-                while let Some(s) = src {
-                    msg = format!("{msg}: {s}");
-                    src = s.source();
-                }
-                return Err(Failure::Other(format!("{}: {msg}", member.url)));
-            }
+            Ok(Err(e)) => return Err(Failure::Other(format!("{}: {e}", member.url))),
         }
     }
     Err(last)
 }
 
+/// The upstream request: origin-form target, the client's version (the connection pool picks
+/// the protocol and adapts both).
 fn build(
-    member: &Member,
-    protocol: Protocol,
-    method: &http::Method,
+    head: &http::request::Parts,
     headers: HeaderMap,
     pq: http::uri::PathAndQuery,
     body: Option<ProxyBody>,
-) -> Result<Request<ProxyBody>, Failure> {
-    let uri = member
-        .uri(pq)
-        .map_err(|e| Failure::Other(format!("bad upstream URI: {e}")))?;
+) -> Request<ProxyBody> {
     let body = body.unwrap_or_else(|| Empty::<Bytes>::new().map_err(|e| match e {}).boxed_unsync());
     let mut req = Request::new(body);
-    *req.method_mut() = method.clone();
-    *req.uri_mut() = uri;
-    *req.version_mut() = if protocol == Protocol::H2c {
-        Version::HTTP_2
-    } else {
-        Version::HTTP_11
-    };
+    *req.method_mut() = head.method.clone();
+    *req.uri_mut() = http::Uri::from(pq);
+    *req.version_mut() = head.version;
     *req.headers_mut() = headers;
-    Ok(req)
+    req
 }
 
 fn append_xff(h: &mut HeaderMap, peer: SocketAddr) {

@@ -4,10 +4,12 @@
 //!
 //! Map: [`head`] + [`guard`] validate HTTP/1 framing before hyper; [`listener`] accepts and serves
 //! connections; [`handler`] drives the WAF phases for one request; [`body`] inspects and streams
-//! request bodies; [`upstream`] connects and balances; [`dataplane`] runs many listeners behind the
+//! request bodies; [`upstream`] balances members and connects; [`conns`] pools upstream
+//! connections per host; [`dataplane`] runs many listeners behind the
 //! [`topology::Topology`] interface; [`run`] is the `portcullis proxy` command.
 
 pub mod body;
+pub mod conns;
 pub mod dataplane;
 pub mod events;
 pub mod guard;
