@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use bytes::Bytes;
-use http::header::{CONTENT_LENGTH, HOST, HeaderValue};
+use http::header::{CONNECTION, CONTENT_LENGTH, HOST, HeaderValue, UPGRADE};
 use http::{HeaderMap, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
@@ -20,10 +20,12 @@ use parking_lot::Mutex;
 use super::body::{self, Capped, SharedTx, Signal};
 use super::conns::SendError;
 use super::events::EventSink;
+use super::guard::UpgradeLatch;
 use super::head::REJECT_HEADER;
 use super::limits::Limits;
 use super::metrics::{ListenerCounters, Metrics};
 use super::response::{block_reply, simple, strip_hop_by_hop};
+use super::upgrade;
 use super::upstream::{Clients, Pool, ProxyBody, is_grpc};
 use crate::waf::{Action, ConnInfo, Engine, Step, Transaction};
 
@@ -63,10 +65,12 @@ impl Shared {
 }
 
 /// The connection a request came on.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Conn {
     pub peer: SocketAddr,
     pub tls: bool,
+    /// Shared with the connection's guard on HTTP/1 connections that may switch protocols.
+    pub upgrade: Option<Arc<UpgradeLatch>>,
 }
 
 /// Handles one request; never fails (every failure is an HTTP answer).
@@ -77,7 +81,13 @@ pub async fn handle(
     conn: Conn,
 ) -> Response<ProxyBody> {
     let started = Instant::now();
-    let res = run(req, &site, &shared, conn).await;
+    let upgrading = upgrade::requested(&req, &conn);
+    let mut res = run(req, &site, &shared, &conn, upgrading).await;
+    if upgrading && res.status() != StatusCode::SWITCHING_PROTOCOLS {
+        // The guard holds what the client sent after its upgrade head: never read it as HTTP/1.
+        res.headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+    }
     site.counters
         .request(res.status().as_u16(), started.elapsed().as_secs_f64());
     res
@@ -87,7 +97,8 @@ async fn run(
     req: Request<Incoming>,
     site: &Site,
     shared: &Shared,
-    conn: Conn,
+    conn: &Conn,
+    upgrading: bool,
 ) -> Response<ProxyBody> {
     if let Some(v) = req.headers().get(REJECT_HEADER) {
         return rejected(v);
@@ -140,9 +151,13 @@ async fn run(
         return blocked(&tx, shared);
     }
 
+    let protocol = head.headers.get(UPGRADE).cloned();
     strip_hop_by_hop(&mut head.headers, true);
     if site.x_forwarded_for {
         append_xff(&mut head.headers, conn.peer);
+    }
+    if let (true, Some(p), Some(latch)) = (upgrading, protocol, conn.upgrade.as_deref()) {
+        return upgrade::forward(site, shared, head, p, &tx, latch).await;
     }
 
     let over = Arc::new(AtomicBool::new(false));
@@ -219,7 +234,7 @@ async fn run(
 }
 
 /// Why no upstream response came.
-enum Failure {
+pub(super) enum Failure {
     NoMember,
     Connect(String),
     Timeout,
@@ -274,7 +289,7 @@ async fn send(
 
 /// The upstream request: origin-form target, the client's version (the connection pool picks
 /// the protocol and adapts both).
-fn build(
+pub(super) fn build(
     head: &http::request::Parts,
     headers: HeaderMap,
     pq: http::uri::PathAndQuery,
@@ -308,7 +323,7 @@ fn append_xff(h: &mut HeaderMap, peer: SocketAddr) {
 }
 
 /// The logging phase: writes the event (if any) and counts blocks.
-fn log_phase(tx: &SharedTx, shared: &Shared) {
+pub(super) fn log_phase(tx: &SharedTx, shared: &Shared) {
     let Some(t) = tx.lock().take() else { return };
     if let Some(ev) = t.finish() {
         if ev.action == Action::Block {
@@ -320,7 +335,7 @@ fn log_phase(tx: &SharedTx, shared: &Shared) {
     }
 }
 
-fn blocked(tx: &SharedTx, shared: &Shared) -> Response<ProxyBody> {
+pub(super) fn blocked(tx: &SharedTx, shared: &Shared) -> Response<ProxyBody> {
     let reply = tx.lock().as_ref().map(Transaction::block_response);
     log_phase(tx, shared);
     match reply {
@@ -343,7 +358,7 @@ fn client_gone(tx: &SharedTx, shared: &Shared) -> Response<ProxyBody> {
     simple(StatusCode::BAD_REQUEST, "request body incomplete\n", true)
 }
 
-fn upstream_failed(f: Failure, tx: &SharedTx, shared: &Shared) -> Response<ProxyBody> {
+pub(super) fn upstream_failed(f: Failure, tx: &SharedTx, shared: &Shared) -> Response<ProxyBody> {
     log_phase(tx, shared);
     let (kind, status, text) = match f {
         Failure::Timeout => (

@@ -18,7 +18,7 @@ use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
-use super::guard::Guard;
+use super::guard::{Guard, UpgradeLatch};
 use super::handler::{Conn, Shared, Site, handle};
 use super::limits::Limits;
 
@@ -102,10 +102,17 @@ impl Connection {
     async fn serve(self, tcp: TcpStream, peer: SocketAddr, watcher: Watcher) {
         let _ = tcp.set_nodelay(true);
         let lim = self.shared.limits;
+        let latch = Arc::new(UpgradeLatch::default());
+        let conn = |tls| Conn {
+            peer,
+            tls,
+            upgrade: Some(latch.clone()),
+        };
         match self.tls.clone() {
             None => {
-                let io = Guard::cleartext(tcp, lim.head(), lim.header_read_timeout);
-                self.http(io, Conn { peer, tls: false }, watcher).await;
+                let io = Guard::cleartext(tcp, lim.head(), lim.header_read_timeout)
+                    .with_upgrades(latch.clone());
+                self.http(io, conn(false), watcher).await;
             }
             Some(cfg) => {
                 let acceptor = tokio_rustls::TlsAcceptor::from(cfg);
@@ -119,8 +126,9 @@ impl Connection {
                     };
                 let alpn = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
                 let io =
-                    Guard::negotiated(stream, alpn.as_deref(), lim.head(), lim.header_read_timeout);
-                self.http(io, Conn { peer, tls: true }, watcher).await;
+                    Guard::negotiated(stream, alpn.as_deref(), lim.head(), lim.header_read_timeout)
+                        .with_upgrades(latch.clone());
+                self.http(io, conn(true), watcher).await;
             }
         }
     }
@@ -131,14 +139,18 @@ impl Connection {
     {
         let state = self.state;
         let shared = self.shared;
+        let peer = conn.peer;
         let svc = service_fn(move |req| {
             let site = state.site.load_full();
             let shared = shared.clone();
+            let conn = conn.clone();
             async move { Ok::<_, Infallible>(handle(req, site, shared, conn).await) }
         });
-        let c = self.builder.serve_connection(TokioIo::new(io), svc);
+        let c = self
+            .builder
+            .serve_connection_with_upgrades(TokioIo::new(io), svc);
         if let Err(e) = watcher.watch(c.into_owned()).await {
-            tracing::debug!(peer = %conn.peer, "connection ended: {e}");
+            tracing::debug!(%peer, "connection ended: {e}");
         }
     }
 }

@@ -5,7 +5,7 @@
 //! Map: [`head`] + [`guard`] validate HTTP/1 framing before hyper; [`listener`] accepts and serves
 //! connections; [`handler`] drives the WAF phases for one request; [`body`] inspects and streams
 //! request bodies; [`upstream`] balances members and connects; [`conns`] pools upstream
-//! connections per host; [`dataplane`] runs many listeners behind the
+//! connections per host; [`upgrade`] forwards WebSocket upgrades and runs their tunnels; [`dataplane`] runs many listeners behind the
 //! [`topology::Topology`] interface; [`run`] is the `portcullis proxy` command.
 
 pub mod body;
@@ -23,6 +23,7 @@ pub mod response;
 pub mod run;
 pub mod tls;
 pub mod topology;
+pub mod upgrade;
 pub mod upstream;
 
 pub use dataplane::Dataplane;
