@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use bytes::Bytes;
-use http::header::{CONNECTION, CONTENT_LENGTH, HOST, HeaderValue, UPGRADE};
+use http::header::{CONNECTION, CONTENT_LENGTH, HOST, HeaderName, HeaderValue, UPGRADE};
 use http::{HeaderMap, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
@@ -22,6 +22,10 @@ use super::conns::SendError;
 use super::events::EventSink;
 use super::guard::UpgradeLatch;
 use super::head::REJECT_HEADER;
+
+/// [`REJECT_HEADER`] and `X-Forwarded-For` as names, parsed once.
+const REJECT: HeaderName = HeaderName::from_static(REJECT_HEADER);
+const XFF: HeaderName = HeaderName::from_static("x-forwarded-for");
 use super::limits::Limits;
 use super::metrics::{ListenerCounters, Metrics};
 use super::response::{block_reply, simple, strip_hop_by_hop};
@@ -100,7 +104,7 @@ async fn run(
     conn: &Conn,
     upgrading: bool,
 ) -> Response<ProxyBody> {
-    if let Some(v) = req.headers().get(REJECT_HEADER) {
+    if let Some(v) = req.headers().get(REJECT) {
         return rejected(v);
     }
     let lim = &shared.limits;
@@ -305,20 +309,15 @@ pub(super) fn build(
 }
 
 fn append_xff(h: &mut HeaderMap, peer: SocketAddr) {
-    let ip = peer.ip().to_string();
-    let prior: Vec<String> = h
-        .get_all("x-forwarded-for")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .map(str::to_string)
-        .collect();
-    let value = if prior.is_empty() {
-        ip
-    } else {
-        format!("{}, {ip}", prior.join(", "))
-    };
+    use std::fmt::Write as _;
+    let mut value = String::with_capacity(48);
+    for prior in h.get_all(&XFF).iter().filter_map(|v| v.to_str().ok()) {
+        value.push_str(prior);
+        value.push_str(", ");
+    }
+    let _ = write!(value, "{}", peer.ip());
     if let Ok(v) = HeaderValue::from_str(&value) {
-        h.insert("x-forwarded-for", v);
+        h.insert(XFF, v);
     }
 }
 

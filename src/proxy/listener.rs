@@ -28,18 +28,26 @@ pub struct Swappable {
     pub tls: ArcSwapOption<rustls::ServerConfig>,
 }
 
+/// hyper's built-in limit of header fields per HTTP/1 head.
+const HYPER_DEFAULT_MAX_HEADERS: usize = 100;
+
 /// The hyper server configuration for `lim`.
 pub fn server_builder(lim: &Limits) -> auto::Builder<TokioExecutor> {
     let mut b = auto::Builder::new(TokioExecutor::new());
-    b.http1()
-        .timer(TokioTimer::new())
+    let mut h1 = b.http1();
+    h1.timer(TokioTimer::new())
         // hyper's timer runs from the moment it waits for a head, so it is the idle timeout;
         // the guard cuts a head that started but did not finish (header_read_timeout).
         .header_read_timeout(lim.idle_timeout)
         .keep_alive(true)
         .auto_date_header(false)
-        .max_headers(lim.max_headers.max(1))
         .max_buf_size((lim.max_head_bytes + 8192).max(8192));
+    // The guard already refused heads with more than `max_headers` fields (431). hyper's own
+    // default cap is 100 on an uninitialised stack array; setting any value makes it initialise a
+    // fresh array for every head (measured ~0.7 % of the proxy's CPU), so only raise it.
+    if lim.max_headers > HYPER_DEFAULT_MAX_HEADERS {
+        h1.max_headers(lim.max_headers);
+    }
     b.http2()
         .timer(TokioTimer::new())
         .auto_date_header(false)
