@@ -164,7 +164,8 @@ async fn run(
         return upgrade::forward(site, shared, head, p, &tx, latch).await;
     }
 
-    let over = Arc::new(AtomicBool::new(false));
+    // Set by an uninspected body that went over the limit (allocated only for such a body).
+    let mut over: Option<Arc<AtomicBool>> = None;
     let empty = http_body::Body::is_end_stream(&incoming);
     let (upbody, mut signal) = if empty {
         (None, None)
@@ -177,7 +178,8 @@ async fn run(
         );
         (Some(b), Some(s))
     } else {
-        let capped = Capped::new(incoming, lim.max_body_bytes, over.clone());
+        let flag = over.insert(Arc::new(AtomicBool::new(false))).clone();
+        let capped = Capped::new(incoming, lim.max_body_bytes, flag);
         (Some(capped.boxed_unsync()), None)
     };
     if let Some(s) = signal.as_mut() {
@@ -217,7 +219,7 @@ async fn run(
             if late == Some(Signal::Blocked) {
                 return blocked(&tx, shared);
             }
-            if late == Some(Signal::TooLarge) || over.load(Ordering::Relaxed) {
+            if late == Some(Signal::TooLarge) || over.is_some_and(|o| o.load(Ordering::Relaxed)) {
                 return too_large(&tx, shared);
             }
             return upstream_failed(f, &tx, shared);
