@@ -9,10 +9,17 @@
 //! A head that does not complete within the header timeout, counted from its first byte, ends the
 //! connection (slowloris). HTTP/2 connections (prior knowledge or ALPN `h2`) pass through untouched.
 //!
+//! An upgrade request (WebSocket, [`Framing::Upgrade`]) arms the connection's [`UpgradeLatch`]: the
+//! bytes after its head are held, never read as HTTP/1. When the service switches protocols (it
+//! opens the latch before answering `101`) they pass through as the tunnel; otherwise the service
+//! closes the connection after its answer.
+//!
 //! Imports: tokio IO traits, `super::head`.
 
 use std::io;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -40,6 +47,37 @@ enum State {
     Pass,
     /// A synthetic reject request was handed to hyper; nothing more is read.
     Rejected,
+    /// An upgrade request was handed to hyper; what follows is held until the latch opens.
+    AwaitUpgrade,
+}
+
+/// Shared between a connection's guard and its service: did the guard pass an upgrade request, and
+/// did the service switch protocols?
+#[derive(Debug, Default)]
+pub struct UpgradeLatch(AtomicU8);
+
+const ARMED: u8 = 1;
+const OPEN: u8 = 2;
+
+impl UpgradeLatch {
+    /// True when the guard passed an upgrade request that the service has not answered yet
+    /// (the service must then upgrade, or close the connection after its answer).
+    pub fn armed(&self) -> bool {
+        self.0.load(Ordering::Acquire) == ARMED
+    }
+
+    /// The service answers `101`: the held bytes and everything after them are the tunnel's.
+    pub fn open(&self) {
+        self.0.store(OPEN, Ordering::Release);
+    }
+
+    fn arm(&self) {
+        self.0.store(ARMED, Ordering::Release);
+    }
+
+    fn is_open(&self) -> bool {
+        self.0.load(Ordering::Acquire) == OPEN
+    }
 }
 
 /// The guarded stream; see the module documentation.
@@ -53,6 +91,7 @@ pub struct Guard<S> {
     header_timeout: Duration,
     deadline: Option<Pin<Box<Sleep>>>,
     eof: bool,
+    latch: Option<Arc<UpgradeLatch>>,
 }
 
 impl<S> Guard<S> {
@@ -87,7 +126,15 @@ impl<S> Guard<S> {
             header_timeout,
             deadline: None,
             eof: false,
+            latch: None,
         }
+    }
+
+    /// Lets upgrade requests through, coordinated with the service by `latch`; without one an
+    /// upgrade request is an ordinary request (its `Upgrade` header is not forwarded).
+    pub fn with_upgrades(mut self, latch: Arc<UpgradeLatch>) -> Self {
+        self.latch = Some(latch);
+        self
     }
 
     fn reject(&mut self, r: head::Reject) {
@@ -123,6 +170,12 @@ impl<S> Guard<S> {
                         return;
                     }
                 }
+                State::AwaitUpgrade => {
+                    if !self.latch.as_ref().is_some_and(|l| l.is_open()) {
+                        return;
+                    }
+                    self.state = State::Pass;
+                }
                 State::Pass | State::Rejected => {
                     if self.state == State::Pass {
                         let all = self.raw.split();
@@ -148,10 +201,14 @@ impl<S> Guard<S> {
                             let h = self.raw.split_to(end);
                             self.ready.unsplit(h);
                             self.deadline = None;
-                            self.state = match framing {
-                                Framing::None => State::Head,
-                                Framing::Length(n) => State::Body(n),
-                                Framing::Chunked => State::ChunkSize,
+                            self.state = match (framing, &self.latch) {
+                                (Framing::Upgrade, Some(latch)) => {
+                                    latch.arm();
+                                    State::AwaitUpgrade
+                                }
+                                (Framing::None | Framing::Upgrade, _) => State::Head,
+                                (Framing::Length(n), _) => State::Body(n),
+                                (Framing::Chunked, _) => State::ChunkSize,
                             };
                         }
                     },
@@ -258,6 +315,18 @@ impl<S: AsyncRead + Unpin> AsyncRead for Guard<S> {
             if this.state == State::Rejected {
                 // hyper answers the synthetic request with `Connection: close` and closes.
                 return Poll::Pending;
+            }
+            if this.state == State::AwaitUpgrade {
+                if this.latch.as_ref().is_some_and(|l| l.is_open()) {
+                    this.state = State::Pass;
+                    let held = this.raw.split();
+                    this.ready.unsplit(held);
+                    continue;
+                }
+                if this.raw.len() > this.lim.max_head_bytes {
+                    // A client that does not wait for the 101: hold no more.
+                    return Poll::Pending;
+                }
             }
             if this.eof {
                 return Poll::Ready(Ok(()));

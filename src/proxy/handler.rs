@@ -11,19 +11,26 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use bytes::Bytes;
-use http::header::{CONTENT_LENGTH, HOST, HeaderValue};
-use http::{HeaderMap, Request, Response, StatusCode, Version};
+use http::header::{CONNECTION, CONTENT_LENGTH, HOST, HeaderName, HeaderValue, UPGRADE};
+use http::{HeaderMap, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
 use parking_lot::Mutex;
 
 use super::body::{self, Capped, SharedTx, Signal};
+use super::conns::SendError;
 use super::events::EventSink;
+use super::guard::UpgradeLatch;
 use super::head::REJECT_HEADER;
+
+/// [`REJECT_HEADER`] and `X-Forwarded-For` as names, parsed once.
+const REJECT: HeaderName = HeaderName::from_static(REJECT_HEADER);
+const XFF: HeaderName = HeaderName::from_static("x-forwarded-for");
 use super::limits::Limits;
 use super::metrics::{ListenerCounters, Metrics};
 use super::response::{block_reply, simple, strip_hop_by_hop};
-use super::upstream::{Clients, Member, Pool, Protocol, ProxyBody};
+use super::upgrade;
+use super::upstream::{Clients, Pool, ProxyBody, is_grpc};
 use crate::waf::{Action, ConnInfo, Engine, Step, Transaction};
 
 /// What one listener serves: swapped as a whole when the management plane changes it.
@@ -66,10 +73,12 @@ impl Shared {
 }
 
 /// The connection a request came on.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Conn {
     pub peer: SocketAddr,
     pub tls: bool,
+    /// Shared with the connection's guard on HTTP/1 connections that may switch protocols.
+    pub upgrade: Option<Arc<UpgradeLatch>>,
 }
 
 /// Handles one request; never fails (every failure is an HTTP answer).
@@ -80,7 +89,13 @@ pub async fn handle(
     conn: Conn,
 ) -> Response<ProxyBody> {
     let started = Instant::now();
-    let res = run(req, &site, &shared, conn).await;
+    let upgrading = upgrade::requested(&req, &conn);
+    let mut res = run(req, &site, &shared, &conn, upgrading).await;
+    if upgrading && res.status() != StatusCode::SWITCHING_PROTOCOLS {
+        // The guard holds what the client sent after its upgrade head: never read it as HTTP/1.
+        res.headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+    }
     site.counters
         .request(res.status().as_u16(), started.elapsed().as_secs_f64());
     res
@@ -90,9 +105,10 @@ async fn run(
     req: Request<Incoming>,
     site: &Site,
     shared: &Shared,
-    conn: Conn,
+    conn: &Conn,
+    upgrading: bool,
 ) -> Response<ProxyBody> {
-    if let Some(v) = req.headers().get(REJECT_HEADER) {
+    if let Some(v) = req.headers().get(REJECT) {
         return rejected(v);
     }
     let lim = &shared.limits;
@@ -155,12 +171,17 @@ async fn run(
         return blocked(&tx, site, shared);
     }
 
+    let protocol = head.headers.get(UPGRADE).cloned();
     strip_hop_by_hop(&mut head.headers, true);
     if site.x_forwarded_for {
         append_xff(&mut head.headers, conn.peer);
     }
+    if let (true, Some(p), Some(latch)) = (upgrading, protocol, conn.upgrade.as_deref()) {
+        return upgrade::forward(site, shared, head, p, &tx, latch).await;
+    }
 
-    let over = Arc::new(AtomicBool::new(false));
+    // Set by an uninspected body that went over the limit (allocated only for such a body).
+    let mut over: Option<Arc<AtomicBool>> = None;
     let empty = http_body::Body::is_end_stream(&incoming);
     let (upbody, mut signal) = if empty {
         (None, None)
@@ -173,7 +194,8 @@ async fn run(
         );
         (Some(b), Some(s))
     } else {
-        let capped = Capped::new(incoming, lim.max_body_bytes, over.clone());
+        let flag = over.insert(Arc::new(AtomicBool::new(false))).clone();
+        let capped = Capped::new(incoming, lim.max_body_bytes, flag);
         (Some(capped.boxed_unsync()), None)
     };
     if let Some(s) = signal.as_mut() {
@@ -215,6 +237,8 @@ async fn run(
             }
             if late == Some(Signal::TooLarge) || over.load(Ordering::Relaxed) {
                 return too_large(&tx, site, shared);
+            if late == Some(Signal::TooLarge) || over.is_some_and(|o| o.load(Ordering::Relaxed)) {
+                return too_large(&tx, shared);
             }
             return upstream_failed(f, &tx, site, shared);
         }
@@ -231,10 +255,12 @@ async fn run(
     strip_hop_by_hop(&mut parts.headers, false);
     log_phase(&tx, site, shared, parts.status);
     Response::from_parts(parts, rbody.map_err(Into::into).boxed_unsync())
+    log_phase(&tx, shared);
+    Response::from_parts(parts, rbody)
 }
 
 /// Why no upstream response came.
-enum Failure {
+pub(super) enum Failure {
     NoMember,
     Connect(String),
     Timeout,
@@ -247,12 +273,13 @@ async fn send(
     shared: &Shared,
     mut head: http::request::Parts,
     body: Option<ProxyBody>,
-) -> Result<Response<Incoming>, Failure> {
+) -> Result<Response<ProxyBody>, Failure> {
     let pq = head
         .uri
         .path_and_query()
         .cloned()
         .unwrap_or_else(|| http::uri::PathAndQuery::from_static("/"));
+    let grpc = is_grpc(&head);
     // A request without a body can be retried on the next member when a connection is refused.
     let attempts = if body.is_none() {
         site.pool.members.len().max(1)
@@ -265,90 +292,62 @@ async fn send(
         let Some(member) = site.pool.pick() else {
             return Err(Failure::NoMember);
         };
-        let protocol = super::upstream::protocol_for(member.protocol, &head);
         // Only a request that may be retried pays for a copy of its headers.
         let headers = if attempt == attempts {
             std::mem::take(&mut head.headers)
         } else {
             head.headers.clone()
         };
-        let req = build(
-            member,
-            protocol,
-            &head.method,
-            headers,
-            pq.clone(),
-            body.take(),
-        )?;
-        let client = shared.clients.for_protocol(protocol);
-        match tokio::time::timeout(shared.limits.upstream_response_timeout, client.request(req))
-            .await
-        {
+        let req = build(&head, headers, pq.clone(), body.take());
+        let sent = shared.clients.send(member, grpc, req);
+        match tokio::time::timeout(shared.limits.upstream_response_timeout, sent).await {
             Err(_) => return Err(Failure::Timeout),
             Ok(Ok(res)) => return Ok(res),
-            Ok(Err(e)) if e.is_connect() => {
+            Ok(Err(SendError::Connect(e))) => {
                 site.pool.mark_down(member);
                 last = Failure::Connect(format!("{}: {e}", member.url));
             }
-            Ok(Err(e)) => {
-                let mut msg = e.to_string();
-                let mut src = std::error::Error::source(&e);
-                while let Some(s) = src {
-                    msg = format!("{msg}: {s}");
-                    src = s.source();
-                }
-                return Err(Failure::Other(format!("{}: {msg}", member.url)));
-            }
+            Ok(Err(e)) => return Err(Failure::Other(format!("{}: {e}", member.url))),
         }
     }
     Err(last)
 }
 
-fn build(
-    member: &Member,
-    protocol: Protocol,
-    method: &http::Method,
+/// The upstream request: origin-form target, the client's version (the connection pool picks
+/// the protocol and adapts both).
+pub(super) fn build(
+    head: &http::request::Parts,
     headers: HeaderMap,
     pq: http::uri::PathAndQuery,
     body: Option<ProxyBody>,
-) -> Result<Request<ProxyBody>, Failure> {
-    let uri = member
-        .uri(pq)
-        .map_err(|e| Failure::Other(format!("bad upstream URI: {e}")))?;
+) -> Request<ProxyBody> {
     let body = body.unwrap_or_else(|| Empty::<Bytes>::new().map_err(|e| match e {}).boxed_unsync());
     let mut req = Request::new(body);
-    *req.method_mut() = method.clone();
-    *req.uri_mut() = uri;
-    *req.version_mut() = if protocol == Protocol::H2c {
-        Version::HTTP_2
-    } else {
-        Version::HTTP_11
-    };
+    *req.method_mut() = head.method.clone();
+    *req.uri_mut() = http::Uri::from(pq);
+    *req.version_mut() = head.version;
     *req.headers_mut() = headers;
-    Ok(req)
+    req
 }
 
 fn append_xff(h: &mut HeaderMap, peer: SocketAddr) {
-    let ip = peer.ip().to_string();
-    let prior: Vec<String> = h
-        .get_all("x-forwarded-for")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .map(str::to_string)
-        .collect();
-    let value = if prior.is_empty() {
-        ip
-    } else {
-        format!("{}, {ip}", prior.join(", "))
-    };
+    use std::fmt::Write as _;
+    let mut value = String::with_capacity(48);
+    for prior in h.get_all(&XFF).iter().filter_map(|v| v.to_str().ok()) {
+        value.push_str(prior);
+        value.push_str(", ");
+    }
+    let _ = write!(value, "{}", peer.ip());
     if let Ok(v) = HeaderValue::from_str(&value) {
-        h.insert("x-forwarded-for", v);
+        h.insert(XFF, v);
     }
 }
 
 /// The logging phase: publishes the event (if any) with the listener's name and the status
 /// answered, and counts blocks.
 fn log_phase(tx: &SharedTx, site: &Site, shared: &Shared, status: StatusCode) {
+/// The logging phase: writes the event (if any) and counts blocks.
+pub(super) fn log_phase(tx: &SharedTx, shared: &Shared) {
     let Some(t) = tx.lock().take() else { return };
     if let Some(mut ev) = t.finish() {
         if ev.action == Action::Block {
@@ -363,6 +362,7 @@ fn log_phase(tx: &SharedTx, site: &Site, shared: &Shared, status: StatusCode) {
 }
 
 fn blocked(tx: &SharedTx, site: &Site, shared: &Shared) -> Response<ProxyBody> {
+pub(super) fn blocked(tx: &SharedTx, shared: &Shared) -> Response<ProxyBody> {
     let reply = tx.lock().as_ref().map(Transaction::block_response);
     let res = match reply {
         Some(r) => block_reply(r),
@@ -387,6 +387,8 @@ fn client_gone(tx: &SharedTx, site: &Site, shared: &Shared) -> Response<ProxyBod
 }
 
 fn upstream_failed(f: Failure, tx: &SharedTx, site: &Site, shared: &Shared) -> Response<ProxyBody> {
+pub(super) fn upstream_failed(f: Failure, tx: &SharedTx, shared: &Shared) -> Response<ProxyBody> {
+    log_phase(tx, shared);
     let (kind, status, text) = match f {
         Failure::Timeout => (
             "timeout",

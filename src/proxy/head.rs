@@ -17,6 +17,10 @@ pub enum Framing {
     Length(u64),
     /// `Transfer-Encoding: chunked`.
     Chunked,
+    /// No body, and the client asks to switch protocols (`Connection: upgrade` + `Upgrade`, HTTP/1.1,
+    /// e.g. WebSocket): what follows the head belongs to the new protocol if the server answers
+    /// `101`, and is never read as HTTP/1 either way.
+    Upgrade,
 }
 
 /// Why a head is refused: the status to answer and a short reason for the log.
@@ -139,7 +143,16 @@ pub fn validate_scanned(head: &[u8], lim: &HeadLimits) -> Result<Framing, Reject
     let mut length: Option<u64> = None;
     let mut chunked = false;
     let mut te_seen = false;
+    let (mut upgrade, mut connection_upgrade) = (false, false);
     for h in req.headers.iter() {
+        if h.name.eq_ignore_ascii_case("upgrade") {
+            upgrade = true;
+        } else if h.name.eq_ignore_ascii_case("connection") {
+            connection_upgrade |= h
+                .value
+                .split(|b| *b == b',')
+                .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"upgrade"));
+        }
         if h.name.eq_ignore_ascii_case("content-length") {
             for part in h.value.split(|b| *b == b',') {
                 let n = parse_length(part.trim_ascii())?;
@@ -183,6 +196,7 @@ pub fn validate_scanned(head: &[u8], lim: &HeadLimits) -> Result<Framing, Reject
         return Ok(Framing::Chunked);
     }
     Ok(match length {
+        Some(0) | None if upgrade && connection_upgrade && !http10 => Framing::Upgrade,
         Some(0) | None => Framing::None,
         Some(n) => Framing::Length(n),
     })
@@ -240,6 +254,26 @@ mod tests {
         assert_eq!(
             check("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n"),
             Ok(Framing::Chunked)
+        );
+        assert_eq!(
+            check(
+                "GET /ws HTTP/1.1\r\nConnection: keep-alive, Upgrade\r\nUpgrade: websocket\r\n\r\n"
+            ),
+            Ok(Framing::Upgrade)
+        );
+        // Not an upgrade: no Connection token, HTTP/1.0, or a body to frame first.
+        let not = [
+            "GET /ws HTTP/1.1\r\nUpgrade: websocket\r\n\r\n",
+            "GET /ws HTTP/1.0\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n",
+        ];
+        for h in not {
+            assert_eq!(check(h), Ok(Framing::None), "{h:?}");
+        }
+        assert_eq!(
+            check(
+                "POST /ws HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: x\r\nContent-Length: 2\r\n\r\n"
+            ),
+            Ok(Framing::Length(2))
         );
     }
 

@@ -32,6 +32,10 @@ pub struct Limits {
     pub drain_timeout: Duration,
     /// The TLS handshake of a client must finish within this time.
     pub tls_handshake_timeout: Duration,
+    /// An upgraded connection (WebSocket tunnel) with no byte in either direction for this long is closed.
+    pub tunnel_idle_timeout: Duration,
+    /// Most upgraded connections open at once; an upgrade request beyond it gets 503.
+    pub max_tunnels: usize,
 }
 
 impl Default for Limits {
@@ -49,6 +53,8 @@ impl Default for Limits {
             upstream_down_for: Duration::from_secs(10),
             drain_timeout: Duration::from_secs(10),
             tls_handshake_timeout: Duration::from_secs(10),
+            tunnel_idle_timeout: Duration::from_secs(60),
+            max_tunnels: 10_000,
         }
     }
 }
@@ -70,7 +76,7 @@ fn duration(v: &str) -> Option<Duration> {
 
 impl Limits {
     /// The names [`Limits::set`] accepts, as in `docs/limits.md`.
-    pub const NAMES: [&'static str; 12] = [
+    pub const NAMES: [&'static str; 14] = [
         "header_read_timeout",
         "idle_timeout",
         "upstream_connect_timeout",
@@ -83,6 +89,8 @@ impl Limits {
         "upstream_down_for",
         "drain_timeout",
         "tls_handshake_timeout",
+        "tunnel_idle_timeout",
+        "max_tunnels",
     ];
 
     /// Sets one limit from `NAME=VALUE` (durations as `10s`, `500ms`, `2m`; sizes in bytes).
@@ -101,6 +109,8 @@ impl Limits {
             "upstream_down_for" => self.upstream_down_for = dur()?,
             "drain_timeout" => self.drain_timeout = dur()?,
             "tls_handshake_timeout" => self.tls_handshake_timeout = dur()?,
+            "tunnel_idle_timeout" => self.tunnel_idle_timeout = dur()?,
+            "max_tunnels" => self.max_tunnels = num()? as usize,
             "max_headers" => self.max_headers = num()?.clamp(1, HEADER_CAP as u64) as usize,
             "max_head_bytes" => self.max_head_bytes = num()?.max(256) as usize,
             "max_url_bytes" => self.max_url_bytes = num()?.max(1) as usize,

@@ -14,6 +14,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
@@ -28,6 +29,16 @@ pub struct Metrics {
     events_dropped: Family<Labels, Counter>,
     access_denials: Family<Labels, Counter>,
     latency: Histogram,
+    tunnels: Gauge,
+}
+
+/// One open upgraded connection, counted in `portcullis_tunnels_open` until dropped.
+pub struct TunnelSlot(Gauge);
+
+impl Drop for TunnelSlot {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
 }
 
 impl Default for Metrics {
@@ -39,6 +50,7 @@ impl Default for Metrics {
         let events_dropped = Family::<Labels, Counter>::default();
         let access_denials = Family::<Labels, Counter>::default();
         let latency = Histogram::new(exponential_buckets(0.0001, 2.0, 18));
+        let tunnels = Gauge::default();
         registry.register(
             "access_denials",
             "Requests refused by access control (401, 403, 429), by listener and status",
@@ -69,6 +81,11 @@ impl Default for Metrics {
             "Time from request head to response head",
             latency.clone(),
         );
+        registry.register(
+            "tunnels_open",
+            "Upgraded connections (WebSocket tunnels) open now",
+            tunnels.clone(),
+        );
         Metrics {
             registry,
             requests,
@@ -77,6 +94,7 @@ impl Default for Metrics {
             events_dropped,
             access_denials,
             latency,
+            tunnels,
         }
     }
 }
@@ -145,6 +163,13 @@ impl Metrics {
                 ("status", status.to_string()),
             ])
             .inc();
+    /// A slot for one more upgraded connection, unless `max` are open.
+    pub fn tunnel_slot(&self, max: usize) -> Option<TunnelSlot> {
+        if self.tunnels.inc() >= max as i64 {
+            self.tunnels.dec();
+            return None;
+        }
+        Some(TunnelSlot(self.tunnels.clone()))
     }
 
     /// The Prometheus text exposition.
@@ -200,7 +225,12 @@ mod tests {
         m.request("vs1", 200, 0.001);
         m.block("VIOL_URL");
         m.upstream_error("connect");
+        let slot = m.tunnel_slot(1).expect("first tunnel");
+        assert!(m.tunnel_slot(1).is_none(), "the limit holds");
         let text = m.render();
+        assert!(text.contains("portcullis_tunnels_open 1"), "{text}");
+        drop(slot);
+        assert!(m.tunnel_slot(1).is_some(), "a closed tunnel frees its slot");
         assert!(
             text.contains("portcullis_requests_total{listener=\"vs1\",status=\"2xx\"} 1"),
             "{text}"

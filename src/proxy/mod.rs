@@ -4,11 +4,13 @@
 //!
 //! Map: [`head`] + [`guard`] validate HTTP/1 framing before hyper; [`listener`] accepts and serves
 //! connections; [`handler`] drives the WAF phases for one request; [`body`] inspects and streams
-//! request bodies; [`upstream`] connects and balances; [`dataplane`] runs many listeners behind the
+//! request bodies; [`upstream`] balances members and connects; [`conns`] pools upstream
+//! connections per host; [`upgrade`] forwards WebSocket upgrades and runs their tunnels; [`dataplane`] runs many listeners behind the
 //! [`topology::Topology`] interface; [`run`] is the `portcullis proxy` command.
 
 pub mod access;
 pub mod body;
+pub mod conns;
 pub mod dataplane;
 pub mod events;
 pub mod guard;
@@ -22,6 +24,7 @@ pub mod response;
 pub mod run;
 pub mod tls;
 pub mod topology;
+pub mod upgrade;
 pub mod upstream;
 
 pub use dataplane::Dataplane;

@@ -1,7 +1,7 @@
 //! The resolver `portcullis proxy` hands to the policy loader: `file://` links relative to the
 //! policy file's directory (absolute paths allowed in this mode), `http(s)://` links fetched with
 //! a bounded size and time. Loading runs off the hot path, so fetching blocks: each fetch runs a
-//! small current-thread runtime on its own thread, reusing the upstream connector.
+//! small current-thread runtime on its own thread, reusing the upstream connections.
 //!
 //! Imports: `waf::Resolver`, `super::upstream`, `super::tls`.
 
@@ -10,10 +10,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty, Limited};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 
-use super::upstream::Connector;
+use super::upstream::{Clients, Member};
 use crate::waf::{FetchError, Resolver};
 
 /// Largest linked file accepted.
@@ -96,12 +94,25 @@ pub fn fetch_url(link: &str) -> Result<Vec<u8>, FetchError> {
 
 async fn fetch_async(link: &str) -> Result<Vec<u8>, FetchError> {
     let uri: http::Uri = link.parse().map_err(|e| err(link, format!("{e}")))?;
+    let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
+        return Err(err(link, "not an absolute http(s) URL"));
+    };
+    let member =
+        Member::parse(&format!("{scheme}://{authority}"), true).map_err(|e| err(link, e))?;
     let tls = super::tls::client_config(None).map_err(|e| err(link, e))?;
-    let client: Client<Connector, Empty<Bytes>> =
-        Client::builder(TokioExecutor::new()).build(Connector::new(tls, FETCH_TIMEOUT));
+    let clients = Clients::new(tls, FETCH_TIMEOUT);
+    let pq = uri
+        .path_and_query()
+        .cloned()
+        .unwrap_or_else(|| http::uri::PathAndQuery::from_static("/"));
+    let empty = Empty::<Bytes>::new().map_err(|e| match e {}).boxed_unsync();
+    let req = http::Request::get(http::Uri::from(pq))
+        .header(http::header::HOST, authority.as_str())
+        .body(empty)
+        .map_err(|e| err(link, e.to_string()))?;
     let work = async {
-        let res = client
-            .get(uri)
+        let res = clients
+            .send(&member, false, req)
             .await
             .map_err(|e| err(link, format!("request failed: {e}")))?;
         if !res.status().is_success() {

@@ -54,12 +54,12 @@ pub fn simple(status: StatusCode, text: &str, close: bool) -> Response<ProxyBody
     res
 }
 
-/// Headers that are never forwarded.
-const HOP_BY_HOP: [&str; 4] = [
-    "keep-alive",
-    "proxy-connection",
-    "proxy-authenticate",
-    "proxy-authorization",
+/// Headers that are never forwarded (names built once: a `&str` lookup parses the name each time).
+const HOP_BY_HOP: [HeaderName; 4] = [
+    HeaderName::from_static("keep-alive"),
+    HeaderName::from_static("proxy-connection"),
+    http::header::PROXY_AUTHENTICATE,
+    http::header::PROXY_AUTHORIZATION,
 ];
 
 /// Removes hop-by-hop headers (RFC 9110 7.6.1): `Connection` and the fields it names,
@@ -82,7 +82,7 @@ pub fn strip_hop_by_hop(h: &mut HeaderMap, request: bool) {
         }
         h.remove(CONNECTION);
     }
-    for n in HOP_BY_HOP {
+    for n in &HOP_BY_HOP {
         h.remove(n);
     }
     h.remove(TRANSFER_ENCODING);

@@ -47,12 +47,12 @@ pub fn client_config(ca_pem: Option<&[u8]>) -> Result<Arc<rustls::ClientConfig>,
         }
         None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
     }
-    let mut cfg = rustls::ClientConfig::builder_with_provider(provider())
+    // The ALPN list is set per connection kind by `super::conns::Clients`.
+    let cfg = rustls::ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?
         .with_root_certificates(roots)
         .with_no_client_auth();
-    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(cfg))
 }
 

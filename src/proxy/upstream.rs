@@ -1,27 +1,26 @@
-//! Upstreams: the connector (TCP, TLS with rustls/ring, connect timeout), the pooled hyper
-//! clients (HTTP/1.1 and HTTP/2 prior knowledge), and round-robin member selection with passive
-//! health (a member that refuses connections is skipped for a while).
+//! Upstreams: pool members and their round-robin selection with passive health (a member that
+//! refuses connections is skipped for a while), and the connector (TCP, TLS with rustls/ring,
+//! connect timeout). The connections themselves are pooled per host in [`super::conns`].
 //!
-//! Imports: hyper, hyper-util, rustls, `super::tls`.
+//! Imports: tokio, tokio-rustls, `super::conns`.
 
-use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::Uri;
-use http::uri::{Authority, Scheme};
+use http::uri::Authority;
 use http_body_util::combinators::UnsyncBoxBody;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::{Connected, Connection};
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
+
+pub use super::conns::Clients;
+use super::conns::HostConns;
 
 /// Errors of bodies the proxy builds.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -46,6 +45,8 @@ pub struct Member {
     pub healthy: bool,
     /// Skipped until this many milliseconds after `epoch` (passive health).
     down_until_ms: AtomicU64,
+    /// The connections of this member's host, bound on first use.
+    pub(super) conns: OnceLock<Arc<HostConns>>,
 }
 
 impl Member {
@@ -75,21 +76,8 @@ impl Member {
             authority,
             healthy,
             down_until_ms: AtomicU64::new(0),
+            conns: OnceLock::new(),
         })
-    }
-
-    /// The URI to send `path_and_query` to this member.
-    pub fn uri(&self, path_and_query: http::uri::PathAndQuery) -> Result<Uri, http::Error> {
-        let scheme = if self.protocol == Protocol::Https {
-            Scheme::HTTPS
-        } else {
-            Scheme::HTTP
-        };
-        Uri::builder()
-            .scheme(scheme)
-            .authority(self.authority.clone())
-            .path_and_query(path_and_query)
-            .build()
     }
 }
 
@@ -152,12 +140,6 @@ pub enum UpStream {
     Tls(Box<TlsStream<TcpStream>>),
 }
 
-impl Connection for UpStream {
-    fn connected(&self) -> Connected {
-        Connected::new()
-    }
-}
-
 impl AsyncRead for UpStream {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -178,6 +160,22 @@ impl AsyncWrite for UpStream {
             UpStream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, b),
         }
     }
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            UpStream::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            UpStream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            UpStream::Plain(s) => s.is_write_vectored(),
+            UpStream::Tls(s) => s.is_write_vectored(),
+        }
+    }
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
             UpStream::Plain(s) => Pin::new(s).poll_flush(cx),
@@ -192,7 +190,7 @@ impl AsyncWrite for UpStream {
     }
 }
 
-/// Connects to the URI's authority, with TLS for `https`, within the connect timeout.
+/// Connects to a host, with TLS when asked, within the connect timeout.
 #[derive(Clone)]
 pub struct Connector {
     tls: tokio_rustls::TlsConnector,
@@ -207,28 +205,26 @@ impl Connector {
         }
     }
 
-    async fn connect(self, uri: Uri) -> io::Result<TokioIo<UpStream>> {
-        let host = uri
+    /// TCP (no Nagle) to `authority`, then TLS when `tls` (server name = the host).
+    pub async fn connect(&self, tls: bool, authority: &Authority) -> io::Result<UpStream> {
+        let host = authority
             .host()
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no host"))?
             .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_string();
-        let tls = uri.scheme() == Some(&Scheme::HTTPS);
-        let port = uri.port_u16().unwrap_or(if tls { 443 } else { 80 });
+            .trim_end_matches(']');
+        let port = authority.port_u16().unwrap_or(if tls { 443 } else { 80 });
         let work = async {
-            let tcp = TcpStream::connect((host.as_str(), port)).await?;
+            let tcp = TcpStream::connect((host, port)).await?;
             let _ = tcp.set_nodelay(true);
             if !tls {
                 return Ok(UpStream::Plain(tcp));
             }
-            let name = rustls_pki_types::ServerName::try_from(host.clone())
+            let name = rustls_pki_types::ServerName::try_from(host.to_string())
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
             let s = self.tls.connect(name, tcp).await?;
             Ok(UpStream::Tls(Box::new(s)))
         };
         match tokio::time::timeout(self.timeout, work).await {
-            Ok(r) => r.map(TokioIo::new),
+            Ok(r) => r,
             Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, "connect timed out")),
         }
     }
@@ -279,10 +275,11 @@ impl Clients {
 }
 
 /// Whether the request is a gRPC call (`application/grpc`, not gRPC-Web).
+/// A gRPC call: `application/grpc[+proto|...]` (gRPC-Web excluded: it works over HTTP/1.1).
 pub fn is_grpc(head: &http::request::Parts) -> bool {
     head.headers
         .get(http::header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
+        .map(http::HeaderValue::as_bytes)
         .is_some_and(|ct| {
             let ct = ct.to_ascii_lowercase();
             ct.starts_with("application/grpc") && !ct.starts_with("application/grpc-web")
@@ -297,30 +294,27 @@ pub fn protocol_for(p: Protocol, head: &http::request::Parts) -> Protocol {
     } else {
         p
     }
+            ct.len() >= 16
+                && ct[..16].eq_ignore_ascii_case(b"application/grpc")
+                && !(ct.len() >= 20 && ct[16..20].eq_ignore_ascii_case(b"-web"))
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
-    fn http2_grpc_calls_to_http_members_go_over_h2c() {
-        use super::{Protocol, protocol_for};
-        let head = |v: http::Version, ct: &str| {
-            let r = http::Request::builder()
-                .version(v)
-                .header("content-type", ct);
+    fn grpc_calls_are_recognised_by_content_type() {
+        use super::is_grpc;
+        let head = |ct: &str| {
+            let r = http::Request::builder().header("content-type", ct);
             r.body(()).unwrap_or_default().into_parts().0
         };
-        let h2 = http::Version::HTTP_2;
-        let grpc = head(h2, "application/grpc+proto");
-        assert_eq!(protocol_for(Protocol::Http1, &grpc), Protocol::H2c);
-        assert_eq!(protocol_for(Protocol::H2c, &grpc), Protocol::H2c);
-        assert_eq!(protocol_for(Protocol::Https, &grpc), Protocol::Https);
-        let web = head(h2, "application/grpc-web");
-        assert_eq!(protocol_for(Protocol::Http1, &web), Protocol::Http1);
-        let h1 = head(http::Version::HTTP_11, "application/grpc");
-        assert_eq!(protocol_for(Protocol::Http1, &h1), Protocol::Http1);
-        let json = head(h2, "application/json");
-        assert_eq!(protocol_for(Protocol::Http1, &json), Protocol::Http1);
+        assert!(is_grpc(&head("application/grpc")));
+        assert!(is_grpc(&head("application/grpc+proto")));
+        assert!(is_grpc(&head("Application/GRPC+json")));
+        assert!(!is_grpc(&head("application/grpc-web")));
+        assert!(!is_grpc(&head("application/grpc-web+proto")));
+        assert!(!is_grpc(&head("application/json")));
+        assert!(!is_grpc(&head("application/grp")));
     }
 
     use super::*;

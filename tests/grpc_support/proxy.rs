@@ -62,6 +62,11 @@ impl Proxy {
     /// Writes the policy and demo.proto into a temporary directory and starts
     /// `portcullis proxy --listen <addr> --upstream http://<upstream> --policy <dir>/policy.json`.
     pub async fn start(upstream: SocketAddr) -> Proxy {
+        Self::start_url(&format!("http://{upstream}"), &[]).await
+    }
+
+    /// [`Proxy::start`] with any upstream URL (`https://`, `h2c://`) and extra arguments.
+    pub async fn start_url(upstream: &str, extra: &[&str]) -> Proxy {
         let dir = tempfile::tempdir().expect("tempdir");
         let proto = dir.path().join("demo.proto");
         std::fs::copy(
@@ -82,9 +87,10 @@ impl Proxy {
             .arg("--listen")
             .arg(addr.to_string())
             .arg("--upstream")
-            .arg(format!("http://{upstream}"))
+            .arg(upstream)
             .arg("--policy")
             .arg(&policy_path)
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
