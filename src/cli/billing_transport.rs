@@ -2,7 +2,7 @@
 //! and the POST of the report to the billing endpoint. Every call has a deadline and bounded
 //! retries (connection failures only: a request the server answered is never repeated).
 //! Blocking API over a private current-thread runtime (the tool is a short-lived CLI).
-//! Imports: `central::client` (calls to the central manager), `proxy::{tls, upstream::Connector}`
+//! Imports: `central::client` (calls to the central manager), `proxy::{tls, fetch, upstream}`
 //! (the upload).
 
 use std::net::IpAddr;
@@ -11,14 +11,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 
 use crate::central::client::{Auth, ClientError, ControllerClient, Limits};
+use crate::proxy::fetch::{FetchError, exchange};
 use crate::proxy::tls::client_config;
-use crate::proxy::upstream::Connector;
+use crate::proxy::upstream::Clients;
 
 /// Deadline of one request (connect, TLS, answer and body).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -28,8 +26,6 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 pub const ATTEMPTS: u32 = 3;
 /// Largest answer read.
 pub const MAX_ANSWER_BYTES: usize = 64 << 20;
-
-type HttpClient = Client<Connector, Full<Bytes>>;
 
 fn runtime() -> Result<tokio::runtime::Runtime, String> {
     tokio::runtime::Builder::new_current_thread()
@@ -48,41 +44,39 @@ fn tls_from(ca: Option<&Path>, what: &str) -> Result<Arc<rustls::ClientConfig>, 
     }
 }
 
-/// One request with retries on connection failure; returns the status and the body.
-async fn exchange(
-    client: &HttpClient,
-    build: impl Fn() -> Result<http::Request<Full<Bytes>>, String>,
+/// One POST with retries on connection failure (nothing was sent then); returns the status and
+/// the body.
+async fn post_with_retries(
+    clients: &Clients,
+    url: &str,
+    body: Bytes,
     target: &str,
-) -> Result<(http::StatusCode, Bytes), String> {
+) -> Result<(u16, Bytes), String> {
     let mut last = String::new();
     for attempt in 0..ATTEMPTS {
         if attempt > 0 {
             tokio::time::sleep(Duration::from_millis(300 * u64::from(attempt))).await;
         }
-        let req = build()?;
-        let work = async {
-            let res = client.request(req).await?;
-            let status = res.status();
-            let body = Limited::new(res.into_body(), MAX_ANSWER_BYTES)
-                .collect()
-                .await;
-            Ok::<_, hyper_util::client::legacy::Error>((status, body))
-        };
-        match tokio::time::timeout(REQUEST_TIMEOUT, work).await {
-            Err(_) => {
+        let sent = exchange(
+            clients,
+            http::Method::POST,
+            url,
+            &[("content-type", "application/json".into())],
+            Some(body.clone()),
+            REQUEST_TIMEOUT,
+            MAX_ANSWER_BYTES,
+        )
+        .await;
+        match sent {
+            Ok(answer) => return Ok(answer),
+            Err(FetchError::Timeout) => {
                 return Err(format!(
                     "{target}: no answer within {}s",
                     REQUEST_TIMEOUT.as_secs()
                 ));
             }
-            Ok(Ok((status, Ok(body)))) => return Ok((status, body.to_bytes())),
-            Ok(Ok((_, Err(e)))) => return Err(format!("{target}: reading the answer: {e}")),
-            Ok(Err(e)) if e.is_connect() => {
-                last = std::error::Error::source(&e)
-                    .map(|s| s.to_string())
-                    .unwrap_or_else(|| e.to_string());
-            }
-            Ok(Err(e)) => return Err(format!("{target}: {e}")),
+            Err(FetchError::Connect(why)) => last = why,
+            Err(e) => return Err(format!("{target}: {e}")),
         }
     }
     Err(format!(
@@ -187,18 +181,15 @@ pub fn upload(url: &str, ca: Option<&Path>, report: Vec<u8>) -> Result<String, S
     }
     let tls = tls_from(ca, "--upload-ca")?;
     let rt = runtime()?;
-    let client: HttpClient =
-        Client::builder(TokioExecutor::new()).build(Connector::new(tls, CONNECT_TIMEOUT));
-    let body = Bytes::from(report);
-    let build = || {
-        http::Request::post(&uri)
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .body(Full::new(body.clone()))
-            .map_err(|e| format!("{url}: {e}"))
-    };
+    let clients = Clients::new(tls, CONNECT_TIMEOUT);
     let target = format!("billing endpoint {url}");
-    let (status, answer) = rt.block_on(exchange(&client, build, &target))?;
-    if !status.is_success() {
+    let (status, answer) = rt.block_on(post_with_retries(
+        &clients,
+        url,
+        Bytes::from(report),
+        &target,
+    ))?;
+    if !(200..300).contains(&status) {
         let text = String::from_utf8_lossy(&answer[..answer.len().min(200)]).into_owned();
         return Err(format!(
             "{target} refused the report: HTTP {status} {}",

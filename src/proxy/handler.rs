@@ -111,7 +111,7 @@ async fn run(
     if let Some(v) = req.headers().get(REJECT) {
         return rejected(v);
     }
-    let lim = &shared.limits;
+    let lim = shared.limits;
     let pq_len = req.uri().path_and_query().map_or(1, |p| p.as_str().len());
     if pq_len > lim.max_url_bytes {
         return simple(StatusCode::URI_TOO_LONG, "request target too long\n", true);
@@ -155,10 +155,8 @@ async fn run(
     );
     let step = tx.on_request_headers(&head);
     if step != Step::Block
-        && let Some(gate) = &site.access
-        && let Err(d) = gate
-            .check(&mut head, tx.client(), Some(&site.engine.snapshot()))
-            .await
+        && let Some(gate) = site.access.clone()
+        && let Err(d) = check_access(gate, &mut head, tx.client(), site.engine.snapshot()).await
     {
         let grpc = super::upstream::is_grpc(&head);
         tx.deny(d.violation(), d.reply(grpc));
@@ -235,10 +233,8 @@ async fn run(
             if late == Some(Signal::Blocked) {
                 return blocked(&tx, site, shared);
             }
-            if late == Some(Signal::TooLarge) || over.load(Ordering::Relaxed) {
-                return too_large(&tx, site, shared);
             if late == Some(Signal::TooLarge) || over.is_some_and(|o| o.load(Ordering::Relaxed)) {
-                return too_large(&tx, shared);
+                return too_large(&tx, site, shared);
             }
             return upstream_failed(f, &tx, site, shared);
         }
@@ -254,9 +250,18 @@ async fn run(
     }
     strip_hop_by_hop(&mut parts.headers, false);
     log_phase(&tx, site, shared, parts.status);
-    Response::from_parts(parts, rbody.map_err(Into::into).boxed_unsync())
-    log_phase(&tx, shared);
     Response::from_parts(parts, rbody)
+}
+
+/// Runs the listener's access gate. The future is boxed so the request future stays `Send` for
+/// every lifetime of the borrowed site (a borrow of the gate across the await would not be).
+fn check_access<'a>(
+    gate: Arc<super::access::Gate>,
+    head: &'a mut http::request::Parts,
+    client: std::net::IpAddr,
+    policy: Arc<crate::waf::CompiledPolicy>,
+) -> std::pin::Pin<Box<dyn Future<Output = Result<(), crate::waf::access::Denial>> + Send + 'a>> {
+    Box::pin(async move { gate.check(head, client, Some(&policy)).await })
 }
 
 /// Why no upstream response came.
@@ -345,9 +350,7 @@ fn append_xff(h: &mut HeaderMap, peer: SocketAddr) {
 
 /// The logging phase: publishes the event (if any) with the listener's name and the status
 /// answered, and counts blocks.
-fn log_phase(tx: &SharedTx, site: &Site, shared: &Shared, status: StatusCode) {
-/// The logging phase: writes the event (if any) and counts blocks.
-pub(super) fn log_phase(tx: &SharedTx, shared: &Shared) {
+pub(super) fn log_phase(tx: &SharedTx, site: &Site, shared: &Shared, status: StatusCode) {
     let Some(t) = tx.lock().take() else { return };
     if let Some(mut ev) = t.finish() {
         if ev.action == Action::Block {
@@ -361,8 +364,7 @@ pub(super) fn log_phase(tx: &SharedTx, shared: &Shared) {
     }
 }
 
-fn blocked(tx: &SharedTx, site: &Site, shared: &Shared) -> Response<ProxyBody> {
-pub(super) fn blocked(tx: &SharedTx, shared: &Shared) -> Response<ProxyBody> {
+pub(super) fn blocked(tx: &SharedTx, site: &Site, shared: &Shared) -> Response<ProxyBody> {
     let reply = tx.lock().as_ref().map(Transaction::block_response);
     let res = match reply {
         Some(r) => block_reply(r),
@@ -386,9 +388,12 @@ fn client_gone(tx: &SharedTx, site: &Site, shared: &Shared) -> Response<ProxyBod
     simple(StatusCode::BAD_REQUEST, "request body incomplete\n", true)
 }
 
-fn upstream_failed(f: Failure, tx: &SharedTx, site: &Site, shared: &Shared) -> Response<ProxyBody> {
-pub(super) fn upstream_failed(f: Failure, tx: &SharedTx, shared: &Shared) -> Response<ProxyBody> {
-    log_phase(tx, shared);
+pub(super) fn upstream_failed(
+    f: Failure,
+    tx: &SharedTx,
+    site: &Site,
+    shared: &Shared,
+) -> Response<ProxyBody> {
     let (kind, status, text) = match f {
         Failure::Timeout => (
             "timeout",

@@ -163,6 +163,8 @@ impl Metrics {
                 ("status", status.to_string()),
             ])
             .inc();
+    }
+
     /// A slot for one more upgraded connection, unless `max` are open.
     pub fn tunnel_slot(&self, max: usize) -> Option<TunnelSlot> {
         if self.tunnels.inc() >= max as i64 {

@@ -5,7 +5,8 @@
 //! Map: [`head`] + [`guard`] validate HTTP/1 framing before hyper; [`listener`] accepts and serves
 //! connections; [`handler`] drives the WAF phases for one request; [`body`] inspects and streams
 //! request bodies; [`upstream`] balances members and connects; [`conns`] pools upstream
-//! connections per host; [`upgrade`] forwards WebSocket upgrades and runs their tunnels; [`dataplane`] runs many listeners behind the
+//! connections per host; [`upgrade`] forwards WebSocket upgrades and runs their tunnels;
+//! [`access`] enforces access profiles; [`dataplane`] runs many listeners behind the
 //! [`topology::Topology`] interface; [`run`] is the `portcullis proxy` command.
 
 pub mod access;
@@ -13,6 +14,7 @@ pub mod body;
 pub mod conns;
 pub mod dataplane;
 pub mod events;
+pub mod fetch;
 pub mod guard;
 pub mod handler;
 pub mod head;

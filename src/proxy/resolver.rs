@@ -3,15 +3,13 @@
 //! a bounded size and time. Loading runs off the hot path, so fetching blocks: each fetch runs a
 //! small current-thread runtime on its own thread, reusing the upstream connections.
 //!
-//! Imports: `waf::Resolver`, `super::upstream`, `super::tls`.
+//! Imports: `waf::Resolver`, `super::{fetch, upstream, tls}`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Empty, Limited};
-
-use super::upstream::{Clients, Member};
+use super::fetch::exchange;
+use super::upstream::Clients;
 use crate::waf::{FetchError, Resolver};
 
 /// Largest linked file accepted.
@@ -93,40 +91,23 @@ pub fn fetch_url(link: &str) -> Result<Vec<u8>, FetchError> {
 }
 
 async fn fetch_async(link: &str) -> Result<Vec<u8>, FetchError> {
-    let uri: http::Uri = link.parse().map_err(|e| err(link, format!("{e}")))?;
-    let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
-        return Err(err(link, "not an absolute http(s) URL"));
-    };
-    let member =
-        Member::parse(&format!("{scheme}://{authority}"), true).map_err(|e| err(link, e))?;
     let tls = super::tls::client_config(None).map_err(|e| err(link, e))?;
     let clients = Clients::new(tls, FETCH_TIMEOUT);
-    let pq = uri
-        .path_and_query()
-        .cloned()
-        .unwrap_or_else(|| http::uri::PathAndQuery::from_static("/"));
-    let empty = Empty::<Bytes>::new().map_err(|e| match e {}).boxed_unsync();
-    let req = http::Request::get(http::Uri::from(pq))
-        .header(http::header::HOST, authority.as_str())
-        .body(empty)
-        .map_err(|e| err(link, e.to_string()))?;
-    let work = async {
-        let res = clients
-            .send(&member, false, req)
-            .await
-            .map_err(|e| err(link, format!("request failed: {e}")))?;
-        if !res.status().is_success() {
-            return Err(err(link, format!("HTTP status {}", res.status())));
-        }
-        let body = Limited::new(res.into_body(), MAX_FETCH_BYTES)
-            .collect()
-            .await
-            .map_err(|e| err(link, format!("body: {e}")))?;
-        Ok(body.to_bytes().to_vec())
-    };
-    tokio::time::timeout(FETCH_TIMEOUT, work)
-        .await
-        .unwrap_or_else(|_| Err(err(link, "timed out")))
+    let (status, body) = exchange(
+        &clients,
+        http::Method::GET,
+        link,
+        &[],
+        None,
+        FETCH_TIMEOUT,
+        MAX_FETCH_BYTES,
+    )
+    .await
+    .map_err(|e| err(link, e.to_string()))?;
+    if !(200..300).contains(&status) {
+        return Err(err(link, format!("HTTP status {status}")));
+    }
+    Ok(body.to_vec())
 }
 
 #[cfg(test)]

@@ -57,11 +57,11 @@ pub async fn forward(
     latch: &UpgradeLatch,
 ) -> Response<ProxyBody> {
     let Some(down) = head.extensions.remove::<OnUpgrade>() else {
-        log_phase(tx, shared);
+        log_phase(tx, site, shared, StatusCode::BAD_REQUEST);
         return simple(StatusCode::BAD_REQUEST, "upgrade not possible\n", true);
     };
     let Some(slot) = shared.metrics.tunnel_slot(shared.limits.max_tunnels) else {
-        log_phase(tx, shared);
+        log_phase(tx, site, shared, StatusCode::SERVICE_UNAVAILABLE);
         return simple(
             StatusCode::SERVICE_UNAVAILABLE,
             "too many upgraded connections\n",
@@ -69,7 +69,7 @@ pub async fn forward(
         );
     };
     let Some(member) = site.pool.pick() else {
-        return upstream_failed(Failure::NoMember, tx, shared);
+        return upstream_failed(Failure::NoMember, tx, site, shared);
     };
     let pq = head
         .uri
@@ -82,16 +82,16 @@ pub async fn forward(
     let req = build(&head, headers, pq, None);
     let sent = shared.clients.send_upgrade(member, req);
     let mut res = match tokio::time::timeout(shared.limits.upstream_response_timeout, sent).await {
-        Err(_) => return upstream_failed(Failure::Timeout, tx, shared),
+        Err(_) => return upstream_failed(Failure::Timeout, tx, site, shared),
         Ok(Ok(res)) => res,
         Ok(Err(SendError::Connect(e))) => {
             site.pool.mark_down(member);
             let why = format!("{}: {e}", member.url);
-            return upstream_failed(Failure::Connect(why), tx, shared);
+            return upstream_failed(Failure::Connect(why), tx, site, shared);
         }
         Ok(Err(e)) => {
             let why = format!("{}: {e}", member.url);
-            return upstream_failed(Failure::Other(why), tx, shared);
+            return upstream_failed(Failure::Other(why), tx, site, shared);
         }
     };
     let step = match tx.lock().as_mut() {
@@ -99,9 +99,9 @@ pub async fn forward(
         None => Step::Forward,
     };
     if step == Step::Block {
-        return blocked(tx, shared);
+        return blocked(tx, site, shared);
     }
-    log_phase(tx, shared);
+    log_phase(tx, site, shared, res.status());
     let switched = res.status() == StatusCode::SWITCHING_PROTOCOLS;
     let their_protocol = res.headers().get(UPGRADE).cloned();
     let up = hyper::upgrade::on(&mut res);

@@ -230,73 +230,16 @@ impl Connector {
     }
 }
 
-impl tower::Service<Uri> for Connector {
-    type Response = TokioIo<UpStream>;
-    type Error = io::Error;
-    type Future = Pin<Box<dyn Future<Output = io::Result<TokioIo<UpStream>>> + Send>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, uri: Uri) -> Self::Future {
-        Box::pin(self.clone().connect(uri))
-    }
-}
-
-/// The pooled clients shared by every listener.
-#[derive(Clone)]
-pub struct Clients {
-    pub http1: Client<Connector, ProxyBody>,
-    pub h2c: Client<Connector, ProxyBody>,
-}
-
-impl Clients {
-    pub fn new(tls: Arc<rustls::ClientConfig>, connect_timeout: Duration) -> Clients {
-        let connector = Connector::new(tls, connect_timeout);
-        let mut b = Client::builder(TokioExecutor::new());
-        b.timer(TokioTimer::new())
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(Duration::from_secs(30))
-            .pool_max_idle_per_host(256)
-            .set_host(false);
-        let http1 = b.build(connector.clone());
-        b.http2_only(true);
-        let h2c = b.build(connector);
-        Clients { http1, h2c }
-    }
-
-    pub fn for_protocol(&self, p: Protocol) -> &Client<Connector, ProxyBody> {
-        match p {
-            Protocol::H2c => &self.h2c,
-            Protocol::Http1 | Protocol::Https => &self.http1,
-        }
-    }
-}
-
-/// Whether the request is a gRPC call (`application/grpc`, not gRPC-Web).
 /// A gRPC call: `application/grpc[+proto|...]` (gRPC-Web excluded: it works over HTTP/1.1).
 pub fn is_grpc(head: &http::request::Parts) -> bool {
     head.headers
         .get(http::header::CONTENT_TYPE)
         .map(http::HeaderValue::as_bytes)
         .is_some_and(|ct| {
-            let ct = ct.to_ascii_lowercase();
-            ct.starts_with("application/grpc") && !ct.starts_with("application/grpc-web")
-        })
-}
-
-/// The protocol spoken to the member: a gRPC call (HTTP/2, `application/grpc`) to an `http://`
-/// member goes over h2c (prior knowledge), since gRPC needs HTTP/2 end to end (trailers).
-pub fn protocol_for(p: Protocol, head: &http::request::Parts) -> Protocol {
-    if p == Protocol::Http1 && is_grpc(head) && head.version == http::Version::HTTP_2 {
-        Protocol::H2c
-    } else {
-        p
-    }
             ct.len() >= 16
                 && ct[..16].eq_ignore_ascii_case(b"application/grpc")
                 && !(ct.len() >= 20 && ct[16..20].eq_ignore_ascii_case(b"-web"))
+        })
 }
 
 #[cfg(test)]

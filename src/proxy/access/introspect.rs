@@ -13,13 +13,16 @@ use base64::Engine as _;
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 
-use super::fetch::{FetchError, exchange};
+use crate::proxy::fetch::{FetchError, exchange};
 use crate::proxy::upstream::Clients;
 use crate::waf::access::decide::{Grant, Outcome};
 use crate::waf::access::profile::{IntrospectionMethod, Method};
 use crate::waf::access::secrets::sha256;
 
 /// Longest an inactive result is remembered.
+/// Largest introspection answer read.
+const MAX_ANSWER_BYTES: usize = 64 << 10;
+
 const NEGATIVE_TTL: Duration = Duration::from_secs(60);
 
 struct Entry {
@@ -91,8 +94,9 @@ impl Introspector {
                 ("content-type", "application/x-www-form-urlencoded".into()),
                 ("accept", "application/json".into()),
             ],
-            Some(body),
+            Some(body.into()),
             im.timeout,
+            MAX_ANSWER_BYTES,
         )
         .await;
         let (status, bytes) = match res {
@@ -101,7 +105,7 @@ impl Introspector {
                 tracing::warn!(endpoint = %im.endpoint, "token introspection timed out");
                 return Outcome::Invalid("the token could not be verified in time".into());
             }
-            Err(FetchError::Failed(e)) => {
+            Err(e @ (FetchError::Failed(_) | FetchError::Connect(_))) => {
                 tracing::warn!(endpoint = %im.endpoint, "token introspection failed: {e}");
                 return Outcome::Invalid("the token could not be verified".into());
             }

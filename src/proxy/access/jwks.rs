@@ -10,9 +10,12 @@ use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwapOption;
 
-use super::fetch::{FetchError, exchange};
+use crate::proxy::fetch::{FetchError, exchange};
 use crate::proxy::upstream::Clients;
 use crate::waf::access::jwt::KeySet;
+
+/// Largest JWKS document read.
+const MAX_JWKS_BYTES: usize = 256 << 10;
 
 /// Keys fetched at one time.
 pub struct Fetched {
@@ -109,6 +112,7 @@ impl Jwks {
             &[("accept", "application/json".into())],
             None,
             timeout,
+            MAX_JWKS_BYTES,
         )
         .await
         .map_err(|e: FetchError| e.to_string())?;

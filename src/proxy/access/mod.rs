@@ -5,7 +5,6 @@
 //!
 //! Imports: `waf::access`, `proxy::upstream`, tokio, hyper (through the pooled client).
 
-pub mod fetch;
 pub mod gate;
 pub mod introspect;
 pub mod jwks;
