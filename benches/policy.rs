@@ -28,7 +28,10 @@ fn bench(c: &mut Criterion) {
     for size in [1024usize, 100 * 1024] {
         let body = common::json_body(size);
         let head = common::json_post(body.len());
-        assert!(common::run(&pol, &head, &body), "clean JSON POST passes");
+        assert!(
+            common::run(&pol, &head, &body),
+            "clean JSON POST goes through"
+        );
         g.throughput(Throughput::Bytes(body.len() as u64));
         g.bench_function(format!("{}KB", size / 1024), |b| {
             b.iter(|| common::run(&pol, black_box(&head), black_box(&body)))
