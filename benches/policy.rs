@@ -1,73 +1,47 @@
-//! Criterion bench of the policy hot path without signatures (measured by the signatures work):
-//! a typical GET (10 query parameters, 12 headers) through `Transaction` under the NGINX base
-//! template with a few explicit URLs and parameters.
+//! Criterion bench of the whole engine: a typical GET (10 query parameters, 12 headers) and JSON
+//! POSTs of 1 KB and 100 KB (head, body chunks, body end) through `Transaction` under the NGINX base
+//! template with a few explicit URLs and parameters, signatures included; and compiling that policy.
+//! Goals (issue #3): under 5 µs per typical GET, over 500 MB/s of body.
+//!
+//! `cargo bench --bench policy`; instruction counts of the same inputs: `benches/instructions.sh`.
 
-use std::net::{IpAddr, Ipv4Addr};
-use std::sync::Arc;
+mod common;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use portcullis::waf::Transaction;
 use portcullis::waf::policy;
 use portcullis::waf::resolver::NoResolver;
-use portcullis::waf::{ConnInfo, Transaction};
-
-const POLICY: &str = r#"{"policy": {
-  "name": "bench", "template": {"name": "POLICY_TEMPLATE_NGINX_BASE"}, "enforcementMode": "blocking",
-  "urls": [{"name": "/api/v1/*", "type": "wildcard"}, {"name": "/index.html"}, {"name": "/login", "method": "POST"}],
-  "parameters": [{"name": "page", "dataType": "integer"}, {"name": "q", "checkMaxValueLength": true, "maximumLength": 100},
-                 {"name": "sort", "valueType": "static-content", "staticValues": ["asc", "desc"]}]
-}}"#;
-
-fn typical_get() -> http::request::Parts {
-    let uri = "/api/v1/products/search?q=red+shoes&page=2&sort=asc&size=20&brand=acme&color=red&min=10&max=200&lang=en&ref=home";
-    let headers = [
-        ("host", "shop.example.com"),
-        (
-            "user-agent",
-            "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36",
-        ),
-        (
-            "accept",
-            "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
-        ),
-        ("accept-language", "en-US,en;q=0.9"),
-        ("accept-encoding", "gzip, deflate, br"),
-        ("referer", "https://shop.example.com/"),
-        ("cookie", "session=abc123def456; theme=dark; consent=yes"),
-        ("connection", "keep-alive"),
-        ("upgrade-insecure-requests", "1"),
-        ("sec-fetch-dest", "document"),
-        ("sec-fetch-mode", "navigate"),
-        ("cache-control", "max-age=0"),
-    ];
-    let mut b = http::Request::builder().method("GET").uri(uri);
-    for (k, v) in headers {
-        b = b.header(k, v);
-    }
-    b.body(())
-        .map(|r| r.into_parts().0)
-        .unwrap_or_else(|_| http::Request::new(()).into_parts().0)
-}
 
 fn bench(c: &mut Criterion) {
-    let loaded =
-        policy::load(POLICY.as_bytes(), "bench.json", &NoResolver).expect("bench policy loads");
-    let pol = Arc::new(loaded.policy);
-    let head = typical_get();
-    let conn = ConnInfo {
-        peer: IpAddr::V4(Ipv4Addr::LOCALHOST),
-        tls: false,
-    };
+    let pol = common::policy();
+    let head = common::typical_get();
     c.bench_function("policy/typical_get_10_params_12_headers", |b| {
         b.iter(|| {
-            let mut tx = Transaction::new(pol.clone(), conn);
-            let step = tx.on_request_headers(std::hint::black_box(&head));
-            std::hint::black_box((step, tx.verdict().action))
+            let mut tx = Transaction::new(pol.clone(), common::CONN);
+            let step = tx.on_request_headers(black_box(&head));
+            black_box((step, tx.verdict().action))
         })
     });
+    let mut g = c.benchmark_group("policy/json_post");
+    for size in [1024usize, 100 * 1024] {
+        let body = common::json_body(size);
+        let head = common::json_post(body.len());
+        assert!(
+            common::run(&pol, &head, &body),
+            "clean JSON POST goes through"
+        );
+        g.throughput(Throughput::Bytes(body.len() as u64));
+        g.bench_function(format!("{}KB", size / 1024), |b| {
+            b.iter(|| common::run(&pol, black_box(&head), black_box(&body)))
+        });
+    }
+    g.finish();
     c.bench_function("policy/compile_nginx_base", |b| {
         b.iter(|| {
             policy::load(
-                std::hint::black_box(POLICY.as_bytes()),
+                black_box(common::POLICY.as_bytes()),
                 "bench.json",
                 &NoResolver,
             )

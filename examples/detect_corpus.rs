@@ -5,7 +5,9 @@
 //! judged policy matches (rapid deployment: Generic Detection + High Accuracy sets, plus signatures of
 //! the listed server technologies at medium accuracy or better; staging off).
 //!
-//! `cargo run --release --example detect_corpus -- CORPUS.jsonl [--misses N] [--fps N] [--category C]`
+//! `cargo run --release --example detect_corpus -- CORPUS.jsonl [--misses N] [--fps N] [--category C]
+//! [--dump FILE]` (`--dump` writes every scan's target and hits, request by request: diff two dumps to
+//! check that a matcher change detects exactly the same)
 
 use std::collections::BTreeMap;
 use std::io::BufRead;
@@ -54,12 +56,18 @@ struct Scanner<'a> {
     db: &'a SignatureDb,
     hits: Vec<u32>,
     evasions: Evasions,
+    /// With `--dump`: one line per scan (target and its hits), to prove two builds detect the same.
+    dump: Option<&'a mut String>,
 }
 
 impl Scanner<'_> {
     fn scan(&mut self, t: Target, v: &[u8]) {
         if !v.is_empty() {
+            let before = self.hits.len();
             self.db.scan(t, v, &mut self.hits);
+            if let Some(d) = self.dump.as_deref_mut() {
+                d.push_str(&format!("  {t:?} {:?}\n", &self.hits[before..]));
+            }
         }
     }
     fn decode(&mut self, v: &[u8], plus: bool) -> Vec<u8> {
@@ -195,11 +203,12 @@ impl Scanner<'_> {
     }
 }
 
-fn inspect(db: &SignatureDb, r: &serde_json::Value) -> Vec<u32> {
+fn inspect(db: &SignatureDb, r: &serde_json::Value, dump: Option<&mut String>) -> Vec<u32> {
     let mut s = Scanner {
         db,
         hits: Vec::new(),
         evasions: Evasions::default(),
+        dump,
     };
     let target = r["path"].as_str().unwrap_or("/");
     let (path, query) = target.split_once('?').unwrap_or((target, ""));
@@ -237,7 +246,9 @@ fn inspect(db: &SignatureDb, r: &serde_json::Value) -> Vec<u32> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let Some(path) = args.get(1) else {
-        eprintln!("usage: detect_corpus CORPUS.jsonl [--misses N] [--fps N] [--category C]");
+        eprintln!(
+            "usage: detect_corpus CORPUS.jsonl [--misses N] [--fps N] [--category C] [--dump FILE]"
+        );
         std::process::exit(2);
     };
     let opt = |name: &str| {
@@ -249,6 +260,8 @@ fn main() {
     let show_misses: usize = opt("--misses").and_then(|v| v.parse().ok()).unwrap_or(0);
     let show_fps: usize = opt("--fps").and_then(|v| v.parse().ok()).unwrap_or(0);
     let only_cat = opt("--category");
+    let dump_path = opt("--dump");
+    let mut dump = String::new();
     let t0 = std::time::Instant::now();
     let db = SignatureDb::builtin();
     let on = enabled(db);
@@ -277,7 +290,10 @@ fn main() {
         }
         let src = r["source"].as_str().unwrap_or("?").to_string();
         let attack = r["expect"] == "block";
-        let hits: Vec<u32> = inspect(db, &r)
+        if dump_path.is_some() {
+            dump.push_str(&format!("{}\n", r["id"]));
+        }
+        let hits: Vec<u32> = inspect(db, &r, dump_path.is_some().then_some(&mut dump))
             .into_iter()
             .filter(|h| on.contains(h))
             .collect();
@@ -306,6 +322,11 @@ fn main() {
         }
     }
     let took = t1.elapsed();
+    if let Some(p) = &dump_path
+        && let Err(e) = std::fs::write(p, &dump)
+    {
+        eprintln!("{p}: {e}");
+    }
     println!(
         "{:<16} {:>6} {:>8} {:>7}",
         "category", "total", "blocked", "rate"

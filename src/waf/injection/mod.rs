@@ -55,6 +55,20 @@ const SQL_WEAK: &[&[u8]] = &[
     b"when", b"if", b"limit",
 ];
 
+const fn longest(set: &[&[u8]], mut max: usize) -> usize {
+    let mut i = 0;
+    while i < set.len() {
+        if set[i].len() > max {
+            max = set[i].len();
+        }
+        i += 1;
+    }
+    max
+}
+
+/// The longest SQL word: longer words need no comparison.
+const SQL_WORD_MAX: usize = longest(SQL_WEAK, longest(SQL_STRONG, 0));
+
 /// Could this value be SQL at all? An injection needs a quote, a comment, an operator or a parenthesis;
 /// without punctuation, a strong SQL word, or a weak one next to a number or another SQL word. Prose
 /// such as "colours and sizes" is never tokenized.
@@ -90,15 +104,20 @@ fn sqli_candidate(input: &[u8]) -> bool {
         return false;
     }
     let is = |set: &[&[u8]], w: &[u8]| set.iter().any(|k| k.eq_ignore_ascii_case(w));
-    let words: Vec<&[u8]> = input
+    let (mut weak, mut number) = (0usize, false);
+    for w in input
         .split(|b| !b.is_ascii_alphanumeric() && *b != b'_')
         .filter(|w| !w.is_empty())
-        .collect();
-    if words.iter().any(|w| is(SQL_STRONG, w)) {
-        return true;
+    {
+        if w.len() <= SQL_WORD_MAX {
+            if is(SQL_STRONG, w) {
+                return true;
+            }
+            weak += usize::from(is(SQL_WEAK, w));
+        }
+        number |= w.iter().all(u8::is_ascii_digit);
     }
-    let weak = words.iter().filter(|w| is(SQL_WEAK, w)).count();
-    weak >= 2 || (weak == 1 && words.iter().any(|w| w.iter().all(u8::is_ascii_digit)))
+    weak >= 2 || (weak == 1 && number)
 }
 
 /// Could this value be HTML/JS at all? XSS needs a tag, an attribute or a URL scheme.

@@ -4,11 +4,13 @@
 //!
 //! Imports: `base64`, `memchr` only.
 
+mod byteset;
 mod path;
 mod percent;
 mod text;
 mod views;
 
+pub use byteset::ByteSet;
 pub use path::normalize_path;
 pub use percent::{decode_percent, decode_percent_once};
 pub use text::{

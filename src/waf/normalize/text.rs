@@ -302,17 +302,8 @@ pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
 /// way; random tokens decode to binary and are skipped.
 pub fn base64_text(value: &[u8]) -> Option<Vec<u8>> {
     use base64::Engine as _;
-    // Form decoding turned base64 '+' into spaces.
-    let respaced: Vec<u8>;
-    let value = if value.contains(&b' ') && !value.starts_with(b" ") {
-        respaced = value
-            .iter()
-            .map(|&b| if b == b' ' { b'+' } else { b })
-            .collect();
-        &respaced[..]
-    } else {
-        value
-    };
+    // Form decoding turned base64 '+' into spaces (unless the value starts with one).
+    let respace = value.contains(&b' ') && !value.starts_with(b" ");
     let trimmed = value
         .strip_suffix(b"==")
         .or_else(|| value.strip_suffix(b"="))
@@ -320,12 +311,23 @@ pub fn base64_text(value: &[u8]) -> Option<Vec<u8>> {
     if trimmed.len() < 8 || trimmed.len() > 8192 || trimmed.len() % 4 == 1 {
         return None;
     }
-    if !trimmed
-        .iter()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_'))
-    {
+    if !trimmed.iter().all(|&b| {
+        b.is_ascii_alphanumeric()
+            || matches!(b, b'+' | b'/' | b'-' | b'_')
+            || (respace && b == b' ')
+    }) {
         return None;
     }
+    let respaced: Vec<u8>;
+    let trimmed = if respace {
+        respaced = trimmed
+            .iter()
+            .map(|&b| if b == b' ' { b'+' } else { b })
+            .collect();
+        &respaced[..]
+    } else {
+        trimmed
+    };
     let decoded = base64::engine::general_purpose::STANDARD_NO_PAD
         .decode(trimmed)
         .or_else(|_| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(trimmed))

@@ -1,13 +1,22 @@
 //! The extra views of one value that signatures are matched against, besides the value itself:
 //! leftover percent-encoding decoded, de-obfuscated text, and base64-wrapped text. Each view is only
-//! built when a cheap byte check says it can differ, so clean values cost one scan.
+//! built when the value's byte set says it can differ, so clean values cost no pass of their own.
 //!
-//! Imports: the sibling decoders only.
+//! Imports: the sibling decoders and [`ByteSet`] only.
 
-use super::{Evasions, base64_text, decode_percent, deobfuscate};
+use super::{ByteSet, Evasions, base64_text, decode_percent, deobfuscate};
 
 /// Decoding passes for the leftover-percent view (the caller has already decoded once).
 const VIEW_PASSES: u32 = 3;
+
+/// Bytes without which `deobfuscate` returns `None`: it needs a JS escape (`\`), one of these
+/// characters, several `+`, or a `/*` comment (the last is checked as `/` and `*` both present).
+const DEOBFUSCATE_TRIGGERS: ByteSet = ByteSet::from_bytes(b"&\\^'\"$+");
+/// Every byte a value `base64_text` accepts may hold (a space is read as `+`, `=` pads).
+const BASE64_BYTES: ByteSet = ByteSet::from_bytes(b"+/-_= ")
+    .with_range(b'0', b'9')
+    .with_range(b'a', b'z')
+    .with_range(b'A', b'Z');
 
 fn has_escape(v: &[u8]) -> bool {
     memchr::memchr_iter(b'%', v).any(|i| match (v.get(i + 1), v.get(i + 2)) {
@@ -18,9 +27,9 @@ fn has_escape(v: &[u8]) -> bool {
     })
 }
 
-/// Extra views of `value` (never equal to it, no duplicates). `url` marks a URL path, whose last
-/// segment is also tried as base64.
-pub fn inspection_views(value: &[u8], url: bool) -> Vec<Vec<u8>> {
+/// Extra views of `value` (never equal to it, no duplicates); `present` is `ByteSet::of(value)`.
+/// `url` marks a URL path, whose last segment is also tried as base64.
+pub fn inspection_views(value: &[u8], present: &ByteSet, url: bool) -> Vec<Vec<u8>> {
     let mut out: Vec<Vec<u8>> = Vec::new();
     let push = |v: Vec<u8>, out: &mut Vec<Vec<u8>>| {
         if v != value && !out.contains(&v) {
@@ -28,19 +37,19 @@ pub fn inspection_views(value: &[u8], url: bool) -> Vec<Vec<u8>> {
         }
     };
     let mut bases: Vec<Vec<u8>> = Vec::new();
-    if has_escape(value) {
+    if present.contains(b'%') && has_escape(value) {
         let mut ev = Evasions::default();
         bases.push(decode_percent(value, VIEW_PASSES, &mut ev));
     }
-    let b64_source = if url {
-        value.rsplit(|&b| b == b'/').next().unwrap_or(value)
-    } else {
-        value
-    };
-    if let Some(b) = base64_text(b64_source) {
-        bases.push(b);
+    if url {
+        let last = value.rsplit(|&b| b == b'/').next().unwrap_or(value);
+        bases.extend(base64_text(last));
+    } else if value.len() >= 8 && present.is_subset(&BASE64_BYTES) {
+        bases.extend(base64_text(value));
     }
-    if let Some(d) = deobfuscate(value) {
+    let may_deobfuscate = present.intersects(&DEOBFUSCATE_TRIGGERS)
+        || (present.contains(b'/') && present.contains(b'*'));
+    if may_deobfuscate && let Some(d) = deobfuscate(value) {
         push(d, &mut out);
     }
     for b in bases {

@@ -1,0 +1,155 @@
+//! Requests and bodies shared by the criterion benches (`benches/policy.rs`, `benches/signatures.rs`)
+//! and the instruction-count probe (`examples/engine_cost.rs`), so every figure measures the same input.
+//! Imports: `portcullis::waf`, `http`.
+
+#![allow(dead_code)]
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::sync::Arc;
+
+use portcullis::waf::resolver::NoResolver;
+use portcullis::waf::signatures::{SignatureDb, Target};
+use portcullis::waf::{CompiledPolicy, ConnInfo, Step, Transaction, policy};
+
+/// The NGINX base template with a few explicit URLs and parameters.
+pub const POLICY: &str = r#"{"policy": {
+  "name": "bench", "template": {"name": "POLICY_TEMPLATE_NGINX_BASE"}, "enforcementMode": "blocking",
+  "urls": [{"name": "/api/v1/*", "type": "wildcard"}, {"name": "/index.html"}, {"name": "/login", "method": "POST"}],
+  "parameters": [{"name": "page", "dataType": "integer"}, {"name": "q", "checkMaxValueLength": true, "maximumLength": 100},
+                 {"name": "sort", "valueType": "static-content", "staticValues": ["asc", "desc"]}]
+}}"#;
+
+pub fn policy() -> Arc<CompiledPolicy> {
+    let loaded =
+        policy::load(POLICY.as_bytes(), "bench.json", &NoResolver).expect("bench policy loads");
+    Arc::new(loaded.policy)
+}
+
+pub const CONN: ConnInfo = ConnInfo {
+    peer: IpAddr::V4(Ipv4Addr::LOCALHOST),
+    tls: false,
+};
+
+const BROWSER_HEADERS: [(&str, &str); 11] = [
+    ("host", "shop.example.com"),
+    (
+        "user-agent",
+        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36",
+    ),
+    (
+        "accept",
+        "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+    ),
+    ("accept-language", "en-US,en;q=0.9"),
+    ("accept-encoding", "gzip, deflate, br"),
+    ("referer", "https://shop.example.com/"),
+    ("cookie", "session=abc123def456; theme=dark; consent=yes"),
+    ("connection", "keep-alive"),
+    ("upgrade-insecure-requests", "1"),
+    ("sec-fetch-dest", "document"),
+    ("sec-fetch-mode", "navigate"),
+];
+
+fn build(b: http::request::Builder) -> http::request::Parts {
+    b.body(())
+        .map(|r| r.into_parts().0)
+        .unwrap_or_else(|_| http::Request::new(()).into_parts().0)
+}
+
+/// A typical browser GET: 10 query parameters, 12 headers.
+pub fn typical_get() -> http::request::Parts {
+    let uri = "/api/v1/products/search?q=red+shoes&page=2&sort=asc&size=20&brand=acme&color=red&min=10&max=200&lang=en&ref=home";
+    let mut b = http::Request::builder().method("GET").uri(uri);
+    for (k, v) in BROWSER_HEADERS {
+        b = b.header(k, v);
+    }
+    build(b.header("cache-control", "max-age=0"))
+}
+
+/// A clean JSON document of about `size` bytes (a product list).
+pub fn json_body(size: usize) -> Vec<u8> {
+    let mut s = String::from("{\"items\":[");
+    let mut i = 0;
+    while s.len() < size {
+        s.push_str(&format!(
+            "{{\"id\":{i},\"name\":\"Product number {i}\",\"description\":\"A sturdy everyday item, available in several colours and sizes\",\"price\":{}.99,\"tags\":[\"home\",\"garden\"]}},",
+            i % 100
+        ));
+        i += 1;
+    }
+    s.push_str("{}]}");
+    s.into_bytes()
+}
+
+/// The head of a JSON POST of `len` body bytes.
+pub fn json_post(len: usize) -> http::request::Parts {
+    let mut b = http::Request::builder()
+        .method("POST")
+        .uri("/api/v1/products");
+    for (k, v) in BROWSER_HEADERS {
+        b = b.header(k, v);
+    }
+    build(
+        b.header("content-type", "application/json")
+            .header("content-length", len.to_string()),
+    )
+}
+
+/// One request through every phase of the engine; returns whether it was let through (the 100 KB
+/// POST only alarms: its body is over the NGINX base template's POST data length).
+pub fn run(pol: &Arc<CompiledPolicy>, head: &http::request::Parts, body: &[u8]) -> bool {
+    let mut tx = Transaction::new(pol.clone(), CONN);
+    let mut step = tx.on_request_headers(head);
+    if step == Step::InspectBody {
+        for chunk in body.chunks(16 * 1024) {
+            step = tx.on_request_body(chunk);
+            if matches!(step, Step::Block | Step::PassRest) {
+                break;
+            }
+        }
+        if step != Step::Block && step != Step::PassRest {
+            step = tx.on_request_end();
+        }
+    }
+    step != Step::Block && tx.verdict().action != portcullis::waf::Action::Block
+}
+
+const GET_PARAMS: [(&str, &str); 10] = [
+    ("q", "red running shoes"),
+    ("page", "2"),
+    ("sort", "price_asc"),
+    ("size", "42"),
+    ("color", "red"),
+    ("brand", "Acme Sports"),
+    ("utm_source", "newsletter"),
+    ("utm_medium", "email"),
+    ("session", "b6f1c2d4e5a69788"),
+    ("ref", "https://www.example.com/home"),
+];
+const GET_HEADERS: [&str; 12] = [
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/122.0.0.0 Safari/537.36",
+    "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+    "en-US,en;q=0.9",
+    "https://www.example.com/catalog",
+    "no-cache",
+    "1",
+    "same-origin",
+    "navigate",
+    "document",
+    "?1",
+    "\"Chromium\";v=\"122\", \"Google Chrome\";v=\"122\"",
+    "keep-alive",
+];
+
+/// The signature scans of a typical GET's values: the path, 10 parameter names and values, 12
+/// header values (33 scans).
+pub fn scan_get_values(db: &SignatureDb, hits: &mut Vec<u32>) {
+    db.scan(Target::Url, b"/shop/products/list", hits);
+    for (k, v) in GET_PARAMS {
+        db.scan(Target::ParamName, k.as_bytes(), hits);
+        db.scan(Target::ParamValue, v.as_bytes(), hits);
+    }
+    for h in GET_HEADERS {
+        db.scan(Target::Header, h.as_bytes(), hits);
+    }
+}
