@@ -4,7 +4,6 @@
 //! Imports: `mgmt::*`, `mgmt::as3::*`, `store`, `support`.
 
 use http::{Method, StatusCode};
-use rand::RngExt as _;
 use serde_json::{Value, json};
 
 use super::deploy::{self, DECLARE, Outcome};
@@ -178,19 +177,6 @@ fn task_key(id: &str) -> String {
     format!("appsvcs/task/{id}")
 }
 
-fn new_id() -> String {
-    let b: [u8; 16] = rand::rng().random();
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-4{}-a{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[13..16],
-        &h[17..20],
-        &h[20..32]
-    )
-}
-
 /// `?async=true`: the request becomes a task record (polled at `/task/<id>`), answered 202 at
 /// once; the deploy runs on a thread of its own and writes its results into the record.
 fn post_async(ctx: &Ctx<'_>, req: model::Request, only: Option<&[String]>) -> MgmtResult<Reply> {
@@ -199,7 +185,7 @@ fn post_async(ctx: &Ctx<'_>, req: model::Request, only: Option<&[String]>) -> Mg
         .this
         .upgrade()
         .ok_or_else(|| MgmtError::internal("the management state is shutting down"))?;
-    let id = new_id();
+    let id = crate::mgmt::seed::new_uuid();
     let link = ctx.st.link(&format!("{TASK}/{id}"));
     let pending = json!({"id": id, "results": [{"message": "in progress", "tenant": "", "host": "localhost",
                          "runTime": 0, "code": 0}], "declaration": {}, "selfLink": link, "created": now_micros()});
