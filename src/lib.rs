@@ -10,7 +10,8 @@
 //! - [`dns`]: DNS zones, zone-file text, the DNS listener. Imports `store`, `support`.
 //! - [`soap`]: the iControl SOAP portal for DNS zones. Imports `dns`, `store`, `support`.
 //! - [`demo`]: `portcullis demo`, the embedded default and its demo upstreams. Imports `proxy`, `waf`.
-//! - [`cli`]: command-line tools that are not servers (`policy check`). Imports `waf`.
+//! - [`cli`]: command-line tools that are not servers (`policy check`, `billing-report`). Imports `waf`,
+//!   `central::client` and `proxy::{tls, fetch}` (the billing tool talks HTTPS).
 
 pub mod central;
 pub mod cli;
