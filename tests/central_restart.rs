@@ -8,21 +8,12 @@ mod central_support;
 
 use std::time::Duration;
 
-use central_support::{Api, address, central, device_ref, run_task, spawn, trust, wait};
+use central_support::{Api, address, central, device_ref, run_task, signal, spawn, trust, wait};
 use reqwest::Method;
 use serde_json::json;
 
 const DISCOVERY: &str = "/mgmt/cm/global/tasks/device-discovery";
 const DEVICES: &str = "/mgmt/shared/resolver/device-groups/cm-bigip-allBigIpDevices/devices";
-
-fn signal(pid: u32, sig: &str) {
-    let st = std::process::Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(pid.to_string())
-        .status()
-        .expect("kill");
-    assert!(st.success());
-}
 
 #[tokio::test]
 async fn interrupted_tasks_resume_or_fail_and_a_changed_certificate_is_caught() {
