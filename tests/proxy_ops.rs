@@ -170,8 +170,7 @@ async fn api_block_response_is_byte_exact_and_logged() {
     );
     assert_eq!(out, expected);
     assert_eq!(up.hits(), 0);
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let events = proxy.events();
+    let events = proxy.events_containing(&format!("\"supportId\":\"{id}\""));
     assert!(
         events.contains(&format!("\"supportId\":\"{id}\"")),
         "{events}"

@@ -265,6 +265,19 @@ impl Proxy {
         std::fs::read_to_string(self.dir.path().join("events.log")).unwrap_or_default()
     }
 
+    /// The event log once it contains `needle` (events are written off the request path, so a test
+    /// waits for them), or as it is after 5 s.
+    pub fn events_containing(&self, needle: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let events = self.events();
+            if events.contains(needle) || Instant::now() >= deadline {
+                return events;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     pub fn signal(&self, sig: &str) {
         let ok = Command::new("kill")
             .arg(format!("-{sig}"))
