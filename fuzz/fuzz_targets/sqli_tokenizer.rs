@@ -3,5 +3,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = portcullis::waf::injection::is_sqli(data);
+    let _ = portcullis::waf::injection::Tokenizer::detect(&portcullis::waf::injection::Sqli, data);
 });

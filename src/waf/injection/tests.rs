@@ -12,7 +12,7 @@ fn sqli_catches_classic_shapes() {
         "admin'--",
         "1) AND SLEEP(5)#",
     ] {
-        assert!(is_sqli(s.as_bytes()), "{s}");
+        assert!(Sqli.detect(s.as_bytes()), "{s}");
     }
 }
 
@@ -27,7 +27,7 @@ fn sqli_passes_prose_and_identifiers() {
         "42",
         "O'Brien",
     ] {
-        assert!(!is_sqli(s.as_bytes()), "{s}");
+        assert!(!Sqli.detect(s.as_bytes()), "{s}");
     }
 }
 
@@ -39,7 +39,7 @@ fn xss_catches_tags_and_handlers() {
         "\"><svg onload=confirm(1)>",
         "<a href=\"javascript:alert(1)\">x</a>",
     ] {
-        assert!(is_xss(s.as_bytes()), "{s}");
+        assert!(Xss.detect(s.as_bytes()), "{s}");
     }
 }
 
@@ -51,7 +51,7 @@ fn xss_passes_plain_text() {
         "https://example.com/a?b=c",
         "<b>bold</b>",
     ] {
-        assert!(!is_xss(s.as_bytes()), "{s}");
+        assert!(!Xss.detect(s.as_bytes()), "{s}");
     }
 }
 
@@ -68,8 +68,8 @@ fn fuzz_seeds_never_panic() {
         let entries = std::fs::read_dir(&dir).expect("seed directory exists");
         for e in entries.flatten() {
             let data = std::fs::read(e.path()).expect("seed readable");
-            let _ = is_sqli(&data);
-            let _ = is_xss(&data);
+            let _ = Sqli.detect(&data);
+            let _ = Xss.detect(&data);
         }
     }
 }

@@ -76,6 +76,16 @@ impl ByteSet {
         ])
     }
 
+    /// The bytes in either set.
+    pub fn or(&self, other: &ByteSet) -> ByteSet {
+        ByteSet([
+            self.0[0] | other.0[0],
+            self.0[1] | other.0[1],
+            self.0[2] | other.0[2],
+            self.0[3] | other.0[3],
+        ])
+    }
+
     /// The bytes of the set, in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = u8> + '_ {
         self.0.iter().enumerate().flat_map(|(w, &word)| {

@@ -4,9 +4,11 @@
 //! One global database, compiled once; a policy selects signatures by id (a bitset computed from its
 //! signature sets, server technologies and `signatures` entries) and filters the hits of [`SignatureDb::scan`].
 //!
-//! Imports: `db` (file format), `matcher` (compiled automata), `waf::injection`, `waf::normalize`.
+//! Imports: `db` (file format), `gate` (facts proved about each regex), `matcher` (compiled
+//! automata), `waf::injection`, `waf::normalize`.
 
 pub mod db;
+mod gate;
 mod matcher;
 
 use std::collections::HashMap;
