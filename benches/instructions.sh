@@ -2,7 +2,7 @@
 # Instructions per iteration of the engine's hot paths (examples/engine_cost.rs under valgrind's
 # cachegrind, which counts instructions exactly even where `perf stat` has no hardware counters, as
 # in VMs): stable on a loaded machine where criterion's wall times are not. Each scenario runs with N and
-# with 0 iterations; the difference divided by N is the cost of one iteration.
+# with 0 iterations (both after one warm-up iteration); the difference divided by N is the cost of one iteration.
 #
 # Usage: benches/instructions.sh [SCENARIO...]   (default: get post1k post100k sigs_get body100k)
 # Env:   N=200 (iterations; post100k and body100k use N/20), PROBE=path/to/engine_cost (skips the build)

@@ -8,20 +8,28 @@
 //!   spelt without it (look-around assertions are taken as always true, so a set is only claimed
 //!   when it is truly required). Sets are grown greedily from the most common bytes of ordinary
 //!   text, so the claimed sets are made of the rarest bytes the regex allows.
-//! - **anchoring**: whether every match begins with one of the signature's literals (from the
-//!   regex's finite prefix-literal set), so the regex can be run anchored at each place the literal
-//!   automaton found a literal instead of over the whole value.
+//! - **anchors**: a short set of literals every match begins with, unless it begins at the start of
+//!   the value through a `^` (the regex's finite prefix-literal set, read case-sensitively and
+//!   folded to lower case, cut to at most [`MAX_ANCHOR_LEN`] bytes), so the regex runs anchored
+//!   where the literal automaton found one instead of over the whole value.
 //!
 //! Imports: `regex-automata` (NFA), `regex-syntax` (prefix literals), [`ByteSet`].
 
 use regex_automata::nfa::thompson::{NFA, State};
 use regex_automata::util::syntax;
+use regex_syntax::ast::{self, Ast};
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
+use regex_syntax::hir::{Capture, Hir, HirKind, Look, Repetition};
 
 use crate::waf::normalize::ByteSet;
 
 /// Most byte groups kept per signature (the first ones found are the rarest).
 const MAX_GROUPS: usize = 8;
+/// Anchor literals are cut to this many bytes (a prefix of a prefix is still one): shorter
+/// literals wake the regex a little more often, but keep the literal automaton small.
+pub const MAX_ANCHOR_LEN: usize = 6;
+/// A regex with more anchor literals than this is run over the whole value instead.
+const MAX_ANCHORS: usize = 64;
 
 /// Bytes of ordinary text from most to least common: the greedy search allows them first, so what
 /// remains required is as rare as the regex permits. Bytes not listed come last.
@@ -31,8 +39,16 @@ const COMMON_FIRST: &[u8] = b"etaoinsrhldcumfpgwybvkxjqzETAOINSRHLDCUMFPGWYBVKXJ
 pub struct Gate {
     /// Every match holds a byte of each of these sets.
     pub groups: Vec<ByteSet>,
-    /// Every match starts with one of the signature's literals.
-    pub anchored: bool,
+    /// Where a match may start; `None` when that cannot be narrowed down.
+    pub anchors: Option<Anchors>,
+}
+
+/// Where the matches of a regex may start.
+pub struct Anchors {
+    /// Every match starts with one of these (lower case, distinct, none a prefix of another) ...
+    pub literals: Vec<Vec<u8>>,
+    /// ... or at the start of the value (through a `^`).
+    pub at_start: bool,
 }
 
 /// The syntax every signature regex is read with (case-insensitive, bytes, no Unicode classes).
@@ -45,7 +61,7 @@ pub fn syntax_config() -> syntax::Config {
 
 /// Proves what it can about `pattern`, whose signature has `literals` (matched ASCII
 /// case-insensitively). Never fails: an unprovable fact is simply not claimed.
-pub fn analyse(pattern: &str, literals: &[String]) -> Gate {
+pub fn analyse(pattern: &str) -> Gate {
     let groups = NFA::compiler()
         .syntax(syntax_config())
         .build(pattern)
@@ -53,35 +69,121 @@ pub fn analyse(pattern: &str, literals: &[String]) -> Gate {
         .unwrap_or_default();
     Gate {
         groups,
-        anchored: starts_with_literal(pattern, literals),
+        anchors: anchors(pattern),
     }
 }
 
-/// Whether every match of `pattern` starts with one of `literals`.
-fn starts_with_literal(pattern: &str, literals: &[String]) -> bool {
-    if literals.is_empty() {
-        return false;
+/// Literals every match of `pattern` starts with, matched ASCII case-insensitively, and whether
+/// a match may also start at the beginning of the value through a `^`.
+///
+/// The pattern is read case-sensitively (its case-insensitive form would multiply every letter
+/// into two literals): a case-insensitive match is a case variant of a case-sensitive one, so it
+/// starts with a case variant of one of these literals. An inline flag that turns
+/// case-insensitivity off breaks that argument, so such patterns get no anchors. A `^` can only
+/// hold where the value begins, so branches through one are left out of the literals and run
+/// anchored at the start of the value instead.
+fn anchors(pattern: &str) -> Option<Anchors> {
+    if turns_case_insensitivity_off(pattern) {
+        return None;
     }
-    let Ok(hir) = syntax::parse_with(pattern, &syntax_config()) else {
-        return false;
-    };
+    let hir = syntax::parse_with(pattern, &syntax_config().case_insensitive(false)).ok()?;
+    let mut at_start = false;
+    let hir = without_text_start(&hir, &mut at_start);
     let mut ex = Extractor::new();
     ex.kind(ExtractKind::Prefix)
-        .limit_class(64)
+        .limit_class(16)
         .limit_repeat(4)
-        .limit_literal_len(64)
-        .limit_total(2000);
+        .limit_literal_len(MAX_ANCHOR_LEN)
+        .limit_total(1024);
     let seq = ex.extract(&hir);
-    let Some(prefixes) = seq.literals() else {
-        return false;
-    };
-    !prefixes.is_empty()
-        && prefixes.iter().all(|p| {
-            literals.iter().any(|l| {
-                p.as_bytes().len() >= l.len()
-                    && p.as_bytes()[..l.len()].eq_ignore_ascii_case(l.as_bytes())
-            })
-        })
+    let all: Vec<Vec<u8>> = seq
+        .literals()?
+        .iter()
+        .map(|l| l.as_bytes().to_ascii_lowercase())
+        .collect();
+    // Cut the literals shorter until few enough remain (a prefix of a prefix is still one).
+    for len in (1..=MAX_ANCHOR_LEN).rev() {
+        let literals = minimal(all.iter().map(|l| &l[..l.len().min(len)]));
+        if literals.iter().any(Vec::is_empty) {
+            return None;
+        }
+        if literals.len() <= MAX_ANCHORS {
+            return Some(Anchors { literals, at_start });
+        }
+    }
+    None
+}
+
+/// Distinct literals, none with another as its prefix (it would add nothing: every match it
+/// starts also starts with the shorter one).
+fn minimal<'a>(lits: impl Iterator<Item = &'a [u8]>) -> Vec<Vec<u8>> {
+    let mut sorted: Vec<&[u8]> = lits.collect();
+    sorted.sort();
+    sorted.dedup();
+    // In sorted order a prefix comes right before what it prefixes.
+    let mut kept: Vec<Vec<u8>> = Vec::with_capacity(sorted.len());
+    for l in sorted {
+        if !kept.last().is_some_and(|k| l.starts_with(k)) {
+            kept.push(l.to_vec());
+        }
+    }
+    kept
+}
+
+/// `hir` with every `^` (start of the value) replaced by a branch that never matches; `seen`
+/// records that there was one.
+fn without_text_start(hir: &Hir, seen: &mut bool) -> Hir {
+    match hir.kind() {
+        HirKind::Look(Look::Start) => {
+            *seen = true;
+            Hir::fail()
+        }
+        HirKind::Repetition(r) => Hir::repetition(Repetition {
+            sub: Box::new(without_text_start(&r.sub, seen)),
+            ..r.clone()
+        }),
+        HirKind::Capture(c) => Hir::capture(Capture {
+            sub: Box::new(without_text_start(&c.sub, seen)),
+            ..c.clone()
+        }),
+        HirKind::Concat(parts) => {
+            Hir::concat(parts.iter().map(|h| without_text_start(h, seen)).collect())
+        }
+        HirKind::Alternation(parts) => {
+            Hir::alternation(parts.iter().map(|h| without_text_start(h, seen)).collect())
+        }
+        _ => hir.clone(),
+    }
+}
+
+/// Whether the pattern holds an inline flag group such as `(?-i)` or `(?-i:...)`.
+fn turns_case_insensitivity_off(pattern: &str) -> bool {
+    struct Finder;
+    impl ast::Visitor for Finder {
+        type Output = ();
+        type Err = ();
+        fn finish(self) -> Result<(), ()> {
+            Ok(())
+        }
+        fn visit_pre(&mut self, node: &Ast) -> Result<(), ()> {
+            let flags = match node {
+                Ast::Flags(set) => &set.flags,
+                Ast::Group(g) => match &g.kind {
+                    ast::GroupKind::NonCapturing(flags) => flags,
+                    _ => return Ok(()),
+                },
+                _ => return Ok(()),
+            };
+            match flags.flag_state(ast::Flag::CaseInsensitive) {
+                Some(false) => Err(()),
+                _ => Ok(()),
+            }
+        }
+    }
+    match ast::parse::Parser::new().parse(pattern) {
+        Ok(tree) => ast::visit(&tree, Finder).is_err(),
+        Err(_) => true,
+    }
 }
 
 /// Reachability of a match state using only the allowed bytes, with a reusable visit stamp.
@@ -193,14 +295,18 @@ fn required_groups(nfa: &NFA) -> Vec<ByteSet> {
 mod tests {
     use super::*;
 
-    fn lits(l: &[&str]) -> Vec<String> {
-        l.iter().map(|s| s.to_string()).collect()
+    fn anchors(g: &Gate) -> Vec<String> {
+        g.anchors
+            .iter()
+            .flat_map(|a| &a.literals)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect()
     }
 
     #[test]
     fn required_bytes_are_found_and_only_those() {
-        let g = analyse(r"\bunion\b[\s\S]{0,100}?\bselect\b", &lits(&["union"]));
-        assert!(g.anchored);
+        let g = analyse(r"\bunion\b[\s\S]{0,100}?\bselect\b");
+        assert_eq!(anchors(&g), ["union"]);
         // The letters of both words are required, rarest first (up to `MAX_GROUPS`: the most
         // common, `e`, is left out); the space is not (look-arounds are taken as true, so
         // `unionselect` counts as a match).
@@ -216,16 +322,38 @@ mod tests {
         assert!(g.groups.iter().all(|s| !s.contains(b' ')));
         // An alternation requires one of its branches' bytes: the rarest of each (`d` of `id`,
         // `l` of `ls`).
-        let g = analyse(r"[;|]\s*(?:id|ls)\b", &lits(&[";", "|"]));
-        assert!(g.anchored);
+        let g = analyse(r"[;|]\s*(?:id|ls)\b");
+        let a = anchors(&g);
+        assert!(a.iter().all(|a| a.starts_with([';', '|'])), "{a:?}");
+        assert!(a.contains(&";id".to_string()) && a.contains(&"| ".to_string()));
         assert!(g.groups[0].contains(b';') && g.groups[0].contains(b'|'));
         assert!(
             g.groups
                 .iter()
                 .any(|s| s.contains(b'd') && s.contains(b'l') && !s.contains(b'i'))
         );
-        // A match that can start anywhere is not anchored at the literal.
-        assert!(!analyse(r"a?select", &lits(&["select"])).anchored);
-        assert!(!analyse(r"\w+select", &lits(&["select"])).anchored);
+    }
+
+    #[test]
+    fn anchors_are_the_prefixes_every_match_starts_with() {
+        // Folded to lower case, cut to six bytes, without literals another one prefixes; the
+        // `^` branch is tried at the start of the value instead.
+        let g = analyse(r"(?:^|\()(?:OR|and)\s+1|\bsystem\s*\(|\bsys\(");
+        let a = anchors(&g);
+        assert_eq!(a[..3], ["(and\t", "(and\n", "(and\u{b}"]);
+        assert_eq!(a[a.len() - 3..], ["(or ", "sys(", "system"]);
+        assert_eq!(a.len(), 14);
+        assert!(g.anchors.as_ref().is_some_and(|a| a.at_start));
+        assert!(!analyse(r"\bsys\(").anchors.is_some_and(|a| a.at_start));
+        // Too many literals are cut shorter.
+        let many = (0..100)
+            .map(|i| format!("k{i:03}x"))
+            .collect::<Vec<_>>()
+            .join("|");
+        assert_eq!(anchors(&analyse(&many)).len(), 10);
+        // A match that can start with anything has no anchors.
+        assert!(analyse(r"a?select").anchors.is_some());
+        assert!(analyse(r"\w+select").anchors.is_none());
+        assert!(analyse(r"(?-i:X)y").anchors.is_none());
     }
 }

@@ -1,15 +1,18 @@
-//! The compiled matchers. Per [`Target`], one literal automaton (an aho-corasick DFA over every
-//! literal of the target's signatures, ASCII case-insensitive) walked once per value with our own
-//! loop, so every literal occurrence is seen with its position at the cost of one table lookup per
-//! byte. A literal occurrence wakes its signatures; each is then settled as cheaply as proof allows
-//! ([`super::gate`]): rejected when the value lacks a byte group its regex requires, confirmed by
-//! running its regex anchored where the literal starts when every match begins with a literal, and
-//! otherwise by running its regex over the value, once. Signatures without a literal run their
-//! regex on every value their byte groups allow; tokenizer signatures (SQLi/XSS) are gated by
-//! cheap checks of their own.
+//! The compiled matchers. Per [`Target`], one literal automaton (an aho-corasick DFA, ASCII
+//! case-insensitive) holding every literal of the target's signatures and every *anchor* of their
+//! regexes (literals each match starts with, proved by [`super::gate`]), walked once per view with
+//! our own loop so every occurrence is seen with its position at one table lookup per byte.
+//!
+//! The walk records which signatures have a literal in the view and where anchored signatures may
+//! start. Each signature with a literal is then settled as cheaply as proof allows: rejected when
+//! the view lacks a byte group its regex requires, confirmed by running its regex anchored at the
+//! recorded places (and at the start of the view when a `^` branch allows it), or, with no anchors
+//! or too many places, by one run over the whole view. Signatures without a literal run their regex
+//! on every view their byte groups allow; tokenizer signatures (SQLi/XSS) have gates of their own.
 //!
 //! A signature matches a view exactly when one of its literals occurs in it and its regex (if any)
-//! matches it: the gates only skip work whose answer is already known.
+//! matches it: the gates and anchors only skip work whose answer is already known
+//! (`examples/detect_corpus --dump` shows it scan by scan).
 //!
 //! Imports: `aho-corasick`, `regex-automata`, the parent module, `gate`, `waf::injection`,
 //! `waf::normalize`.
@@ -34,7 +37,9 @@ pub const REGEX_SIZE_LIMIT: usize = 1 << 20;
 pub const REGEX_DFA_LIMIT: usize = 2 << 20;
 /// Anchored confirmations of one signature per view before its regex is run once over the whole
 /// view instead (a literal that occurs everywhere, such as a quote in a JSON text).
-const MAX_ANCHORED_RUNS: u8 = 8;
+const MAX_ANCHORED_RUNS: usize = 8;
+// Anchor records hold 16-bit signature indexes.
+const _: () = assert!(MAX_SIGNATURES <= 1 << 16);
 
 /// A compile error naming the signature.
 #[derive(Debug, thiserror::Error)]
@@ -50,8 +55,10 @@ struct Confirm {
     regex: Option<Regex>,
     /// Every match holds a byte of each group.
     groups: Vec<ByteSet>,
-    /// Every match starts with one of the signature's literals.
+    /// Every match starts with one of the signature's anchor literals (in the automaton) ...
     anchored: bool,
+    /// ... or at the start of the view.
+    at_start: bool,
 }
 
 impl Confirm {
@@ -60,17 +67,21 @@ impl Confirm {
     }
 }
 
-/// One literal of a target's automaton.
+/// One literal of a target's automaton: a literal of some signatures (its presence is required)
+/// and an anchor of others (their matches may start where it occurs), or both.
+#[derive(Default)]
 struct Literal {
     len: usize,
-    /// Signature indexes it wakes.
-    sigs: Vec<usize>,
+    /// Signatures it is a literal of.
+    of: Vec<usize>,
+    /// Signatures whose regex may match starting where it occurs.
+    anchors: Vec<usize>,
 }
 
 #[derive(Default)]
 struct TargetMatcher {
-    /// Every literal of the target (shared by the targets with the same literal list); pattern id
-    /// indexes `literals`.
+    /// Every literal and anchor of the target (shared by the targets with the same list); pattern
+    /// id indexes `literals`.
     ac: Option<Arc<DFA>>,
     literals: Vec<Literal>,
     /// Signatures with a regex and no literal.
@@ -79,62 +90,71 @@ struct TargetMatcher {
     engines: Vec<(usize, Engine)>,
 }
 
-/// Per-signature flags: on the stack for databases of up to 256 signatures.
-struct SigBits {
-    inline: [u64; 4],
-    heap: Vec<u64>,
+impl TargetMatcher {
+    /// The automaton pattern for `lit` (ASCII case folded), added when new.
+    fn literal(&mut self, lits: &mut Vec<Vec<u8>>, lit: &[u8]) -> &mut Literal {
+        let folded = lit.to_ascii_lowercase();
+        let k = match lits.iter().position(|x| *x == folded) {
+            Some(k) => k,
+            None => {
+                self.literals.push(Literal {
+                    len: folded.len(),
+                    ..Literal::default()
+                });
+                lits.push(folded);
+                lits.len() - 1
+            }
+        };
+        &mut self.literals[k]
+    }
 }
 
+/// Most signatures a database may hold (per-scan flags are fixed-size bitsets on the stack).
+pub const MAX_SIGNATURES: usize = 256;
+
+/// One flag per signature.
+#[derive(Clone, Copy, Default)]
+struct SigBits([u64; MAX_SIGNATURES / 64]);
+
 impl SigBits {
-    fn new(n: usize) -> SigBits {
-        SigBits {
-            inline: [0; 4],
-            heap: if n > 256 {
-                vec![0; n.div_ceil(64)]
-            } else {
-                Vec::new()
-            },
-        }
-    }
-    fn words(&self) -> &[u64] {
-        if self.heap.is_empty() {
-            &self.inline
-        } else {
-            &self.heap
-        }
-    }
     fn get(&self, i: usize) -> bool {
-        self.words()[i / 64] & (1 << (i % 64)) != 0
+        self.0[i / 64] & (1 << (i % 64)) != 0
     }
     fn set(&mut self, i: usize) {
-        let w = if self.heap.is_empty() {
-            &mut self.inline[..]
-        } else {
-            &mut self.heap[..]
-        };
-        w[i / 64] |= 1 << (i % 64);
+        self.0[i / 64] |= 1 << (i % 64);
     }
     /// The indexes set, in increasing order.
-    fn ones(&self) -> impl Iterator<Item = usize> + '_ {
-        self.words().iter().enumerate().flat_map(|(w, &word)| {
-            let mut bits = word;
-            std::iter::from_fn(move || {
-                if bits == 0 {
-                    return None;
+    fn ones(self) -> impl Iterator<Item = usize> {
+        let mut words = self.0;
+        let mut w = 0;
+        std::iter::from_fn(move || {
+            while w < words.len() {
+                if words[w] != 0 {
+                    let b = words[w].trailing_zeros() as usize;
+                    words[w] &= words[w] - 1;
+                    return Some(w * 64 + b);
                 }
-                let b = bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                Some(w * 64 + b)
-            })
+                w += 1;
+            }
+            None
         })
     }
 }
 
-/// One view's progress: signatures settled for this view (rejected by a gate or confirmed over the
-/// whole view) and the anchored runs spent per signature.
+/// Anchors recorded per view before signatures fall back to one run over the whole view.
+const MAX_ANCHOR_HITS: usize = 32;
+
+/// One view's walk: the signatures whose literal occurs, where anchored signatures may match,
+/// those to run over the whole view (too many anchors), and those whose byte groups the view
+/// lacks (their anchors are not recorded).
 struct ViewState {
-    settled: SigBits,
-    anchored_runs: [u8; 256],
+    present: SigBits,
+    whole: SigBits,
+    checked: SigBits,
+    impossible: SigBits,
+    anchors: [(u16, u32); MAX_ANCHOR_HITS],
+    anchor_len: usize,
+    runs: [u8; MAX_SIGNATURES],
 }
 
 /// All targets' matchers plus the per-signature confirmations.
@@ -177,24 +197,42 @@ fn build_automaton(lits: &[Vec<u8>]) -> Result<DFA, CompileError> {
 
 impl Matcher {
     pub fn compile(defs: &[SigDef]) -> Result<Matcher, CompileError> {
+        if defs.len() > MAX_SIGNATURES {
+            return Err(CompileError {
+                id: defs[MAX_SIGNATURES].id,
+                message: format!(
+                    "the database holds {} signatures, at most {MAX_SIGNATURES} are supported",
+                    defs.len()
+                ),
+            });
+        }
         let mut confirm = Vec::with_capacity(defs.len());
-        for (i, d) in defs.iter().enumerate() {
-            confirm.push(match &d.regex {
+        let mut anchors = Vec::with_capacity(defs.len());
+        for d in defs {
+            let (c, a) = match &d.regex {
                 Some(p) => {
-                    let g = gate::analyse(p, &d.literals);
-                    Confirm {
+                    let g = gate::analyse(p);
+                    let a = g.anchors.filter(|_| !d.literals.is_empty());
+                    let c = Confirm {
                         regex: Some(build_regex(d.id, p)?),
                         groups: g.groups,
-                        // The anchored-run counters cover the first 256 signatures.
-                        anchored: g.anchored && i < 256,
-                    }
+                        anchored: a.is_some(),
+                        at_start: a.as_ref().is_some_and(|a| a.at_start),
+                    };
+                    (c, a.map(|a| a.literals))
                 }
-                None => Confirm {
-                    regex: None,
-                    groups: Vec::new(),
-                    anchored: false,
-                },
-            });
+                None => (
+                    Confirm {
+                        regex: None,
+                        groups: Vec::new(),
+                        anchored: false,
+                        at_start: false,
+                    },
+                    None,
+                ),
+            };
+            confirm.push(c);
+            anchors.push(a.unwrap_or_default());
         }
         let mut targets = Vec::with_capacity(Target::ALL.len());
         // Most targets share the same literal list: one automaton per distinct list.
@@ -212,19 +250,15 @@ impl Matcher {
                     Engine::Pattern if d.literals.is_empty() => tm.always.push(i),
                     Engine::Pattern => {
                         for l in &d.literals {
-                            let folded = l.as_bytes().to_ascii_lowercase();
-                            match lits.iter().position(|x| *x == folded) {
-                                Some(k) if !tm.literals[k].sigs.contains(&i) => {
-                                    tm.literals[k].sigs.push(i)
-                                }
-                                Some(_) => {}
-                                None => {
-                                    tm.literals.push(Literal {
-                                        len: folded.len(),
-                                        sigs: vec![i],
-                                    });
-                                    lits.push(folded);
-                                }
+                            let lit = tm.literal(&mut lits, l.as_bytes());
+                            if !lit.of.contains(&i) {
+                                lit.of.push(i);
+                            }
+                        }
+                        for a in &anchors[i] {
+                            let lit = tm.literal(&mut lits, a);
+                            if !lit.anchors.contains(&i) {
+                                lit.anchors.push(i);
                             }
                         }
                     }
@@ -256,7 +290,7 @@ impl Matcher {
         let Some(tm) = self.targets.get(target.index()) else {
             return;
         };
-        let mut matched = SigBits::new(self.ids.len());
+        let mut matched = SigBits::default();
         let present = ByteSet::of(value);
         self.scan_view(tm, value, &present, &mut matched);
         for view in normalize::inspection_views(value, &present, target == Target::Url) {
@@ -266,12 +300,22 @@ impl Matcher {
     }
 
     fn scan_view(&self, tm: &TargetMatcher, view: &[u8], present: &ByteSet, matched: &mut SigBits) {
-        let mut vs = ViewState {
-            settled: SigBits::new(self.ids.len()),
-            anchored_runs: [0; 256],
-        };
         if let Some(ac) = &tm.ac {
-            self.walk(ac, tm, view, present, matched, &mut vs);
+            let mut vs = ViewState {
+                present: SigBits::default(),
+                whole: SigBits::default(),
+                checked: SigBits::default(),
+                impossible: SigBits::default(),
+                anchors: [(0, 0); MAX_ANCHOR_HITS],
+                anchor_len: 0,
+                runs: [0; MAX_SIGNATURES],
+            };
+            self.walk(ac, tm, view, present, &mut vs);
+            for i in vs.present.ones() {
+                if !matched.get(i) && self.confirmed(i, view, present, &vs) {
+                    matched.set(i);
+                }
+            }
         }
         for &i in &tm.always {
             let c = &self.confirm[i];
@@ -297,14 +341,45 @@ impl Matcher {
         }
     }
 
-    /// One pass of the literal automaton over `view`, settling the signatures it wakes.
+    /// Signature `i`, one of whose literals occurs in `view`: does its regex match?
+    fn confirmed(&self, i: usize, view: &[u8], present: &ByteSet, vs: &ViewState) -> bool {
+        let c = &self.confirm[i];
+        let Some(re) = &c.regex else {
+            return true;
+        };
+        if !c.possible(present) {
+            return false;
+        }
+        if !c.anchored || vs.whole.get(i) {
+            return re.is_match(view);
+        }
+        let starts = vs.anchors[..vs.anchor_len]
+            .iter()
+            .filter(|(s, _)| usize::from(*s) == i)
+            .map(|&(_, start)| start as usize);
+        c.at_start
+            .then_some(0)
+            .into_iter()
+            .chain(starts)
+            .any(|start| {
+                let input = Input::new(view)
+                    .range(start..)
+                    .anchored(Anchored::Yes)
+                    .earliest(true);
+                re.is_match(input)
+            })
+    }
+}
+
+impl Matcher {
+    /// One pass of the literal automaton over `view`: which signatures have a literal in it, and
+    /// where anchored signatures may start.
     fn walk(
         &self,
         ac: &DFA,
         tm: &TargetMatcher,
         view: &[u8],
         present: &ByteSet,
-        matched: &mut SigBits,
         vs: &mut ViewState,
     ) {
         let Ok(mut sid) = ac.start_state(aho_corasick::Anchored::No) else {
@@ -320,50 +395,39 @@ impl Matcher {
             }
             for k in 0..ac.match_len(sid) {
                 let lit = &tm.literals[ac.match_pattern(sid, k).as_usize()];
-                let start = at + 1 - lit.len;
-                for &i in &lit.sigs {
-                    self.woken(i, view, start, present, matched, vs);
+                for &i in &lit.of {
+                    vs.present.set(i);
+                }
+                for &i in &lit.anchors {
+                    self.anchor(i, at + 1 - lit.len, present, vs);
                 }
             }
         }
     }
 
-    /// A literal of signature `i` starts at `start` in `view`: settle what can be settled.
-    fn woken(
-        &self,
-        i: usize,
-        view: &[u8],
-        start: usize,
-        present: &ByteSet,
-        matched: &mut SigBits,
-        vs: &mut ViewState,
-    ) {
-        if matched.get(i) || vs.settled.get(i) {
+    /// A match of signature `i` may start at `start`: record it, unless the view cannot match
+    /// (checked once per view) or holds too many such places.
+    fn anchor(&self, i: usize, start: usize, present: &ByteSet, vs: &mut ViewState) {
+        if vs.whole.get(i) || vs.impossible.get(i) {
             return;
         }
-        let c = &self.confirm[i];
-        let Some(re) = &c.regex else {
-            matched.set(i);
-            return;
-        };
-        if !c.possible(present) {
-            vs.settled.set(i);
-            return;
-        }
-        if c.anchored && vs.anchored_runs[i] < MAX_ANCHORED_RUNS {
-            vs.anchored_runs[i] += 1;
-            let input = Input::new(view)
-                .range(start..)
-                .anchored(Anchored::Yes)
-                .earliest(true);
-            if re.is_match(input) {
-                matched.set(i);
+        if !vs.checked.get(i) {
+            vs.checked.set(i);
+            if !self.confirm[i].possible(present) {
+                vs.impossible.set(i);
+                return;
             }
-            return;
         }
-        vs.settled.set(i);
-        if re.is_match(view) {
-            matched.set(i);
+        let runs = &mut vs.runs[i];
+        match u32::try_from(start) {
+            Ok(start)
+                if usize::from(*runs) < MAX_ANCHORED_RUNS && vs.anchor_len < MAX_ANCHOR_HITS =>
+            {
+                *runs += 1;
+                vs.anchors[vs.anchor_len] = (i as u16, start);
+                vs.anchor_len += 1;
+            }
+            _ => vs.whole.set(i),
         }
     }
 }
