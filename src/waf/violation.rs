@@ -145,6 +145,9 @@ pub struct Violation {
     /// Attack signatures that matched (empty for other violations).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub signature_ids: Vec<u32>,
+    /// Raised by an entity in staging (`performStaging`): reported, never blocks, not rated.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub staged: bool,
 }
 
 impl Violation {
@@ -156,6 +159,7 @@ impl Violation {
             snippet: String::new(),
             detail: String::new(),
             signature_ids: Vec::new(),
+            staged: false,
         }
     }
 

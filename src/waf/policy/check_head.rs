@@ -147,11 +147,15 @@ impl CompiledPolicy {
         let mut flags = query::DecodeFlags::default();
         let decoded = query::decode(raw_path, false, self.passes, &mut flags);
         self.flag_evasions(&flags, Context::Url, raw_path, out);
+        self.check_encoding(out, Context::Url, None, &decoded);
         let path = normalize_path(&decoded);
-        if !self.grpc_bind(&path, s) {
-            self.check_url(method, tls, (&path, head.uri.path()), s, out);
-        }
+        let mark = out.len();
+        self.check_url(method, tls, (&path, head.uri.path()), s, out);
+        self.stage_url(s, out, mark);
+        self.grpc_bind(head, s);
+        let mark = out.len();
         self.check_filetype(&path, raw_query.len() as u64, head, s, out);
+        self.stage_filetype(s, out, mark);
         s.path = path;
         self.check_positional(s, out);
         if !raw_query.is_empty() {
@@ -183,6 +187,7 @@ impl CompiledPolicy {
         let inspect = self.plan_body(head, s, out);
         let inspect = self.api_head(head, s.expects_body, s, out) || inspect;
         self.check_mandatory(s, out, false);
+        self.check_declared_length(s, out);
         inspect
     }
 

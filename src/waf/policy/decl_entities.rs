@@ -45,6 +45,23 @@ pub struct ContentProfileRef {
     pub name: Option<String>,
 }
 
+/// A parameter's `contentProfile` (valueType json/xml): `{"name": …}`, or `{"contentProfile":
+/// {"name": …}}` as the format's schema nests it.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParamContentProfile {
+    pub name: Option<String>,
+    pub content_profile: Option<ContentProfileRef>,
+}
+
+impl ParamContentProfile {
+    pub fn name(&self) -> Option<&str> {
+        self.name
+            .as_deref()
+            .or_else(|| self.content_profile.as_ref()?.name.as_deref())
+    }
+}
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UrlContentProfile {
@@ -124,6 +141,8 @@ pub struct Parameter {
     pub url: Option<UrlRef>,
     pub parameter_location: Option<ParamLocation>,
     pub value_type: Option<ValueType>,
+    /// The JSON/XML profile of a json/xml-valued parameter.
+    pub content_profile: Option<ParamContentProfile>,
     pub data_type: Option<DataType>,
     #[serde(default, deserialize_with = "lenient::flag")]
     pub mandatory: Option<bool>,
