@@ -12,6 +12,7 @@
 
 mod compile;
 mod formats;
+mod json_schema;
 mod load;
 mod op_compile;
 mod operation;
@@ -22,6 +23,7 @@ mod table;
 mod validate;
 
 pub use compile::CompiledApi;
+pub use json_schema::{JsonSchema, SchemaViolation};
 pub use load::{ApiSpec, SpecVersion, join_link, load, load_with};
 pub use operation::{BodyKind, Content, Head, Operation};
 pub use param::{Location, Param};

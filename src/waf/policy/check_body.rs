@@ -64,7 +64,10 @@ impl CompiledPolicy {
                     self.check_param(s, out, n, v, ParamLocation::FormData, true);
                 }
             }
-            BodyKind::Json(i) => self.body_json(&body, i, s, out),
+            BodyKind::Json(i) => {
+                self.body_json(&body, i, s, out);
+                self.check_json_schema(i, &body, "", s, out);
+            }
             BodyKind::Xml(i) => self.body_xml(&body, i, s, out),
             BodyKind::Signatures => {
                 if sig {

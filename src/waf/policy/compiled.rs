@@ -64,6 +64,8 @@ pub struct CompiledPolicy {
     pub(super) charset: super::check_encoding::Charset,
     /// Longest request (head + body) before VIOL_REQUEST_MAX_LENGTH (`check_length`).
     pub(super) request_max_len: u64,
+    /// The JSON profiles' schemas (`validationFiles`), by profile index (`check_json_schema`).
+    pub(super) json_schemas: Vec<Option<std::sync::Arc<crate::waf::openapi::JsonSchema>>>,
 }
 
 /// Most request-body bytes buffered for inspection (larger bodies are inspected up to this size).
@@ -519,6 +521,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
         grpc_table: tables["parameter-value"],
         charset: m.charset,
         request_max_len: super::check_length::REQUEST_MAX_LENGTH,
+        json_schemas: Vec::new(),
     })
 }
 
@@ -563,6 +566,7 @@ impl CompiledPolicy {
             grpc_table: Table::EMPTY,
             charset: super::check_encoding::Charset::Unchecked,
             request_max_len: u64::MAX,
+            json_schemas: Vec::new(),
         }
     }
 

@@ -14,6 +14,7 @@ pub mod check_encoding;
 pub mod check_fields;
 pub mod check_grpc;
 pub mod check_head;
+pub mod check_json_schema;
 pub mod check_length;
 pub mod check_params;
 pub mod check_value;
@@ -143,6 +144,8 @@ pub fn load_with(
     let body_model = model::Model::build(body_decl.clone(), template, &body_decl, &mut Vec::new())?;
     compiled::validate(&body_model)?;
 
+    // JSON profile schemas of the body alone first, so errors index the user's json-profiles.
+    check_json_schema::compile(&body_decl)?;
     let api = check_api::load_api(&body, base, resolver)?;
     if let Some(api) = &api {
         warnings.extend(
@@ -162,6 +165,7 @@ pub fn load_with(
     let mut summary = model.summary();
     let mut policy = compiled::compile(&model)?;
     policy.api = api;
+    policy.set_json_schemas(check_json_schema::compile(&model.decl)?);
     if let Some(raw) = &model.decl.grpc_profiles {
         policy.set_grpc_profiles(check_grpc::compile_profiles(raw, base, resolver)?);
     }
