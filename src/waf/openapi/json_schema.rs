@@ -54,6 +54,12 @@ impl JsonSchema {
             )
         })?;
         let version = if draft4(&root) { "3.0.3" } else { "3.1.0" };
+        // Boolean schemas: `true` accepts everything, `false` nothing.
+        match root {
+            Value::Bool(true) => root = serde_json::json!({}),
+            Value::Bool(false) => root = serde_json::json!({"not": {}}),
+            _ => {}
+        }
         let Value::Object(map) = &mut root else {
             return Err(OpenApiError::new(
                 link,

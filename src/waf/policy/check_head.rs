@@ -485,7 +485,10 @@ impl CompiledPolicy {
         }
         s.body_kind = Some(kind);
         s.expects_body = has_body;
-        has_body && !matches!(kind, BodyKind::Ignore | BodyKind::Disallow)
+        // An HTTP/2 request announces no body length: a body may follow the head (an empty one
+        // never reaches the body phase), and it must be inspected like any other.
+        let h2_body = cl.is_none() && head.version == http::Version::HTTP_2;
+        (has_body || h2_body) && !matches!(kind, BodyKind::Ignore | BodyKind::Disallow)
     }
 }
 

@@ -43,9 +43,9 @@ impl CompiledPolicy {
     /// neither has no body), it is not a gRPC call, and the violation is on.
     pub fn counts_body_length(&self, head: &http::request::Parts, s: &Scratch) -> bool {
         let st = self.settings[K::RequestMaxLength as usize];
-        let unknown = s.content_length.is_none()
-            && (head.headers.contains_key(http::header::TRANSFER_ENCODING)
-                || head.version == http::Version::HTTP_2);
+        // Without a Content-Length, `expects_body` is the chunked transfer coding (the body plan).
+        let unknown =
+            s.content_length.is_none() && (s.expects_body || head.version == http::Version::HTTP_2);
         (st.alarm || st.block) && unknown && s.grpc_profile.is_none()
     }
 
