@@ -70,6 +70,7 @@ impl CompiledPolicy {
             }
             BodyKind::Xml(i) => self.body_xml(&body, i, s, out),
             BodyKind::Signatures => {
+                self.check_upload(s, out, None, &body);
                 if sig {
                     self.scan(s, out, Target::Body, Context::Body, None, &body, &ov, false);
                 }
@@ -102,6 +103,7 @@ impl CompiledPolicy {
                         );
                     }
                     if let Some(f) = p.filename {
+                        self.check_upload(s, out, Some(p.name), p.value);
                         self.scan(
                             s,
                             out,

@@ -9,8 +9,8 @@
 //! WHATWG decoders of `encoding_rs` (`iso-8859-1` is decoded as windows-1252, as browsers do).
 //! `auto-detect` (BIG-IP's default) and `undefined` check nothing. One violation per request.
 //!
-//! Cost: a UTF-8 policy validates each decoded value once (`from_utf8` has an ASCII fast path);
-//! the other charsets skip ASCII values and decode the rest into a stack buffer (no allocation).
+//! Cost: ASCII values (nearly all) are settled by `<[u8]>::is_ascii`; the rest go through
+//! `from_utf8`, or for the other charsets a decoder writing into a stack buffer (no allocation).
 //! Imports: `compiled`, `decl`, `waf::violation`; encoding_rs.
 
 use encoding_rs::{DecoderResult, Encoding};
@@ -98,7 +98,8 @@ impl Charset {
     pub fn rejects(self, bytes: &[u8]) -> bool {
         match self {
             Charset::Unchecked => false,
-            Charset::Utf8 => std::str::from_utf8(bytes).is_err(),
+            // ASCII (nearly every value) is settled by the inlined word-at-a-time test.
+            Charset::Utf8 => !bytes.is_ascii() && std::str::from_utf8(bytes).is_err(),
             Charset::Legacy(enc) => !bytes.is_ascii() && !decodes(enc, bytes),
         }
     }

@@ -12,8 +12,9 @@
 //!   each text and attribute value by the profile's meta-characters.
 //!
 //! Violations are named `<parameter><JSON pointer>` (`filter/user/name`) and masked when the
-//! parameter is sensitive. The user-input checks that make no sense for a document (meta-characters
-//! of the whole value, data type) are skipped; length, static values and regex still apply before.
+//! parameter is sensitive. These replace the user-input value checks (static values, length, data
+//! type, numeric range, regex, base64, meta-characters and signatures of the raw value); the
+//! entity checks before them (location, repetition, empty value, name meta-characters) still apply.
 //! Only parameters with these value types pay anything (`CParam::value_profile`).
 //! Imports: `compiled`, `decl`, `waf::{parse, signatures, violation}`.
 

@@ -308,6 +308,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
                 Vec::new()
             },
             staged: super::staging::staged(d, u.perform_staging),
+            no_executables: u.disallow_file_upload_of_executables.unwrap_or(false),
         });
     }
     // Explicit parameters, then the URLs' positional parameters as URL-level path parameters.

@@ -110,6 +110,8 @@ pub struct Url {
     pub mandatory_body: Option<bool>,
     #[serde(default, deserialize_with = "lenient::flag")]
     pub perform_staging: Option<bool>,
+    #[serde(default, deserialize_with = "lenient::flag")]
+    pub disallow_file_upload_of_executables: Option<bool>,
     pub url_content_profiles: Option<Vec<UrlContentProfile>>,
     pub positional_parameters: Option<Vec<PositionalParameter>>,
     pub operation_id: Option<String>,

@@ -107,6 +107,8 @@ pub struct CUrl {
     pub positional: Vec<(usize, String)>,
     /// `performStaging`: the URL's violations are reported, never enforced.
     pub staged: bool,
+    /// `disallowFileUploadOfExecutables` (`check_upload`).
+    pub no_executables: bool,
 }
 
 #[derive(Clone, Debug)]

@@ -126,6 +126,7 @@ impl CompiledPolicy {
             methods_override: Vec::new(),
             positional: Vec::new(),
             staged: false,
+            no_executables: false,
         });
     }
 

@@ -113,7 +113,6 @@ pub const KNOWN_FIELDS: &[&str] = &[
     "allowRenderingInFrames",
     "allowRenderingInFramesOnlyFrom",
     "html5CrossOriginRequestsEnforcement",
-    "disallowFileUploadOfExecutables",
     "canChangeDomainCookie",
     "accessProfile",
     "authorizationRules",
