@@ -95,6 +95,7 @@ violations! {
     LoginUrlBypassed => "VIOL_LOGIN_URL_BYPASSED",
     LoginUrlExpired => "VIOL_LOGIN_URL_EXPIRED",
     Redirect => "VIOL_REDIRECT",
+    CrossOriginRequest => "VIOL_CROSS_ORIGIN_REQUEST",
     ServerSideHost => "VIOL_SERVER_SIDE_HOST",
     Websocket => "VIOL_WEBSOCKET_BAD_REQUEST",
     Rule => "VIOL_RULE",

@@ -151,6 +151,7 @@ impl CompiledPolicy {
         let path = normalize_path(&decoded);
         let mark = out.len();
         self.check_url(method, tls, (&path, head.uri.path()), s, out);
+        self.check_cors(head, tls, s, out);
         self.stage_url(s, out, mark);
         self.grpc_bind(head, s);
         let mark = out.len();

@@ -309,6 +309,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
             },
             staged: super::staging::staged(d, u.perform_staging),
             no_executables: u.disallow_file_upload_of_executables.unwrap_or(false),
+            cors: super::check_cors::compile(u, i)?,
         });
     }
     // Explicit parameters, then the URLs' positional parameters as URL-level path parameters.

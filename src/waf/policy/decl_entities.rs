@@ -74,6 +74,34 @@ pub struct UrlContentProfile {
     pub content_profile: Option<ContentProfileRef>,
 }
 
+/// One `crossDomainAllowedOrigin` entry.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AllowedOrigin {
+    #[serde(default, deserialize_with = "lenient::flag")]
+    pub include_sub_domains: Option<bool>,
+    #[serde(default, deserialize_with = "lenient::text")]
+    pub origin_name: Option<String>,
+    #[serde(default, deserialize_with = "lenient::text")]
+    pub origin_port: Option<String>,
+    #[serde(default, deserialize_with = "lenient::text")]
+    pub origin_protocol: Option<String>,
+}
+
+/// `urls[].html5CrossOriginRequestsEnforcement`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CrossOrigin {
+    #[serde(default, deserialize_with = "lenient::text")]
+    pub enforcement_mode: Option<String>,
+    pub cross_domain_allowed_origin: Option<Vec<AllowedOrigin>>,
+    #[serde(default, deserialize_with = "lenient::text")]
+    pub allow_origins_enforcement_mode: Option<String>,
+    #[serde(default, deserialize_with = "lenient::flag")]
+    pub check_allowed_methods: Option<bool>,
+    pub allowed_methods: Option<Vec<Value>>,
+}
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PositionalParameter {
@@ -112,6 +140,8 @@ pub struct Url {
     pub perform_staging: Option<bool>,
     #[serde(default, deserialize_with = "lenient::flag")]
     pub disallow_file_upload_of_executables: Option<bool>,
+    #[serde(rename = "html5CrossOriginRequestsEnforcement")]
+    pub html5_cross_origin_requests_enforcement: Option<CrossOrigin>,
     pub url_content_profiles: Option<Vec<UrlContentProfile>>,
     pub positional_parameters: Option<Vec<PositionalParameter>>,
     pub operation_id: Option<String>,

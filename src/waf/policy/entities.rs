@@ -109,6 +109,8 @@ pub struct CUrl {
     pub staged: bool,
     /// `disallowFileUploadOfExecutables` (`check_upload`).
     pub no_executables: bool,
+    /// `html5CrossOriginRequestsEnforcement` in `enforce` mode (`check_cors`).
+    pub cors: Option<Box<super::check_cors::Cors>>,
 }
 
 #[derive(Clone, Debug)]

@@ -127,6 +127,7 @@ impl CompiledPolicy {
             positional: Vec::new(),
             staged: false,
             no_executables: false,
+            cors: None,
         });
     }
 

@@ -10,6 +10,7 @@
 pub mod charset;
 pub mod check_api;
 pub mod check_body;
+pub mod check_cors;
 pub mod check_encoding;
 pub mod check_fields;
 pub mod check_grpc;

@@ -112,7 +112,6 @@ pub const KNOWN_FIELDS: &[&str] = &[
     "clickjackingProtection",
     "allowRenderingInFrames",
     "allowRenderingInFramesOnlyFrom",
-    "html5CrossOriginRequestsEnforcement",
     "canChangeDomainCookie",
     "accessProfile",
     "authorizationRules",
