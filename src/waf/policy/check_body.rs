@@ -35,7 +35,9 @@ impl CompiledPolicy {
         if s.grpc_profile.is_some() {
             return self.grpc_end(s, out);
         }
-        if s.body_kind.is_none() {
+        // No plan, or an HTTP/2 body announced without a length that turned out empty (no body,
+        // as the headers phase judged it).
+        if s.body_kind.is_none() || (s.body_len == 0 && !s.expects_body) {
             return;
         }
         let kind = s.body_kind.take().unwrap_or(BodyKind::Signatures);
