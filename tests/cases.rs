@@ -4,7 +4,13 @@
 //!
 //! Expected violations are names (`VIOL_URL`) or name plus detail (`VIOL_EVASION:Multiple slashes`);
 //! `absent` lists violations that must not appear; `signatures` / `absent_signatures` list signature ids
-//! that must (not) be recorded on some violation.
+//! that must (not) be recorded on some violation; `staged` lists violations that must appear marked
+//! staged (`performStaging`), `named` violation:name pairs that must appear.
+//!
+//! Linked files: `files` (link → text) or `files_from` (link → path in the repository, e.g. an
+//! IDL). Binary bodies: `body_hex`, or `body_grpc` (hex protobuf messages, each sent as one
+//! uncompressed gRPC frame), `body_repeat` (`text` repeated `times` times; `chunk` sets the size of
+//! the chunks fed, 7 bytes by default); `version: "HTTP/2"` sends the request as HTTP/2.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
@@ -53,13 +59,40 @@ fn request(r: &Value) -> (http::request::Parts, Vec<u8>, bool) {
         }
         _ => {}
     }
-    let body = match &r["body"] {
-        Value::String(s) => s.clone().into_bytes(),
-        Value::Null => Vec::new(),
-        other => other.to_string().into_bytes(),
+    if r["version"].as_str() == Some("HTTP/2") {
+        b = b.version(http::Version::HTTP_2);
+    }
+    let body = match (&r["body"], &r["body_hex"], &r["body_grpc"]) {
+        (_, Value::String(h), _) => hex(h),
+        (_, _, Value::Array(msgs)) => msgs
+            .iter()
+            .flat_map(|m| {
+                let m = hex(m.as_str().unwrap_or_default());
+                let mut f = vec![0];
+                f.extend_from_slice(&(m.len() as u32).to_be_bytes());
+                f.extend_from_slice(&m);
+                f
+            })
+            .collect(),
+        (Value::String(s), _, _) => s.clone().into_bytes(),
+        (Value::Null, _, _) if r["body_repeat"].is_object() => {
+            let unit = r["body_repeat"]["text"].as_str().unwrap_or("a");
+            unit.repeat(r["body_repeat"]["times"].as_u64().unwrap_or(0) as usize)
+                .into_bytes()
+        }
+        (Value::Null, _, _) => Vec::new(),
+        (other, _, _) => other.to_string().into_bytes(),
     };
     let (parts, ()) = b.body(()).expect("case request").into_parts();
     (parts, body, r["tls"].as_bool().unwrap_or(false))
+}
+
+fn hex(text: &str) -> Vec<u8> {
+    let digits: Vec<u8> = text.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    digits
+        .chunks(2)
+        .map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap_or("zz"), 16).expect("hex body"))
+        .collect()
 }
 
 fn run_case(pol: &Arc<policy::CompiledPolicy>, case: &Value) -> Result<(), String> {
@@ -73,7 +106,8 @@ fn run_case(pol: &Arc<policy::CompiledPolicy>, case: &Value) -> Result<(), Strin
     );
     let mut step = tx.on_request_headers(&parts);
     if step == Step::InspectBody {
-        for chunk in body.chunks(7).chain(body.is_empty().then_some(&[][..])) {
+        let size = case["request"]["chunk"].as_u64().unwrap_or(7) as usize;
+        for chunk in body.chunks(size).chain(body.is_empty().then_some(&[][..])) {
             step = tx.on_request_body(chunk);
             if matches!(step, Step::Block | Step::PassRest) {
                 break;
@@ -137,6 +171,32 @@ fn run_case(pol: &Arc<policy::CompiledPolicy>, case: &Value) -> Result<(), Strin
             return Err(format!("unexpected {w}; got {got:?}"));
         }
     }
+    for w in expect["staged"].as_array().into_iter().flatten() {
+        let w = w.as_str().unwrap_or_default();
+        if !verdict
+            .violations
+            .iter()
+            .any(|v| v.staged && v.kind.name() == w)
+        {
+            return Err(format!("no staged {w}; got {got:?}"));
+        }
+    }
+    for w in expect["named"].as_array().into_iter().flatten() {
+        let w = w.as_str().unwrap_or_default();
+        let (kind, name) = w.split_once('=').unwrap_or((w, ""));
+        if !verdict
+            .violations
+            .iter()
+            .any(|v| v.kind.name() == kind && v.name.as_deref() == Some(name))
+        {
+            let names: Vec<String> = verdict
+                .violations
+                .iter()
+                .map(|v| format!("{}={}", v.kind.name(), v.name.as_deref().unwrap_or("")))
+                .collect();
+            return Err(format!("no {w}; got {names:?}"));
+        }
+    }
     let ids: Vec<u32> = verdict
         .violations
         .iter()
@@ -192,6 +252,10 @@ fn verdict_cases() {
                 k.clone(),
                 v.as_str().unwrap_or_default().as_bytes().to_vec(),
             );
+        }
+        for (k, v) in doc["files_from"].as_object().into_iter().flatten() {
+            let path = root.join(v.as_str().unwrap_or_default());
+            files_map.insert(k.clone(), std::fs::read(&path).expect("files_from"));
         }
         let resolver = MemResolver(files_map);
         let loaded =

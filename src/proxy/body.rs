@@ -227,7 +227,11 @@ impl<I: Inspector> Pump<I> {
                             }
                             Step::Forward | Step::InspectBody => {}
                         }
-                        if self.inspecting && self.held_bytes > inspect_max {
+                        // Bytes the engine already released are on their way, not held for
+                        // inspection (a body the engine only counts is released chunk by chunk).
+                        let unreleased = (self.held_bytes as u64)
+                            .saturating_sub(self.allowed.saturating_sub(self.sent));
+                        if self.inspecting && unreleased > inspect_max as u64 {
                             // Past the inspection limit: decide on what was seen, stream the rest.
                             if self.tx.end() == Step::Block {
                                 return self.stop(Signal::Blocked).await;

@@ -59,6 +59,12 @@ pub struct Transaction {
     violations: Vec<Violation>,
     verdict: Option<Verdict>,
     scratch: super::policy::Scratch,
+    /// Body bytes fed so far, when the transaction counts a body of unknown length against the
+    /// maximum request length (`policy::check_length`).
+    body_count: Option<u64>,
+    /// The policy is done with the body (never planned it, or past its inspection limit): chunks
+    /// are only counted and released.
+    count_only: bool,
 }
 
 impl Transaction {
@@ -75,6 +81,8 @@ impl Transaction {
             violations: Vec::new(),
             verdict: None,
             scratch: Default::default(),
+            body_count: None,
+            count_only: false,
         }
     }
 
@@ -97,10 +105,15 @@ impl Transaction {
         let wants_body =
             self.policy
                 .check_headers(head, self.conn.tls, &mut self.scratch, &mut self.violations);
+        self.body_count = self
+            .policy
+            .counts_body_length(head, &self.scratch)
+            .then_some(0);
+        self.count_only = !wants_body;
         if self.decide_if_blocking() {
             return Step::Block;
         }
-        if wants_body {
+        if wants_body || self.body_count.is_some() {
             Step::InspectBody
         } else {
             Step::Forward
@@ -109,9 +122,32 @@ impl Transaction {
 
     /// Phase 2: one chunk of the request body, in order.
     pub fn on_request_body(&mut self, chunk: &[u8]) -> Step {
-        let step = self
-            .policy
-            .check_body_chunk(chunk, &mut self.scratch, &mut self.violations);
+        let mut step = Step::Release(0);
+        if let Some(n) = self.body_count.as_mut() {
+            *n += chunk.len() as u64;
+            let (n, only) = (*n, self.count_only);
+            let over = self
+                .policy
+                .check_body_length(&self.scratch, n, &mut self.violations);
+            if over && self.decide_if_blocking() {
+                return Step::Block;
+            }
+            if only {
+                return Step::Release(n);
+            }
+            step = Step::Release(n);
+        }
+        let inspected =
+            self.policy
+                .check_body_chunk(chunk, &mut self.scratch, &mut self.violations);
+        step = match (inspected, step) {
+            // Past the inspection limit, a body of unknown length is still counted.
+            (Step::PassRest, Step::Release(n)) => {
+                self.count_only = true;
+                Step::Release(n)
+            }
+            (s, _) => s,
+        };
         if self.decide_if_blocking() {
             Step::Block
         } else {
@@ -121,8 +157,10 @@ impl Transaction {
 
     /// Phase 2 end: the whole body has been fed.
     pub fn on_request_end(&mut self) -> Step {
-        self.policy
-            .check_body_end(&mut self.scratch, &mut self.violations);
+        if !self.count_only {
+            self.policy
+                .check_body_end(&mut self.scratch, &mut self.violations);
+        }
         if self.decide_if_blocking() {
             Step::Block
         } else {

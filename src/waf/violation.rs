@@ -95,6 +95,7 @@ violations! {
     LoginUrlBypassed => "VIOL_LOGIN_URL_BYPASSED",
     LoginUrlExpired => "VIOL_LOGIN_URL_EXPIRED",
     Redirect => "VIOL_REDIRECT",
+    CrossOriginRequest => "VIOL_CROSS_ORIGIN_REQUEST",
     ServerSideHost => "VIOL_SERVER_SIDE_HOST",
     Websocket => "VIOL_WEBSOCKET_BAD_REQUEST",
     Rule => "VIOL_RULE",
@@ -145,6 +146,9 @@ pub struct Violation {
     /// Attack signatures that matched (empty for other violations).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub signature_ids: Vec<u32>,
+    /// Raised by an entity in staging (`performStaging`): reported, never blocks, not rated.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub staged: bool,
 }
 
 impl Violation {
@@ -156,6 +160,7 @@ impl Violation {
             snippet: String::new(),
             detail: String::new(),
             signature_ids: Vec::new(),
+            staged: false,
         }
     }
 

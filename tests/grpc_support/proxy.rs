@@ -67,6 +67,15 @@ impl Proxy {
 
     /// [`Proxy::start`] with any upstream URL (`https://`, `h2c://`) and extra arguments.
     pub async fn start_url(upstream: &str, extra: &[&str]) -> Proxy {
+        Self::start_with_policy(upstream, extra, policy).await
+    }
+
+    /// [`Proxy::start_url`] with the policy `make(idl_link)` instead of [`policy`].
+    pub async fn start_with_policy(
+        upstream: &str,
+        extra: &[&str],
+        make: impl FnOnce(&str) -> serde_json::Value,
+    ) -> Proxy {
         let dir = tempfile::tempdir().expect("tempdir");
         let proto = dir.path().join("demo.proto");
         std::fs::copy(
@@ -78,7 +87,7 @@ impl Proxy {
         let policy_path = dir.path().join("policy.json");
         std::fs::write(
             &policy_path,
-            serde_json::to_vec_pretty(&policy(&link)).expect("json"),
+            serde_json::to_vec_pretty(&make(&link)).expect("json"),
         )
         .expect("policy");
         let addr = free_port();

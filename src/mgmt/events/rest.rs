@@ -104,9 +104,11 @@ fn violation(st: &MgmtState, v: &Value, blocked: bool) -> Value {
         "signatureIds".into(),
         v.get("signature_ids").cloned().unwrap_or(json!([])),
     );
+    // A violation of an entity in staging is reported, never enforced.
+    let staged = v.get("staged").and_then(Value::as_bool).unwrap_or(false);
     m.insert(
         "enforcementState".into(),
-        json!({"isBlocked": blocked, "isAlarmed": !blocked}),
+        json!({"isBlocked": blocked && !staged, "isAlarmed": !blocked || staged, "isInStaging": staged}),
     );
     Value::Object(m)
 }

@@ -3,13 +3,15 @@
 //! the body must be inspected, hands back the [`GrpcStream`] for the body phase.
 //!
 //! - not POST → `VIOL_METHOD` (even when the method is allowed elsewhere in the policy);
-//! - `:path` not a method of the IDL → `VIOL_GRPC_METHOD`;
+//! - `:path` not a method of the IDL → `VIOL_GRPC_METHOD`. A URL bound to the profile through its
+//!   content profiles need not be the service's own (`/api/grpc/*`): a path outside the IDL's
+//!   services names its method by its last two segments (`/api/grpc/demo.v1.Greeter/SayHello`);
 //! - a content type that is not gRPC (`application/grpc`, `application/grpc+proto`, or gRPC-Web's
 //!   binary `application/grpc-web[+proto]`, which frames requests the same way) → `VIOL_GRPC_MALFORMED`.
 //!
 //! Imports: [`super::compile`], [`super::stream`], `waf::violation`; http.
 
-use super::compile::CompiledGrpcProfile;
+use super::compile::{CompiledGrpcProfile, GrpcMethod};
 use super::stream::{Encoding, GrpcStream};
 use crate::waf::violation::{Context, Violation, ViolationKind};
 
@@ -67,7 +69,10 @@ pub fn start_call(profile: &CompiledGrpcProfile, head: &http::request::Parts) ->
                 .detail(format!("content-type {content_type:?} is not gRPC")),
         );
     }
-    let Some(method) = profile.method(path) else {
+    let Some(method) = profile
+        .method(path)
+        .or_else(|| mounted_method(profile, path))
+    else {
         violations.push(
             Violation::new(ViolationKind::GrpcMethod, Context::Grpc)
                 .named(path)
@@ -88,6 +93,18 @@ pub fn start_call(profile: &CompiledGrpcProfile, head: &http::request::Parts) ->
     );
     let stream = grpc_body.then(|| profile.stream(method, encoding));
     CallStart { violations, stream }
+}
+
+/// The method of a service mounted under a prefix: `/<prefix>/<package>.<service>/<method>` names
+/// `/<package>.<service>/<method>`. Paths under one of the profile's own services are looked up
+/// exactly (an unknown method there stays unknown).
+fn mounted_method<'a>(profile: &'a CompiledGrpcProfile, path: &str) -> Option<&'a GrpcMethod> {
+    if profile.covers(path) {
+        return None;
+    }
+    let last = path.rfind('/')?;
+    let cut = path[..last].rfind('/')?;
+    (cut > 0).then(|| profile.method(&path[cut..])).flatten()
 }
 
 #[cfg(test)]
@@ -139,6 +156,23 @@ mod tests {
         assert_eq!(kinds(&c), vec![ViolationKind::GrpcMalformed]);
         assert!(c.stream.is_none());
         assert!(!is_grpc_content_type("application/grpc-web-text"));
+        // A service mounted under a prefix is found by the path's last two segments; under the
+        // service's own path the lookup stays exact.
+        let c = start_call(
+            &p,
+            &head("POST", "/api/rpc/test.v1.Users/Get", "application/grpc"),
+        );
+        assert!(c.violations.is_empty(), "{:?}", c.violations);
+        assert!(c.stream.is_some());
+        let c = start_call(
+            &p,
+            &head(
+                "POST",
+                "/test.v1.Users/x/test.v1.Users/Get",
+                "application/grpc",
+            ),
+        );
+        assert_eq!(kinds(&c), vec![ViolationKind::GrpcMethod]);
         assert!(is_grpc_content_type("Application/GRPC; charset=utf-8"));
     }
 }

@@ -165,6 +165,16 @@ impl GrpcStream {
                         {
                             out.push(too_long(&self.method, n, u64::from(len), max));
                         }
+                        // Over the 10 MiB cap: also the request-length violation, as the
+                        // systems we stand in for report such a message.
+                        out.push(
+                            Violation::new(ViolationKind::RequestMaxLength, Context::Grpc)
+                                .named(self.method.path())
+                                .detail(format!(
+                                    "message {n} is {len} bytes, over the inspection cap of {} bytes",
+                                    self.limits.inspect_cap
+                                )),
+                        );
                     }
                     out.push(self.malformed(e.to_string()));
                     self.passthrough = true;

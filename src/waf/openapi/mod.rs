@@ -12,6 +12,7 @@
 
 mod compile;
 mod formats;
+mod json_schema;
 mod load;
 mod op_compile;
 mod operation;
@@ -22,6 +23,7 @@ mod table;
 mod validate;
 
 pub use compile::CompiledApi;
+pub use json_schema::{JsonSchema, SchemaViolation};
 pub use load::{ApiSpec, SpecVersion, join_link, load, load_with};
 pub use operation::{BodyKind, Content, Head, Operation};
 pub use param::{Location, Param};
@@ -87,31 +89,19 @@ pub fn load_and_compile(bytes: &[u8], link: &str) -> Result<CompiledApi, OpenApi
 /// Public entry for fuzzing and tests: validates `body` (JSON) against `schema` (a JSON schema
 /// written as OpenAPI 3.1 JSON), returns the error messages. Never panics.
 pub fn validate_json_value(schema: &[u8], body: &[u8]) -> Result<Vec<String>, String> {
-    let schema_doc: serde_json::Value =
-        serde_json::from_slice(schema).map_err(|e| e.to_string())?;
-    let wrapped = serde_json::json!({"openapi": "3.1.0", "paths": {}, "s": schema_doc});
-    let bytes = serde_json::to_vec(&wrapped).map_err(|e| e.to_string())?;
-    let spec = load(&bytes, "schema.json", &crate::waf::resolver::NoResolver)
-        .map_err(|e| e.to_string())?;
-    let limits = Limits::default();
-    let mut c = schema::SchemaCompiler::new(&spec, &limits);
-    let id = c
-        .compile(0, "/s", &spec.root()["s"])
+    let schema = JsonSchema::compile(schema, "schema.json", &crate::waf::resolver::NoResolver)
         .map_err(|e| e.to_string())?;
     let body: serde_json::Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
-    let errors = validate::validate(&c.out, id, &body, limits.max_violations, limits.max_depth);
-    Ok(errors
+    Ok(schema
+        .validate(&body, Limits::default().max_violations)
         .into_iter()
         .map(|e| {
-            format!(
-                "{}: {}",
-                if e.pointer.is_empty() {
-                    "/"
-                } else {
-                    &e.pointer
-                },
-                e.detail
-            )
+            let at = if e.pointer.is_empty() {
+                "/"
+            } else {
+                &e.pointer
+            };
+            format!("{at}: {}", e.detail)
         })
         .collect())
 }

@@ -35,7 +35,9 @@ impl CompiledPolicy {
         if s.grpc_profile.is_some() {
             return self.grpc_end(s, out);
         }
-        if s.body_kind.is_none() {
+        // No plan, or an HTTP/2 body announced without a length that turned out empty (no body,
+        // as the headers phase judged it).
+        if s.body_kind.is_none() || (s.body_len == 0 && !s.expects_body) {
             return;
         }
         let kind = s.body_kind.take().unwrap_or(BodyKind::Signatures);
@@ -64,9 +66,13 @@ impl CompiledPolicy {
                     self.check_param(s, out, n, v, ParamLocation::FormData, true);
                 }
             }
-            BodyKind::Json(i) => self.body_json(&body, i, s, out),
+            BodyKind::Json(i) => {
+                self.body_json(&body, i, s, out);
+                self.check_json_schema(i, &body, "", s, out);
+            }
             BodyKind::Xml(i) => self.body_xml(&body, i, s, out),
             BodyKind::Signatures => {
+                self.check_upload(s, out, None, &body);
                 if sig {
                     self.scan(s, out, Target::Body, Context::Body, None, &body, &ov, false);
                 }
@@ -99,6 +105,7 @@ impl CompiledPolicy {
                         );
                     }
                     if let Some(f) = p.filename {
+                        self.check_upload(s, out, Some(p.name), p.value);
                         self.scan(
                             s,
                             out,

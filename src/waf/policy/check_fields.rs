@@ -152,7 +152,7 @@ impl CompiledPolicy {
                     let n = String::from_utf8_lossy(name).into_owned();
                     match pick(self.cookies.iter(), |c| &c.m, name, false) {
                         Some(c) if c.sig_check => {
-                            let ov = &c.overrides;
+                            let (ov, mark) = (&c.overrides, out.len());
                             self.scan(
                                 s,
                                 out,
@@ -163,6 +163,9 @@ impl CompiledPolicy {
                                 ov,
                                 false,
                             );
+                            if c.staged {
+                                super::staging::mark_staged(out, mark);
+                            }
                         }
                         _ => {}
                     }

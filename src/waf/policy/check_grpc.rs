@@ -1,6 +1,6 @@
 //! gRPC enforcement of the compiled policy (issue 5, `docs/grpc.md`): `grpc-profiles` compiled
-//! through the resolver, the URLs `/<pkg>.<svc>/*` they bind (`associateUrls`), the headers-phase
-//! call checks and the body phase that streams the call message by message through the profile's
+//! through the resolver, the headers-phase call checks of a URL bound to a profile (`grpc_urls`
+//! binds them) and the body phase that streams the call message by message through the profile's
 //! [`GrpcStream`], string fields checked by the policy's signatures and meta-characters.
 //! Imports: `compiled`, `waf::{grpc, signatures, violation, resolver, transaction}`.
 
@@ -68,29 +68,6 @@ fn lenient_flags(mut v: Value) -> Value {
 }
 
 impl CompiledPolicy {
-    /// Installs the compiled gRPC profiles (done by `policy::load` once the IDL files are read).
-    pub fn set_grpc_profiles(&mut self, profiles: Vec<Arc<CompiledGrpcProfile>>) {
-        self.grpc_profiles = profiles;
-    }
-
-    /// The compiled gRPC profiles.
-    pub fn grpc_profiles(&self) -> &[Arc<CompiledGrpcProfile>] {
-        &self.grpc_profiles
-    }
-
-    /// Headers phase: binds `path` to the first profile whose associated URLs cover it. A bound
-    /// path is a URL of the policy (`/<pkg>.<svc>/*`), so the generic URL check is skipped.
-    pub(super) fn grpc_bind(&self, path: &[u8], s: &mut Scratch) -> bool {
-        let Ok(path) = std::str::from_utf8(path) else {
-            return false;
-        };
-        s.grpc_profile = self
-            .grpc_profiles
-            .iter()
-            .position(|p| p.associate_urls() && p.covers(path));
-        s.grpc_profile.is_some()
-    }
-
     /// Headers phase for a bound call: method, IDL method and content type. Returns true when the
     /// body must be streamed through the inspector.
     pub(super) fn grpc_start(
@@ -121,9 +98,11 @@ impl CompiledPolicy {
         let Some(mut stream) = s.grpc_stream.take() else {
             return Step::PassRest;
         };
-        let mut found = Vec::new();
-        let r = stream.feed(chunk, &mut self.grpc_check(s, &mut found), out);
-        for v in found {
+        // Stream and string-check findings alike go through `push`, so a violation switched off
+        // in `blocking-settings` is not recorded.
+        let (mut found, mut raised) = (Vec::new(), Vec::new());
+        let r = stream.feed(chunk, &mut self.grpc_check(s, &mut found), &mut raised);
+        for v in raised.into_iter().chain(found) {
             self.push(out, v);
         }
         s.grpc_stream = Some(stream);
@@ -137,7 +116,11 @@ impl CompiledPolicy {
     /// Body end for a streamed call: a body cut inside a frame is malformed.
     pub(super) fn grpc_end(&self, s: &mut Scratch, out: &mut Vec<Violation>) {
         if let Some(mut stream) = s.grpc_stream.take() {
-            stream.finish(out);
+            let mut raised = Vec::new();
+            stream.finish(&mut raised);
+            for v in raised {
+                self.push(out, v);
+            }
         }
     }
 

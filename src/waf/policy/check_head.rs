@@ -147,11 +147,16 @@ impl CompiledPolicy {
         let mut flags = query::DecodeFlags::default();
         let decoded = query::decode(raw_path, false, self.passes, &mut flags);
         self.flag_evasions(&flags, Context::Url, raw_path, out);
+        self.check_encoding(out, Context::Url, None, &decoded);
         let path = normalize_path(&decoded);
-        if !self.grpc_bind(&path, s) {
-            self.check_url(method, tls, (&path, head.uri.path()), s, out);
-        }
+        let mark = out.len();
+        self.check_url(method, tls, (&path, head.uri.path()), s, out);
+        self.check_cors(head, tls, s, out);
+        self.stage_url(s, out, mark);
+        self.grpc_bind(head, s);
+        let mark = out.len();
         self.check_filetype(&path, raw_query.len() as u64, head, s, out);
+        self.stage_filetype(s, out, mark);
         s.path = path;
         self.check_positional(s, out);
         if !raw_query.is_empty() {
@@ -183,6 +188,7 @@ impl CompiledPolicy {
         let inspect = self.plan_body(head, s, out);
         let inspect = self.api_head(head, s.expects_body, s, out) || inspect;
         self.check_mandatory(s, out, false);
+        self.check_declared_length(s, out);
         inspect
     }
 
@@ -480,7 +486,10 @@ impl CompiledPolicy {
         }
         s.body_kind = Some(kind);
         s.expects_body = has_body;
-        has_body && !matches!(kind, BodyKind::Ignore | BodyKind::Disallow)
+        // An HTTP/2 request announces no body length: a body may follow the head (an empty one
+        // never reaches the body phase), and it must be inspected like any other.
+        let h2_body = cl.is_none() && head.version == http::Version::HTTP_2;
+        (has_body || h2_body) && !matches!(kind, BodyKind::Ignore | BodyKind::Disallow)
     }
 }
 

@@ -60,8 +60,9 @@ impl CompiledPolicy {
         }
     }
 
-    /// Checks one parameter; `encoded` says the name and value are still percent-encoded.
-    pub fn check_param(
+    /// Checks one parameter; `encoded` says the name and value are still percent-encoded. Called
+    /// through `check_param` (`staging`), which marks the violations of a staged entity.
+    pub(super) fn check_param_entity(
         &self,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
@@ -88,6 +89,9 @@ impl CompiledPolicy {
         } else {
             (Cow::Borrowed(raw_name), Cow::Borrowed(raw_value))
         };
+        if !matches!(loc, ParamLocation::Header | ParamLocation::Cookie) {
+            self.check_encoding(out, Context::Parameter, Some(&name), &value);
+        }
         let pname = String::from_utf8_lossy(&name);
         let Some(p) = self.param_for(s, &name) else {
             self.push(
@@ -98,6 +102,7 @@ impl CompiledPolicy {
             );
             return;
         };
+        s.param_staged_from = p.staged.then_some(out.len());
         let sensitive = p.sensitive
             || self
                 .sensitive
@@ -159,6 +164,9 @@ impl CompiledPolicy {
                 self.push(out, named(K::ParameterEmptyValue));
             }
             return;
+        }
+        if p.value_profile.is_some() {
+            return self.check_structured_value(s, out, p, &pname, &value, sensitive);
         }
         if p.value_type == ValueType::StaticContent || !p.statics.is_empty() {
             let text = String::from_utf8_lossy(&value);

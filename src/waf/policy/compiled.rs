@@ -60,6 +60,12 @@ pub struct CompiledPolicy {
     pub(super) grpc_profiles: Vec<std::sync::Arc<crate::waf::grpc::CompiledGrpcProfile>>,
     /// Meta-characters refused in gRPC string values (the parameter-value set).
     pub(super) grpc_table: Table,
+    /// `applicationLanguage`, for VIOL_ENCODING (`check_encoding`).
+    pub(super) charset: super::check_encoding::Charset,
+    /// Longest request (head + body) before VIOL_REQUEST_MAX_LENGTH (`check_length`).
+    pub(super) request_max_len: u64,
+    /// The JSON profiles' schemas (`validationFiles`), by profile index (`check_json_schema`).
+    pub(super) json_schemas: Vec<Option<std::sync::Arc<crate::waf::openapi::JsonSchema>>>,
 }
 
 /// Most request-body bytes buffered for inspection (larger bodies are inspected up to this size).
@@ -214,7 +220,8 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
             raw_name
         };
         let mut content = Vec::new();
-        for cp in u.url_content_profiles.iter().flatten() {
+        for (j, cp) in u.url_content_profiles.iter().flatten().enumerate() {
+            let mut grpc = None;
             let kind = match cp
                 .kind
                 .as_deref()
@@ -234,7 +241,11 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
                 "apply-content-signatures" | "apply-value-and-content-signatures" => {
                     BodyKind::Signatures
                 }
-                "grpc" | "graphql" => BodyKind::Signatures,
+                "grpc" => {
+                    grpc = Some(super::grpc_urls::profile_index(d, cp, i, j)?);
+                    BodyKind::Signatures
+                }
+                "graphql" => BodyKind::Signatures,
                 other => {
                     return Err(PolicyError(format!(
                         "policy.urls[{i}].urlContentProfiles: unknown type \"{other}\" (expected apply-value-and-content-signatures, apply-content-signatures, form-data, json, xml, grpc, graphql, disallow or do-nothing)"
@@ -249,6 +260,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
                     .to_ascii_lowercase(),
                 value: Glob::new(cp.header_value.as_deref().unwrap_or("*"), true, true),
                 kind,
+                grpc,
             });
         }
         // Rules with a specific header first, the catch-all last.
@@ -295,6 +307,9 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
             } else {
                 Vec::new()
             },
+            staged: super::staging::staged(d, u.perform_staging),
+            no_executables: u.disallow_file_upload_of_executables.unwrap_or(false),
+            cors: super::check_cors::compile(u, i)?,
         });
     }
     // Explicit parameters, then the URLs' positional parameters as URL-level path parameters.
@@ -392,6 +407,8 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
             base64: p.decode_value_as_base64.unwrap_or(Base64Mode::Disabled),
             sensitive: p.sensitive_parameter.unwrap_or(false)
                 || m.sensitive.iter().any(|s| s == name),
+            staged: super::staging::staged(d, p.perform_staging),
+            value_profile: super::check_value::value_profile(p, path, &json, &xml)?,
         });
     }
     let headers = d
@@ -419,6 +436,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
                 m: NameMatch::new(c.name.as_deref()?, c.kind, c.wildcard_order, false, true),
                 sig_check: c.attack_signatures_check.unwrap_or(true),
                 overrides: overrides(&c.signature_overrides),
+                staged: super::staging::staged(d, c.perform_staging),
             })
         })
         .collect();
@@ -434,6 +452,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
                 qs_len: limit_opt(f.check_query_string_length, f.query_string_length),
                 post_len: limit_opt(f.check_post_data_length, f.post_data_length),
                 req_len: limit_opt(f.check_request_length, f.request_length),
+                staged: super::staging::staged(d, f.perform_staging),
             })
         })
         .collect();
@@ -502,6 +521,9 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
         allowed_codes: allowed_codes(d),
         grpc_profiles: Vec::new(),
         grpc_table: tables["parameter-value"],
+        charset: m.charset,
+        request_max_len: super::check_length::REQUEST_MAX_LENGTH,
+        json_schemas: Vec::new(),
     })
 }
 
@@ -544,6 +566,9 @@ impl CompiledPolicy {
             allowed_codes: Vec::new(),
             grpc_profiles: Vec::new(),
             grpc_table: Table::EMPTY,
+            charset: super::check_encoding::Charset::Unchecked,
+            request_max_len: u64::MAX,
+            json_schemas: Vec::new(),
         }
     }
 

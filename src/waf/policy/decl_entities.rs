@@ -45,6 +45,23 @@ pub struct ContentProfileRef {
     pub name: Option<String>,
 }
 
+/// A parameter's `contentProfile` (valueType json/xml): `{"name": …}`, or `{"contentProfile":
+/// {"name": …}}` as the format's schema nests it.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ParamContentProfile {
+    pub name: Option<String>,
+    pub content_profile: Option<ContentProfileRef>,
+}
+
+impl ParamContentProfile {
+    pub fn name(&self) -> Option<&str> {
+        self.name
+            .as_deref()
+            .or_else(|| self.content_profile.as_ref()?.name.as_deref())
+    }
+}
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UrlContentProfile {
@@ -55,6 +72,34 @@ pub struct UrlContentProfile {
     #[serde(rename = "type")]
     pub kind: Option<String>,
     pub content_profile: Option<ContentProfileRef>,
+}
+
+/// One `crossDomainAllowedOrigin` entry.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AllowedOrigin {
+    #[serde(default, deserialize_with = "lenient::flag")]
+    pub include_sub_domains: Option<bool>,
+    #[serde(default, deserialize_with = "lenient::text")]
+    pub origin_name: Option<String>,
+    #[serde(default, deserialize_with = "lenient::text")]
+    pub origin_port: Option<String>,
+    #[serde(default, deserialize_with = "lenient::text")]
+    pub origin_protocol: Option<String>,
+}
+
+/// `urls[].html5CrossOriginRequestsEnforcement`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CrossOrigin {
+    #[serde(default, deserialize_with = "lenient::text")]
+    pub enforcement_mode: Option<String>,
+    pub cross_domain_allowed_origin: Option<Vec<AllowedOrigin>>,
+    #[serde(default, deserialize_with = "lenient::text")]
+    pub allow_origins_enforcement_mode: Option<String>,
+    #[serde(default, deserialize_with = "lenient::flag")]
+    pub check_allowed_methods: Option<bool>,
+    pub allowed_methods: Option<Vec<Value>>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -93,6 +138,10 @@ pub struct Url {
     pub mandatory_body: Option<bool>,
     #[serde(default, deserialize_with = "lenient::flag")]
     pub perform_staging: Option<bool>,
+    #[serde(default, deserialize_with = "lenient::flag")]
+    pub disallow_file_upload_of_executables: Option<bool>,
+    #[serde(rename = "html5CrossOriginRequestsEnforcement")]
+    pub html5_cross_origin_requests_enforcement: Option<CrossOrigin>,
     pub url_content_profiles: Option<Vec<UrlContentProfile>>,
     pub positional_parameters: Option<Vec<PositionalParameter>>,
     pub operation_id: Option<String>,
@@ -124,6 +173,8 @@ pub struct Parameter {
     pub url: Option<UrlRef>,
     pub parameter_location: Option<ParamLocation>,
     pub value_type: Option<ValueType>,
+    /// The JSON/XML profile of a json/xml-valued parameter.
+    pub content_profile: Option<ParamContentProfile>,
     pub data_type: Option<DataType>,
     #[serde(default, deserialize_with = "lenient::flag")]
     pub mandatory: Option<bool>,

@@ -86,6 +86,8 @@ pub struct ContentRule {
     pub header: String,
     pub value: Glob,
     pub kind: BodyKind,
+    /// `type: grpc`: the index of the `grpc-profiles` entry the rule binds the URL to.
+    pub grpc: Option<usize>,
 }
 
 #[derive(Clone, Debug)]
@@ -103,6 +105,12 @@ pub struct CUrl {
     pub methods_override: Vec<(String, bool)>,
     /// Positional (path-segment) parameters: 1-based segment index and parameter name.
     pub positional: Vec<(usize, String)>,
+    /// `performStaging`: the URL's violations are reported, never enforced.
+    pub staged: bool,
+    /// `disallowFileUploadOfExecutables` (`check_upload`).
+    pub no_executables: bool,
+    /// `html5CrossOriginRequestsEnforcement` in `enforce` mode (`check_cors`).
+    pub cors: Option<Box<super::check_cors::Cors>>,
 }
 
 #[derive(Clone, Debug)]
@@ -129,6 +137,10 @@ pub struct CParam {
     pub name_table: Table,
     pub base64: Base64Mode,
     pub sensitive: bool,
+    /// `performStaging`: the parameter's violations are reported, never enforced.
+    pub staged: bool,
+    /// `valueType` json/xml: the index of the JSON or XML profile that parses the value.
+    pub value_profile: Option<usize>,
 }
 
 #[derive(Clone, Debug)]
@@ -147,6 +159,7 @@ pub struct CCookie {
     pub m: NameMatch,
     pub sig_check: bool,
     pub overrides: Vec<(u32, bool)>,
+    pub staged: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -157,6 +170,7 @@ pub struct CFiletype {
     pub qs_len: Option<u64>,
     pub post_len: Option<u64>,
     pub req_len: Option<u64>,
+    pub staged: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -216,4 +230,7 @@ pub struct Scratch {
     /// The gRPC profile the URL is bound to, and the call's message inspector.
     pub grpc_profile: Option<usize>,
     pub grpc_stream: Option<crate::waf::grpc::GrpcStream>,
+    /// Set by the parameter check when the entity it matched is in staging: where its own
+    /// violations start in the list.
+    pub param_staged_from: Option<usize>,
 }

@@ -10,15 +10,23 @@
 pub mod charset;
 pub mod check_api;
 pub mod check_body;
+pub mod check_cors;
+pub mod check_encoding;
 pub mod check_fields;
 pub mod check_grpc;
 pub mod check_head;
+pub mod check_json_schema;
+pub mod check_length;
 pub mod check_params;
+pub mod check_upload;
+pub mod check_value;
 pub mod compiled;
 pub mod decl;
 pub mod decl_entities;
 pub mod entities;
+pub mod fuzzing;
 pub mod glob;
+pub mod grpc_urls;
 pub mod layers;
 pub mod lenient;
 pub mod model;
@@ -27,6 +35,7 @@ pub mod rating;
 pub mod refs;
 pub mod sections;
 pub mod sigsel;
+pub mod staging;
 pub mod templates;
 pub mod unenforced;
 pub mod validate;
@@ -138,6 +147,8 @@ pub fn load_with(
     let body_model = model::Model::build(body_decl.clone(), template, &body_decl, &mut Vec::new())?;
     compiled::validate(&body_model)?;
 
+    // JSON profile schemas of the body alone first, so errors index the user's json-profiles.
+    check_json_schema::compile(&body_decl)?;
     let api = check_api::load_api(&body, base, resolver)?;
     if let Some(api) = &api {
         warnings.extend(
@@ -157,6 +168,7 @@ pub fn load_with(
     let mut summary = model.summary();
     let mut policy = compiled::compile(&model)?;
     policy.api = api;
+    policy.set_json_schemas(check_json_schema::compile(&model.decl)?);
     if let Some(raw) = &model.decl.grpc_profiles {
         policy.set_grpc_profiles(check_grpc::compile_profiles(raw, base, resolver)?);
     }

@@ -139,6 +139,8 @@ pub struct Model {
     pub staging: bool,
     pub staging_cutoff: Option<String>,
     pub sensitive: Vec<String>,
+    /// `applicationLanguage`: what VIOL_ENCODING validates against.
+    pub charset: super::check_encoding::Charset,
 }
 
 /// What `policy check` prints.
@@ -268,6 +270,7 @@ impl Model {
             }
         }
         sensitive.push("password".into());
+        let charset = super::check_encoding::Charset::from_decl(&d, warnings)?;
         Ok(Model {
             name,
             template,
@@ -296,6 +299,7 @@ impl Model {
             staging,
             staging_cutoff,
             sensitive,
+            charset,
             decl: d,
         })
     }
@@ -337,7 +341,6 @@ const KNOWN_UNENFORCED_VIOLATIONS: &[&str] = &[
     "VIOL_MALICIOUS_IP",
     "VIOL_HOSTNAME",
     "VIOL_HOSTNAME_MISMATCH",
-    "VIOL_CROSS_ORIGIN_REQUEST",
     "VIOL_FLOW",
     "VIOL_FLOW_DISALLOWED_INPUT",
     "VIOL_FLOW_ENTRY_POINT",

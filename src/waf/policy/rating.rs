@@ -6,6 +6,8 @@
 //! when three or more distinct violation kinds were found. A request is blocked iff the policy is
 //! blocking and a violation (or signature) set to block was found, or the rating is ≥ 4 and
 //! VIOL_RATING_THREAT blocks, or the rating is 3 and VIOL_RATING_NEED_EXAMINATION blocks.
+//! Violations of an entity in staging (`Violation::staged`, see `staging`) are reported but
+//! neither rated nor blocking.
 //! Imports: `compiled`, `waf::{verdict, violation, signatures}`, `support`.
 
 use super::compiled::{CompiledPolicy, Scratch};
@@ -15,8 +17,12 @@ use crate::waf::verdict::{Action, Verdict};
 use crate::waf::violation::{Context, Violation, ViolationKind as K};
 
 impl CompiledPolicy {
-    /// Rating 1–5 of one violation (0 for staged signatures, which never count).
+    /// Rating 1–5 of one violation (0 for staged signatures and for violations of entities in
+    /// staging, which never count).
     pub fn rate(&self, v: &Violation) -> u8 {
+        if v.staged {
+            return 0;
+        }
         match v.kind {
             K::AttackSignature => v
                 .signature_ids
@@ -45,6 +51,9 @@ impl CompiledPolicy {
 
     /// True when this violation alone asks to block.
     fn blocks(&self, v: &Violation) -> bool {
+        if v.staged {
+            return false;
+        }
         if v.kind == K::AttackSignature {
             return v
                 .signature_ids
@@ -68,7 +77,11 @@ impl CompiledPolicy {
     /// Rates the violations found so far and decides.
     pub fn decide(&self, support_id: SupportId, violations: &[Violation], s: &Scratch) -> Verdict {
         let mut rating = violations.iter().map(|v| self.rate(v)).max().unwrap_or(0);
-        let mut kinds: Vec<K> = violations.iter().map(|v| v.kind).collect();
+        let mut kinds: Vec<K> = violations
+            .iter()
+            .filter(|v| !v.staged)
+            .map(|v| v.kind)
+            .collect();
         kinds.sort();
         kinds.dedup();
         if kinds.len() >= 3 && rating < 4 {

@@ -112,8 +112,6 @@ pub const KNOWN_FIELDS: &[&str] = &[
     "clickjackingProtection",
     "allowRenderingInFrames",
     "allowRenderingInFramesOnlyFrom",
-    "html5CrossOriginRequestsEnforcement",
-    "disallowFileUploadOfExecutables",
     "canChangeDomainCookie",
     "accessProfile",
     "authorizationRules",

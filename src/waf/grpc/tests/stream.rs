@@ -276,7 +276,19 @@ fn a_frame_over_the_inspection_cap_is_refused_from_its_prefix() {
     };
     let mut st = GrpcStream::new(p.method(GET).expect("Get").clone(), limits);
     let seen = run(&mut st, &[&[0, 0, 0, 1, 0]]);
-    assert_eq!(seen.kinds(), vec![ViolationKind::GrpcMalformed]);
+    // Over the cap is also over the maximum request length, as the real system reports it.
+    assert_eq!(
+        seen.kinds(),
+        vec![
+            ViolationKind::RequestMaxLength,
+            ViolationKind::GrpcMalformed
+        ]
+    );
+    assert!(
+        seen.violations[0]
+            .detail
+            .contains("256 bytes, over the inspection cap of 100")
+    );
     assert!(seen.results[0].passthrough);
 }
 
