@@ -87,22 +87,30 @@ pub fn encode(out: &mut Vec<u8>, h: &Head<'_>, body: BodyLen, req: Answering<'_>
     } else {
         Vec::new()
     };
-    let keep = |n: &HeaderName| !(h.strip && skipped(n, &named));
     let mut last = req.close;
     let mut wrote_len = false;
     let mut trailers: Option<Vec<HeaderName>> = None;
     let chunkable = h.version != Version::HTTP_10 && can_chunked(req.method, h.status);
     let mut connection_seen = false;
-    for name in h.headers.keys() {
-        if !keep(name) {
+    // One pass over (name, value) pairs; values of one name come together, so a name's group
+    // starts when the name changes. `open` is a joined line (connection, trailer) not yet ended.
+    let mut prev: Option<&HeaderName> = None;
+    let mut open: Option<&HeaderName> = None;
+    let mut closes = false;
+    for (name, value) in h.headers {
+        let first = prev != Some(name);
+        prev = Some(name);
+        if first && let Some(o) = open.take() {
+            end_joined(out, o, req.close, closes, &mut last);
+        }
+        if h.strip && (skipped(name, &named)) {
             continue;
         }
-        let mut values = h.headers.get_all(name).iter();
         if *name == CONTENT_LENGTH {
             match body {
                 BodyLen::Known(_) => {
-                    if let Some(v) = values.next() {
-                        put(out, name, v.as_bytes());
+                    if first {
+                        put(out, name, value.as_bytes());
                         wrote_len = true;
                     }
                     continue;
@@ -111,46 +119,34 @@ pub fn encode(out: &mut Vec<u8>, h: &Head<'_>, body: BodyLen, req: Answering<'_>
                 BodyLen::Unknown => continue,
                 BodyLen::Empty => wrote_len = true,
             }
-        } else if *name == TRANSFER_ENCODING {
+        } else if *name == TRANSFER_ENCODING || (*name == TRAILER && !chunkable) {
             continue;
         } else if *name == CONNECTION || *name == TRAILER {
-            if *name == TRAILER && !chunkable {
-                continue;
+            if first {
+                out.extend_from_slice(name.as_str().as_bytes());
+                out.extend_from_slice(b": ");
+                open = Some(name);
+                closes = false;
+            } else {
+                out.extend_from_slice(b", ");
             }
-            out.extend_from_slice(name.as_str().as_bytes());
-            out.extend_from_slice(b": ");
-            let mut first = true;
-            let mut closes = false;
-            for v in values {
-                if !first {
-                    out.extend_from_slice(b", ");
-                }
-                first = false;
-                out.extend_from_slice(v.as_bytes());
-                closes |= has_token(v.as_bytes(), b"close");
-                if *name == TRAILER
-                    && let Ok(s) = v.to_str()
-                {
-                    let t = trailers.get_or_insert_with(Vec::new);
-                    t.extend(
-                        s.split(',')
-                            .filter_map(|n| HeaderName::from_bytes(n.trim().as_bytes()).ok()),
-                    );
-                }
-            }
+            out.extend_from_slice(value.as_bytes());
             if *name == CONNECTION {
                 connection_seen = true;
-                if req.close && !closes {
-                    out.extend_from_slice(b", close");
-                }
-                last |= closes;
+                closes |= has_token(value.as_bytes(), b"close");
+            } else if let Ok(s) = value.to_str() {
+                let t = trailers.get_or_insert_with(Vec::new);
+                t.extend(
+                    s.split(',')
+                        .filter_map(|n| HeaderName::from_bytes(n.trim().as_bytes()).ok()),
+                );
             }
-            out.extend_from_slice(b"\r\n");
             continue;
         }
-        for v in values {
-            put(out, name, v.as_bytes());
-        }
+        put(out, name, value.as_bytes());
+    }
+    if let Some(o) = open.take() {
+        end_joined(out, o, req.close, closes, &mut last);
     }
     if req.close && !connection_seen {
         out.extend_from_slice(b"connection: close\r\n");
@@ -196,6 +192,18 @@ pub fn encode(out: &mut Vec<u8>, h: &Head<'_>, body: BodyLen, req: Answering<'_>
             None
         },
     }
+}
+
+/// Ends a joined `connection` / `trailer` line; a `connection` line gets `close` appended when the
+/// connection closes and the line does not say so (as hyper appends it).
+fn end_joined(out: &mut Vec<u8>, name: &HeaderName, close: bool, closes: bool, last: &mut bool) {
+    if *name == CONNECTION {
+        if close && !closes {
+            out.extend_from_slice(b", close");
+        }
+        *last |= closes;
+    }
+    out.extend_from_slice(b"\r\n");
 }
 
 fn put(out: &mut Vec<u8>, name: &HeaderName, value: &[u8]) {

@@ -64,3 +64,18 @@ pub fn fuzz_wire(bytes: &[u8]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn fuzz_seeds_do_not_panic() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/h1_wire");
+        let mut n = 0;
+        for entry in std::fs::read_dir(dir).expect("seed dir") {
+            let bytes = std::fs::read(entry.expect("entry").path()).expect("seed");
+            super::fuzz_wire(&bytes);
+            n += 1;
+        }
+        assert!(n >= 3, "expected seed files in {dir}");
+    }
+}

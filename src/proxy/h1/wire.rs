@@ -92,8 +92,18 @@ fn hop_by_hop(name: &HeaderName) -> bool {
     )
 }
 
-/// The names the `Connection` fields of `h` list (never the ones that identify or frame a request).
+/// The names the `Connection` fields of `h` list (never the ones that identify or frame a request);
+/// none for the usual `keep-alive` (no allocation then).
 pub fn connection_named(h: &HeaderMap) -> Vec<HeaderName> {
+    let plain = h.get_all(CONNECTION).iter().all(|v| {
+        v.as_bytes()
+            .split(|b| *b == b',')
+            .all(|t| t.trim_ascii().eq_ignore_ascii_case(b"keep-alive"))
+    });
+    if plain {
+        // `keep-alive` is hop-by-hop anyway.
+        return Vec::new();
+    }
     h.get_all(CONNECTION)
         .iter()
         .filter_map(|v| v.to_str().ok())
