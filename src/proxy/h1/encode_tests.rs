@@ -108,9 +108,12 @@ fn ours(
     String::from_utf8(out).expect("utf8")
 }
 
+/// Status, header fields, body.
+type Case = (u16, &'static [(&'static str, &'static str)], Kind);
+
 #[tokio::test]
 async fn heads_match_hyper_byte_for_byte() {
-    let cases: Vec<(u16, &[(&str, &str)], Kind)> = vec![
+    let cases: Vec<Case> = vec![
         (
             200,
             &[
