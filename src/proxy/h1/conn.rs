@@ -175,10 +175,6 @@ async fn read_head<S: AsyncRead + Unpin>(
                 }
             }
         }
-        let deadline = match head_started {
-            None => Instant::now() + idle,
-            Some(t) => t + header,
-        };
         let idle_now = buf.is_empty();
         if buf.capacity() - buf.len() < 1024 {
             buf.reserve(8192);
@@ -191,6 +187,11 @@ async fn read_head<S: AsyncRead + Unpin>(
                 return Poll::Ready(Some(r));
             }
             if !armed {
+                // Only a read that has to wait needs the clock and the timer.
+                let deadline = match head_started {
+                    None => Instant::now() + idle,
+                    Some(t) => t + header,
+                };
                 sleep.as_mut().reset(deadline);
                 armed = true;
             }

@@ -10,7 +10,6 @@
 use std::net::SocketAddr;
 use std::time::Instant;
 
-use bytes::Bytes;
 use http::header::{HOST, HeaderValue};
 use http::{Method, Response, StatusCode};
 use http_body_util::BodyExt;
@@ -233,11 +232,9 @@ async fn round_trip(
     loop {
         if !up.buf.is_empty() {
             seen = true;
-            let bytes: Bytes = up.buf.split().freeze();
-            match wire::parse_response(&bytes, method) {
+            match wire::parse_response(&mut up.buf, method) {
                 Err(why) => return Err(RoundTrip::Failed(why.to_string())),
-                Ok(Some((head, len))) => {
-                    up.buf = bytes.slice(len..).into();
+                Ok(Some(head)) => {
                     if head.status.is_informational() {
                         if head.status == StatusCode::SWITCHING_PROTOCOLS {
                             return Err(RoundTrip::Failed("unexpected 101".into()));
@@ -246,7 +243,7 @@ async fn round_trip(
                     }
                     return Ok(head);
                 }
-                Ok(None) => up.buf = bytes.into(),
+                Ok(None) => {}
             }
         }
         match up.read_more().await {

@@ -41,9 +41,9 @@ pub fn fuzz_wire(bytes: &[u8]) {
             }
         }
         1 => {
-            let buf = bytes::Bytes::copy_from_slice(rest);
             for method in [http::Method::GET, http::Method::HEAD] {
-                if let Ok(Some((head, _))) = wire::parse_response(&buf, &method) {
+                let mut buf = bytes::BytesMut::from(rest);
+                if let Ok(Some(head)) = wire::parse_response(&mut buf, &method) {
                     let mut out = Vec::new();
                     let h = encode::Head {
                         status: head.status,

@@ -9,7 +9,7 @@
 
 use std::mem::MaybeUninit;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http::header::{CONNECTION, HOST, HeaderName, HeaderValue, TE};
 use http::{HeaderMap, Method, StatusCode, Uri, Version};
 
@@ -208,47 +208,63 @@ pub struct ResponseHead {
 const MAX_RESPONSE_HEADERS: usize = 100;
 pub const MAX_RESPONSE_HEAD: usize = 8192 + 4096 * 100;
 
-/// Parses an upstream response head from the start of `buf`: `Ok(None)` needs more bytes,
-/// `Ok(Some((head, len)))` consumed `len` bytes, `Err` is a malformed head (502).
+/// Parses an upstream response head from the start of `buf` and takes it off: `Ok(None)` needs
+/// more bytes (nothing taken), `Err` is a malformed head (502). The header values share the head's
+/// bytes, split off `buf` without a copy (the buffer is reused once the head is dropped).
 pub fn parse_response(
-    buf: &Bytes,
+    buf: &mut BytesMut,
     method: &Method,
-) -> Result<Option<(ResponseHead, usize)>, &'static str> {
-    let mut storage: [MaybeUninit<httparse::Header<'_>>; MAX_RESPONSE_HEADERS] =
-        [const { MaybeUninit::uninit() }; MAX_RESPONSE_HEADERS];
-    let mut res = httparse::Response::new(&mut []);
-    let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
-        &mut res,
-        buf,
-        &mut storage,
-    );
-    let len = match parsed {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) if buf.len() > MAX_RESPONSE_HEAD => {
-            return Err("response head too large");
+) -> Result<Option<ResponseHead>, &'static str> {
+    // First pass: where each field is, as offsets (the fields borrow `buf`).
+    let mut at = [(0u32, 0u32, 0u32, 0u32); MAX_RESPONSE_HEADERS];
+    let (len, code, minor, count) = {
+        let mut storage: [MaybeUninit<httparse::Header<'_>>; MAX_RESPONSE_HEADERS] =
+            [const { MaybeUninit::uninit() }; MAX_RESPONSE_HEADERS];
+        let mut res = httparse::Response::new(&mut []);
+        let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
+            &mut res,
+            buf,
+            &mut storage,
+        );
+        let len = match parsed {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) if buf.len() > MAX_RESPONSE_HEAD => {
+                return Err("response head too large");
+            }
+            Ok(httparse::Status::Partial) => return Ok(None),
+            Err(_) => return Err("malformed response head"),
+        };
+        let base = buf.as_ptr() as usize;
+        let off = |p: *const u8| (p as usize - base) as u32;
+        for (slot, h) in at.iter_mut().zip(res.headers.iter()) {
+            let n = off(h.name.as_ptr());
+            let v = off(h.value.as_ptr());
+            *slot = (n, n + h.name.len() as u32, v, v + h.value.len() as u32);
         }
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(_) => return Err("malformed response head"),
+        (len, res.code, res.version, res.headers.len())
     };
-    let status = res
-        .code
+    let head = buf.split_to(len).freeze();
+    let status = code
         .and_then(|c| StatusCode::from_u16(c).ok())
         .ok_or("invalid status")?;
-    let version = if res.version == Some(1) {
+    let version = if minor == Some(1) {
         Version::HTTP_11
     } else {
         Version::HTTP_10
     };
-    let mut headers = HeaderMap::with_capacity(res.headers.len());
+    let mut headers = HeaderMap::with_capacity(count);
     let (mut length, mut chunked, mut te, mut close, mut keep_alive) =
         (None::<u64>, false, false, false, false);
-    for h in res.headers.iter() {
-        let name = HeaderName::from_bytes(h.name.as_bytes()).map_err(|_| "invalid header name")?;
-        let value = HeaderValue::from_maybe_shared(buf.slice_ref(h.value))
+    for &(n0, n1, v0, v1) in &at[..count] {
+        let name = HeaderName::from_bytes(&head[n0 as usize..n1 as usize])
+            .map_err(|_| "invalid header name")?;
+        let (v0, v1) = (v0 as usize, v1 as usize);
+        let value = HeaderValue::from_maybe_shared(head.slice(v0..v1))
             .map_err(|_| "invalid header value")?;
+        let raw = &head[v0..v1];
         match name.as_str() {
             "content-length" => {
-                for part in h.value.split(|b| *b == b',') {
+                for part in raw.split(|b| *b == b',') {
                     let n = std::str::from_utf8(part.trim_ascii())
                         .ok()
                         .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
@@ -262,15 +278,14 @@ pub fn parse_response(
             }
             "transfer-encoding" => {
                 te = true;
-                chunked = h
-                    .value
+                chunked = raw
                     .rsplit(|b| *b == b',')
                     .next()
                     .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
             }
             "connection" => {
-                close |= has_token(h.value, b"close");
-                keep_alive |= has_token(h.value, b"keep-alive");
+                close |= has_token(raw, b"close");
+                keep_alive |= has_token(raw, b"keep-alive");
             }
             _ => {}
         }
@@ -297,14 +312,13 @@ pub fn parse_response(
     };
     let reusable =
         framing != BodyFraming::Eof && !close && (version == Version::HTTP_11 || keep_alive);
-    let head = ResponseHead {
+    Ok(Some(ResponseHead {
         status,
         version,
         headers,
         framing,
         reusable,
-    };
-    Ok(Some((head, len)))
+    }))
 }
 
 #[cfg(test)]
@@ -372,10 +386,23 @@ mod tests {
     #[test]
     fn response_framing() {
         let parse = |h: &str, m: Method| {
-            parse_response(&Bytes::from(h.to_string()), &m)
-                .map(|r| r.map(|(h, _)| (h.framing, h.reusable)))
+            parse_response(&mut BytesMut::from(h), &m).map(|r| r.map(|h| (h.framing, h.reusable)))
         };
         let ok = "HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello";
+        // The head is taken off the buffer, the body stays; a partial head takes nothing.
+        let mut buf = BytesMut::from(ok);
+        let head = parse_response(&mut buf, &Method::GET)
+            .ok()
+            .flatten()
+            .map(|h| h.headers);
+        assert_eq!(
+            head.map(|h| h["content-length"].clone()),
+            Some(HeaderValue::from_static("5"))
+        );
+        assert_eq!(&buf[..], b"hello");
+        let mut part = BytesMut::from("HTTP/1.1 200 OK\r\nx: 1\r\n");
+        assert!(matches!(parse_response(&mut part, &Method::GET), Ok(None)));
+        assert_eq!(part.len(), 23);
         assert_eq!(
             parse(ok, Method::GET),
             Ok(Some((BodyFraming::Length(5), true)))
