@@ -108,7 +108,7 @@ fn bench(c: &mut Criterion) {
 /// parts, the upstream request head written, an nginx-like response head parsed into a header map,
 /// and the client's response head encoded.
 fn fast_path(c: &mut Criterion, lim: &HeadLimits) {
-    use portcullis::proxy::h1::{encode, wire};
+    use portcullis::proxy::h1::{encode, response, wire};
     const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\n\
 Date: Tue, 24 Nov 2026 05:00:00 GMT\r\nContent-Type: application/json\r\nContent-Length: 21\r\n\
 Connection: keep-alive\r\n\r\n{\"id\":1,\"name\":\"Ada\"}";
@@ -122,7 +122,7 @@ Connection: keep-alive\r\n\r\n{\"id\":1,\"name\":\"Ada\"}";
             out.clear();
             wire::encode_request(&mut out, &req.parts, Some("127.0.0.1"));
             let mut buf = bytes::BytesMut::from(RESPONSE);
-            let Ok(Some(res)) = wire::parse_response(&mut buf, &req.parts.method) else {
+            let Ok(Some(res)) = response::parse_response(&mut buf, &req.parts.method) else {
                 panic!("response head")
             };
             out.clear();

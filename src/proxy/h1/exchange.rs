@@ -4,7 +4,7 @@
 //! relayed to the client. Blocks and failures are answered with the same responses the general path
 //! gives, encoded by [`super::encode`].
 //!
-//! Imports: `waf::Transaction`, `super::{wire, encode, relay, upconn}`, `crate::proxy::{handler,
+//! Imports: `waf::Transaction`, `super::{wire, response, encode, relay, upconn}`, `crate::proxy::{handler,
 //! conns, upstream}`.
 
 use std::net::SocketAddr;
@@ -17,8 +17,9 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 use super::encode::{self, Answering, BodyLen, Head};
 use super::relay::{self, Relayed};
+use super::response::{self, BodyFraming, ResponseHead};
 use super::upconn::UpConn;
-use super::wire::{self, BodyFraming, RequestHead, ResponseHead};
+use super::wire::{self, RequestHead};
 use crate::proxy::conns::HostConns;
 use crate::proxy::handler::{
     Failure, Shared, Site, block_or_reject, failure_reply, log_transaction,
@@ -232,7 +233,7 @@ async fn round_trip(
     loop {
         if !up.buf.is_empty() {
             seen = true;
-            match wire::parse_response(&mut up.buf, method) {
+            match response::parse_response(&mut up.buf, method) {
                 Err(why) => return Err(RoundTrip::Failed(why.to_string())),
                 Ok(Some(head)) => {
                     if head.status.is_informational() {

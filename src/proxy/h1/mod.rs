@@ -6,8 +6,8 @@
 //! `docs/lifecycle.md` draws both paths.
 //!
 //! Map: [`conn`] the connection loop and the handover; [`exchange`] one request through the WAF
-//! phases and the upstream; [`wire`] request heads in, upstream request heads out, upstream response
-//! heads in; [`encode`] response heads out; [`relay`] + [`chunked`] response bodies; [`upconn`]
+//! phases and the upstream; [`wire`] request heads in, upstream request heads out; [`response`] upstream
+//! response heads in; [`encode`] response heads out; [`relay`] + [`chunked`] response bodies; [`upconn`]
 //! upstream connections.
 //!
 //! Imports: `crate::proxy::{head, handler, conns, upstream, drain, listener}`, `crate::waf`.
@@ -17,6 +17,7 @@ pub mod conn;
 pub mod encode;
 pub mod exchange;
 pub mod relay;
+pub mod response;
 pub mod upconn;
 pub mod wire;
 
@@ -43,7 +44,7 @@ pub fn fuzz_wire(bytes: &[u8]) {
         1 => {
             for method in [http::Method::GET, http::Method::HEAD] {
                 let mut buf = bytes::BytesMut::from(rest);
-                if let Ok(Some(head)) = wire::parse_response(&mut buf, &method) {
+                if let Ok(Some(head)) = response::parse_response(&mut buf, &method) {
                     let mut out = Vec::new();
                     let h = encode::Head {
                         status: head.status,

@@ -3,15 +3,15 @@
 //! chunked bodies decoded and re-chunked (trailers where allowed), bodies delimited by the
 //! upstream's close streamed until it.
 //!
-//! Imports: tokio IO, `super::{chunked, encode, upconn, wire}`.
+//! Imports: tokio IO, `super::{chunked, encode, upconn, response}`.
 
 use bytes::Buf;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 use super::chunked::{Decoder, encode_chunk, encode_end};
 use super::encode::{BodyOut, Encoded};
+use super::response::BodyFraming;
 use super::upconn::UpConn;
-use super::wire::BodyFraming;
 
 /// How a relayed body ended.
 #[derive(Debug, PartialEq, Eq)]
