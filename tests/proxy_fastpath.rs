@@ -352,3 +352,32 @@ async fn http11_over_tls_takes_the_fast_path_then_hands_over() {
     }
     assert_eq!(up.hits(), 6);
 }
+
+#[tokio::test]
+async fn only_idempotent_requests_are_sent_again_when_a_pooled_connection_drops_them() {
+    // Every third request is read and dropped without an answer, the connection closed.
+    let (addr, count) = scripted(|n, _| {
+        if n % 3 == 1 {
+            (Vec::new(), true)
+        } else {
+            (OK.to_vec(), false)
+        }
+    })
+    .await;
+    let proxy = Proxy::start(&[format!("http://{addr}")], PASS_POLICY, &[]);
+    let mut s = TcpStream::connect(proxy.addr).await.expect("connect");
+    let mut send = async |req: &[u8]| {
+        s.write_all(req).await.expect("write");
+        one_response(&mut s).await
+    };
+    let get = b"GET / HTTP/1.1\r\nhost: x\r\n\r\n";
+    let post = b"POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n";
+    assert!(send(get).await.starts_with("HTTP/1.1 200 OK"));
+    // Dropped on the pooled connection after it went out: a GET is sent again on a fresh one.
+    assert!(send(get).await.starts_with("HTTP/1.1 200 OK"));
+    assert!(send(post).await.starts_with("HTTP/1.1 200 OK"));
+    // A POST the upstream may have acted on is not repeated: 502.
+    let res = send(post).await;
+    assert!(res.starts_with("HTTP/1.1 502 Bad Gateway"), "{res}");
+    assert_eq!(count.load(Ordering::SeqCst), 5);
+}

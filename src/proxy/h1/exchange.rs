@@ -189,7 +189,13 @@ async fn exchange(
                     Ok(res) => return Ok((up, res)),
                     // A pooled connection the upstream closed before answering: once more on a
                     // fresh one (the request has no body; nothing of a response was seen).
-                    Err(RoundTrip::Closed) if up.pooled && !retried => retried = true,
+                    // Once the request went out, only an idempotent one is sent again: the
+                    // upstream may have acted on it before closing.
+                    Err(RoundTrip::Closed)
+                        if up.pooled && !retried && (method.is_idempotent() || !up.sent) =>
+                    {
+                        retried = true
+                    }
                     Err(RoundTrip::Closed) => {
                         return Err(Ok("connection closed before a response".to_string()));
                     }
@@ -228,7 +234,9 @@ async fn round_trip(
         | std::io::ErrorKind::ConnectionAborted => RoundTrip::Closed,
         _ => RoundTrip::Failed(e.to_string()),
     };
+    up.sent = false;
     up.send(out).await.map_err(gone)?;
+    up.sent = true;
     let mut seen = false;
     loop {
         if !up.buf.is_empty() {

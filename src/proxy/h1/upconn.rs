@@ -23,6 +23,8 @@ pub struct UpConn {
     pub buf: BytesMut,
     /// Taken from a pool (so it may have been closed by the upstream in the meantime).
     pub pooled: bool,
+    /// The current request was written completely.
+    pub sent: bool,
 }
 
 impl UpConn {
@@ -31,6 +33,7 @@ impl UpConn {
             io,
             buf: BytesMut::new(),
             pooled: false,
+            sent: false,
         }
     }
 
