@@ -1,6 +1,7 @@
 //! Per-request pipeline overhead of the data plane, without sockets: the HTTP/1 head validation
 //! every request goes through, the header rewrite (hop-by-hop removal), and one WAF transaction
-//! (all phases) against the allow-all policy and the shipped demo policy.
+//! (all phases) against the allow-all policy and the shipped demo policy; and the HTTP/1.1 fast path's
+//! codec for one exchange (both heads in, both heads out).
 //!
 //! Run: `cargo bench --bench pipeline`.
 
@@ -91,6 +92,7 @@ fn bench(c: &mut Criterion) {
             black_box(h)
         })
     });
+    fast_path(c, &lim);
     transaction(
         c,
         "transaction_allow_all",
@@ -100,6 +102,48 @@ fn bench(c: &mut Criterion) {
         Ok(p) => transaction(c, "transaction_demo_policy", &Engine::new(p)),
         Err(e) => eprintln!("demo policy unavailable: {e}"),
     }
+}
+
+/// The HTTP/1.1 fast path's codec for one exchange: the client's head validated and parsed into
+/// parts, the upstream request head written, an nginx-like response head parsed into a header map,
+/// and the client's response head encoded.
+fn fast_path(c: &mut Criterion, lim: &HeadLimits) {
+    use portcullis::proxy::h1::{encode, response, wire};
+    const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\n\
+Date: Tue, 24 Nov 2026 05:00:00 GMT\r\nContent-Type: application/json\r\nContent-Length: 21\r\n\
+Connection: keep-alive\r\n\r\n{\"id\":1,\"name\":\"Ada\"}";
+    let head = bytes::Bytes::from_static(HEAD);
+    c.bench_function("h1_fast_path_codec", |b| {
+        let mut out = Vec::with_capacity(4096);
+        b.iter(|| {
+            let Ok(req) = wire::parse_request(black_box(&head), lim) else {
+                panic!("fast path head")
+            };
+            out.clear();
+            wire::encode_request(&mut out, &req.parts, Some("127.0.0.1"));
+            let mut buf = bytes::BytesMut::from(RESPONSE);
+            let Ok(Some(res)) = response::parse_response(&mut buf, &req.parts.method) else {
+                panic!("response head")
+            };
+            out.clear();
+            let h = encode::Head {
+                status: res.status,
+                version: res.version,
+                headers: &res.headers,
+                strip: true,
+            };
+            let how = encode::Answering {
+                method: &req.parts.method,
+                close: false,
+            };
+            black_box(encode::encode(
+                &mut out,
+                &h,
+                encode::BodyLen::Known(21),
+                how,
+            ))
+        })
+    });
 }
 
 criterion_group!(benches, bench);

@@ -8,7 +8,11 @@
 //! remembered for the host), so gRPC works to TLS upstreams. gRPC calls require HTTP/2: over TLS a
 //! member that only speaks HTTP/1.1 fails the call (502) instead of mangling it.
 //!
-//! Imports: hyper client connections, `super::upstream::{Connector, Member, Protocol}`.
+//! The HTTP/1.1 fast path (`super::h1`) keeps its own idle connections per host here too (plain
+//! TCP streams it drives itself, in the client connection's task).
+//!
+//! Imports: hyper client connections, `super::upstream::{Connector, Member, Protocol}`,
+//! `super::h1::upconn`.
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -26,6 +30,7 @@ use hyper::client::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use parking_lot::Mutex;
 
+use super::h1::upconn::UpConn;
 use super::upstream::{BoxError, Connector, Member, Protocol, ProxyBody, UpStream};
 
 /// Idle HTTP/1.1 connections kept per host.
@@ -70,6 +75,8 @@ pub struct HostConns {
     h2: Mutex<Option<http2::SendRequest<ProxyBody>>>,
     /// The (TLS) host answered ALPN with `h2`: new exchanges go over HTTP/2.
     speaks_h2: AtomicBool,
+    /// Idle connections of the HTTP/1.1 fast path (`super::h1`), most recently used last.
+    raw: Mutex<Vec<(UpConn, Instant)>>,
 }
 
 impl std::fmt::Debug for HostConns {
@@ -125,6 +132,41 @@ impl HostConns {
             .position(|(tx, since)| !tx.is_closed() && since.elapsed() < IDLE_TIMEOUT)
             .unwrap_or(idle.len());
         idle.drain(..fresh);
+        drop(idle);
+        let mut raw = self.raw.lock();
+        let fresh = raw
+            .iter()
+            .position(|(_, since)| since.elapsed() < IDLE_TIMEOUT)
+            .unwrap_or(raw.len());
+        raw.drain(..fresh);
+    }
+
+    /// The most recently used idle fast-path connection that is still open.
+    pub(super) fn raw_checkout(&self) -> Option<UpConn> {
+        let mut raw = self.raw.lock();
+        while let Some((mut c, since)) = raw.pop() {
+            if since.elapsed() < IDLE_TIMEOUT && c.idle_and_open() {
+                c.pooled = true;
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    /// Returns a fast-path connection whose exchange finished cleanly.
+    pub(super) fn raw_checkin(&self, c: UpConn) {
+        let mut raw = self.raw.lock();
+        if raw.len() < MAX_IDLE_PER_HOST {
+            raw.push((c, Instant::now()));
+        }
+    }
+
+    /// Opens a plain TCP connection for the fast path (`http://` members only).
+    pub(super) async fn raw_connect(&self, clients: &Clients) -> std::io::Result<UpConn> {
+        match clients.inner.h1.connect(false, &self.authority).await? {
+            UpStream::Plain(tcp) => Ok(UpConn::fresh(tcp)),
+            UpStream::Tls(_) => Err(std::io::Error::other("TLS where plain TCP was asked")),
+        }
     }
 
     fn shared_h2(&self) -> Option<http2::SendRequest<ProxyBody>> {
@@ -175,7 +217,7 @@ impl Clients {
         }
     }
 
-    fn host(&self, m: &Member) -> Arc<HostConns> {
+    pub(super) fn host(&self, m: &Member) -> Arc<HostConns> {
         m.conns
             .get_or_init(|| {
                 let tls = m.protocol == Protocol::Https;
@@ -190,6 +232,7 @@ impl Clients {
                             idle: Mutex::new(Vec::new()),
                             h2: Mutex::new(None),
                             speaks_h2: AtomicBool::new(false),
+                            raw: Mutex::new(Vec::new()),
                         });
                         tokio::spawn(reap(Arc::downgrade(&h)));
                         h

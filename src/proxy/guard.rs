@@ -130,6 +130,21 @@ impl<S> Guard<S> {
         }
     }
 
+    /// Wraps a connection the HTTP/1 fast path (`super::h1`) served until now: `buffered` holds
+    /// what it read and did not serve (starting at a head, or at the HTTP/2 preface when `sniff`).
+    pub fn resume(
+        inner: S,
+        buffered: BytesMut,
+        sniff: bool,
+        lim: HeadLimits,
+        header_timeout: Duration,
+    ) -> Self {
+        let state = if sniff { State::Sniff } else { State::Head };
+        let mut g = Self::with_state(inner, lim, header_timeout, state);
+        g.raw = buffered;
+        g
+    }
+
     /// Lets upgrade requests through, coordinated with the service by `latch`; without one an
     /// upgrade request is an ordinary request (its `Upgrade` header is not forwarded).
     pub fn with_upgrades(mut self, latch: Arc<UpgradeLatch>) -> Self {
@@ -306,6 +321,10 @@ impl<S: AsyncRead + Unpin> AsyncRead for Guard<S> {
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         loop {
+            if this.ready.is_empty() && !this.raw.is_empty() && !this.eof {
+                // Bytes handed over by the fast path (or left by the last read): classify first.
+                this.process();
+            }
             if !this.ready.is_empty() {
                 let n = this.ready.len().min(buf.remaining());
                 buf.put_slice(&this.ready[..n]);

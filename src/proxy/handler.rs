@@ -352,6 +352,11 @@ fn append_xff(h: &mut HeaderMap, peer: SocketAddr) {
 /// answered, and counts blocks.
 pub(super) fn log_phase(tx: &SharedTx, site: &Site, shared: &Shared, status: StatusCode) {
     let Some(t) = tx.lock().take() else { return };
+    log_transaction(t, site, shared, status);
+}
+
+/// [`log_phase`] for a transaction that was never shared (the HTTP/1 fast path).
+pub(super) fn log_transaction(t: Transaction, site: &Site, shared: &Shared, status: StatusCode) {
     if let Some(mut ev) = t.finish() {
         if ev.action == Action::Block {
             for v in &ev.violations {
@@ -366,12 +371,17 @@ pub(super) fn log_phase(tx: &SharedTx, site: &Site, shared: &Shared, status: Sta
 
 pub(super) fn blocked(tx: &SharedTx, site: &Site, shared: &Shared) -> Response<ProxyBody> {
     let reply = tx.lock().as_ref().map(Transaction::block_response);
-    let res = match reply {
-        Some(r) => block_reply(r),
-        None => simple(StatusCode::FORBIDDEN, "request rejected\n", true),
-    };
+    let res = block_or_reject(reply);
     log_phase(tx, site, shared, res.status());
     res
+}
+
+/// The block response of a transaction (a plain 403 if it has none to give).
+pub(super) fn block_or_reject(reply: Option<crate::waf::BlockResponse>) -> Response<ProxyBody> {
+    match reply {
+        Some(r) => block_reply(r),
+        None => simple(StatusCode::FORBIDDEN, "request rejected\n", true),
+    }
 }
 
 fn too_large(tx: &SharedTx, site: &Site, shared: &Shared) -> Response<ProxyBody> {
@@ -394,6 +404,13 @@ pub(super) fn upstream_failed(
     site: &Site,
     shared: &Shared,
 ) -> Response<ProxyBody> {
+    let res = failure_reply(f, shared);
+    log_phase(tx, site, shared, res.status());
+    res
+}
+
+/// The answer to an upstream failure (counted in the metrics; the caller logs the transaction).
+pub(super) fn failure_reply(f: Failure, shared: &Shared) -> Response<ProxyBody> {
     let (kind, status, text) = match f {
         Failure::Timeout => (
             "timeout",
@@ -416,7 +433,6 @@ pub(super) fn upstream_failed(
         Failure::Stopped => ("stopped", StatusCode::BAD_GATEWAY, "upstream failed\n"),
     };
     shared.metrics.upstream_error(kind);
-    log_phase(tx, site, shared, status);
     simple(status, text, false)
 }
 

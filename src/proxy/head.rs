@@ -105,6 +105,16 @@ pub fn validate_head(head: &[u8], lim: &HeadLimits) -> Result<Framing, Reject> {
 /// [`validate_head`] for a head already delimited by [`find_head_end`] (which rejected bare CR/LF
 /// and obs-fold on the way).
 pub fn validate_scanned(head: &[u8], lim: &HeadLimits) -> Result<Framing, Reject> {
+    parse_scanned(head, lim, |_| ()).map(|(framing, ())| framing)
+}
+
+/// [`validate_scanned`] that also hands the parsed head to `build` (called only for a valid head),
+/// so a caller that needs the fields parses the head once.
+pub fn parse_scanned<T>(
+    head: &[u8],
+    lim: &HeadLimits,
+    build: impl FnOnce(&httparse::Request<'_, '_>) -> T,
+) -> Result<(Framing, T), Reject> {
     if head.len() > lim.max_head_bytes {
         return Err(Reject {
             status: 431,
@@ -183,7 +193,7 @@ pub fn validate_scanned(head: &[u8], lim: &HeadLimits) -> Result<Framing, Reject
             return Err(Reject::bad("reserved header field"));
         }
     }
-    if te_seen {
+    let framing = if te_seen {
         if length.is_some() {
             return Err(Reject::bad("both Content-Length and Transfer-Encoding"));
         }
@@ -193,13 +203,15 @@ pub fn validate_scanned(head: &[u8], lim: &HeadLimits) -> Result<Framing, Reject
         if !chunked {
             return Err(Reject::bad("Transfer-Encoding without final chunked"));
         }
-        return Ok(Framing::Chunked);
-    }
-    Ok(match length {
-        Some(0) | None if upgrade && connection_upgrade && !http10 => Framing::Upgrade,
-        Some(0) | None => Framing::None,
-        Some(n) => Framing::Length(n),
-    })
+        Framing::Chunked
+    } else {
+        match length {
+            Some(0) | None if upgrade && connection_upgrade && !http10 => Framing::Upgrade,
+            Some(0) | None => Framing::None,
+            Some(n) => Framing::Length(n),
+        }
+    };
+    Ok((framing, build(&req)))
 }
 
 fn parse_length(v: &[u8]) -> Result<u64, Reject> {

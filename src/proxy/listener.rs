@@ -1,9 +1,11 @@
-//! One listener: the accept loop, TLS termination, the head guard, hyper's HTTP/1.1 + HTTP/2
-//! server, and graceful draining when the listener is stopped. The listener reads its [`Site`]
+//! One listener: the accept loop, TLS termination, the HTTP/1.1 fast path ([`super::h1`]), the
+//! head guard and hyper's HTTP/1.1 + HTTP/2 server for everything else, and graceful draining when
+//! the listener is stopped. An HTTP/1 connection starts on the fast path and moves to the guard +
+//! hyper at the first request the fast path does not serve; HTTP/2 goes to hyper at once. The listener reads its [`Site`]
 //! and TLS configuration through `ArcSwap`s, so an apply changes them for new requests (and new
 //! connections, for TLS) without touching requests in flight.
 //!
-//! Imports: hyper-util server, tokio-rustls, `super::{guard, handler}`.
+//! Imports: hyper-util server, tokio-rustls, `super::{guard, handler, h1, drain}`.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -14,11 +16,12 @@ use arc_swap::{ArcSwap, ArcSwapOption};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
+use super::drain::{Drain, Watch};
 use super::guard::{Guard, UpgradeLatch};
+use super::h1;
 use super::handler::{Conn, Shared, Site, handle};
 use super::limits::Limits;
 
@@ -66,7 +69,7 @@ pub async fn run(
     mut stop: watch::Receiver<bool>,
 ) {
     let builder = Arc::new(server_builder(&shared.limits));
-    let graceful = GracefulShutdown::new();
+    let drain = Drain::default();
     loop {
         tokio::select! {
             r = listener.accept() => {
@@ -85,13 +88,13 @@ pub async fn run(
                     builder: builder.clone(),
                     tls: state.tls.load_full(),
                 };
-                tokio::spawn(conn.serve(tcp, peer, graceful.watcher()));
+                tokio::spawn(conn.serve(tcp, peer, drain.watcher()));
             }
             _ = stop.changed() => break,
         }
     }
     drop(listener);
-    if tokio::time::timeout(shared.limits.drain_timeout, graceful.shutdown())
+    if tokio::time::timeout(shared.limits.drain_timeout, drain.shutdown())
         .await
         .is_err()
     {
@@ -107,7 +110,7 @@ struct Connection {
 }
 
 impl Connection {
-    async fn serve(self, tcp: TcpStream, peer: SocketAddr, watcher: Watcher) {
+    async fn serve(self, tcp: TcpStream, peer: SocketAddr, watch: Watch) {
         let _ = tcp.set_nodelay(true);
         let lim = self.shared.limits;
         let latch = Arc::new(UpgradeLatch::default());
@@ -118,9 +121,18 @@ impl Connection {
         };
         match self.tls.clone() {
             None => {
-                let io = Guard::cleartext(tcp, lim.head(), lim.header_read_timeout)
-                    .with_upgrades(latch.clone());
-                self.http(io, conn(false), watcher).await;
+                let Some(rest) = self.fast(tcp, peer, false, true, &watch).await else {
+                    return;
+                };
+                let io = Guard::resume(
+                    rest.io,
+                    rest.buffered,
+                    rest.sniff,
+                    lim.head(),
+                    lim.header_read_timeout,
+                )
+                .with_upgrades(latch.clone());
+                self.http(io, conn(false), watch).await;
             }
             Some(cfg) => {
                 let acceptor = tokio_rustls::TlsAcceptor::from(cfg);
@@ -133,15 +145,55 @@ impl Connection {
                         Err(_) => return tracing::debug!(%peer, "TLS handshake timed out"),
                     };
                 let alpn = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
-                let io =
-                    Guard::negotiated(stream, alpn.as_deref(), lim.head(), lim.header_read_timeout)
-                        .with_upgrades(latch.clone());
-                self.http(io, conn(true), watcher).await;
+                if alpn.as_deref() == Some(b"h2") {
+                    let io = Guard::negotiated(
+                        stream,
+                        alpn.as_deref(),
+                        lim.head(),
+                        lim.header_read_timeout,
+                    )
+                    .with_upgrades(latch.clone());
+                    return self.http(io, conn(true), watch).await;
+                }
+                let sniff = alpn.is_none();
+                let Some(rest) = self.fast(stream, peer, true, sniff, &watch).await else {
+                    return;
+                };
+                let io = Guard::resume(
+                    rest.io,
+                    rest.buffered,
+                    rest.sniff,
+                    lim.head(),
+                    lim.header_read_timeout,
+                )
+                .with_upgrades(latch.clone());
+                self.http(io, conn(true), watch).await;
             }
         }
     }
 
-    async fn http<I>(self, io: I, conn: Conn, watcher: Watcher)
+    /// Serves the connection on the HTTP/1.1 fast path until it ends or is handed over.
+    async fn fast<I>(
+        &self,
+        io: I,
+        peer: SocketAddr,
+        tls: bool,
+        sniff: bool,
+        watch: &Watch,
+    ) -> Option<h1::conn::Rest<I>>
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    {
+        let ctx = h1::conn::Ctx {
+            state: &self.state,
+            shared: &self.shared,
+            peer,
+            tls,
+        };
+        h1::conn::serve(io, &ctx, watch.clone(), sniff).await
+    }
+
+    async fn http<I>(self, io: I, conn: Conn, mut watch: Watch)
     where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
@@ -157,7 +209,16 @@ impl Connection {
         let c = self
             .builder
             .serve_connection_with_upgrades(TokioIo::new(io), svc);
-        if let Err(e) = watcher.watch(c.into_owned()).await {
+        let mut c = std::pin::pin!(c.into_owned());
+        let ended = tokio::select! {
+            r = c.as_mut() => r,
+            _ = watch.signaled() => {
+                // HTTP/1: close after the current response; HTTP/2: GOAWAY.
+                c.as_mut().graceful_shutdown();
+                c.await
+            }
+        };
+        if let Err(e) = ended {
             tracing::debug!(%peer, "connection ended: {e}");
         }
     }

@@ -2,8 +2,9 @@
 //! driver that feeds the WAF [`crate::waf::Transaction`], body buffering under limits, the event log
 //! and metrics. Imports: `waf`, `support`. Never the management plane.
 //!
-//! Map: [`head`] + [`guard`] validate HTTP/1 framing before hyper; [`listener`] accepts and serves
-//! connections; [`handler`] drives the WAF phases for one request; [`body`] inspects and streams
+//! Map: [`h1`] serves bodiless HTTP/1.1 requests itself, in the connection's task; [`head`] +
+//! [`guard`] validate HTTP/1 framing before hyper for everything else; [`listener`] accepts and
+//! serves connections and [`drain`] drains them; [`handler`] drives the WAF phases for one request; [`body`] inspects and streams
 //! request bodies; [`upstream`] balances members and connects; [`conns`] pools upstream
 //! connections per host; [`upgrade`] forwards WebSocket upgrades and runs their tunnels;
 //! [`access`] enforces access profiles; [`dataplane`] runs many listeners behind the
@@ -13,9 +14,11 @@ pub mod access;
 pub mod body;
 pub mod conns;
 pub mod dataplane;
+pub mod drain;
 pub mod events;
 pub mod fetch;
 pub mod guard;
+pub mod h1;
 pub mod handler;
 pub mod head;
 pub mod limits;

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Where a proxied request's CPU goes, for nginx (plain reverse proxy, 1 worker) and `portcullis proxy
+# --workers 1` (demo policy), same upstream and load as benches/load.sh (wrk -t1 -c50, GET
+# /api/users/1, loopback):
+#   * user and system CPU microseconds per request (utime/stime deltas from /proc/<pid>/stat);
+#   * system calls per request (`perf stat -e 'syscalls:sys_enter_*'` on the proxy process);
+#   * with CALLGRIND=1, Portcullis's user-space instructions per request (valgrind callgrind, zeroed
+#     after a warm-up, so load-independent; ~50x slower, so fewer requests).
+#
+# Usage: benches/proxy_cost.sh        (needs wrk, nginx, perf; valgrind for CALLGRIND=1)
+# Env:   DURATION=6 PORT_BASE=18180 PORTCULLIS=target/release/portcullis CALLGRIND=0
+set -euo pipefail
+
+DURATION=${DURATION:-6}
+PORT_BASE=${PORT_BASE:-18180}
+UP=$((PORT_BASE + 1)); NGX=$((PORT_BASE + 2)); PC=$((PORT_BASE + 3))
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+URL_PATH=/api/users/1
+PORTCULLIS=${PORTCULLIS:-${CARGO_TARGET_DIR:-$ROOT/target}/release/portcullis}
+[ -x "$PORTCULLIS" ] || (cd "$ROOT" && cargo build --release --quiet --bin portcullis)
+for tool in wrk nginx perf; do
+  command -v "$tool" >/dev/null || { echo "needs $tool (apt-get install wrk nginx-light linux-perf)" >&2; exit 1; }
+done
+
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+nginx_conf() { # name body
+  mkdir -p "$WORK/$1/logs"
+  cat >"$WORK/$1/nginx.conf" <<EOF
+daemon off; master_process on; worker_processes 1; pid $WORK/$1/nginx.pid;
+error_log $WORK/$1/logs/error.log warn;
+events { worker_connections 4096; }
+http { access_log off; client_body_temp_path $WORK/$1/b; proxy_temp_path $WORK/$1/p;
+  fastcgi_temp_path $WORK/$1/f; uwsgi_temp_path $WORK/$1/u; scgi_temp_path $WORK/$1/s;
+  keepalive_requests 1000000; $2 }
+EOF
+}
+nginx_conf upstream "server { listen 127.0.0.1:$UP; location / { default_type application/json; return 200 '{\"id\":1,\"name\":\"Ada\"}'; } }"
+nginx_conf proxy "upstream up { server 127.0.0.1:$UP; keepalive 64; }
+  server { listen 127.0.0.1:$NGX; location / { proxy_pass http://up; proxy_http_version 1.1;
+    proxy_set_header Connection \"\"; proxy_set_header Host \$host;
+    proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for; } }"
+nginx -p "$WORK/upstream" -c "$WORK/upstream/nginx.conf" & PIDS+=($!)
+nginx -p "$WORK/proxy" -c "$WORK/proxy/nginx.conf" & NGX_MASTER=$!; PIDS+=($NGX_MASTER)
+"$PORTCULLIS" proxy --listen 127.0.0.1:$PC --upstream http://127.0.0.1:$UP \
+  --policy "$ROOT/policies/demo/policy.json" --workers 1 --event-log "$WORK/events.log" \
+  2>"$WORK/portcullis.log" & PC_PID=$!; PIDS+=($PC_PID)
+wait_port() { for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 not up" >&2; exit 1; }
+wait_port $UP; wait_port $NGX; wait_port $PC
+NGX_WORKER=$(pgrep -P "$NGX_MASTER" | head -1)
+TICKS=$(getconf CLK_TCK)
+
+EVENTS=raw_syscalls:sys_enter
+for s in recvfrom read readv sendto write writev epoll_wait getsockopt; do EVENTS+=",syscalls:sys_enter_$s"; done
+EVENTS+=",context-switches"
+
+cost() { # label pid port
+  wrk -t1 -c50 -d2s "http://127.0.0.1:$3$URL_PATH" >/dev/null
+  local before after out n
+  before=$(awk '{print $14, $15}' "/proc/$2/stat")
+  perf stat -x, -e "$EVENTS" -p "$2" -o "$WORK/perf.$1" -- sleep $((DURATION + 1)) &
+  local perf_pid=$!
+  sleep 0.3
+  out=$(wrk -t1 -c50 -d"${DURATION}s" "http://127.0.0.1:$3$URL_PATH")
+  wait $perf_pid
+  after=$(awk '{print $14, $15}' "/proc/$2/stat")
+  n=$(awk '/requests in/ {print $1}' <<<"$out")
+  read -r u0 s0 <<<"$before"; read -r u1 s1 <<<"$after"
+  awk -v l="$1" -v u=$((u1 - u0)) -v s=$((s1 - s0)) -v hz="$TICKS" -v n="$n" \
+    'BEGIN { printf "%-12s %8d requests  user %5.1f us/req  system %5.1f us/req\n", l, n, u/hz*1e6/n, s/hz*1e6/n }'
+  awk -F, -v n="$n" '$1 ~ /^[0-9]+$/ && $1 > 0 { printf "    %-36s %7.2f /req\n", $3, $1 / n }' "$WORK/perf.$1"
+}
+
+echo "wrk -t1 -c50 -d${DURATION}s GET $URL_PATH; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+cost nginx "$NGX_WORKER" $NGX
+cost portcullis "$PC_PID" $PC
+
+if [ "${CALLGRIND:-0}" = 1 ]; then
+  command -v valgrind >/dev/null || { echo "CALLGRIND=1 needs valgrind" >&2; exit 1; }
+  VG_PORT=$((PORT_BASE + 4))
+  valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.out" "$PORTCULLIS" proxy \
+    --listen 127.0.0.1:$VG_PORT --upstream http://127.0.0.1:$UP \
+    --policy "$ROOT/policies/demo/policy.json" --workers 1 --event-log "$WORK/events-vg.log" \
+    2>"$WORK/valgrind.log" & VG_PID=$!; PIDS+=($VG_PID)
+  for _ in $(seq 300); do (exec 3<>/dev/tcp/127.0.0.1/$VG_PORT) 2>/dev/null && break; sleep 0.2; done
+  wrk -t1 -c50 -d3s "http://127.0.0.1:$VG_PORT$URL_PATH" >/dev/null
+  callgrind_control -z "$VG_PID" >/dev/null 2>&1
+  n=$(wrk -t1 -c50 -d10s "http://127.0.0.1:$VG_PORT$URL_PATH" | awk '/requests in/ {print $1}')
+  callgrind_control -d "$VG_PID" >/dev/null 2>&1
+  sleep 1
+  total=$(callgrind_annotate "$(ls -t "$WORK"/cg.out.* | head -1)" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+  echo "portcullis user-space instructions: $((total / n)) per request ($n requests under callgrind)"
+fi

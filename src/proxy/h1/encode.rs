@@ -1,0 +1,222 @@
+//! Response heads to the client, written exactly as hyper's HTTP/1.1 server writes them (status
+//! line, lowercase names in the map's order, `content-length` / `transfer-encoding: chunked` added
+//! the way hyper adds them, `connection: close` when the connection ends after the response), so a
+//! response reads the same on the wire whichever path served it. The test at the bottom compares
+//! the bytes with hyper's own server for each kind of response.
+//!
+//! Imports: `http`, `super::wire` (hop-by-hop names).
+
+use http::header::{CONNECTION, CONTENT_LENGTH, HeaderName, TRAILER, TRANSFER_ENCODING};
+use http::{HeaderMap, Method, StatusCode, Version};
+
+use super::wire::{connection_named, has_token, skipped};
+
+/// What the body of a response is known to be when its head is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyLen {
+    /// No body at all.
+    Empty,
+    Known(u64),
+    /// Streamed: chunked to an HTTP/1.1 client.
+    Unknown,
+}
+
+/// How the body follows the head, and whether the connection ends after it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Encoded {
+    pub body: BodyOut,
+    /// The connection closes after this response.
+    pub last: bool,
+    /// Trailer fields the client may receive (chunked bodies; `None`: no trailers).
+    pub trailers: Option<Vec<HeaderName>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyOut {
+    Length(u64),
+    Chunked,
+    /// Until the connection closes.
+    Close,
+}
+
+/// One response head to encode.
+pub struct Head<'a> {
+    pub status: StatusCode,
+    pub version: Version,
+    pub headers: &'a HeaderMap,
+    /// Leave out hop-by-hop fields (a response from an upstream).
+    pub strip: bool,
+}
+
+/// The request the response answers.
+#[derive(Clone, Copy)]
+pub struct Answering<'a> {
+    pub method: &'a Method,
+    /// The connection will not be kept alive (client's `Connection: close`, draining).
+    pub close: bool,
+}
+
+fn can_chunked(method: &Method, status: StatusCode) -> bool {
+    !(*method == Method::HEAD
+        || status.is_informational()
+        || matches!(status, StatusCode::NO_CONTENT | StatusCode::NOT_MODIFIED))
+}
+
+fn can_have_content_length(status: StatusCode) -> bool {
+    !(status.is_informational()
+        || matches!(status, StatusCode::NO_CONTENT | StatusCode::NOT_MODIFIED))
+}
+
+/// Writes the head into `out` and says how the body goes.
+pub fn encode(out: &mut Vec<u8>, h: &Head<'_>, body: BodyLen, req: Answering<'_>) -> Encoded {
+    if h.version != Version::HTTP_10 && h.status == StatusCode::OK {
+        out.extend_from_slice(b"HTTP/1.1 200 OK\r\n");
+    } else {
+        out.extend_from_slice(if h.version == Version::HTTP_10 {
+            b"HTTP/1.0 "
+        } else {
+            b"HTTP/1.1 "
+        });
+        out.extend_from_slice(h.status.as_str().as_bytes());
+        out.push(b' ');
+        out.extend_from_slice(h.status.canonical_reason().unwrap_or("<none>").as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    let named = if h.strip && h.headers.contains_key(CONNECTION) {
+        connection_named(h.headers)
+    } else {
+        Vec::new()
+    };
+    let mut last = req.close;
+    let mut wrote_len = false;
+    let mut trailers: Option<Vec<HeaderName>> = None;
+    let chunkable = h.version != Version::HTTP_10 && can_chunked(req.method, h.status);
+    let mut connection_seen = false;
+    // One pass over (name, value) pairs; values of one name come together, so a name's group
+    // starts when the name changes. `open` is a joined line (connection, trailer) not yet ended.
+    let mut prev: Option<&HeaderName> = None;
+    let mut open: Option<&HeaderName> = None;
+    let mut closes = false;
+    for (name, value) in h.headers {
+        let first = prev != Some(name);
+        prev = Some(name);
+        if first && let Some(o) = open.take() {
+            end_joined(out, o, req.close, closes, &mut last);
+        }
+        if h.strip && (skipped(name, &named)) {
+            continue;
+        }
+        if *name == CONTENT_LENGTH {
+            match body {
+                BodyLen::Known(_) => {
+                    if first {
+                        put(out, name, value.as_bytes());
+                        wrote_len = true;
+                    }
+                    continue;
+                }
+                BodyLen::Empty if *req.method != Method::HEAD => continue,
+                BodyLen::Unknown => continue,
+                BodyLen::Empty => wrote_len = true,
+            }
+        } else if *name == TRANSFER_ENCODING || (*name == TRAILER && !chunkable) {
+            continue;
+        } else if *name == CONNECTION || *name == TRAILER {
+            if first {
+                out.extend_from_slice(name.as_str().as_bytes());
+                out.extend_from_slice(b": ");
+                open = Some(name);
+                closes = false;
+            } else {
+                out.extend_from_slice(b", ");
+            }
+            out.extend_from_slice(value.as_bytes());
+            if *name == CONNECTION {
+                connection_seen = true;
+                closes |= has_token(value.as_bytes(), b"close");
+            } else if let Ok(s) = value.to_str() {
+                let t = trailers.get_or_insert_with(Vec::new);
+                t.extend(
+                    s.split(',')
+                        .filter_map(|n| HeaderName::from_bytes(n.trim().as_bytes()).ok()),
+                );
+            }
+            continue;
+        }
+        put(out, name, value.as_bytes());
+    }
+    if let Some(o) = open.take() {
+        end_joined(out, o, req.close, closes, &mut last);
+    }
+    if req.close && !connection_seen {
+        out.extend_from_slice(b"connection: close\r\n");
+    }
+    let mut body_out = BodyOut::Length(0);
+    if !wrote_len {
+        match body {
+            BodyLen::Unknown if chunkable => {
+                out.extend_from_slice(b"transfer-encoding: chunked\r\n");
+                body_out = BodyOut::Chunked;
+            }
+            BodyLen::Unknown => body_out = BodyOut::Close,
+            BodyLen::Empty | BodyLen::Known(0) => {
+                if can_have_content_length(h.status) && *req.method != Method::HEAD {
+                    out.extend_from_slice(b"content-length: 0\r\n");
+                }
+            }
+            BodyLen::Known(n) => {
+                if can_have_content_length(h.status) {
+                    out.extend_from_slice(b"content-length: ");
+                    out.extend_from_slice(itoa(n).as_bytes());
+                    out.extend_from_slice(b"\r\n");
+                    body_out = BodyOut::Length(n);
+                }
+            }
+        }
+    } else if let BodyLen::Known(n) = body {
+        body_out = BodyOut::Length(n);
+    }
+    if !can_chunked(req.method, h.status) {
+        body_out = BodyOut::Length(0);
+    }
+    out.extend_from_slice(b"\r\n");
+    if body_out == BodyOut::Close {
+        last = true;
+    }
+    Encoded {
+        body: body_out,
+        last,
+        trailers: if body_out == BodyOut::Chunked {
+            trailers
+        } else {
+            None
+        },
+    }
+}
+
+/// Ends a joined `connection` / `trailer` line; a `connection` line gets `close` appended when the
+/// connection closes and the line does not say so (as hyper appends it).
+fn end_joined(out: &mut Vec<u8>, name: &HeaderName, close: bool, closes: bool, last: &mut bool) {
+    if *name == CONNECTION {
+        if close && !closes {
+            out.extend_from_slice(b", close");
+        }
+        *last |= closes;
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+fn put(out: &mut Vec<u8>, name: &HeaderName, value: &[u8]) {
+    out.extend_from_slice(name.as_str().as_bytes());
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn itoa(n: u64) -> String {
+    n.to_string()
+}
+
+#[cfg(test)]
+#[path = "encode_tests.rs"]
+mod tests;

@@ -1,0 +1,220 @@
+//! Differential tests of [`super::encode`]: each response head is compared byte for byte with what
+//! hyper's HTTP/1.1 server (configured as the proxy configures it) writes for the same response.
+
+use super::*;
+use bytes::Bytes;
+use http::HeaderValue;
+use http_body_util::{BodyExt, Empty, Full};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Empty,
+    Full(&'static str),
+    Stream,
+}
+
+fn headers(list: &[(&'static str, &'static str)]) -> HeaderMap {
+    let mut h = HeaderMap::new();
+    for (k, v) in list {
+        h.append(*k, HeaderValue::from_static(v));
+    }
+    h
+}
+
+type TestBody = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
+
+/// The head hyper's server writes for a response with `status`, `h` and a body of `kind`, to a
+/// request `request` (raw bytes).
+async fn hyper_head(
+    status: u16,
+    version: Version,
+    h: HeaderMap,
+    kind: Kind,
+    request: &str,
+) -> String {
+    let (mut client, io) = tokio::io::duplex(1 << 16);
+    let svc = hyper::service::service_fn(move |_req| {
+        let body: TestBody = match kind {
+            Kind::Empty => Empty::new().boxed(),
+            Kind::Full(s) => Full::new(Bytes::from_static(s.as_bytes())).boxed(),
+            Kind::Stream => OneChunk(Some(Bytes::from_static(b"abc"))).boxed(),
+        };
+        let mut res = http::Response::new(body);
+        *res.status_mut() = StatusCode::from_u16(status).expect("status");
+        *res.version_mut() = version;
+        *res.headers_mut() = h.clone();
+        std::future::ready(Ok::<_, std::convert::Infallible>(res))
+    });
+    tokio::spawn(async move {
+        let mut b = hyper::server::conn::http1::Builder::new();
+        b.auto_date_header(false);
+        let _ = b
+            .serve_connection(hyper_util::rt::TokioIo::new(io), svc)
+            .await;
+    });
+    client.write_all(request.as_bytes()).await.expect("write");
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !out.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = client.read(&mut buf).await.expect("read");
+        assert!(n > 0, "hyper closed before a head");
+        out.extend_from_slice(&buf[..n]);
+    }
+    let end = out.windows(4).position(|w| w == b"\r\n\r\n").expect("end") + 4;
+    String::from_utf8(out[..end].to_vec()).expect("utf8")
+}
+
+/// A body of unknown length (one chunk), as a streamed upstream body is.
+struct OneChunk(Option<Bytes>);
+
+impl http_body::Body for OneChunk {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        std::task::Poll::Ready(
+            self.get_mut()
+                .0
+                .take()
+                .map(|b| Ok(http_body::Frame::data(b))),
+        )
+    }
+}
+
+fn ours(
+    status: u16,
+    version: Version,
+    h: &HeaderMap,
+    kind: Kind,
+    method: &Method,
+    close: bool,
+) -> String {
+    let mut out = Vec::new();
+    let body = match kind {
+        Kind::Empty => BodyLen::Empty,
+        Kind::Full(s) => BodyLen::Known(s.len() as u64),
+        Kind::Stream => BodyLen::Unknown,
+    };
+    let head = Head {
+        status: StatusCode::from_u16(status).expect("status"),
+        version,
+        headers: h,
+        strip: false,
+    };
+    encode(&mut out, &head, body, Answering { method, close });
+    String::from_utf8(out).expect("utf8")
+}
+
+/// Status, header fields, body.
+type Case = (u16, &'static [(&'static str, &'static str)], Kind);
+
+#[tokio::test]
+async fn heads_match_hyper_byte_for_byte() {
+    let cases: Vec<Case> = vec![
+        (
+            200,
+            &[
+                ("content-type", "application/json"),
+                ("content-length", "21"),
+            ],
+            Kind::Full("{\"id\":1,\"name\":\"Ada\"}"),
+        ),
+        (
+            200,
+            &[("content-type", "text/plain"), ("x-a", "1"), ("x-a", "2")],
+            Kind::Full("hello"),
+        ),
+        (
+            200,
+            &[("server", "nginx"), ("content-length", "0")],
+            Kind::Empty,
+        ),
+        (404, &[("content-type", "text/plain")], Kind::Empty),
+        (204, &[("content-length", "0"), ("x-b", "b")], Kind::Empty),
+        (304, &[("etag", "\"x\"")], Kind::Empty),
+        (
+            502,
+            &[("content-type", "text/plain; charset=utf-8")],
+            Kind::Full("upstream failed\n"),
+        ),
+        (
+            403,
+            &[
+                ("content-type", "application/json; charset=utf-8"),
+                ("cache-control", "no-cache"),
+                ("pragma", "no-cache"),
+                ("connection", "close"),
+            ],
+            Kind::Full("{\"supportID\":\"1\"}"),
+        ),
+        (
+            200,
+            &[("content-type", "text/plain"), ("trailer", "grpc-status")],
+            Kind::Stream,
+        ),
+        (200, &[("x-stream", "1")], Kind::Stream),
+        (599, &[], Kind::Full("x")),
+        (201, &[("connection", "keep-alive")], Kind::Full("x")),
+    ];
+    let requests = [
+        ("GET / HTTP/1.1\r\nhost: a\r\n\r\n", Method::GET, false),
+        (
+            "GET / HTTP/1.1\r\nhost: a\r\nconnection: close\r\n\r\n",
+            Method::GET,
+            true,
+        ),
+        ("HEAD / HTTP/1.1\r\nhost: a\r\n\r\n", Method::HEAD, false),
+    ];
+    for (status, list, kind) in &cases {
+        for version in [Version::HTTP_11, Version::HTTP_10] {
+            for (raw, method, close) in &requests {
+                let h = headers(list);
+                let theirs = hyper_head(*status, version, h.clone(), *kind, raw).await;
+                let mine = ours(*status, version, &h, *kind, method, *close);
+                assert_eq!(
+                    mine, theirs,
+                    "{status} {version:?} {list:?} {kind:?} {raw:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn hop_by_hop_fields_of_an_upstream_response_are_left_out() {
+    let h = headers(&[
+        ("content-type", "text/plain"),
+        ("connection", "keep-alive, x-hop"),
+        ("x-hop", "1"),
+        ("keep-alive", "timeout=5"),
+        ("transfer-encoding", "chunked"),
+        ("upgrade", "h2c"),
+        ("proxy-authenticate", "Basic"),
+        ("x-end", "1"),
+    ]);
+    let head = Head {
+        status: StatusCode::OK,
+        version: Version::HTTP_11,
+        headers: &h,
+        strip: true,
+    };
+    let mut out = Vec::new();
+    let enc = encode(
+        &mut out,
+        &head,
+        BodyLen::Unknown,
+        Answering {
+            method: &Method::GET,
+            close: false,
+        },
+    );
+    assert_eq!(
+        String::from_utf8(out).expect("utf8"),
+        "HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\nx-end: 1\r\ntransfer-encoding: chunked\r\n\r\n"
+    );
+    assert_eq!(enc.body, BodyOut::Chunked);
+    assert!(!enc.last);
+}

@@ -1,0 +1,244 @@
+//! The request side of the fast path's HTTP/1.1 wire format: a validated request head into
+//! `http::request::Parts` (one parse: [`crate::proxy::head::parse_scanned`] validates and builds; the
+//! header values share the head's bytes), and the upstream request head (hop-by-hop fields left out,
+//! `X-Forwarded-For` appended). Upstream response heads are parsed in [`super::response`], response
+//! heads to the client encoded in [`super::encode`].
+//!
+//! Imports: httparse, `http`, `super::super::head`.
+
+use bytes::Bytes;
+use http::header::{CONNECTION, HOST, HeaderName, HeaderValue, TE};
+use http::{HeaderMap, Method, Uri, Version};
+
+use crate::proxy::head::{self, Framing, HeadLimits};
+
+/// A client request head the fast path can serve.
+pub struct RequestHead {
+    pub parts: http::request::Parts,
+    /// The client asked to close the connection after this exchange (`Connection: close`).
+    pub close: bool,
+}
+
+/// Why a head is not served by the fast path: the connection goes to the general path (which
+/// answers rejected heads, bodies, upgrades and HTTP/1.0 the way it always has).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Handover;
+
+/// Validates and parses the complete head `bytes` (as found by `find_head_end`). Only bodiless
+/// HTTP/1.1 requests come back; anything else is a [`Handover`].
+pub fn parse_request(bytes: &Bytes, lim: &HeadLimits) -> Result<RequestHead, Handover> {
+    let built = head::parse_scanned(bytes, lim, |req| build_request(bytes, req));
+    match built {
+        Ok((Framing::None, Some(head))) => Ok(head),
+        _ => Err(Handover),
+    }
+}
+
+fn build_request(bytes: &Bytes, req: &httparse::Request<'_, '_>) -> Option<RequestHead> {
+    if req.version != Some(1) {
+        return None;
+    }
+    let method = Method::from_bytes(req.method?.as_bytes()).ok()?;
+    if method == Method::CONNECT {
+        return None;
+    }
+    let uri = Uri::from_maybe_shared(bytes.slice_ref(req.path?.as_bytes())).ok()?;
+    let mut headers = HeaderMap::with_capacity(req.headers.len());
+    let mut close = false;
+    for h in req.headers.iter() {
+        let name = HeaderName::from_bytes(h.name.as_bytes()).ok()?;
+        let value = HeaderValue::from_maybe_shared(bytes.slice_ref(h.value)).ok()?;
+        if name == CONNECTION {
+            close |= has_token(h.value, b"close");
+        }
+        headers.append(name, value);
+    }
+    let (mut parts, ()) = http::Request::new(()).into_parts();
+    parts.method = method;
+    parts.uri = uri;
+    parts.version = Version::HTTP_11;
+    parts.headers = headers;
+    Some(RequestHead { parts, close })
+}
+
+/// True when the comma-separated list `v` holds `token` (ASCII case-insensitive).
+pub fn has_token(v: &[u8], token: &[u8]) -> bool {
+    v.split(|b| *b == b',')
+        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token))
+}
+
+/// The client accepts trailer fields (`TE: trailers`).
+pub fn te_trailers(h: &HeaderMap) -> bool {
+    h.get_all(TE)
+        .iter()
+        .any(|v| has_token(v.as_bytes(), b"trailers"))
+}
+
+/// Fields never forwarded (RFC 9110 7.6.1), besides those `Connection` names.
+fn hop_by_hop(name: &HeaderName) -> bool {
+    matches!(
+        name.as_str(),
+        "connection"
+            | "keep-alive"
+            | "proxy-connection"
+            | "proxy-authenticate"
+            | "proxy-authorization"
+            | "transfer-encoding"
+            | "upgrade"
+            | "te"
+    )
+}
+
+/// The names the `Connection` fields of `h` list (never the ones that identify or frame a request);
+/// none for the usual `keep-alive` (no allocation then).
+pub fn connection_named(h: &HeaderMap) -> Vec<HeaderName> {
+    let plain = h.get_all(CONNECTION).iter().all(|v| {
+        v.as_bytes()
+            .split(|b| *b == b',')
+            .all(|t| t.trim_ascii().eq_ignore_ascii_case(b"keep-alive"))
+    });
+    if plain {
+        // `keep-alive` is hop-by-hop anyway.
+        return Vec::new();
+    }
+    h.get_all(CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|s| s.split(','))
+        .filter_map(|n| HeaderName::from_bytes(n.trim().as_bytes()).ok())
+        .filter(|n| !matches!(n.as_str(), "host" | "content-length" | "x-forwarded-for"))
+        .collect()
+}
+
+/// True for a field that does not go on to the next hop.
+pub fn skipped(name: &HeaderName, named: &[HeaderName]) -> bool {
+    hop_by_hop(name) || named.contains(name)
+}
+
+fn put_header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Writes the upstream request head for `parts` into `out`: origin-form target, HTTP/1.1, the
+/// client's fields in their order without hop-by-hop ones, `Host` from an absolute-form target when
+/// the client sent none, `te: trailers` when the client asked for trailers, and `X-Forwarded-For`
+/// with `peer` appended when `xff` is set.
+pub fn encode_request(out: &mut Vec<u8>, parts: &http::request::Parts, xff: Option<&str>) {
+    const XFF: HeaderName = HeaderName::from_static("x-forwarded-for");
+    let h = &parts.headers;
+    out.extend_from_slice(parts.method.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(
+        parts
+            .uri
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .as_bytes(),
+    );
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    let named = if h.contains_key(CONNECTION) {
+        connection_named(h)
+    } else {
+        Vec::new()
+    };
+    let mut xff_done = xff.is_none();
+    for (name, value) in h {
+        if skipped(name, &named) {
+            continue;
+        }
+        if *name == XFF
+            && let Some(peer) = xff
+        {
+            if !xff_done {
+                xff_done = true;
+                out.extend_from_slice(b"x-forwarded-for: ");
+                for prior in h.get_all(&XFF).iter().filter_map(|v| v.to_str().ok()) {
+                    out.extend_from_slice(prior.as_bytes());
+                    out.extend_from_slice(b", ");
+                }
+                out.extend_from_slice(peer.as_bytes());
+                out.extend_from_slice(b"\r\n");
+            }
+            continue;
+        }
+        put_header(out, name.as_str().as_bytes(), value.as_bytes());
+    }
+    if !h.contains_key(HOST)
+        && let Some(a) = parts.uri.authority()
+    {
+        put_header(out, b"host", a.as_str().as_bytes());
+    }
+    if te_trailers(h) {
+        out.extend_from_slice(b"te: trailers\r\n");
+    }
+    if let (false, Some(peer)) = (xff_done, xff) {
+        put_header(out, b"x-forwarded-for", peer.as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIM: HeadLimits = HeadLimits {
+        max_head_bytes: 4096,
+        max_headers: 32,
+        max_url_bytes: 1024,
+    };
+
+    fn upstream_request(head: &str, xff: Option<&str>) -> String {
+        let req = parse_request(&Bytes::from(head.to_string()), &LIM).expect("fast path");
+        let mut out = Vec::new();
+        encode_request(&mut out, &req.parts, xff);
+        String::from_utf8(out).expect("utf8")
+    }
+
+    #[test]
+    fn hop_by_hop_fields_go_and_xff_is_appended_in_place() {
+        let out = upstream_request(
+            "GET /a?b=1 HTTP/1.1\r\nHost: shop\r\nX-Forwarded-For: 203.0.113.9\r\n\
+             Connection: keep-alive, X-Drop\r\nX-Drop: 1\r\nKeep-Alive: 5\r\nTE: trailers, deflate\r\n\
+             Proxy-Connection: x\r\nAccept: */*\r\n\r\n",
+            Some("127.0.0.1"),
+        );
+        assert_eq!(
+            out,
+            "GET /a?b=1 HTTP/1.1\r\nhost: shop\r\nx-forwarded-for: 203.0.113.9, 127.0.0.1\r\n\
+             accept: */*\r\nte: trailers\r\n\r\n"
+        );
+        let out = upstream_request("GET http://h:1/x HTTP/1.1\r\n\r\n", Some("::1"));
+        assert_eq!(
+            out,
+            "GET /x HTTP/1.1\r\nhost: h:1\r\nx-forwarded-for: ::1\r\n\r\n"
+        );
+        let out = upstream_request("GET / HTTP/1.1\r\nX-Forwarded-For: a\r\n\r\n", None);
+        assert_eq!(out, "GET / HTTP/1.1\r\nx-forwarded-for: a\r\n\r\n");
+    }
+
+    #[test]
+    fn only_bodiless_http11_heads_take_the_fast_path() {
+        let parse = |h: &str| parse_request(&Bytes::from(h.to_string()), &LIM).map(|r| r.close);
+        assert_eq!(
+            parse("GET / HTTP/1.1\r\nConnection: Close\r\n\r\n"),
+            Ok(true)
+        );
+        assert_eq!(
+            parse("DELETE / HTTP/1.1\r\ncontent-length: 0\r\n\r\n"),
+            Ok(false)
+        );
+        for h in [
+            "GET / HTTP/1.0\r\n\r\n",
+            "POST / HTTP/1.1\r\ncontent-length: 1\r\n\r\n",
+            "POST / HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n",
+            "GET / HTTP/1.1\r\nconnection: upgrade\r\nupgrade: websocket\r\n\r\n",
+            "GET / HTTP/1.1\r\ncontent-length: 1\r\ntransfer-encoding: chunked\r\n\r\n",
+            "CONNECT h:1 HTTP/1.1\r\n\r\n",
+        ] {
+            assert_eq!(parse(h), Err(Handover), "{h:?}");
+        }
+    }
+}
