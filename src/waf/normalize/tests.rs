@@ -1,5 +1,6 @@
 //! Decoder tests: each evasion technique is decoded and reported; clean input reports nothing.
 
+use super::text::deobfuscate_every_step;
 use super::*;
 
 fn pct(input: &str, passes: u32) -> (String, Vec<&'static str>) {
@@ -164,5 +165,88 @@ fn fuzz_seeds_never_panic() {
             let _ = unescape_json_string(&data);
             let _ = deobfuscate(&data);
         }
+    }
+}
+
+/// Deterministic pseudo-random values over a small alphabet, for the equivalence tests below.
+fn random_values<'a>(alphabet: &'a [&'a [u8]], count: usize) -> impl Iterator<Item = Vec<u8>> + 'a {
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    (0..count).map(move |_| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let mut s = seed;
+        let mut v = Vec::new();
+        for _ in 0..(seed % 24) {
+            v.extend_from_slice(alphabet[(s % alphabet.len() as u64) as usize]);
+            s = s.rotate_right(5) ^ seed;
+        }
+        v
+    })
+}
+
+/// `base64_text` decodes as it goes and stops early; it must agree with the base64 crate's
+/// strict decoders (standard, then URL-safe, no padding, no trailing bits) and the 95% rule.
+#[test]
+fn base64_text_agrees_with_the_base64_crate() {
+    use base64::Engine as _;
+    fn reference(value: &[u8]) -> Option<Vec<u8>> {
+        let respace = value.contains(&b' ') && !value.starts_with(b" ");
+        let trimmed = value
+            .strip_suffix(b"==")
+            .or_else(|| value.strip_suffix(b"="))
+            .unwrap_or(value);
+        if trimmed.len() < 8 || trimmed.len() > 8192 || trimmed.len() % 4 == 1 {
+            return None;
+        }
+        let ok =
+            |b: &u8| b.is_ascii_alphanumeric() || b"+/-_".contains(b) || (respace && *b == b' ');
+        if !trimmed.iter().all(ok) {
+            return None;
+        }
+        let t: Vec<u8> = if respace {
+            trimmed
+                .iter()
+                .map(|&b| if b == b' ' { b'+' } else { b })
+                .collect()
+        } else {
+            trimmed.to_vec()
+        };
+        let d = base64::engine::general_purpose::STANDARD_NO_PAD
+            .decode(&t)
+            .or_else(|_| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&t))
+            .ok()?;
+        let printable = d
+            .iter()
+            .filter(|&&b| (0x20..0x7f).contains(&b) || matches!(b, b'\t' | b'\r' | b'\n'))
+            .count();
+        (printable * 100 >= d.len() * 95 && !d.is_empty()).then_some(d)
+    }
+    let alphabet: &[&[u8]] = &[
+        b"YWxl", b"cnQo", b"MSk=", b"PHNj", b"cmlw", b"dD4", b"A", b"Q", b"w", b"g", b"+", b"/",
+        b"-", b"_", b" ", b"=", b"==", b"Zm9v", b"YmFy", b"//8", b"AA", b"x", b"9", b"%",
+    ];
+    let mut decoded = 0;
+    for v in random_values(alphabet, 200_000) {
+        let got = base64_text(&v);
+        assert_eq!(got, reference(&v), "{:?}", String::from_utf8_lossy(&v));
+        decoded += usize::from(got.is_some());
+    }
+    assert!(
+        decoded > 1000,
+        "the values must reach the decoder: {decoded}"
+    );
+}
+
+/// `deobfuscate` skips values no step would change; what it returns must not depend on that.
+#[test]
+fn deobfuscate_skips_only_values_it_would_not_change() {
+    let alphabet: &[&[u8]] = &[
+        b"&", b"&#60;", b"&#x3c", b"&lt;", b"&amp", b"&bogus;", b"#", b"x", b"'", b"\"", b"\\",
+        b"^", b"$", b"$@", b"+", b" ", b"/*", b"*/", b"a", b"1", b"/", b"\\u0041", b"\\x41", b";",
+    ];
+    for v in random_values(alphabet, 200_000) {
+        let full = deobfuscate_every_step(&v);
+        assert_eq!(deobfuscate(&v), full, "{:?}", String::from_utf8_lossy(&v));
     }
 }

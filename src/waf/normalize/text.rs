@@ -51,6 +51,28 @@ fn named_entity(name: &[u8]) -> Option<u8> {
 
 /// Decodes HTML character references as a browser would in an attribute: `&#60;`, `&#x3c;` (with
 /// or without `;`, leading zeros allowed) and common named references. Unknown references are kept.
+/// Whether [`decode_html_entities`] would change `value`.
+fn has_entity(value: &[u8]) -> bool {
+    memchr::memchr_iter(b'&', value).any(|i| {
+        let rest = &value[i + 1..];
+        match rest.first() {
+            Some(b'#') => match rest.get(1) {
+                Some(b'x' | b'X') => rest.get(2).is_some_and(u8::is_ascii_hexdigit),
+                Some(d) => d.is_ascii_digit(),
+                None => false,
+            },
+            _ => {
+                let n = rest
+                    .iter()
+                    .take(10)
+                    .take_while(|b| b.is_ascii_alphanumeric())
+                    .count();
+                n > 0 && rest.get(n) == Some(&b';') && named_entity(&rest[..n]).is_some()
+            }
+        }
+    })
+}
+
 pub fn decode_html_entities(value: &[u8]) -> Cow<'_, [u8]> {
     if !value.contains(&b'&') {
         return Cow::Borrowed(value);
@@ -182,9 +204,16 @@ pub fn deobfuscate(value: &[u8]) -> Option<Vec<u8>> {
             && value[i - 1].is_ascii_alphanumeric()
             && value.get(i + 1).is_some_and(u8::is_ascii_alphanumeric)
     };
-    let interesting = memchr::memchr3(b'&', b'\\', b'^', value).is_some()
-        || memchr::memchr(b'\'', value).is_some()
-        || memchr::memchr_iter(b'"', value).any(between_alnum)
+    // Exactly the values some step below changes: an entity that decodes, `+` for spaces, a
+    // comment, or a byte the last pass removes.
+    let interesting = has_entity(value)
+        || memchr::memchr2_iter(b'\\', b'^', value).any(|i| {
+            value
+                .get(i + 1)
+                .is_some_and(|n| n.is_ascii_alphanumeric() || *n == b'/')
+        })
+        || memchr::memchr2_iter(b'\'', b'"', value)
+            .any(|i| value.get(i + 1) == Some(&value[i]) || between_alnum(i))
         || memchr::memchr_iter(b'$', value).any(|i| {
             value
                 .get(i + 1)
@@ -192,11 +221,22 @@ pub fn deobfuscate(value: &[u8]) -> Option<Vec<u8>> {
         })
         || (memchr::memchr_iter(b'+', value).nth(1).is_some()
             && memchr::memchr(b' ', value).is_none())
-        || has(b"/*")
-        || has(b"\"\"");
+        || has(b"/*");
     if !interesting {
         return escaped;
     }
+    rewrite(value, escaped.is_some())
+}
+
+/// [`deobfuscate`] without its check for values no step changes (the tests compare the two).
+#[cfg(test)]
+pub(super) fn deobfuscate_every_step(value: &[u8]) -> Option<Vec<u8>> {
+    let escaped = decode_js_escapes(value);
+    rewrite(escaped.as_deref().unwrap_or(value), escaped.is_some())
+}
+
+/// Every step of [`deobfuscate`] on `value` (JS escapes already decoded when `escaped`).
+fn rewrite(value: &[u8], escaped: bool) -> Option<Vec<u8>> {
     let mut v = decode_html_entities(value).into_owned();
     // Payload lists written for URLs use '+' for spaces; a value without any space but with several
     // '+' gets them back (a single '+' is more likely an e-mail tag or a sum).
@@ -248,7 +288,7 @@ pub fn deobfuscate(value: &[u8]) -> Option<Vec<u8>> {
         }
         i += 1;
     }
-    if out == value && escaped.is_none() {
+    if out == value && !escaped {
         None
     } else {
         Some(out)
@@ -301,7 +341,6 @@ pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
 /// 8192 characters) and decodes to printable text; `None` otherwise. Attack tools hide payloads this
 /// way; random tokens decode to binary and are skipped.
 pub fn base64_text(value: &[u8]) -> Option<Vec<u8>> {
-    use base64::Engine as _;
     // Form decoding turned base64 '+' into spaces (unless the value starts with one).
     let respace = value.contains(&b' ') && !value.starts_with(b" ");
     let trimmed = value
@@ -311,30 +350,52 @@ pub fn base64_text(value: &[u8]) -> Option<Vec<u8>> {
     if trimmed.len() < 8 || trimmed.len() > 8192 || trimmed.len() % 4 == 1 {
         return None;
     }
-    if !trimmed.iter().all(|&b| {
-        b.is_ascii_alphanumeric()
-            || matches!(b, b'+' | b'/' | b'-' | b'_')
-            || (respace && b == b' ')
-    }) {
-        return None;
+    let (mut standard, mut url_safe) = (false, false);
+    for &b in trimmed {
+        match b {
+            b'+' | b'/' => standard = true,
+            b' ' if respace => standard = true,
+            b'-' | b'_' => url_safe = true,
+            _ if b.is_ascii_alphanumeric() => {}
+            _ => return None,
+        }
     }
-    let respaced: Vec<u8>;
-    let trimmed = if respace {
-        respaced = trimmed
-            .iter()
-            .map(|&b| if b == b' ' { b'+' } else { b })
-            .collect();
-        &respaced[..]
-    } else {
-        trimmed
+    if standard && url_safe {
+        return None; // neither alphabet decodes it
+    }
+    let sextet = |b: u8| -> u32 {
+        u32::from(match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' | b' ' | b'-' => 62,
+            _ => 63, // '/' or '_'
+        })
     };
-    let decoded = base64::engine::general_purpose::STANDARD_NO_PAD
-        .decode(trimmed)
-        .or_else(|_| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(trimmed))
-        .ok()?;
-    let printable = decoded
-        .iter()
-        .filter(|&&b| (0x20..0x7f).contains(&b) || matches!(b, b'\t' | b'\r' | b'\n'))
-        .count();
-    (printable * 100 >= decoded.len() * 95 && !decoded.is_empty()).then_some(decoded)
+    // Decoded as it goes: the text must be at least 95% printable, so decoding stops at the
+    // first byte that makes that impossible (random tokens fail within a few bytes).
+    let total = trimmed.len() * 3 / 4;
+    let mut out = Vec::with_capacity(total);
+    let mut unprintable = 0;
+    for group in trimmed.chunks(4) {
+        let mut bits = 0u32;
+        for (k, &c) in group.iter().enumerate() {
+            bits |= sextet(c) << (18 - 6 * k);
+        }
+        // A short last group must leave its unused low bits zero (no trailing bits).
+        let keep = group.len() - 1;
+        if keep < 3 && bits & (0xff_ffff >> (8 * keep)) != 0 {
+            return None;
+        }
+        for b in &bits.to_be_bytes()[1..=keep] {
+            if !((0x20..0x7f).contains(b) || matches!(b, b'\t' | b'\r' | b'\n')) {
+                unprintable += 1;
+                if unprintable * 100 > total * 5 {
+                    return None;
+                }
+            }
+            out.push(*b);
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }

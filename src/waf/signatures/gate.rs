@@ -29,7 +29,7 @@ const MAX_GROUPS: usize = 8;
 /// literals wake the regex a little more often, but keep the literal automaton small.
 pub const MAX_ANCHOR_LEN: usize = 6;
 /// A regex with more anchor literals than this is run over the whole value instead.
-const MAX_ANCHORS: usize = 64;
+const MAX_ANCHORS: usize = 256;
 
 /// Bytes of ordinary text from most to least common: the greedy search allows them first, so what
 /// remains required is as rare as the regex permits. Bytes not listed come last.
@@ -47,8 +47,18 @@ pub struct Gate {
 pub struct Anchors {
     /// Every match starts with one of these (lower case, distinct, none a prefix of another) ...
     pub literals: Vec<Vec<u8>>,
-    /// ... or at the start of the value (through a `^`).
-    pub at_start: bool,
+    /// ... or at the start of the value, through a `^`.
+    pub at_start: AtStart,
+}
+
+/// Whether a match may start at the start of the value through a `^`.
+pub enum AtStart {
+    /// The pattern has no `^`.
+    Never,
+    /// Only when the value starts with one of these literals.
+    When(Vec<Vec<u8>>),
+    /// Whatever the value starts with.
+    Always,
 }
 
 /// The syntax every signature regex is read with (case-insensitive, bytes, no Unicode classes).
@@ -73,29 +83,45 @@ pub fn analyse(pattern: &str) -> Gate {
     }
 }
 
-/// Literals every match of `pattern` starts with, matched ASCII case-insensitively, and whether
-/// a match may also start at the beginning of the value through a `^`.
+/// Literals every match of `pattern` starts with, matched ASCII case-insensitively, and what a
+/// match through a `^` may start with.
 ///
 /// The pattern is read case-sensitively (its case-insensitive form would multiply every letter
 /// into two literals): a case-insensitive match is a case variant of a case-sensitive one, so it
 /// starts with a case variant of one of these literals. An inline flag that turns
 /// case-insensitivity off breaks that argument, so such patterns get no anchors. A `^` can only
-/// hold where the value begins, so branches through one are left out of the literals and run
-/// anchored at the start of the value instead.
+/// hold where the value begins, so branches through one are left out of the literals; the
+/// value's first bytes decide whether they are tried there.
 fn anchors(pattern: &str) -> Option<Anchors> {
     if turns_case_insensitivity_off(pattern) {
         return None;
     }
     let hir = syntax::parse_with(pattern, &syntax_config().case_insensitive(false)).ok()?;
-    let mut at_start = false;
-    let hir = without_text_start(&hir, &mut at_start);
+    let mut has_start = false;
+    let literals = prefix_literals(&replace_text_start(&hir, &Hir::fail(), &mut has_start))?;
+    let at_start = if !has_start {
+        AtStart::Never
+    } else {
+        // Matches at the start of the value read `^` as nothing: their prefixes are those of the
+        // pattern with `^` removed.
+        match prefix_literals(&replace_text_start(&hir, &Hir::empty(), &mut has_start)) {
+            Some(first) => AtStart::When(first),
+            None => AtStart::Always,
+        }
+    };
+    Some(Anchors { literals, at_start })
+}
+
+/// At most [`MAX_ANCHORS`] literals every match of `hir` starts with (lower case, cut as short as
+/// needed), or `None` when matches can start with anything.
+fn prefix_literals(hir: &Hir) -> Option<Vec<Vec<u8>>> {
     let mut ex = Extractor::new();
     ex.kind(ExtractKind::Prefix)
         .limit_class(16)
         .limit_repeat(4)
         .limit_literal_len(MAX_ANCHOR_LEN)
         .limit_total(1024);
-    let seq = ex.extract(&hir);
+    let seq = ex.extract(hir);
     let all: Vec<Vec<u8>> = seq
         .literals()?
         .iter()
@@ -108,7 +134,7 @@ fn anchors(pattern: &str) -> Option<Anchors> {
             return None;
         }
         if literals.len() <= MAX_ANCHORS {
-            return Some(Anchors { literals, at_start });
+            return Some(literals);
         }
     }
     None
@@ -130,28 +156,24 @@ fn minimal<'a>(lits: impl Iterator<Item = &'a [u8]>) -> Vec<Vec<u8>> {
     kept
 }
 
-/// `hir` with every `^` (start of the value) replaced by a branch that never matches; `seen`
-/// records that there was one.
-fn without_text_start(hir: &Hir, seen: &mut bool) -> Hir {
+/// `hir` with every `^` (start of the value) replaced by `with`; `seen` records that there was one.
+fn replace_text_start(hir: &Hir, with: &Hir, seen: &mut bool) -> Hir {
+    let mut sub = |h: &Hir| replace_text_start(h, with, seen);
     match hir.kind() {
         HirKind::Look(Look::Start) => {
             *seen = true;
-            Hir::fail()
+            with.clone()
         }
         HirKind::Repetition(r) => Hir::repetition(Repetition {
-            sub: Box::new(without_text_start(&r.sub, seen)),
+            sub: Box::new(sub(&r.sub)),
             ..r.clone()
         }),
         HirKind::Capture(c) => Hir::capture(Capture {
-            sub: Box::new(without_text_start(&c.sub, seen)),
+            sub: Box::new(sub(&c.sub)),
             ..c.clone()
         }),
-        HirKind::Concat(parts) => {
-            Hir::concat(parts.iter().map(|h| without_text_start(h, seen)).collect())
-        }
-        HirKind::Alternation(parts) => {
-            Hir::alternation(parts.iter().map(|h| without_text_start(h, seen)).collect())
-        }
+        HirKind::Concat(parts) => Hir::concat(parts.iter().map(sub).collect()),
+        HirKind::Alternation(parts) => Hir::alternation(parts.iter().map(sub).collect()),
         _ => hir.clone(),
     }
 }
@@ -343,14 +365,27 @@ mod tests {
         assert_eq!(a[..3], ["(and\t", "(and\n", "(and\u{b}"]);
         assert_eq!(a[a.len() - 3..], ["(or ", "sys(", "system"]);
         assert_eq!(a.len(), 14);
-        assert!(g.anchors.as_ref().is_some_and(|a| a.at_start));
-        assert!(!analyse(r"\bsys\(").anchors.is_some_and(|a| a.at_start));
+        match g.anchors.map(|a| a.at_start) {
+            Some(AtStart::When(first)) => {
+                assert!(first.contains(&b"or ".to_vec()) && first.contains(&b"sys(".to_vec()));
+                assert!(!first.iter().any(|f| f.starts_with(b"x")), "{first:?}");
+            }
+            _ => panic!("a `^` branch"),
+        }
+        assert!(matches!(
+            analyse(r"\bsys\(").anchors.map(|a| a.at_start),
+            Some(AtStart::Never)
+        ));
+        assert!(matches!(
+            analyse(r"^\w|x").anchors.map(|a| a.at_start),
+            Some(AtStart::Always)
+        ));
         // Too many literals are cut shorter.
-        let many = (0..100)
+        let many = (0..300)
             .map(|i| format!("k{i:03}x"))
             .collect::<Vec<_>>()
             .join("|");
-        assert_eq!(anchors(&analyse(&many)).len(), 10);
+        assert_eq!(anchors(&analyse(&many)).len(), 30);
         // A match that can start with anything has no anchors.
         assert!(analyse(r"a?select").anchors.is_some());
         assert!(analyse(r"\w+select").anchors.is_none());

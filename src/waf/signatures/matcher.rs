@@ -27,7 +27,7 @@ use regex_automata::{Anchored, Input};
 
 use super::Target;
 use super::db::{Engine, SigDef};
-use super::gate;
+use super::gate::{self, Anchors, AtStart};
 use crate::waf::injection;
 use crate::waf::normalize::{self, ByteSet};
 
@@ -55,9 +55,10 @@ struct Confirm {
     regex: Option<Regex>,
     /// Every match holds a byte of each group.
     groups: Vec<ByteSet>,
-    /// Every match starts with one of the signature's anchor literals (in the automaton) ...
+    /// Every match starts with one of the signature's anchor literals (in the automaton) or, when
+    /// one of its `first` literals starts the view, at the start ...
     anchored: bool,
-    /// ... or at the start of the view.
+    /// ... or at the start of the view, whatever it starts with.
     at_start: bool,
 }
 
@@ -76,6 +77,8 @@ struct Literal {
     of: Vec<usize>,
     /// Signatures whose regex may match starting where it occurs.
     anchors: Vec<usize>,
+    /// Signatures whose regex may match through a `^` when it occurs at the start of the view.
+    first: Vec<usize>,
 }
 
 #[derive(Default)]
@@ -208,6 +211,7 @@ impl Matcher {
         }
         let mut confirm = Vec::with_capacity(defs.len());
         let mut anchors = Vec::with_capacity(defs.len());
+        let mut firsts = Vec::with_capacity(defs.len());
         for d in defs {
             let (c, a) = match &d.regex {
                 Some(p) => {
@@ -217,9 +221,11 @@ impl Matcher {
                         regex: Some(build_regex(d.id, p)?),
                         groups: g.groups,
                         anchored: a.is_some(),
-                        at_start: a.as_ref().is_some_and(|a| a.at_start),
+                        at_start: a
+                            .as_ref()
+                            .is_some_and(|a| matches!(a.at_start, AtStart::Always)),
                     };
-                    (c, a.map(|a| a.literals))
+                    (c, a)
                 }
                 None => (
                     Confirm {
@@ -232,7 +238,16 @@ impl Matcher {
                 ),
             };
             confirm.push(c);
-            anchors.push(a.unwrap_or_default());
+            let (literals, first) = match a {
+                Some(Anchors {
+                    literals,
+                    at_start: AtStart::When(first),
+                }) => (literals, first),
+                Some(a) => (a.literals, Vec::new()),
+                None => (Vec::new(), Vec::new()),
+            };
+            anchors.push(literals);
+            firsts.push(first);
         }
         let mut targets = Vec::with_capacity(Target::ALL.len());
         // Most targets share the same literal list: one automaton per distinct list.
@@ -259,6 +274,12 @@ impl Matcher {
                             let lit = tm.literal(&mut lits, a);
                             if !lit.anchors.contains(&i) {
                                 lit.anchors.push(i);
+                            }
+                        }
+                        for f in &firsts[i] {
+                            let lit = tm.literal(&mut lits, f);
+                            if !lit.first.contains(&i) {
+                                lit.first.push(i);
                             }
                         }
                     }
@@ -398,8 +419,14 @@ impl Matcher {
                 for &i in &lit.of {
                     vs.present.set(i);
                 }
+                let start = at + 1 - lit.len;
                 for &i in &lit.anchors {
-                    self.anchor(i, at + 1 - lit.len, present, vs);
+                    self.anchor(i, start, present, vs);
+                }
+                if start == 0 {
+                    for &i in &lit.first {
+                        self.anchor(i, 0, present, vs);
+                    }
                 }
             }
         }
