@@ -1,0 +1,235 @@
+//! The literal automaton shared by every target: one aho-corasick DFA (ASCII case-insensitive)
+//! over every signature literal and every regex anchor of the database, walked once per view with
+//! our own loop, so each occurrence is seen with its position at one table lookup per byte.
+//!
+//! A walk records, for the signatures of the view's target, which have one of their literals in
+//! the view ([`ViewState::present`]) and where those with anchors may start a match
+//! ([`ViewState::anchors`]); a signature whose regex cannot match the view (its byte groups, asked
+//! once per view) records nothing, and one with too many places is run over the whole view.
+//!
+//! Imports: `aho-corasick`.
+
+use aho_corasick::automaton::Automaton;
+use aho_corasick::dfa::DFA;
+use aho_corasick::{MatchKind, StartKind};
+
+/// Most signatures a database may hold (per-scan flags are fixed-size bitsets on the stack).
+pub const MAX_SIGNATURES: usize = 256;
+// Anchor records hold 16-bit signature indexes.
+const _: () = assert!(MAX_SIGNATURES <= 1 << 16);
+/// Anchored runs of one signature per view before its regex is run once over the whole view
+/// instead (a literal that occurs everywhere, such as a quote in a JSON text).
+const MAX_RUNS_PER_SIGNATURE: u8 = 8;
+/// Anchors recorded per view in all.
+const MAX_ANCHOR_HITS: usize = 32;
+
+/// One flag per signature.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub struct SigBits([u64; MAX_SIGNATURES / 64]);
+
+impl SigBits {
+    pub fn get(&self, i: usize) -> bool {
+        self.0[i / 64] & (1 << (i % 64)) != 0
+    }
+    pub fn set(&mut self, i: usize) {
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+    /// Adds the flags of `other` that `mask` also has.
+    fn add_masked(&mut self, other: &SigBits, mask: &SigBits) {
+        for ((w, o), m) in self.0.iter_mut().zip(other.0).zip(mask.0) {
+            *w |= o & m;
+        }
+    }
+    /// The indexes set, in increasing order.
+    pub fn ones(self) -> impl Iterator<Item = usize> {
+        let mut words = self.0;
+        let mut w = 0;
+        std::iter::from_fn(move || {
+            while w < words.len() {
+                if words[w] != 0 {
+                    let b = words[w].trailing_zeros() as usize;
+                    words[w] &= words[w] - 1;
+                    return Some(w * 64 + b);
+                }
+                w += 1;
+            }
+            None
+        })
+    }
+}
+
+/// What one pattern of the automaton means.
+#[derive(Default)]
+struct Entry {
+    len: usize,
+    /// Signatures it is a literal of (one of them must occur).
+    of: SigBits,
+    /// Signatures whose regex may match starting where it occurs.
+    anchors: Vec<u16>,
+    /// Signatures whose regex may match through a `^` when it occurs at the start of the view.
+    first: Vec<u16>,
+}
+
+/// What a walk found in one view.
+pub struct ViewState {
+    /// Signatures with one of their literals in the view.
+    pub present: SigBits,
+    /// Signatures to run over the whole view (too many anchors).
+    pub whole: SigBits,
+    checked: SigBits,
+    impossible: SigBits,
+    anchors: [(u16, u32); MAX_ANCHOR_HITS],
+    anchor_len: usize,
+    runs: [u8; MAX_SIGNATURES],
+}
+
+impl ViewState {
+    pub fn new() -> ViewState {
+        ViewState {
+            present: SigBits::default(),
+            whole: SigBits::default(),
+            checked: SigBits::default(),
+            impossible: SigBits::default(),
+            anchors: [(0, 0); MAX_ANCHOR_HITS],
+            anchor_len: 0,
+            runs: [0; MAX_SIGNATURES],
+        }
+    }
+
+    /// Where signature `i` may start a match, in view order.
+    pub fn anchors_of(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
+        self.anchors[..self.anchor_len]
+            .iter()
+            .filter(move |(s, _)| usize::from(*s) == i)
+            .map(|&(_, start)| start as usize)
+    }
+
+    fn anchor(&mut self, i: usize, start: usize, possible: &impl Fn(usize) -> bool) {
+        if self.whole.get(i) || self.impossible.get(i) {
+            return;
+        }
+        if !self.checked.get(i) {
+            self.checked.set(i);
+            if !possible(i) {
+                self.impossible.set(i);
+                return;
+            }
+        }
+        match u32::try_from(start) {
+            Ok(start)
+                if self.runs[i] < MAX_RUNS_PER_SIGNATURE && self.anchor_len < MAX_ANCHOR_HITS =>
+            {
+                self.runs[i] += 1;
+                self.anchors[self.anchor_len] = (i as u16, start);
+                self.anchor_len += 1;
+            }
+            _ => self.whole.set(i),
+        }
+    }
+}
+
+/// Collects the automaton's patterns while the database compiles.
+#[derive(Default)]
+pub struct Builder {
+    patterns: Vec<Vec<u8>>,
+    entries: Vec<Entry>,
+}
+
+impl Builder {
+    fn entry(&mut self, lit: &[u8]) -> &mut Entry {
+        let folded = lit.to_ascii_lowercase();
+        let k = match self.patterns.iter().position(|x| *x == folded) {
+            Some(k) => k,
+            None => {
+                self.entries.push(Entry {
+                    len: folded.len(),
+                    ..Entry::default()
+                });
+                self.patterns.push(folded);
+                self.patterns.len() - 1
+            }
+        };
+        &mut self.entries[k]
+    }
+
+    /// `lit` is a literal of signature `sig`.
+    pub fn literal(&mut self, sig: usize, lit: &[u8]) {
+        self.entry(lit).of.set(sig);
+    }
+
+    /// Matches of signature `sig` may start with `lit`.
+    pub fn anchor(&mut self, sig: usize, lit: &[u8]) {
+        let e = self.entry(lit);
+        if !e.anchors.contains(&(sig as u16)) {
+            e.anchors.push(sig as u16);
+        }
+    }
+
+    /// Matches of signature `sig` through a `^` may start with `lit`.
+    pub fn first(&mut self, sig: usize, lit: &[u8]) {
+        let e = self.entry(lit);
+        if !e.first.contains(&(sig as u16)) {
+            e.first.push(sig as u16);
+        }
+    }
+
+    pub fn build(self) -> Result<Option<Literals>, aho_corasick::BuildError> {
+        if self.patterns.is_empty() {
+            return Ok(None);
+        }
+        let ac = DFA::builder()
+            .match_kind(MatchKind::Standard)
+            .start_kind(StartKind::Unanchored)
+            .ascii_case_insensitive(true)
+            .prefilter(false)
+            .build(&self.patterns)?;
+        Ok(Some(Literals {
+            ac,
+            entries: self.entries,
+        }))
+    }
+}
+
+/// The compiled automaton and what each of its patterns means.
+pub struct Literals {
+    ac: DFA,
+    entries: Vec<Entry>,
+}
+
+impl Literals {
+    /// One pass over `view` for the signatures in `applies`; `possible(i)` says whether signature
+    /// `i`'s regex can match the view at all.
+    pub fn walk(
+        &self,
+        view: &[u8],
+        applies: &SigBits,
+        possible: impl Fn(usize) -> bool,
+        vs: &mut ViewState,
+    ) {
+        let ac = &self.ac;
+        let Ok(mut sid) = ac.start_state(aho_corasick::Anchored::No) else {
+            return;
+        };
+        for (at, &b) in view.iter().enumerate() {
+            sid = ac.next_state(aho_corasick::Anchored::No, sid, b);
+            if !ac.is_special(sid) {
+                continue;
+            }
+            if ac.is_dead(sid) {
+                return;
+            }
+            for k in 0..ac.match_len(sid) {
+                let e = &self.entries[ac.match_pattern(sid, k).as_usize()];
+                vs.present.add_masked(&e.of, applies);
+                let start = at + 1 - e.len;
+                let starts = if start == 0 { &e.first[..] } else { &[] };
+                for &i in e.anchors.iter().chain(starts) {
+                    let i = usize::from(i);
+                    if applies.get(i) {
+                        vs.anchor(i, start, &possible);
+                    }
+                }
+            }
+        }
+    }
+}
