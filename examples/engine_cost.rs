@@ -4,7 +4,8 @@
 //! instructions per iteration.
 //!
 //! `cargo run --release --example engine_cost -- SCENARIO ITERATIONS`, SCENARIO one of
-//! `get` (typical GET through the engine), `post1k`, `post100k` (JSON POST through the engine),
+//! `get` (typical GET through the engine), `api_get` (the request of `benches/load.sh` under the
+//! demo policy, every phase the proxy runs), `post1k`, `post100k` (JSON POST through the engine),
 //! `sigs_get` (the signature scans of a typical GET's values), `body100k` (one raw 100 KB body scan).
 
 #[path = "../benches/common/mod.rs"]
@@ -25,12 +26,15 @@ fn main() {
     let get = common::typical_get();
     let post1k = common::json_post(body1k.len());
     let post100k = common::json_post(body100k.len());
+    let demo = common::demo_policy();
+    let api_get = common::api_get();
     let mut passed = 0u64;
     // One warm-up iteration, also run when N is 0: first-use costs (lazy-DFA caches, allocator
     // pools) are not part of the per-request figure.
     for iteration in 0..=n {
         let ok = match scenario {
             "get" => common::run(&pol, black_box(&get), b""),
+            "api_get" => common::run_exchange(&demo, black_box(&api_get)),
             "post1k" => common::run(&pol, black_box(&post1k), black_box(&body1k)),
             "post100k" => common::run(&pol, black_box(&post100k), black_box(&body100k)),
             "sigs_get" => {

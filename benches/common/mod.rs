@@ -56,6 +56,33 @@ fn build(b: http::request::Builder) -> http::request::Parts {
         .unwrap_or_else(|_| http::Request::new(()).into_parts().0)
 }
 
+/// The demo policy (`policies/demo/`: API-security template, the demo API's OpenAPI spec, gRPC
+/// IDL), loaded as `portcullis proxy --policy` loads it.
+pub fn demo_policy() -> Arc<CompiledPolicy> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/policies/demo/policy.json");
+    Arc::new(portcullis::proxy::run::load_policy(std::path::Path::new(path)).expect("demo policy loads"))
+}
+
+/// The request `benches/load.sh` sends (wrk: a GET with only a Host header).
+pub fn api_get() -> http::request::Parts {
+    build(
+        http::Request::builder()
+            .method("GET")
+            .uri("/api/users/1")
+            .header("host", "127.0.0.1:8080"),
+    )
+}
+
+/// Every phase the proxy runs for a request without a body: headers, the upstream's response
+/// headers, and the logging phase. Returns whether the request was let through.
+pub fn run_exchange(pol: &Arc<CompiledPolicy>, head: &http::request::Parts) -> bool {
+    let mut tx = Transaction::new(pol.clone(), CONN);
+    let mut ok = tx.on_request_headers(head) != Step::Block;
+    let response = http::HeaderMap::new();
+    ok &= tx.on_response_headers(200, &response) != Step::Block;
+    ok && tx.finish().is_none()
+}
+
 /// A typical browser GET: 10 query parameters, 12 headers.
 pub fn typical_get() -> http::request::Parts {
     let uri = "/api/v1/products/search?q=red+shoes&page=2&sort=asc&size=20&brand=acme&color=red&min=10&max=200&lang=en&ref=home";
