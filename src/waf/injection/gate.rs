@@ -4,7 +4,7 @@
 //!
 //! Imports: `memchr`, [`ByteSet`].
 
-use crate::waf::normalize::ByteSet;
+use crate::waf::normalize::{ByteSet, has_pair};
 
 /// Punctuation an SQL injection is made of.
 const SQL_PUNCT: ByteSet = ByteSet::from_bytes(b"'\"`()#;=<>|&@\\*!^~");
@@ -40,8 +40,8 @@ fn sql_word(w: &[u8]) -> Option<SqlWord> {
 /// such as "colours and sizes" is never tokenized. `present` is the value's byte set.
 pub fn sqli_candidate(input: &[u8], present: &ByteSet) -> bool {
     if present.intersects(&SQL_PUNCT)
-        || (present.contains(b'-') && memchr::memmem::find(input, b"--").is_some())
-        || (present.contains(b'*') && memchr::memmem::find(input, b"/*").is_some())
+        || (present.contains(b'-') && has_pair(input, b'-', b'-'))
+        || (present.contains(b'*') && has_pair(input, b'/', b'*'))
     {
         return true;
     }

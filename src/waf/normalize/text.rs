@@ -49,8 +49,12 @@ fn named_entity(name: &[u8]) -> Option<u8> {
     })
 }
 
-/// Decodes HTML character references as a browser would in an attribute: `&#60;`, `&#x3c;` (with
-/// or without `;`, leading zeros allowed) and common named references. Unknown references are kept.
+/// Whether `first` is directly followed by `second` somewhere in `value` (a two-byte search
+/// without building a substring searcher, which costs more than it saves on short values).
+pub(crate) fn has_pair(value: &[u8], first: u8, second: u8) -> bool {
+    memchr::memchr_iter(first, value).any(|i| value.get(i + 1) == Some(&second))
+}
+
 /// Whether [`decode_html_entities`] would change `value`.
 fn has_entity(value: &[u8]) -> bool {
     memchr::memchr_iter(b'&', value).any(|i| {
@@ -73,6 +77,8 @@ fn has_entity(value: &[u8]) -> bool {
     })
 }
 
+/// Decodes HTML character references as a browser would in an attribute: `&#60;`, `&#x3c;` (with
+/// or without `;`, leading zeros allowed) and common named references. Unknown references are kept.
 pub fn decode_html_entities(value: &[u8]) -> Cow<'_, [u8]> {
     if !value.contains(&b'&') {
         return Cow::Borrowed(value);
@@ -198,7 +204,6 @@ pub fn unescape_json_string(value: &[u8]) -> Result<Vec<u8>, String> {
 pub fn deobfuscate(value: &[u8]) -> Option<Vec<u8>> {
     let escaped = decode_js_escapes(value);
     let value: &[u8] = escaped.as_deref().unwrap_or(value);
-    let has = |pat: &[u8]| memchr::memmem::find(value, pat).is_some();
     let between_alnum = |i: usize| {
         i > 0
             && value[i - 1].is_ascii_alphanumeric()
@@ -221,7 +226,7 @@ pub fn deobfuscate(value: &[u8]) -> Option<Vec<u8>> {
         })
         || (memchr::memchr_iter(b'+', value).nth(1).is_some()
             && memchr::memchr(b' ', value).is_none())
-        || has(b"/*");
+        || has_pair(value, b'/', b'*');
     if !interesting {
         return escaped;
     }
@@ -372,30 +377,40 @@ pub fn base64_text(value: &[u8]) -> Option<Vec<u8>> {
             _ => 63, // '/' or '_'
         })
     };
-    // Decoded as it goes: the text must be at least 95% printable, so decoding stops at the
-    // first byte that makes that impossible (random tokens fail within a few bytes).
+    // Decoded twice: first only to count unprintable bytes, stopping at the first one that makes
+    // 95% printable impossible (random tokens fail within a few bytes), then into the result.
     let total = trimmed.len() * 3 / 4;
-    let mut out = Vec::with_capacity(total);
-    let mut unprintable = 0;
-    for group in trimmed.chunks(4) {
-        let mut bits = 0u32;
-        for (k, &c) in group.iter().enumerate() {
-            bits |= sextet(c) << (18 - 6 * k);
-        }
-        // A short last group must leave its unused low bits zero (no trailing bits).
-        let keep = group.len() - 1;
-        if keep < 3 && bits & (0xff_ffff >> (8 * keep)) != 0 {
-            return None;
-        }
-        for b in &bits.to_be_bytes()[1..=keep] {
-            if !((0x20..0x7f).contains(b) || matches!(b, b'\t' | b'\r' | b'\n')) {
-                unprintable += 1;
-                if unprintable * 100 > total * 5 {
-                    return None;
-                }
+    let decode = |emit: &mut dyn FnMut(u8) -> bool| -> bool {
+        for group in trimmed.chunks(4) {
+            let mut bits = 0u32;
+            for (k, &c) in group.iter().enumerate() {
+                bits |= sextet(c) << (18 - 6 * k);
             }
-            out.push(*b);
+            // A short last group must leave its unused low bits zero (no trailing bits).
+            let keep = group.len() - 1;
+            if keep < 3 && bits & (0xff_ffff >> (8 * keep)) != 0 {
+                return false;
+            }
+            if !bits.to_be_bytes()[1..=keep].iter().all(|&b| emit(b)) {
+                return false;
+            }
         }
+        true
+    };
+    let mut unprintable = 0;
+    let printable_enough = decode(&mut |b| {
+        if !((0x20..0x7f).contains(&b) || matches!(b, b'\t' | b'\r' | b'\n')) {
+            unprintable += 1;
+        }
+        unprintable * 100 <= total * 5
+    });
+    if !printable_enough || total == 0 {
+        return None;
     }
-    (!out.is_empty()).then_some(out)
+    let mut out = Vec::with_capacity(total);
+    decode(&mut |b| {
+        out.push(b);
+        true
+    });
+    Some(out)
 }
