@@ -1,17 +1,22 @@
 //! The literal automaton shared by every target: one aho-corasick DFA (ASCII case-insensitive)
-//! over every signature literal and every regex anchor of the database, walked once per view with
-//! our own loop, so each occurrence is seen with its position at one table lookup per byte.
+//! over every signature literal and every regex anchor of the database that is longer than one
+//! byte, walked once per view with our own loop, so each occurrence is seen with its position at
+//! one table lookup per byte. One-byte literals (`;`, `"`, `(`, ...) are common in ordinary text
+//! and would stop the walk at every occurrence: their presence is read off the view's byte set
+//! instead, and their places are looked up only for the signatures that still need them.
 //!
 //! A walk records, for the signatures of the view's target, which have one of their literals in
 //! the view ([`ViewState::present`]) and where those with anchors may start a match
 //! ([`ViewState::anchors`]); a signature whose regex cannot match the view (its byte groups, asked
 //! once per view) records nothing, and one with too many places is run over the whole view.
 //!
-//! Imports: `aho-corasick`.
+//! Imports: `aho-corasick`, `memchr`, [`ByteSet`].
 
 use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
 use aho_corasick::{MatchKind, StartKind};
+
+use crate::waf::normalize::ByteSet;
 
 /// Most signatures a database may hold (per-scan flags are fixed-size bitsets on the stack).
 pub const MAX_SIGNATURES: usize = 256;
@@ -104,6 +109,52 @@ impl ViewState {
             .map(|&(_, start)| start as usize)
     }
 
+    /// Pattern `e` occurs at `start`.
+    fn found(
+        &mut self,
+        e: &Entry,
+        start: usize,
+        applies: &SigBits,
+        possible: &impl Fn(usize) -> bool,
+    ) {
+        self.present.add_masked(&e.of, applies);
+        self.found_anchors(e, start, applies, possible);
+        if start == 0 {
+            self.found_first(e, applies, possible);
+        }
+    }
+
+    /// Pattern `e` occurs at `start`: record it as an anchor of its signatures.
+    fn found_anchors(
+        &mut self,
+        e: &Entry,
+        start: usize,
+        applies: &SigBits,
+        possible: &impl Fn(usize) -> bool,
+    ) {
+        for &i in &e.anchors {
+            let i = usize::from(i);
+            if applies.get(i) {
+                self.anchor(i, start, possible);
+            }
+        }
+    }
+
+    /// Pattern `e` starts the view: record the start for the signatures with a `^` it begins.
+    fn found_first(&mut self, e: &Entry, applies: &SigBits, possible: &impl Fn(usize) -> bool) {
+        for &i in &e.first {
+            let i = usize::from(i);
+            if applies.get(i) {
+                self.anchor(i, 0, possible);
+            }
+        }
+    }
+
+    /// Whether signature `i` applies and may still record anchors.
+    fn waits_for(&self, i: usize, applies: &SigBits) -> bool {
+        applies.get(i) && !self.whole.get(i) && !self.impossible.get(i)
+    }
+
     fn anchor(&mut self, i: usize, start: usize, possible: &impl Fn(usize) -> bool) {
         if self.whole.get(i) || self.impossible.get(i) {
             return;
@@ -128,16 +179,43 @@ impl ViewState {
     }
 }
 
+/// What a one-byte literal means: an [`Entry`] kept outside the automaton.
+struct OneByte {
+    /// The byte, lower case.
+    byte: u8,
+    /// The byte in both cases (one byte when it is not a letter).
+    bytes: ByteSet,
+    entry: Entry,
+}
+
 /// Collects the automaton's patterns while the database compiles.
 #[derive(Default)]
 pub struct Builder {
     patterns: Vec<Vec<u8>>,
     entries: Vec<Entry>,
+    one_byte: Vec<OneByte>,
 }
 
 impl Builder {
     fn entry(&mut self, lit: &[u8]) -> &mut Entry {
         let folded = lit.to_ascii_lowercase();
+        if let [byte] = folded[..] {
+            let k = match self.one_byte.iter().position(|o| o.byte == byte) {
+                Some(k) => k,
+                None => {
+                    self.one_byte.push(OneByte {
+                        byte,
+                        bytes: ByteSet::from_bytes(&[byte, byte.to_ascii_uppercase()]),
+                        entry: Entry {
+                            len: 1,
+                            ..Entry::default()
+                        },
+                    });
+                    self.one_byte.len() - 1
+                }
+            };
+            return &mut self.one_byte[k].entry;
+        }
         let k = match self.patterns.iter().position(|x| *x == folded) {
             Some(k) => k,
             None => {
@@ -173,40 +251,78 @@ impl Builder {
         }
     }
 
-    pub fn build(self) -> Result<Option<Literals>, aho_corasick::BuildError> {
-        if self.patterns.is_empty() {
-            return Ok(None);
+    pub fn build(self) -> Result<Literals, aho_corasick::BuildError> {
+        let ac = if self.patterns.is_empty() {
+            None
+        } else {
+            let dfa = DFA::builder()
+                .match_kind(MatchKind::Standard)
+                .start_kind(StartKind::Unanchored)
+                .ascii_case_insensitive(true)
+                .prefilter(false)
+                .build(&self.patterns)?;
+            Some(dfa)
+        };
+        let one_byte_set = self
+            .one_byte
+            .iter()
+            .fold(ByteSet::EMPTY, |set, o| set.or(&o.bytes));
+        let mut one_byte_index = [0u8; 256];
+        for (k, o) in self.one_byte.iter().enumerate() {
+            for b in o.bytes.iter() {
+                // At most 256 one-byte literals exist, one per byte value (a letter's two cases share one).
+                one_byte_index[usize::from(b)] = k as u8;
+            }
         }
-        let ac = DFA::builder()
-            .match_kind(MatchKind::Standard)
-            .start_kind(StartKind::Unanchored)
-            .ascii_case_insensitive(true)
-            .prefilter(false)
-            .build(&self.patterns)?;
-        Ok(Some(Literals {
+        Ok(Literals {
             ac,
             entries: self.entries,
-        }))
+            one_byte: self.one_byte,
+            one_byte_set,
+            one_byte_index,
+        })
     }
 }
 
-/// The compiled automaton and what each of its patterns means.
+/// The compiled automaton, what each of its patterns means, and the one-byte literals.
 pub struct Literals {
-    ac: DFA,
+    ac: Option<DFA>,
     entries: Vec<Entry>,
+    one_byte: Vec<OneByte>,
+    /// Every byte (both cases) of a one-byte literal.
+    one_byte_set: ByteSet,
+    /// For each byte of `one_byte_set`, its position in `one_byte`.
+    one_byte_index: [u8; 256],
 }
 
 impl Literals {
-    /// One pass over `view` for the signatures in `applies`; `possible(i)` says whether signature
-    /// `i`'s regex can match the view at all.
+    /// One pass over `view` for the signatures in `applies`; `present` is the view's byte set and
+    /// `possible(i)` says whether signature `i`'s regex can match the view at all.
     pub fn walk(
         &self,
         view: &[u8],
+        present: &ByteSet,
         applies: &SigBits,
         possible: impl Fn(usize) -> bool,
         vs: &mut ViewState,
     ) {
-        let ac = &self.ac;
+        if let Some(ac) = &self.ac {
+            self.walk_automaton(ac, view, applies, &possible, vs);
+        }
+        let bytes = present.and(&self.one_byte_set);
+        if bytes != ByteSet::EMPTY {
+            self.one_byte_places(view, &bytes, applies, &possible, vs);
+        }
+    }
+
+    fn walk_automaton(
+        &self,
+        ac: &DFA,
+        view: &[u8],
+        applies: &SigBits,
+        possible: &impl Fn(usize) -> bool,
+        vs: &mut ViewState,
+    ) {
         let Ok(mut sid) = ac.start_state(aho_corasick::Anchored::No) else {
             return;
         };
@@ -220,15 +336,43 @@ impl Literals {
             }
             for k in 0..ac.match_len(sid) {
                 let e = &self.entries[ac.match_pattern(sid, k).as_usize()];
-                vs.present.add_masked(&e.of, applies);
-                let start = at + 1 - e.len;
-                let starts = if start == 0 { &e.first[..] } else { &[] };
-                for &i in e.anchors.iter().chain(starts) {
-                    let i = usize::from(i);
-                    if applies.get(i) {
-                        vs.anchor(i, start, &possible);
-                    }
-                }
+                vs.found(e, at + 1 - e.len, applies, possible);
+            }
+        }
+    }
+
+    /// The one-byte literals the view holds (`bytes`, from its byte set): their signatures are
+    /// present, and the places of the byte are anchors of the signatures still waiting for them.
+    fn one_byte_places(
+        &self,
+        view: &[u8],
+        bytes: &ByteSet,
+        applies: &SigBits,
+        possible: &impl Fn(usize) -> bool,
+        vs: &mut ViewState,
+    ) {
+        for b in bytes.iter() {
+            let k = self.one_byte_index[usize::from(b)];
+            // A letter is listed under both its cases: visit its literal once.
+            if b.is_ascii_alphabetic() && b.is_ascii_uppercase() && bytes.contains(b | 0x20) {
+                continue;
+            }
+            let o = &self.one_byte[usize::from(k)];
+            let e = &o.entry;
+            vs.present.add_masked(&e.of, applies);
+            if view.first().map(u8::to_ascii_lowercase) == Some(o.byte) {
+                vs.found_first(e, applies, possible);
+            }
+            if !e
+                .anchors
+                .iter()
+                .any(|&i| vs.waits_for(usize::from(i), applies))
+            {
+                continue;
+            }
+            let upper = o.byte.to_ascii_uppercase();
+            for at in memchr::memchr2_iter(o.byte, upper, view) {
+                vs.found_anchors(e, at, applies, possible);
             }
         }
     }

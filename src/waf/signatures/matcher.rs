@@ -71,7 +71,7 @@ struct TargetMatcher {
 
 /// The literal automaton plus the per-signature confirmations and per-target selections.
 pub struct Matcher {
-    literals: Option<Literals>,
+    literals: Literals,
     targets: Vec<TargetMatcher>,
     confirm: Vec<Confirm>,
     ids: Vec<u32>,
@@ -185,14 +185,13 @@ impl Matcher {
     }
 
     fn scan_view(&self, tm: &TargetMatcher, view: &[u8], present: &ByteSet, matched: &mut SigBits) {
-        if let Some(lits) = &self.literals {
-            let mut vs = ViewState::new();
-            let possible = |i: usize| self.confirm[i].possible(present);
-            lits.walk(view, &tm.literal_sigs, possible, &mut vs);
-            for i in vs.present.ones() {
-                if !matched.get(i) && self.confirmed(i, view, present, &vs) {
-                    matched.set(i);
-                }
+        let mut vs = ViewState::new();
+        let possible = |i: usize| self.confirm[i].possible(present);
+        self.literals
+            .walk(view, present, &tm.literal_sigs, possible, &mut vs);
+        for i in vs.present.ones() {
+            if !matched.get(i) && self.confirmed(i, view, present, &vs) {
+                matched.set(i);
             }
         }
         for &i in &tm.always {
