@@ -28,8 +28,12 @@ const MAX_GROUPS: usize = 4;
 /// Anchor literals are cut to this many bytes (a prefix of a prefix is still one): shorter
 /// literals wake the regex a little more often, but keep the literal automaton small.
 pub const MAX_ANCHOR_LEN: usize = 6;
-/// A regex with more anchor literals than this is run over the whole value instead.
-const MAX_ANCHORS: usize = 256;
+/// A regex with more anchor literals than this gets them cut shorter (a separator followed by any
+/// of ~100 command words keeps its words, so `;q=0.9` no longer wakes the regex).
+const MAX_ANCHORS: usize = 2048;
+/// Prefix literals extracted before cutting (the extraction gives up beyond, leaving one-byte
+/// anchors).
+const MAX_EXTRACTED: usize = 100_000;
 
 /// Bytes of ordinary text from most to least common: the greedy search allows them first, so what
 /// remains required is as rare as the regex permits. Bytes not listed come last.
@@ -120,7 +124,7 @@ fn prefix_literals(hir: &Hir) -> Option<Vec<Vec<u8>>> {
         .limit_class(16)
         .limit_repeat(4)
         .limit_literal_len(MAX_ANCHOR_LEN)
-        .limit_total(1024);
+        .limit_total(MAX_EXTRACTED);
     let seq = ex.extract(hir);
     let all: Vec<Vec<u8>> = seq
         .literals()?
@@ -381,11 +385,11 @@ mod tests {
             Some(AtStart::Always)
         ));
         // Too many literals are cut shorter.
-        let many = (0..300)
-            .map(|i| format!("k{i:03}x"))
+        let many = (0..3000)
+            .map(|i| format!("k{i:04}x"))
             .collect::<Vec<_>>()
             .join("|");
-        assert_eq!(anchors(&analyse(&many)).len(), 30);
+        assert_eq!(anchors(&analyse(&many)).len(), 300);
         // A match that can start with anything has no anchors.
         assert!(analyse(r"a?select").anchors.is_some());
         assert!(analyse(r"\w+select").anchors.is_none());
