@@ -20,11 +20,13 @@ use crate::waf::normalize::ByteSet;
 
 /// Most signatures a database may hold (per-scan flags are fixed-size bitsets on the stack).
 pub const MAX_SIGNATURES: usize = 256;
-// Anchor records hold 16-bit signature indexes.
-const _: () = assert!(MAX_SIGNATURES <= 1 << 16);
+// Anchor records hold the signature index in their low 8 bits and the place in the other 24.
+const _: () = assert!(MAX_SIGNATURES <= 1 << 8);
+/// Places past this one are not recorded as anchors (the signature is run over the whole view).
+const MAX_ANCHOR_PLACE: usize = (1 << 24) - 1;
 /// Anchored runs of one signature per view before its regex is run once over the whole view
 /// instead (a literal that occurs everywhere, such as a quote in a JSON text).
-const MAX_RUNS_PER_SIGNATURE: u8 = 8;
+const MAX_RUNS_PER_SIGNATURE: usize = 8;
 /// Anchors recorded per view in all.
 const MAX_ANCHOR_HITS: usize = 32;
 
@@ -83,9 +85,9 @@ pub struct ViewState {
     pub whole: SigBits,
     checked: SigBits,
     impossible: SigBits,
-    anchors: [(u16, u32); MAX_ANCHOR_HITS],
+    /// `place << 8 | signature` for each anchor found, in the order found.
+    anchors: [u32; MAX_ANCHOR_HITS],
     anchor_len: usize,
-    runs: [u8; MAX_SIGNATURES],
 }
 
 impl ViewState {
@@ -95,18 +97,17 @@ impl ViewState {
             whole: SigBits::default(),
             checked: SigBits::default(),
             impossible: SigBits::default(),
-            anchors: [(0, 0); MAX_ANCHOR_HITS],
+            anchors: [0; MAX_ANCHOR_HITS],
             anchor_len: 0,
-            runs: [0; MAX_SIGNATURES],
         }
     }
 
-    /// Where signature `i` may start a match, in view order.
+    /// Where signature `i` may start a match.
     pub fn anchors_of(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
         self.anchors[..self.anchor_len]
             .iter()
-            .filter(move |(s, _)| usize::from(*s) == i)
-            .map(|&(_, start)| start as usize)
+            .filter(move |&&a| (a & 0xff) as usize == i)
+            .map(|&a| (a >> 8) as usize)
     }
 
     /// Pattern `e` occurs at `start`.
@@ -166,15 +167,15 @@ impl ViewState {
                 return;
             }
         }
-        match u32::try_from(start) {
-            Ok(start)
-                if self.runs[i] < MAX_RUNS_PER_SIGNATURE && self.anchor_len < MAX_ANCHOR_HITS =>
-            {
-                self.runs[i] += 1;
-                self.anchors[self.anchor_len] = (i as u16, start);
-                self.anchor_len += 1;
-            }
-            _ => self.whole.set(i),
+        let runs = self.anchors_of(i).count();
+        if runs < MAX_RUNS_PER_SIGNATURE
+            && self.anchor_len < MAX_ANCHOR_HITS
+            && start <= MAX_ANCHOR_PLACE
+        {
+            self.anchors[self.anchor_len] = (start as u32) << 8 | i as u32;
+            self.anchor_len += 1;
+        } else {
+            self.whole.set(i);
         }
     }
 }
