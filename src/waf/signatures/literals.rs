@@ -10,12 +10,11 @@
 //! ([`ViewState::anchors`]); a signature whose regex cannot match the view (its byte groups, asked
 //! once per view) records nothing, and one with too many places is run over the whole view.
 //!
-//! Imports: `aho-corasick`, `memchr`, [`ByteSet`].
+//! Imports: [`Table`] (the automaton), `memchr`, [`ByteSet`].
 
-use aho_corasick::automaton::Automaton;
-use aho_corasick::dfa::DFA;
-use aho_corasick::{MatchKind, StartKind};
+use std::collections::HashMap;
 
+use super::table::Table;
 use crate::waf::normalize::ByteSet;
 
 /// Most signatures a database may hold (per-scan flags are fixed-size bitsets on the stack).
@@ -193,6 +192,8 @@ struct OneByte {
 #[derive(Default)]
 pub struct Builder {
     patterns: Vec<Vec<u8>>,
+    /// Pattern → its position in `patterns`.
+    index: HashMap<Vec<u8>, usize>,
     entries: Vec<Entry>,
     one_byte: Vec<OneByte>,
 }
@@ -217,13 +218,14 @@ impl Builder {
             };
             return &mut self.one_byte[k].entry;
         }
-        let k = match self.patterns.iter().position(|x| *x == folded) {
-            Some(k) => k,
+        let k = match self.index.get(&folded) {
+            Some(&k) => k,
             None => {
                 self.entries.push(Entry {
                     len: folded.len(),
                     ..Entry::default()
                 });
+                self.index.insert(folded.clone(), self.patterns.len());
                 self.patterns.push(folded);
                 self.patterns.len() - 1
             }
@@ -252,17 +254,11 @@ impl Builder {
         }
     }
 
-    pub fn build(self) -> Result<Literals, aho_corasick::BuildError> {
-        let ac = if self.patterns.is_empty() {
+    pub fn build(self) -> Result<Literals, String> {
+        let table = if self.patterns.is_empty() {
             None
         } else {
-            let dfa = DFA::builder()
-                .match_kind(MatchKind::Standard)
-                .start_kind(StartKind::Unanchored)
-                .ascii_case_insensitive(true)
-                .prefilter(false)
-                .build(&self.patterns)?;
-            Some(dfa)
+            Some(Table::build(&self.patterns)?)
         };
         let one_byte_set = self
             .one_byte
@@ -276,7 +272,7 @@ impl Builder {
             }
         }
         Ok(Literals {
-            ac,
+            table,
             entries: self.entries,
             one_byte: self.one_byte,
             one_byte_set,
@@ -287,7 +283,7 @@ impl Builder {
 
 /// The compiled automaton, what each of its patterns means, and the one-byte literals.
 pub struct Literals {
-    ac: Option<DFA>,
+    table: Option<Table>,
     entries: Vec<Entry>,
     one_byte: Vec<OneByte>,
     /// Every byte (both cases) of a one-byte literal.
@@ -307,38 +303,15 @@ impl Literals {
         possible: impl Fn(usize) -> bool,
         vs: &mut ViewState,
     ) {
-        if let Some(ac) = &self.ac {
-            self.walk_automaton(ac, view, applies, &possible, vs);
+        if let Some(table) = &self.table {
+            table.walk(view, |end, p| {
+                let e = &self.entries[p];
+                vs.found(e, end - e.len, applies, &possible);
+            });
         }
         let bytes = present.and(&self.one_byte_set);
         if bytes != ByteSet::EMPTY {
             self.one_byte_places(view, &bytes, applies, &possible, vs);
-        }
-    }
-
-    fn walk_automaton(
-        &self,
-        ac: &DFA,
-        view: &[u8],
-        applies: &SigBits,
-        possible: &impl Fn(usize) -> bool,
-        vs: &mut ViewState,
-    ) {
-        let Ok(mut sid) = ac.start_state(aho_corasick::Anchored::No) else {
-            return;
-        };
-        for (at, &b) in view.iter().enumerate() {
-            sid = ac.next_state(aho_corasick::Anchored::No, sid, b);
-            if !ac.is_special(sid) {
-                continue;
-            }
-            if ac.is_dead(sid) {
-                return;
-            }
-            for k in 0..ac.match_len(sid) {
-                let e = &self.entries[ac.match_pattern(sid, k).as_usize()];
-                vs.found(e, at + 1 - e.len, applies, possible);
-            }
         }
     }
 

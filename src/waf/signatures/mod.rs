@@ -11,6 +11,7 @@ pub mod db;
 mod gate;
 mod literals;
 mod matcher;
+mod table;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;

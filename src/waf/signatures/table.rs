@@ -1,0 +1,172 @@
+//! The literal automaton as one flat transition table, walked at one lookup per byte.
+//!
+//! aho-corasick builds the automaton (ASCII case-insensitive, overlapping matches); this module
+//! copies it into a table of our own so the per-byte loop is as short as it can be: a byte's class
+//! (the folded byte when some pattern holds it, else one class for every other byte), one indexed
+//! load, one comparison against the highest match state. Match states are numbered first, so "is
+//! this a match" is that comparison. The aho-corasick API asks two calls and a branch per byte
+//! through its trait, which measured 3x slower in this loop (callgrind, `benches/instructions.sh
+//! body100k`).
+//!
+//! Imports: `aho-corasick`.
+
+use std::collections::HashMap;
+
+use aho_corasick::automaton::Automaton;
+use aho_corasick::dfa::DFA;
+use aho_corasick::{MatchKind, StartKind};
+
+/// Most states of the table; beyond, the database is refused (it would not fit a cache anyway).
+const MAX_STATES: usize = 1 << 20;
+
+/// The automaton over a set of patterns (matched ASCII case-insensitively, overlapping).
+pub struct Table {
+    /// Byte → class.
+    class: [u8; 256],
+    /// Transitions: `trans[state + class]`, states premultiplied by the number of classes.
+    trans: Vec<u32>,
+    /// States below this one are match states.
+    match_limit: u32,
+    start: u32,
+    /// For match state `s / stride`, the range of `patterns` that end there.
+    ends: Vec<(u32, u32)>,
+    patterns: Vec<u32>,
+    stride: u32,
+}
+
+impl Table {
+    /// The automaton of `patterns` (none empty).
+    pub fn build(patterns: &[Vec<u8>]) -> Result<Table, String> {
+        let ac = DFA::builder()
+            .match_kind(MatchKind::Standard)
+            .start_kind(StartKind::Unanchored)
+            .ascii_case_insensitive(true)
+            .prefilter(false)
+            .build(patterns)
+            .map_err(|e| e.to_string())?;
+        // A byte matters only through the patterns holding it (either case): one class per folded
+        // byte that occurs in a pattern, class 0 for all the others.
+        let mut class = [0u8; 256];
+        let mut representative = vec![0u8];
+        for p in patterns {
+            for &b in p {
+                let folded = b.to_ascii_lowercase();
+                if class[usize::from(folded)] == 0 {
+                    let c = u8::try_from(representative.len())
+                        .map_err(|_| "more than 255 distinct pattern bytes".to_string())?;
+                    class[usize::from(folded)] = c;
+                    class[usize::from(folded.to_ascii_uppercase())] = c;
+                    representative.push(folded);
+                }
+            }
+        }
+        // Representative 0 must be a byte of class 0.
+        representative[0] = (0..=255u8)
+            .find(|&b| class[usize::from(b)] == 0)
+            .ok_or("every byte occurs in a pattern")?;
+        let stride = representative.len();
+
+        // Every state reachable from the start, with its transitions (in aho-corasick's ids).
+        let start = ac
+            .start_state(aho_corasick::Anchored::No)
+            .map_err(|e| e.to_string())?;
+        let mut index: HashMap<u32, usize> = HashMap::from([(start.as_u32(), 0)]);
+        let mut states = vec![start];
+        let mut raw: Vec<u32> = Vec::new();
+        let mut k = 0;
+        while k < states.len() {
+            for &b in &representative {
+                let next = ac.next_state(aho_corasick::Anchored::No, states[k], b);
+                if !index.contains_key(&next.as_u32()) {
+                    if states.len() == MAX_STATES {
+                        return Err(format!("more than {MAX_STATES} automaton states"));
+                    }
+                    index.insert(next.as_u32(), states.len());
+                    states.push(next);
+                }
+                raw.push(next.as_u32());
+            }
+            k += 1;
+        }
+        // Renumber: match states first.
+        let mut order: Vec<usize> = (0..states.len()).collect();
+        order.sort_by_key(|&i| !ac.is_match(states[i]));
+        let mut new_id = vec![0u32; states.len()];
+        for (n, &i) in order.iter().enumerate() {
+            new_id[i] = (n * stride) as u32;
+        }
+        let matches = order.iter().filter(|&&i| ac.is_match(states[i])).count();
+        let mut trans = vec![0u32; states.len() * stride];
+        let mut ends = Vec::with_capacity(matches);
+        let mut pats = Vec::new();
+        for (n, &i) in order.iter().enumerate() {
+            for c in 0..stride {
+                trans[n * stride + c] = new_id[index[&raw[i * stride + c]]];
+            }
+            if n < matches {
+                let from = pats.len() as u32;
+                for m in 0..ac.match_len(states[i]) {
+                    pats.push(ac.match_pattern(states[i], m).as_u32());
+                }
+                ends.push((from, pats.len() as u32));
+            }
+        }
+        Ok(Table {
+            class,
+            trans,
+            match_limit: (matches * stride) as u32,
+            start: new_id[0],
+            ends,
+            patterns: pats,
+            stride: stride as u32,
+        })
+    }
+
+    /// Calls `found(end, pattern)` for every pattern occurrence in `view` (`end` is one past its
+    /// last byte), in order of `end`.
+    #[inline]
+    pub fn walk(&self, view: &[u8], mut found: impl FnMut(usize, usize)) {
+        let (mut from, mut s) = (0, self.start);
+        while let Some((at, m)) = self.next_match(view, from, s) {
+            let (first, last) = self.ends[(m / self.stride) as usize];
+            for &p in &self.patterns[first as usize..last as usize] {
+                found(at + 1, p as usize);
+            }
+            (from, s) = (at + 1, m);
+        }
+    }
+
+    /// From state `s` at `view[from]`, the place and state of the next match. Kept apart from
+    /// [`Table::walk`] so the loop holds its few values in registers.
+    #[inline(never)]
+    fn next_match(&self, view: &[u8], from: usize, mut s: u32) -> Option<(usize, u32)> {
+        let (trans, class, limit) = (&self.trans[..], &self.class, self.match_limit);
+        for (k, &b) in view.get(from..)?.iter().enumerate() {
+            s = trans[(s + u32::from(class[usize::from(b)])) as usize];
+            if s < limit {
+                return Some((from + k, s));
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Table;
+
+    #[test]
+    fn finds_every_overlapping_occurrence_in_either_case() {
+        let pats: Vec<Vec<u8>> = ["or", "select", "sel", "--"]
+            .iter()
+            .map(|p| p.as_bytes().to_vec())
+            .collect();
+        let t = Table::build(&pats).expect("builds");
+        let mut seen = Vec::new();
+        t.walk(b"x OR 1 SeLect--", |end, p| seen.push((end, p)));
+        assert_eq!(seen, [(4, 0), (10, 2), (13, 1), (15, 3)]);
+        let mut none = 0;
+        t.walk(b"\xff\x00plain text", |_, _| none += 1);
+        assert_eq!(none, 0);
+    }
+}
