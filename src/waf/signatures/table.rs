@@ -11,6 +11,7 @@
 //! Imports: `aho-corasick`.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 
 use aho_corasick::automaton::Automaton;
 use aho_corasick::dfa::DFA;
@@ -77,11 +78,11 @@ impl Table {
         while k < states.len() {
             for &b in &representative {
                 let next = ac.next_state(aho_corasick::Anchored::No, states[k], b);
-                if !index.contains_key(&next.as_u32()) {
+                if let Entry::Vacant(slot) = index.entry(next.as_u32()) {
                     if states.len() == MAX_STATES {
                         return Err(format!("more than {MAX_STATES} automaton states"));
                     }
-                    index.insert(next.as_u32(), states.len());
+                    slot.insert(states.len());
                     states.push(next);
                 }
                 raw.push(next.as_u32());
