@@ -12,6 +12,9 @@ impl ByteSet {
 
     /// The bytes occurring in `value`.
     pub fn of(value: &[u8]) -> ByteSet {
+        if value.len() >= 512 {
+            return ByteSet::of_long(value);
+        }
         // Two tables, merged at the end, halve the dependency chain of the loop.
         let (mut a, mut b) = ([0u64; 4], [0u64; 4]);
         let mut pairs = value.chunks_exact(2);
@@ -23,6 +26,20 @@ impl ByteSet {
             a[usize::from(x >> 6)] |= 1 << (x & 63);
         }
         ByteSet([a[0] | b[0], a[1] | b[1], a[2] | b[2], a[3] | b[3]])
+    }
+
+    /// [`ByteSet::of`] for long values: one store per byte into a table (no chain of
+    /// read-modify-writes on four words), folded into bits once at the end.
+    fn of_long(value: &[u8]) -> ByteSet {
+        let mut seen = [false; 256];
+        for &x in value {
+            seen[usize::from(x)] = true;
+        }
+        let mut s = [0u64; 4];
+        for (x, _) in seen.iter().enumerate().filter(|(_, on)| **on) {
+            s[x >> 6] |= 1 << (x & 63);
+        }
+        ByteSet(s)
     }
 
     /// The set of the given bytes (a `const` table).
@@ -118,5 +135,10 @@ mod tests {
         assert!(r.contains(b'5') && !r.contains(b'a'));
         assert_eq!(s.and(&r), ByteSet::EMPTY);
         assert_eq!(ByteSet::of(b""), ByteSet::EMPTY);
+        let long: Vec<u8> = (0..2000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let mut short = ByteSet::EMPTY;
+        long.chunks(100)
+            .for_each(|c| short = short.or(&ByteSet::of(c)));
+        assert_eq!(ByteSet::of(&long), short);
     }
 }
