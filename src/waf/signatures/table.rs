@@ -19,6 +19,8 @@ use aho_corasick::{MatchKind, StartKind};
 
 /// Most states of the table; beyond, the database is refused (it would not fit a cache anyway).
 const MAX_STATES: usize = 1 << 20;
+/// Views this long are walked as two interleaved halves.
+const TWO_WALKS_FROM: usize = 1024;
 
 /// The automaton over a set of patterns (matched ASCII case-insensitively, overlapping).
 pub struct Table {
@@ -33,6 +35,8 @@ pub struct Table {
     ends: Vec<(u32, u32)>,
     patterns: Vec<u32>,
     stride: u32,
+    /// Length of the longest pattern.
+    longest: usize,
 }
 
 impl Table {
@@ -120,19 +124,55 @@ impl Table {
             ends,
             patterns: pats,
             stride: stride as u32,
+            longest: patterns.iter().map(Vec::len).max().unwrap_or(1),
         })
     }
 
     /// Calls `found(end, pattern)` for every pattern occurrence in `view` (`end` is one past its
-    /// last byte), in order of `end`.
+    /// last byte). Long views are walked as two interleaved halves (the walk waits on one load
+    /// per byte, so two independent walks take little more time than one): occurrences then come
+    /// out of order.
     #[inline]
     pub fn walk(&self, view: &[u8], mut found: impl FnMut(usize, usize)) {
-        let (mut from, mut s) = (0, self.start);
-        while let Some((at, m)) = self.next_match(view, from, s) {
-            let (first, last) = self.ends[(m / self.stride) as usize];
+        let mut report = |end: usize, state: u32| {
+            let (first, last) = self.ends[(state / self.stride) as usize];
             for &p in &self.patterns[first as usize..last as usize] {
-                found(at + 1, p as usize);
+                found(end, p as usize);
             }
+        };
+        let (mut from, mut s) = (0, self.start);
+        if view.len() >= TWO_WALKS_FROM.max(4 * self.longest) {
+            // The second walk starts early enough to see whole every occurrence ending in its
+            // half, and reports only those.
+            let half = view.len() / 2;
+            let second_from = half - (self.longest - 1);
+            let (first, second) = (&view[..half], &view[second_from..]);
+            let mut t = self.start;
+            loop {
+                let (at, a, b) = self.next_match_of_two(first, second, from, s, t);
+                (s, t) = (a, b);
+                if at == first.len() {
+                    break;
+                }
+                if a < self.match_limit {
+                    report(at + 1, a);
+                }
+                if b < self.match_limit && second_from + at >= half {
+                    report(second_from + at + 1, b);
+                }
+                from = at + 1;
+            }
+            // The first walk is done; the second goes on alone.
+            let rest = &view[second_from..];
+            (from, s) = (first.len(), t);
+            while let Some((at, m)) = self.next_match(rest, from, s) {
+                report(second_from + at + 1, m);
+                (from, s) = (at + 1, m);
+            }
+            return;
+        }
+        while let Some((at, m)) = self.next_match(view, from, s) {
+            report(at + 1, m);
             (from, s) = (at + 1, m);
         }
     }
@@ -149,6 +189,30 @@ impl Table {
             }
         }
         None
+    }
+
+    /// [`Table::next_match`] of two walks in step over `a` and `b` (`b` no shorter), from
+    /// `from` to the end of `a`: the place and both states when either is a match, else
+    /// `a.len()` and the states at the end.
+    #[inline(never)]
+    fn next_match_of_two(
+        &self,
+        a: &[u8],
+        b: &[u8],
+        from: usize,
+        mut s: u32,
+        mut t: u32,
+    ) -> (usize, u32, u32) {
+        let (trans, class, limit) = (&self.trans[..], &self.class, self.match_limit);
+        let pairs = a[from..].iter().zip(&b[from..]);
+        for (k, (&x, &y)) in pairs.enumerate() {
+            s = trans[(s + u32::from(class[usize::from(x)])) as usize];
+            t = trans[(t + u32::from(class[usize::from(y)])) as usize];
+            if s.min(t) < limit {
+                return (from + k, s, t);
+            }
+        }
+        (a.len(), s, t)
     }
 }
 
@@ -169,5 +233,40 @@ mod tests {
         let mut none = 0;
         t.walk(b"\xff\x00plain text", |_, _| none += 1);
         assert_eq!(none, 0);
+    }
+
+    /// Long views are walked as two halves: every occurrence is still found exactly once,
+    /// including those that straddle the middle.
+    #[test]
+    fn two_walks_find_what_one_finds() {
+        let words = ["union", "select", "or", "etc/passwd", "<script"];
+        let pats: Vec<Vec<u8>> = words.iter().map(|p| p.as_bytes().to_vec()).collect();
+        let t = Table::build(&pats).expect("builds");
+        for len in [1024usize, 1025, 3001] {
+            for shift in 0..12 {
+                let mut text = vec![b'x'; len];
+                for (k, at) in [0, len / 2 - 6 + shift, len / 2 - 1, len - 10]
+                    .iter()
+                    .enumerate()
+                {
+                    let w = words[(k + shift) % words.len()].as_bytes();
+                    let end = (*at + w.len()).min(len);
+                    text[*at..end].copy_from_slice(&w[..end - at]);
+                }
+                let mut expected = Vec::new();
+                for (p, w) in pats.iter().enumerate() {
+                    for start in 0..=len - w.len() {
+                        if text[start..start + w.len()].eq_ignore_ascii_case(w) {
+                            expected.push((start + w.len(), p));
+                        }
+                    }
+                }
+                let mut seen = Vec::new();
+                t.walk(&text, |end, p| seen.push((end, p)));
+                seen.sort_unstable();
+                expected.sort_unstable();
+                assert_eq!(seen, expected, "length {len}, shift {shift}");
+            }
+        }
     }
 }
