@@ -16,7 +16,7 @@ use std::sync::Arc;
 use super::event::SecurityEvent;
 use super::policy::CompiledPolicy;
 use super::response::{self, BlockResponse};
-use super::verdict::{Action, Verdict};
+use super::verdict::{Action, Reply, Verdict};
 use super::violation::Violation;
 use crate::support::{SupportId, iso8601_utc, now_micros};
 
@@ -209,23 +209,24 @@ impl Transaction {
 
     /// The verdict so far (pass when no violation has been found).
     pub fn verdict(&self) -> Verdict {
-        self.verdict.clone().unwrap_or_else(|| Verdict {
-            support_id: self.support_id,
-            ..Verdict::pass()
-        })
+        self.verdict
+            .clone()
+            .unwrap_or_else(|| Verdict::pass_with(self.support_id))
     }
 
     /// The response to send after a [`Step::Block`].
     pub fn block_response(&self) -> BlockResponse {
-        response::render(&self.verdict().reply, self.support_id)
+        let reply = self
+            .verdict
+            .as_ref()
+            .map_or(&Reply::DefaultPage, |v| &v.reply);
+        response::render(reply, self.support_id)
     }
 
     /// Phase 4, always run: the event to log when the request was alarmed or blocked.
     pub fn finish(self) -> Option<SecurityEvent> {
-        let verdict = self.verdict();
-        if verdict.action == Action::Pass {
-            return None;
-        }
+        // No verdict: nothing was found, nothing to log (and nothing to build).
+        let verdict = self.verdict.filter(|v| v.action != Action::Pass)?;
         Some(SecurityEvent {
             support_id: self.support_id.to_string(),
             time: iso8601_utc(self.started_micros / 1_000_000),
