@@ -168,6 +168,13 @@ impl Transaction {
         }
     }
 
+    /// Whether [`Self::on_response_headers`] reads the header fields. The engine's response phase
+    /// (`CompiledPolicy::check_response_headers`) looks at the status only, so a caller without a
+    /// `HeaderMap` at hand may pass an empty one; this turns true when a check reads the fields.
+    pub fn needs_response_headers(&self) -> bool {
+        false
+    }
+
     /// Phase 3: the upstream's response status and headers.
     pub fn on_response_headers(&mut self, status: u16, headers: &http::HeaderMap) -> Step {
         self.policy
