@@ -129,7 +129,7 @@ Connection: keep-alive\r\n\r\n{\"id\":1,\"name\":\"Ada\"}";
             let h = encode::Head {
                 status: res.status,
                 version: res.version,
-                headers: &res.headers,
+                headers: encode::Fields::Raw(&res.headers),
                 strip: true,
             };
             let how = encode::Answering {

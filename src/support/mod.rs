@@ -1,13 +1,15 @@
 //! Small shared pieces every module may use: support ids, the clock, ISO 8601 formatting,
-//! registration keys, the UUID text form.
+//! registration keys, the UUID text form, a stack-first vector for per-request scratch lists.
 //! Imports nothing internal.
 
 mod clock;
+mod inline_vec;
 mod regkey;
 mod support_id;
 mod uuid;
 
 pub use clock::{iso8601_utc, now_micros, unix_seconds};
+pub use inline_vec::InlineVec;
 pub use regkey::parse_regkey;
 pub use support_id::SupportId;
 pub use uuid::is_uuid;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use super::event::SecurityEvent;
 use super::policy::CompiledPolicy;
 use super::response::{self, BlockResponse};
-use super::verdict::{Action, Verdict};
+use super::verdict::{Action, Reply, Verdict};
 use super::violation::Violation;
 use crate::support::{SupportId, iso8601_utc, now_micros};
 
@@ -168,6 +168,13 @@ impl Transaction {
         }
     }
 
+    /// Whether [`Self::on_response_headers`] reads the header fields. The engine's response phase
+    /// (`CompiledPolicy::check_response_headers`) looks at the status only, so a caller without a
+    /// `HeaderMap` at hand may pass an empty one; this turns true when a check reads the fields.
+    pub fn needs_response_headers(&self) -> bool {
+        false
+    }
+
     /// Phase 3: the upstream's response status and headers.
     pub fn on_response_headers(&mut self, status: u16, headers: &http::HeaderMap) -> Step {
         self.policy
@@ -209,23 +216,24 @@ impl Transaction {
 
     /// The verdict so far (pass when no violation has been found).
     pub fn verdict(&self) -> Verdict {
-        self.verdict.clone().unwrap_or_else(|| Verdict {
-            support_id: self.support_id,
-            ..Verdict::pass()
-        })
+        self.verdict
+            .clone()
+            .unwrap_or_else(|| Verdict::pass_with(self.support_id))
     }
 
     /// The response to send after a [`Step::Block`].
     pub fn block_response(&self) -> BlockResponse {
-        response::render(&self.verdict().reply, self.support_id)
+        let reply = self
+            .verdict
+            .as_ref()
+            .map_or(&Reply::DefaultPage, |v| &v.reply);
+        response::render(reply, self.support_id)
     }
 
     /// Phase 4, always run: the event to log when the request was alarmed or blocked.
     pub fn finish(self) -> Option<SecurityEvent> {
-        let verdict = self.verdict();
-        if verdict.action == Action::Pass {
-            return None;
-        }
+        // No verdict: nothing was found, nothing to log (and nothing to build).
+        let verdict = self.verdict.filter(|v| v.action != Action::Pass)?;
         Some(SecurityEvent {
             support_id: self.support_id.to_string(),
             time: iso8601_utc(self.started_micros / 1_000_000),

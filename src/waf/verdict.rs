@@ -50,9 +50,14 @@ pub struct Verdict {
 
 impl Verdict {
     pub fn pass() -> Self {
+        Self::pass_with(SupportId::random())
+    }
+
+    /// A pass verdict for a request whose support id is already drawn.
+    pub fn pass_with(support_id: SupportId) -> Self {
         Verdict {
             action: Action::Pass,
-            support_id: SupportId::random(),
+            support_id,
             rating: 0,
             violations: Vec::new(),
             reply: Reply::DefaultPage,

@@ -9,7 +9,7 @@
 use http::header::{CONNECTION, CONTENT_LENGTH, HeaderName, TRAILER, TRANSFER_ENCODING};
 use http::{HeaderMap, Method, StatusCode, Version};
 
-use super::wire::{connection_named, has_token, skipped};
+use super::wire::{connection_named_in, has_token, skipped};
 
 /// What the body of a response is known to be when its head is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,11 +39,63 @@ pub enum BodyOut {
     Close,
 }
 
+/// The fields of a response head: a map (the proxy's own responses) or an upstream head's
+/// [`super::response::Fields`] (no map built for a relayed response).
+#[derive(Clone, Copy)]
+pub enum Fields<'a> {
+    Map(&'a HeaderMap),
+    Raw(&'a super::response::Fields),
+}
+
+/// (name, value) pairs of [`Fields`], in `HeaderMap` order.
+pub enum FieldIter<'a> {
+    Map(http::header::Iter<'a, http::HeaderValue>),
+    Raw(std::slice::Iter<'a, (HeaderName, u32, u32)>, &'a [u8]),
+}
+
+impl<'a> Iterator for FieldIter<'a> {
+    type Item = (&'a HeaderName, &'a [u8]);
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            FieldIter::Map(it) => it.next().map(|(n, v)| (n, v.as_bytes())),
+            FieldIter::Raw(it, head) => it
+                .next()
+                .map(|(n, a, b)| (n, &head[*a as usize..*b as usize])),
+        }
+    }
+}
+
+impl<'a> Fields<'a> {
+    fn iter(self) -> FieldIter<'a> {
+        match self {
+            Fields::Map(m) => FieldIter::Map(m.iter()),
+            Fields::Raw(f) => {
+                let (list, head) = f.raw();
+                FieldIter::Raw(list.iter(), head)
+            }
+        }
+    }
+
+    fn contains(self, name: &HeaderName) -> bool {
+        match self {
+            Fields::Map(m) => m.contains_key(name),
+            Fields::Raw(f) => f.contains(name),
+        }
+    }
+
+    /// The values of every `Connection` field.
+    fn connection(self) -> impl Iterator<Item = &'a [u8]> {
+        self.iter()
+            .filter(|(n, _)| **n == CONNECTION)
+            .map(|(_, v)| v)
+    }
+}
+
 /// One response head to encode.
 pub struct Head<'a> {
     pub status: StatusCode,
     pub version: Version,
-    pub headers: &'a HeaderMap,
+    pub headers: Fields<'a>,
     /// Leave out hop-by-hop fields (a response from an upstream).
     pub strip: bool,
 }
@@ -82,8 +134,8 @@ pub fn encode(out: &mut Vec<u8>, h: &Head<'_>, body: BodyLen, req: Answering<'_>
         out.extend_from_slice(h.status.canonical_reason().unwrap_or("<none>").as_bytes());
         out.extend_from_slice(b"\r\n");
     }
-    let named = if h.strip && h.headers.contains_key(CONNECTION) {
-        connection_named(h.headers)
+    let named = if h.strip && h.headers.contains(&CONNECTION) {
+        connection_named_in(|| h.headers.connection())
     } else {
         Vec::new()
     };
@@ -97,7 +149,7 @@ pub fn encode(out: &mut Vec<u8>, h: &Head<'_>, body: BodyLen, req: Answering<'_>
     let mut prev: Option<&HeaderName> = None;
     let mut open: Option<&HeaderName> = None;
     let mut closes = false;
-    for (name, value) in h.headers {
+    for (name, value) in h.headers.iter() {
         let first = prev != Some(name);
         prev = Some(name);
         if first && let Some(o) = open.take() {
@@ -110,7 +162,7 @@ pub fn encode(out: &mut Vec<u8>, h: &Head<'_>, body: BodyLen, req: Answering<'_>
             match body {
                 BodyLen::Known(_) => {
                     if first {
-                        put(out, name, value.as_bytes());
+                        put(out, name, value);
                         wrote_len = true;
                     }
                     continue;
@@ -130,11 +182,11 @@ pub fn encode(out: &mut Vec<u8>, h: &Head<'_>, body: BodyLen, req: Answering<'_>
             } else {
                 out.extend_from_slice(b", ");
             }
-            out.extend_from_slice(value.as_bytes());
+            out.extend_from_slice(value);
             if *name == CONNECTION {
                 connection_seen = true;
-                closes |= has_token(value.as_bytes(), b"close");
-            } else if let Ok(s) = value.to_str() {
+                closes |= has_token(value, b"close");
+            } else if let Some(s) = visible_str(value) {
                 let t = trailers.get_or_insert_with(Vec::new);
                 t.extend(
                     s.split(',')
@@ -143,7 +195,7 @@ pub fn encode(out: &mut Vec<u8>, h: &Head<'_>, body: BodyLen, req: Answering<'_>
             }
             continue;
         }
-        put(out, name, value.as_bytes());
+        put(out, name, value);
     }
     if let Some(o) = open.take() {
         end_joined(out, o, req.close, closes, &mut last);
@@ -204,6 +256,15 @@ fn end_joined(out: &mut Vec<u8>, name: &HeaderName, close: bool, closes: bool, l
         *last |= closes;
     }
     out.extend_from_slice(b"\r\n");
+}
+
+/// `value` as text when `HeaderValue::to_str` would give it (visible ASCII and tab only).
+fn visible_str(value: &[u8]) -> Option<&str> {
+    if value.iter().all(|&b| b == b'\t' || (32..127).contains(&b)) {
+        std::str::from_utf8(value).ok()
+    } else {
+        None
+    }
 }
 
 fn put(out: &mut Vec<u8>, name: &HeaderName, value: &[u8]) {

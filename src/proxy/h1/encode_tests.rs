@@ -101,7 +101,7 @@ fn ours(
     let head = Head {
         status: StatusCode::from_u16(status).expect("status"),
         version,
-        headers: h,
+        headers: Fields::Map(h),
         strip: false,
     };
     encode(&mut out, &head, body, Answering { method, close });
@@ -198,7 +198,7 @@ fn hop_by_hop_fields_of_an_upstream_response_are_left_out() {
     let head = Head {
         status: StatusCode::OK,
         version: Version::HTTP_11,
-        headers: &h,
+        headers: Fields::Map(&h),
         strip: true,
     };
     let mut out = Vec::new();
@@ -217,4 +217,37 @@ fn hop_by_hop_fields_of_an_upstream_response_are_left_out() {
     );
     assert_eq!(enc.body, BodyOut::Chunked);
     assert!(!enc.last);
+}
+
+#[test]
+fn an_upstream_head_encodes_the_same_from_its_fields_as_from_a_map() {
+    let raw = "HTTP/1.1 200 OK\r\nServer: nginx\r\nX-A: 1\r\nConnection: keep-alive, X-Hop\r\nx-hop: 1\r\nx-a: 2\r\nContent-Length: 3\r\nTrailer: x-t\r\nKeep-Alive: timeout=5\r\n\r\n";
+    for method in [Method::GET, Method::HEAD] {
+        for close in [false, true] {
+            for body in [BodyLen::Known(3), BodyLen::Unknown, BodyLen::Empty] {
+                let mut buf = bytes::BytesMut::from(raw);
+                let Ok(Some(res)) = super::super::response::parse_response(&mut buf, &method)
+                else {
+                    panic!("no head");
+                };
+                let map = res.headers.to_map();
+                let answering = Answering {
+                    method: &method,
+                    close,
+                };
+                let mut a = Vec::new();
+                let mut b = Vec::new();
+                let head = |headers| Head {
+                    status: res.status,
+                    version: res.version,
+                    headers,
+                    strip: true,
+                };
+                let ea = encode(&mut a, &head(Fields::Raw(&res.headers)), body, answering);
+                let eb = encode(&mut b, &head(Fields::Map(&map)), body, answering);
+                assert_eq!(String::from_utf8_lossy(&a), String::from_utf8_lossy(&b));
+                assert_eq!(ea, eb);
+            }
+        }
+    }
 }

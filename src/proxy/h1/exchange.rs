@@ -15,7 +15,7 @@ use http::{Method, Response, StatusCode};
 use http_body_util::BodyExt;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
-use super::encode::{self, Answering, BodyLen, Head};
+use super::encode::{self, Answering, BodyLen, Fields, Head};
 use super::relay::{self, Relayed};
 use super::response::{self, BodyFraming, ResponseHead};
 use super::upconn::UpConn;
@@ -79,7 +79,14 @@ pub async fn serve<W: AsyncWrite + Unpin>(
             return finish(io, out, res, answering, tx, site, shared, started).await;
         }
     };
-    if tx.on_response_headers(res.status.as_u16(), &res.headers) == Step::Block {
+    // The engine reads a response's fields only when the policy needs them: no map otherwise.
+    let status = res.status.as_u16();
+    let step = if tx.needs_response_headers() {
+        tx.on_response_headers(status, &res.headers.to_map())
+    } else {
+        tx.on_response_headers(status, &http::HeaderMap::new())
+    };
+    if step == Step::Block {
         let reply = block_or_reject(Some(tx.block_response()));
         return finish(io, out, reply, answering, tx, site, shared, started).await;
     }
@@ -95,7 +102,7 @@ pub async fn serve<W: AsyncWrite + Unpin>(
     let head = Head {
         status: res.status,
         version: res.version,
-        headers: &res.headers,
+        headers: Fields::Raw(&res.headers),
         strip: true,
     };
     let enc = encode::encode(out, &head, len, answering);
@@ -150,7 +157,7 @@ pub async fn write_reply<W: AsyncWrite + Unpin>(
     let head = Head {
         status: parts.status,
         version: parts.version,
-        headers: &parts.headers,
+        headers: Fields::Map(&parts.headers),
         strip: false,
     };
     let enc = encode::encode(out, &head, len, answering);

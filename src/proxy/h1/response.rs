@@ -1,17 +1,20 @@
-//! Upstream response heads of the fast path, parsed with httparse: status, version, fields into a
-//! `HeaderMap` whose values share the head's bytes (split off the connection's read buffer, no copy),
-//! how the body is delimited and whether the connection can be reused. Malformed heads (bad status,
-//! differing `Content-Length`s, too large) are errors the exchange answers with 502.
+//! Upstream response heads of the fast path, parsed with httparse: status, version, the fields as
+//! [`Fields`] (names, and values as ranges of the head, split off the connection's read buffer, no
+//! copy; in the order a `HeaderMap` would list them, with no map built: the response head is only
+//! re-encoded for the client), how the body is delimited and whether the connection can be reused.
+//! Malformed heads (bad status, invalid names or values, differing `Content-Length`s, too large) are
+//! errors the exchange answers with 502.
 //!
 //! Imports: httparse, `http`, `super::wire::has_token`.
 
 use std::mem::MaybeUninit;
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use http::header::{HeaderName, HeaderValue};
 use http::{HeaderMap, Method, StatusCode, Version};
 
 use super::wire::has_token;
+use crate::support::InlineVec;
 
 /// How an upstream response body is delimited.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,11 +27,58 @@ pub enum BodyFraming {
     Eof,
 }
 
+/// The fields of a response head: grouped like a `HeaderMap` iterates them (names in the order
+/// they first appear, each followed by all of its values in order).
+pub struct Fields {
+    head: Bytes,
+    /// (name, value start, value end in `head`)
+    list: Vec<(HeaderName, u32, u32)>,
+}
+
+impl Fields {
+    /// (name, value) pairs in `HeaderMap` order.
+    pub fn iter(&self) -> impl Iterator<Item = (&HeaderName, &[u8])> + Clone {
+        self.list
+            .iter()
+            .map(|(n, a, b)| (n, &self.head[*a as usize..*b as usize]))
+    }
+
+    /// The (name, value range) list and the bytes the ranges index.
+    pub fn raw(&self) -> (&[(HeaderName, u32, u32)], &[u8]) {
+        (&self.list, &self.head)
+    }
+
+    pub fn contains(&self, name: &HeaderName) -> bool {
+        self.list.iter().any(|(n, _, _)| n == name)
+    }
+
+    /// The fields as a `HeaderMap` (values share the head's bytes).
+    pub fn to_map(&self) -> HeaderMap {
+        let mut map = HeaderMap::with_capacity(self.list.len());
+        for (n, a, b) in &self.list {
+            let v = self.head.slice(*a as usize..*b as usize);
+            if let Ok(v) = HeaderValue::from_maybe_shared(v) {
+                map.append(n.clone(), v);
+            }
+        }
+        map
+    }
+
+    /// Adds a field after the values of its name, if it already has some (the `HeaderMap` order).
+    fn push(&mut self, name: HeaderName, v0: u32, v1: u32) {
+        let at = match self.list.iter().rposition(|(n, _, _)| *n == name) {
+            Some(i) => i + 1,
+            None => self.list.len(),
+        };
+        self.list.insert(at, (name, v0, v1));
+    }
+}
+
 /// An upstream response head.
 pub struct ResponseHead {
     pub status: StatusCode,
     pub version: Version,
-    pub headers: HeaderMap,
+    pub headers: Fields,
     pub framing: BodyFraming,
     /// The connection can serve another request after this response's body.
     pub reusable: bool,
@@ -46,7 +96,7 @@ pub fn parse_response(
     method: &Method,
 ) -> Result<Option<ResponseHead>, &'static str> {
     // First pass: where each field is, as offsets (the fields borrow `buf`).
-    let mut at = [(0u32, 0u32, 0u32, 0u32); MAX_RESPONSE_HEADERS];
+    let mut at: InlineVec<(u32, u32, u32, u32), 24> = InlineVec::new();
     let (len, code, minor, count) = {
         let mut storage: [MaybeUninit<httparse::Header<'_>>; MAX_RESPONSE_HEADERS] =
             [const { MaybeUninit::uninit() }; MAX_RESPONSE_HEADERS];
@@ -66,10 +116,10 @@ pub fn parse_response(
         };
         let base = buf.as_ptr() as usize;
         let off = |p: *const u8| (p as usize - base) as u32;
-        for (slot, h) in at.iter_mut().zip(res.headers.iter()) {
+        for h in res.headers.iter() {
             let n = off(h.name.as_ptr());
             let v = off(h.value.as_ptr());
-            *slot = (n, n + h.name.len() as u32, v, v + h.value.len() as u32);
+            at.push((n, n + h.name.len() as u32, v, v + h.value.len() as u32));
         }
         (len, res.code, res.version, res.headers.len())
     };
@@ -82,16 +132,18 @@ pub fn parse_response(
     } else {
         Version::HTTP_10
     };
-    let mut headers = HeaderMap::with_capacity(count);
+    let mut headers = Fields {
+        list: Vec::with_capacity(count),
+        head: Bytes::new(),
+    };
     let (mut length, mut chunked, mut te, mut close, mut keep_alive) =
         (None::<u64>, false, false, false, false);
-    for &(n0, n1, v0, v1) in &at[..count] {
+    for &(n0, n1, v0, v1) in at.iter() {
         let name = HeaderName::from_bytes(&head[n0 as usize..n1 as usize])
             .map_err(|_| "invalid header name")?;
-        let (v0, v1) = (v0 as usize, v1 as usize);
-        let value = HeaderValue::from_maybe_shared(head.slice(v0..v1))
-            .map_err(|_| "invalid header value")?;
-        let raw = &head[v0..v1];
+        // httparse accepts in a value exactly what `HeaderValue` does (tab, space, visible ASCII,
+        // obs-text), so the value needs no second check.
+        let raw = &head[v0 as usize..v1 as usize];
         match name.as_str() {
             "content-length" => {
                 for part in raw.split(|b| *b == b',') {
@@ -119,8 +171,9 @@ pub fn parse_response(
             }
             _ => {}
         }
-        headers.append(name, value);
+        headers.push(name, v0, v1);
     }
+    headers.head = head;
     let no_body = *method == Method::HEAD
         || status.is_informational()
         || status == StatusCode::NO_CONTENT
@@ -168,7 +221,7 @@ mod tests {
             .flatten()
             .map(|h| h.headers);
         assert_eq!(
-            head.map(|h| h["content-length"].clone()),
+            head.map(|h| h.to_map()["content-length"].clone()),
             Some(HeaderValue::from_static("5"))
         );
         assert_eq!(&buf[..], b"hello");
@@ -210,5 +263,33 @@ mod tests {
         );
         assert!(parse("HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n", Method::GET).is_err());
         assert!(parse("HTTP/1.1 2000 OK\r\n\r\n", Method::GET).is_err());
+    }
+
+    #[test]
+    fn fields_keep_the_header_map_order() {
+        let raw = "HTTP/1.1 200 OK\r\nServer: x\r\nX-A: 1\r\nDate: d\r\nx-a: 2\r\nSet-Cookie: a\r\nX-A: 3\r\nset-cookie: b\r\n\r\n";
+        let head = parse_response(&mut BytesMut::from(raw), &Method::GET)
+            .ok()
+            .flatten()
+            .map(|h| h.headers);
+        let Some(fields) = head else {
+            panic!("no head");
+        };
+        let ours: Vec<(String, Vec<u8>)> = fields
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_vec()))
+            .collect();
+        let map = fields.to_map();
+        let theirs: Vec<(String, Vec<u8>)> = map
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec()))
+            .collect();
+        assert_eq!(ours, theirs);
+        assert_eq!(ours.len(), 7);
+        assert!(fields.contains(&http::header::DATE));
+        for bad in ["x: a\x7fb", "x: a\x01b", "x y: 1"] {
+            let raw = format!("HTTP/1.1 200 OK\r\n{bad}\r\n\r\n");
+            assert!(parse_response(&mut BytesMut::from(&raw[..]), &Method::GET).is_err());
+        }
     }
 }

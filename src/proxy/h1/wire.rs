@@ -92,18 +92,25 @@ fn hop_by_hop(name: &HeaderName) -> bool {
 /// The names the `Connection` fields of `h` list (never the ones that identify or frame a request);
 /// none for the usual `keep-alive` (no allocation then).
 pub fn connection_named(h: &HeaderMap) -> Vec<HeaderName> {
-    let plain = h.get_all(CONNECTION).iter().all(|v| {
-        v.as_bytes()
-            .split(|b| *b == b',')
+    connection_named_in(|| h.get_all(CONNECTION).iter().map(|v| v.as_bytes()))
+}
+
+/// [`connection_named`] for the values of the `Connection` fields, however they are kept.
+pub fn connection_named_in<'a, I: Iterator<Item = &'a [u8]>>(
+    values: impl Fn() -> I,
+) -> Vec<HeaderName> {
+    let plain = values().all(|v| {
+        v.split(|b| *b == b',')
             .all(|t| t.trim_ascii().eq_ignore_ascii_case(b"keep-alive"))
     });
     if plain {
         // `keep-alive` is hop-by-hop anyway.
         return Vec::new();
     }
-    h.get_all(CONNECTION)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
+    values()
+        // What `HeaderValue::to_str` accepts: visible ASCII and tab.
+        .filter(|v| v.iter().all(|&b| b == b'\t' || (32..127).contains(&b)))
+        .filter_map(|v| std::str::from_utf8(v).ok())
         .flat_map(|s| s.split(','))
         .filter_map(|n| HeaderName::from_bytes(n.trim().as_bytes()).ok())
         .filter(|n| !matches!(n.as_str(), "host" | "content-length" | "x-forwarded-for"))

@@ -1,11 +1,14 @@
 //! `ApiSpec` → `CompiledApi`: server prefixes (2.0 `basePath`, 3.x `servers`), the path trie and one
-//! [`Operation`] per (path, method) (built in `op_compile`), plus the per-request lookup `find`.
+//! [`Operation`] per (path, method) (built in `op_compile`), plus the per-request lookup `find`
+//! (`locate`: the same without allocating, for the compiled policy's hot path).
 
 use super::load::{ApiSpec, SpecVersion};
 use super::op_compile::{api_key_param, compile_op, query_api_keys};
 use super::operation::{Content, Operation};
 use super::param::{Location, Param};
-use super::router::{ApiMatch, OpMatch, Router, Undocumented, guess_template, template_params};
+use super::router::{
+    ApiMatch, Caps, OpMatch, Router, Undocumented, guess_template, template_params,
+};
 use super::schema::SchemaCompiler;
 use super::{Limits, OpenApiError};
 use serde_json::Value;
@@ -106,45 +109,84 @@ impl CompiledApi {
 
     /// Matches a request: `path` is the path as sent (no query string, not percent-decoded).
     pub fn find<'a, 'p>(&'a self, method: &str, path: &'p str) -> ApiMatch<'a, 'p> {
-        let mut caps = Vec::with_capacity(4);
-        for prefix in &self.prefixes {
+        let mut caps = Caps::new();
+        match self.locate(method, path, &mut caps) {
+            Located::Operation(i) => {
+                let op = &self.operations[i];
+                let path_params = op
+                    .path_names
+                    .iter()
+                    .map(String::as_str)
+                    .zip(caps.iter().copied())
+                    .collect();
+                ApiMatch::Operation(OpMatch { op, path_params })
+            }
+            miss => self.miss(method, path, miss),
+        }
+    }
+
+    /// [`Self::find`] without allocating: the operation's index (`operations[i]`) with the path
+    /// values it captured in `caps` (in the order of [`Operation::path_param_names`]), or where
+    /// the miss is, for [`Self::miss`].
+    pub(crate) fn locate<'p>(&self, method: &str, path: &'p str, caps: &mut Caps<'p>) -> Located {
+        for (p, prefix) in self.prefixes.iter().enumerate() {
             let Some(rest) = strip_prefix(path, prefix) else {
                 continue;
             };
             caps.clear();
-            let Some(leaf) = self.router.lookup(rest, &mut caps) else {
+            let Some(leaf) = self.router.lookup(rest, caps) else {
                 continue;
             };
-            let leaf = &self.router.leaves[leaf];
-            let Some(&(_, i)) = leaf
+            return match self.router.leaves[leaf]
                 .ops
                 .iter()
                 .find(|(m, _)| m.eq_ignore_ascii_case(method))
-            else {
+            {
+                Some(&(_, i)) => Located::Operation(i),
+                None => Located::WrongMethod { prefix: p, leaf },
+            };
+        }
+        Located::NoUrl
+    }
+
+    /// The [`ApiMatch`] of a request [`Self::locate`] did not find an operation for (the texts
+    /// of its violation).
+    pub(crate) fn miss<'a, 'p>(
+        &'a self,
+        method: &str,
+        path: &str,
+        at: Located,
+    ) -> ApiMatch<'a, 'p> {
+        match at {
+            Located::WrongMethod { prefix, leaf } => {
+                let leaf = &self.router.leaves[leaf];
                 let allowed = leaf.ops.iter().map(|(m, _)| m.as_str()).collect();
-                let template = format!("{prefix}{}", leaf.template);
-                return ApiMatch::WrongMethod {
+                let template = format!("{}{}", self.prefixes[prefix], leaf.template);
+                ApiMatch::WrongMethod {
                     allowed,
                     undocumented: Undocumented {
                         method: method.to_ascii_uppercase(),
                         template,
                     },
-                };
-            };
-            let op = &self.operations[i];
-            let path_params = op
-                .path_names
-                .iter()
-                .map(String::as_str)
-                .zip(caps.iter().copied())
-                .collect();
-            return ApiMatch::Operation(OpMatch { op, path_params });
+                }
+            }
+            Located::Operation(_) | Located::NoUrl => ApiMatch::NoUrl(Undocumented {
+                method: method.to_ascii_uppercase(),
+                template: guess_template(path),
+            }),
         }
-        ApiMatch::NoUrl(Undocumented {
-            method: method.to_ascii_uppercase(),
-            template: guess_template(path),
-        })
     }
+}
+
+/// What [`CompiledApi::locate`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Located {
+    /// `operations[i]`.
+    Operation(usize),
+    /// The path matches leaf `leaf` under `prefixes[prefix]`, the method is not declared for it.
+    WrongMethod { prefix: usize, leaf: usize },
+    /// No template matches the path.
+    NoUrl,
 }
 
 fn strip_prefix<'p>(path: &'p str, prefix: &str) -> Option<&'p str> {

@@ -23,10 +23,12 @@ mod table;
 mod validate;
 
 pub use compile::CompiledApi;
+pub(crate) use compile::Located;
 pub use json_schema::{JsonSchema, SchemaViolation};
 pub use load::{ApiSpec, SpecVersion, join_link, load, load_with};
 pub use operation::{BodyKind, Content, Head, Operation};
 pub use param::{Location, Param};
+pub(crate) use router::Caps;
 pub use router::{ApiMatch, OpMatch, Undocumented};
 pub use table::{UrlRow, UrlTable};
 

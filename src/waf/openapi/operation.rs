@@ -5,6 +5,7 @@ use super::Limits;
 use super::param::{Location, Param, Style};
 use super::schema::{SchemaId, Schemas};
 use super::validate::validate;
+use crate::support::InlineVec;
 use crate::waf::{Context, Violation, ViolationKind};
 use std::sync::Arc;
 
@@ -84,6 +85,12 @@ impl Operation {
         index
     }
 
+    /// Whether a parameter of the operation lives at `loc` (the caller need not gather the
+    /// request's headers or cookies for [`Self::validate_head`] otherwise).
+    pub fn reads(&self, loc: Location) -> bool {
+        self.params.iter().any(|p| p.location == loc)
+    }
+
     /// Whether the spec requires a request body.
     pub fn body_required(&self) -> bool {
         self.body_required
@@ -107,7 +114,7 @@ impl Operation {
                 Err(_) => out.push(unknown(name, value, "query")),
             }
         }
-        let mut values: Vec<&str> = Vec::new();
+        let mut values: InlineVec<&str, 4> = InlineVec::new();
         for (i, p) in self.params.iter().enumerate() {
             values.clear();
             match p.location {
@@ -118,7 +125,11 @@ impl Operation {
                         }
                     }
                 }
-                Location::Query => values.extend(hits.iter().filter(|h| h.0 == i).map(|h| h.1)),
+                Location::Query => {
+                    for h in hits.iter().filter(|h| h.0 == i) {
+                        values.push(h.1);
+                    }
+                }
                 Location::Header => collect(head.headers, &p.name, true, &mut values),
                 Location::Cookie => collect(head.cookies, &p.name, false, &mut values),
                 Location::Form => continue,
@@ -294,7 +305,12 @@ impl Operation {
     }
 }
 
-fn collect<'a>(pairs: &[(&'a str, &'a str)], name: &str, fold: bool, out: &mut Vec<&'a str>) {
+fn collect<'a>(
+    pairs: &[(&'a str, &'a str)],
+    name: &str,
+    fold: bool,
+    out: &mut InlineVec<&'a str, 4>,
+) {
     for (k, v) in pairs {
         if if fold {
             k.eq_ignore_ascii_case(name)

@@ -5,11 +5,16 @@
 //! depth, not with the number of paths. Captured values come back positionally; each operation names them.
 
 use super::operation::Operation;
+use crate::support::InlineVec;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Deepest request path the matcher looks at (segments); deeper paths match nothing.
 pub const MAX_SEGMENTS: usize = 64;
+
+/// The values a lookup captured, in template order (borrowed from the path; no allocation for
+/// up to 8).
+pub(crate) type Caps<'p> = InlineVec<&'p str, 8>;
 
 /// A small multiplicative hasher for literal segments: the tables are built from the spec (not
 /// from requests), so SipHash's flooding resistance buys nothing on this hot path.
@@ -186,36 +191,47 @@ impl Router {
     }
 
     /// Finds the leaf for `path` (already stripped of the server prefix) and the captures.
-    pub fn lookup<'p>(&self, path: &'p str, caps: &mut Vec<&'p str>) -> Option<usize> {
+    pub fn lookup<'p>(&self, path: &'p str, caps: &mut Caps<'p>) -> Option<usize> {
         if self.nodes.is_empty() {
             return None;
         }
-        let mut segs = [""; MAX_SEGMENTS];
-        let mut n = 0;
-        for seg in segments(path) {
-            if n == MAX_SEGMENTS {
-                return None;
-            }
-            segs[n] = seg;
-            n += 1;
-        }
-        self.walk(0, &segs[..n], caps).map(|l| l as usize)
+        // The segments of `segments(path)`, taken one at a time while walking.
+        let p = path.strip_prefix('/').unwrap_or(path);
+        let p = p.strip_suffix('/').unwrap_or(p);
+        let rest = (!p.is_empty()).then_some(p);
+        self.walk(0, rest, 0, caps).map(|l| l as usize)
     }
 
-    fn walk<'p>(&self, node: usize, segs: &[&'p str], caps: &mut Vec<&'p str>) -> Option<u32> {
+    /// `rest`: the segments not consumed yet (`None`: none left); `depth`: how many were.
+    fn walk<'p>(
+        &self,
+        node: usize,
+        rest: Option<&'p str>,
+        depth: usize,
+        caps: &mut Caps<'p>,
+    ) -> Option<u32> {
         let n = &self.nodes[node];
-        let Some((&seg, rest)) = segs.split_first() else {
+        let Some(rest) = rest else {
             return n.leaf;
         };
+        if depth == MAX_SEGMENTS {
+            // Deeper paths match nothing (a leaf needs every segment consumed).
+            return None;
+        }
+        let (seg, rest) = match memchr::memchr(b'/', rest.as_bytes()) {
+            Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+            None => (rest, None),
+        };
+        let depth = depth + 1;
         if let Some(&child) = n.literal.get(seg)
-            && let Some(l) = self.walk(child as usize, rest, caps)
+            && let Some(l) = self.walk(child as usize, rest, depth, caps)
         {
             return Some(l);
         }
         for (pattern, child) in &n.patterns {
             let mark = caps.len();
             if match_pieces(pattern, seg, caps)
-                && let Some(l) = self.walk(*child as usize, rest, caps)
+                && let Some(l) = self.walk(*child as usize, rest, depth, caps)
             {
                 return Some(l);
             }
@@ -225,7 +241,7 @@ impl Router {
             && !seg.is_empty()
         {
             caps.push(seg);
-            if let Some(l) = self.walk(child as usize, rest, caps) {
+            if let Some(l) = self.walk(child as usize, rest, depth, caps) {
                 return Some(l);
             }
             caps.pop();
@@ -241,7 +257,7 @@ fn lit_len(p: &[Piece]) -> usize {
 }
 
 /// Matches a segment against pieces; each parameter takes at least one byte (shortest first).
-fn match_pieces<'p>(pieces: &[Piece], seg: &'p str, caps: &mut Vec<&'p str>) -> bool {
+fn match_pieces<'p>(pieces: &[Piece], seg: &'p str, caps: &mut Caps<'p>) -> bool {
     match pieces.split_first() {
         None => seg.is_empty(),
         Some((Piece::Lit(l), rest)) => seg
@@ -301,19 +317,19 @@ mod tests {
         let c = r.insert("/files/{name}-{version}.zip");
         let d = r.insert("/files/{file}");
         let e = r.insert("/compare/{base}...{head}");
-        let mut caps = Vec::new();
+        let mut caps = Caps::new();
         assert_eq!(r.lookup("/repos/mine/x", &mut caps), Some(b));
         caps.clear();
         assert_eq!(r.lookup("/repos/other/x", &mut caps), Some(a));
-        assert_eq!(caps, ["other", "x"]);
+        assert_eq!(&*caps, ["other", "x"]);
         caps.clear();
         assert_eq!(r.lookup("/files/tool-1.2.zip", &mut caps), Some(c));
-        assert_eq!(caps, ["tool", "1.2"]);
+        assert_eq!(&*caps, ["tool", "1.2"]);
         caps.clear();
         assert_eq!(r.lookup("/files/readme", &mut caps), Some(d));
         caps.clear();
         assert_eq!(r.lookup("/compare/main...dev", &mut caps), Some(e));
-        assert_eq!(caps, ["main", "dev"]);
+        assert_eq!(&*caps, ["main", "dev"]);
         caps.clear();
         assert_eq!(r.lookup("/repos/x", &mut caps), None);
         assert_eq!(r.lookup("/repos//x", &mut caps), None);

@@ -10,17 +10,29 @@ use serde_json::{Map, Value};
 
 use super::PolicyError;
 use super::compiled::{CompiledPolicy, MAX_ITEMS, Scratch};
+use crate::support::InlineVec;
 use crate::waf::Resolver;
-use crate::waf::openapi::{self, ApiMatch, CompiledApi, Head, Limits};
+use crate::waf::openapi::{self, ApiMatch, Caps, CompiledApi, Head, Limits, Located, Location};
 use crate::waf::parse::{cookie, query};
 use crate::waf::violation::{Context, Violation, ViolationKind as K};
 
-/// What the body phase needs to find the operation again (kept in [`Scratch`]).
+/// The operation phase 1 matched (kept in [`Scratch`]): looked up once per request, no allocation.
 #[derive(Debug, Default, Clone)]
 pub struct ApiRequest {
-    pub method: String,
-    pub raw_path: String,
-    pub content_type: Option<String>,
+    /// Index in `CompiledApi::operations`.
+    pub op: usize,
+    /// The captured path values, as byte ranges of the request's path.
+    caps: InlineVec<(u32, u32), 8>,
+    /// The request's `Content-Type` (shares the head's bytes), for the body phase.
+    pub content_type: Option<http::HeaderValue>,
+}
+
+impl ApiRequest {
+    fn content_type(&self) -> Option<std::borrow::Cow<'_, str>> {
+        self.content_type
+            .as_ref()
+            .map(|v| String::from_utf8_lossy(v.as_bytes()))
+    }
 }
 
 /// Compiles the spec linked from `policy.open-api-files` (one item, `link` or `$ref`), if any.
@@ -86,15 +98,23 @@ impl CompiledPolicy {
         let Some(api) = self.api() else {
             return false;
         };
-        match api.find(method, raw_path) {
-            ApiMatch::Operation(_) => {
-                s.api = Some(ApiRequest {
-                    method: method.to_string(),
-                    raw_path: raw_path.to_string(),
-                    content_type: None,
-                });
-                true
+        let mut caps = Caps::new();
+        let at = api.locate(method, raw_path, &mut caps);
+        if let Located::Operation(op) = at {
+            let mut req = ApiRequest {
+                op,
+                ..ApiRequest::default()
+            };
+            let base = raw_path.as_ptr() as usize;
+            for c in caps.iter() {
+                let from = (c.as_ptr() as usize - base) as u32;
+                req.caps.push((from, from + c.len() as u32));
             }
+            s.api = Some(req);
+            return true;
+        }
+        match api.miss(method, raw_path, at) {
+            ApiMatch::Operation(_) => true,
             ApiMatch::WrongMethod {
                 allowed,
                 undocumented,
@@ -143,36 +163,45 @@ impl CompiledPolicy {
         let (Some(api), Some(req)) = (self.api(), s.api.as_mut()) else {
             return false;
         };
-        req.content_type = head
-            .headers
-            .get(http::header::CONTENT_TYPE)
-            .map(|v| text(v.as_bytes()));
+        req.content_type = head.headers.get(http::header::CONTENT_TYPE).cloned();
         let req = &*req;
-        let ApiMatch::Operation(m) = api.find(&req.method, &req.raw_path) else {
+        let Some(op) = api.operations.get(req.op) else {
             return false;
         };
+        let raw_path = head.uri.path();
+        let mut path_params: InlineVec<(&str, &str), 8> = InlineVec::new();
+        for (name, &(from, to)) in op.path_param_names().iter().zip(req.caps.iter()) {
+            path_params.push((name, raw_path.get(from as usize..to as usize).unwrap_or("")));
+        }
+        // Only what the operation reads is gathered (and decoded).
         let raw_query = head.uri.query().unwrap_or("").as_bytes();
         let query: Vec<(String, String)> = query::pairs(raw_query, MAX_ITEMS)
             .map(|(n, v, _)| (decode(n), decode(v)))
             .collect();
-        let headers: Vec<(String, String)> = head
-            .headers
-            .iter()
-            .take(MAX_ITEMS)
-            .map(|(n, v)| (n.as_str().to_string(), text(v.as_bytes())))
-            .collect();
-        let cookies: Vec<(String, String)> = head
-            .headers
-            .get_all(http::header::COOKIE)
-            .iter()
-            .flat_map(|v| cookie::pairs(v.as_bytes()).filter_map(Result::ok))
-            .take(MAX_ITEMS)
-            .map(|(n, v)| (text(n), text(v)))
-            .collect();
+        let headers: Vec<(String, String)> = if op.reads(Location::Header) {
+            head.headers
+                .iter()
+                .take(MAX_ITEMS)
+                .map(|(n, v)| (n.as_str().to_string(), text(v.as_bytes())))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let cookies: Vec<(String, String)> = if op.reads(Location::Cookie) {
+            head.headers
+                .get_all(http::header::COOKIE)
+                .iter()
+                .flat_map(|v| cookie::pairs(v.as_bytes()).filter_map(Result::ok))
+                .take(MAX_ITEMS)
+                .map(|(n, v)| (text(n), text(v)))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let (q, h, c) = (pairs(&query), pairs(&headers), pairs(&cookies));
         let mut found = Vec::new();
-        m.op.validate_head(
-            &m.path_params,
+        op.validate_head(
+            &path_params,
             &Head {
                 query: &q,
                 headers: &h,
@@ -181,7 +210,7 @@ impl CompiledPolicy {
             &mut found,
         );
         if !has_body {
-            m.op.validate_body(req.content_type.as_deref(), b"", &mut found);
+            op.validate_body(req.content_type().as_deref(), b"", &mut found);
         }
         for v in found {
             self.push(out, v);
@@ -198,9 +227,9 @@ impl CompiledPolicy {
         if s.body_truncated {
             return;
         }
-        if let ApiMatch::Operation(m) = api.find(&req.method, &req.raw_path) {
+        if let Some(op) = api.operations.get(req.op) {
             let mut found = Vec::new();
-            m.op.validate_body(req.content_type.as_deref(), body, &mut found);
+            op.validate_body(req.content_type().as_deref(), body, &mut found);
             for v in found {
                 self.push(out, v);
             }

@@ -37,7 +37,7 @@ impl CompiledPolicy {
         snippet: &[u8],
     ) {
         if self.on(K::Evasion)
-            && self.evasions.get(what).copied().unwrap_or(false)
+            && self.evasions.on(what)
             && !out.iter().any(|v| v.kind == K::Evasion && v.detail == what)
         {
             out.push(
@@ -51,7 +51,7 @@ impl CompiledPolicy {
     /// An HTTP-protocol sub-check, when enabled and VIOL_HTTP_PROTOCOL is on.
     pub(super) fn protocol(&self, out: &mut Vec<Violation>, what: &'static str) {
         if self.on(K::HttpProtocol)
-            && self.http_checks.get(what).copied().unwrap_or(false)
+            && self.http_checks.on(what)
             && !out
                 .iter()
                 .any(|v| v.kind == K::HttpProtocol && v.detail == what)
@@ -349,8 +349,10 @@ impl CompiledPolicy {
             Some(i) if i + 1 < last.len() => &last[i + 1..],
             _ => b"no_ext",
         };
-        let Some(i) =
-            pick(self.filetypes.iter().enumerate(), |(_, f)| &f.m, ext, true).map(|(i, _)| i)
+        let Some(i) = self
+            .index
+            .filetypes
+            .pick(&self.filetypes, |f| &f.m, |_| true, ext)
         else {
             self.push(out, Violation::new(K::Filetype, Context::Url).snippet(ext));
             return;

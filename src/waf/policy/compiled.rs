@@ -26,9 +26,9 @@ pub struct CompiledPolicy {
     pub(super) blocking: bool,
     pub(super) fold: bool,
     pub(super) settings: Vec<Setting>,
-    pub(super) evasions: HashMap<&'static str, bool>,
+    pub(super) evasions: SubChecks,
     pub(super) passes: u8,
-    pub(super) http_checks: HashMap<&'static str, bool>,
+    pub(super) http_checks: SubChecks,
     pub(super) max_headers: u64,
     pub(super) max_params: u64,
     pub(super) max_cookies: u64,
@@ -40,6 +40,8 @@ pub struct CompiledPolicy {
     pub(super) headers: Vec<CHeader>,
     pub(super) cookies: Vec<CCookie>,
     pub(super) filetypes: Vec<CFiletype>,
+    /// Precompiled lookups of `filetypes`, `headers` and `cookies`.
+    pub(super) index: Indexes,
     pub(super) json: Vec<CJson>,
     pub(super) xml: Vec<CXml>,
     pub(super) header_table: Table,
@@ -411,7 +413,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
             value_profile: super::check_value::value_profile(p, path, &json, &xml)?,
         });
     }
-    let headers = d
+    let headers: Vec<CHeader> = d
         .headers
         .iter()
         .flatten()
@@ -427,7 +429,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
             })
         })
         .collect();
-    let cookies = d
+    let cookies: Vec<CCookie> = d
         .cookies
         .iter()
         .flatten()
@@ -440,7 +442,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
             })
         })
         .collect();
-    let filetypes = d
+    let filetypes: Vec<CFiletype> = d
         .filetypes
         .iter()
         .flatten()
@@ -467,6 +469,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
     for (i, k) in ViolationKind::ALL.iter().enumerate() {
         settings[i] = m.setting(*k);
     }
+    let index = Indexes::new(&filetypes, &headers, &cookies);
     Ok(CompiledPolicy {
         api: None,
         name: m.name.clone(),
@@ -474,9 +477,9 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
         blocking: m.blocking,
         fold,
         settings,
-        evasions: m.evasions.clone(),
+        evasions: SubChecks::enabled(&m.evasions),
         passes: m.max_decoding_passes as u8,
-        http_checks: m.http_checks.clone(),
+        http_checks: SubChecks::enabled(&m.http_checks),
         max_headers: m.max_headers,
         max_params: m.max_params,
         max_cookies: m.max_cookies,
@@ -491,6 +494,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
             .collect(),
         params,
         headers,
+        index,
         cookies,
         filetypes,
         json,
@@ -537,9 +541,9 @@ impl CompiledPolicy {
             blocking: false,
             fold: false,
             settings: vec![Setting::default(); ViolationKind::ALL.len()],
-            evasions: HashMap::new(),
+            evasions: SubChecks::default(),
             passes: 2,
-            http_checks: HashMap::new(),
+            http_checks: SubChecks::default(),
             max_headers: u64::MAX,
             max_params: u64::MAX,
             max_cookies: u64::MAX,
@@ -551,6 +555,7 @@ impl CompiledPolicy {
             headers: Vec::new(),
             cookies: Vec::new(),
             filetypes: Vec::new(),
+            index: Indexes::default(),
             json: Vec::new(),
             xml: Vec::new(),
             header_table: Table::EMPTY,

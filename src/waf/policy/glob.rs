@@ -1,6 +1,7 @@
 //! Shell-style wildcards of the policy format (`* ? [abc] [!abc] [a-e]`, not regexes), compiled once.
 //! `*` spans `/` unless the entity says otherwise. Matching is iterative with one backtrack point,
-//! so it is linear-ish and never recursive. Imports: nothing.
+//! so it is linear-ish and never recursive; `*`, `lit*`, `*lit` and plain literals (most entity
+//! names) skip that loop. Imports: nothing.
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Tok {
@@ -10,6 +11,20 @@ enum Tok {
     Class { negate: bool, ranges: Vec<(u8, u8)> },
 }
 
+/// The common pattern shapes, matched without the general loop (same results).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Shape {
+    /// `*`
+    Star,
+    /// `lit*`
+    Prefix(Vec<u8>),
+    /// `*lit`
+    Suffix(Vec<u8>),
+    /// `lit` (no wildcard at all)
+    Literal(Vec<u8>),
+    General,
+}
+
 /// A compiled wildcard pattern.
 #[derive(Clone, Debug)]
 pub struct Glob {
@@ -17,6 +32,7 @@ pub struct Glob {
     star_slash: bool,
     fold: bool,
     literal_len: usize,
+    shape: Shape,
 }
 
 impl Glob {
@@ -49,11 +65,13 @@ impl Glob {
             i += 1;
         }
         let literal_len = toks.iter().filter(|t| !matches!(t, Tok::Star)).count();
+        let shape = shape(&toks);
         Glob {
             toks,
             star_slash: star_crosses_slash,
             fold: case_insensitive,
             literal_len,
+            shape,
         }
     }
 
@@ -63,6 +81,32 @@ impl Glob {
     }
 
     pub fn is_match(&self, s: &[u8]) -> bool {
+        // What a `*` spans: anything, or no `/`.
+        let spans = |t: &[u8]| self.star_slash || !t.contains(&b'/');
+        match &self.shape {
+            Shape::Star => spans(s),
+            Shape::Prefix(l) => {
+                s.len() >= l.len() && self.lit_eq(l, &s[..l.len()]) && spans(&s[l.len()..])
+            }
+            Shape::Suffix(l) => {
+                let cut = s.len().wrapping_sub(l.len());
+                s.len() >= l.len() && self.lit_eq(l, &s[cut..]) && spans(&s[..cut])
+            }
+            Shape::Literal(l) => self.lit_eq(l, s),
+            Shape::General => self.general_match(s),
+        }
+    }
+
+    /// `lit` (already lower-case when folding) equals `s`.
+    fn lit_eq(&self, lit: &[u8], s: &[u8]) -> bool {
+        if self.fold {
+            lit.len() == s.len() && lit.iter().zip(s).all(|(l, c)| *l == c.to_ascii_lowercase())
+        } else {
+            lit == s
+        }
+    }
+
+    fn general_match(&self, s: &[u8]) -> bool {
         let (mut ti, mut si) = (0usize, 0usize);
         let mut back: Option<(usize, usize)> = None;
         while si < s.len() {
@@ -99,6 +143,27 @@ impl Glob {
             }
         }
         self.toks[ti..].iter().all(|t| matches!(t, Tok::Star))
+    }
+}
+
+fn shape(toks: &[Tok]) -> Shape {
+    let lits = |t: &[Tok]| -> Option<Vec<u8>> {
+        t.iter()
+            .map(|t| match t {
+                Tok::Lit(c) => Some(*c),
+                _ => None,
+            })
+            .collect()
+    };
+    match toks {
+        [Tok::Star] => Shape::Star,
+        [rest @ .., Tok::Star] if !rest.is_empty() => {
+            lits(rest).map_or(Shape::General, Shape::Prefix)
+        }
+        [Tok::Star, rest @ ..] if !rest.is_empty() => {
+            lits(rest).map_or(Shape::General, Shape::Suffix)
+        }
+        _ => lits(toks).map_or(Shape::General, Shape::Literal),
     }
 }
 
@@ -148,5 +213,42 @@ mod tests {
         assert!(!Glob::new("/[!a]x", true, false).is_match(b"/ax"));
         assert!(Glob::new("/Admin*", true, true).is_match(b"/aDMIN/x"));
         assert!(Glob::new("[", true, false).is_match(b"["));
+    }
+
+    #[test]
+    fn shapes_match_like_the_general_loop() {
+        let patterns = [
+            "*", "/api/*", "*.php", "/a/b", "", "*/x", "/x/", "A*", "*B", "ab", "a*b", "[ab]*",
+        ];
+        let inputs: [&[u8]; 14] = [
+            b"",
+            b"/",
+            b"/api/",
+            b"/api/x",
+            b"/api/x/y",
+            b"x.php",
+            b"/d/x.PHP",
+            b"/a/b",
+            b"/A/B",
+            b"a/x",
+            b"/x",
+            b"ab",
+            b"AB",
+            b"a/b",
+        ];
+        for p in patterns {
+            for slash in [true, false] {
+                for fold in [true, false] {
+                    let g = Glob::new(p, slash, fold);
+                    for s in inputs {
+                        assert_eq!(
+                            g.is_match(s),
+                            g.general_match(s),
+                            "{p:?} {s:?} {slash} {fold}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
