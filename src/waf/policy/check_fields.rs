@@ -10,6 +10,9 @@ use crate::waf::parse::{cookie, query};
 use crate::waf::signatures::Target;
 use crate::waf::violation::{Context, Violation, ViolationKind as K};
 
+/// Parsed once: a `&str` name is parsed on every lookup.
+const X_REQUESTED_WITH: http::HeaderName = http::HeaderName::from_static("x-requested-with");
+
 impl CompiledPolicy {
     pub(super) fn check_header_fields(
         &self,
@@ -18,6 +21,10 @@ impl CompiledPolicy {
         out: &mut Vec<Violation>,
     ) {
         let h = &head.headers;
+        let header_params = self
+            .params
+            .iter()
+            .any(|p| p.location == ParamLocation::Header);
         if h.len() as u64 > self.max_headers {
             self.protocol(out, "Check maximum number of headers");
         }
@@ -106,11 +113,7 @@ impl CompiledPolicy {
                         mask,
                     );
                 }
-                if self
-                    .params
-                    .iter()
-                    .any(|p| p.location == ParamLocation::Header)
-                {
+                if header_params {
                     self.check_named_location(s, out, n.as_bytes(), bytes, ParamLocation::Header);
                 }
             }
@@ -128,7 +131,7 @@ impl CompiledPolicy {
             }
         }
         s.ajax = h
-            .get("x-requested-with")
+            .get(X_REQUESTED_WITH)
             .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"XMLHttpRequest"));
     }
 

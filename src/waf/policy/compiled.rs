@@ -469,7 +469,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
     for (i, k) in ViolationKind::ALL.iter().enumerate() {
         settings[i] = m.setting(*k);
     }
-    let index = Indexes::new(&filetypes, &headers, &cookies);
+    let index = Indexes::new(&filetypes);
     Ok(CompiledPolicy {
         api: None,
         name: m.name.clone(),

@@ -140,41 +140,18 @@ impl NameIndex {
     }
 }
 
-/// The lookups of the entity lists that do not change after compilation.
+/// The lookups of the entity lists that do not change after compilation. (Header and cookie
+/// lists are short: a plain [`pick`] over them costs less than hashing the name.)
 #[derive(Clone, Debug, Default)]
 pub struct Indexes {
     pub filetypes: NameIndex,
-    pub headers: NameIndex,
-    pub cookies: NameIndex,
 }
 
 impl Indexes {
-    pub fn new(filetypes: &[CFiletype], headers: &[CHeader], cookies: &[CCookie]) -> Self {
+    pub fn new(filetypes: &[CFiletype]) -> Self {
         Indexes {
             filetypes: NameIndex::new(filetypes.iter().map(|f| &f.m), true),
-            headers: NameIndex::new(headers.iter().map(|h| &h.m), true),
-            cookies: NameIndex::new(cookies.iter().map(|c| &c.m), false),
         }
-    }
-}
-
-impl super::compiled::CompiledPolicy {
-    /// The header entity for field `name` (lower-case): `pick` over `headers` with fold, indexed.
-    pub fn header_entity(&self, name: &[u8]) -> Option<&CHeader> {
-        let i = self
-            .index
-            .headers
-            .pick(&self.headers, |h| &h.m, |_| true, name)?;
-        self.headers.get(i)
-    }
-
-    /// The cookie entity for cookie `name`: `pick` over `cookies` without fold, indexed.
-    pub fn cookie_entity(&self, name: &[u8]) -> Option<&CCookie> {
-        let i = self
-            .index
-            .cookies
-            .pick(&self.cookies, |c| &c.m, |_| true, name)?;
-        self.cookies.get(i)
     }
 }
 
