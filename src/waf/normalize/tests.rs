@@ -250,3 +250,22 @@ fn deobfuscate_skips_only_values_it_would_not_change() {
         assert_eq!(deobfuscate(&v), full, "{:?}", String::from_utf8_lossy(&v));
     }
 }
+
+/// Long values take the block-wise quote check: quotes at every place of a block (its first and
+/// last bytes included) and across block edges must be judged as the short path judges them.
+#[test]
+fn deobfuscate_judges_quotes_in_long_values_as_in_short_ones() {
+    let alphabet: &[&[u8]] = &[b"'", b"\"", b"a", b"1", b" ", b":", b",", b"{", b"x"];
+    let filler = b"{\"name\":\"Product number 1\",\"tags\":[\"home\",\"garden\"]},".repeat(2);
+    for (k, tail) in random_values(alphabet, 20_000).enumerate() {
+        let mut v = filler[..k % filler.len()].to_vec();
+        v.extend_from_slice(&tail);
+        v.extend_from_slice(&filler[..(k * 7) % filler.len()]);
+        assert_eq!(
+            deobfuscate(&v),
+            deobfuscate_every_step(&v),
+            "{:?}",
+            String::from_utf8_lossy(&v)
+        );
+    }
+}
