@@ -16,28 +16,92 @@ enum SqlWord {
     Weak,
 }
 
-fn sql_word(w: &[u8]) -> Option<SqlWord> {
-    let mut low = [0u8; 9];
-    let n = w.len();
-    if !(2..=9).contains(&n) {
+/// A word's last (up to) eight bytes, lower case, packed into an integer: the key the SQL words
+/// are looked up by without copying the word.
+const fn pack(word: &[u8]) -> u64 {
+    let mut key = 0u64;
+    let mut i = 0;
+    while i < word.len() {
+        key = key << 8 | word[i].to_ascii_lowercase() as u64;
+        i += 1;
+    }
+    key
+}
+
+/// `key` packs the last eight bytes of a word of `len` bytes. Nine-letter words are known by
+/// their last eight (any word ending so is taken for them: the gate may let more through, never
+/// less).
+fn sql_word(key: u64, len: usize) -> Option<SqlWord> {
+    const UNION: u64 = pack(b"union");
+    const SELECT: u64 = pack(b"select");
+    const HAVING: u64 = pack(b"having");
+    const ORDER: u64 = pack(b"order");
+    const GROUP: u64 = pack(b"group");
+    const EXEC: u64 = pack(b"exec");
+    const EXECUTE: u64 = pack(b"execute");
+    const SLEEP: u64 = pack(b"sleep");
+    const BENCHMARK: u64 = pack(b"benchmark");
+    const WAITFOR: u64 = pack(b"waitfor");
+    const INSERT: u64 = pack(b"insert");
+    const UPDATE: u64 = pack(b"update");
+    const DELETE: u64 = pack(b"delete");
+    const DROP: u64 = pack(b"drop");
+    const PROCEDURE: u64 = pack(b"procedure");
+    const RLIKE: u64 = pack(b"rlike");
+    const REGEXP: u64 = pack(b"regexp");
+    const BETWEEN: u64 = pack(b"between");
+    const OR: u64 = pack(b"or");
+    const AND: u64 = pack(b"and");
+    const XOR: u64 = pack(b"xor");
+    const DIV: u64 = pack(b"div");
+    const LIKE: u64 = pack(b"like");
+    const NOT: u64 = pack(b"not");
+    const NULL: u64 = pack(b"null");
+    const TRUE: u64 = pack(b"true");
+    const FALSE: u64 = pack(b"false");
+    const IS: u64 = pack(b"is");
+    const CASE: u64 = pack(b"case");
+    const WHEN: u64 = pack(b"when");
+    const IF: u64 = pack(b"if");
+    const LIMIT: u64 = pack(b"limit");
+    if !(2..=9).contains(&len) {
         return None;
     }
-    for (d, s) in low.iter_mut().zip(w) {
-        *d = s.to_ascii_lowercase();
-    }
-    match &low[..n] {
-        b"union" | b"select" | b"having" | b"order" | b"group" | b"exec" | b"execute"
-        | b"sleep" | b"benchmark" | b"waitfor" | b"insert" | b"update" | b"delete" | b"drop"
-        | b"procedure" | b"rlike" | b"regexp" | b"between" => Some(SqlWord::Strong),
-        b"or" | b"and" | b"xor" | b"div" | b"like" | b"not" | b"null" | b"true" | b"false"
-        | b"is" | b"case" | b"when" | b"if" | b"limit" => Some(SqlWord::Weak),
+    match key {
+        UNION | SELECT | HAVING | ORDER | GROUP | EXEC | EXECUTE | SLEEP | BENCHMARK | WAITFOR
+        | INSERT | UPDATE | DELETE | DROP | PROCEDURE | RLIKE | REGEXP | BETWEEN => {
+            Some(SqlWord::Strong)
+        }
+        OR | AND | XOR | DIV | LIKE | NOT | NULL | TRUE | FALSE | IS | CASE | WHEN | IF | LIMIT => {
+            Some(SqlWord::Weak)
+        }
         _ => None,
     }
 }
 
+const DIGIT: u8 = 2;
+/// Bytes of a word: 1 for letters and `_`, [`DIGIT`] for digits, 0 for the rest.
+const WORD_BYTE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = if c.is_ascii_digit() {
+            DIGIT
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            1
+        } else {
+            0
+        };
+        b += 1;
+    }
+    t
+};
+
 /// Could this value be SQL at all? An injection needs a quote, a comment, an operator or a parenthesis;
 /// without punctuation, a strong SQL word, or a weak one next to a number or another SQL word. Prose
-/// such as "colours and sizes" is never tokenized. `present` is the value's byte set.
+/// such as "colours and sizes" is never tokenized. `present` is the value's byte set. Words are
+/// read in one pass, each packed into an integer as it goes.
 pub fn sqli_candidate(input: &[u8], present: &ByteSet) -> bool {
     if present.intersects(&SQL_PUNCT)
         || (present.contains(b'-') && has_pair(input, b'-', b'-'))
@@ -49,16 +113,35 @@ pub fn sqli_candidate(input: &[u8], present: &ByteSet) -> bool {
         return false;
     }
     let (mut weak, mut number) = (0usize, false);
-    for w in input
-        .split(|b| !b.is_ascii_alphanumeric() && *b != b'_')
-        .filter(|w| !w.is_empty())
-    {
-        match sql_word(w) {
-            Some(SqlWord::Strong) => return true,
-            Some(SqlWord::Weak) => weak += 1,
-            None => {}
+    let (mut key, mut len, mut digits) = (0u64, 0usize, true);
+    let mut end_word = |key: u64, len: usize, digits: bool| {
+        if len > 0 {
+            match sql_word(key, len) {
+                Some(SqlWord::Strong) => return true,
+                Some(SqlWord::Weak) => weak += 1,
+                None => {}
+            }
+            number |= digits;
         }
-        number |= w.iter().all(u8::is_ascii_digit);
+        false
+    };
+    for &b in input {
+        match WORD_BYTE[usize::from(b)] {
+            0 => {
+                if end_word(key, len, digits) {
+                    return true;
+                }
+                (key, len, digits) = (0, 0, true);
+            }
+            class => {
+                key = key << 8 | u64::from(b.to_ascii_lowercase());
+                len += 1;
+                digits &= class == DIGIT;
+            }
+        }
+    }
+    if end_word(key, len, digits) {
+        return true;
     }
     weak >= 2 || (weak == 1 && number)
 }
