@@ -381,27 +381,12 @@ pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
 /// 8192 characters) and decodes to printable text; `None` otherwise. Attack tools hide payloads this
 /// way; random tokens decode to binary and are skipped.
 pub fn base64_text(value: &[u8]) -> Option<Vec<u8>> {
-    // Form decoding turned base64 '+' into spaces (unless the value starts with one).
-    let respace = value.contains(&b' ') && !value.starts_with(b" ");
     let trimmed = value
         .strip_suffix(b"==")
         .or_else(|| value.strip_suffix(b"="))
         .unwrap_or(value);
     if trimmed.len() < 8 || trimmed.len() > 8192 || trimmed.len() % 4 == 1 {
         return None;
-    }
-    let (mut standard, mut url_safe) = (false, false);
-    for &b in trimmed {
-        match b {
-            b'+' | b'/' => standard = true,
-            b' ' if respace => standard = true,
-            b'-' | b'_' => url_safe = true,
-            _ if b.is_ascii_alphanumeric() => {}
-            _ => return None,
-        }
-    }
-    if standard && url_safe {
-        return None; // neither alphabet decodes it
     }
     let sextet = |b: u8| -> u32 {
         u32::from(match b {
@@ -413,7 +398,8 @@ pub fn base64_text(value: &[u8]) -> Option<Vec<u8>> {
         })
     };
     // Decoded twice: first only to count unprintable bytes, stopping at the first one that makes
-    // 95% printable impossible (random tokens fail within a few bytes), then into the result.
+    // 95% printable impossible (random tokens and words fail within a few bytes), then into the
+    // result. A byte outside both alphabets decodes as 63 here and is refused below.
     let total = trimmed.len() * 3 / 4;
     let decode = |emit: &mut dyn FnMut(u8) -> bool| -> bool {
         for group in trimmed.chunks(4) {
@@ -441,6 +427,22 @@ pub fn base64_text(value: &[u8]) -> Option<Vec<u8>> {
     });
     if !printable_enough || total == 0 {
         return None;
+    }
+    // Checked after the count, which rejects most values within a few characters. Form
+    // decoding turned base64 '+' into spaces (unless the value starts with one).
+    let respace = value.contains(&b' ') && !value.starts_with(b" ");
+    let (mut standard, mut url_safe) = (false, false);
+    for &b in trimmed {
+        match b {
+            b'+' | b'/' => standard = true,
+            b' ' if respace => standard = true,
+            b'-' | b'_' => url_safe = true,
+            _ if b.is_ascii_alphanumeric() => {}
+            _ => return None,
+        }
+    }
+    if standard && url_safe {
+        return None; // neither alphabet decodes it
     }
     let mut out = Vec::with_capacity(total);
     decode(&mut |b| {
