@@ -19,6 +19,7 @@ use parking_lot::Mutex;
 
 use super::body::{self, Capped, SharedTx, Signal};
 use super::conns::SendError;
+use super::deadline;
 use super::events::EventSink;
 use super::guard::UpgradeLatch;
 use super::head::REJECT_HEADER;
@@ -269,6 +270,8 @@ pub(super) enum Failure {
     NoMember,
     Connect(String),
     Timeout,
+    /// The gRPC call's own deadline (`grpc-timeout`) passed first.
+    Deadline,
     Other(String),
     Stopped,
 }
@@ -285,6 +288,11 @@ async fn send(
         .cloned()
         .unwrap_or_else(|| http::uri::PathAndQuery::from_static("/"));
     let grpc = is_grpc(&head);
+    let client_deadline = grpc
+        .then(|| deadline::grpc_timeout(&head.headers))
+        .flatten()
+        .filter(|d| *d < shared.limits.upstream_response_timeout);
+    let wait = client_deadline.unwrap_or(shared.limits.upstream_response_timeout);
     // A request without a body can be retried on the next member when a connection is refused.
     let attempts = if body.is_none() {
         site.pool.members.len().max(1)
@@ -305,7 +313,8 @@ async fn send(
         };
         let req = build(&head, headers, pq.clone(), body.take());
         let sent = shared.clients.send(member, grpc, req);
-        match tokio::time::timeout(shared.limits.upstream_response_timeout, sent).await {
+        match tokio::time::timeout(wait, sent).await {
+            Err(_) if client_deadline.is_some() => return Err(Failure::Deadline),
             Err(_) => return Err(Failure::Timeout),
             Ok(Ok(res)) => return Ok(res),
             Ok(Err(SendError::Connect(e))) => {
@@ -412,6 +421,10 @@ pub(super) fn upstream_failed(
 /// The answer to an upstream failure (counted in the metrics; the caller logs the transaction).
 pub(super) fn failure_reply(f: Failure, shared: &Shared) -> Response<ProxyBody> {
     let (kind, status, text) = match f {
+        Failure::Deadline => {
+            shared.metrics.upstream_error("deadline");
+            return deadline::deadline_exceeded();
+        }
         Failure::Timeout => (
             "timeout",
             StatusCode::GATEWAY_TIMEOUT,

@@ -14,6 +14,7 @@ pub mod access;
 pub mod body;
 pub mod conns;
 pub mod dataplane;
+pub mod deadline;
 pub mod drain;
 pub mod events;
 pub mod fetch;

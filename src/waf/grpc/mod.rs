@@ -12,6 +12,8 @@
 //! - [`schema`]: per message type field tables, built once per profile for the hot path.
 //! - `wire`: the in-place wire-format walk behind [`walk::inspect`] (the hot path).
 //! - [`stream`]: [`GrpcStream`], the per-call inspector the policy's body phase feeds chunk by chunk.
+//! - [`opaque`]: [`OpaqueCall`], the same for a call on a URL no profile describes (framed,
+//!   inflated, scanned as raw bytes, released message by message).
 //!
 //! The contract with the policy and the proxy is written down in `docs/grpc.md`.
 //! Imports: `waf::violation`, `waf::resolver`, `support`; protox, prost-reflect, flate2. Pure: no IO.
@@ -21,6 +23,7 @@ pub mod compile;
 pub mod frame;
 pub mod fuzzing;
 mod idl;
+pub mod opaque;
 pub mod schema;
 pub mod spec;
 pub mod stream;
@@ -33,6 +36,7 @@ pub(crate) mod tests;
 pub use call::{CallStart, is_grpc_content_type, start_call};
 pub use compile::{CompiledGrpcProfile, GrpcError, GrpcMethod, GrpcProfile};
 pub use frame::{FrameError, FrameEvent, FrameParser, MAX_FRAME_LEN};
+pub use opaque::OpaqueCall;
 pub use spec::{DataLength, GrpcProfileSpec, IdlFileEntry};
 pub use stream::{Encoding, FeedResult, GrpcLimits, GrpcStream};
 pub use walk::{StringCheck, WalkOptions};

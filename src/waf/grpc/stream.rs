@@ -287,7 +287,12 @@ fn too_long(method: &GrpcMethod, n: u32, len: u64, max: u64) -> Violation {
 }
 
 /// Inflates `payload` into `out`, refusing more than `cap` bytes of output (decompression bombs).
-fn inflate(encoding: &Encoding, payload: &[u8], cap: u32, out: &mut Vec<u8>) -> Result<(), String> {
+pub(super) fn inflate(
+    encoding: &Encoding,
+    payload: &[u8],
+    cap: u32,
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
     out.clear();
     let limit = u64::from(cap) + 1;
     let read = match encoding {

@@ -19,6 +19,9 @@ impl CompiledPolicy {
         if s.grpc_profile.is_some() {
             return self.grpc_chunk(chunk, s, out);
         }
+        if s.grpc_opaque.is_some() {
+            return self.opaque_chunk(chunk, s, out);
+        }
         s.body_len += chunk.len() as u64;
         let room = self.body_limit.saturating_sub(s.body.len());
         s.body.extend_from_slice(&chunk[..chunk.len().min(room)]);
@@ -34,6 +37,9 @@ impl CompiledPolicy {
     pub fn check_body_end(&self, s: &mut Scratch, out: &mut Vec<Violation>) {
         if s.grpc_profile.is_some() {
             return self.grpc_end(s, out);
+        }
+        if s.grpc_opaque.is_some() {
+            return self.opaque_end(s, out);
         }
         // No plan, or an HTTP/2 body announced without a length that turned out empty (no body,
         // as the headers phase judged it).

@@ -124,6 +124,52 @@ impl CompiledPolicy {
         }
     }
 
+    /// Body phase for a gRPC call on a URL no profile binds: each whole message is scanned as
+    /// raw bytes (the URL's signature check and overrides) and released.
+    pub(super) fn opaque_chunk(
+        &self,
+        chunk: &[u8],
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+    ) -> Step {
+        let Some(mut call) = s.grpc_opaque.take() else {
+            return Step::PassRest;
+        };
+        s.body_len += chunk.len() as u64;
+        let (ov, sig) = match s.url.and_then(|i| self.urls.get(i)) {
+            Some(u) => (u.overrides.as_slice(), u.sig_check),
+            None => (&[][..], true),
+        };
+        let mut raised = Vec::new();
+        let mut message = |m: &[u8]| {
+            if sig {
+                self.scan(s, out, Target::Body, Context::Grpc, None, m, ov, false);
+            }
+        };
+        let r = call.feed(chunk, &mut message, &mut raised);
+        for v in raised {
+            self.push(out, v);
+        }
+        s.grpc_opaque = Some(call);
+        if r.passthrough {
+            Step::PassRest
+        } else {
+            Step::Release(r.release)
+        }
+    }
+
+    /// Body end of such a call: a body cut inside a frame is malformed.
+    pub(super) fn opaque_end(&self, s: &mut Scratch, out: &mut Vec<Violation>) {
+        if let Some(mut call) = s.grpc_opaque.take() {
+            let mut raised = Vec::new();
+            call.finish(&mut raised);
+            for v in raised {
+                self.push(out, v);
+            }
+        }
+        self.check_mandatory(s, out, true);
+    }
+
     /// The string-value check: the policy's signatures (`Target::Grpc`, the profile's overrides)
     /// and meta-characters, named by the field path. Extra findings go to `found`.
     fn grpc_check<'a>(

@@ -471,6 +471,21 @@ impl CompiledPolicy {
                 .iter()
                 .any(|c| c.header != "*" && c.value.is_match(b"application/grpc"));
         }
+        if kind == BodyKind::Signatures
+            && url.is_some()
+            && head.version == http::Version::HTTP_2
+            && crate::waf::grpc::is_grpc_content_type(ct)
+        {
+            // A gRPC call the policy allows by URL but has no profile for: inspected message by
+            // message so that streams flow (check_grpc::opaque_chunk); a block is a gRPC one.
+            s.grpc = true;
+            let encoding = h.get("grpc-encoding").and_then(|v| v.to_str().ok());
+            let encoding = crate::waf::grpc::Encoding::from_header(encoding);
+            s.grpc_opaque = Some(crate::waf::grpc::OpaqueCall::new(encoding));
+            s.body_kind = Some(kind);
+            s.expects_body = has_body;
+            return true;
+        }
         if ct.to_ascii_lowercase().starts_with("multipart/form-data")
             && matches!(kind, BodyKind::Form | BodyKind::Signatures)
         {

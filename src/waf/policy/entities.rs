@@ -331,6 +331,8 @@ pub struct Scratch {
     /// The gRPC profile the URL is bound to, and the call's message inspector.
     pub grpc_profile: Option<usize>,
     pub grpc_stream: Option<crate::waf::grpc::GrpcStream>,
+    /// A gRPC call on a URL no profile binds: its messages, scanned as raw bytes one by one.
+    pub grpc_opaque: Option<crate::waf::grpc::OpaqueCall>,
     /// Set by the parameter check when the entity it matched is in staging: where its own
     /// violations start in the list.
     pub param_staged_from: Option<usize>,
