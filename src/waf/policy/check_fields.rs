@@ -28,10 +28,14 @@ impl CompiledPolicy {
         if h.len() as u64 > self.max_headers {
             self.protocol(out, "Check maximum number of headers");
         }
-        if h.get_all(http::header::HOST).iter().count() > 1 {
-            self.protocol(out, "Multiple host headers");
+        const MULTIPLE_HOSTS: &str = "Multiple host headers";
+        const IP_HOST: &str = "Host header contains IP address";
+        if self.protocol_on(MULTIPLE_HOSTS) && h.get_all(http::header::HOST).iter().count() > 1 {
+            self.protocol(out, MULTIPLE_HOSTS);
         }
-        if let Some(host) = h.get(http::header::HOST).and_then(|v| v.to_str().ok()) {
+        if self.protocol_on(IP_HOST)
+            && let Some(host) = h.get(http::header::HOST).and_then(|v| v.to_str().ok())
+        {
             let bare = host.rsplit_once(':').map_or(host, |(a, p)| {
                 if p.bytes().all(|b| b.is_ascii_digit()) {
                     a
@@ -40,7 +44,7 @@ impl CompiledPolicy {
                 }
             });
             if bare.trim_matches(['[', ']']).parse::<IpAddr>().is_ok() {
-                self.protocol(out, "Host header contains IP address");
+                self.protocol(out, IP_HOST);
             }
         }
         if h.contains_key(http::header::TRANSFER_ENCODING)

@@ -48,10 +48,15 @@ impl CompiledPolicy {
         }
     }
 
+    /// Whether an HTTP-protocol sub-check is enabled and VIOL_HTTP_PROTOCOL is on (to skip the
+    /// work of a check whose finding would not be recorded).
+    pub(super) fn protocol_on(&self, what: &'static str) -> bool {
+        self.on(K::HttpProtocol) && self.http_checks.on(what)
+    }
+
     /// An HTTP-protocol sub-check, when enabled and VIOL_HTTP_PROTOCOL is on.
     pub(super) fn protocol(&self, out: &mut Vec<Violation>, what: &'static str) {
-        if self.on(K::HttpProtocol)
-            && self.http_checks.on(what)
+        if self.protocol_on(what)
             && !out
                 .iter()
                 .any(|v| v.kind == K::HttpProtocol && v.detail == what)
