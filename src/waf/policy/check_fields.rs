@@ -156,7 +156,7 @@ impl CompiledPolicy {
                     Violation::new(K::CookieMalformed, Context::Cookie).snippet(bad),
                 ),
                 Ok((name, value)) => {
-                    let n = String::from_utf8_lossy(name).into_owned();
+                    let n = super::check_params::as_text(name);
                     match pick(self.cookies.iter(), |c| &c.m, name, false) {
                         Some(c) if c.sig_check => {
                             let (ov, mark) = (&c.overrides, out.len());

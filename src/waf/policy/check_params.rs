@@ -92,7 +92,7 @@ impl CompiledPolicy {
         if !matches!(loc, ParamLocation::Header | ParamLocation::Cookie) {
             self.check_encoding(out, Context::Parameter, Some(&name), &value);
         }
-        let pname = String::from_utf8_lossy(&name);
+        let pname = as_text(&name);
         let Some(p) = self.param_for(s, &name) else {
             self.push(
                 out,
@@ -168,22 +168,22 @@ impl CompiledPolicy {
         if p.value_profile.is_some() {
             return self.check_structured_value(s, out, p, &pname, &value, sensitive);
         }
+        let text = as_text(&value);
         if p.value_type == ValueType::StaticContent || !p.statics.is_empty() {
-            let text = String::from_utf8_lossy(&value);
             if !p.statics.iter().any(|v| *v == text) {
                 self.push(out, snip(named(K::ParameterStaticValue)));
             }
         }
-        let len = String::from_utf8_lossy(&value).chars().count() as u64;
+        let len = text.chars().count() as u64;
         if p.min_len.is_some_and(|m| len < m) || p.max_len.is_some_and(|m| len > m) {
             self.push(
                 out,
                 snip(named(K::ParameterValueLength)).detail(format!("length {len}")),
             );
         }
-        self.check_data_type(p, &value, out, &pname, sensitive);
+        self.check_data_type(p, &value, &text, out, &pname, sensitive);
         if let Some(re) = &p.regex
-            && !re.is_match(&String::from_utf8_lossy(&value))
+            && !re.is_match(&text)
         {
             self.push(out, snip(named(K::ParameterValueRegexp)));
         }
@@ -248,11 +248,11 @@ impl CompiledPolicy {
         &self,
         p: &CParam,
         value: &[u8],
+        text: &str,
         out: &mut Vec<Violation>,
         pname: &str,
         sensitive: bool,
     ) {
-        let text = String::from_utf8_lossy(value);
         let t = text.trim();
         let bad = match p.data_type {
             DataType::Integer => t.parse::<i64>().is_err(),
@@ -319,6 +319,15 @@ impl CompiledPolicy {
                 );
             }
         }
+    }
+}
+
+/// `bytes` as text: borrowed when valid UTF-8 (the standard library's check reads ASCII a word at a
+/// time), else with replacement characters.
+pub(super) fn as_text(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => Cow::Borrowed(s),
+        Err(_) => String::from_utf8_lossy(bytes),
     }
 }
 
