@@ -169,10 +169,10 @@ impl CompiledPolicy {
             return self.check_structured_value(s, out, p, &pname, &value, sensitive);
         }
         let text = as_text(&value);
-        if p.value_type == ValueType::StaticContent || !p.statics.is_empty() {
-            if !p.statics.iter().any(|v| *v == text) {
-                self.push(out, snip(named(K::ParameterStaticValue)));
-            }
+        if (p.value_type == ValueType::StaticContent || !p.statics.is_empty())
+            && !p.statics.iter().any(|v| *v == text)
+        {
+            self.push(out, snip(named(K::ParameterStaticValue)));
         }
         let len = text.chars().count() as u64;
         if p.min_len.is_some_and(|m| len < m) || p.max_len.is_some_and(|m| len > m) {
