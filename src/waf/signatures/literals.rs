@@ -1,7 +1,7 @@
-//! The literal automaton shared by every target: one aho-corasick DFA (ASCII case-insensitive)
+//! The literal automaton shared by every target: one automaton ([`Table`], ASCII case-insensitive)
 //! over every signature literal and every regex anchor of the database that is longer than one
-//! byte, walked once per view with our own loop, so each occurrence is seen with its position at
-//! one table lookup per byte. One-byte literals (`;`, `"`, `(`, ...) are common in ordinary text
+//! byte, walked once per view, each occurrence seen with its position; this module says what each
+//! of its patterns means for the signatures. One-byte literals (`;`, `"`, `(`, ...) are common in ordinary text
 //! and would stop the walk at every occurrence: their presence is read off the view's byte set
 //! instead, and their places are looked up only for the signatures that still need them.
 //!
