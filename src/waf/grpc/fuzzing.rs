@@ -1,4 +1,4 @@
-//! Entry points for the cargo-fuzz targets `grpc_frame`, `grpc_message` and `proto_idl` (see `fuzz/`), also
+//! Entry points for the cargo-fuzz targets `grpc_frame` (frames, and undescribed calls), `grpc_message` and `proto_idl` (see `fuzz/`), also
 //! replayed over the seed files by a unit test so `cargo test` exercises them on stable. They
 //! assert the invariants a caller relies on; any panic is a bug.
 //!
@@ -9,15 +9,39 @@ use std::sync::OnceLock;
 
 use super::frame::{FrameEvent, FrameParser, PREFIX_LEN};
 use super::walk::{self, WalkOptions};
-use super::{CompiledGrpcProfile, Encoding, GrpcLimits, GrpcProfile, GrpcProfileSpec, GrpcStream};
+use super::{
+    CompiledGrpcProfile, Encoding, GrpcLimits, GrpcProfile, GrpcProfileSpec, GrpcStream, OpaqueCall,
+};
 use crate::waf::resolver::MemResolver;
 
 /// The frame parser over `data[1..]` cut into chunks of `data[0] % 16 + 1` bytes: every message has
-/// the length its prefix announced, and bytes are accounted for exactly.
+/// the length its prefix announced, and bytes are accounted for exactly. The same chunks go through
+/// [`OpaqueCall`] (gzip when `data[0]` has its high bit set): what it releases only grows and never
+/// passes what it was fed.
 pub fn frames(data: &[u8]) {
     let Some((&cut, body)) = data.split_first() else {
         return;
     };
+    let encoding = if cut & 0x80 != 0 {
+        Encoding::Gzip
+    } else {
+        Encoding::Identity
+    };
+    let mut call = OpaqueCall::new(encoding);
+    let (mut fed, mut released, mut out) = (0u64, 0u64, Vec::new());
+    for chunk in body.chunks(usize::from(cut % 16) + 1) {
+        fed += chunk.len() as u64;
+        let r = call.feed(chunk, &mut |_| {}, &mut out);
+        assert!(
+            released <= r.release && r.release <= fed,
+            "release out of order"
+        );
+        released = r.release;
+        if r.passthrough {
+            break;
+        }
+    }
+    call.finish(&mut out);
     let mut parser = FrameParser::new(1 << 16);
     let mut announced = None;
     for chunk in body.chunks(usize::from(cut % 16) + 1) {
