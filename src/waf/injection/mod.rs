@@ -63,6 +63,16 @@ fn detect_xss(input: &[u8]) -> bool {
     libinjectionrs::detect_xss(cap(input)).is_injection()
 }
 
+/// Whether the SQL tokenizer could flag `input` at all (its gate); `present` is `ByteSet::of(input)`.
+pub fn sqli_candidate(input: &[u8], present: &ByteSet) -> bool {
+    gate::sqli_candidate(input, present)
+}
+
+/// Whether the XSS tokenizer could flag `input` at all (its gate, exact in that direction).
+pub fn xss_candidate(input: &[u8], present: &ByteSet) -> bool {
+    gate::xss_candidate(input, present)
+}
+
 /// SQL injection check used by the signature database; `present` is `ByteSet::of(input)`.
 pub fn is_sqli(input: &[u8], present: &ByteSet) -> bool {
     gate::sqli_candidate(input, present) && detect_sqli(input)

@@ -10,11 +10,12 @@
 //! ([`ViewState::anchors`]); a signature whose regex cannot match the view (its byte groups, asked
 //! once per view) records nothing, and one with too many places is run over the whole view.
 //!
-//! Imports: [`Table`] (the automaton), `memchr`, [`ByteSet`].
+//! Imports: [`Table`] (the automaton), `memchr`, [`ByteSet`], `support::InlineVec`.
 
 use std::collections::HashMap;
 
 use super::table::Table;
+use crate::support::InlineVec;
 use crate::waf::normalize::ByteSet;
 
 /// Most signatures a database may hold (per-scan flags are fixed-size bitsets on the stack).
@@ -292,22 +293,37 @@ pub struct Literals {
     one_byte_index: [u8; 256],
 }
 
+/// The automaton's occurrences in one view, in the order found: (end, pattern).
+pub type Occurrences = InlineVec<(usize, u32), 8>;
+
 impl Literals {
-    /// One pass over `view` for the signatures in `applies`; `present` is the view's byte set and
-    /// `possible(i)` says whether signature `i`'s regex can match the view at all.
-    pub fn walk(
+    /// Whether any byte of `present` is a one-byte literal.
+    pub fn has_one_byte(&self, present: &ByteSet) -> bool {
+        present.intersects(&self.one_byte_set)
+    }
+
+    /// Every occurrence in `view` of the automaton's patterns (one pass).
+    pub fn occurrences(&self, view: &[u8], found: &mut Occurrences) {
+        if let Some(table) = &self.table {
+            table.walk(view, |end, p| found.push((end, p as u32)));
+        }
+    }
+
+    /// Records in `vs` what the occurrences `found` (from [`Literals::occurrences`] on `view`) and
+    /// the one-byte literals mean for the signatures in `applies`; `present` is the view's byte
+    /// set and `possible(i)` says whether signature `i`'s regex can match the view at all.
+    pub fn apply(
         &self,
         view: &[u8],
         present: &ByteSet,
+        found: &Occurrences,
         applies: &SigBits,
         possible: impl Fn(usize) -> bool,
         vs: &mut ViewState,
     ) {
-        if let Some(table) = &self.table {
-            table.walk(view, |end, p| {
-                let e = &self.entries[p];
-                vs.found(e, end - e.len, applies, &possible);
-            });
+        for &(end, p) in found.iter() {
+            let e = &self.entries[p as usize];
+            vs.found(e, end - e.len, applies, &possible);
         }
         let bytes = present.and(&self.one_byte_set);
         if bytes != ByteSet::EMPTY {

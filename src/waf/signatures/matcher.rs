@@ -9,6 +9,9 @@
 //! or too many places, by one run over the whole view. Signatures without a literal run their regex
 //! on every view their byte groups allow; tokenizer signatures (SQLi/XSS) have gates of their own.
 //!
+//! A value without any occurrence, one-byte literal, view or tokenizer candidate (most values of a
+//! request) stops there: nothing of the database can match it.
+//!
 //! A signature matches a view exactly when one of its literals occurs in it and its regex (if any)
 //! matches it: the gates and anchors only skip work whose answer is already known
 //! (`examples/detect_corpus --dump` shows it scan by scan).
@@ -22,7 +25,7 @@ use regex_automata::{Anchored, Input};
 use super::Target;
 use super::db::{Engine, SigDef};
 use super::gate::{self, Anchors, AtStart};
-use super::literals::{self, Literals, MAX_SIGNATURES, SigBits, ViewState};
+use super::literals::{self, Literals, MAX_SIGNATURES, Occurrences, SigBits, ViewState};
 use crate::waf::injection;
 use crate::waf::normalize::{self, ByteSet};
 
@@ -175,20 +178,48 @@ impl Matcher {
         let Some(tm) = self.targets.get(target.index()) else {
             return;
         };
-        let mut matched = SigBits::default();
         let present = ByteSet::of(value);
-        self.scan_view(tm, value, &present, &mut matched);
-        for view in normalize::inspection_views(value, &present, target == Target::Url) {
-            self.scan_view(tm, &view, &ByteSet::of(&view), &mut matched);
+        let views = normalize::inspection_views(value, &present, target == Target::Url);
+        let mut found = Occurrences::default();
+        self.literals.occurrences(value, &mut found);
+        if found.is_empty() && views.is_empty() && self.quiet(tm, value, &present) {
+            return;
+        }
+        let mut matched = SigBits::default();
+        self.scan_view(tm, value, &present, &found, &mut matched);
+        for view in views {
+            found.clear();
+            self.literals.occurrences(&view, &mut found);
+            self.scan_view(tm, &view, &ByteSet::of(&view), &found, &mut matched);
         }
         hits.extend(matched.ones().map(|i| self.ids[i]));
     }
 
-    fn scan_view(&self, tm: &TargetMatcher, view: &[u8], present: &ByteSet, matched: &mut SigBits) {
+    /// For a value without occurrences of the automaton's patterns and without views: whether
+    /// nothing else can match it either (no one-byte literal, no signature without literals, no
+    /// tokenizer candidate). Most values of a request are such: this skips the rest of the scan.
+    fn quiet(&self, tm: &TargetMatcher, value: &[u8], present: &ByteSet) -> bool {
+        tm.always.is_empty()
+            && !self.literals.has_one_byte(present)
+            && tm.engines.iter().all(|(_, engine)| match engine {
+                Engine::Sqli => !injection::sqli_candidate(value, present),
+                Engine::Xss => !injection::xss_candidate(value, present),
+                Engine::Pattern => true,
+            })
+    }
+
+    fn scan_view(
+        &self,
+        tm: &TargetMatcher,
+        view: &[u8],
+        present: &ByteSet,
+        found: &Occurrences,
+        matched: &mut SigBits,
+    ) {
         let mut vs = ViewState::new();
         let possible = |i: usize| self.confirm[i].possible(present);
         self.literals
-            .walk(view, present, &tm.literal_sigs, possible, &mut vs);
+            .apply(view, present, found, &tm.literal_sigs, possible, &mut vs);
         for i in vs.present.ones() {
             if !matched.get(i) && self.confirmed(i, view, present, &vs) {
                 matched.set(i);
