@@ -269,3 +269,57 @@ fn deobfuscate_judges_quotes_in_long_values_as_in_short_ones() {
         );
     }
 }
+
+/// The de-obfuscation passes as first written, byte by byte: the run-copying passes of `rewrite`
+/// must produce the same text.
+fn rewrite_byte_by_byte(value: &[u8]) -> Vec<u8> {
+    let mut v = decode_html_entities(value).into_owned();
+    if !v.contains(&b' ') && v.iter().filter(|&&b| b == b'+').count() >= 2 {
+        v.iter_mut().filter(|b| **b == b'+').for_each(|b| *b = b' ');
+    }
+    if v.windows(2).any(|w| w == b"/*") {
+        let (mut out, mut i) = (Vec::new(), 0);
+        while i < v.len() {
+            if v[i] == b'/' && v.get(i + 1) == Some(&b'*') {
+                let end = v[i + 2..].windows(2).position(|w| w == b"*/");
+                out.push(b' ');
+                i = end.map_or(v.len(), |p| i + 2 + p + 2);
+                continue;
+            }
+            out.push(v[i]);
+            i += 1;
+        }
+        v = out;
+    }
+    let (mut out, mut i) = (Vec::new(), 0);
+    while i < v.len() {
+        let (b, next) = (v[i], v.get(i + 1).copied());
+        let alnum = |n: Option<u8>| n.is_some_and(|n| n.is_ascii_alphanumeric());
+        match b {
+            b'\\' | b'^' if alnum(next) || next == Some(b'/') => {}
+            b'$' if matches!(next, Some(b'@' | b'*'))
+                || (alnum(next) && !alnum(v.get(i + 2).copied())) =>
+            {
+                i += 1
+            }
+            b'\'' | b'"' if next == Some(b) => i += 1,
+            b'\'' | b'"' if i > 0 && alnum(Some(v[i - 1])) && alnum(next) => {}
+            _ => out.push(b),
+        }
+        i += 1;
+    }
+    out
+}
+
+#[test]
+fn rewrite_copies_runs_as_the_byte_by_byte_passes_did() {
+    let alphabet: &[&[u8]] = &[
+        b"/*", b"*/", b"/", b"*", b"'", b"\"", b"\\", b"^", b"$", b"$@", b"a", b"1", b" ", b"+",
+        b"&lt;", b";",
+    ];
+    for v in random_values(alphabet, 200_000) {
+        let expected = rewrite_byte_by_byte(&v);
+        let got = deobfuscate_every_step(&v).unwrap_or_else(|| v.clone());
+        assert_eq!(got, expected, "{:?}", String::from_utf8_lossy(&v));
+    }
+}

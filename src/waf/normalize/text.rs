@@ -275,6 +275,17 @@ pub(super) fn deobfuscate_every_step(value: &[u8]) -> Option<Vec<u8>> {
     rewrite(escaped.as_deref().unwrap_or(value), escaped.is_some())
 }
 
+/// The bytes the shell-quoting pass of [`rewrite`] may remove.
+const SHELL_QUOTING: [bool; 256] = {
+    let mut t = [false; 256];
+    t[b'\\' as usize] = true;
+    t[b'^' as usize] = true;
+    t[b'$' as usize] = true;
+    t[b'\'' as usize] = true;
+    t[b'"' as usize] = true;
+    t
+};
+
 /// Every step of [`deobfuscate`] on `value` (JS escapes already decoded when `escaped`).
 fn rewrite(value: &[u8], escaped: bool) -> Option<Vec<u8>> {
     let mut v = decode_html_entities(value).into_owned();
@@ -287,27 +298,36 @@ fn rewrite(value: &[u8], escaped: bool) -> Option<Vec<u8>> {
             }
         }
     }
-    if v.windows(2).any(|w| w == b"/*") {
+    // Comments become one space (an unterminated one runs to the end); text between them is
+    // copied in runs.
+    if let Some(first) = memchr::memmem::find(&v, b"/*") {
         let mut out = Vec::with_capacity(v.len());
-        let mut i = 0;
-        while i < v.len() {
-            if v[i] == b'/' && v.get(i + 1) == Some(&b'*') {
-                let end = v[i + 2..].windows(2).position(|w| w == b"*/");
-                out.push(b' ');
-                i = match end {
-                    Some(p) => i + 2 + p + 2,
-                    None => v.len(),
-                };
-                continue;
-            }
-            out.push(v[i]);
-            i += 1;
+        let (mut i, mut at) = (0, Some(first));
+        while let Some(start) = at {
+            out.extend_from_slice(&v[i..start]);
+            out.push(b' ');
+            i = match memchr::memmem::find(&v[start + 2..], b"*/") {
+                Some(p) => start + 2 + p + 2,
+                None => v.len(),
+            };
+            at = memchr::memmem::find(&v[i..], b"/*").map(|p| i + p);
         }
+        out.extend_from_slice(&v[i..]);
         v = out;
     }
+    // The shell's no-op quoting: only its bytes are looked at, the runs between them copied whole.
     let mut out = Vec::with_capacity(v.len());
     let mut i = 0;
     while i < v.len() {
+        let run = v[i..]
+            .iter()
+            .position(|&b| SHELL_QUOTING[usize::from(b)])
+            .map_or(v.len(), |k| i + k);
+        out.extend_from_slice(&v[i..run]);
+        i = run;
+        if i == v.len() {
+            break;
+        }
         let b = v[i];
         let next = v.get(i + 1).copied();
         match b {
