@@ -95,6 +95,44 @@ pub fn typical_get() -> http::request::Parts {
     build(b.header("cache-control", "max-age=0"))
 }
 
+/// Which values of [`typical_get`] change from one request to the next.
+#[derive(Clone, Copy)]
+pub enum Fresh {
+    /// The query values and the session cookie; the browser's headers repeat (one visitor
+    /// browsing: what real traffic looks like to the signature scan memo).
+    Params,
+    /// Every header and parameter value (names repeat; `sort` keeps the value its entity allows).
+    All,
+}
+
+/// `n` variants of [`typical_get`], the same shape and lengths within a few digits, numbered
+/// `i`: each holds values no other variant holds (see [`Fresh`]). Cycled through by the
+/// benches, they measure a request whose values the scan memo has not seen.
+pub fn typical_get_variants(n: usize, fresh: Fresh) -> Vec<http::request::Parts> {
+    (0..n)
+        .map(|i| {
+            let uri = format!(
+                "/api/v1/products/search?q=red+shoes+{i}&page={i}&sort=asc&size={}&brand=acme{i}&color=red{i}&min={i}&max={}&lang=en{i}&ref=home{i}",
+                20 + i,
+                200 + i
+            );
+            let mut b = http::Request::builder().method("GET").uri(uri);
+            for (k, v) in BROWSER_HEADERS {
+                b = match (k, fresh) {
+                    ("cookie", _) => b.header(k, format!("session=abc{i}def456; theme=dark; consent=yes")),
+                    (_, Fresh::All) => b.header(k, format!("{v} {i}")),
+                    (_, Fresh::Params) => b.header(k, v),
+                };
+            }
+            let cache = match fresh {
+                Fresh::All => format!("max-age={i}"),
+                Fresh::Params => "max-age=0".to_string(),
+            };
+            build(b.header("cache-control", cache))
+        })
+        .collect()
+}
+
 /// A clean JSON document of about `size` bytes (a product list).
 pub fn json_body(size: usize) -> Vec<u8> {
     let mut s = String::from("{\"items\":[");

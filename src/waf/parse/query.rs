@@ -1,5 +1,6 @@
 //! Query strings and `application/x-www-form-urlencoded` bodies: `name=value` pairs split on `&`
 //! (and `;` is left alone), `+` as space, percent-decoding with evasion flags.
+//! Imports: `memchr`.
 
 /// What decoding noticed: evasion techniques and encoding errors.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -28,51 +29,65 @@ fn hex(b: u8) -> Option<u8> {
     }
 }
 
-/// One percent-decoding pass into `out` (cleared first); `plus` turns `+` into a space.
+/// One percent-decoding pass into `out` (cleared first); `plus` turns `+` into a space. The runs
+/// between escapes are copied whole.
 pub fn decode_once(input: &[u8], plus: bool, out: &mut Vec<u8>, flags: &mut DecodeFlags) {
     out.clear();
     out.reserve(input.len());
     let mut i = 0;
     while i < input.len() {
-        let c = input[i];
-        if c == b'%' {
-            if let (Some(h), Some(l)) = (
-                input.get(i + 1).copied().and_then(hex),
-                input.get(i + 2).copied().and_then(hex),
-            ) {
-                out.push(h << 4 | l);
-                i += 3;
-                continue;
-            }
-            if matches!(input.get(i + 1), Some(b'u') | Some(b'U')) {
-                let digits: Option<Vec<u8>> = (2..6)
-                    .map(|k| input.get(i + k).copied().and_then(hex))
-                    .collect();
-                if let Some(d) = digits {
-                    flags.percent_u = true;
-                    let cp = d.iter().fold(0u32, |a, x| a << 4 | u32::from(*x));
-                    let ch = char::from_u32(cp).unwrap_or('\u{fffd}');
-                    let mut buf = [0u8; 4];
-                    // IIS maps full-width forms onto ASCII; keep the low byte for ASCII look-alikes.
-                    let mapped = if (0xff01..=0xff5e).contains(&cp) {
-                        char::from_u32(cp - 0xfee0).unwrap_or(ch)
-                    } else {
-                        ch
-                    };
-                    out.extend_from_slice(mapped.encode_utf8(&mut buf).as_bytes());
-                    i += 6;
-                    continue;
-                }
-            }
-            flags.bad_escape = true;
-            out.push(c);
-        } else if c == b'+' && plus {
-            out.push(b' ');
+        let next = if plus {
+            memchr::memchr2(b'%', b'+', &input[i..])
         } else {
-            out.push(c);
-        }
-        i += 1;
+            memchr::memchr(b'%', &input[i..])
+        };
+        let Some(at) = next.map(|n| i + n) else {
+            out.extend_from_slice(&input[i..]);
+            break;
+        };
+        out.extend_from_slice(&input[i..at]);
+        i = at + decode_special(input, at, out, flags);
     }
+}
+
+/// Decodes the `%` or `+` at `input[at]` onto `out`; returns how many bytes it took.
+fn decode_special(input: &[u8], at: usize, out: &mut Vec<u8>, flags: &mut DecodeFlags) -> usize {
+    if input[at] == b'+' {
+        out.push(b' ');
+        return 1;
+    }
+    if let (Some(h), Some(l)) = (
+        input.get(at + 1).copied().and_then(hex),
+        input.get(at + 2).copied().and_then(hex),
+    ) {
+        out.push(h << 4 | l);
+        return 3;
+    }
+    if matches!(input.get(at + 1), Some(b'u') | Some(b'U')) {
+        let digits = (2..6).try_fold(0u32, |a, k| {
+            input
+                .get(at + k)
+                .copied()
+                .and_then(hex)
+                .map(|x| a << 4 | u32::from(x))
+        });
+        if let Some(cp) = digits {
+            flags.percent_u = true;
+            let ch = char::from_u32(cp).unwrap_or('\u{fffd}');
+            let mut buf = [0u8; 4];
+            // IIS maps full-width forms onto ASCII; keep the low byte for ASCII look-alikes.
+            let mapped = if (0xff01..=0xff5e).contains(&cp) {
+                char::from_u32(cp - 0xfee0).unwrap_or(ch)
+            } else {
+                ch
+            };
+            out.extend_from_slice(mapped.encode_utf8(&mut buf).as_bytes());
+            return 6;
+        }
+    }
+    flags.bad_escape = true;
+    out.push(b'%');
+    1
 }
 
 /// Decodes up to `max_passes` times while escapes remain; records passes beyond the first,
@@ -83,10 +98,12 @@ pub fn decode<'a>(
     max_passes: u8,
     flags: &mut DecodeFlags,
 ) -> std::borrow::Cow<'a, [u8]> {
-    if !input
-        .iter()
-        .any(|b| *b == b'%' || (plus && *b == b'+') || *b == 0 || *b >= 0xc0)
-    {
+    let special = if plus {
+        memchr::memchr3(b'%', b'+', 0, input)
+    } else {
+        memchr::memchr2(b'%', 0, input)
+    };
+    if special.is_none() && (input.is_ascii() || !input.iter().any(|b| *b >= 0xc0)) {
         flags.passes = 1;
         return std::borrow::Cow::Borrowed(input);
     }
@@ -102,15 +119,16 @@ pub fn decode<'a>(
         flags.passes += 1;
     }
     flags.exhausted |= flags.passes >= max_passes && has_escape(&cur);
-    flags.nul |= cur.contains(&0);
-    flags.overlong |= has_overlong(&cur);
+    flags.nul |= memchr::memchr(0, &cur).is_some();
+    flags.overlong |= !cur.is_ascii() && has_overlong(&cur);
     std::borrow::Cow::Owned(cur)
 }
 
 /// True when `s` contains a valid `%XX` or `%uXXXX` escape.
 pub fn has_escape(s: &[u8]) -> bool {
-    s.windows(3).any(|w| {
-        w[0] == b'%' && ((hex(w[1]).is_some() && hex(w[2]).is_some()) || w[1] | 0x20 == b'u')
+    memchr::memchr_iter(b'%', s).any(|i| match s.get(i + 1..i + 3) {
+        Some(&[a, b]) => (hex(a).is_some() && hex(b).is_some()) || a | 0x20 == b'u',
+        _ => false,
     })
 }
 
@@ -155,6 +173,49 @@ mod tests {
         let mut f = DecodeFlags::default();
         decode(b"%c0%af%00", false, 2, &mut f);
         assert!(f.overlong && f.nul);
+    }
+
+    /// The byte-at-a-time pass the run-copying `decode_once` replaced.
+    fn reference_once(input: &[u8], plus: bool, flags: &mut DecodeFlags) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < input.len() {
+            if input[i] == b'%' || (plus && input[i] == b'+') {
+                i += decode_special(input, i, &mut out, flags);
+            } else {
+                out.push(input[i]);
+                i += 1;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn run_copying_agrees_with_byte_at_a_time() {
+        let alphabet = b"%%+uU0aFgz\x00\xc0\xaf\xe0\x80 ";
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for len in (0..40).cycle().take(20_000) {
+            let input: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    alphabet[(seed % alphabet.len() as u64) as usize]
+                })
+                .collect();
+            for plus in [false, true] {
+                let (mut a, mut b) = (DecodeFlags::default(), DecodeFlags::default());
+                let mut fast = Vec::new();
+                decode_once(&input, plus, &mut fast, &mut a);
+                assert_eq!(fast, reference_once(&input, plus, &mut b), "{input:?}");
+                assert_eq!(a, b, "{input:?}");
+                let windows = input.windows(3).any(|w| {
+                    w[0] == b'%'
+                        && ((hex(w[1]).is_some() && hex(w[2]).is_some()) || w[1] | 0x20 == b'u')
+                });
+                assert_eq!(has_escape(&input), windows, "{input:?}");
+            }
+        }
     }
 
     #[test]

@@ -75,7 +75,7 @@ impl CompiledPolicy {
                             .detail(format!("{} bytes", bytes.len())),
                     );
                 }
-                if bytes.iter().any(|b| *b >= 0x80) {
+                if !bytes.is_ascii() {
                     self.protocol(out, "High ASCII characters in headers");
                 }
                 if bytes.contains(&0) {

@@ -66,6 +66,7 @@ impl CompiledPolicy {
     }
 
     /// Runs the signatures of `target` over `value`, minus disabled ones and entity overrides.
+    /// Values that may be secrets (masked, cookies, credentials) bypass the scan memo.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn scan(
         &self,
@@ -82,7 +83,12 @@ impl CompiledPolicy {
             return;
         }
         s.hits.clear();
-        SignatureDb::builtin().scan(target, value, &mut s.hits);
+        let db = SignatureDb::builtin();
+        if mask || target == Target::Cookie || name.is_some_and(is_credential_header) {
+            db.scan(target, value, &mut s.hits);
+        } else {
+            db.scan_memoized(target, value, &mut s.hits);
+        }
         if matches!(target, Target::ParamName | Target::ParamValue) {
             s.param_hits.extend_from_slice(&s.hits);
         }
@@ -515,6 +521,11 @@ impl CompiledPolicy {
     }
 }
 
+/// Headers that carry credentials (not memoized: see `signatures::memo`).
+fn is_credential_header(name: &str) -> bool {
+    name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("proxy-authorization")
+}
+
 /// Resolves `.`/`..` segments, collapses `//` and turns `\` into `/` (the path the URL entities see).
 pub fn normalize_path(p: &[u8]) -> Vec<u8> {
     let plain = p.first() == Some(&b'/')
@@ -550,7 +561,39 @@ pub fn normalize_path(p: &[u8]) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
+    use std::net::{IpAddr, Ipv4Addr};
+    use std::sync::Arc;
+
     use super::normalize_path;
+    use crate::waf::resolver::NoResolver;
+    use crate::waf::signatures::{SignatureDb, Target};
+    use crate::waf::transaction::{ConnInfo, Transaction};
+
+    #[test]
+    fn secrets_stay_out_of_the_scan_memo() {
+        let doc = br#"{"policy": {"name": "m", "template": {"name": "POLICY_TEMPLATE_NGINX_BASE"},
+            "sensitive-parameters": [{"name": "password"}]}}"#;
+        let policy = crate::waf::policy::load(doc, "m.json", &NoResolver).expect("loads");
+        let head = http::Request::get("/login?q=walking+boots&password=hunter2x")
+            .header("user-agent", "curl/8.5.0 memo-test")
+            .header("authorization", "Basic dXNlcjpodW50ZXIyeA==")
+            .header("cookie", "session=s3cr3t-session-id")
+            .body(())
+            .expect("request")
+            .into_parts()
+            .0;
+        let conn = ConnInfo {
+            peer: IpAddr::V4(Ipv4Addr::LOCALHOST),
+            tls: false,
+        };
+        Transaction::new(Arc::new(policy.policy), conn).on_request_headers(&head);
+        let db = SignatureDb::builtin();
+        assert!(db.memoizes(Target::Header, b"curl/8.5.0 memo-test"));
+        assert!(db.memoizes(Target::ParamValue, b"walking boots"));
+        assert!(!db.memoizes(Target::ParamValue, b"hunter2x"));
+        assert!(!db.memoizes(Target::Header, b"Basic dXNlcjpodW50ZXIyeA=="));
+        assert!(!db.memoizes(Target::Cookie, b"s3cr3t-session-id"));
+    }
 
     #[test]
     fn paths_are_normalised() {

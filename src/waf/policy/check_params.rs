@@ -129,6 +129,8 @@ impl CompiledPolicy {
             }
             None => {
                 if s.params_seen.len() < 256 {
+                    // One allocation for a typical request's parameters, not three growths.
+                    s.params_seen.reserve(16);
                     s.params_seen.push((key, 1));
                 }
             }
@@ -238,8 +240,12 @@ impl CompiledPolicy {
             // Exempt parameter: record what it carries so the query-string scan does not flag it.
             let db = SignatureDb::builtin();
             s.hits.clear();
-            db.scan(Target::ParamName, &name, &mut s.hits);
-            db.scan(Target::ParamValue, &scanned, &mut s.hits);
+            db.scan_memoized(Target::ParamName, &name, &mut s.hits);
+            if sensitive {
+                db.scan(Target::ParamValue, &scanned, &mut s.hits);
+            } else {
+                db.scan_memoized(Target::ParamValue, &scanned, &mut s.hits);
+            }
             s.param_hits.extend_from_slice(&s.hits);
         }
     }

@@ -11,10 +11,12 @@ pub mod db;
 mod gate;
 mod literals;
 mod matcher;
+mod memo;
 mod table;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use db::{DbError, SigDef};
 pub use matcher::{CompileError, REGEX_DFA_LIMIT, REGEX_SIZE_LIMIT};
@@ -185,6 +187,8 @@ pub struct SignatureDb {
     defs: Vec<SigDef>,
     by_id: HashMap<u32, usize>,
     matcher: matcher::Matcher,
+    /// Tells this database's answers apart from another's in the scan memo.
+    id: u64,
 }
 
 impl SignatureDb {
@@ -223,11 +227,13 @@ impl SignatureDb {
                 targets: d.targets.clone(),
             })
             .collect();
+        static NEXT_ID: AtomicU64 = AtomicU64::new(0);
         Ok(SignatureDb {
             signatures,
             defs,
             by_id,
             matcher,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         })
     }
 
@@ -271,6 +277,20 @@ impl SignatureDb {
     /// its own transforms (case folding, entity decoding, comment removal) as each signature needs.
     pub fn scan(&self, target: Target, value: &[u8], hits: &mut Vec<u32>) {
         self.matcher.scan(target, value, hits);
+    }
+
+    /// [`Self::scan`], answered from this thread's memo of recent scans when it holds `value`
+    /// (see `memo`). Not for secrets: whether a value was memoized shows in the time taken.
+    pub fn scan_memoized(&self, target: Target, value: &[u8], hits: &mut Vec<u32>) {
+        memo::scan(self.id, target, value, hits, |hits| {
+            self.matcher.scan(target, value, hits)
+        });
+    }
+
+    /// Whether this thread's scan memo holds the answer for `value`.
+    #[cfg(test)]
+    pub(crate) fn memoizes(&self, target: Target, value: &[u8]) -> bool {
+        memo::holds(self.id, target, value)
     }
 }
 

@@ -298,3 +298,82 @@ fn benign_near_misses_pass() {
     }
     assert!(flagged.is_empty(), "{flagged:#?}");
 }
+
+/// Every value through `scan_memoized` twice (the second answered from the memo): the same hits as
+/// `scan`, target by target.
+fn assert_memo_agrees(db: &SignatureDb, values: &[&[u8]]) {
+    for round in 0..2 {
+        for &value in values {
+            for &target in Target::ALL {
+                let (mut direct, mut memoized) = (vec![7], vec![7]);
+                db.scan(target, value, &mut direct);
+                db.scan_memoized(target, value, &mut memoized);
+                assert_eq!(
+                    memoized,
+                    direct,
+                    "round {round}, {target:?}, {:?}",
+                    String::from_utf8_lossy(value)
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn memoized_scans_answer_as_scans_do() {
+    let values: [&[u8]; 6] = [
+        b"' or 1=1 --",
+        b"<script>alert(1)</script>",
+        b"../../etc/passwd",
+        b"red running shoes",
+        b"Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36",
+        b"a",
+    ];
+    // Not vacuous: some value's answer depends on the target, so a memo mixing targets would fail.
+    let answers = |v: &[u8]| -> Vec<Vec<u32>> {
+        Target::ALL
+            .iter()
+            .map(|&t| {
+                let mut hits = Vec::new();
+                db().scan(t, v, &mut hits);
+                hits
+            })
+            .collect()
+    };
+    assert!(values.iter().any(|v| {
+        let per_target = answers(v);
+        per_target.iter().any(|h| *h != per_target[0])
+    }));
+    assert_memo_agrees(db(), &values);
+}
+
+#[test]
+fn memo_keeps_databases_apart() {
+    let other = SignatureDb::from_texts(&[
+        "id: 1\nname: shoes\ntype: t\naccuracy: low\nrisk: low\ntargets: header\nliteral: shoes\n",
+    ])
+    .expect("compiles");
+    let value: &[u8] = b"red running shoes";
+    let mut builtin_hits = Vec::new();
+    db().scan_memoized(Target::Header, value, &mut builtin_hits);
+    let mut other_hits = Vec::new();
+    other.scan_memoized(Target::Header, value, &mut other_hits);
+    assert_eq!((builtin_hits, other_hits), (vec![], vec![1]));
+    assert_memo_agrees(&other, &[value]);
+}
+
+#[test]
+fn memo_survives_floods_and_long_values() {
+    // Far more distinct values than the memo holds, then the first again: evicted, rescanned.
+    let flood: Vec<Vec<u8>> = (0..4 * memo::SLOTS)
+        .map(|i| format!("value {i} ' or {i}={i} --").into_bytes())
+        .collect();
+    let refs: Vec<&[u8]> = flood.iter().map(Vec::as_slice).collect();
+    assert_memo_agrees(db(), &refs[..8]);
+    for v in &refs {
+        db().scan_memoized(Target::ParamValue, v, &mut Vec::new());
+    }
+    assert_memo_agrees(db(), &refs[..8]);
+    let long = format!("{}<script>alert(1)</script>", "a".repeat(memo::MAX_VALUE));
+    assert_memo_agrees(db(), &[long.as_bytes()]);
+}

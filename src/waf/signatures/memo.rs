@@ -1,0 +1,126 @@
+//! A per-thread memo of recent scan results.
+//!
+//! A scan is a pure function of the database, the target and the value's bytes, and real traffic
+//! repeats most of what it sends: a browser's `User-Agent`, `Accept` and `Accept-Language`, the
+//! names of an application's parameters, their common values. The memo is a two-way set-associative
+//! table of [`SLOTS`] slots per thread (the less recently used of a set's two is replaced), indexed by
+//! a randomly seeded hash of (database, target, value) and checked against the stored bytes, so a
+//! hit is exact and a collision is only a miss. Values longer
+//! than [`MAX_VALUE`] bytes are not kept; a thread holds at most `SLOTS × MAX_VALUE` bytes of values.
+//!
+//! An attacker who floods the table only evicts entries: every lookup stays one slot, and a miss
+//! costs a scan, as it would without the memo. Callers keep secrets out of it (cookies, credentials,
+//! sensitive parameters; see `CompiledPolicy::scan`) so that a response's timing cannot tell whether
+//! someone else sent the same secret recently.
+//!
+//! Imports: `foldhash` (a fast seeded hash), the parent module's `Target`.
+
+use std::cell::RefCell;
+use std::hash::BuildHasher;
+
+use super::Target;
+
+/// Slots per thread (a power of two).
+pub const SLOTS: usize = 1024;
+/// Longest value kept, in bytes.
+pub const MAX_VALUE: usize = 512;
+
+#[derive(Default)]
+struct Slot {
+    hash: u64,
+    db: u64,
+    target: Option<Target>,
+    value: Vec<u8>,
+    hits: Vec<u32>,
+    /// Used more recently than the other slot of its set.
+    recent: bool,
+}
+
+impl Slot {
+    fn holds(&self, hash: u64, db: u64, target: Target, value: &[u8]) -> bool {
+        self.hash == hash && self.db == db && self.target == Some(target) && self.value == value
+    }
+}
+
+struct Memo {
+    state: foldhash::fast::RandomState,
+    slots: Vec<Slot>,
+}
+
+impl Memo {
+    fn new() -> Memo {
+        Memo {
+            state: foldhash::fast::RandomState::default(),
+            slots: std::iter::repeat_with(Slot::default).take(SLOTS).collect(),
+        }
+    }
+}
+
+thread_local! {
+    static MEMO: RefCell<Option<Memo>> = const { RefCell::new(None) };
+}
+
+/// Appends to `hits` what `scan` appends for (`db`, `target`, `value`), from this thread's memo
+/// when it holds the answer, else from `scan` (whose answer is then kept).
+pub fn scan(
+    db: u64,
+    target: Target,
+    value: &[u8],
+    hits: &mut Vec<u32>,
+    scan: impl FnOnce(&mut Vec<u32>),
+) {
+    if value.len() > MAX_VALUE {
+        return scan(hits);
+    }
+    // The hash when the memo misses; `None` when it answered.
+    let miss = MEMO.with_borrow_mut(|memo| {
+        let memo = memo.get_or_insert_with(Memo::new);
+        let hash = memo.state.hash_one((db, target, value));
+        let [a, b] = set_of(&mut memo.slots, hash);
+        let (slot, other) = if a.holds(hash, db, target, value) {
+            (a, b)
+        } else if b.holds(hash, db, target, value) {
+            (b, a)
+        } else {
+            return Some(hash);
+        };
+        hits.extend_from_slice(&slot.hits);
+        (slot.recent, other.recent) = (true, false);
+        None
+    });
+    let Some(hash) = miss else { return };
+    let from = hits.len();
+    scan(hits);
+    MEMO.with_borrow_mut(|memo| {
+        let Some(memo) = memo else { return };
+        let [a, b] = set_of(&mut memo.slots, hash);
+        let (slot, other) = if a.recent { (b, a) } else { (a, b) };
+        slot.hash = hash;
+        slot.db = db;
+        slot.target = Some(target);
+        slot.value.clear();
+        slot.value.extend_from_slice(value);
+        slot.hits.clear();
+        slot.hits.extend_from_slice(&hits[from..]);
+        (slot.recent, other.recent) = (true, false);
+    });
+}
+
+/// The two slots of `hash`'s set.
+fn set_of(slots: &mut [Slot], hash: u64) -> [&mut Slot; 2] {
+    let set = (hash as usize & (SLOTS / 2 - 1)) * 2;
+    let (a, b) = slots[set..set + 2].split_at_mut(1);
+    [&mut a[0], &mut b[0]]
+}
+
+/// Whether this thread's memo holds the answer for (`db`, `target`, `value`).
+#[cfg(test)]
+pub fn holds(db: u64, target: Target, value: &[u8]) -> bool {
+    MEMO.with_borrow_mut(|memo| {
+        let Some(memo) = memo else { return false };
+        let hash = memo.state.hash_one((db, target, value));
+        set_of(&mut memo.slots, hash)
+            .iter()
+            .any(|slot| slot.holds(hash, db, target, value))
+    })
+}
