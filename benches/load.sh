@@ -4,13 +4,17 @@
 # answering a static 200), driven by wrk. Prints requests/s, p50/p99 latency and CPU microseconds
 # per request of the proxy process (utime+stime deltas from /proc/<pid>/stat).
 #
+# With ROUNDS=N (N > 1) the two proxies alternate (nginx first in odd rounds, Portcullis first in
+# even ones, so neither always runs on the warmer machine) and a last line gives each one's medians.
+#
 # Usage: benches/load.sh            (builds the release binary if needed)
-# Env:   DURATION=10 CONNS=50 THREADS=1 PORT_BASE=18080 PORTCULLIS=target/release/portcullis
+# Env:   DURATION=10 CONNS=50 THREADS=1 ROUNDS=1 PORT_BASE=18080 PORTCULLIS=target/release/portcullis
 set -euo pipefail
 
 DURATION=${DURATION:-10}
 CONNS=${CONNS:-50}
 THREADS=${THREADS:-1}
+ROUNDS=${ROUNDS:-1}
 PORT_BASE=${PORT_BASE:-18080}
 UP_PORT=$((PORT_BASE + 1))
 NGX_PORT=$((PORT_BASE + 2))
@@ -109,5 +113,26 @@ run() { # label pid port
 
 echo "wrk -t$THREADS -c$CONNS -d${DURATION}s, GET $PATH_UNDER_TEST, loopback, upstream: nginx static 200"
 printf '%-22s %12s %10s %10s %14s\n' "proxy" "requests/s" "p50" "p99" "CPU us/req"
-run "nginx (1 worker)" "$NGX_WORKER" $NGX_PORT
-run "portcullis (1 worker)" "$PC_PID" $PC_PORT
+NGX_LABEL="nginx (1 worker)"
+PC_LABEL="portcullis (1 worker)"
+for round in $(seq "$ROUNDS"); do
+  if [ $((round % 2)) = 1 ]; then
+    run "$NGX_LABEL" "$NGX_WORKER" $NGX_PORT
+    run "$PC_LABEL" "$PC_PID" $PC_PORT
+  else
+    run "$PC_LABEL" "$PC_PID" $PC_PORT
+    run "$NGX_LABEL" "$NGX_WORKER" $NGX_PORT
+  fi
+done | tee "$WORK/rounds"
+if [ "$ROUNDS" -gt 1 ]; then
+  # Medians per proxy of requests/s, p99 (in ms) and CPU us/request over the rounds (fields 4, 6
+  # and 7: each label is three words).
+  median() { sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+  for label in "$NGX_LABEL" "$PC_LABEL"; do
+    rows=$(grep -F "$label" "$WORK/rounds")
+    rps=$(awk '{ print $4 }' <<<"$rows" | median)
+    p99=$(awk '{ v = $6; print v ~ /us$/ ? v / 1000 : v ~ /ms$/ ? v + 0 : v * 1000 }' <<<"$rows" | median)
+    cpu=$(awk '{ print $7 }' <<<"$rows" | median)
+    printf 'median of %s rounds, %-22s %10.0f req/s   p99 %.2fms   %.1f CPU us/req\n' "$ROUNDS" "$label" "$rps" "$p99" "$cpu"
+  done
+fi

@@ -9,6 +9,7 @@
 #
 # Usage: benches/proxy_cost.sh        (needs wrk, nginx, perf; valgrind for CALLGRIND=1)
 # Env:   DURATION=6 PORT_BASE=18180 PORTCULLIS=target/release/portcullis CALLGRIND=0
+#        CALLGRIND_OUT=FILE (keeps the callgrind profile of those requests)
 set -euo pipefail
 
 DURATION=${DURATION:-6}
@@ -95,6 +96,8 @@ if [ "${CALLGRIND:-0}" = 1 ]; then
   n=$(wrk -t1 -c50 -d10s "http://127.0.0.1:$VG_PORT$URL_PATH" | awk '/requests in/ {print $1}')
   callgrind_control -d "$VG_PID" >/dev/null 2>&1
   sleep 1
-  total=$(callgrind_annotate "$(ls -t "$WORK"/cg.out.* | head -1)" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+  dump=$(ls -t "$WORK"/cg.out.* | head -1)
+  total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
   echo "portcullis user-space instructions: $((total / n)) per request ($n requests under callgrind)"
+  if [ -n "${CALLGRIND_OUT:-}" ]; then cp "$dump" "$CALLGRIND_OUT" && echo "profile: $CALLGRIND_OUT (callgrind_annotate)"; fi
 fi

@@ -29,6 +29,31 @@ fn hex(b: u8) -> Option<u8> {
     }
 }
 
+/// [`BYTE_CLASS`] bits: `%`, `+`, and the other bytes `decode` must look at (NUL, a UTF-8 lead
+/// byte that may be overlong). A table read per byte costs less than a `memchr` call on the short
+/// values most parameters are.
+const PERCENT: u8 = 1;
+const PLUS: u8 = 2;
+const OTHER: u8 = 4;
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'%' as usize] = PERCENT;
+    t[b'+' as usize] = PLUS;
+    t[0] = OTHER;
+    let mut b = 0xc0;
+    while b < 256 {
+        t[b] = OTHER;
+        b += 1;
+    }
+    t
+};
+
+fn find(input: &[u8], mask: u8) -> Option<usize> {
+    input
+        .iter()
+        .position(|&b| BYTE_CLASS[b as usize] & mask != 0)
+}
+
 /// One percent-decoding pass into `out` (cleared first); `plus` turns `+` into a space. The runs
 /// between escapes are copied whole.
 pub fn decode_once(input: &[u8], plus: bool, out: &mut Vec<u8>, flags: &mut DecodeFlags) {
@@ -36,12 +61,8 @@ pub fn decode_once(input: &[u8], plus: bool, out: &mut Vec<u8>, flags: &mut Deco
     out.reserve(input.len());
     let mut i = 0;
     while i < input.len() {
-        let next = if plus {
-            memchr::memchr2(b'%', b'+', &input[i..])
-        } else {
-            memchr::memchr(b'%', &input[i..])
-        };
-        let Some(at) = next.map(|n| i + n) else {
+        let mask = if plus { PERCENT | PLUS } else { PERCENT };
+        let Some(at) = find(&input[i..], mask).map(|n| i + n) else {
             out.extend_from_slice(&input[i..]);
             break;
         };
@@ -98,12 +119,16 @@ pub fn decode<'a>(
     max_passes: u8,
     flags: &mut DecodeFlags,
 ) -> std::borrow::Cow<'a, [u8]> {
-    let special = if plus {
-        memchr::memchr3(b'%', b'+', 0, input)
-    } else {
-        memchr::memchr2(b'%', 0, input)
-    };
-    if special.is_none() && (input.is_ascii() || !input.iter().any(|b| *b >= 0xc0)) {
+    if find(
+        input,
+        if plus {
+            PERCENT | PLUS | OTHER
+        } else {
+            PERCENT | OTHER
+        },
+    )
+    .is_none()
+    {
         flags.passes = 1;
         return std::borrow::Cow::Borrowed(input);
     }
