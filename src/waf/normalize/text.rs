@@ -57,6 +57,8 @@ pub(crate) fn has_pair(value: &[u8], first: u8, second: u8) -> bool {
 
 /// Whether [`decode_html_entities`] would change `value`.
 fn has_entity(value: &[u8]) -> bool {
+    // A named reference ends with a `;`: none after an `&` (a query string's `&`s), no name to read.
+    let last_semicolon = memchr::memrchr(b';', value);
     memchr::memchr_iter(b'&', value).any(|i| {
         let rest = &value[i + 1..];
         match rest.first() {
@@ -65,6 +67,7 @@ fn has_entity(value: &[u8]) -> bool {
                 Some(d) => d.is_ascii_digit(),
                 None => false,
             },
+            _ if last_semicolon.is_none_or(|s| s < i) => false,
             _ => {
                 let n = rest
                     .iter()
