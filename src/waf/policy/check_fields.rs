@@ -52,74 +52,79 @@ impl CompiledPolicy {
         {
             self.protocol(out, "Chunked request with Content-Length header");
         }
-        for name in h.keys() {
-            let values = h.get_all(name);
+        // A header map lists each name's values one after another: the entity is picked once per
+        // name, and a repetition is the next field having the same name (no lookup by name).
+        let mut fields = h.iter().peekable();
+        let (mut current, mut cfg) = (None, None);
+        while let Some((name, v)) = fields.next() {
             let n = name.as_str();
-            let cfg = pick(self.headers.iter(), |c| &c.m, n.as_bytes(), true);
-            if values.iter().count() > 1 && cfg.is_some_and(|c| !c.allow_repeat) {
+            if current != Some(name) {
+                current = Some(name);
+                cfg = pick(self.headers.iter(), |c| &c.m, n.as_bytes(), true);
+                let repeated = fields.peek().is_some_and(|(next, _)| *next == name);
+                if repeated && cfg.is_some_and(|c| !c.allow_repeat) {
+                    self.push(
+                        out,
+                        Violation::new(K::HeaderRepeated, Context::Header).named(n),
+                    );
+                }
+            }
+            let bytes = v.as_bytes();
+            if bytes.is_empty() {
+                self.protocol(out, "Header name with no header value");
+            }
+            if self.max_header_len.exceeded(bytes.len() as u64) {
                 self.push(
                     out,
-                    Violation::new(K::HeaderRepeated, Context::Header).named(n),
+                    Violation::new(K::HeaderLength, Context::Header)
+                        .named(n)
+                        .detail(format!("{} bytes", bytes.len())),
                 );
             }
-            for v in values {
-                let bytes = v.as_bytes();
-                if bytes.is_empty() {
-                    self.protocol(out, "Header name with no header value");
-                }
-                if self.max_header_len.exceeded(bytes.len() as u64) {
-                    self.push(
-                        out,
-                        Violation::new(K::HeaderLength, Context::Header)
-                            .named(n)
-                            .detail(format!("{} bytes", bytes.len())),
-                    );
-                }
-                if !bytes.is_ascii() {
-                    self.protocol(out, "High ASCII characters in headers");
-                }
-                if bytes.contains(&0) {
-                    self.protocol(out, "Null in request");
-                }
-                if n == "cookie" {
-                    self.check_cookies(bytes, s, out);
-                    continue;
-                }
-                if let Some(c) = self.header_table.first_bad(bytes) {
-                    self.push(
-                        out,
-                        Violation::new(K::HeaderMetachar, Context::Header)
-                            .named(n)
-                            .detail(format!("metacharacter 0x{c:02x}")),
-                    );
-                }
-                if let Some(c) = cfg
-                    && c.sig_check
-                    && !self.sigs.is_empty()
-                {
-                    let decoded;
-                    let value = if c.percent_decode {
-                        let mut f = query::DecodeFlags::default();
-                        decoded = query::decode(bytes, false, self.passes, &mut f);
-                        &decoded[..]
-                    } else {
-                        bytes
-                    };
-                    let (ov, mask) = (&c.overrides, c.mask);
-                    self.scan(
-                        s,
-                        out,
-                        Target::Header,
-                        Context::Header,
-                        Some(n),
-                        value,
-                        ov,
-                        mask,
-                    );
-                }
-                if header_params {
-                    self.check_named_location(s, out, n.as_bytes(), bytes, ParamLocation::Header);
-                }
+            if !bytes.is_ascii() {
+                self.protocol(out, "High ASCII characters in headers");
+            }
+            if bytes.contains(&0) {
+                self.protocol(out, "Null in request");
+            }
+            if n == "cookie" {
+                self.check_cookies(bytes, s, out);
+                continue;
+            }
+            if let Some(c) = self.header_table.first_bad(bytes) {
+                self.push(
+                    out,
+                    Violation::new(K::HeaderMetachar, Context::Header)
+                        .named(n)
+                        .detail(format!("metacharacter 0x{c:02x}")),
+                );
+            }
+            if let Some(c) = cfg
+                && c.sig_check
+                && !self.sigs.is_empty()
+            {
+                let decoded;
+                let value = if c.percent_decode {
+                    let mut f = query::DecodeFlags::default();
+                    decoded = query::decode(bytes, false, self.passes, &mut f);
+                    &decoded[..]
+                } else {
+                    bytes
+                };
+                let (ov, mask) = (&c.overrides, c.mask);
+                self.scan(
+                    s,
+                    out,
+                    Target::Header,
+                    Context::Header,
+                    Some(n),
+                    value,
+                    ov,
+                    mask,
+                );
+            }
+            if header_params {
+                self.check_named_location(s, out, n.as_bytes(), bytes, ParamLocation::Header);
             }
         }
         for c in self
