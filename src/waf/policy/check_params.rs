@@ -28,18 +28,23 @@ impl CompiledPolicy {
     /// The parameter entity for `name` on the current URL: URL-level first, then global.
     fn param_for(&self, s: &Scratch, name: &[u8]) -> Option<&CParam> {
         let fold = self.fold;
-        let url_level = self
+        let mut url_level = self
             .params
             .iter()
-            .filter(|p| p.url.as_ref().is_some_and(|u| u.matches(&s.path, fold)));
-        pick(url_level, |p| &p.m, name, fold).or_else(|| {
-            pick(
-                self.params.iter().filter(|p| p.url.is_none()),
-                |p| &p.m,
-                name,
-                fold,
-            )
-        })
+            .filter(|p| p.url.as_ref().is_some_and(|u| u.matches(&s.path, fold)))
+            .peekable();
+        // Most requests' URLs have no parameter of their own: no pick over an empty list.
+        let own = url_level.peek().is_some();
+        own.then(|| pick(url_level, |p| &p.m, name, fold))
+            .flatten()
+            .or_else(|| {
+                pick(
+                    self.params.iter().filter(|p| p.url.is_none()),
+                    |p| &p.m,
+                    name,
+                    fold,
+                )
+            })
     }
 
     /// Header/cookie values are parameters only when an explicit entity claims them.
