@@ -48,6 +48,7 @@ static BYTE_CLASS: [u8; 256] = {
     t
 };
 
+/// Where the first byte of a class in `mask` is.
 fn find(input: &[u8], mask: u8) -> Option<usize> {
     input
         .iter()
@@ -59,9 +60,9 @@ fn find(input: &[u8], mask: u8) -> Option<usize> {
 pub fn decode_once(input: &[u8], plus: bool, out: &mut Vec<u8>, flags: &mut DecodeFlags) {
     out.clear();
     out.reserve(input.len());
+    let mask = if plus { PERCENT | PLUS } else { PERCENT };
     let mut i = 0;
     while i < input.len() {
-        let mask = if plus { PERCENT | PLUS } else { PERCENT };
         let Some(at) = find(&input[i..], mask).map(|n| i + n) else {
             out.extend_from_slice(&input[i..]);
             break;
@@ -119,16 +120,12 @@ pub fn decode<'a>(
     max_passes: u8,
     flags: &mut DecodeFlags,
 ) -> std::borrow::Cow<'a, [u8]> {
-    if find(
-        input,
-        if plus {
-            PERCENT | PLUS | OTHER
-        } else {
-            PERCENT | OTHER
-        },
-    )
-    .is_none()
-    {
+    let special = if plus {
+        PERCENT | PLUS | OTHER
+    } else {
+        PERCENT | OTHER
+    };
+    if find(input, special).is_none() {
         flags.passes = 1;
         return std::borrow::Cow::Borrowed(input);
     }
