@@ -16,7 +16,7 @@
 //! Imports: `foldhash` (a fast seeded hash), the parent module's `Target`.
 
 use std::cell::RefCell;
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, Hasher};
 
 use super::Target;
 
@@ -25,11 +25,16 @@ pub const SLOTS: usize = 1024;
 /// Longest value kept, in bytes.
 pub const MAX_VALUE: usize = 512;
 
+/// Where a value was scanned: the database and the target, packed (never 0, the empty slot's).
+fn source(db: u64, target: Target) -> u64 {
+    db << 8 | (target.index() as u64 + 1)
+}
+
 #[derive(Default)]
 struct Slot {
     hash: u64,
-    db: u64,
-    target: Option<Target>,
+    /// [`source`] of the value held; 0 while the slot is empty.
+    source: u64,
     value: Vec<u8>,
     hits: Vec<u32>,
     /// Used more recently than the other slot of its set.
@@ -37,8 +42,8 @@ struct Slot {
 }
 
 impl Slot {
-    fn holds(&self, hash: u64, db: u64, target: Target, value: &[u8]) -> bool {
-        self.hash == hash && self.db == db && self.target == Some(target) && self.value == value
+    fn holds(&self, hash: u64, source: u64, value: &[u8]) -> bool {
+        self.hash == hash && self.source == source && self.value == value
     }
 }
 
@@ -53,6 +58,13 @@ impl Memo {
             state: foldhash::fast::RandomState::default(),
             slots: std::iter::repeat_with(Slot::default).take(SLOTS).collect(),
         }
+    }
+
+    fn hash(&self, source: u64, value: &[u8]) -> u64 {
+        let mut h = self.state.build_hasher();
+        h.write_u64(source);
+        h.write(value);
+        h.finish()
     }
 }
 
@@ -72,14 +84,15 @@ pub fn scan(
     if value.len() > MAX_VALUE {
         return scan(hits);
     }
+    let source = source(db, target);
     // The hash when the memo misses; `None` when it answered.
     let miss = MEMO.with_borrow_mut(|memo| {
         let memo = memo.get_or_insert_with(Memo::new);
-        let hash = memo.state.hash_one((db, target, value));
+        let hash = memo.hash(source, value);
         let [a, b] = set_of(&mut memo.slots, hash);
-        let (slot, other) = if a.holds(hash, db, target, value) {
+        let (slot, other) = if a.holds(hash, source, value) {
             (a, b)
-        } else if b.holds(hash, db, target, value) {
+        } else if b.holds(hash, source, value) {
             (b, a)
         } else {
             return Some(hash);
@@ -96,8 +109,7 @@ pub fn scan(
         let [a, b] = set_of(&mut memo.slots, hash);
         let (slot, other) = if a.recent { (b, a) } else { (a, b) };
         slot.hash = hash;
-        slot.db = db;
-        slot.target = Some(target);
+        slot.source = source;
         slot.value.clear();
         slot.value.extend_from_slice(value);
         slot.hits.clear();
@@ -116,11 +128,12 @@ fn set_of(slots: &mut [Slot], hash: u64) -> [&mut Slot; 2] {
 /// Whether this thread's memo holds the answer for (`db`, `target`, `value`).
 #[cfg(test)]
 pub fn holds(db: u64, target: Target, value: &[u8]) -> bool {
+    let source = source(db, target);
     MEMO.with_borrow_mut(|memo| {
         let Some(memo) = memo else { return false };
-        let hash = memo.state.hash_one((db, target, value));
+        let hash = memo.hash(source, value);
         set_of(&mut memo.slots, hash)
             .iter()
-            .any(|slot| slot.holds(hash, db, target, value))
+            .any(|slot| slot.holds(hash, source, value))
     })
 }
