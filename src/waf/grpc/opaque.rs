@@ -8,46 +8,29 @@
 //! or broken, a message over the inspection cap, a body ending inside a frame; after one the
 //! call is passed through uninspected ([`FeedResult::passthrough`]), as [`super::GrpcStream`] does.
 //!
-//! Imports: [`super::frame`], [`super::stream`] (encoding, inflation, results), `waf::violation`.
+//! Imports: [`super::frame`], [`super::stream`] (the shared `Framing`, encoding, inflation, results),
+//! `waf::violation`.
 
-use super::frame::{FrameEvent, FrameParser};
-use super::stream::{DEFAULT_INSPECT_CAP, Encoding, FeedResult, inflate};
+use super::frame::FrameEvent;
+use super::stream::{DEFAULT_INSPECT_CAP, Encoding, FeedResult, Framing, inflate};
 use crate::waf::violation::{Context, Violation, ViolationKind};
 
 /// The inspector of one undescribed call's request messages.
 #[derive(Debug)]
 pub struct OpaqueCall {
-    encoding: Encoding,
-    frames: FrameParser,
-    count: u32,
-    release: u64,
-    passthrough: bool,
-    inflated: Vec<u8>,
+    framing: Framing,
 }
 
 impl OpaqueCall {
     pub fn new(encoding: Encoding) -> Self {
         OpaqueCall {
-            encoding,
-            frames: FrameParser::new(DEFAULT_INSPECT_CAP),
-            count: 0,
-            release: 0,
-            passthrough: false,
-            inflated: Vec::new(),
+            framing: Framing::new(encoding, DEFAULT_INSPECT_CAP),
         }
     }
 
     fn malformed(&mut self, detail: String, out: &mut Vec<Violation>) {
         out.push(Violation::new(ViolationKind::GrpcMalformed, Context::Grpc).detail(detail));
-        self.passthrough = true;
-    }
-
-    fn result(&self, messages: u32) -> FeedResult {
-        FeedResult {
-            release: self.release,
-            messages,
-            passthrough: self.passthrough,
-        }
+        self.framing.passthrough = true;
     }
 
     /// Takes the next body chunk; each complete message (inflated) goes to `message`.
@@ -59,11 +42,11 @@ impl OpaqueCall {
     ) -> FeedResult {
         let mut input = chunk;
         let mut done = 0;
-        while !self.passthrough {
-            match self.frames.next(&mut input) {
+        while !self.framing.passthrough {
+            match self.framing.frames.next(&mut input) {
                 Ok(None) => break,
                 Err(e) => self.malformed(e.to_string(), out),
-                Ok(Some(FrameEvent::Header { .. })) => self.count += 1,
+                Ok(Some(FrameEvent::Header { .. })) => self.framing.count += 1,
                 Ok(Some(FrameEvent::Message {
                     compressed,
                     payload,
@@ -72,35 +55,29 @@ impl OpaqueCall {
                     if !compressed {
                         message(payload);
                     } else {
-                        let cap = DEFAULT_INSPECT_CAP;
-                        match inflate(&self.encoding, payload, cap, &mut self.inflated) {
-                            Ok(()) => message(&self.inflated),
+                        let (encoding, buf) = (&self.framing.encoding, &mut self.framing.inflated);
+                        match inflate(encoding, payload, DEFAULT_INSPECT_CAP, buf) {
+                            Ok(inflated) => message(inflated),
                             Err(why) => {
-                                let n = self.count;
+                                let n = self.framing.count;
                                 self.malformed(format!("message {n}: {why}"), out);
                                 break;
                             }
                         }
                     }
-                    self.release = self.frames.consumed();
-                    if self.inflated.capacity() > 64 * 1024 {
-                        self.inflated = Vec::new();
-                    }
+                    self.framing.inspected();
                 }
             }
         }
-        self.frames.release_buffer();
-        self.result(done)
+        self.framing.end_feed(done)
     }
 
-    /// The body ended: a body cut inside a frame is `VIOL_GRPC_MALFORMED`.
+    /// The body ended: a body cut inside a frame is malformed.
     pub fn finish(&mut self, out: &mut Vec<Violation>) -> FeedResult {
-        if !self.passthrough
-            && let Err(e) = self.frames.finish()
-        {
-            self.malformed(e.to_string(), out);
+        if let Some(cut) = self.framing.finish() {
+            self.malformed(cut, out);
         }
-        self.result(0)
+        self.framing.result(0)
     }
 }
 

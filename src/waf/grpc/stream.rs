@@ -81,41 +81,92 @@ pub struct FeedResult {
     pub passthrough: bool,
 }
 
+/// What both message inspectors ([`GrpcStream`], [`super::OpaqueCall`]) keep of one call: the
+/// frames, how far the body was inspected, whether inspection stopped, and the buffer messages are
+/// inflated into (reused across messages).
+#[derive(Debug)]
+pub(super) struct Framing {
+    pub(super) encoding: Encoding,
+    pub(super) frames: FrameParser,
+    /// Messages seen so far.
+    pub(super) count: u32,
+    release: u64,
+    pub(super) passthrough: bool,
+    pub(super) inflated: Vec<u8>,
+}
+
+impl Framing {
+    pub(super) fn new(encoding: Encoding, cap: u32) -> Self {
+        Framing {
+            encoding,
+            frames: FrameParser::new(cap),
+            count: 0,
+            release: 0,
+            passthrough: false,
+            inflated: Vec::new(),
+        }
+    }
+
+    /// A message was inspected: the body up to its end may go upstream. An inflation buffer grown
+    /// past 64 KiB is given back.
+    pub(super) fn inspected(&mut self) {
+        self.release = self.frames.consumed();
+        if self.inflated.capacity() > 64 * 1024 {
+            self.inflated = Vec::new();
+        }
+    }
+
+    /// What a feed that completed `messages` allows.
+    pub(super) fn result(&self, messages: u32) -> FeedResult {
+        FeedResult {
+            release: self.release,
+            messages,
+            passthrough: self.passthrough,
+        }
+    }
+
+    /// The end of a feed: the parser gives back the buffer it no longer needs.
+    pub(super) fn end_feed(&mut self, messages: u32) -> FeedResult {
+        self.frames.release_buffer();
+        self.result(messages)
+    }
+
+    /// The body ended: why the body is malformed when it was cut inside a frame (once; inspection
+    /// stops then).
+    pub(super) fn finish(&mut self) -> Option<String> {
+        if self.passthrough {
+            return None;
+        }
+        let cut = self.frames.finish().err()?;
+        self.passthrough = true;
+        Some(cut.to_string())
+    }
+}
+
 /// The inspector of one call's request messages.
 #[derive(Debug)]
 pub struct GrpcStream {
     method: GrpcMethod,
     limits: GrpcLimits,
-    encoding: Encoding,
-    frames: FrameParser,
-    /// Messages seen so far.
-    count: u32,
-    release: u64,
-    passthrough: bool,
-    /// Scratch: field path and inflated message, reused across messages.
+    framing: Framing,
+    /// Scratch: the field path, reused across messages.
     path: String,
-    inflated: Vec<u8>,
 }
 
 impl GrpcStream {
     pub fn new(method: GrpcMethod, limits: GrpcLimits) -> Self {
-        let frames = FrameParser::new(limits.inspect_cap);
+        let framing = Framing::new(Encoding::Identity, limits.inspect_cap);
         GrpcStream {
             method,
             limits,
-            encoding: Encoding::Identity,
-            frames,
-            count: 0,
-            release: 0,
-            passthrough: false,
+            framing,
             path: String::new(),
-            inflated: Vec::new(),
         }
     }
 
     /// Sets the call's `grpc-encoding`.
     pub fn with_encoding(mut self, encoding: Encoding) -> Self {
-        self.encoding = encoding;
+        self.framing.encoding = encoding;
         self
     }
 
@@ -125,21 +176,13 @@ impl GrpcStream {
 
     /// Messages inspected so far.
     pub fn messages(&self) -> u32 {
-        self.count
+        self.framing.count
     }
 
     fn malformed(&self, detail: String) -> Violation {
         Violation::new(ViolationKind::GrpcMalformed, Context::Grpc)
             .named(self.method.path())
             .detail(detail)
-    }
-
-    fn result(&self, messages: u32) -> FeedResult {
-        FeedResult {
-            release: self.release,
-            messages,
-            passthrough: self.passthrough,
-        }
     }
 
     /// Inspects the next body chunk. Violations go to `out`; string values go to `check`.
@@ -151,13 +194,13 @@ impl GrpcStream {
     ) -> FeedResult {
         let mut input = chunk;
         let mut done = 0;
-        while !self.passthrough {
-            let event = match self.frames.next(&mut input) {
+        while !self.framing.passthrough {
+            let event = match self.framing.frames.next(&mut input) {
                 Ok(Some(ev)) => ev,
                 Ok(None) => break,
                 Err(e) => {
                     if let FrameError::TooLarge { len, .. } = e {
-                        let n = self.count + 1;
+                        let n = self.framing.count + 1;
                         if let Some(max) = self
                             .limits
                             .maximum_data_length
@@ -177,14 +220,14 @@ impl GrpcStream {
                         );
                     }
                     out.push(self.malformed(e.to_string()));
-                    self.passthrough = true;
+                    self.framing.passthrough = true;
                     break;
                 }
             };
             match event {
                 FrameEvent::Header { compressed, len } => {
-                    self.count += 1;
-                    let n = self.count;
+                    self.framing.count += 1;
+                    let n = self.framing.count;
                     if n > 1 && !self.method.client_streaming() {
                         let v = Violation::new(ViolationKind::GrpcMalformed, Context::Grpc)
                             .named(self.method.path())
@@ -192,7 +235,7 @@ impl GrpcStream {
                                 "message {n} on a unary call (one request message expected)"
                             ));
                         out.push(v);
-                        self.passthrough = true;
+                        self.framing.passthrough = true;
                         break;
                     }
                     if let Some(max) = self.limits.maximum_data_length
@@ -207,34 +250,31 @@ impl GrpcStream {
                     payload,
                 } => {
                     done += 1;
-                    let n = self.count;
+                    let n = self.framing.count;
                     let (schema, input) = self.method.schema();
                     let opts = WalkOptions {
                         allow_unknown_fields: self.limits.allow_unknown_fields,
                         decode_base64: self.limits.decode_base64,
                     };
                     let message = if compressed {
-                        match inflate(
-                            &self.encoding,
-                            payload,
-                            self.limits.inspect_cap,
-                            &mut self.inflated,
-                        ) {
-                            Ok(()) => {
-                                let len = self.inflated.len() as u64;
+                        let cap = self.limits.inspect_cap;
+                        let (encoding, buf) = (&self.framing.encoding, &mut self.framing.inflated);
+                        match inflate(encoding, payload, cap, buf) {
+                            Ok(inflated) => {
+                                let len = inflated.len() as u64;
                                 if let Some(max) =
                                     self.limits.maximum_data_length.filter(|&m| len > m)
                                 {
                                     out.push(too_long(&self.method, n, len, max));
                                 }
-                                self.inflated.as_slice()
+                                inflated
                             }
                             Err(why) => {
                                 let v = Violation::new(ViolationKind::GrpcMalformed, Context::Grpc)
                                     .named(self.method.path())
                                     .detail(format!("message {n}: {why}"));
                                 out.push(v);
-                                self.passthrough = true;
+                                self.framing.passthrough = true;
                                 break;
                             }
                         }
@@ -252,29 +292,22 @@ impl GrpcStream {
                             ))
                             .snippet(&message[..message.len().min(64)]);
                         out.push(v);
-                        self.passthrough = true;
+                        self.framing.passthrough = true;
                         break;
                     }
-                    self.release = self.frames.consumed();
-                    if self.inflated.capacity() > 64 * 1024 {
-                        self.inflated = Vec::new();
-                    }
+                    self.framing.inspected();
                 }
             }
         }
-        self.frames.release_buffer();
-        self.result(done)
+        self.framing.end_feed(done)
     }
 
     /// The body ended: a body cut inside a frame is `VIOL_GRPC_MALFORMED`.
     pub fn finish(&mut self, out: &mut Vec<Violation>) -> FeedResult {
-        if !self.passthrough
-            && let Err(e) = self.frames.finish()
-        {
-            out.push(self.malformed(e.to_string()));
-            self.passthrough = true;
+        if let Some(cut) = self.framing.finish() {
+            out.push(self.malformed(cut));
         }
-        self.result(0)
+        self.framing.result(0)
     }
 }
 
@@ -286,13 +319,14 @@ fn too_long(method: &GrpcMethod, n: u32, len: u64, max: u64) -> Violation {
         ))
 }
 
-/// Inflates `payload` into `out`, refusing more than `cap` bytes of output (decompression bombs).
-pub(super) fn inflate(
+/// Inflates `payload` into `out`, refusing more than `cap` bytes of output (decompression bombs);
+/// the inflated message.
+pub(super) fn inflate<'a>(
     encoding: &Encoding,
     payload: &[u8],
     cap: u32,
-    out: &mut Vec<u8>,
-) -> Result<(), String> {
+    out: &'a mut Vec<u8>,
+) -> Result<&'a [u8], String> {
     out.clear();
     let limit = u64::from(cap) + 1;
     let read = match encoding {
@@ -313,7 +347,7 @@ pub(super) fn inflate(
         Ok(n) if n as u64 > u64::from(cap) => {
             Err(format!("inflates beyond the inspection cap of {cap} bytes"))
         }
-        Ok(_) => Ok(()),
+        Ok(_) => Ok(out),
         Err(e) => Err(format!("bad compressed data: {e}")),
     }
 }

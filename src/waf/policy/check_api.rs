@@ -212,9 +212,7 @@ impl CompiledPolicy {
         if !has_body {
             op.validate_body(req.content_type().as_deref(), b"", &mut found);
         }
-        for v in found {
-            self.push(out, v);
-        }
+        self.push_all(out, found);
         has_body
     }
 
@@ -230,9 +228,7 @@ impl CompiledPolicy {
         if let Some(op) = api.operations.get(req.op) {
             let mut found = Vec::new();
             op.validate_body(req.content_type().as_deref(), body, &mut found);
-            for v in found {
-                self.push(out, v);
-            }
+            self.push_all(out, found);
         }
     }
 }

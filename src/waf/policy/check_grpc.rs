@@ -67,6 +67,16 @@ fn lenient_flags(mut v: Value) -> Value {
     v
 }
 
+/// After a chunk fed to a message inspector: release what it inspected, or pass the rest through
+/// once it gave up.
+fn next_step(r: &grpc::FeedResult) -> Step {
+    if r.passthrough {
+        Step::PassRest
+    } else {
+        Step::Release(r.release)
+    }
+}
+
 impl CompiledPolicy {
     /// Headers phase for a bound call: method, IDL method and content type. Returns true when the
     /// body must be streamed through the inspector.
@@ -81,9 +91,7 @@ impl CompiledPolicy {
         };
         s.grpc = true;
         let start = grpc::start_call(profile, head);
-        for v in start.violations {
-            self.push(out, v);
-        }
+        self.push_all(out, start.violations);
         s.grpc_stream = start.stream;
         s.grpc_stream.is_some()
     }
@@ -102,15 +110,9 @@ impl CompiledPolicy {
         // in `blocking-settings` is not recorded.
         let (mut found, mut raised) = (Vec::new(), Vec::new());
         let r = stream.feed(chunk, &mut self.grpc_check(s, &mut found), &mut raised);
-        for v in raised.into_iter().chain(found) {
-            self.push(out, v);
-        }
+        self.push_all(out, raised.into_iter().chain(found));
         s.grpc_stream = Some(stream);
-        if r.passthrough {
-            Step::PassRest
-        } else {
-            Step::Release(r.release)
-        }
+        next_step(&r)
     }
 
     /// Body end for a streamed call: a body cut inside a frame is malformed.
@@ -118,9 +120,7 @@ impl CompiledPolicy {
         if let Some(mut stream) = s.grpc_stream.take() {
             let mut raised = Vec::new();
             stream.finish(&mut raised);
-            for v in raised {
-                self.push(out, v);
-            }
+            self.push_all(out, raised);
         }
     }
 
@@ -147,15 +147,9 @@ impl CompiledPolicy {
             }
         };
         let r = call.feed(chunk, &mut message, &mut raised);
-        for v in raised {
-            self.push(out, v);
-        }
+        self.push_all(out, raised);
         s.grpc_opaque = Some(call);
-        if r.passthrough {
-            Step::PassRest
-        } else {
-            Step::Release(r.release)
-        }
+        next_step(&r)
     }
 
     /// Body end of such a call: a body cut inside a frame is malformed.
@@ -163,9 +157,7 @@ impl CompiledPolicy {
         if let Some(mut call) = s.grpc_opaque.take() {
             let mut raised = Vec::new();
             call.finish(&mut raised);
-            for v in raised {
-                self.push(out, v);
-            }
+            self.push_all(out, raised);
         }
         self.check_mandatory(s, out, true);
     }

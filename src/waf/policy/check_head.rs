@@ -23,6 +23,17 @@ impl CompiledPolicy {
         }
     }
 
+    /// [`Self::push`] for each of `raised`.
+    pub(super) fn push_all(
+        &self,
+        out: &mut Vec<Violation>,
+        raised: impl IntoIterator<Item = Violation>,
+    ) {
+        for v in raised {
+            self.push(out, v);
+        }
+    }
+
     fn on(&self, k: K) -> bool {
         let s = self.settings[k as usize];
         s.alarm || s.block

@@ -40,7 +40,7 @@ pub struct CompiledPolicy {
     pub(super) headers: Vec<CHeader>,
     pub(super) cookies: Vec<CCookie>,
     pub(super) filetypes: Vec<CFiletype>,
-    /// Precompiled lookups of `filetypes`, `headers` and `cookies`.
+    /// Precompiled lookup of `filetypes`.
     pub(super) index: Indexes,
     pub(super) json: Vec<CJson>,
     pub(super) xml: Vec<CXml>,

@@ -66,6 +66,20 @@ impl Memo {
         h.write(value);
         h.finish()
     }
+
+    /// The slot holding (`source`, `value`) and the other of its set; `Err(hash)` when neither does.
+    #[inline]
+    fn find(&mut self, source: u64, value: &[u8]) -> Result<(&mut Slot, &mut Slot), u64> {
+        let hash = self.hash(source, value);
+        let [a, b] = set_of(&mut self.slots, hash);
+        if a.holds(hash, source, value) {
+            Ok((a, b))
+        } else if b.holds(hash, source, value) {
+            Ok((b, a))
+        } else {
+            Err(hash)
+        }
+    }
 }
 
 thread_local! {
@@ -87,15 +101,9 @@ pub fn scan(
     let source = source(db, target);
     // The hash when the memo misses; `None` when it answered.
     let miss = MEMO.with_borrow_mut(|memo| {
-        let memo = memo.get_or_insert_with(Memo::new);
-        let hash = memo.hash(source, value);
-        let [a, b] = set_of(&mut memo.slots, hash);
-        let (slot, other) = if a.holds(hash, source, value) {
-            (a, b)
-        } else if b.holds(hash, source, value) {
-            (b, a)
-        } else {
-            return Some(hash);
+        let (slot, other) = match memo.get_or_insert_with(Memo::new).find(source, value) {
+            Ok(found) => found,
+            Err(hash) => return Some(hash),
         };
         hits.extend_from_slice(&slot.hits);
         (slot.recent, other.recent) = (true, false);
@@ -129,11 +137,5 @@ fn set_of(slots: &mut [Slot], hash: u64) -> [&mut Slot; 2] {
 #[cfg(test)]
 pub fn holds(db: u64, target: Target, value: &[u8]) -> bool {
     let source = source(db, target);
-    MEMO.with_borrow_mut(|memo| {
-        let Some(memo) = memo else { return false };
-        let hash = memo.hash(source, value);
-        set_of(&mut memo.slots, hash)
-            .iter()
-            .any(|slot| slot.holds(hash, source, value))
-    })
+    MEMO.with_borrow_mut(|memo| memo.as_mut().is_some_and(|m| m.find(source, value).is_ok()))
 }
