@@ -10,8 +10,9 @@ use super::{ByteSet, Evasions, base64_text, decode_percent, deobfuscate};
 const VIEW_PASSES: u32 = 3;
 
 /// Bytes without which `deobfuscate` returns `None`: it needs a JS escape (`\`), one of these
-/// characters, several `+`, or a `/*` comment (the last is checked as `/` and `*` both present).
-const DEOBFUSCATE_TRIGGERS: ByteSet = ByteSet::from_bytes(b"&\\^'\"$+");
+/// characters, several `+`, an HTML reference (`&` with a `#` or a `;`) or a `/*` comment (the
+/// last two are checked as both bytes present).
+const DEOBFUSCATE_TRIGGERS: ByteSet = ByteSet::from_bytes(b"\\^'\"$+");
 /// Every byte a value `base64_text` accepts may hold (a space is read as `+`, `=` pads).
 const BASE64_BYTES: ByteSet = ByteSet::from_bytes(b"+/-_= ")
     .with_range(b'0', b'9')
@@ -25,6 +26,13 @@ fn has_escape(v: &[u8]) -> bool {
         }
         _ => false,
     })
+}
+
+/// Whether `deobfuscate` may return a view of a value made of the bytes in `present`.
+pub(super) fn may_deobfuscate(present: &ByteSet) -> bool {
+    present.intersects(&DEOBFUSCATE_TRIGGERS)
+        || (present.contains(b'&') && (present.contains(b'#') || present.contains(b';')))
+        || (present.contains(b'/') && present.contains(b'*'))
 }
 
 /// Extra views of `value` (never equal to it, no duplicates); `present` is `ByteSet::of(value)`.
@@ -47,9 +55,9 @@ pub fn inspection_views(value: &[u8], present: &ByteSet, url: bool) -> Vec<Vec<u
     } else if value.len() >= 8 && present.is_subset(&BASE64_BYTES) {
         bases.extend(base64_text(value));
     }
-    let may_deobfuscate = present.intersects(&DEOBFUSCATE_TRIGGERS)
-        || (present.contains(b'/') && present.contains(b'*'));
-    if may_deobfuscate && let Some(d) = deobfuscate(value) {
+    if may_deobfuscate(present)
+        && let Some(d) = deobfuscate(value)
+    {
         push(d, &mut out);
     }
     for b in bases {

@@ -100,6 +100,9 @@ impl CompiledPolicy {
         } else {
             db.scan_memoized(target, value, &mut s.hits);
         }
+        if s.hits.is_empty() {
+            return;
+        }
         if matches!(target, Target::ParamName | Target::ParamValue) {
             s.param_hits.extend_from_slice(&s.hits);
         }
