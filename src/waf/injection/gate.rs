@@ -9,6 +9,8 @@ use crate::waf::normalize::{ByteSet, has_pair};
 /// Punctuation an SQL injection is made of.
 const SQL_PUNCT: ByteSet = ByteSet::from_bytes(b"'\"`()#;=<>|&@\\*!^~");
 
+const LETTERS: ByteSet = ByteSet::EMPTY.with_range(b'a', b'z').with_range(b'A', b'Z');
+
 /// A word of SQL that matters on its own, or only next to a number or another SQL word.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum SqlWord {
@@ -109,7 +111,8 @@ pub fn sqli_candidate(input: &[u8], present: &ByteSet) -> bool {
     {
         return true;
     }
-    if input.len() > 4096 {
+    // Every SQL word is made of letters: a number or a date is no candidate.
+    if input.len() > 4096 || !present.intersects(&LETTERS) {
         return false;
     }
     let (mut weak, mut number) = (0usize, false);

@@ -181,8 +181,10 @@ impl CompiledPolicy {
         {
             self.push(out, snip(named(K::ParameterStaticValue)));
         }
-        let len = text.chars().count() as u64;
-        if p.min_len.is_some_and(|m| len < m) || p.max_len.is_some_and(|m| len > m) {
+        let len = || text.chars().count() as u64;
+        if let Some(len) = (p.min_len.is_some() || p.max_len.is_some()).then(len)
+            && (p.min_len.is_some_and(|m| len < m) || p.max_len.is_some_and(|m| len > m))
+        {
             self.push(
                 out,
                 snip(named(K::ParameterValueLength)).detail(format!("length {len}")),
@@ -264,6 +266,9 @@ impl CompiledPolicy {
         pname: &str,
         sensitive: bool,
     ) {
+        if matches!(p.data_type, DataType::AlphaNumeric | DataType::Binary) {
+            return;
+        }
         let t = text.trim();
         let bad = match p.data_type {
             DataType::Integer => t.parse::<i64>().is_err(),
