@@ -10,6 +10,30 @@ use crate::waf::normalize::{ByteSet, has_pair};
 const SQL_PUNCT: ByteSet = ByteSet::from_bytes(b"'\"`()#;=<>|&@\\*!^~");
 
 const LETTERS: ByteSet = ByteSet::EMPTY.with_range(b'a', b'z').with_range(b'A', b'Z');
+/// Letters, digits and `_`: the bytes of one SQL word.
+const WORD: ByteSet = LETTERS.with_range(b'0', b'9').with_range(b'_', b'_');
+
+/// Values made of `alphabet`'s bytes alone and shorter than this are never [`sqli_candidate`]s:
+/// without letters there is no SQL word; one word is a candidate only when it is a strong SQL
+/// word, the shortest of which (`exec`, `drop`) has four letters; else two bytes may already be
+/// one (`--`, `'`). Proved over every short value by the tests.
+pub fn sql_free_below(alphabet: &ByteSet) -> usize {
+    if alphabet.intersects(&SQL_PUNCT) {
+        0
+    } else if !alphabet.intersects(&LETTERS) {
+        usize::MAX
+    } else if alphabet.is_subset(&WORD) {
+        4
+    } else {
+        2
+    }
+}
+
+/// Whether values made of `alphabet`'s bytes alone are never [`xss_candidate`]s (they need a `<`
+/// or a `=`).
+pub fn xss_free(alphabet: &ByteSet) -> bool {
+    !alphabet.contains(b'<') && !alphabet.contains(b'=')
+}
 
 /// A word of SQL that matters on its own, or only next to a number or another SQL word.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -73,3 +73,57 @@ fn fuzz_seeds_never_panic() {
         }
     }
 }
+
+/// The bounds below which a value of an alphabet is never a candidate hold for every value that
+/// short (all of them, over letters, digits and `_`; single bytes for the others), and the
+/// tokenizers' gates reject what the bounds say they reject.
+#[test]
+fn candidate_free_bounds_hold_for_every_short_value() {
+    let digits = ByteSet::EMPTY.with_range(b'0', b'9');
+    let words = digits.with_range(b'a', b'z').with_range(b'A', b'Z');
+    let alphabets = [
+        digits,
+        words,
+        words.or(&ByteSet::from_bytes(b"_")),
+        words.or(&ByteSet::from_bytes(b"-_.")),
+        words.or(&ByteSet::from_bytes(b"-_. ,:/")),
+        ByteSet::from_bytes(b"'a"),
+    ];
+    for alphabet in alphabets {
+        let bytes: Vec<u8> = alphabet.iter().collect();
+        let below = sql_free_below(&alphabet);
+        let mut values: Vec<Vec<u8>> = vec![Vec::new()];
+        let mut all: Vec<Vec<u8>> = Vec::new();
+        for _ in 1..below.min(4) {
+            values = values
+                .iter()
+                .flat_map(|v| bytes.iter().map(move |&b| [&v[..], &[b]].concat()))
+                .collect();
+            all.extend(values.iter().cloned());
+        }
+        if below == usize::MAX {
+            all.extend((0..2000u64).map(|i| (i * 7919).to_string().repeat(3).into_bytes()));
+        }
+        for v in &all {
+            let present = ByteSet::of(v);
+            assert!(
+                !sqli_candidate(v, &present),
+                "{:?}",
+                String::from_utf8_lossy(v)
+            );
+            if xss_free(&alphabet) {
+                assert!(
+                    !xss_candidate(v, &present),
+                    "{:?}",
+                    String::from_utf8_lossy(v)
+                );
+            }
+        }
+    }
+    // The bounds are tight where they matter: the shortest strong words are candidates.
+    let words = ByteSet::EMPTY.with_range(b'a', b'z');
+    assert_eq!(sql_free_below(&words), 4);
+    assert!(sqli_candidate(b"exec", &ByteSet::of(b"exec")));
+    assert!(sqli_candidate(b"--", &ByteSet::of(b"--")));
+    assert!(!xss_free(&ByteSet::from_bytes(b"a=")));
+}

@@ -69,8 +69,8 @@ impl ByteSet {
         self.0[usize::from(x >> 6)] |= 1 << (x & 63);
     }
 
-    pub fn contains(&self, x: u8) -> bool {
-        self.0[usize::from(x >> 6)] & (1 << (x & 63)) != 0
+    pub const fn contains(&self, x: u8) -> bool {
+        self.0[(x >> 6) as usize] & (1 << (x & 63)) != 0
     }
 
     /// Whether every byte of `self` is in `other`.
@@ -84,7 +84,7 @@ impl ByteSet {
     }
 
     /// The bytes in both sets.
-    pub fn and(&self, other: &ByteSet) -> ByteSet {
+    pub const fn and(&self, other: &ByteSet) -> ByteSet {
         ByteSet([
             self.0[0] & other.0[0],
             self.0[1] & other.0[1],
@@ -94,7 +94,7 @@ impl ByteSet {
     }
 
     /// The bytes in either set.
-    pub fn or(&self, other: &ByteSet) -> ByteSet {
+    pub const fn or(&self, other: &ByteSet) -> ByteSet {
         ByteSet([
             self.0[0] | other.0[0],
             self.0[1] | other.0[1],

@@ -18,7 +18,7 @@ pub use text::{
     base64_text, contains_nul, decode_html_entities, decode_js_escapes, deobfuscate, fold_case,
     unescape_json_string,
 };
-pub use views::inspection_views;
+pub use views::{inspection_views, views_free_below};
 
 /// An evasion technique, as listed in the policy's `evasions` section.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -333,3 +333,33 @@ fn rewrite_copies_runs_as_the_byte_by_byte_passes_did() {
         assert_eq!(got, expected, "{:?}", String::from_utf8_lossy(&v));
     }
 }
+
+/// A value of an alphabet shorter than `views_free_below` gets no inspection views.
+#[test]
+fn values_below_the_views_bound_have_no_views() {
+    let words = ByteSet::EMPTY
+        .with_range(b'0', b'9')
+        .with_range(b'a', b'z')
+        .with_range(b'A', b'Z');
+    let plain = words.or(&ByteSet::from_bytes(b"-_. ,:/="));
+    let alphabet: &[&[u8]] = &[
+        b"a", b"Z", b"7", b"q", b"x", b"-", b"_", b".", b" ", b",", b":", b"/", b"=",
+    ];
+    let below = views_free_below(&plain, false);
+    assert!(below > 1 && views_free_below(&plain, true) == 0);
+    assert_eq!(views_free_below(&ByteSet::from_bytes(b"a%"), false), 0);
+    assert_eq!(views_free_below(&ByteSet::from_bytes(b"a&;"), false), 0);
+    let mut checked = 0;
+    for v in random_values(alphabet, 50_000).filter(|v| v.len() < below) {
+        let views = inspection_views(&v, &ByteSet::of(&v), false);
+        assert!(
+            views.is_empty(),
+            "{:?}: {views:?}",
+            String::from_utf8_lossy(&v)
+        );
+        checked += 1;
+    }
+    assert!(checked > 1000, "{checked}");
+    // At the bound, base64 takes over.
+    assert!(!inspection_views(b"PHNjcmlwdD4=", &ByteSet::of(b"PHNjcmlwdD4="), false).is_empty());
+}

@@ -35,6 +35,19 @@ pub(super) fn may_deobfuscate(present: &ByteSet) -> bool {
         || (present.contains(b'/') && present.contains(b'*'))
 }
 
+/// Shortest value tried as base64 (a URL's last segment is tried whatever its length).
+const BASE64_MIN_LEN: usize = 8;
+
+/// Values made of `alphabet`'s bytes alone and shorter than this have no inspection views (a
+/// URL path always may: its last segment is tried as base64 whatever its length).
+pub fn views_free_below(alphabet: &ByteSet, url: bool) -> usize {
+    if url || alphabet.contains(b'%') || may_deobfuscate(alphabet) {
+        0
+    } else {
+        BASE64_MIN_LEN
+    }
+}
+
 /// Extra views of `value` (never equal to it, no duplicates); `present` is `ByteSet::of(value)`.
 /// `url` marks a URL path, whose last segment is also tried as base64.
 pub fn inspection_views(value: &[u8], present: &ByteSet, url: bool) -> Vec<Vec<u8>> {
@@ -52,7 +65,7 @@ pub fn inspection_views(value: &[u8], present: &ByteSet, url: bool) -> Vec<Vec<u
     if url {
         let last = value.rsplit(|&b| b == b'/').next().unwrap_or(value);
         bases.extend(base64_text(last));
-    } else if value.len() >= 8 && present.is_subset(&BASE64_BYTES) {
+    } else if value.len() >= BASE64_MIN_LEN && present.is_subset(&BASE64_BYTES) {
         bases.extend(base64_text(value));
     }
     if may_deobfuscate(present)

@@ -12,6 +12,9 @@
 //!   the value through a `^` (the regex's finite prefix-literal set, read case-sensitively and
 //!   folded to lower case, cut to at most [`MAX_ANCHOR_LEN`] bytes), so the regex runs anchored
 //!   where the literal automaton found one instead of over the whole value.
+//! - **shortest plain matches**: the length of the shortest match spelt with letters and digits
+//!   (and some ordinary punctuation) alone, so that a shorter value of those bytes, such as most
+//!   parameter names and many values, is settled by its bytes alone.
 //!
 //! Imports: `regex-automata` (NFA), `regex-syntax` (prefix literals), [`ByteSet`].
 
@@ -45,6 +48,9 @@ pub struct Gate {
     pub groups: Vec<ByteSet>,
     /// Where a match may start; `None` when that cannot be narrowed down.
     pub anchors: Option<Anchors>,
+    /// For each of [`PLAIN_ALPHABETS`], the length of the shortest match spelt with its bytes
+    /// alone (`None`: no match can be).
+    pub shortest: [Option<usize>; PLAIN_ALPHABETS.len()],
 }
 
 /// Where the matches of a regex may start.
@@ -76,15 +82,74 @@ pub fn syntax_config() -> syntax::Config {
 /// Proves what it can about `pattern`, whose signature has `literals` (matched ASCII
 /// case-insensitively). Never fails: an unprovable fact is simply not claimed.
 pub fn analyse(pattern: &str) -> Gate {
-    let groups = NFA::compiler()
-        .syntax(syntax_config())
-        .build(pattern)
-        .map(|nfa| required_groups(&nfa))
-        .unwrap_or_default();
+    let nfa = NFA::compiler().syntax(syntax_config()).build(pattern);
+    let (groups, shortest) = match &nfa {
+        Ok(nfa) => {
+            let mut search = Search::new(nfa);
+            let shortest = PLAIN_ALPHABETS.map(|a| search.shortest(&a));
+            (required_groups(nfa), shortest)
+        }
+        // Unproved: a match may be as short as one byte of anything.
+        Err(_) => (Vec::new(), [Some(1); PLAIN_ALPHABETS.len()]),
+    };
     Gate {
         groups,
         anchors: anchors(pattern),
+        shortest,
     }
+}
+
+/// Alphabets of ordinary values, each holding the one before: digits; letters and digits; with
+/// `-`, `_` and `.`; with ` `, `,`, `:` and `/` too.
+pub const PLAIN_ALPHABETS: [ByteSet; 4] = {
+    let digits = ByteSet::EMPTY.with_range(b'0', b'9');
+    let words = digits.with_range(b'a', b'z').with_range(b'A', b'Z');
+    let marks = words.or(&ByteSet::from_bytes(b"-_."));
+    [
+        digits,
+        words,
+        marks,
+        marks.or(&ByteSet::from_bytes(b" ,:/")),
+    ]
+};
+
+/// For each byte, the first of [`PLAIN_ALPHABETS`] holding it ([`NOT_PLAIN`]: none).
+const PLAIN_CLASS: [u8; 256] = {
+    let mut t = [NOT_PLAIN; 256];
+    let mut k = PLAIN_ALPHABETS.len();
+    while k > 0 {
+        k -= 1;
+        let mut b = 0;
+        while b < 256 {
+            if PLAIN_ALPHABETS[k].contains(b as u8) {
+                t[b] = k as u8;
+            }
+            b += 1;
+        }
+    }
+    t
+};
+const NOT_PLAIN: u8 = u8::MAX;
+
+/// The first of [`PLAIN_ALPHABETS`] holding every byte of `value`.
+#[inline]
+pub fn plain_alphabet(value: &[u8]) -> Option<usize> {
+    let class = value
+        .iter()
+        .fold(0, |k, &b| k.max(PLAIN_CLASS[usize::from(b)]));
+    (class != NOT_PLAIN).then_some(usize::from(class))
+}
+
+/// For each of [`PLAIN_ALPHABETS`], the length of the shortest of `literals` spelt with its bytes
+/// alone (matched ASCII case-insensitively: the alphabets hold both cases of every letter).
+pub fn shortest_literal(literals: &[String]) -> [Option<usize>; PLAIN_ALPHABETS.len()] {
+    PLAIN_ALPHABETS.map(|a| {
+        literals
+            .iter()
+            .filter(|l| l.bytes().all(|b| a.contains(b)))
+            .map(String::len)
+            .min()
+    })
 }
 
 /// Literals every match of `pattern` starts with, matched ASCII case-insensitively, and what a
@@ -220,7 +285,64 @@ struct Search<'a> {
     stack: Vec<regex_automata::util::primitives::StateID>,
 }
 
-impl Search<'_> {
+impl<'a> Search<'a> {
+    fn new(nfa: &'a NFA) -> Search<'a> {
+        Search {
+            nfa,
+            stamp: vec![0; nfa.states().len()],
+            round: 0,
+            stack: Vec::new(),
+        }
+    }
+
+    /// The length of the shortest match spelt with `allowed` bytes only, look-arounds taken as
+    /// true (so never longer than the true one); `None` when there is none. A breadth-first
+    /// search in which a byte costs one step and the other transitions none.
+    fn shortest(&mut self, allowed: &ByteSet) -> Option<usize> {
+        let mut distance = vec![usize::MAX; self.nfa.states().len()];
+        let mut queue = std::collections::VecDeque::from([(self.nfa.start_anchored(), 0)]);
+        while let Some((s, d)) = queue.pop_front() {
+            let best = &mut distance[s.as_usize()];
+            if *best <= d {
+                continue;
+            }
+            *best = d;
+            let any = |lo: u8, hi: u8| (lo..=hi).any(|b| allowed.contains(b));
+            match self.nfa.state(s) {
+                State::ByteRange { trans } => {
+                    if any(trans.start, trans.end) {
+                        queue.push_back((trans.next, d + 1));
+                    }
+                }
+                State::Sparse(t) => {
+                    for tr in t.transitions.iter().filter(|tr| any(tr.start, tr.end)) {
+                        queue.push_back((tr.next, d + 1));
+                    }
+                }
+                State::Dense(t) => {
+                    for (b, next) in t.transitions.iter().enumerate() {
+                        if allowed.contains(b as u8) {
+                            queue.push_back((*next, d + 1));
+                        }
+                    }
+                }
+                State::Look { next, .. } | State::Capture { next, .. } => {
+                    queue.push_front((*next, d));
+                }
+                State::Union { alternates } => {
+                    alternates.iter().for_each(|&a| queue.push_front((a, d)));
+                }
+                State::BinaryUnion { alt1, alt2 } => {
+                    queue.push_front((*alt1, d));
+                    queue.push_front((*alt2, d));
+                }
+                State::Fail => {}
+                State::Match { .. } => return Some(d),
+            }
+        }
+        None
+    }
+
     fn can_match(&mut self, allowed: &ByteSet) -> bool {
         self.round += 1;
         let round = self.round;
@@ -270,12 +392,7 @@ impl Search<'_> {
 /// The required byte groups of `nfa`, rarest first. Bytes the NFA treats alike (its byte classes)
 /// are tried together, which keeps the search to one reachability pass per class.
 fn required_groups(nfa: &NFA) -> Vec<ByteSet> {
-    let mut search = Search {
-        nfa,
-        stamp: vec![0; nfa.states().len()],
-        round: 0,
-        stack: Vec::new(),
-    };
+    let mut search = Search::new(nfa);
     let classes = nfa.byte_classes();
     // One representative class list in common-first order, each class with all its bytes.
     let mut order: Vec<u8> = COMMON_FIRST.to_vec();
@@ -358,6 +475,30 @@ mod tests {
                 .iter()
                 .any(|s| s.contains(b'd') && s.contains(b'l') && !s.contains(b'i'))
         );
+    }
+
+    #[test]
+    fn shortest_plain_matches_are_measured_per_alphabet() {
+        // Look-arounds are taken as true: `unionselect` (11 bytes) counts.
+        let g = analyse(r"\bunion\b\s*select\b");
+        assert_eq!(g.shortest, [None, Some(11), Some(11), Some(11)]);
+        assert_eq!(
+            analyse(r"^ro0ab").shortest,
+            [None, Some(5), Some(5), Some(5)]
+        );
+        assert_eq!(
+            analyse(r"\d{3}\.\d+").shortest,
+            [None, None, Some(5), Some(5)]
+        );
+        assert_eq!(analyse(r"<script|[;|]\s*id").shortest, [None; 4]);
+        assert_eq!(
+            shortest_literal(&["ab".into(), "x y".into(), "<".into()]),
+            [None, Some(2), Some(2), Some(2)]
+        );
+        assert_eq!(plain_alphabet(b"20"), Some(0));
+        assert_eq!(plain_alphabet(b"en-US"), Some(2));
+        assert_eq!(plain_alphabet(b"10:30"), Some(3));
+        assert_eq!(plain_alphabet(b"a;b"), None);
     }
 
     #[test]

@@ -24,7 +24,7 @@ use regex_automata::{Anchored, Input};
 
 use super::Target;
 use super::db::{Engine, SigDef};
-use super::gate::{self, Anchors, AtStart};
+use super::gate::{self, Anchors, AtStart, PLAIN_ALPHABETS};
 use super::literals::{self, Literals, MAX_SIGNATURES, Occurrences, SigBits, ViewState};
 use crate::waf::injection;
 use crate::waf::normalize::{self, ByteSet};
@@ -70,6 +70,11 @@ struct TargetMatcher {
     always: Vec<usize>,
     /// Tokenizer signatures: (signature index, engine).
     engines: Vec<(usize, Engine)>,
+    /// For each of [`PLAIN_ALPHABETS`]: no signature of the target matches a value of its bytes
+    /// alone shorter than this, and such a value has no inspection views.
+    plain_below: [usize; PLAIN_ALPHABETS.len()],
+    /// The largest of `plain_below`.
+    plain_max: usize,
 }
 
 /// The literal automaton plus the per-signature confirmations and per-target selections.
@@ -110,6 +115,7 @@ impl Matcher {
             });
         }
         let mut confirm = Vec::with_capacity(defs.len());
+        let mut shortest = Vec::with_capacity(defs.len());
         let mut lits = literals::Builder::default();
         for (i, d) in defs.iter().enumerate() {
             let mut c = Confirm {
@@ -123,8 +129,11 @@ impl Matcher {
                     lits.literal(i, l.as_bytes());
                 }
             }
+            // A literal-only signature matches where one of its literals occurs.
+            shortest.push(gate::shortest_literal(&d.literals));
             if let Some(p) = &d.regex {
                 let g = gate::analyse(p);
+                shortest[i] = g.shortest;
                 c.regex = Some(build_regex(d.id, p)?);
                 c.groups = g.groups;
                 if let Some(Anchors { literals, at_start }) = g.anchors
@@ -146,18 +155,45 @@ impl Matcher {
         let targets = Target::ALL
             .iter()
             .map(|t| {
-                let mut tm = TargetMatcher::default();
+                let url = *t == Target::Url;
+                let mut tm = TargetMatcher {
+                    plain_below: PLAIN_ALPHABETS.map(|a| normalize::views_free_below(&a, url)),
+                    ..TargetMatcher::default()
+                };
                 for (i, d) in defs
                     .iter()
                     .enumerate()
                     .filter(|(_, d)| d.targets.contains(t))
                 {
-                    match d.engine {
-                        Engine::Sqli | Engine::Xss => tm.engines.push((i, d.engine.clone())),
-                        Engine::Pattern if d.literals.is_empty() => tm.always.push(i),
-                        Engine::Pattern => tm.literal_sigs.set(i),
+                    let free_below: [usize; PLAIN_ALPHABETS.len()] = match d.engine {
+                        Engine::Sqli => {
+                            tm.engines.push((i, Engine::Sqli));
+                            PLAIN_ALPHABETS.map(|a| injection::sql_free_below(&a))
+                        }
+                        Engine::Xss => {
+                            tm.engines.push((i, Engine::Xss));
+                            PLAIN_ALPHABETS.map(|a| {
+                                if injection::xss_free(&a) {
+                                    usize::MAX
+                                } else {
+                                    0
+                                }
+                            })
+                        }
+                        Engine::Pattern => {
+                            if d.literals.is_empty() {
+                                tm.always.push(i);
+                            } else {
+                                tm.literal_sigs.set(i);
+                            }
+                            shortest[i].map(|len| len.unwrap_or(usize::MAX))
+                        }
+                    };
+                    for (below, free) in tm.plain_below.iter_mut().zip(free_below) {
+                        *below = (*below).min(free);
                     }
                 }
+                tm.plain_max = tm.plain_below.into_iter().max().unwrap_or(0);
                 tm
             })
             .collect();
@@ -170,6 +206,19 @@ impl Matcher {
             confirm,
             ids: defs.iter().map(|d| d.id).collect(),
         })
+    }
+
+    /// Whether `value`'s bytes alone prove that nothing for `target` matches it (so [`Self::scan`]
+    /// would find nothing): it is made of one of the plain alphabets and shorter than any match
+    /// of the target's signatures spelt with that alphabet. Most parameter names and many values
+    /// are such (`q`, `id`, `20`, `en`), and are settled for the cost of one pass over a few bytes.
+    #[inline]
+    pub fn plainly_clean(&self, target: Target, value: &[u8]) -> bool {
+        let Some(tm) = self.targets.get(target.index()) else {
+            return true;
+        };
+        value.len() < tm.plain_max
+            && gate::plain_alphabet(value).is_some_and(|k| value.len() < tm.plain_below[k])
     }
 
     /// Pushes onto `hits` the ids of the signatures for `target` matching `value` (or one of its

@@ -276,12 +276,17 @@ impl SignatureDb {
     /// `value` is decoded once by the caller (percent-decoding, JSON unescaping); the database applies
     /// its own transforms (case folding, entity decoding, comment removal) as each signature needs.
     pub fn scan(&self, target: Target, value: &[u8], hits: &mut Vec<u32>) {
-        self.matcher.scan(target, value, hits);
+        if !self.matcher.plainly_clean(target, value) {
+            self.matcher.scan(target, value, hits);
+        }
     }
 
     /// [`Self::scan`], answered from this thread's memo of recent scans when it holds `value`
     /// (see `memo`). Not for secrets: whether a value was memoized shows in the time taken.
     pub fn scan_memoized(&self, target: Target, value: &[u8], hits: &mut Vec<u32>) {
+        if self.matcher.plainly_clean(target, value) {
+            return;
+        }
         memo::scan(self.id, target, value, hits, |hits| {
             self.matcher.scan(target, value, hits)
         });

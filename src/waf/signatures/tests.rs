@@ -377,3 +377,90 @@ fn memo_survives_floods_and_long_values() {
     let long = format!("{}<script>alert(1)</script>", "a".repeat(memo::MAX_VALUE));
     assert_memo_agrees(db(), &[long.as_bytes()]);
 }
+
+/// Short values of ordinary bytes, and words that are attacks on their own (`rO0AB`, `exec`,
+/// `systeminfo`, `--`), many of them near the lengths `plainly_clean` settles by.
+fn plain_and_near_plain_values() -> Vec<Vec<u8>> {
+    let tokens: &[&[u8]] = &[
+        b"a",
+        b"Z",
+        b"7",
+        b"42",
+        b"id",
+        b"or",
+        b"-",
+        b"_",
+        b".",
+        b" ",
+        b",",
+        b":",
+        b"/",
+        b"--",
+        b"..",
+        b"rO0AB",
+        b"exec",
+        b"drop",
+        b"union",
+        b"select",
+        b"sleep",
+        b"systeminfo",
+        b"ipconfig",
+        b"2852039166",
+        b"aced0005",
+        b"whoami",
+        b"cat",
+        b"etc",
+        b"passwd",
+        b"'",
+        b"<",
+        b"=",
+        b"%",
+        b";",
+        b"|",
+    ];
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    (0..30_000)
+        .map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let mut s = seed;
+            let mut v = Vec::new();
+            for _ in 0..(seed % 4) + 1 {
+                v.extend_from_slice(tokens[(s % tokens.len() as u64) as usize]);
+                s = s.rotate_right(7) ^ seed;
+            }
+            v
+        })
+        .collect()
+}
+
+/// What `plainly_clean` settles without scanning, a full scan finds nothing in, on every target.
+#[test]
+fn plainly_clean_values_hold_no_match() {
+    let db = db();
+    let mut settled = 0;
+    for v in plain_and_near_plain_values() {
+        for &target in Target::ALL {
+            if db.matcher.plainly_clean(target, &v) {
+                settled += 1;
+                let mut hits = Vec::new();
+                db.matcher.scan(target, &v, &mut hits);
+                assert!(
+                    hits.is_empty(),
+                    "{target:?} {:?}: {hits:?}",
+                    String::from_utf8_lossy(&v)
+                );
+            }
+        }
+    }
+    assert!(settled > 10_000, "plain values must be settled: {settled}");
+    // Attack words are not settled, however short.
+    for v in [&b"rO0AB"[..], b"exec", b"drop"] {
+        assert!(!db.matcher.plainly_clean(Target::ParamValue, v));
+    }
+    for v in [&b"20"[..], b"2024", b"en", b"q"] {
+        assert!(db.matcher.plainly_clean(Target::ParamValue, v));
+    }
+    assert!(!db.matcher.plainly_clean(Target::Url, b"x"));
+}
