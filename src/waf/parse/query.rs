@@ -114,6 +114,7 @@ fn decode_special(input: &[u8], at: usize, out: &mut Vec<u8>, flags: &mut Decode
 
 /// Decodes up to `max_passes` times while escapes remain; records passes beyond the first,
 /// NUL bytes and overlong UTF-8 in `flags`.
+#[inline]
 pub fn decode<'a>(
     input: &'a [u8],
     plus: bool,
@@ -129,6 +130,11 @@ pub fn decode<'a>(
         flags.passes = 1;
         return std::borrow::Cow::Borrowed(input);
     }
+    std::borrow::Cow::Owned(decode_escaped(input, plus, max_passes, flags))
+}
+
+/// [`decode`] of a value with something to decode.
+fn decode_escaped(input: &[u8], plus: bool, max_passes: u8, flags: &mut DecodeFlags) -> Vec<u8> {
     let mut cur = Vec::new();
     decode_once(input, plus, &mut cur, flags);
     flags.passes = 1;
@@ -143,7 +149,7 @@ pub fn decode<'a>(
     flags.exhausted |= flags.passes >= max_passes && has_escape(&cur);
     flags.nul |= memchr::memchr(0, &cur).is_some();
     flags.overlong |= !cur.is_ascii() && has_overlong(&cur);
-    std::borrow::Cow::Owned(cur)
+    cur
 }
 
 /// True when `s` contains a valid `%XX` or `%uXXXX` escape.

@@ -131,7 +131,22 @@ fn decodes(enc: &'static Encoding, mut bytes: &[u8]) -> bool {
 impl CompiledPolicy {
     /// Raises VIOL_ENCODING (once per request) when `name` or `value` is not valid text in the
     /// policy's character set. `value` is already percent-decoded.
+    #[inline]
     pub(super) fn check_encoding(
+        &self,
+        out: &mut Vec<Violation>,
+        ctx: Context,
+        name: Option<&[u8]>,
+        value: &[u8],
+    ) {
+        // ASCII is valid text in every character set: nearly every request ends here.
+        if value.is_ascii() && name.is_none_or(<[u8]>::is_ascii) {
+            return;
+        }
+        self.check_encoding_of_text(out, ctx, name, value);
+    }
+
+    fn check_encoding_of_text(
         &self,
         out: &mut Vec<Violation>,
         ctx: Context,
