@@ -196,17 +196,48 @@ fn prefix_literals(hir: &Hir) -> Option<Vec<Vec<u8>>> {
         .iter()
         .map(|l| l.as_bytes().to_ascii_lowercase())
         .collect();
-    // Cut the literals shorter until few enough remain (a prefix of a prefix is still one).
-    for len in (1..=MAX_ANCHOR_LEN).rev() {
-        let literals = minimal(all.iter().map(|l| &l[..l.len().min(len)]));
-        if literals.iter().any(Vec::is_empty) {
-            return None;
-        }
-        if literals.len() <= MAX_ANCHORS {
-            return Some(literals);
-        }
+    let mut literals = minimal(all.iter().map(Vec::as_slice));
+    if literals.iter().any(Vec::is_empty) {
+        return None;
     }
-    None
+    // Too many: cut some shorter (a prefix of a prefix is still one), longest cuts first and,
+    // at each length, the prefixes standing for the most literals first. The runs of spaces
+    // between a separator and a word multiply into thousands of literals and are cut back to
+    // the separator; the words after a bare separator keep their length (`;passw`, `&sort`), so
+    // that `&page=` does not wake a command-injection regex.
+    for len in (1..MAX_ANCHOR_LEN).rev() {
+        if literals.len() <= MAX_ANCHORS {
+            break;
+        }
+        // `minimal` sorts: the literals sharing a prefix are neighbours.
+        let mut groups: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+        let mut start = 0;
+        while start < literals.len() {
+            let prefix = &literals[start][..literals[start].len().min(len)];
+            let end = start + literals[start..].partition_point(|l| l.starts_with(prefix));
+            if end - start > 1 {
+                groups.push((end - start, start..end));
+            }
+            start = end;
+        }
+        groups.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.start.cmp(&b.1.start)));
+        let mut excess = literals.len() - MAX_ANCHORS;
+        let mut cut = vec![false; literals.len()];
+        for (size, range) in groups {
+            if excess == 0 {
+                break;
+            }
+            cut[range].iter_mut().for_each(|c| *c = true);
+            excess = excess.saturating_sub(size - 1);
+        }
+        literals = minimal(
+            literals
+                .iter()
+                .zip(&cut)
+                .map(|(l, &c)| if c { &l[..len] } else { &l[..] }),
+        );
+    }
+    (literals.len() <= MAX_ANCHORS).then_some(literals)
 }
 
 /// Distinct literals, none with another as its prefix (it would add nothing: every match it
@@ -525,12 +556,23 @@ mod tests {
             analyse(r"^\w|x").anchors.map(|a| a.at_start),
             Some(AtStart::Always)
         ));
-        // Too many literals are cut shorter.
+        // Too many literals are cut shorter, the prefixes standing for the most first: here
+        // 106 groups of ten cut to four bytes (`k000`), the others kept whole.
         let many = (0..3000)
             .map(|i| format!("k{i:04}x"))
             .collect::<Vec<_>>()
             .join("|");
-        assert_eq!(anchors(&analyse(&many)).len(), 300);
+        let a = anchors(&analyse(&many));
+        assert_eq!(a.len(), 3000 - 106 * 9);
+        assert!(a.contains(&"k000".to_string()) && a.contains(&"k2999x".to_string()));
+        // Runs of spaces are cut back; the words after a bare separator keep their length.
+        let words = ["whoami", "passwd", "sort", "cat", "ping"].join("|");
+        let g = analyse(&format!(r"[;&|]\s*(?:{words})\b"));
+        let a = anchors(&g);
+        assert!(a.len() <= MAX_ANCHORS);
+        for kept in ["&sort", ";whoam", "|passw", "&cat", "; "] {
+            assert!(a.contains(&kept.to_string()), "{kept}: {a:?}");
+        }
         // A match that can start with anything has no anchors.
         assert!(analyse(r"a?select").anchors.is_some());
         assert!(analyse(r"\w+select").anchors.is_none());
