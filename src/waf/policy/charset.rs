@@ -1,13 +1,14 @@
 //! Meta-character tables per context (waf-semantics §5, BIG-IP 13.1 Rapid Deployment defaults),
-//! overridable by `character-sets` and per-entity `metacharOverrides`. A table is a 256-bit set of
+//! overridable by `character-sets` and per-entity `metacharOverrides`. A table flags the
 //! disallowed bytes, checked with one lookup per byte. Imports: nothing.
 
-/// Disallowed bytes, as a bitset.
+/// Disallowed bytes, one flag per byte value (a lookup per byte, the cheapest test a header's
+/// every byte can get).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Table([u64; 4]);
+pub struct Table([bool; 256]);
 
 impl Table {
-    pub const EMPTY: Table = Table([0; 4]);
+    pub const EMPTY: Table = Table([false; 256]);
 
     fn from(ranges: &[(u8, u8)], chars: &[u8]) -> Table {
         let mut t = Table::EMPTY;
@@ -23,16 +24,11 @@ impl Table {
     }
 
     pub fn set(&mut self, c: u8, disallowed: bool) {
-        let (w, b) = ((c >> 6) as usize, c & 63);
-        if disallowed {
-            self.0[w] |= 1 << b;
-        } else {
-            self.0[w] &= !(1 << b);
-        }
+        self.0[usize::from(c)] = disallowed;
     }
 
     pub fn disallows(&self, c: u8) -> bool {
-        self.0[(c >> 6) as usize] & (1 << (c & 63)) != 0
+        self.0[usize::from(c)]
     }
 
     /// The first disallowed byte of `s`.
