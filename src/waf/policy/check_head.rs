@@ -193,8 +193,12 @@ impl CompiledPolicy {
                 // The whole query string catches what no single parameter shows (an attack split
                 // across parameters, a malformed query); a signature already found in a parameter
                 // is that parameter's to judge, so its overrides and exemptions hold.
-                let mut ov = ov.to_vec();
-                ov.extend(s.param_hits.iter().map(|&id| (id, false)));
+                let ov: std::borrow::Cow<[(u32, bool)]> = if s.param_hits.is_empty() {
+                    ov.into()
+                } else {
+                    let hits = s.param_hits.iter().map(|&id| (id, false));
+                    ov.iter().copied().chain(hits).collect()
+                };
                 let mut f = query::DecodeFlags::default();
                 let q = query::decode(raw_query, true, self.passes, &mut f);
                 self.scan(
