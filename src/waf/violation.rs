@@ -174,6 +174,11 @@ impl Violation {
         self
     }
 
+    /// The detail of a metacharacter violation: the disallowed byte found.
+    pub fn metachar(self, byte: u8) -> Self {
+        self.detail(format!("metacharacter 0x{byte:02x}"))
+    }
+
     /// Keeps a bounded excerpt of `value`, cut on a character boundary.
     pub fn snippet(mut self, value: &[u8]) -> Self {
         let text = String::from_utf8_lossy(&value[..value.len().min(SNIPPET_MAX)]);

@@ -29,10 +29,14 @@ pub fn sql_free_below(alphabet: &ByteSet) -> usize {
     }
 }
 
-/// Whether values made of `alphabet`'s bytes alone are never [`xss_candidate`]s (they need a `<`
-/// or a `=`).
-pub fn xss_free(alphabet: &ByteSet) -> bool {
-    !alphabet.contains(b'<') && !alphabet.contains(b'=')
+/// Values made of `alphabet`'s bytes alone and shorter than this are never [`xss_candidate`]s:
+/// a candidate needs a `<` or a `=`, so without them no value is one.
+pub fn xss_free_below(alphabet: &ByteSet) -> usize {
+    if alphabet.contains(b'<') || alphabet.contains(b'=') {
+        0
+    } else {
+        usize::MAX
+    }
 }
 
 /// A word of SQL that matters on its own, or only next to a number or another SQL word.

@@ -73,7 +73,7 @@ pub fn xss_candidate(input: &[u8], present: &ByteSet) -> bool {
     gate::xss_candidate(input, present)
 }
 
-pub use gate::{sql_free_below, xss_free};
+pub use gate::{sql_free_below, xss_free_below};
 
 /// SQL injection check used by the signature database; `present` is `ByteSet::of(input)`.
 pub fn is_sqli(input: &[u8], present: &ByteSet) -> bool {

@@ -236,7 +236,7 @@ impl CompiledPolicy {
                     out,
                     Violation::new(K::ParameterValueMetachar, Context::Json)
                         .named(pointer.clone())
-                        .detail(format!("metacharacter 0x{c:02x}")),
+                        .metachar(c),
                 );
             }
             if prof.sig_check {
@@ -312,8 +312,7 @@ impl CompiledPolicy {
             {
                 self.push(
                     out,
-                    Violation::new(K::ParameterValueMetachar, Context::Xml)
-                        .detail(format!("metacharacter 0x{c:02x}")),
+                    Violation::new(K::ParameterValueMetachar, Context::Xml).metachar(c),
                 );
             }
             if prof.sig_check {

@@ -96,7 +96,7 @@ impl CompiledPolicy {
                     out,
                     Violation::new(K::HeaderMetachar, Context::Header)
                         .named(n)
-                        .detail(format!("metacharacter 0x{c:02x}")),
+                        .metachar(c),
                 );
             }
             if let Some(c) = cfg

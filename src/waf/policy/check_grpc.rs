@@ -180,7 +180,7 @@ impl CompiledPolicy {
                     Violation::new(K::ParameterValueMetachar, Context::Grpc)
                         .named(path)
                         .snippet(value.as_bytes())
-                        .detail(format!("metacharacter 0x{c:02x}")),
+                        .metachar(c),
                 );
             }
             if sig && !value.is_empty() {

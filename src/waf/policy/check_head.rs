@@ -314,7 +314,7 @@ impl CompiledPolicy {
                     out,
                     Violation::new(K::UrlMetachar, Context::Url)
                         .snippet(path)
-                        .detail(format!("metacharacter 0x{c:02x}")),
+                        .metachar(c),
                 );
             }
             if !self.sigs.is_empty() {
@@ -356,7 +356,7 @@ impl CompiledPolicy {
                 out,
                 Violation::new(K::UrlMetachar, Context::Url)
                     .snippet(path)
-                    .detail(format!("metacharacter 0x{c:02x}")),
+                    .metachar(c),
             );
         }
         if u.sig_check {

@@ -159,7 +159,7 @@ impl CompiledPolicy {
                 out,
                 Violation::new(K::ParameterNameMetachar, Context::Parameter)
                     .named(pname.clone())
-                    .detail(format!("metacharacter 0x{c:02x}")),
+                    .metachar(c),
             );
         }
         if p.value_type == ValueType::Ignore {
@@ -216,10 +216,7 @@ impl CompiledPolicy {
             && matches!(p.value_type, ValueType::UserInput | ValueType::AutoDetect)
             && let Some(c) = p.value_table.first_bad(&value)
         {
-            self.push(
-                out,
-                snip(named(K::ParameterValueMetachar)).detail(format!("metacharacter 0x{c:02x}")),
-            );
+            self.push(out, snip(named(K::ParameterValueMetachar)).metachar(c));
         }
         if p.sig_check {
             let ov = &p.overrides;

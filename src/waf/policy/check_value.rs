@@ -151,7 +151,7 @@ impl CompiledPolicy {
             {
                 let v = Violation::new(K::ParameterValueMetachar, Context::Parameter)
                     .named(name.clone())
-                    .detail(format!("metacharacter 0x{c:02x}"));
+                    .metachar(c);
                 self.push(out, if sensitive { v } else { v.snippet(&item) });
             }
             if sig {
@@ -226,7 +226,7 @@ impl CompiledPolicy {
                         out,
                         Violation::new(K::ParameterValueMetachar, Context::Parameter)
                             .named(pname.to_string())
-                            .detail(format!("metacharacter 0x{c:02x}")),
+                            .metachar(c),
                     );
                 }
             }

@@ -19,6 +19,7 @@
 //! Imports: `regex-automata` (NFA), `regex-syntax` (prefix literals), [`ByteSet`].
 
 use regex_automata::nfa::thompson::{NFA, State};
+use regex_automata::util::primitives::StateID;
 use regex_automata::util::syntax;
 use regex_syntax::ast::{self, Ast};
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
@@ -314,7 +315,7 @@ struct Search<'a> {
     nfa: &'a NFA,
     stamp: Vec<u32>,
     round: u32,
-    stack: Vec<regex_automata::util::primitives::StateID>,
+    stack: Vec<StateID>,
 }
 
 impl<'a> Search<'a> {
@@ -339,37 +340,15 @@ impl<'a> Search<'a> {
                 continue;
             }
             *best = d;
-            let any = |lo: u8, hi: u8| (lo..=hi).any(|b| allowed.contains(b));
-            match self.nfa.state(s) {
-                State::ByteRange { trans } => {
-                    if any(trans.start, trans.end) {
-                        queue.push_back((trans.next, d + 1));
-                    }
+            let is_match = moves(self.nfa, s, allowed, |next, byte| {
+                if byte {
+                    queue.push_back((next, d + 1));
+                } else {
+                    queue.push_front((next, d));
                 }
-                State::Sparse(t) => {
-                    for tr in t.transitions.iter().filter(|tr| any(tr.start, tr.end)) {
-                        queue.push_back((tr.next, d + 1));
-                    }
-                }
-                State::Dense(t) => {
-                    for (b, next) in t.transitions.iter().enumerate() {
-                        if allowed.contains(b as u8) {
-                            queue.push_back((*next, d + 1));
-                        }
-                    }
-                }
-                State::Look { next, .. } | State::Capture { next, .. } => {
-                    queue.push_front((*next, d));
-                }
-                State::Union { alternates } => {
-                    alternates.iter().for_each(|&a| queue.push_front((a, d)));
-                }
-                State::BinaryUnion { alt1, alt2 } => {
-                    queue.push_front((*alt1, d));
-                    queue.push_front((*alt2, d));
-                }
-                State::Fail => {}
-                State::Match { .. } => return Some(d),
+            });
+            if is_match {
+                return Some(d);
             }
         }
         None
@@ -380,45 +359,53 @@ impl<'a> Search<'a> {
         let round = self.round;
         self.stack.clear();
         self.stack.push(self.nfa.start_anchored());
-        let any = |lo: u8, hi: u8| (lo..=hi).any(|b| allowed.contains(b));
         while let Some(s) = self.stack.pop() {
             let seen = &mut self.stamp[s.as_usize()];
             if *seen == round {
                 continue;
             }
             *seen = round;
-            match self.nfa.state(s) {
-                State::ByteRange { trans } => {
-                    if any(trans.start, trans.end) {
-                        self.stack.push(trans.next);
-                    }
-                }
-                State::Sparse(t) => {
-                    for tr in t.transitions.iter() {
-                        if any(tr.start, tr.end) {
-                            self.stack.push(tr.next);
-                        }
-                    }
-                }
-                State::Dense(t) => {
-                    for (b, next) in t.transitions.iter().enumerate() {
-                        if allowed.contains(b as u8) {
-                            self.stack.push(*next);
-                        }
-                    }
-                }
-                State::Look { next, .. } | State::Capture { next, .. } => self.stack.push(*next),
-                State::Union { alternates } => self.stack.extend(alternates.iter().copied()),
-                State::BinaryUnion { alt1, alt2 } => {
-                    self.stack.push(*alt1);
-                    self.stack.push(*alt2);
-                }
-                State::Fail => {}
-                State::Match { .. } => return true,
+            let stack = &mut self.stack;
+            if moves(self.nfa, s, allowed, |next, _| stack.push(next)) {
+                return true;
             }
         }
         false
     }
+}
+
+/// Calls `step(next, byte)` for each move out of state `s` that `allowed` permits (`byte`: it
+/// reads one; look-arounds are taken as true and read none); returns whether `s` is the match state.
+fn moves(nfa: &NFA, s: StateID, allowed: &ByteSet, mut step: impl FnMut(StateID, bool)) -> bool {
+    let any = |lo: u8, hi: u8| (lo..=hi).any(|b| allowed.contains(b));
+    match nfa.state(s) {
+        State::ByteRange { trans } => {
+            if any(trans.start, trans.end) {
+                step(trans.next, true);
+            }
+        }
+        State::Sparse(t) => {
+            for tr in t.transitions.iter().filter(|tr| any(tr.start, tr.end)) {
+                step(tr.next, true);
+            }
+        }
+        State::Dense(t) => {
+            for (b, next) in t.transitions.iter().enumerate() {
+                if allowed.contains(b as u8) {
+                    step(*next, true);
+                }
+            }
+        }
+        State::Look { next, .. } | State::Capture { next, .. } => step(*next, false),
+        State::Union { alternates } => alternates.iter().for_each(|&a| step(a, false)),
+        State::BinaryUnion { alt1, alt2 } => {
+            step(*alt1, false);
+            step(*alt2, false);
+        }
+        State::Fail => {}
+        State::Match { .. } => return true,
+    }
+    false
 }
 
 /// The required byte groups of `nfa`, rarest first. Bytes the NFA treats alike (its byte classes)

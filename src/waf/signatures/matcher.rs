@@ -172,13 +172,7 @@ impl Matcher {
                         }
                         Engine::Xss => {
                             tm.engines.push((i, Engine::Xss));
-                            PLAIN_ALPHABETS.map(|a| {
-                                if injection::xss_free(&a) {
-                                    usize::MAX
-                                } else {
-                                    0
-                                }
-                            })
+                            PLAIN_ALPHABETS.map(|a| injection::xss_free_below(&a))
                         }
                         Engine::Pattern => {
                             if d.literals.is_empty() {
