@@ -283,6 +283,102 @@ async fn a_silent_upstream_gets_504_and_a_malformed_one_502() {
     );
 }
 
+/// The connection's timeouts are re-armed lazily (src/proxy/h1/timer.rs): each request moves them
+/// later without touching the timer. They must still hold, at their length from the last move.
+#[tokio::test]
+async fn timeouts_hold_after_requests_moved_them() {
+    let (addr, _) = scripted(|_, head| {
+        if head.starts_with("GET /silent ") {
+            (Vec::new(), false)
+        } else {
+            (OK.to_vec(), false)
+        }
+    })
+    .await;
+    let proxy = Proxy::start(
+        &[format!("http://{addr}")],
+        PASS_POLICY,
+        &[
+            "--limit",
+            "idle_timeout=1s",
+            "--limit",
+            "upstream_response_timeout=1s",
+        ],
+    );
+    let mut s = TcpStream::connect(proxy.addr).await.expect("connect");
+    // Four requests 400 ms apart: past both first deadlines, so each was moved.
+    for _ in 0..4 {
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        s.write_all(b"GET /ok HTTP/1.1\r\nhost: x\r\n\r\n")
+            .await
+            .expect("write");
+        let res = one_response(&mut s).await;
+        assert!(res.starts_with("HTTP/1.1 200 OK\r\n"), "{res}");
+    }
+    let asked = std::time::Instant::now();
+    s.write_all(b"GET /silent HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .expect("write");
+    let res = one_response(&mut s).await;
+    let waited = asked.elapsed();
+    assert!(res.starts_with("HTTP/1.1 504 "), "{res}");
+    assert!(
+        waited >= Duration::from_millis(950) && waited < Duration::from_secs(3),
+        "504 after {waited:?}"
+    );
+    // Idle from here: closed at the idle timeout.
+    let idle = std::time::Instant::now();
+    let mut b = [0u8; 64];
+    let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut b))
+        .await
+        .expect("closed in time")
+        .unwrap_or(0);
+    let waited = idle.elapsed();
+    assert_eq!(n, 0, "{:?}", String::from_utf8_lossy(&b[..n]));
+    assert!(
+        waited >= Duration::from_millis(950) && waited < Duration::from_secs(3),
+        "closed after {waited:?}"
+    );
+}
+
+/// SIGTERM closes a keep-alive connection that waits idle between requests at once (the drain
+/// signal is registered at the first idle wait, then read as a flag), and the proxy exits.
+#[tokio::test]
+async fn an_idle_keep_alive_connection_closes_when_the_proxy_drains() {
+    let (addr, _) = scripted(|_, _| (OK.to_vec(), false)).await;
+    let mut proxy = Proxy::start(&[format!("http://{addr}")], PASS_POLICY, &[]);
+    let mut s = TcpStream::connect(proxy.addr).await.expect("connect");
+    for _ in 0..3 {
+        s.write_all(b"GET /ok HTTP/1.1\r\nhost: x\r\n\r\n")
+            .await
+            .expect("write");
+        let res = one_response(&mut s).await;
+        assert!(res.starts_with("HTTP/1.1 200 OK\r\n"), "{res}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let asked = std::time::Instant::now();
+    proxy.signal("TERM");
+    let mut b = [0u8; 64];
+    let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut b))
+        .await
+        .expect("closed in time")
+        .unwrap_or(0);
+    assert_eq!(n, 0, "{:?}", String::from_utf8_lossy(&b[..n]));
+    assert!(
+        asked.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        asked.elapsed()
+    );
+    for _ in 0..100 {
+        if let Some(status) = proxy.child.try_wait().expect("wait") {
+            assert!(status.success(), "{status}");
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the proxy did not exit after draining");
+}
+
 #[tokio::test]
 async fn http2_prior_knowledge_and_http10_clients_still_go_to_hyper() {
     let up = Upstream::start().await;

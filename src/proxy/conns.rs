@@ -141,11 +141,12 @@ impl HostConns {
         raw.drain(..fresh);
     }
 
-    /// The most recently used idle fast-path connection that is still open.
-    pub(super) fn raw_checkout(&self) -> Option<UpConn> {
+    /// The most recently used idle fast-path connection that is still open; `now` is a recent
+    /// reading of the clock (the request's start: the fast path reads it once per request).
+    pub(super) fn raw_checkout(&self, now: Instant) -> Option<UpConn> {
         let mut raw = self.raw.lock();
         while let Some((mut c, since)) = raw.pop() {
-            if since.elapsed() < IDLE_TIMEOUT && c.idle_and_open() {
+            if now.saturating_duration_since(since) < IDLE_TIMEOUT && c.idle_and_open() {
                 c.pooled = true;
                 return Some(c);
             }
@@ -153,11 +154,13 @@ impl HostConns {
         None
     }
 
-    /// Returns a fast-path connection whose exchange finished cleanly.
-    pub(super) fn raw_checkin(&self, c: UpConn) {
+    /// Returns a fast-path connection whose exchange finished cleanly; idle since `since` (the
+    /// request's start will do: the connection then counts as idle a little too long, never too
+    /// short).
+    pub(super) fn raw_checkin(&self, c: UpConn, since: Instant) {
         let mut raw = self.raw.lock();
         if raw.len() < MAX_IDLE_PER_HOST {
-            raw.push((c, Instant::now()));
+            raw.push((c, since));
         }
     }
 

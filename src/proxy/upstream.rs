@@ -111,14 +111,16 @@ impl Pool {
             return None;
         }
         let start = self.next.fetch_add(1, Ordering::Relaxed);
-        let now = self.now_ms();
+        // The clock is read only when a member was marked down.
+        let mut now = None;
         let mut fallback = None;
         for i in 0..n {
             let m = &self.members[(start + i) % n];
             if !m.healthy {
                 continue;
             }
-            if m.down_until_ms.load(Ordering::Relaxed) <= now {
+            let until = m.down_until_ms.load(Ordering::Relaxed);
+            if until == 0 || until <= *now.get_or_insert_with(|| self.now_ms()) {
                 return Some(m);
             }
             fallback.get_or_insert(m);

@@ -17,9 +17,10 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::time::{Instant, Sleep};
+use tokio::time::Instant;
 
 use super::exchange::{self, Client};
+use super::timer::Timer;
 use super::wire::{self, Handover};
 use crate::proxy::drain::Watch;
 use crate::proxy::handler::{Shared, Site};
@@ -71,17 +72,23 @@ where
     let lim = ctx.shared.limits;
     let head_lim = lim.head();
     let peer_ip = ctx.peer.ip().to_string();
-    let client = Client {
+    let now = Instant::now();
+    let mut client = Client {
         peer: ctx.peer,
         tls: ctx.tls,
         peer_ip: &peer_ip,
+        upstream_timer: Timer::new(now + lim.upstream_response_timeout),
     };
+    let mut client_timer = Timer::new(now + lim.idle_timeout);
     let mut buf = BytesMut::with_capacity(8192);
     let mut out = Vec::with_capacity(8192);
     let mut sniff = sniff;
-    let mut sleep = Box::pin(tokio::time::sleep(lim.idle_timeout));
-    let mut drained = watch.clone();
-    let mut drained = pin!(drained.signaled());
+    let mut signal = watch.clone();
+    let mut drained = Drained {
+        signal: pin!(signal.signaled()),
+        watch: &watch,
+        registered: false,
+    };
     loop {
         let wait = read_head(
             &mut io,
@@ -92,8 +99,8 @@ where
                 lim.idle_timeout,
                 lim.header_read_timeout,
             ),
-            sleep.as_mut(),
-            drained.as_mut(),
+            &mut client_timer,
+            &mut drained,
         )
         .await;
         let end = match wait {
@@ -130,7 +137,15 @@ where
         };
         drop(head);
         let draining = watch.draining();
-        let served = exchange::serve(&mut io, &mut out, req, &site, ctx.shared, &client, draining);
+        let served = exchange::serve(
+            &mut io,
+            &mut out,
+            req,
+            &site,
+            ctx.shared,
+            &mut client,
+            draining,
+        );
         match served.await {
             Ok(true) if !watch.draining() => {}
             _ => {
@@ -144,6 +159,26 @@ where
     }
 }
 
+/// The listener's drain signal, as an idle wait sees it. Its future is polled once, which
+/// registers the connection's task to be woken by the signal; after that the flag is read instead
+/// (each poll of the future takes the channel's lock and checks its waiter list).
+struct Drained<'w, F> {
+    signal: Pin<&'w mut F>,
+    watch: &'w Watch,
+    registered: bool,
+}
+
+impl<F: Future<Output = ()>> Drained<'_, F> {
+    /// True once the listener drains.
+    fn poll(&mut self, cx: &mut std::task::Context<'_>) -> bool {
+        if self.registered {
+            return self.watch.draining();
+        }
+        self.registered = true;
+        self.signal.as_mut().poll(cx).is_ready()
+    }
+}
+
 /// Reads until `buf` holds a complete head (`Head(end)`), the connection should go to the general
 /// path, or it ends (end of stream, error, idle or header timeout, drain while idle).
 async fn read_head<S: AsyncRead + Unpin>(
@@ -151,13 +186,12 @@ async fn read_head<S: AsyncRead + Unpin>(
     buf: &mut BytesMut,
     sniff: &mut bool,
     (max_head, idle, header): (usize, Duration, Duration),
-    mut sleep: Pin<&mut Sleep>,
-    mut drained: Pin<&mut impl Future<Output = ()>>,
+    timer: &mut Timer,
+    drained: &mut Drained<'_, impl Future<Output = ()>>,
 ) -> Wait {
     let mut head_started: Option<Instant> = None;
     loop {
         if !buf.is_empty() {
-            head_started.get_or_insert_with(Instant::now);
             if *sniff {
                 let n = buf.len().min(H2_PREFACE.len());
                 if buf[..n] != H2_PREFACE[..n] {
@@ -187,18 +221,20 @@ async fn read_head<S: AsyncRead + Unpin>(
                 return Poll::Ready(Some(r));
             }
             if !armed {
-                // Only a read that has to wait needs the clock and the timer.
-                let deadline = match head_started {
-                    None => Instant::now() + idle,
-                    Some(t) => t + header,
-                };
-                sleep.as_mut().reset(deadline);
+                // Only a read that has to wait needs the clock and the timer: the idle timeout
+                // runs from now, the header timeout from the first wait for the rest of a head.
+                let now = Instant::now();
+                timer.set(if idle_now {
+                    now + idle
+                } else {
+                    *head_started.get_or_insert(now) + header
+                });
                 armed = true;
             }
-            if sleep.as_mut().poll(cx).is_ready() {
+            if timer.poll_expired(cx).is_ready() {
                 return Poll::Ready(None);
             }
-            if idle_now && drained.as_mut().poll(cx).is_ready() {
+            if idle_now && drained.poll(cx) {
                 return Poll::Ready(None);
             }
             Poll::Pending

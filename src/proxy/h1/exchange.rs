@@ -7,7 +7,10 @@
 //! Imports: `waf::Transaction`, `super::{wire, response, encode, relay, upconn}`, `crate::proxy::{handler,
 //! conns, upstream}`.
 
+use std::future::poll_fn;
 use std::net::SocketAddr;
+use std::pin::pin;
+use std::task::Poll;
 use std::time::Instant;
 
 use http::header::{HOST, HeaderValue};
@@ -18,6 +21,7 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use super::encode::{self, Answering, BodyLen, Fields, Head};
 use super::relay::{self, Relayed};
 use super::response::{self, BodyFraming, ResponseHead};
+use super::timer::Timer;
 use super::upconn::UpConn;
 use super::wire::{self, RequestHead};
 use crate::proxy::conns::HostConns;
@@ -33,6 +37,8 @@ pub struct Client<'a> {
     pub tls: bool,
     /// `peer`'s address as text, for `X-Forwarded-For` (formatted once per connection).
     pub peer_ip: &'a str,
+    /// The upstream response timeout of the connection's requests.
+    pub upstream_timer: Timer,
 }
 
 /// Serves one request; `Ok(true)` when the connection may carry another one. `out` is the
@@ -43,7 +49,7 @@ pub async fn serve<W: AsyncWrite + Unpin>(
     req: RequestHead,
     site: &Site,
     shared: &Shared,
-    client: &Client<'_>,
+    client: &mut Client<'_>,
     draining: bool,
 ) -> std::io::Result<bool> {
     let started = Instant::now();
@@ -72,7 +78,9 @@ pub async fn serve<W: AsyncWrite + Unpin>(
     }
     out.clear();
     wire::encode_request(out, &parts, site.x_forwarded_for.then_some(client.peer_ip));
-    let (mut up, host, res) = match exchange(site, shared, out, &parts.method).await {
+    let timer = &mut client.upstream_timer;
+    let upstream = exchange(site, shared, out, &parts.method, (started, timer));
+    let (mut up, host, res) = match upstream.await {
         Ok(x) => x,
         Err(f) => {
             let res = failure_reply(f, shared);
@@ -108,7 +116,7 @@ pub async fn serve<W: AsyncWrite + Unpin>(
     let enc = encode::encode(out, &head, len, answering);
     let trailers = wire::te_trailers(&parts.headers);
     match relay::body(io, out, &mut up, res.framing, &enc, trailers).await? {
-        Relayed::Reusable if res.reusable => host.raw_checkin(up),
+        Relayed::Reusable if res.reusable => host.raw_checkin(up, started),
         Relayed::Broken => return Ok(false),
         Relayed::Reusable | Relayed::Done => {}
     }
@@ -170,15 +178,18 @@ pub async fn write_reply<W: AsyncWrite + Unpin>(
 
 /// Sends the request head in `out` to a member and reads the response head: round robin over the
 /// members, a refused member marked down and the next one tried (the request has no body), a pooled
-/// connection that turns out closed replaced by a fresh one.
+/// connection that turns out closed replaced by a fresh one. All of it ends at the upstream
+/// response timeout (on the connection's `timer`), counted from `now`, the request's start.
 async fn exchange(
     site: &Site,
     shared: &Shared,
     out: &[u8],
     method: &Method,
+    (now, timer): (Instant, &mut Timer),
 ) -> Result<(UpConn, std::sync::Arc<HostConns>, ResponseHead), Failure> {
     let attempts = site.pool.members.len().max(1);
     let mut last = Failure::NoMember;
+    timer.set((now + shared.limits.upstream_response_timeout).into());
     for _ in 0..attempts {
         let Some(member) = site.pool.pick() else {
             return Err(Failure::NoMember);
@@ -187,7 +198,11 @@ async fn exchange(
         let attempt = async {
             let mut retried = false;
             loop {
-                let pooled = if retried { None } else { host.raw_checkout() };
+                let pooled = if retried {
+                    None
+                } else {
+                    host.raw_checkout(now)
+                };
                 let mut up = match pooled {
                     Some(c) => c,
                     None => host.raw_connect(&shared.clients).await.map_err(Err)?,
@@ -210,14 +225,22 @@ async fn exchange(
                 }
             }
         };
-        match tokio::time::timeout(shared.limits.upstream_response_timeout, attempt).await {
-            Err(_) => return Err(Failure::Timeout),
-            Ok(Ok((up, res))) => return Ok((up, host, res)),
-            Ok(Err(Err(e))) => {
+        let ended = {
+            let mut attempt = pin!(attempt);
+            poll_fn(|cx| match attempt.as_mut().poll(cx) {
+                Poll::Ready(r) => Poll::Ready(Some(r)),
+                Poll::Pending => timer.poll_expired(cx).map(|()| None),
+            })
+            .await
+        };
+        match ended {
+            None => return Err(Failure::Timeout),
+            Some(Ok((up, res))) => return Ok((up, host, res)),
+            Some(Err(Err(e))) => {
                 site.pool.mark_down(member);
                 last = Failure::Connect(format!("{}: {e}", member.url));
             }
-            Ok(Err(Ok(why))) => return Err(Failure::Other(format!("{}: {why}", member.url))),
+            Some(Err(Ok(why))) => return Err(Failure::Other(format!("{}: {why}", member.url))),
         }
     }
     Err(last)

@@ -8,7 +8,7 @@
 //! Map: [`conn`] the connection loop and the handover; [`exchange`] one request through the WAF
 //! phases and the upstream; [`wire`] request heads in, upstream request heads out; [`response`] upstream
 //! response heads in; [`encode`] response heads out; [`relay`] + [`chunked`] response bodies; [`upconn`]
-//! upstream connections.
+//! upstream connections; [`timer`] the connection's timeouts.
 //!
 //! Imports: `crate::proxy::{head, handler, conns, upstream, drain, listener}`, `crate::waf`.
 
@@ -18,6 +18,7 @@ pub mod encode;
 pub mod exchange;
 pub mod relay;
 pub mod response;
+pub mod timer;
 pub mod upconn;
 pub mod wire;
 
