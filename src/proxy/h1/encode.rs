@@ -4,12 +4,12 @@
 //! response reads the same on the wire whichever path served it. The test at the bottom compares
 //! the bytes with hyper's own server for each kind of response.
 //!
-//! Imports: `http`, `super::wire` (hop-by-hop names).
+//! Imports: `http`, `super::wire` (the names told apart), `super::response` (upstream fields).
 
-use http::header::{CONNECTION, CONTENT_LENGTH, HeaderName, TRAILER, TRANSFER_ENCODING};
+use http::header::HeaderName;
 use http::{HeaderMap, Method, StatusCode, Version};
 
-use super::wire::{connection_named_in, has_token, skipped};
+use super::wire::{Special, connection_named_in, has_token, skipped};
 
 /// What the body of a response is known to be when its head is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,50 +47,6 @@ pub enum Fields<'a> {
     Raw(&'a super::response::Fields),
 }
 
-/// (name, value) pairs of [`Fields`], in `HeaderMap` order.
-pub enum FieldIter<'a> {
-    Map(http::header::Iter<'a, http::HeaderValue>),
-    Raw(std::slice::Iter<'a, (HeaderName, u32, u32)>, &'a [u8]),
-}
-
-impl<'a> Iterator for FieldIter<'a> {
-    type Item = (&'a HeaderName, &'a [u8]);
-    fn next(&mut self) -> Option<Self::Item> {
-        match self {
-            FieldIter::Map(it) => it.next().map(|(n, v)| (n, v.as_bytes())),
-            FieldIter::Raw(it, head) => it
-                .next()
-                .map(|(n, a, b)| (n, &head[*a as usize..*b as usize])),
-        }
-    }
-}
-
-impl<'a> Fields<'a> {
-    fn iter(self) -> FieldIter<'a> {
-        match self {
-            Fields::Map(m) => FieldIter::Map(m.iter()),
-            Fields::Raw(f) => {
-                let (list, head) = f.raw();
-                FieldIter::Raw(list.iter(), head)
-            }
-        }
-    }
-
-    fn contains(self, name: &HeaderName) -> bool {
-        match self {
-            Fields::Map(m) => m.contains_key(name),
-            Fields::Raw(f) => f.contains(name),
-        }
-    }
-
-    /// The values of every `Connection` field.
-    fn connection(self) -> impl Iterator<Item = &'a [u8]> {
-        self.iter()
-            .filter(|(n, _)| **n == CONNECTION)
-            .map(|(_, v)| v)
-    }
-}
-
 /// One response head to encode.
 pub struct Head<'a> {
     pub status: StatusCode,
@@ -121,6 +77,33 @@ fn can_have_content_length(status: StatusCode) -> bool {
 
 /// Writes the head into `out` and says how the body goes.
 pub fn encode(out: &mut Vec<u8>, h: &Head<'_>, body: BodyLen, req: Answering<'_>) -> Encoded {
+    match h.headers {
+        Fields::Map(m) => {
+            let fields = || {
+                m.iter().map(|(n, v)| {
+                    let name = n.as_str().as_bytes();
+                    (name, Special::of(name), v.as_bytes())
+                })
+            };
+            encode_fields(out, h, fields, body, req)
+        }
+        Fields::Raw(f) => encode_fields(out, h, || f.iter(), body, req),
+    }
+}
+
+/// [`encode`] for the fields as (lower-case name, kind, value) triples in `HeaderMap` order,
+/// iterated by `fields()`.
+fn encode_fields<'a, I>(
+    out: &mut Vec<u8>,
+    h: &Head<'_>,
+    fields: impl Fn() -> I,
+    body: BodyLen,
+    req: Answering<'_>,
+) -> Encoded
+where
+    I: Iterator<Item = (&'a [u8], Special, &'a [u8])>,
+{
+    let connection = || fields().filter_map(|(_, s, v)| (s == Special::Connection).then_some(v));
     if h.version != Version::HTTP_10 && h.status == StatusCode::OK {
         out.extend_from_slice(b"HTTP/1.1 200 OK\r\n");
     } else {
@@ -134,8 +117,8 @@ pub fn encode(out: &mut Vec<u8>, h: &Head<'_>, body: BodyLen, req: Answering<'_>
         out.extend_from_slice(h.status.canonical_reason().unwrap_or("<none>").as_bytes());
         out.extend_from_slice(b"\r\n");
     }
-    let named = if h.strip && h.headers.contains(&CONNECTION) {
-        connection_named_in(|| h.headers.connection())
+    let named = if h.strip && connection().next().is_some() {
+        connection_named_in(connection)
     } else {
         Vec::new()
     };
@@ -144,21 +127,21 @@ pub fn encode(out: &mut Vec<u8>, h: &Head<'_>, body: BodyLen, req: Answering<'_>
     let mut trailers: Option<Vec<HeaderName>> = None;
     let chunkable = h.version != Version::HTTP_10 && can_chunked(req.method, h.status);
     let mut connection_seen = false;
-    // One pass over (name, value) pairs; values of one name come together, so a name's group
-    // starts when the name changes. `open` is a joined line (connection, trailer) not yet ended.
-    let mut prev: Option<&HeaderName> = None;
-    let mut open: Option<&HeaderName> = None;
+    // One pass over the fields; values of one name come together, so a name's group starts when
+    // the name changes. `open` is a joined line (connection, trailer) not yet ended.
+    let mut prev: Option<&[u8]> = None;
+    let mut open: Option<Special> = None;
     let mut closes = false;
-    for (name, value) in h.headers.iter() {
+    for (name, special, value) in fields() {
         let first = prev != Some(name);
         prev = Some(name);
         if first && let Some(o) = open.take() {
             end_joined(out, o, req.close, closes, &mut last);
         }
-        if h.strip && (skipped(name, &named)) {
+        if h.strip && skipped(name, special, &named) {
             continue;
         }
-        if *name == CONTENT_LENGTH {
+        if special == Special::ContentLength {
             match body {
                 BodyLen::Known(_) => {
                     if first {
@@ -171,19 +154,21 @@ pub fn encode(out: &mut Vec<u8>, h: &Head<'_>, body: BodyLen, req: Answering<'_>
                 BodyLen::Unknown => continue,
                 BodyLen::Empty => wrote_len = true,
             }
-        } else if *name == TRANSFER_ENCODING || (*name == TRAILER && !chunkable) {
+        } else if special == Special::TransferEncoding
+            || (special == Special::Trailer && !chunkable)
+        {
             continue;
-        } else if *name == CONNECTION || *name == TRAILER {
+        } else if special == Special::Connection || special == Special::Trailer {
             if first {
-                out.extend_from_slice(name.as_str().as_bytes());
+                out.extend_from_slice(name);
                 out.extend_from_slice(b": ");
-                open = Some(name);
+                open = Some(special);
                 closes = false;
             } else {
                 out.extend_from_slice(b", ");
             }
             out.extend_from_slice(value);
-            if *name == CONNECTION {
+            if special == Special::Connection {
                 connection_seen = true;
                 closes |= has_token(value, b"close");
             } else if let Some(s) = visible_str(value) {
@@ -248,8 +233,8 @@ pub fn encode(out: &mut Vec<u8>, h: &Head<'_>, body: BodyLen, req: Answering<'_>
 
 /// Ends a joined `connection` / `trailer` line; a `connection` line gets `close` appended when the
 /// connection closes and the line does not say so (as hyper appends it).
-fn end_joined(out: &mut Vec<u8>, name: &HeaderName, close: bool, closes: bool, last: &mut bool) {
-    if *name == CONNECTION {
+fn end_joined(out: &mut Vec<u8>, line: Special, close: bool, closes: bool, last: &mut bool) {
+    if line == Special::Connection {
         if close && !closes {
             out.extend_from_slice(b", close");
         }
@@ -267,8 +252,8 @@ fn visible_str(value: &[u8]) -> Option<&str> {
     }
 }
 
-fn put(out: &mut Vec<u8>, name: &HeaderName, value: &[u8]) {
-    out.extend_from_slice(name.as_str().as_bytes());
+fn put(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.extend_from_slice(name);
     out.extend_from_slice(b": ");
     out.extend_from_slice(value);
     out.extend_from_slice(b"\r\n");

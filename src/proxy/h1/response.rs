@@ -1,11 +1,11 @@
 //! Upstream response heads of the fast path, parsed with httparse: status, version, the fields as
-//! [`Fields`] (names, and values as ranges of the head, split off the connection's read buffer, no
-//! copy; in the order a `HeaderMap` would list them, with no map built: the response head is only
-//! re-encoded for the client), how the body is delimited and whether the connection can be reused.
+//! [`Fields`] (names lower-cased in place and values, as ranges of the head split off the
+//! connection's read buffer, no copy; in the order a `HeaderMap` would list them, with no map or
+//! `HeaderName` built: the response head is only re-encoded for the client), how the body is delimited and whether the connection can be reused.
 //! Malformed heads (bad status, invalid names or values, differing `Content-Length`s, too large) are
 //! errors the exchange answers with 502.
 //!
-//! Imports: httparse, `http`, `super::wire::has_token`.
+//! Imports: httparse, `http`, `super::wire::{Special, has_token}`.
 
 use std::mem::MaybeUninit;
 
@@ -13,7 +13,7 @@ use bytes::{Bytes, BytesMut};
 use http::header::{HeaderName, HeaderValue};
 use http::{HeaderMap, Method, StatusCode, Version};
 
-use super::wire::has_token;
+use super::wire::{Special, has_token};
 use crate::support::InlineVec;
 
 /// How an upstream response body is delimited.
@@ -27,50 +27,76 @@ pub enum BodyFraming {
     Eof,
 }
 
+/// One field of a response head: its name (lower-cased in place) and value as ranges of the head.
+#[derive(Clone, Copy, Debug)]
+pub struct Field {
+    name: (u32, u32),
+    value: (u32, u32),
+    pub special: Special,
+}
+
 /// The fields of a response head: grouped like a `HeaderMap` iterates them (names in the order
-/// they first appear, each followed by all of its values in order).
+/// they first appear, each followed by all of its values in order). No `HeaderName` is built: a
+/// relayed head is only re-encoded, and the few names the proxy acts on are told apart once
+/// ([`Special`]).
 pub struct Fields {
     head: Bytes,
-    /// (name, value start, value end in `head`)
-    list: Vec<(HeaderName, u32, u32)>,
+    list: Vec<Field>,
+}
+
+impl Field {
+    /// (lower-case name, kind, value), read from the `head` the field is in.
+    pub fn read<'h>(&self, head: &'h [u8]) -> (&'h [u8], Special, &'h [u8]) {
+        (
+            range(head, self.name),
+            self.special,
+            range(head, self.value),
+        )
+    }
+}
+
+fn range(head: &[u8], (a, b): (u32, u32)) -> &[u8] {
+    &head[a as usize..b as usize]
 }
 
 impl Fields {
-    /// (name, value) pairs in `HeaderMap` order.
-    pub fn iter(&self) -> impl Iterator<Item = (&HeaderName, &[u8])> + Clone {
-        self.list
-            .iter()
-            .map(|(n, a, b)| (n, &self.head[*a as usize..*b as usize]))
+    /// (lower-case name, kind, value) triples in `HeaderMap` order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], Special, &[u8])> + Clone {
+        self.list.iter().map(|f| f.read(&self.head))
     }
 
-    /// The (name, value range) list and the bytes the ranges index.
-    pub fn raw(&self) -> (&[(HeaderName, u32, u32)], &[u8]) {
+    /// The fields and the bytes their ranges index.
+    pub fn raw(&self) -> (&[Field], &[u8]) {
         (&self.list, &self.head)
     }
 
-    pub fn contains(&self, name: &HeaderName) -> bool {
-        self.list.iter().any(|(n, _, _)| n == name)
+    pub fn contains(&self, special: Special) -> bool {
+        self.list.iter().any(|f| f.special == special)
     }
 
     /// The fields as a `HeaderMap` (values share the head's bytes).
     pub fn to_map(&self) -> HeaderMap {
         let mut map = HeaderMap::with_capacity(self.list.len());
-        for (n, a, b) in &self.list {
-            let v = self.head.slice(*a as usize..*b as usize);
-            if let Ok(v) = HeaderValue::from_maybe_shared(v) {
-                map.append(n.clone(), v);
+        for f in &self.list {
+            let name = HeaderName::from_bytes(range(&self.head, f.name));
+            let value = HeaderValue::from_maybe_shared(
+                self.head.slice(f.value.0 as usize..f.value.1 as usize),
+            );
+            if let (Ok(n), Ok(v)) = (name, value) {
+                map.append(n, v);
             }
         }
         map
     }
 
     /// Adds a field after the values of its name, if it already has some (the `HeaderMap` order).
-    fn push(&mut self, name: HeaderName, v0: u32, v1: u32) {
-        let at = match self.list.iter().rposition(|(n, _, _)| *n == name) {
-            Some(i) => i + 1,
-            None => self.list.len(),
-        };
-        self.list.insert(at, (name, v0, v1));
+    fn push(&mut self, head: &[u8], f: Field) {
+        let name = range(head, f.name);
+        let same = |g: &Field| g.special == f.special && range(head, g.name) == name;
+        match self.list.iter().rposition(same) {
+            Some(i) => self.list.insert(i + 1, f),
+            None => self.list.push(f),
+        }
     }
 }
 
@@ -86,6 +112,8 @@ pub struct ResponseHead {
 
 /// Most fields in an upstream response head, and its largest size (hyper's client defaults).
 const MAX_RESPONSE_HEADERS: usize = 100;
+/// The longest field name (`HeaderName`'s limit).
+const MAX_NAME: u32 = (1 << 16) - 1;
 pub const MAX_RESPONSE_HEAD: usize = 8192 + 4096 * 100;
 
 /// Parses an upstream response head from the start of `buf` and takes it off: `Ok(None)` needs
@@ -123,7 +151,7 @@ pub fn parse_response(
         }
         (len, res.code, res.version, res.headers.len())
     };
-    let head = buf.split_to(len).freeze();
+    let mut head = buf.split_to(len);
     let status = code
         .and_then(|c| StatusCode::from_u16(c).ok())
         .ok_or("invalid status")?;
@@ -139,13 +167,18 @@ pub fn parse_response(
     let (mut length, mut chunked, mut te, mut close, mut keep_alive) =
         (None::<u64>, false, false, false, false);
     for &(n0, n1, v0, v1) in at.iter() {
-        let name = HeaderName::from_bytes(&head[n0 as usize..n1 as usize])
-            .map_err(|_| "invalid header name")?;
-        // httparse accepts in a value exactly what `HeaderValue` does (tab, space, visible ASCII,
-        // obs-text), so the value needs no second check.
+        // httparse takes in a name exactly the bytes `HeaderName` takes (RFC 9110 tokens); only
+        // the length limit is `HeaderName`'s own. In a value it takes what `HeaderValue` takes
+        // (tab, space, visible ASCII, obs-text), so values need no second check.
+        if n1 - n0 > MAX_NAME {
+            return Err("invalid header name");
+        }
+        let name = &mut head[n0 as usize..n1 as usize];
+        lowercase(name);
+        let special = Special::of(name);
         let raw = &head[v0 as usize..v1 as usize];
-        match name.as_str() {
-            "content-length" => {
+        match special {
+            Special::ContentLength => {
                 for part in raw.split(|b| *b == b',') {
                     let n = std::str::from_utf8(part.trim_ascii())
                         .ok()
@@ -158,22 +191,27 @@ pub fn parse_response(
                     length = Some(n);
                 }
             }
-            "transfer-encoding" => {
+            Special::TransferEncoding => {
                 te = true;
                 chunked = raw
                     .rsplit(|b| *b == b',')
                     .next()
                     .is_some_and(|last| last.trim_ascii().eq_ignore_ascii_case(b"chunked"));
             }
-            "connection" => {
+            Special::Connection => {
                 close |= has_token(raw, b"close");
                 keep_alive |= has_token(raw, b"keep-alive");
             }
             _ => {}
         }
-        headers.push(name, v0, v1);
+        let field = Field {
+            name: (n0, n1),
+            value: (v0, v1),
+            special,
+        };
+        headers.push(&head, field);
     }
-    headers.head = head;
+    headers.head = head.freeze();
     let no_body = *method == Method::HEAD
         || status.is_informational()
         || status == StatusCode::NO_CONTENT
@@ -202,6 +240,34 @@ pub fn parse_response(
         framing,
         reusable,
     }))
+}
+
+/// `make_ascii_lowercase`, eight bytes at a time: a field name is mostly one or two words, so
+/// a byte-by-byte loop costs as much as the rest of the head's handling.
+fn lowercase(bytes: &mut [u8]) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let word = |b: &mut [u8]| {
+        let mut w = [0u8; 8];
+        w[..b.len()].copy_from_slice(b);
+        let w = u64::from_le_bytes(w);
+        // Per byte: the high bit of `ge_a` is set from 'A' up, of `gt_z` from 'Z' + 1 up (on the
+        // low seven bits, so no carry crosses bytes); bytes from 0x80 up are left alone.
+        let low = w & (0x7f * ONES);
+        let ge_a = low + (0x80 - u64::from(b'A')) * ONES;
+        let gt_z = low + (0x7f - u64::from(b'Z')) * ONES;
+        let upper = ge_a & !gt_z & !w & (0x80 * ONES);
+        let n = b.len();
+        b.copy_from_slice(&(w | (upper >> 2)).to_le_bytes()[..n]);
+    };
+    let n = bytes.len();
+    if n <= 8 {
+        return word(bytes);
+    }
+    for at in (0..n - 8).step_by(8) {
+        word(&mut bytes[at..at + 8]);
+    }
+    // The last eight bytes (overlapping the previous word; lowering twice changes nothing).
+    word(&mut bytes[n - 8..]);
 }
 
 #[cfg(test)]
@@ -277,19 +343,74 @@ mod tests {
         };
         let ours: Vec<(String, Vec<u8>)> = fields
             .iter()
-            .map(|(n, v)| (n.to_string(), v.to_vec()))
+            .map(|(n, _, v)| (String::from_utf8_lossy(n).into_owned(), v.to_vec()))
             .collect();
-        let map = fields.to_map();
+        // The order of a map the fields were appended to as they came.
+        let mut map = HeaderMap::new();
+        for line in raw.split("\r\n").skip(1).filter(|l| !l.is_empty()) {
+            let (n, v) = line.split_once(": ").expect("field");
+            let n = HeaderName::from_bytes(n.as_bytes()).expect("name");
+            map.append(n, HeaderValue::from_str(v).expect("value"));
+        }
         let theirs: Vec<(String, Vec<u8>)> = map
             .iter()
             .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec()))
             .collect();
         assert_eq!(ours, theirs);
         assert_eq!(ours.len(), 7);
-        assert!(fields.contains(&http::header::DATE));
+        assert_eq!(fields.to_map(), map);
+        assert!(!fields.contains(Special::Connection));
         for bad in ["x: a\x7fb", "x: a\x01b", "x y: 1"] {
             let raw = format!("HTTP/1.1 200 OK\r\n{bad}\r\n\r\n");
             assert!(parse_response(&mut BytesMut::from(&raw[..]), &Method::GET).is_err());
+        }
+    }
+
+    #[test]
+    fn lowercase_is_make_ascii_lowercase() {
+        for n in 0..=24 {
+            for b in 0..=255u8 {
+                let mut ours: Vec<u8> = (0..n)
+                    .map(|i| b.wrapping_add((i as u8).wrapping_mul(37)))
+                    .collect();
+                let mut theirs = ours.clone();
+                lowercase(&mut ours);
+                theirs.make_ascii_lowercase();
+                assert_eq!(ours, theirs, "{n} {b}");
+            }
+        }
+    }
+
+    /// A name is taken exactly when `HeaderName` takes it, and comes back lower-cased.
+    #[test]
+    fn names_are_the_ones_header_name_takes() {
+        let long = "n".repeat(usize::from(u16::MAX));
+        // (`:`, CR and LF end a name rather than sit in one.)
+        let mut names: Vec<Vec<u8>> = (0..=255u8)
+            .filter(|b| !b":\r\n".contains(b))
+            .map(|b| vec![b'x', b, b'Y'])
+            .collect();
+        names.extend([
+            Vec::new(),
+            long.as_bytes().to_vec(),
+            format!("{long}n").into_bytes(),
+        ]);
+        for name in names {
+            let mut raw = b"HTTP/1.1 200 OK\r\n".to_vec();
+            raw.extend_from_slice(&name);
+            raw.extend_from_slice(b": v\r\n\r\n");
+            let ours = parse_response(&mut BytesMut::from(&raw[..]), &Method::GET);
+            let theirs = HeaderName::from_bytes(&name);
+            assert_eq!(
+                ours.is_ok(),
+                theirs.is_ok(),
+                "{:?}",
+                String::from_utf8_lossy(&name)
+            );
+            if let (Ok(Some(head)), Ok(n)) = (ours, theirs) {
+                let got: Vec<&[u8]> = head.headers.iter().map(|(n, _, _)| n).collect();
+                assert_eq!(got, [n.as_str().as_bytes()]);
+            }
         }
     }
 }

@@ -74,19 +74,44 @@ pub fn te_trailers(h: &HeaderMap) -> bool {
         .any(|v| has_token(v.as_bytes(), b"trailers"))
 }
 
-/// Fields never forwarded (RFC 9110 7.6.1), besides those `Connection` names.
-fn hop_by_hop(name: &HeaderName) -> bool {
-    matches!(
-        name.as_str(),
-        "connection"
-            | "keep-alive"
-            | "proxy-connection"
-            | "proxy-authenticate"
-            | "proxy-authorization"
-            | "transfer-encoding"
-            | "upgrade"
-            | "te"
-    )
+/// The field names the fast path treats on their own, told apart once per field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Special {
+    Other,
+    ContentLength,
+    TransferEncoding,
+    Connection,
+    Trailer,
+    /// Never forwarded, like `Connection` and `Transfer-Encoding` (RFC 9110 7.6.1): `keep-alive`,
+    /// `proxy-connection`, `proxy-authenticate`, `proxy-authorization`, `upgrade`, `te`.
+    HopByHop,
+}
+
+impl Special {
+    /// The kind of a lower-case field name.
+    pub fn of(name: &[u8]) -> Special {
+        match name {
+            b"content-length" => Special::ContentLength,
+            b"transfer-encoding" => Special::TransferEncoding,
+            b"connection" => Special::Connection,
+            b"trailer" => Special::Trailer,
+            b"keep-alive"
+            | b"proxy-connection"
+            | b"proxy-authenticate"
+            | b"proxy-authorization"
+            | b"upgrade"
+            | b"te" => Special::HopByHop,
+            _ => Special::Other,
+        }
+    }
+
+    /// Fields never forwarded, besides those `Connection` names.
+    pub fn hop_by_hop(self) -> bool {
+        matches!(
+            self,
+            Special::Connection | Special::TransferEncoding | Special::HopByHop
+        )
+    }
 }
 
 /// The names the `Connection` fields of `h` list (never the ones that identify or frame a request);
@@ -117,9 +142,9 @@ pub fn connection_named_in<'a, I: Iterator<Item = &'a [u8]>>(
         .collect()
 }
 
-/// True for a field that does not go on to the next hop.
-pub fn skipped(name: &HeaderName, named: &[HeaderName]) -> bool {
-    hop_by_hop(name) || named.contains(name)
+/// True for a field (lower-case `name` of kind `special`) that does not go on to the next hop.
+pub fn skipped(name: &[u8], special: Special, named: &[HeaderName]) -> bool {
+    special.hop_by_hop() || named.iter().any(|n| n.as_str().as_bytes() == name)
 }
 
 fn put_header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
@@ -153,7 +178,8 @@ pub fn encode_request(out: &mut Vec<u8>, parts: &http::request::Parts, xff: Opti
     };
     let mut xff_done = xff.is_none();
     for (name, value) in h {
-        if skipped(name, &named) {
+        let lower = name.as_str().as_bytes();
+        if skipped(lower, Special::of(lower), &named) {
             continue;
         }
         if *name == XFF
@@ -171,7 +197,7 @@ pub fn encode_request(out: &mut Vec<u8>, parts: &http::request::Parts, xff: Opti
             }
             continue;
         }
-        put_header(out, name.as_str().as_bytes(), value.as_bytes());
+        put_header(out, lower, value.as_bytes());
     }
     if !h.contains_key(HOST)
         && let Some(a) = parts.uri.authority()
