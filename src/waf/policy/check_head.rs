@@ -10,6 +10,22 @@ use crate::waf::parse::query;
 use crate::waf::signatures::{SignatureDb, Target};
 use crate::waf::violation::{Context, Violation, ViolationKind as K};
 
+/// The bytes `url_evasions` looks for besides `//`: `\\`, `%` (of `%5c`), `.`, `;`, tab,
+/// vertical tab, form feed, space and bytes from 0x80 up.
+const URL_EVASION_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = i >= 0x80
+            || matches!(
+                i as u8,
+                b'\\' | b'%' | b'.' | b';' | b'\t' | 0x0b | 0x0c | b' '
+            );
+        i += 1;
+    }
+    t
+};
+
 impl CompiledPolicy {
     pub fn name(&self) -> &str {
         &self.name
@@ -231,6 +247,11 @@ impl CompiledPolicy {
     fn url_evasions(&self, raw: &[u8], out: &mut Vec<Violation>) {
         if raw.windows(2).any(|w| w == b"//") {
             self.evasion(out, "Multiple slashes", Context::Url, raw);
+        }
+        // The other checks all need one of these bytes: most paths have none, and one pass over
+        // the path settles that.
+        if !raw.iter().any(|&b| URL_EVASION_BYTES[usize::from(b)]) {
+            return;
         }
         if raw.contains(&b'\\') || raw.windows(3).any(|w| w.eq_ignore_ascii_case(b"%5c")) {
             self.evasion(out, "IIS backslashes", Context::Url, raw);
