@@ -120,7 +120,7 @@ Connection: keep-alive\r\n\r\n{\"id\":1,\"name\":\"Ada\"}";
                 panic!("fast path head")
             };
             out.clear();
-            wire::encode_request(&mut out, &req.parts, Some("127.0.0.1"));
+            wire::encode_request(&mut out, &req.parts, req.seen, Some("127.0.0.1"));
             let mut buf = bytes::BytesMut::from(RESPONSE);
             let Ok(Some(res)) = response::parse_response(&mut buf, &req.parts.method) else {
                 panic!("response head")

@@ -53,13 +53,18 @@ pub async fn serve<W: AsyncWrite + Unpin>(
     draining: bool,
 ) -> std::io::Result<bool> {
     let started = Instant::now();
-    let RequestHead { mut parts, close } = req;
+    let RequestHead {
+        mut parts,
+        close,
+        mut seen,
+    } = req;
     let close = close || draining;
-    if !parts.headers.contains_key(HOST)
+    if !seen.host
         && let Some(a) = parts.uri.authority()
         && let Ok(v) = HeaderValue::from_str(a.as_str())
     {
         parts.headers.insert(HOST, v);
+        seen.host = true;
     }
     let mut tx = Transaction::new(
         site.engine.snapshot(),
@@ -77,7 +82,8 @@ pub async fn serve<W: AsyncWrite + Unpin>(
         return finish(io, out, res, answering, tx, site, shared, started).await;
     }
     out.clear();
-    wire::encode_request(out, &parts, site.x_forwarded_for.then_some(client.peer_ip));
+    let xff = site.x_forwarded_for.then_some(client.peer_ip);
+    wire::encode_request(out, &parts, seen, xff);
     let timer = &mut client.upstream_timer;
     let upstream = exchange(site, shared, out, &parts.method, (started, timer));
     let (mut up, host, res) = match upstream.await {
@@ -114,8 +120,7 @@ pub async fn serve<W: AsyncWrite + Unpin>(
         strip: true,
     };
     let enc = encode::encode(out, &head, len, answering);
-    let trailers = wire::te_trailers(&parts.headers);
-    match relay::body(io, out, &mut up, res.framing, &enc, trailers).await? {
+    match relay::body(io, out, &mut up, res.framing, &enc, seen.te_trailers).await? {
         Relayed::Reusable if res.reusable => host.raw_checkin(up, started),
         Relayed::Broken => return Ok(false),
         Relayed::Reusable | Relayed::Done => {}

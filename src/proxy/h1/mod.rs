@@ -38,7 +38,8 @@ pub fn fuzz_wire(bytes: &[u8]) {
                 let head = bytes::Bytes::copy_from_slice(&rest[..end]);
                 if let Ok(req) = wire::parse_request(&head, &lim) {
                     let mut out = Vec::new();
-                    wire::encode_request(&mut out, &req.parts, Some("127.0.0.1"));
+                    assert_eq!(req.seen, wire::Seen::of(&req.parts.headers));
+                    wire::encode_request(&mut out, &req.parts, req.seen, Some("127.0.0.1"));
                 }
             }
         }

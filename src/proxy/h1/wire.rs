@@ -17,6 +17,33 @@ pub struct RequestHead {
     pub parts: http::request::Parts,
     /// The client asked to close the connection after this exchange (`Connection: close`).
     pub close: bool,
+    /// Fields seen while parsing, so that nothing looks them up in the map again.
+    pub seen: Seen,
+}
+
+/// What the fields of a request head hold, as far as the upstream request head needs it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Seen {
+    /// A `Host` field.
+    pub host: bool,
+    /// A `Connection` field (it may name more fields to leave out).
+    pub connection: bool,
+    /// `TE: trailers`: the client accepts trailer fields.
+    pub te_trailers: bool,
+}
+
+impl Seen {
+    /// What the fields of `h` hold (for heads not parsed here).
+    pub fn of(h: &HeaderMap) -> Seen {
+        Seen {
+            host: h.contains_key(HOST),
+            connection: h.contains_key(CONNECTION),
+            te_trailers: h
+                .get_all(TE)
+                .iter()
+                .any(|v| has_token(v.as_bytes(), b"trailers")),
+        }
+    }
 }
 
 /// Why a head is not served by the fast path: the connection goes to the general path (which
@@ -45,11 +72,17 @@ fn build_request(bytes: &Bytes, req: &httparse::Request<'_, '_>) -> Option<Reque
     let uri = Uri::from_maybe_shared(bytes.slice_ref(req.path?.as_bytes())).ok()?;
     let mut headers = HeaderMap::with_capacity(req.headers.len());
     let mut close = false;
+    let mut seen = Seen::default();
     for h in req.headers.iter() {
         let name = HeaderName::from_bytes(h.name.as_bytes()).ok()?;
         let value = HeaderValue::from_maybe_shared(bytes.slice_ref(h.value)).ok()?;
-        if name == CONNECTION {
+        if name == HOST {
+            seen.host = true;
+        } else if name == CONNECTION {
+            seen.connection = true;
             close |= has_token(h.value, b"close");
+        } else if name == TE {
+            seen.te_trailers |= has_token(h.value, b"trailers");
         }
         headers.append(name, value);
     }
@@ -58,20 +91,13 @@ fn build_request(bytes: &Bytes, req: &httparse::Request<'_, '_>) -> Option<Reque
     parts.uri = uri;
     parts.version = Version::HTTP_11;
     parts.headers = headers;
-    Some(RequestHead { parts, close })
+    Some(RequestHead { parts, close, seen })
 }
 
 /// True when the comma-separated list `v` holds `token` (ASCII case-insensitive).
 pub fn has_token(v: &[u8], token: &[u8]) -> bool {
     v.split(|b| *b == b',')
         .any(|t| t.trim_ascii().eq_ignore_ascii_case(token))
-}
-
-/// The client accepts trailer fields (`TE: trailers`).
-pub fn te_trailers(h: &HeaderMap) -> bool {
-    h.get_all(TE)
-        .iter()
-        .any(|v| has_token(v.as_bytes(), b"trailers"))
 }
 
 /// The field names the fast path treats on their own, told apart once per field.
@@ -154,11 +180,16 @@ fn put_header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
-/// Writes the upstream request head for `parts` into `out`: origin-form target, HTTP/1.1, the
-/// client's fields in their order without hop-by-hop ones, `Host` from an absolute-form target when
-/// the client sent none, `te: trailers` when the client asked for trailers, and `X-Forwarded-For`
-/// with `peer` appended when `xff` is set.
-pub fn encode_request(out: &mut Vec<u8>, parts: &http::request::Parts, xff: Option<&str>) {
+/// Writes the upstream request head for `parts` (whose fields hold what `seen` says) into `out`:
+/// origin-form target, HTTP/1.1, the client's fields in their order without hop-by-hop ones, `Host`
+/// from an absolute-form target when the client sent none, `te: trailers` when the client asked for
+/// trailers, and `X-Forwarded-For` with `peer` appended when `xff` is set.
+pub fn encode_request(
+    out: &mut Vec<u8>,
+    parts: &http::request::Parts,
+    seen: Seen,
+    xff: Option<&str>,
+) {
     const XFF: HeaderName = HeaderName::from_static("x-forwarded-for");
     let h = &parts.headers;
     out.extend_from_slice(parts.method.as_str().as_bytes());
@@ -171,7 +202,7 @@ pub fn encode_request(out: &mut Vec<u8>, parts: &http::request::Parts, xff: Opti
             .as_bytes(),
     );
     out.extend_from_slice(b" HTTP/1.1\r\n");
-    let named = if h.contains_key(CONNECTION) {
+    let named = if seen.connection {
         connection_named(h)
     } else {
         Vec::new()
@@ -199,12 +230,12 @@ pub fn encode_request(out: &mut Vec<u8>, parts: &http::request::Parts, xff: Opti
         }
         put_header(out, lower, value.as_bytes());
     }
-    if !h.contains_key(HOST)
+    if !seen.host
         && let Some(a) = parts.uri.authority()
     {
         put_header(out, b"host", a.as_str().as_bytes());
     }
-    if te_trailers(h) {
+    if seen.te_trailers {
         out.extend_from_slice(b"te: trailers\r\n");
     }
     if let (false, Some(peer)) = (xff_done, xff) {
@@ -225,8 +256,9 @@ mod tests {
 
     fn upstream_request(head: &str, xff: Option<&str>) -> String {
         let req = parse_request(&Bytes::from(head.to_string()), &LIM).expect("fast path");
+        assert_eq!(req.seen, Seen::of(&req.parts.headers));
         let mut out = Vec::new();
-        encode_request(&mut out, &req.parts, xff);
+        encode_request(&mut out, &req.parts, req.seen, xff);
         String::from_utf8(out).expect("utf8")
     }
 

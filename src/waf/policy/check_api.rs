@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::PolicyError;
 use super::compiled::{CompiledPolicy, MAX_ITEMS, Scratch};
+use super::known_fields::Known;
 use crate::support::InlineVec;
 use crate::waf::Resolver;
 use crate::waf::openapi::{self, ApiMatch, Caps, CompiledApi, Head, Limits, Located, Location};
@@ -155,6 +156,7 @@ impl CompiledPolicy {
     pub(super) fn api_head(
         &self,
         head: &http::request::Parts,
+        known: &Known<'_>,
         has_body: bool,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
@@ -163,7 +165,7 @@ impl CompiledPolicy {
         let (Some(api), Some(req)) = (self.api(), s.api.as_mut()) else {
             return false;
         };
-        req.content_type = head.headers.get(http::header::CONTENT_TYPE).cloned();
+        req.content_type = known.content_type.cloned();
         let req = &*req;
         let Some(op) = api.operations.get(req.op) else {
             return false;

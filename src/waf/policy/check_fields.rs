@@ -6,17 +6,16 @@ use std::net::IpAddr;
 
 use super::compiled::{CompiledPolicy, MAX_ITEMS, Scratch, pick};
 use super::decl::ParamLocation;
+use super::known_fields::Known;
 use crate::waf::parse::{cookie, query};
 use crate::waf::signatures::Target;
 use crate::waf::violation::{Context, Violation, ViolationKind as K};
-
-/// Parsed once: a `&str` name is parsed on every lookup.
-const X_REQUESTED_WITH: http::HeaderName = http::HeaderName::from_static("x-requested-with");
 
 impl CompiledPolicy {
     pub(super) fn check_header_fields(
         &self,
         head: &http::request::Parts,
+        known: &Known<'_>,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
     ) {
@@ -30,11 +29,11 @@ impl CompiledPolicy {
         }
         const MULTIPLE_HOSTS: &str = "Multiple host headers";
         const IP_HOST: &str = "Host header contains IP address";
-        if self.protocol_on(MULTIPLE_HOSTS) && h.get_all(http::header::HOST).iter().count() > 1 {
+        if self.protocol_on(MULTIPLE_HOSTS) && known.hosts > 1 {
             self.protocol(out, MULTIPLE_HOSTS);
         }
         if self.protocol_on(IP_HOST)
-            && let Some(host) = h.get(http::header::HOST).and_then(|v| v.to_str().ok())
+            && let Some(host) = known.host.and_then(|v| v.to_str().ok())
         {
             let bare = host.rsplit_once(':').map_or(host, |(a, p)| {
                 if p.bytes().all(|b| b.is_ascii_digit()) {
@@ -47,9 +46,7 @@ impl CompiledPolicy {
                 self.protocol(out, IP_HOST);
             }
         }
-        if h.contains_key(http::header::TRANSFER_ENCODING)
-            && h.contains_key(http::header::CONTENT_LENGTH)
-        {
+        if known.transfer_encoding && known.content_length.is_some() {
             self.protocol(out, "Chunked request with Content-Length header");
         }
         // A header map lists each name's values one after another: the entity is picked once per
@@ -139,8 +136,8 @@ impl CompiledPolicy {
                 );
             }
         }
-        s.ajax = h
-            .get(X_REQUESTED_WITH)
+        s.ajax = known
+            .requested_with
             .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"XMLHttpRequest"));
     }
 

@@ -6,6 +6,7 @@ use std::net::IpAddr;
 
 use super::compiled::{BodyKind, CompiledPolicy, MAX_ITEMS, Scratch, pick};
 use super::decl::ParamLocation;
+use super::known_fields::Known;
 use crate::waf::parse::query;
 use crate::waf::signatures::{SignatureDb, Target};
 use crate::waf::violation::{Context, Violation, ViolationKind as K};
@@ -229,9 +230,10 @@ impl CompiledPolicy {
                 );
             }
         }
-        self.check_header_fields(head, s, out);
-        let inspect = self.plan_body(head, s, out);
-        let inspect = self.api_head(head, s.expects_body, s, out) || inspect;
+        let known = Known::of(&head.headers);
+        self.check_header_fields(head, &known, s, out);
+        let inspect = self.plan_body(head, &known, s, out);
+        let inspect = self.api_head(head, &known, s.expects_body, s, out) || inspect;
         self.check_mandatory(s, out, false);
         self.check_declared_length(s, out);
         inspect
@@ -468,15 +470,16 @@ impl CompiledPolicy {
     fn plan_body(
         &self,
         head: &http::request::Parts,
+        known: &Known<'_>,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
     ) -> bool {
-        let h = &head.headers;
-        let cl = h
-            .get(http::header::CONTENT_LENGTH)
+        let cl = known
+            .content_length
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok());
-        let chunked = h.contains_key(http::header::TRANSFER_ENCODING);
+        let chunked = known.transfer_encoding;
+        let h = &head.headers;
         s.content_length = cl;
         let has_body = chunked || cl.is_some_and(|n| n > 0);
         let m = &head.method;
@@ -486,8 +489,8 @@ impl CompiledPolicy {
         if m == http::Method::POST && cl == Some(0) {
             self.protocol(out, "POST request with Content-Length: 0");
         }
-        let ct = h
-            .get(http::header::CONTENT_TYPE)
+        let ct = known
+            .content_type
             .and_then(|v| v.to_str().ok())
             .unwrap_or("");
         s.grpc = ct.starts_with("application/grpc") && s.url.is_some();

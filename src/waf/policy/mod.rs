@@ -27,6 +27,7 @@ pub mod entities;
 pub mod fuzzing;
 pub mod glob;
 pub mod grpc_urls;
+pub mod known_fields;
 pub mod layers;
 pub mod lenient;
 pub mod model;
