@@ -4,12 +4,12 @@
 # /api/users/1, loopback):
 #   * user and system CPU microseconds per request (utime/stime deltas from /proc/<pid>/stat);
 #   * system calls per request (`perf stat -e 'syscalls:sys_enter_*'` on the proxy process);
-#   * with CALLGRIND=1, Portcullis's user-space instructions per request (valgrind callgrind, zeroed
+#   * with CALLGRIND=1, the user-space instructions per request of both (valgrind callgrind, zeroed
 #     after a warm-up, so load-independent; ~50x slower, so fewer requests).
 #
 # Usage: benches/proxy_cost.sh        (needs wrk, nginx, perf; valgrind for CALLGRIND=1)
 # Env:   DURATION=6 PORT_BASE=18180 PORTCULLIS=target/release/portcullis CALLGRIND=0
-#        CALLGRIND_OUT=FILE (keeps the callgrind profile of those requests)
+#        CALLGRIND_OUT=FILE (keeps Portcullis's callgrind profile of those requests)
 set -euo pipefail
 
 DURATION=${DURATION:-6}
@@ -83,21 +83,41 @@ echo "wrk -t1 -c50 -d${DURATION}s GET $URL_PATH; load average: $(cut -d' ' -f1-3
 cost nginx "$NGX_WORKER" $NGX
 cost portcullis "$PC_PID" $PC
 
+# User-space instructions per request under callgrind (zeroed after a warm-up, so independent of
+# the load and of the machine's other tenants): `callgrind LABEL PORT CMD...` runs CMD (a proxy
+# listening on PORT, in front of the same upstream) and prints its instructions per request.
+callgrind() {
+  local label=$1 port=$2; shift 2
+  valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.$label" "$@" 2>"$WORK/valgrind.$label.log" &
+  local vg=$!; PIDS+=($vg)
+  for _ in $(seq 300); do (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break; sleep 0.2; done
+  wrk -t1 -c50 -d3s "http://127.0.0.1:$port$URL_PATH" >/dev/null
+  callgrind_control -z "$vg" >/dev/null 2>&1
+  local n
+  n=$(wrk -t1 -c50 -d10s "http://127.0.0.1:$port$URL_PATH" | awk '/requests in/ {print $1}')
+  callgrind_control -d "$vg" >/dev/null 2>&1
+  sleep 1
+  local dump total
+  dump=$(ls -t "$WORK"/cg."$label".* | head -1)
+  total=$(awk -F': ' '/^summary:/ {print $2}' "$dump")
+  printf "%-12s user-space instructions: %6d per request (%d requests under callgrind)\n" \
+    "$label" $((total / n)) "$n"
+  kill "$vg" 2>/dev/null || true
+  LAST_PROFILE=$dump
+}
+
 if [ "${CALLGRIND:-0}" = 1 ]; then
   command -v valgrind >/dev/null || { echo "CALLGRIND=1 needs valgrind" >&2; exit 1; }
-  VG_PORT=$((PORT_BASE + 4))
-  valgrind --tool=callgrind --callgrind-out-file="$WORK/cg.out" "$PORTCULLIS" proxy \
+  VG_PORT=$((PORT_BASE + 4)); VG_NGX=$((PORT_BASE + 5))
+  # nginx in the foreground without a master: its one process is the worker.
+  nginx_conf vgproxy "upstream up { server 127.0.0.1:$UP; keepalive 64; }
+  server { listen 127.0.0.1:$VG_NGX; location / { proxy_pass http://up; proxy_http_version 1.1;
+    proxy_set_header Connection \"\"; proxy_set_header Host \$host;
+    proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for; } }"
+  sed -i 's/master_process on;/master_process off;/' "$WORK/vgproxy/nginx.conf"
+  callgrind nginx $VG_NGX nginx -p "$WORK/vgproxy" -c "$WORK/vgproxy/nginx.conf"
+  callgrind portcullis $VG_PORT "$PORTCULLIS" proxy \
     --listen 127.0.0.1:$VG_PORT --upstream http://127.0.0.1:$UP \
-    --policy "$ROOT/policies/demo/policy.json" --workers 1 --event-log "$WORK/events-vg.log" \
-    2>"$WORK/valgrind.log" & VG_PID=$!; PIDS+=($VG_PID)
-  for _ in $(seq 300); do (exec 3<>/dev/tcp/127.0.0.1/$VG_PORT) 2>/dev/null && break; sleep 0.2; done
-  wrk -t1 -c50 -d3s "http://127.0.0.1:$VG_PORT$URL_PATH" >/dev/null
-  callgrind_control -z "$VG_PID" >/dev/null 2>&1
-  n=$(wrk -t1 -c50 -d10s "http://127.0.0.1:$VG_PORT$URL_PATH" | awk '/requests in/ {print $1}')
-  callgrind_control -d "$VG_PID" >/dev/null 2>&1
-  sleep 1
-  dump=$(ls -t "$WORK"/cg.out.* | head -1)
-  total=$(callgrind_annotate "$dump" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
-  echo "portcullis user-space instructions: $((total / n)) per request ($n requests under callgrind)"
-  if [ -n "${CALLGRIND_OUT:-}" ]; then cp "$dump" "$CALLGRIND_OUT" && echo "profile: $CALLGRIND_OUT (callgrind_annotate)"; fi
+    --policy "$ROOT/policies/demo/policy.json" --workers 1 --event-log "$WORK/events-vg.log"
+  if [ -n "${CALLGRIND_OUT:-}" ]; then cp "$LAST_PROFILE" "$CALLGRIND_OUT" && echo "profile: $CALLGRIND_OUT (callgrind_annotate)"; fi
 fi

@@ -170,7 +170,7 @@ fn url_metacharacters_are_checked_on_spec_urls() {
 #[test]
 fn transparent_mode_records_undocumented_endpoints() {
     let p = compile("petstore-3.0.yaml", "transparent");
-    let tx = run(&p, "GET", "/v1/shadow/7", &[], b"");
+    let mut tx = run(&p, "GET", "/v1/shadow/7", &[], b"");
     let v = tx.verdict();
     assert!(!v.is_block());
     let url = v

@@ -360,12 +360,19 @@ fn append_xff(h: &mut HeaderMap, peer: SocketAddr) {
 /// The logging phase: publishes the event (if any) with the listener's name and the status
 /// answered, and counts blocks.
 pub(super) fn log_phase(tx: &SharedTx, site: &Site, shared: &Shared, status: StatusCode) {
-    let Some(t) = tx.lock().take() else { return };
-    log_transaction(t, site, shared, status);
+    let Some(mut t) = tx.lock().take() else {
+        return;
+    };
+    log_transaction(&mut t, site, shared, status);
 }
 
 /// [`log_phase`] for a transaction that was never shared (the HTTP/1 fast path).
-pub(super) fn log_transaction(t: Transaction, site: &Site, shared: &Shared, status: StatusCode) {
+pub(super) fn log_transaction(
+    t: &mut Transaction,
+    site: &Site,
+    shared: &Shared,
+    status: StatusCode,
+) {
     if let Some(mut ev) = t.finish() {
         if ev.action == Action::Block {
             for v in &ev.violations {

@@ -3,7 +3,7 @@
 //! `Transfer-Encoding` is present, see `docs/limits.md`). A head that could be framed two ways
 //! (request smuggling) or breaks a limit is rejected with a status, and nothing of it is forwarded.
 //!
-//! Pure: bytes in, [`Framing`] or [`Reject`] out. Imports: httparse only. This is the fuzz target
+//! Pure: bytes in, [`Framing`] or [`Reject`] out. Imports: httparse, memchr. This is the fuzz target
 //! `http1_head`.
 
 use std::mem::MaybeUninit;
@@ -61,7 +61,7 @@ pub const REJECT_HEADER: &str = "x-portcullis-reject";
 /// `Ok(None)` means more bytes are needed.
 pub fn find_head_end(buf: &[u8]) -> Result<Option<usize>, Reject> {
     let mut i = 0;
-    while let Some(off) = buf[i..].iter().position(|b| *b == b'\r' || *b == b'\n') {
+    while let Some(off) = memchr::memchr2(b'\r', b'\n', &buf[i..]) {
         i += off;
         if buf[i] == b'\n' {
             return Err(Reject::bad("bare LF in head"));

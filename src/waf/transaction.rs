@@ -230,10 +230,11 @@ impl Transaction {
         response::render(reply, self.support_id)
     }
 
-    /// Phase 4, always run: the event to log when the request was alarmed or blocked.
-    pub fn finish(self) -> Option<SecurityEvent> {
+    /// Phase 4, always run: the event to log when the request was alarmed or blocked (taken out of
+    /// the transaction, which is done then; borrowed, so that a caller need not move it).
+    pub fn finish(&mut self) -> Option<SecurityEvent> {
         // No verdict: nothing was found, nothing to log (and nothing to build).
-        let verdict = self.verdict.filter(|v| v.action != Action::Pass)?;
+        let verdict = self.verdict.take().filter(|v| v.action != Action::Pass)?;
         Some(SecurityEvent {
             support_id: self.support_id.to_string(),
             time: iso8601_utc(self.started_micros / 1_000_000),

@@ -79,7 +79,7 @@ pub async fn serve<W: AsyncWrite + Unpin>(
     };
     if tx.on_request_headers(&parts) == Step::Block {
         let res = block_or_reject(Some(tx.block_response()));
-        return finish(io, out, res, answering, tx, site, shared, started).await;
+        return finish(io, out, res, answering, &mut tx, site, shared, started).await;
     }
     out.clear();
     let xff = site.x_forwarded_for.then_some(client.peer_ip);
@@ -90,7 +90,7 @@ pub async fn serve<W: AsyncWrite + Unpin>(
         Ok(x) => x,
         Err(f) => {
             let res = failure_reply(f, shared);
-            return finish(io, out, res, answering, tx, site, shared, started).await;
+            return finish(io, out, res, answering, &mut tx, site, shared, started).await;
         }
     };
     // The engine reads a response's fields only when the policy needs them: no map otherwise.
@@ -102,9 +102,9 @@ pub async fn serve<W: AsyncWrite + Unpin>(
     };
     if step == Step::Block {
         let reply = block_or_reject(Some(tx.block_response()));
-        return finish(io, out, reply, answering, tx, site, shared, started).await;
+        return finish(io, out, reply, answering, &mut tx, site, shared, started).await;
     }
-    log_transaction(tx, site, shared, res.status);
+    log_transaction(&mut tx, site, shared, res.status);
     site.counters
         .request(res.status.as_u16(), started.elapsed().as_secs_f64());
     out.clear();
@@ -135,7 +135,7 @@ async fn finish<W: AsyncWrite + Unpin>(
     out: &mut Vec<u8>,
     res: Response<ProxyBody>,
     answering: Answering<'_>,
-    tx: Transaction,
+    tx: &mut Transaction,
     site: &Site,
     shared: &Shared,
     started: Instant,

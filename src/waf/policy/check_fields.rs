@@ -29,7 +29,7 @@ impl CompiledPolicy {
         }
         const MULTIPLE_HOSTS: &str = "Multiple host headers";
         const IP_HOST: &str = "Host header contains IP address";
-        if self.protocol_on(MULTIPLE_HOSTS) && known.hosts > 1 {
+        if known.hosts > 1 && self.protocol_on(MULTIPLE_HOSTS) {
             self.protocol(out, MULTIPLE_HOSTS);
         }
         if self.protocol_on(IP_HOST)

@@ -294,7 +294,7 @@ mod tests {
         Transaction::new(p.clone(), conn)
     }
 
-    fn kinds(t: Transaction) -> Vec<(K, String)> {
+    fn kinds(mut t: Transaction) -> Vec<(K, String)> {
         t.finish()
             .map(|e| {
                 e.violations
