@@ -92,7 +92,9 @@ impl Fields {
     /// Adds a field after the values of its name, if it already has some (the `HeaderMap` order).
     fn push(&mut self, head: &[u8], f: Field) {
         let name = range(head, f.name);
-        let same = |g: &Field| g.special == f.special && range(head, g.name) == name;
+        let len = |g: &Field| g.name.1 - g.name.0;
+        let same =
+            |g: &Field| g.special == f.special && len(g) == len(&f) && range(head, g.name) == name;
         match self.list.iter().rposition(same) {
             Some(i) => self.list.insert(i + 1, f),
             None => self.list.push(f),

@@ -285,6 +285,24 @@ mod tests {
     }
 
     #[test]
+    fn tokens_are_found_in_lists() {
+        for (v, close) in [
+            ("close", true),
+            (" Close ", true),
+            ("keep-alive, close", true),
+            (",,close,", true),
+            ("x,CLOSE", true),
+            ("\tclose\t", true),
+            ("closed", false),
+            ("", false),
+            ("keep-alive", false),
+            ("c lose", false),
+        ] {
+            assert_eq!(has_token(v.as_bytes(), b"close"), close, "{v:?}");
+        }
+    }
+
+    #[test]
     fn only_bodiless_http11_heads_take_the_fast_path() {
         let parse = |h: &str| parse_request(&Bytes::from(h.to_string()), &LIM).map(|r| r.close);
         assert_eq!(
