@@ -65,6 +65,42 @@ impl Table {
     }
 }
 
+/// The header table with the two other byte checks every header value gets (NUL, bytes from 0x80
+/// up), as class bits per byte value: one pass over a value says which of the three checks can
+/// find something, and a clean value (nearly every one) needs no other pass.
+#[derive(Clone, Copy, Debug)]
+pub struct HeaderBytes([u8; 256]);
+
+impl HeaderBytes {
+    /// A byte the header table disallows.
+    pub const METACHAR: u8 = 1;
+    pub const NUL: u8 = 2;
+    /// A byte from 0x80 up.
+    pub const HIGH: u8 = 4;
+
+    pub fn new(table: &Table) -> HeaderBytes {
+        let mut classes = [0u8; 256];
+        for (b, class) in (0..=255u8).zip(classes.iter_mut()) {
+            *class = u8::from(table.disallows(b)) * Self::METACHAR
+                + u8::from(b == 0) * Self::NUL
+                + u8::from(b >= 0x80) * Self::HIGH;
+        }
+        HeaderBytes(classes)
+    }
+
+    /// The classes of the bytes of `s`, or-ed.
+    pub fn classes(&self, s: &[u8]) -> u8 {
+        s.iter().fold(0, |seen, &b| seen | self.0[usize::from(b)])
+    }
+
+    /// The first byte of `s` the header table disallows.
+    pub fn first_bad(&self, s: &[u8]) -> Option<u8> {
+        s.iter()
+            .copied()
+            .find(|&b| self.0[usize::from(b)] & Self::METACHAR != 0)
+    }
+}
+
 /// Parses `"0x3c"`, `"0X3C"` or a single character into a byte.
 pub fn parse_metachar(s: &str) -> Option<u8> {
     let t = s.trim();
@@ -81,6 +117,30 @@ pub fn parse_metachar(s: &str) -> Option<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn header_bytes_agree_with_the_three_checks() {
+        let mut custom = Table::header();
+        custom.set(b'a', true);
+        custom.set(0, false);
+        for table in [Table::header(), custom, Table::EMPTY] {
+            let hb = HeaderBytes::new(&table);
+            for seed in 0..2000u32 {
+                let v: Vec<u8> = (0..seed % 23)
+                    .map(|i| (seed.wrapping_mul(2_654_435_761).rotate_left(i) % 256) as u8)
+                    .map(|b| if seed % 3 == 0 { b % 0x7f } else { b })
+                    .collect();
+                let seen = hb.classes(&v);
+                assert_eq!(hb.first_bad(&v), table.first_bad(&v), "{v:?}");
+                assert_eq!(
+                    seen & HeaderBytes::METACHAR != 0,
+                    table.first_bad(&v).is_some()
+                );
+                assert_eq!(seen & HeaderBytes::NUL != 0, v.contains(&0));
+                assert_eq!(seen & HeaderBytes::HIGH != 0, !v.is_ascii());
+            }
+        }
+    }
 
     #[test]
     fn defaults_follow_the_research_tables() {

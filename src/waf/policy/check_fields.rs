@@ -4,6 +4,7 @@
 
 use std::net::IpAddr;
 
+use super::charset::HeaderBytes;
 use super::compiled::{CompiledPolicy, MAX_ITEMS, Scratch, pick};
 use super::decl::ParamLocation;
 use super::known_fields::Known;
@@ -78,17 +79,20 @@ impl CompiledPolicy {
                         .detail(format!("{} bytes", bytes.len())),
                 );
             }
-            if !bytes.is_ascii() {
+            let seen = self.header_bytes.classes(bytes);
+            if seen & HeaderBytes::HIGH != 0 {
                 self.protocol(out, "High ASCII characters in headers");
             }
-            if bytes.contains(&0) {
+            if seen & HeaderBytes::NUL != 0 {
                 self.protocol(out, "Null in request");
             }
             if n == "cookie" {
                 self.check_cookies(bytes, s, out);
                 continue;
             }
-            if let Some(c) = self.header_table.first_bad(bytes) {
+            if seen & HeaderBytes::METACHAR != 0
+                && let Some(c) = self.header_bytes.first_bad(bytes)
+            {
                 self.push(
                     out,
                     Violation::new(K::HeaderMetachar, Context::Header)

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use super::PolicyError;
-use super::charset::{Table, parse_metachar};
+use super::charset::{HeaderBytes, Table, parse_metachar};
 use super::decl::{self, Base64Mode, DataType, EntityType, ParamLocation, ValueType};
 pub use super::entities::*;
 use super::glob::Glob;
@@ -44,7 +44,7 @@ pub struct CompiledPolicy {
     pub(super) index: Indexes,
     pub(super) json: Vec<CJson>,
     pub(super) xml: Vec<CXml>,
-    pub(super) header_table: Table,
+    pub(super) header_bytes: HeaderBytes,
     /// The policy's URL character set (for URLs the OpenAPI spec matched).
     pub(super) url_table: Table,
     pub(super) reply: Reply,
@@ -499,7 +499,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
         filetypes,
         json,
         xml,
-        header_table: tables["header"],
+        header_bytes: HeaderBytes::new(&tables["header"]),
         url_table: tables["url"],
         reply,
         ajax_reply,
@@ -558,7 +558,7 @@ impl CompiledPolicy {
             index: Indexes::default(),
             json: Vec::new(),
             xml: Vec::new(),
-            header_table: Table::EMPTY,
+            header_bytes: HeaderBytes::new(&Table::EMPTY),
             url_table: Table::EMPTY,
             reply: Reply::DefaultPage,
             ajax_reply: None,
