@@ -7,7 +7,7 @@
 //! upstream that is not `http://`) hands the connection over, with every byte read so far, to the
 //! general path (guard + hyper), which serves the rest of it exactly as before.
 //!
-//! Imports: tokio IO, `super::{wire, exchange}`, `crate::proxy::{head, handler, listener, drain}`.
+//! Imports: tokio IO, `super::{wire, exchange, timer}`, `crate::proxy::{head, handler, listener, drain}`.
 
 use std::future::poll_fn;
 use std::net::SocketAddr;

@@ -4,7 +4,7 @@
 //! relayed to the client. Blocks and failures are answered with the same responses the general path
 //! gives, encoded by [`super::encode`].
 //!
-//! Imports: `waf::Transaction`, `super::{wire, response, encode, relay, upconn}`, `crate::proxy::{handler,
+//! Imports: `waf::Transaction`, `super::{wire, response, encode, relay, upconn, timer}`, `crate::proxy::{handler,
 //! conns, upstream}`.
 
 use std::future::poll_fn;
