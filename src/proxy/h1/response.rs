@@ -32,7 +32,7 @@ pub enum BodyFraming {
 pub struct Field {
     name: (u32, u32),
     value: (u32, u32),
-    pub special: Special,
+    special: Special,
 }
 
 /// The fields of a response head: grouped like a `HeaderMap` iterates them (names in the order
@@ -68,10 +68,6 @@ impl Fields {
     /// The fields and the bytes their ranges index.
     pub fn raw(&self) -> (&[Field], &[u8]) {
         (&self.list, &self.head)
-    }
-
-    pub fn contains(&self, special: Special) -> bool {
-        self.list.iter().any(|f| f.special == special)
     }
 
     /// The fields as a `HeaderMap` (values share the head's bytes).
@@ -361,7 +357,7 @@ mod tests {
         assert_eq!(ours, theirs);
         assert_eq!(ours.len(), 7);
         assert_eq!(fields.to_map(), map);
-        assert!(!fields.contains(Special::Connection));
+        assert!(fields.iter().all(|(_, s, _)| s == Special::Other));
         for bad in ["x: a\x7fb", "x: a\x01b", "x y: 1"] {
             let raw = format!("HTTP/1.1 200 OK\r\n{bad}\r\n\r\n");
             assert!(parse_response(&mut BytesMut::from(&raw[..]), &Method::GET).is_err());
