@@ -9,7 +9,7 @@
 use http::header::HeaderName;
 use http::{HeaderMap, Method, StatusCode, Version};
 
-use super::wire::{Special, connection_named_in, has_token, skipped};
+use super::wire::{Special, connection_named_in, has_token, put_header, skipped};
 
 /// What the body of a response is known to be when its head is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -145,7 +145,7 @@ where
             match body {
                 BodyLen::Known(_) => {
                     if first {
-                        put(out, name, value);
+                        put_header(out, name, value);
                         wrote_len = true;
                     }
                     continue;
@@ -180,7 +180,7 @@ where
             }
             continue;
         }
-        put(out, name, value);
+        put_header(out, name, value);
     }
     if let Some(o) = open.take() {
         end_joined(out, o, req.close, closes, &mut last);
@@ -250,13 +250,6 @@ fn visible_str(value: &[u8]) -> Option<&str> {
     } else {
         None
     }
-}
-
-fn put(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
-    out.extend_from_slice(name);
-    out.extend_from_slice(b": ");
-    out.extend_from_slice(value);
-    out.extend_from_slice(b"\r\n");
 }
 
 fn itoa(n: u64) -> String {

@@ -85,7 +85,7 @@ pub async fn serve<W: AsyncWrite + Unpin>(
     let xff = site.x_forwarded_for.then_some(client.peer_ip);
     wire::encode_request(out, &parts, seen, xff);
     let timer = &mut client.upstream_timer;
-    let upstream = exchange(site, shared, out, &parts.method, (started, timer));
+    let upstream = exchange(site, shared, out, &parts.method, started, timer);
     let (mut up, host, res) = match upstream.await {
         Ok(x) => x,
         Err(f) => {
@@ -190,7 +190,8 @@ async fn exchange(
     shared: &Shared,
     out: &[u8],
     method: &Method,
-    (now, timer): (Instant, &mut Timer),
+    now: Instant,
+    timer: &mut Timer,
 ) -> Result<(UpConn, std::sync::Arc<HostConns>, ResponseHead), Failure> {
     let attempts = site.pool.members.len().max(1);
     let mut last = Failure::NoMember;

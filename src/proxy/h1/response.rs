@@ -29,7 +29,7 @@ pub enum BodyFraming {
 
 /// One field of a response head: its name (lower-cased in place) and value as ranges of the head.
 #[derive(Clone, Copy, Debug)]
-pub struct Field {
+struct Field {
     name: (u32, u32),
     value: (u32, u32),
     special: Special,
@@ -44,17 +44,6 @@ pub struct Fields {
     list: Vec<Field>,
 }
 
-impl Field {
-    /// (lower-case name, kind, value), read from the `head` the field is in.
-    pub fn read<'h>(&self, head: &'h [u8]) -> (&'h [u8], Special, &'h [u8]) {
-        (
-            range(head, self.name),
-            self.special,
-            range(head, self.value),
-        )
-    }
-}
-
 fn range(head: &[u8], (a, b): (u32, u32)) -> &[u8] {
     &head[a as usize..b as usize]
 }
@@ -62,12 +51,10 @@ fn range(head: &[u8], (a, b): (u32, u32)) -> &[u8] {
 impl Fields {
     /// (lower-case name, kind, value) triples in `HeaderMap` order.
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], Special, &[u8])> + Clone {
-        self.list.iter().map(|f| f.read(&self.head))
-    }
-
-    /// The fields and the bytes their ranges index.
-    pub fn raw(&self) -> (&[Field], &[u8]) {
-        (&self.list, &self.head)
+        let head = &self.head[..];
+        self.list
+            .iter()
+            .map(move |f| (range(head, f.name), f.special, range(head, f.value)))
     }
 
     /// The fields as a `HeaderMap` (values share the head's bytes).

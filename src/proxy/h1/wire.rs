@@ -173,7 +173,8 @@ pub fn skipped(name: &[u8], special: Special, named: &[HeaderName]) -> bool {
     special.hop_by_hop() || named.iter().any(|n| n.as_str().as_bytes() == name)
 }
 
-fn put_header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+/// Writes one `name: value` line of a head.
+pub fn put_header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.extend_from_slice(name);
     out.extend_from_slice(b": ");
     out.extend_from_slice(value);
