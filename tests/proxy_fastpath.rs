@@ -87,6 +87,18 @@ async fn one_response(s: &mut TcpStream) -> String {
     }
 }
 
+/// Waits (at most 5 s) for the proxy to close `s` without sending anything more; how long it took.
+async fn closed_after(s: &mut TcpStream) -> Duration {
+    let since = std::time::Instant::now();
+    let mut b = [0u8; 64];
+    let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut b))
+        .await
+        .expect("closed in time")
+        .unwrap_or(0);
+    assert_eq!(n, 0, "{:?}", String::from_utf8_lossy(&b[..n]));
+    since.elapsed()
+}
+
 const OK: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\nconnection: keep-alive\r\ncontent-length: 2\r\n\r\nok";
 
 #[tokio::test]
@@ -327,14 +339,7 @@ async fn timeouts_hold_after_requests_moved_them() {
         "504 after {waited:?}"
     );
     // Idle from here: closed at the idle timeout.
-    let idle = std::time::Instant::now();
-    let mut b = [0u8; 64];
-    let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut b))
-        .await
-        .expect("closed in time")
-        .unwrap_or(0);
-    let waited = idle.elapsed();
-    assert_eq!(n, 0, "{:?}", String::from_utf8_lossy(&b[..n]));
+    let waited = closed_after(&mut s).await;
     assert!(
         waited >= Duration::from_millis(950) && waited < Duration::from_secs(3),
         "closed after {waited:?}"
@@ -356,19 +361,9 @@ async fn an_idle_keep_alive_connection_closes_when_the_proxy_drains() {
         assert!(res.starts_with("HTTP/1.1 200 OK\r\n"), "{res}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let asked = std::time::Instant::now();
     proxy.signal("TERM");
-    let mut b = [0u8; 64];
-    let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut b))
-        .await
-        .expect("closed in time")
-        .unwrap_or(0);
-    assert_eq!(n, 0, "{:?}", String::from_utf8_lossy(&b[..n]));
-    assert!(
-        asked.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        asked.elapsed()
-    );
+    let waited = closed_after(&mut s).await;
+    assert!(waited < Duration::from_secs(2), "{waited:?}");
     for _ in 0..100 {
         if let Some(status) = proxy.child.try_wait().expect("wait") {
             assert!(status.success(), "{status}");
