@@ -57,6 +57,28 @@ enum AccessCommand {
     },
     /// Read a password from stdin and print its argon2id hash (for Basic users).
     HashPassword,
+    /// Revoke an API key (`key:<key id>`) or a token (`jti:<jti>`) on every node sharing the
+    /// store; they refuse it within a second.
+    Revoke {
+        #[command(flatten)]
+        store: portcullis::proxy::access::revoke::StoreArgs,
+        /// How long: seconds, or N with s, m, h or d (default: no end).
+        #[arg(long, value_parser = portcullis::proxy::access::revoke::parse_ttl)]
+        ttl: Option<std::time::Duration>,
+        /// `key:<API key id>` or `jti:<token id>`.
+        id: String,
+    },
+    /// End a revocation.
+    Unrevoke {
+        #[command(flatten)]
+        store: portcullis::proxy::access::revoke::StoreArgs,
+        id: String,
+    },
+    /// List the revocations in force.
+    Revocations {
+        #[command(flatten)]
+        store: portcullis::proxy::access::revoke::StoreArgs,
+    },
 }
 
 #[derive(Subcommand)]
@@ -237,6 +259,20 @@ fn exit_with(what: &str, r: Result<(), String>) -> ExitCode {
     }
 }
 
+/// Prints a command's output, or its error on stderr with exit status 1.
+fn print_or_fail(r: Result<String, String>) -> ExitCode {
+    match r {
+        Ok(out) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("portcullis: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
@@ -270,6 +306,17 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Access {
+            command: AccessCommand::Revoke { store, ttl, id },
+        } => print_or_fail(portcullis::proxy::access::revoke::revoke_cli(
+            &store, &id, ttl,
+        )),
+        Command::Access {
+            command: AccessCommand::Unrevoke { store, id },
+        } => print_or_fail(portcullis::proxy::access::revoke::unrevoke_cli(&store, &id)),
+        Command::Access {
+            command: AccessCommand::Revocations { store },
+        } => print_or_fail(portcullis::proxy::access::revoke::list_cli(&store)),
         Command::Access {
             command: AccessCommand::HashPassword,
         } => {

@@ -50,6 +50,11 @@ pub static REGISTRY: &[&KindSpec] = &[
 /// Fixed endpoints, matched before the registry.
 pub static ROUTES: &[Route] = &[
     Route {
+        path: crate::mgmt::revocations::PATH,
+        prefix: true,
+        handler: crate::mgmt::revocations::handle,
+    },
+    Route {
         path: crate::mgmt::events::rest::PATH,
         prefix: true,
         handler: crate::mgmt::events::rest::handle,
