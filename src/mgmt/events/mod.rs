@@ -1,18 +1,23 @@
 //! Request events on the management side: the data plane's events (through
 //! `proxy::events::EventSink`) are kept in the store with bounded retention ([`local`]), served
-//! at `/mgmt/tm/asm/events/requests` ([`rest`]), and sent to the syslog servers or files of the
-//! security log profiles attached to their virtual server ([`route`], [`config`], [`syslog`],
-//! [`sender`]). [`install`] starts the two consumers; docs/events.md describes the whole.
+//! at `/mgmt/tm/asm/events/requests` ([`rest`]), and sent to the destinations of the security log
+//! profiles attached to their virtual server ([`route`], [`config`]): syslog servers and files
+//! ([`syslog`]), SIEMs in CEF, LEEF, JSON lines and Splunk HEC ([`siem`], [`hec`]), each behind a
+//! drop-oldest queue ([`sender`], TLS by [`tls`]). [`install`] starts the two consumers;
+//! docs/events.md describes the whole.
 //!
 //! Imports: `mgmt::*`, `store`, `support`, `waf::SecurityEvent`, `proxy::events` (the narrow
 //! subscription interface).
 
 pub mod config;
+pub mod hec;
 pub mod local;
 pub mod rest;
 pub mod route;
 pub mod sender;
+pub mod siem;
 pub mod syslog;
+pub mod tls;
 
 use std::sync::Arc;
 

@@ -14,7 +14,8 @@ use serde_json::Value;
 use tokio::runtime::Handle;
 
 use super::config::{LogApp, Remote, RequestType, Transport, parse_app};
-use super::sender::{self, MAX_DATAGRAM, Output};
+use super::sender::{self, Framing, MAX_DATAGRAM, Output};
+use super::siem::{self, HecMeta};
 use super::syslog::{self, Header};
 use crate::mgmt::asm::policies::{POLICIES, virtuals_of};
 use crate::mgmt::engine::children;
@@ -97,7 +98,19 @@ impl Destination {
             max_len,
             policy,
         };
-        let msg = syslog::message(&h, ev, &self.app.format);
+        let msg = match &self.app.remote {
+            Remote::JsonLines { .. } => siem::json_event(ev, &h).to_string(),
+            Remote::Hec(hec) => siem::hec_event(
+                ev,
+                &h,
+                &HecMeta {
+                    index: hec.index.as_deref(),
+                    source: &hec.source,
+                    sourcetype: &hec.sourcetype,
+                },
+            ),
+            _ => syslog::message(&h, ev, &self.app.format),
+        };
         for o in &self.outputs {
             o.send(&msg);
         }
@@ -230,9 +243,20 @@ impl Routing {
                 .iter()
                 .map(|a| match transport {
                     Transport::Udp => sender::udp(&self.rt, *a, q),
-                    Transport::Tcp => sender::tcp(&self.rt, *a, q),
+                    t => sender::stream(&self.rt, *a, t, Framing::OctetCounted, q),
                 })
                 .collect(),
+            Remote::JsonLines { servers, transport } => servers
+                .iter()
+                .map(|a| sender::stream(&self.rt, *a, transport, Framing::Line, q))
+                .collect(),
+            Remote::Hec(hec) => match super::hec::sender(&self.rt, hec, q) {
+                Ok(o) => vec![o],
+                Err(e) => {
+                    tracing::error!(url = %hec.url, "security log: HEC endpoint not usable: {e}");
+                    Vec::new()
+                }
+            },
             Remote::File(name) => {
                 let path = st.cfg.data_dir.join("security-logs").join(name);
                 vec![sender::file(&self.rt, path, q)]
