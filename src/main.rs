@@ -123,14 +123,21 @@ struct CentralCmd {
     /// Data directory (store, certificate).
     #[arg(long)]
     data_dir: Option<PathBuf>,
+    /// Keep the fleet's security events in PostgreSQL (postgres://user:password@host/db)
+    /// instead of the embedded store.
+    #[arg(long)]
+    events_db: Option<String>,
 }
 
 fn central(cmd: CentralCmd) -> Result<(), String> {
     use portcullis::central::{CentralArgs, CentralConfig};
-    let file = match &cmd.config {
+    let mut file = match &cmd.config {
         Some(p) => CentralConfig::load(p)?,
         None => CentralConfig::default(),
     };
+    if let Some(db) = cmd.events_db {
+        file.central.events.db = Some(db);
+    }
     let mut mgmt = file.mgmt_config()?;
     if let Some(d) = cmd.data_dir.or(file.data_dir.clone()) {
         mgmt.data_dir = d;
@@ -145,6 +152,7 @@ fn central(cmd: CentralCmd) -> Result<(), String> {
         mgmt,
         limits: file.central.limits(),
         max_tasks: file.central.max_tasks,
+        events: file.central.events.clone(),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -147,6 +147,27 @@ impl Store {
         Ok(())
     }
 
+    /// Visits the entries under `prefix` from `from` (inclusive) forwards until `f` returns false.
+    pub fn scan_from(
+        &self,
+        table: Table,
+        prefix: &str,
+        from: &str,
+        mut f: impl FnMut(&str, serde_json::Value) -> bool,
+    ) -> Result<()> {
+        let tx = self.db.begin_read()?;
+        let t = tx.open_table(table.def())?;
+        let end = format!("{prefix}\u{10FFFF}");
+        let start = from.max(prefix);
+        for entry in t.range::<&str>(start..end.as_str())? {
+            let (k, v) = entry?;
+            if !f(k.value(), decode(k.value(), v.value())?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// How many keys start with `prefix`.
     pub fn count(&self, table: Table, prefix: &str) -> Result<usize> {
         let tx = self.db.begin_read()?;

@@ -1,15 +1,18 @@
 //! Small shared pieces every module may use: support ids, the clock, ISO 8601 formatting,
-//! registration keys, the UUID text form, a stack-first vector for per-request scratch lists.
+//! registration keys, the UUID text form, a stack-first vector for per-request scratch lists, URLs
+//! with their password masked.
 //! Imports nothing internal.
 
 mod clock;
 mod inline_vec;
 mod regkey;
 mod support_id;
+mod url;
 mod uuid;
 
-pub use clock::{iso8601_utc, now_micros, unix_seconds};
+pub use clock::{iso8601_utc, now_micros, parse_iso8601, unix_seconds};
 pub use inline_vec::InlineVec;
 pub use regkey::parse_regkey;
 pub use support_id::SupportId;
+pub use url::redact_url;
 pub use uuid::is_uuid;

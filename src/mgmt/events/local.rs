@@ -2,7 +2,10 @@
 //! (one durable store transaction per batch) under time-ordered keys, and prunes by count and
 //! age (`events_max_count`, `events_max_age`) in the same transaction, and on its own every
 //! [`PRUNE_EVERY`] when idle. Keys: `e/<timeMicros, 20 digits>/<supportId>` → the event JSON (as
-//! the JSON-line event log writes it); `i/<supportId>` → its `e/` key.
+//! the JSON-line event log writes it, plus `policyFullPath` and its write `sequence`);
+//! `i/<supportId>` → its `e/` key; `w/<sequence, 20 digits>` → its `e/` key. Sequences number the
+//! events in the order they were stored (a request's event is keyed by its arrival, but stored when
+//! it ends), so a collector reading after the last sequence it saw misses none (`super::feed`).
 //! Imports: `store`, `support`, `waf::SecurityEvent`, `proxy::events::EventStream`.
 
 use std::sync::Arc;
@@ -17,6 +20,7 @@ use crate::waf::SecurityEvent;
 
 pub const ITEMS: &str = "e/";
 pub const INDEX: &str = "i/";
+pub const SEQUENCE: &str = "w/";
 /// Most events written in one store transaction.
 pub const BATCH: usize = 512;
 /// Age pruning runs at least this often.
@@ -38,6 +42,20 @@ fn index_key(support_id: &str) -> String {
     format!("{INDEX}{support_id}")
 }
 
+pub fn sequence_key(sequence: u64) -> String {
+    format!("{SEQUENCE}{sequence:020}")
+}
+
+/// The sequence the next stored event gets.
+pub fn next_sequence(store: &Store) -> Result<u64> {
+    let mut next = 1;
+    store.scan_rev(Table::Events, SEQUENCE, |k, _| {
+        next = k[SEQUENCE.len()..].parse::<u64>().map_or(1, |s| s + 1);
+        false
+    })?;
+    Ok(next)
+}
+
 /// The stored event with support id `id`.
 pub fn get(store: &Store, id: &str) -> Result<Option<Value>> {
     let Some(Value::String(key)) = store.get(Table::Events, &index_key(id))? else {
@@ -52,6 +70,12 @@ pub fn newest_first(store: &Store, f: impl FnMut(&str, Value) -> bool) -> Result
 }
 
 fn delete_item(tx: &mut WriteTx<'_>, key: &str) -> Result<()> {
+    if let Some(seq) = tx
+        .get(Table::Events, key)?
+        .and_then(|v| v.get("sequence").and_then(serde_json::Value::as_u64))
+    {
+        tx.delete(Table::Events, &sequence_key(seq))?;
+    }
     tx.delete(Table::Events, key)?;
     if let Some(id) = key.rsplit('/').next() {
         let ix = index_key(id);
@@ -93,32 +117,41 @@ fn prune(tx: &mut WriteTx<'_>, mut count: usize, keep: Retention) -> Result<usiz
 }
 
 /// Writes `batch` and prunes, in one transaction; returns the new count. Each stored event gets
-/// `policyFullPath` from `policy_of`.
+/// `policyFullPath` from `policy_of` and the next write sequence (`sequence` is advanced).
 pub fn write_batch(
     store: &Store,
     batch: &[Arc<SecurityEvent>],
     policy_of: &dyn Fn(&SecurityEvent) -> String,
     count: usize,
+    sequence: &mut u64,
     keep: Retention,
 ) -> Result<usize> {
-    store.write(|tx| {
+    let mut next = *sequence;
+    let count = store.write(|tx| {
+        next = *sequence;
         let mut count = count;
         for ev in batch {
             let key = item_key(ev.time_micros, &ev.support_id);
+            if tx.get(Table::Events, &key)?.is_some() {
+                continue;
+            }
             let mut value =
                 serde_json::to_value(&**ev).map_err(|source| crate::store::StoreError::Value {
                     key: key.clone(),
                     source,
                 })?;
             value["policyFullPath"] = json!(policy_of(ev));
-            if tx.get(Table::Events, &key)?.is_none() {
-                count += 1;
-            }
+            value["sequence"] = json!(next);
+            count += 1;
             tx.put(Table::Events, &key, &value)?;
             tx.put(Table::Events, &index_key(&ev.support_id), &json!(key))?;
+            tx.put(Table::Events, &sequence_key(next), &json!(key))?;
+            next += 1;
         }
         prune(tx, count, keep)
-    })
+    })?;
+    *sequence = next;
+    Ok(count)
 }
 
 /// The store writer: runs until the event sink is gone. `select` removes from each batch the
@@ -131,6 +164,7 @@ pub fn run_writer<P: Fn(&SecurityEvent) -> String>(
     select: impl Fn(&mut Vec<Arc<SecurityEvent>>) -> P,
 ) {
     let mut count = store.count(Table::Events, ITEMS).unwrap_or(0);
+    let mut sequence = next_sequence(&store).unwrap_or(1);
     let mut batch = Vec::with_capacity(BATCH);
     loop {
         match stream.recv_timeout(PRUNE_EVERY) {
@@ -142,7 +176,7 @@ pub fn run_writer<P: Fn(&SecurityEvent) -> String>(
             }
         }
         let policy_of = select(&mut batch);
-        match write_batch(&store, &batch, &policy_of, count, keep) {
+        match write_batch(&store, &batch, &policy_of, count, &mut sequence, keep) {
             Ok(n) => count = n,
             Err(e) => tracing::error!(events = batch.len(), "cannot store request events: {e}"),
         }
@@ -194,8 +228,11 @@ mod tests {
         };
         let batch: Vec<_> = (1..=5).map(|i| ev(now + i, &format!("{i}"))).collect();
         let named = |e: &SecurityEvent| format!("/Common/{}", e.policy);
-        let n = write_batch(&store, &batch, &named, 0, keep).unwrap();
+        let mut seq = 1;
+        let n = write_batch(&store, &batch, &named, 0, &mut seq, keep).unwrap();
         assert_eq!(n, 3);
+        assert_eq!(seq, 6);
+        assert_eq!(next_sequence(&store).unwrap(), 6);
         assert_eq!(ids(&store), ["5", "4", "3"]);
         assert!(
             get(&store, "1").unwrap().is_none(),
@@ -205,10 +242,16 @@ mod tests {
         assert_eq!(four["timeMicros"], now + 4);
         assert_eq!(four["policyFullPath"], "/Common/p");
         let old = ev(now - 7200 * 1_000_000, "old");
-        let n = write_batch(&store, &[old], &named, n, keep).unwrap();
+        let n = write_batch(&store, &[old], &named, n, &mut seq, keep).unwrap();
         assert_eq!(n, 3, "an event past the age bound is pruned at once");
         assert_eq!(ids(&store), ["5", "4", "3"]);
         assert_eq!(store.count(Table::Events, ITEMS).unwrap(), 3);
         assert_eq!(store.count(Table::Events, INDEX).unwrap(), 3);
+        assert_eq!(
+            store.count(Table::Events, SEQUENCE).unwrap(),
+            3,
+            "sequences go with their events"
+        );
+        assert_eq!(four["sequence"], 4);
     }
 }

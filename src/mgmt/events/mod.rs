@@ -1,6 +1,7 @@
 //! Request events on the management side: the data plane's events (through
 //! `proxy::events::EventSink`) are kept in the store with bounded retention ([`local`]), served
-//! at `/mgmt/tm/asm/events/requests` ([`rest`]), and sent to the destinations of the security log
+//! at `/mgmt/tm/asm/events/requests` ([`rest`]) and, in storage order for collectors, at
+//! `/mgmt/tm/asm/events/feed` ([`feed`]), and sent to the destinations of the security log
 //! profiles attached to their virtual server ([`route`], [`config`]): syslog servers and files
 //! ([`syslog`]), SIEMs in CEF, LEEF, JSON lines and Splunk HEC ([`siem`], [`hec`]), each behind a
 //! drop-oldest queue ([`sender`], TLS by [`tls`]). [`install`] starts the two consumers;
@@ -10,6 +11,7 @@
 //! subscription interface).
 
 pub mod config;
+pub mod feed;
 pub mod hec;
 pub mod local;
 pub mod rest;

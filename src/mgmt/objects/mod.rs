@@ -55,6 +55,11 @@ pub static ROUTES: &[Route] = &[
         handler: crate::mgmt::revocations::handle,
     },
     Route {
+        path: crate::mgmt::events::feed::PATH,
+        prefix: true,
+        handler: crate::mgmt::events::feed::handle,
+    },
+    Route {
         path: crate::mgmt::events::rest::PATH,
         prefix: true,
         handler: crate::mgmt::events::rest::handle,

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::shared::redacted;
+use crate::support::redact_url;
 
 use crate::waf::access::{AccessProfile, from_value};
 
@@ -87,12 +87,12 @@ pub fn summary(path: &Path) -> Result<String, String> {
             )),
         }
         if let Some(s) = &r.store {
-            out.push_str(&format!(", shared in {}", redacted(&s.url)));
+            out.push_str(&format!(", shared in {}", redact_url(&s.url)));
         }
         out.push('\n');
     }
     if let Some(s) = &p.revocations {
-        out.push_str(&format!("  revocations: {}\n", redacted(&s.url)));
+        out.push_str(&format!("  revocations: {}\n", redact_url(&s.url)));
     }
     Ok(out)
 }

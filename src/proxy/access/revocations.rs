@@ -24,7 +24,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use redis::AsyncCommands;
 use tokio::sync::watch;
 
-use super::shared::redacted;
+use crate::support::redact_url;
 use crate::waf::access::profile::SharedStore;
 
 /// The whole list is read again this often, besides after every reconnect.
@@ -89,7 +89,7 @@ impl Revocations {
     /// runtime; the watch ends when the returned value is dropped.
     pub fn watch(client: redis::Client, store: &SharedStore, gauge: Gauge) -> Arc<Revocations> {
         let r = Arc::new(Revocations {
-            label: redacted(&store.url),
+            label: redact_url(&store.url),
             key: key(&store.key_prefix),
             list: RwLock::default(),
             loaded: watch::channel(false).0,

@@ -11,10 +11,10 @@ use redis::AsyncCommands;
 
 pub use super::revocations::check_id;
 use super::revocations::{Revoked, key, now_ms, until_of};
-use super::shared::redacted;
+use crate::support::redact_url;
 
 async fn connection(url: &str) -> Result<redis::aio::MultiplexedConnection, String> {
-    let fail = |e: redis::RedisError| format!("{}: {e}", redacted(url));
+    let fail = |e: redis::RedisError| format!("{}: {e}", redact_url(url));
     let client = redis::Client::open(url).map_err(fail)?;
     let cfg = redis::AsyncConnectionConfig::new()
         .set_connection_timeout(Some(Duration::from_secs(5)))
@@ -50,7 +50,7 @@ pub async fn revoke(
         .ignore()
         .query_async::<()>(&mut con)
         .await
-        .map_err(|e| format!("{}: {e}", redacted(url)))?;
+        .map_err(|e| format!("{}: {e}", redact_url(url)))?;
     Ok(Revoked {
         id: id.to_string(),
         until,
@@ -68,7 +68,7 @@ pub async fn unrevoke(url: &str, prefix: &str, id: &str) -> Result<bool, String>
         .ignore()
         .query_async(&mut con)
         .await
-        .map_err(|e| format!("{}: {e}", redacted(url)))?;
+        .map_err(|e| format!("{}: {e}", redact_url(url)))?;
     Ok(removed > 0)
 }
 
@@ -78,7 +78,7 @@ pub async fn list(url: &str, prefix: &str) -> Result<Vec<Revoked>, String> {
     let all: Vec<(String, f64)> = con
         .zrangebyscore_withscores(key(prefix), format!("({}", now_ms()), "+inf")
         .await
-        .map_err(|e| format!("{}: {e}", redacted(url)))?;
+        .map_err(|e| format!("{}: {e}", redact_url(url)))?;
     Ok(all
         .into_iter()
         .map(|(id, score)| Revoked {

@@ -28,6 +28,7 @@ use tokio::sync::watch;
 
 use super::revocations::Revocations;
 use crate::proxy::metrics::{Metrics, StoreCounters};
+use crate::support::redact_url;
 use crate::waf::access::profile::{AccessProfile, RateLimit, SharedStore};
 
 /// Reconnect delays: from the first to the last, doubling.
@@ -76,18 +77,6 @@ return {0, tonumber(first[2]) + window - now}
     )
 });
 
-/// `url` without its password, for logs and metric labels.
-pub fn redacted(url: &str) -> String {
-    match (url.split_once("://"), url.rfind('@')) {
-        (Some((scheme, rest)), Some(at)) if at > scheme.len() => {
-            let userinfo = &rest[..at - scheme.len() - 3];
-            let user = userinfo.split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}:***@{}", &url[at + 1..])
-        }
-        _ => url.to_string(),
-    }
-}
-
 /// The shared stores of one process, by URL (and revocation lists by URL and prefix). Entries
 /// live while a gate uses them.
 pub struct Stores {
@@ -114,8 +103,8 @@ impl Stores {
         if let Some(s) = map.get(url).and_then(Weak::upgrade) {
             return Ok(s);
         }
-        let client = redis::Client::open(url).map_err(|e| format!("{}: {e}", redacted(url)))?;
-        let label = redacted(url);
+        let client = redis::Client::open(url).map_err(|e| format!("{}: {e}", redact_url(url)))?;
+        let label = redact_url(url);
         let workers = Handle::current().metrics().num_workers().max(1);
         let (ready, _) = watch::channel(false);
         let s = Arc::new(RedisStore {
@@ -146,10 +135,10 @@ impl Stores {
             return Ok(r);
         }
         let client = redis::Client::open(store.url.as_str())
-            .map_err(|e| format!("{}: {e}", redacted(&store.url)))?;
+            .map_err(|e| format!("{}: {e}", redact_url(&store.url)))?;
         let gauge = self
             .metrics
-            .revocations(&redacted(&store.url), &store.key_prefix);
+            .revocations(&redact_url(&store.url), &store.key_prefix);
         let r = Revocations::watch(client, store, gauge);
         map.retain(|_, w| w.strong_count() > 0);
         map.insert(key, Arc::downgrade(&r));
@@ -374,16 +363,6 @@ pub async fn prepare(stores: &Stores, profile: &AccessProfile, wait: Duration) -
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn passwords_are_not_shown() {
-        assert_eq!(redacted("redis://h:6379/0"), "redis://h:6379/0");
-        assert_eq!(
-            redacted("rediss://u:secret@h:6380/1"),
-            "rediss://u:***@h:6380/1"
-        );
-        assert_eq!(redacted("redis://:p@w@h"), "redis://:***@h");
-    }
 
     #[test]
     fn slots_are_stable_per_thread() {

@@ -1,0 +1,144 @@
+//! A real PostgreSQL server (Debian package `postgresql`) for the tests of one test binary: the
+//! test runs `initdb` and `pg_ctl` from `/usr/lib/postgresql/<version>/bin` in a temporary
+//! directory (as the `postgres` user when the tests run as root, which PostgreSQL refuses), with
+//! trust authentication on 127.0.0.1 and durability off (fast). A small shell holds it: when the
+//! test process ends its standard input closes and the shell stops the server and removes the
+//! directory, so nothing outlives the tests even when one panics.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+
+pub struct Postgres {
+    pub port: u16,
+    bin: PathBuf,
+    /// The holding shell, its standard input open for the life of the test process (closing it
+    /// stops the server).
+    _holder: Mutex<Child>,
+}
+
+/// The newest installed server's `bin` directory.
+fn bin_dir() -> PathBuf {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .expect("PostgreSQL (Debian package postgresql; .ci/run installs it)")
+        .flatten()
+        .map(|e| e.path().join("bin"))
+        .filter(|p| p.join("initdb").exists())
+        .collect();
+    dirs.sort_by_key(|p| {
+        p.parent()
+            .and_then(|v| v.file_name())
+            .and_then(|v| v.to_str())
+            .and_then(|v| v.parse::<u32>().ok())
+            .unwrap_or(0)
+    });
+    dirs.pop().expect("no /usr/lib/postgresql/*/bin/initdb")
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+        .unwrap_or(false)
+}
+
+/// The server shared by the tests of this binary (started on first use).
+pub fn shared() -> &'static Postgres {
+    static PG: OnceLock<Postgres> = OnceLock::new();
+    PG.get_or_init(start)
+}
+
+fn start() -> Postgres {
+    let bin = bin_dir();
+    let dir = tempfile::Builder::new()
+        .prefix("portcullis-pg-")
+        .tempdir()
+        .expect("tmp")
+        .keep();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port();
+    let script = r#"
+set -e
+"$B/initdb" -D "$D/data" -U portcullis --auth=trust -E UTF8 --no-sync >"$D/initdb.log" 2>&1
+"$B/pg_ctl" -D "$D/data" -l "$D/server.log" -w start -o "-p $P -k $D -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" >/dev/null
+echo ready
+read _ || true
+"$B/pg_ctl" -D "$D/data" -m immediate stop >/dev/null 2>&1 || true
+rm -rf "$D"
+"#;
+    let mut cmd = if is_root() {
+        let ok = Command::new("chown")
+            .args(["-R", "postgres:postgres"])
+            .arg(&dir)
+            .status()
+            .expect("chown")
+            .success();
+        assert!(ok, "chown {} to postgres", dir.display());
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--", "sh", "-c", script]);
+        c
+    } else {
+        let mut c = Command::new("sh");
+        c.args(["-c", script]);
+        c
+    };
+    let mut child = cmd
+        .env("B", &bin)
+        .env("D", &dir)
+        .env("P", port.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("sh");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("read");
+    assert_eq!(
+        line.trim(),
+        "ready",
+        "PostgreSQL did not start: {}{}",
+        std::fs::read_to_string(dir.join("initdb.log")).unwrap_or_default(),
+        std::fs::read_to_string(dir.join("server.log")).unwrap_or_default()
+    );
+    Postgres {
+        port,
+        bin,
+        _holder: Mutex::new(child),
+    }
+}
+
+impl Postgres {
+    /// `postgres://portcullis@127.0.0.1:<port>/<db>`.
+    pub fn url(&self, db: &str) -> String {
+        format!("postgres://portcullis@127.0.0.1:{}/{db}", self.port)
+    }
+
+    /// Creates database `name` (one per test, so tests do not see each other's rows).
+    pub fn create_db(&self, name: &str) -> String {
+        let out = Command::new(self.bin.join("createdb"))
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                "portcullis",
+                name,
+            ])
+            .output()
+            .expect("createdb");
+        assert!(
+            out.status.success(),
+            "createdb {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.url(name)
+    }
+}
