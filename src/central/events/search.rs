@@ -87,7 +87,7 @@ fn bad(what: &str, v: &str, want: &str) -> MgmtError {
 }
 
 /// Microseconds since the epoch of `v`: a number of microseconds or `YYYY-MM-DDThh:mm:ssZ`.
-fn instant(what: &str, v: &str) -> MgmtResult<u64> {
+pub fn instant(what: &str, v: &str) -> MgmtResult<u64> {
     v.parse::<u64>()
         .ok()
         .or_else(|| parse_iso8601(v).map(|s| s * 1_000_000))
