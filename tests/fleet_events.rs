@@ -1,5 +1,6 @@
 //! One event store for the fleet: three real `portcullis serve` controllers behind one real
-//! `portcullis central --events-db postgres://…` with a real PostgreSQL. A blocked request on each
+//! `portcullis central --events-db postgres://…?sslmode=require` with a real PostgreSQL (over
+//! TLS, its certificate verified). A blocked request on each
 //! controller is found by the central search by its support id; a controller the central manager
 //! cannot reach (a partition, made by a relay the test cuts) while it blocks more requests is
 //! caught up once reachable again, each event stored once. The PostgreSQL store itself: every
@@ -22,13 +23,17 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-/// `portcullis central --events-db URL`, collecting every second; waits until it is ready.
-fn central(dir: &Path, events_db: &str) -> Server {
+/// `portcullis central --events-db URL`, collecting every second, the database's certificate
+/// checked against `ca_pem`; waits until it is ready.
+fn central(dir: &Path, events_db: &str, ca_pem: &str) -> Server {
     let cfg = dir.join("central.json");
+    let ca = dir.join("db-ca.pem");
+    std::fs::write(&ca, ca_pem).expect("CA");
     std::fs::write(
         &cfg,
-        json!({"central": {"timeout_secs": 2, "retries": 0, "events": {"poll_secs": 1}}})
-            .to_string(),
+        json!({"central": {"timeout_secs": 2, "retries": 0,
+                           "events": {"poll_secs": 1, "db_ca_file": ca}}})
+        .to_string(),
     )
     .expect("config");
     let mut child = Command::new(env!("CARGO_BIN_EXE_portcullis"))
@@ -222,7 +227,8 @@ async fn three_controllers_one_search_and_a_partitioned_one_catches_up() {
     let pg = postgres_support::shared();
     let db = pg.create_db("fleet_e2e");
     let cm_dir = tempfile::tempdir().expect("tmp");
-    let cm_server = central(cm_dir.path(), &db);
+    // Over TLS, the server's certificate verified.
+    let cm_server = central(cm_dir.path(), &format!("{db}?sslmode=require"), &pg.ca_pem);
     let cm = Api::new(&cm_server);
     let controllers = vec![controller().await, controller().await, controller().await];
     let addr = |c: &Controller| c.server.base.trim_start_matches("https://").to_string();
@@ -374,9 +380,13 @@ async fn the_postgres_store_searches_every_criterion_and_keeps_its_retention() {
 
     let pg = postgres_support::shared();
     let store = Arc::new(
-        Postgres::connect(&pg.create_db("fleet_store"), 4)
-            .await
-            .expect("connect"),
+        Postgres::connect(
+            &format!("{}?sslmode=disable", pg.create_db("fleet_store")),
+            None,
+            4,
+        )
+        .await
+        .expect("connect"),
     );
     let now = portcullis::support::now_micros();
     let events = vec![

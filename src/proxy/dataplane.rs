@@ -104,11 +104,12 @@ impl Dataplane {
             gates.remove(&spec.name);
             return None;
         };
+        // A profile naming a shared store starts its connection tasks on the data plane's runtime.
+        let _rt = self.rt.enter();
         if let Some(gate) = gates.get(&spec.name) {
             gate.configure(profile.clone());
             return Some(gate.clone());
         }
-        let _rt = self.rt.enter();
         let gate = Arc::new(Gate::new(
             profile.clone(),
             self.shared.clients.clone(),

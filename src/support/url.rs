@@ -6,8 +6,10 @@ pub fn redact_url(url: &str) -> String {
     match (url.split_once("://"), url.rfind('@')) {
         (Some((scheme, rest)), Some(at)) if at > scheme.len() => {
             let userinfo = &rest[..at - scheme.len() - 3];
-            let user = userinfo.split(':').next().unwrap_or_default();
-            format!("{scheme}://{user}:***@{}", &url[at + 1..])
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{scheme}://{user}:***@{}", &url[at + 1..]),
+                None => url.to_string(),
+            }
         }
         _ => url.to_string(),
     }
@@ -25,6 +27,7 @@ mod tests {
             "rediss://u:***@h:6380/1"
         );
         assert_eq!(redact_url("redis://:p@w@h"), "redis://:***@h");
+        assert_eq!(redact_url("postgres://cm@db/e"), "postgres://cm@db/e");
         assert_eq!(
             redact_url("postgres://cm:pw@db:5432/events?sslmode=prefer"),
             "postgres://cm:***@db:5432/events?sslmode=prefer"

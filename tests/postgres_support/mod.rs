@@ -1,7 +1,8 @@
 //! A real PostgreSQL server (Debian package `postgresql`) for the tests of one test binary: the
 //! test runs `initdb` and `pg_ctl` from `/usr/lib/postgresql/<version>/bin` in a temporary
 //! directory (as the `postgres` user when the tests run as root, which PostgreSQL refuses), with
-//! trust authentication on 127.0.0.1 and durability off (fast). A small shell holds it: when the
+//! trust authentication on 127.0.0.1, TLS offered (a certificate for 127.0.0.1 from a test CA,
+//! [`Postgres::ca_pem`]) and durability off (fast). A small shell holds it: when the
 //! test process ends its standard input closes and the shell stops the server and removes the
 //! directory, so nothing outlives the tests even when one panics.
 #![allow(dead_code)]
@@ -13,6 +14,8 @@ use std::sync::{Mutex, OnceLock};
 
 pub struct Postgres {
     pub port: u16,
+    /// The CA certificate (PEM) of the server's TLS certificate.
+    pub ca_pem: String,
     bin: PathBuf,
     /// The holding shell, its standard input open for the life of the test process (closing it
     /// stops the server).
@@ -45,6 +48,22 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
+/// A CA and a server certificate for 127.0.0.1 it signed: (CA PEM, certificate PEM, key PEM).
+fn pki() -> (String, String, String) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().expect("key");
+    let mut ca = CertificateParams::new(Vec::<String>::new()).expect("params");
+    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_cert = ca.self_signed(&ca_key).expect("CA");
+    let issuer = Issuer::new(ca, &ca_key);
+    let key = KeyPair::generate().expect("key");
+    let cert = CertificateParams::new(vec!["127.0.0.1".to_string()])
+        .expect("params")
+        .signed_by(&key, &issuer)
+        .expect("certificate");
+    (ca_cert.pem(), cert.pem(), key.serialize_pem())
+}
+
 /// The server shared by the tests of this binary (started on first use).
 pub fn shared() -> &'static Postgres {
     static PG: OnceLock<Postgres> = OnceLock::new();
@@ -65,7 +84,10 @@ fn start() -> Postgres {
     let script = r#"
 set -e
 "$B/initdb" -D "$D/data" -U portcullis --auth=trust -E UTF8 --no-sync >"$D/initdb.log" 2>&1
-"$B/pg_ctl" -D "$D/data" -l "$D/server.log" -w start -o "-p $P -k $D -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" >/dev/null
+printf '%s' "$CERT" >"$D/data/server.crt"
+printf '%s' "$KEY" >"$D/data/server.key"
+chmod 600 "$D/data/server.key"
+"$B/pg_ctl" -D "$D/data" -l "$D/server.log" -w start -o "-p $P -k $D -c listen_addresses=127.0.0.1 -c ssl=on -c fsync=off -c synchronous_commit=off -c full_page_writes=off" >/dev/null
 echo ready
 read _ || true
 "$B/pg_ctl" -D "$D/data" -m immediate stop >/dev/null 2>&1 || true
@@ -87,7 +109,10 @@ rm -rf "$D"
         c.args(["-c", script]);
         c
     };
+    let (ca_pem, cert, key) = pki();
     let mut child = cmd
+        .env("CERT", cert)
+        .env("KEY", key)
         .env("B", &bin)
         .env("D", &dir)
         .env("P", port.to_string())
@@ -109,6 +134,7 @@ rm -rf "$D"
     );
     Postgres {
         port,
+        ca_pem,
         bin,
         _holder: Mutex::new(child),
     }

@@ -29,6 +29,9 @@ use crate::store::Store;
 pub struct EventsConfig {
     /// `postgres://user:password@host:port/db`; none: the embedded store (`--events-db`).
     pub db: Option<String>,
+    /// CA certificates (PEM) the database's certificate must chain to when TLS is used (default:
+    /// the built-in web roots).
+    pub db_ca_file: Option<std::path::PathBuf>,
     /// Seconds between two collections from a controller.
     pub poll_secs: u64,
     /// Events older than this many seconds are deleted (0: no age bound).
@@ -43,6 +46,7 @@ impl Default for EventsConfig {
     fn default() -> Self {
         EventsConfig {
             db: None,
+            db_ca_file: None,
             poll_secs: 5,
             max_age_secs: 30 * 86_400,
             max_events: 1_000_000,
@@ -173,7 +177,7 @@ impl EventStore {
     pub async fn open(cfg: &EventsConfig, store: Arc<Store>) -> Result<EventStore, String> {
         match &cfg.db {
             Some(url) => Ok(EventStore::Postgres(
-                postgres::Postgres::connect(url, cfg.pool_size).await?,
+                postgres::Postgres::connect(url, cfg.db_ca_file.as_deref(), cfg.pool_size).await?,
             )),
             None => Ok(EventStore::Embedded(embedded::Embedded::new(store))),
         }

@@ -2,17 +2,22 @@
 //! keyed by (device, support id) so a collection repeated after a failure stores nothing twice,
 //! with an index per search criterion (support id, time, device, policy, violation and signature
 //! arrays, client address) and the controller's item as `jsonb`. Connections come from a
-//! deadpool-postgres pool; searches are one statement built from the criteria given (so the
+//! deadpool-postgres pool, over TLS when the URL's `sslmode` asks (rustls, the server's certificate
+//! verified); searches are one statement built from the criteria given (so the
 //! planner sees only real conditions), newest first, with the total matching count.
-//! Imports: tokio-postgres, deadpool-postgres, `support`, `super::{FleetEvent, Search, Found,
+//! Imports: tokio-postgres, deadpool-postgres, tokio-postgres-rustls, `support`, `super::{FleetEvent, Search, Found,
 //! Retention}`.
 
+use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use rustls_pki_types::CertificateDer;
+use rustls_pki_types::pem::PemObject;
 use serde_json::Value;
-use tokio_postgres::NoTls;
 use tokio_postgres::types::ToSql;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{FleetEvent, Found, Retention, Search};
 use crate::support::{now_micros, redact_url};
@@ -61,14 +66,47 @@ fn policy_name(fp: &str) -> &str {
     fp.rsplit('/').next().unwrap_or(fp)
 }
 
+/// TLS towards the database: its certificate must chain to the CA certificates of `ca_file` (PEM)
+/// or, without one, to the built-in web roots, and name the host of the URL.
+fn tls(ca_file: Option<&Path>) -> Result<MakeRustlsConnect, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    match ca_file {
+        Some(p) => {
+            let pem = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            for c in CertificateDer::pem_slice_iter(&pem) {
+                roots
+                    .add(c.map_err(|e| format!("{}: {e}", p.display()))?)
+                    .map_err(|e| format!("{}: {e}", p.display()))?;
+            }
+            if roots.is_empty() {
+                return Err(format!("{}: no PEM certificate", p.display()));
+            }
+        }
+        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+    }
+    let cfg = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| e.to_string())?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Ok(MakeRustlsConnect::new(cfg))
+}
+
 impl Postgres {
-    /// Connects a pool of `size` to `url` and creates the schema.
-    pub async fn connect(url: &str, size: usize) -> Result<Postgres, String> {
+    /// Connects a pool of `size` to `url` (TLS as its `sslmode` says, verified with `ca_file`) and
+    /// creates the schema.
+    pub async fn connect(
+        url: &str,
+        ca_file: Option<&Path>,
+        size: usize,
+    ) -> Result<Postgres, String> {
         let label = redact_url(url);
         let cfg = tokio_postgres::Config::from_str(url).map_err(|e| format!("{label}: {e}"))?;
         let mgr = Manager::from_config(
             cfg,
-            NoTls,
+            tls(ca_file)?,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
             },
