@@ -3,14 +3,15 @@
 //! with an index per search criterion (support id, time, device, policy, violation and signature
 //! arrays, client address) and the controller's item as `jsonb`. Connections come from a
 //! deadpool-postgres pool, over TLS when the URL's `sslmode` asks (rustls, the server's certificate
-//! verified); searches are one statement built from the criteria given (so the
-//! planner sees only real conditions), newest first, with the total matching count.
-//! Imports: tokio-postgres, deadpool-postgres, tokio-postgres-rustls, `support`, `super::{FleetEvent, Search, Found,
-//! Retention}`.
+//! verified); a search is a page and a count, built from the criteria given (so the planner sees
+//! only real conditions), newest first.
+//! Imports: tokio-postgres, deadpool-postgres, tokio-postgres-rustls, `support`,
+//! `super::{FleetEvent, Search, Found, Retention}`.
 
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
 use rustls_pki_types::CertificateDer;
@@ -55,7 +56,13 @@ const INSERT: &str = "INSERT INTO fleet_events (device, support_id, time_micros,
 pub struct Postgres {
     pool: Pool,
     label: String,
+    /// Rows at the last ANALYZE, and inserted since (see [`Postgres::insert`]).
+    analyzed: AtomicU64,
+    inserted: AtomicU64,
 }
+
+/// Rows a new table takes before its first ANALYZE.
+const FIRST_ANALYZE: u64 = 10_000;
 
 fn failed(label: &str) -> impl Fn(&dyn std::fmt::Display) -> String + '_ {
     move |e| format!("{label}: {e}")
@@ -115,13 +122,42 @@ impl Postgres {
             .max_size(size.max(1))
             .build()
             .map_err(|e| format!("{label}: {e}"))?;
-        let pg = Postgres { pool, label };
+        let pg = Postgres {
+            pool,
+            label,
+            analyzed: AtomicU64::new(0),
+            inserted: AtomicU64::new(0),
+        };
         let client = pg.client().await?;
         client
             .batch_execute(SCHEMA)
             .await
             .map_err(|e| failed(&pg.label)(&e))?;
+        pg.analyze(&client).await?;
         Ok(pg)
+    }
+
+    /// Refreshes the planner's statistics of the table. Without them (a new table, or one that
+    /// grew fast, as when a fleet's backlog is collected) the planner walks the time index for a
+    /// search by support id instead of using its index: tens of milliseconds instead of a fraction
+    /// of one. Autovacuum keeps them current in the long run; this covers the minutes before it.
+    async fn analyze(&self, client: &deadpool_postgres::Object) -> Result<(), String> {
+        let fail = failed(&self.label);
+        client
+            .batch_execute("ANALYZE fleet_events")
+            .await
+            .map_err(|e| fail(&e))?;
+        let rows: f32 = client
+            .query_one(
+                "SELECT reltuples FROM pg_class WHERE relname = 'fleet_events'",
+                &[],
+            )
+            .await
+            .map_err(|e| fail(&e))?
+            .get(0);
+        self.analyzed.store(rows.max(0.0) as u64, Ordering::Relaxed);
+        self.inserted.store(0, Ordering::Relaxed);
+        Ok(())
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Object, String> {
@@ -164,7 +200,13 @@ impl Postgres {
         .await
         .map_err(|e| fail(&e))?;
         tx.commit().await.map_err(|e| fail(&e))?;
-        Ok(rows.iter().sum::<u64>() as usize)
+        let added = rows.iter().sum::<u64>();
+        // Statistics are refreshed each time the table has doubled since they were taken.
+        let since = self.inserted.fetch_add(added, Ordering::Relaxed) + added;
+        if since >= self.analyzed.load(Ordering::Relaxed).max(FIRST_ANALYZE) {
+            self.analyze(&client).await?;
+        }
+        Ok(added as usize)
     }
 
     pub async fn search(&self, q: &Search) -> Result<Found, String> {
@@ -207,11 +249,11 @@ impl Postgres {
         } else {
             format!("WHERE {}", cond.join(" AND "))
         };
-        let (top, skip) = (q.top as i64, q.skip as i64);
-        params.push(Box::new(top));
-        params.push(Box::new(skip));
-        let sql = format!(
-            "SELECT item, count(*) OVER () FROM fleet_events {filter} \
+        let count_sql = format!("SELECT count(*) FROM fleet_events {filter}");
+        params.push(Box::new(q.top as i64));
+        params.push(Box::new(q.skip as i64));
+        let page_sql = format!(
+            "SELECT item FROM fleet_events {filter} \
              ORDER BY time_micros DESC, device, support_id LIMIT ${} OFFSET ${}",
             params.len() - 1,
             params.len()
@@ -221,24 +263,19 @@ impl Postgres {
             .iter()
             .map(|p| p.as_ref() as &(dyn ToSql + Sync))
             .collect();
-        let rows = client
-            .query(&sql, &refs)
-            .await
-            .map_err(|e| failed(&self.label)(&e))?;
-        let mut found = Found {
-            total: rows.first().map_or(0, |r| r.get::<_, i64>(1) as u64),
+        // Two statements, pipelined on one connection: the page walks the time index (or the
+        // criterion's) and stops at its end; the count reads no item. One statement with a window
+        // count would sort every matching item first.
+        let fail = failed(&self.label);
+        let (rows, count) = tokio::try_join!(
+            client.query(&page_sql, &refs),
+            client.query_one(&count_sql, &refs[..refs.len() - 2]),
+        )
+        .map_err(|e| fail(&e))?;
+        Ok(Found {
+            total: count.get::<_, i64>(0) as u64,
             items: rows.iter().map(|r| r.get::<_, Value>(0)).collect(),
-        };
-        if found.items.is_empty() && (skip > 0 || top == 0) {
-            // No row to carry the window count (past the last page, or no page asked for).
-            let count = format!("SELECT count(*) FROM fleet_events {filter}");
-            let row = client
-                .query_one(&count, &refs[..refs.len() - 2])
-                .await
-                .map_err(|e| failed(&self.label)(&e))?;
-            found.total = row.get::<_, i64>(0) as u64;
-        }
-        Ok(found)
+        })
     }
 
     pub async fn prune(&self, keep: Retention) -> Result<u64, String> {
@@ -256,8 +293,9 @@ impl Postgres {
                 .map_err(|e| fail(&e))?;
         }
         if keep.max_events > 0 {
-            // The planner's estimate first: counting millions of rows every round is not free.
-            let estimate: f32 = client
+            // An estimate first (the planner's, or what this process stored since its last
+            // ANALYZE): counting millions of rows every round is not free.
+            let planner: f32 = client
                 .query_one(
                     "SELECT reltuples FROM pg_class WHERE relname = 'fleet_events'",
                     &[],
@@ -265,7 +303,10 @@ impl Postgres {
                 .await
                 .map_err(|e| fail(&e))?
                 .get(0);
-            if estimate < 0.0 || estimate as u64 > keep.max_events * 9 / 10 {
+            let ours =
+                self.analyzed.load(Ordering::Relaxed) + self.inserted.load(Ordering::Relaxed);
+            let estimate = (planner.max(0.0) as u64).max(ours);
+            if planner < 0.0 || estimate > keep.max_events * 9 / 10 {
                 removed += client
                     .execute(
                         "DELETE FROM fleet_events WHERE time_micros < (SELECT time_micros FROM \

@@ -9,7 +9,8 @@
 //! (logged once, `portcullis_shared_store_up` 0); from then on requests are decided without it at
 //! once (never waiting on a dead server) while a background task reconnects with backoff; the
 //! first successful reconnect brings the store back (logged once). Requests decided without the
-//! store are counted in `portcullis_shared_store_fallbacks_total`.
+//! store are counted in `portcullis_shared_store_fallbacks_total`; the time of every call is in
+//! `portcullis_shared_store_seconds`.
 //!
 //! Imports: redis (multiplexed async connections, scripts), `waf::access::profile`,
 //! `proxy::metrics`.
@@ -239,9 +240,13 @@ impl RedisStore {
                 i
             }
         };
-        let why = match tokio::time::timeout(cfg.timeout, inv.invoke_async::<(u8, u64)>(&mut con))
-            .await
-        {
+        let started = std::time::Instant::now();
+        let answer =
+            tokio::time::timeout(cfg.timeout, inv.invoke_async::<(u8, u64)>(&mut con)).await;
+        self.counters
+            .seconds
+            .observe(started.elapsed().as_secs_f64());
+        let why = match answer {
             Ok(Ok((1, _))) => return Some(Ok(())),
             Ok(Ok((_, micros))) => return Some(Err(micros.div_ceil(1_000_000).max(1))),
             Ok(Err(e)) if !(e.is_io_error() || e.is_connection_dropped() || e.is_timeout()) => {
