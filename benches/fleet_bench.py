@@ -72,6 +72,15 @@ class Procs:
         shutil.rmtree(self.work, ignore_errors=True)
 
 
+def main(run):
+    """Runs `run(procs)`, stopping every process it started, whatever happens."""
+    procs = Procs()
+    try:
+        run(procs)
+    finally:
+        procs.close()
+
+
 def nginx_upstream(procs):
     """A static 200 on loopback; its port."""
     port = free_port()

@@ -29,14 +29,6 @@ EVENTS = int(os.environ.get("EVENTS", "100000"))
 SEARCHES = int(os.environ.get("SEARCHES", "500"))
 
 
-def main():
-    procs = fb.Procs()
-    try:
-        run(procs)
-    finally:
-        procs.close()
-
-
 def timed(api, path):
     t = time.perf_counter()
     st, b = api.call("GET", path)
@@ -103,4 +95,4 @@ def run(procs):
 
 
 if __name__ == "__main__":
-    main()
+    fb.main(run)

@@ -96,14 +96,6 @@ def parse_cef(record):
     return parts[:7], fields
 
 
-def main():
-    procs = fb.Procs()
-    try:
-        run(procs)
-    finally:
-        procs.close()
-
-
 def run(procs):
     ca = pki(procs.work)
     port = fb.free_port()
@@ -177,4 +169,4 @@ def run(procs):
 
 
 if __name__ == "__main__":
-    main()
+    fb.main(run)

@@ -147,14 +147,7 @@ impl Postgres {
             .batch_execute("ANALYZE fleet_events")
             .await
             .map_err(|e| fail(&e))?;
-        let rows: f32 = client
-            .query_one(
-                "SELECT reltuples FROM pg_class WHERE relname = 'fleet_events'",
-                &[],
-            )
-            .await
-            .map_err(|e| fail(&e))?
-            .get(0);
+        let rows = self.planner_rows(client).await?;
         self.analyzed.store(rows.max(0.0) as u64, Ordering::Relaxed);
         self.inserted.store(0, Ordering::Relaxed);
         Ok(())
@@ -162,6 +155,18 @@ impl Postgres {
 
     async fn client(&self) -> Result<deadpool_postgres::Object, String> {
         self.pool.get().await.map_err(|e| failed(&self.label)(&e))
+    }
+
+    /// The planner's row count of the table (-1 before its first ANALYZE).
+    async fn planner_rows(&self, client: &deadpool_postgres::Object) -> Result<f32, String> {
+        Ok(client
+            .query_one(
+                "SELECT reltuples FROM pg_class WHERE relname = 'fleet_events'",
+                &[],
+            )
+            .await
+            .map_err(|e| failed(&self.label)(&e))?
+            .get(0))
     }
 
     pub async fn insert(&self, events: &[FleetEvent]) -> Result<usize, String> {
@@ -295,14 +300,7 @@ impl Postgres {
         if keep.max_events > 0 {
             // An estimate first (the planner's, or what this process stored since its last
             // ANALYZE): counting millions of rows every round is not free.
-            let planner: f32 = client
-                .query_one(
-                    "SELECT reltuples FROM pg_class WHERE relname = 'fleet_events'",
-                    &[],
-                )
-                .await
-                .map_err(|e| fail(&e))?
-                .get(0);
+            let planner = self.planner_rows(&client).await?;
             let ours =
                 self.analyzed.load(Ordering::Relaxed) + self.inserted.load(Ordering::Relaxed);
             let estimate = (planner.max(0.0) as u64).max(ours);

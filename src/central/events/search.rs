@@ -171,14 +171,21 @@ fn item(ctx: &Ctx<'_>, mut v: Value) -> Value {
     ctx.query.project(v)
 }
 
-/// `GET /mgmt/cm/asm/events/requests[/<supportId>]`.
-pub fn handle(ctx: &Ctx<'_>, _body: &[u8]) -> MgmtResult<Reply> {
-    if ctx.method != Method::GET {
-        return Err(MgmtError::method_not_allowed(
+/// These endpoints only read: 405 for another method.
+fn get_only(ctx: &Ctx<'_>) -> MgmtResult<()> {
+    if ctx.method == Method::GET {
+        Ok(())
+    } else {
+        Err(MgmtError::method_not_allowed(
             ctx.method.as_str(),
             &ctx.path,
-        ));
+        ))
     }
+}
+
+/// `GET /mgmt/cm/asm/events/requests[/<supportId>]`.
+pub fn handle(ctx: &Ctx<'_>, _body: &[u8]) -> MgmtResult<Reply> {
+    get_only(ctx)?;
     let f = fleet(ctx)?;
     let rt = crate::central::state(ctx.st)?.rt.clone();
     let one = ctx
@@ -210,12 +217,7 @@ pub fn handle(ctx: &Ctx<'_>, _body: &[u8]) -> MgmtResult<Reply> {
 
 /// `GET /mgmt/cm/asm/events/collection`: the store, its retention, and each device's collection.
 pub fn status(ctx: &Ctx<'_>, _body: &[u8]) -> MgmtResult<Reply> {
-    if ctx.method != Method::GET {
-        return Err(MgmtError::method_not_allowed(
-            ctx.method.as_str(),
-            &ctx.path,
-        ));
-    }
+    get_only(ctx)?;
     let f = fleet(ctx)?;
     let c = crate::central::state(ctx.st)?;
     let at = |micros: u64| (micros > 0).then(|| iso8601_utc(micros / 1_000_000));

@@ -276,6 +276,14 @@ fn servers(m: &Map<String, Value>) -> Result<Vec<SocketAddr>, String> {
     Ok(servers)
 }
 
+/// Refuses a field of the object `what` that is not one of `known`.
+fn only(m: &Map<String, Value>, what: &str, known: &[&str]) -> Result<(), String> {
+    match m.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(k) => Err(format!("unknown '{what}' field '{k}'")),
+        None => Ok(()),
+    }
+}
+
 /// Checks that `pem` holds at least one certificate (`what` names it in errors).
 fn certificates(pem: &str, what: &str) -> Result<(), String> {
     use rustls_pki_types::CertificateDer;
@@ -297,18 +305,16 @@ fn tls(m: &Map<String, Value>) -> Result<TlsSettings, String> {
     let t = t.as_object().ok_or(
         "'tls' must be an object {caCertificate, serverName, clientCertificate, clientKey}",
     )?;
-    for k in t.keys() {
-        if ![
+    only(
+        t,
+        "tls",
+        &[
             "caCertificate",
             "serverName",
             "clientCertificate",
             "clientKey",
-        ]
-        .contains(&k.as_str())
-        {
-            return Err(format!("unknown 'tls' field '{k}'"));
-        }
-    }
+        ],
+    )?;
     let s = TlsSettings {
         ca_pem: text(t, "caCertificate")?.map(str::to_string),
         server_name: text(t, "serverName")?.map(str::to_string),
@@ -361,8 +367,10 @@ fn hec(m: &Map<String, Value>) -> Result<Hec, String> {
         .get("hec")
         .and_then(Value::as_object)
         .ok_or("remote storage 'splunk-hec' needs 'hec': {url, token}")?;
-    for k in h.keys() {
-        if ![
+    only(
+        h,
+        "hec",
+        &[
             "url",
             "token",
             "index",
@@ -370,12 +378,8 @@ fn hec(m: &Map<String, Value>) -> Result<Hec, String> {
             "sourcetype",
             "batchEvents",
             "flushMs",
-        ]
-        .contains(&k.as_str())
-        {
-            return Err(format!("unknown 'hec' field '{k}'"));
-        }
-    }
+        ],
+    )?;
     let url = text(h, "url")?.ok_or("'hec.url' is required")?;
     let uri: http::Uri = url
         .parse()

@@ -136,15 +136,18 @@ pub fn cef(ev: &SecurityEvent, h: &Header<'_>) -> String {
         ("msg", &details(ev)),
         ("deviceProcessName", h.app_name),
     ];
-    let mut first = true;
-    for (k, v) in ext {
-        if !first {
-            out.push(' ');
-        }
-        first = false;
-        let _ = write!(out, "{k}={}", cef_value(v));
-    }
+    pairs(&mut out, &ext, ' ', cef_value);
     out
+}
+
+/// Appends `k=v` for each pair, separated by `sep`, values escaped by `escape`.
+fn pairs(out: &mut String, kv: &[(&str, &str)], sep: char, escape: fn(&str) -> String) {
+    for (i, (k, v)) in kv.iter().enumerate() {
+        if i > 0 {
+            out.push(sep);
+        }
+        let _ = write!(out, "{k}={}", escape(v));
+    }
 }
 
 /// A LEEF header field: `|` and `\` escaped, line breaks made spaces.
@@ -196,14 +199,7 @@ pub fn leef(ev: &SecurityEvent, h: &Header<'_>) -> String {
         ("violationRating", &ev.rating.to_string()),
         ("details", &details(ev)),
     ];
-    let mut first = true;
-    for (k, v) in attrs {
-        if !first {
-            out.push('\t');
-        }
-        first = false;
-        let _ = write!(out, "{k}={}", leef_value(v));
-    }
+    pairs(&mut out, &attrs, '\t', leef_value);
     out
 }
 
@@ -247,39 +243,24 @@ mod tests {
     use super::*;
     use crate::waf::{Context, Violation, ViolationKind};
 
+    /// The syslog tests' event, with a query holding `=` and `|`, a detail holding a tab, `\`,
+    /// `=` and a line break, and a second violation.
     fn event() -> SecurityEvent {
-        SecurityEvent {
-            support_id: "1234567890123456789".into(),
-            time: "2026-11-22T06:25:26Z".into(),
-            time_micros: 1_795_328_726_000_042,
-            client_ip: "192.0.2.7".into(),
-            method: "GET".into(),
-            uri: "/api/items?q=a=b|c".into(),
-            protocol: "HTTP/1.1".into(),
-            policy: "p".into(),
-            action: Action::Block,
-            rating: 4,
-            violations: vec![
-                Violation::new(ViolationKind::AttackSignature, Context::Query)
-                    .named("q")
-                    .detail("SQL\tinjection\\ =\nnext")
-                    .signatures(vec![200002147, 200002148]),
-                Violation::new(ViolationKind::ParameterValueMetachar, Context::Query),
-            ],
-            virtual_server: "/Common/vs|1".into(),
-            response_code: 403,
-        }
+        let mut ev = super::super::syslog::tests::event();
+        ev.uri = "/api/items?q=a=b|c".into();
+        ev.virtual_server = "/Common/vs|1".into();
+        ev.violations = vec![
+            Violation::new(ViolationKind::AttackSignature, Context::Query)
+                .named("q")
+                .detail("SQL\tinjection\\ =\nnext")
+                .signatures(vec![200002147, 200002148]),
+            Violation::new(ViolationKind::ParameterValueMetachar, Context::Query),
+        ];
+        ev
     }
 
     fn header() -> Header<'static> {
-        Header {
-            facility: 16,
-            hostname: "waf-1",
-            app_name: "portcullis",
-            procid: "42",
-            max_len: 65536,
-            policy: "/Common/p",
-        }
+        super::super::syslog::tests::header(65536)
     }
 
     #[test]
@@ -347,6 +328,6 @@ mod tests {
         assert_eq!(v["time"], json!(1_795_328_726.000042));
         assert_eq!(v["index"], "waf");
         assert_eq!(v["event"]["supportId"], "1234567890123456789");
-        assert_eq!(v["event"]["policyFullPath"], "/Common/p");
+        assert_eq!(v["event"]["policyFullPath"], "/Common/demo_api_policy");
     }
 }

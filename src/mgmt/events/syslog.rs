@@ -224,11 +224,13 @@ pub fn octet_frame(msg: &str) -> Vec<u8> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::waf::{Context, Violation, ViolationKind};
 
-    fn event() -> SecurityEvent {
+    /// A blocked request's event with characters every format must escape (shared by the
+    /// format tests of this module's siblings).
+    pub fn event() -> SecurityEvent {
         SecurityEvent {
             support_id: "1234567890123456789".into(),
             time: "2026-11-22T06:25:26Z".into(),
@@ -251,7 +253,7 @@ mod tests {
         }
     }
 
-    fn header(max_len: usize) -> Header<'static> {
+    pub fn header(max_len: usize) -> Header<'static> {
         Header {
             facility: 16,
             hostname: "waf-1",
