@@ -43,15 +43,15 @@ pub enum Signal {
 struct Stopped(&'static str);
 
 /// A body that fails (and sets `over`) once more than `max` bytes have passed.
-pub struct Capped {
-    inner: Incoming,
+pub struct Capped<B> {
+    inner: B,
     seen: u64,
     max: u64,
     over: Arc<AtomicBool>,
 }
 
-impl Capped {
-    pub fn new(inner: Incoming, max: u64, over: Arc<AtomicBool>) -> Capped {
+impl<B> Capped<B> {
+    pub fn new(inner: B, max: u64, over: Arc<AtomicBool>) -> Capped<B> {
         Capped {
             inner,
             seen: 0,
@@ -61,7 +61,11 @@ impl Capped {
     }
 }
 
-impl Body for Capped {
+impl<B> Body for Capped<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: Into<BoxError>,
+{
     type Data = Bytes;
     type Error = BoxError;
 
@@ -81,7 +85,7 @@ impl Body for Capped {
                 }
                 Poll::Ready(Some(Ok(f)))
             }
-            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(Box::new(e)))),
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e.into()))),
             Poll::Ready(None) => Poll::Ready(None),
             Poll::Pending => Poll::Pending,
         }
@@ -93,6 +97,49 @@ impl Body for Capped {
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+/// A response body that keeps the request body it answers alive until the response has been
+/// sent. A request answered before its body was read (a block at the headers, a refusal) would
+/// otherwise drop the body first, and HTTP/2 would reset the stream with `CANCEL`, which clients
+/// may take for a failure before they read the answer; dropped after the response ended, the
+/// stream is reset with `NO_ERROR`, which tells the client the answer is complete.
+pub fn holding(body: ProxyBody, request: Incoming) -> ProxyBody {
+    Holding {
+        body,
+        request: Some(request),
+    }
+    .boxed_unsync()
+}
+
+struct Holding {
+    body: ProxyBody,
+    request: Option<Incoming>,
+}
+
+impl Body for Holding {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let this = self.get_mut();
+        let frame = Pin::new(&mut this.body).poll_frame(cx);
+        if let Poll::Ready(None) = frame {
+            this.request = None;
+        }
+        frame
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
     }
 }
 

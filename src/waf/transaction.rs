@@ -65,6 +65,9 @@ pub struct Transaction {
     /// The policy is done with the body (never planned it, or past its inspection limit): chunks
     /// are only counted and released.
     count_only: bool,
+    /// Method and target as read, for a request refused before it could be parsed
+    /// ([`Transaction::refuse`]).
+    refused_line: Option<Box<(String, String)>>,
 }
 
 impl Transaction {
@@ -83,6 +86,7 @@ impl Transaction {
             scratch: Default::default(),
             body_count: None,
             count_only: false,
+            refused_line: None,
         }
     }
 
@@ -214,6 +218,15 @@ impl Transaction {
         });
     }
 
+    /// Records a request the proxy refused before the policy could see it (a head that does not
+    /// parse, breaks a limit or frames its body in a way the proxy does not forward): `v`, with the
+    /// method and target as far as they could be read. The request is blocked whatever the
+    /// policy's settings; the proxy answers it itself, so the reply is only a placeholder.
+    pub fn refuse(&mut self, method: &str, target: &str, v: Violation) {
+        self.refused_line = Some(Box::new((method.to_string(), target.to_string())));
+        self.deny(v, Reply::DefaultPage);
+    }
+
     /// The verdict so far (pass when no violation has been found).
     pub fn verdict(&self) -> Verdict {
         self.verdict
@@ -235,13 +248,17 @@ impl Transaction {
     pub fn finish(&mut self) -> Option<SecurityEvent> {
         // No verdict: nothing was found, nothing to log (and nothing to build).
         let verdict = self.verdict.take().filter(|v| v.action != Action::Pass)?;
+        let (method, uri) = match self.refused_line.take() {
+            Some(line) => *line,
+            None => (self.method.to_string(), self.uri.to_string()),
+        };
         Some(SecurityEvent {
             support_id: self.support_id.to_string(),
             time: iso8601_utc(self.started_micros / 1_000_000),
             time_micros: self.started_micros,
             client_ip: self.client.to_string(),
-            method: self.method.to_string(),
-            uri: self.uri.to_string(),
+            method,
+            uri,
             protocol: format!("{:?}", self.version),
             policy: self.policy.name().to_string(),
             action: verdict.action,
