@@ -17,6 +17,8 @@ use hyper::body::Incoming;
 use parking_lot::Mutex;
 use tokio::sync::{mpsc, watch};
 
+use super::limits::Limits;
+use super::pace::Paced;
 use super::upstream::{BoxError, ProxyBody};
 use crate::waf::{Step, Transaction};
 
@@ -100,47 +102,23 @@ where
     }
 }
 
-/// A response body that keeps the request body it answers alive until the response has been
-/// sent. A request answered before its body was read (a block at the headers, a refusal) would
-/// otherwise drop the body first, and HTTP/2 would reset the stream with `CANCEL`, which clients
-/// may take for a failure before they read the answer; dropped after the response ended, the
-/// stream is reset with `NO_ERROR`, which tells the client the answer is complete.
-pub fn holding(body: ProxyBody, request: Incoming) -> ProxyBody {
-    Holding {
-        body,
-        request: Some(request),
-    }
-    .boxed_unsync()
-}
-
-struct Holding {
-    body: ProxyBody,
-    request: Option<Incoming>,
-}
-
-impl Body for Holding {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let this = self.get_mut();
-        let frame = Pin::new(&mut this.body).poll_frame(cx);
-        if let Poll::Ready(None) = frame {
-            this.request = None;
+/// Reads and discards the rest of an HTTP/2 request body that was answered before it was read (a
+/// block at the headers, a refusal), so that the client's stream ends with its own END_STREAM.
+/// Dropping the body would reset the stream instead, and some clients (curl 7.88) then drop the
+/// answer they were sent, even for a reset with `NO_ERROR`. Bounded by the body limit and the pace
+/// limits, like any body.
+pub fn discard(body: Incoming, lim: &Limits) {
+    let mut body = Paced::new(body, lim, Arc::new(AtomicBool::new(false)));
+    let max = lim.max_body_bytes;
+    tokio::spawn(async move {
+        let mut seen = 0u64;
+        while let Some(Ok(frame)) = body.frame().await {
+            seen += frame.data_ref().map_or(0, |d| d.len() as u64);
+            if seen > max {
+                return;
+            }
         }
-        frame
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
-    }
+    });
 }
 
 /// The receiving end of the pump, as a body for the upstream request.
@@ -162,8 +140,10 @@ impl Body for ChannelBody {
 pub trait Inspector: Send + 'static {
     /// One chunk of the body, in order.
     fn body(&mut self, chunk: &[u8]) -> Step;
-    /// The end of the body (or of the inspected part).
+    /// The end of the body.
     fn end(&mut self) -> Step;
+    /// The body is longer than the `limit` bytes the proxy holds for inspection.
+    fn overflow(&mut self, limit: u64) -> Step;
 }
 
 impl Inspector for SharedTx {
@@ -178,6 +158,13 @@ impl Inspector for SharedTx {
     fn end(&mut self) -> Step {
         match self.lock().as_mut() {
             Some(t) => t.on_request_end(),
+            None => Step::Forward,
+        }
+    }
+
+    fn overflow(&mut self, limit: u64) -> Step {
+        match self.lock().as_mut() {
+            Some(t) => t.on_request_overflow(limit),
             None => Step::Forward,
         }
     }
@@ -279,8 +266,10 @@ impl<I: Inspector> Pump<I> {
                         let unreleased = (self.held_bytes as u64)
                             .saturating_sub(self.allowed.saturating_sub(self.sent));
                         if self.inspecting && unreleased > inspect_max as u64 {
-                            // Past the inspection limit: decide on what was seen, stream the rest.
-                            if self.tx.end() == Step::Block {
+                            // Past the inspection limit: the engine decides on what it saw (the
+                            // overflow is a violation, blocking by default); if it lets the
+                            // request go, the rest streams uninspected.
+                            if self.tx.overflow(inspect_max as u64) == Step::Block {
                                 return self.stop(Signal::Blocked).await;
                             }
                             self.inspecting = false;
@@ -384,6 +373,9 @@ mod tests {
             self.steps.pop_front().unwrap_or(Step::InspectBody)
         }
         fn end(&mut self) -> Step {
+            self.end_step
+        }
+        fn overflow(&mut self, _limit: u64) -> Step {
             self.end_step
         }
     }

@@ -22,8 +22,8 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::uri::{Authority, Scheme};
 use http::header::{CONTENT_LENGTH, HeaderValue, TRANSFER_ENCODING};
+use http::uri::{Authority, Scheme};
 use http::{Request, Response, Uri, Version};
 use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;

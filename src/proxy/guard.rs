@@ -491,7 +491,8 @@ mod tests {
 
     #[tokio::test]
     async fn keep_alive_heads_and_bodies_pass_unchanged() {
-        let input = b"POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabcPOST /b HTTP/1.1\r\n\
+        let input =
+            b"POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabcPOST /b HTTP/1.1\r\n\
             Host: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nxyz\r\n0\r\nT: 1\r\n\r\n\
             GET /c HTTP/1.1\r\nHost: a\r\n\r\n";
         assert_eq!(through(input).await, input.to_vec());

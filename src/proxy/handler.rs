@@ -93,6 +93,7 @@ pub async fn handle(
 ) -> Response<ProxyBody> {
     let started = Instant::now();
     let upgrading = upgrade::requested(&req, &conn);
+    let h2 = req.version() == http::Version::HTTP_2;
     let (head, body) = req.into_parts();
     let mut unread = Some(body);
     let mut res = run(head, &mut unread, &site, &shared, &conn, upgrading).await;
@@ -103,11 +104,12 @@ pub async fn handle(
     }
     site.counters
         .request(res.status().as_u16(), started.elapsed().as_secs_f64());
-    match unread {
-        // Answered before its body was read: the body lives until the answer is out.
-        Some(b) if !http_body::Body::is_end_stream(&b) => res.map(|r| body::holding(r, b)),
-        _ => res,
+    if let Some(b) = unread.filter(|b| h2 && !http_body::Body::is_end_stream(b)) {
+        // Answered before its body was read: the stream must still end cleanly. (An HTTP/1
+        // answer closes the connection instead.)
+        body::discard(b, &shared.limits);
     }
+    res
 }
 
 /// Runs the phases for one request; takes the body out of `unread` when it reads it.
@@ -171,6 +173,16 @@ async fn run(
         return blocked(&tx, site, shared);
     }
     let tx: SharedTx = Arc::new(Mutex::new(Some(tx)));
+    if step == Step::Block && head.method == Method::CONNECT {
+        // Any 2xx answer to CONNECT opens a tunnel and carries no body (RFC 9110 9.3.6): the
+        // block page (200 by default) goes out as 403.
+        let mut res = block_or_reject(tx.lock().as_ref().map(Transaction::block_response));
+        if res.status().is_success() {
+            *res.status_mut() = StatusCode::FORBIDDEN;
+        }
+        log_phase(&tx, site, shared, res.status());
+        return res;
+    }
     if step == Step::Block {
         return blocked(&tx, site, shared);
     }
@@ -521,7 +533,10 @@ fn check_head(head: &http::request::Parts, lim: &Limits) -> Result<(), (StatusCo
         return Err((StatusCode::URI_TOO_LONG, "request target too long"));
     }
     if head.headers.len() > lim.max_headers {
-        return Err((StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE, "too many header fields"));
+        return Err((
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "too many header fields",
+        ));
     }
     if head.version != http::Version::HTTP_2 {
         return Ok(());

@@ -232,7 +232,9 @@ pub fn parse_scanned<T>(
         Framing::Chunked
     } else {
         match length {
-            Some(0) | None if upgrade == Some(true) && connection_upgrade && !http10 => Framing::Upgrade,
+            Some(0) | None if upgrade == Some(true) && connection_upgrade && !http10 => {
+                Framing::Upgrade
+            }
             Some(0) | None => Framing::None,
             Some(n) => Framing::Length(n),
         }
@@ -255,7 +257,9 @@ fn check_target(method: &str, raw: &str, uri: &Uri) -> Result<(), Reject> {
     if raw == "*" {
         return match method {
             "OPTIONS" => Ok(()),
-            _ => Err(Reject::bad("asterisk-form target on a request other than OPTIONS")),
+            _ => Err(Reject::bad(
+                "asterisk-form target on a request other than OPTIONS",
+            )),
         };
     }
     if raw.starts_with('/') {
@@ -272,12 +276,16 @@ fn check_target(method: &str, raw: &str, uri: &Uri) -> Result<(), Reject> {
     }
     match (uri.scheme_str(), connect) {
         (None, true) => Ok(()),
-        (None, false) => Err(Reject::bad("authority-form target on a request other than CONNECT")),
+        (None, false) => Err(Reject::bad(
+            "authority-form target on a request other than CONNECT",
+        )),
         (Some(_), true) => Err(Reject::bad("CONNECT without an authority-form target")),
         (Some(s), false) if s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https") => {
             Ok(())
         }
-        (Some(_), false) => Err(Reject::bad("absolute-form target with a scheme other than http(s)")),
+        (Some(_), false) => Err(Reject::bad(
+            "absolute-form target with a scheme other than http(s)",
+        )),
     }
 }
 
@@ -295,9 +303,9 @@ pub fn valid_authority(v: &[u8], empty_ok: bool) -> bool {
         };
         let literal = &v[1..close];
         if literal.is_empty()
-            || !literal
-                .iter()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b':' | b'.' | b'%' | b'-' | b'_' | b'~'))
+            || !literal.iter().all(|b| {
+                b.is_ascii_alphanumeric() || matches!(b, b':' | b'.' | b'%' | b'-' | b'_' | b'~')
+            })
         {
             return false;
         }
@@ -312,8 +320,8 @@ pub fn valid_authority(v: &[u8], empty_ok: bool) -> bool {
             None => (v, None),
         }
     };
-    let reg_name = v[0] == b'['
-        || (!host.is_empty() && host.iter().all(|&b| REG_NAME[usize::from(b)]));
+    let reg_name =
+        v[0] == b'[' || (!host.is_empty() && host.iter().all(|&b| REG_NAME[usize::from(b)]));
     reg_name && port.is_none_or(|p| p.iter().all(u8::is_ascii_digit))
 }
 
@@ -326,8 +334,21 @@ const REG_NAME: [bool; 256] = {
         t[b] = c.is_ascii_alphanumeric()
             || matches!(
                 c,
-                b'-' | b'.' | b'_' | b'~' | b'%' | b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*'
-                    | b'+' | b',' | b';' | b'='
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'%'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
             );
         b += 1;
     }

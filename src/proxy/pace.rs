@@ -182,7 +182,11 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_stalled_body_is_cut_at_the_read_timeout() {
         let slow = Arc::new(AtomicBool::new(false));
-        let body = Paced::new(trickle(1, Duration::from_secs(30)), &limits(10, 0), slow.clone());
+        let body = Paced::new(
+            trickle(1, Duration::from_secs(30)),
+            &limits(10, 0),
+            slow.clone(),
+        );
         let started = Instant::now();
         assert_eq!(read_all(body).await, (0, true));
         assert_eq!(started.elapsed(), Duration::from_secs(10));
@@ -198,14 +202,22 @@ mod tests {
         let (got, too_slow) = read_all(body).await;
         assert!(too_slow);
         assert_eq!(got, 3);
-        assert!(started.elapsed() < Duration::from_secs(11), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(11),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_steady_body_passes() {
         let slow = Arc::new(AtomicBool::new(false));
         // 10 bytes per second for 30 s: over 5 B/s, never idle for 10 s.
-        let body = Paced::new(trickle(300, Duration::from_millis(100)), &limits(10, 5), slow);
+        let body = Paced::new(
+            trickle(300, Duration::from_millis(100)),
+            &limits(10, 5),
+            slow,
+        );
         assert_eq!(read_all(body).await, (300, false));
     }
 }

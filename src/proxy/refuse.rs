@@ -99,11 +99,7 @@ impl Refusal {
             support_id = %tx.support_id(),
             "request refused before forwarding"
         );
-        let text = format!(
-            "{}\nYour support ID is: {}\n",
-            self.reason,
-            tx.support_id()
-        );
+        let text = format!("{}\nYour support ID is: {}\n", self.reason, tx.support_id());
         log_transaction(&mut tx, site, shared, self.status);
         simple(self.status, &text, true)
     }

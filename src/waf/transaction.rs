@@ -172,6 +172,15 @@ impl Transaction {
         }
     }
 
+    /// Phase 2 end, early: the proxy holds no more than `limit` body bytes for inspection and the
+    /// body is longer. Raises VIOL_REQUEST_MAX_LENGTH (the rest cannot be inspected) and judges
+    /// what was seen as [`Self::on_request_end`] does.
+    pub fn on_request_overflow(&mut self, limit: u64) -> Step {
+        self.policy
+            .check_inspection_overflow(limit, &mut self.violations);
+        self.on_request_end()
+    }
+
     /// Whether [`Self::on_response_headers`] reads the header fields. The engine's response phase
     /// (`CompiledPolicy::check_response_headers`) looks at the status only, so a caller without a
     /// `HeaderMap` at hand may pass an empty one; this turns true when a check reads the fields.

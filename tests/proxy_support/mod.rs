@@ -207,6 +207,22 @@ pub fn free_port() -> SocketAddr {
 /// A policy the scaffold and the real engine both load and that passes ordinary traffic.
 pub const PASS_POLICY: &str = r#"{"policy":{"name":"pass_all","template":{"name":"POLICY_TEMPLATE_NGINX_BASE"},"enforcementMode":"transparent"}}"#;
 
+/// The generic blocking policy of the detection evaluation (`shared/corpus/eval-policy.json`):
+/// rapid deployment, blocking, signatures out of staging, a generic web stack.
+pub const GENERIC_POLICY: &str = r#"{"policy": {
+  "name": "eval_generic",
+  "template": {"name": "POLICY_TEMPLATE_RAPID_DEPLOYMENT"},
+  "enforcementMode": "blocking",
+  "signature-settings": {"signatureStaging": false},
+  "server-technologies": [
+    {"serverTechnologyName": "Unix/Linux"}, {"serverTechnologyName": "Microsoft Windows"},
+    {"serverTechnologyName": "Apache/NCSA HTTP Server"}, {"serverTechnologyName": "Nginx"},
+    {"serverTechnologyName": "PHP"}, {"serverTechnologyName": "Java Servlets/JSP"},
+    {"serverTechnologyName": "Node.js"}, {"serverTechnologyName": "MySQL"},
+    {"serverTechnologyName": "MongoDB"}, {"serverTechnologyName": "XML"}
+  ]
+}}"#;
+
 /// The real `portcullis proxy` process.
 pub struct Proxy {
     pub child: Child,
@@ -221,13 +237,55 @@ impl Proxy {
         let dir = tempfile::tempdir().expect("tmp");
         let policy_path = dir.path().join("policy.json");
         std::fs::write(&policy_path, policy).expect("policy");
+        Self::start_in(dir, &policy_path, upstreams, extra, None)
+    }
+
+    /// [`Proxy::start`] with the policy file at `policy_path` (its links resolved beside it).
+    pub fn start_with_file(
+        upstreams: &[String],
+        policy_path: &std::path::Path,
+        extra: &[&str],
+    ) -> Proxy {
+        let dir = tempfile::tempdir().expect("tmp");
+        Self::start_in(dir, policy_path, upstreams, extra, None)
+    }
+
+    /// [`Proxy::start`] for a process allowed at most `nofile` open file descriptors.
+    pub fn start_with_nofile(
+        upstreams: &[String],
+        policy: &str,
+        extra: &[&str],
+        nofile: u32,
+    ) -> Proxy {
+        let dir = tempfile::tempdir().expect("tmp");
+        let policy_path = dir.path().join("policy.json");
+        std::fs::write(&policy_path, policy).expect("policy");
+        Self::start_in(dir, &policy_path, upstreams, extra, Some(nofile))
+    }
+
+    fn start_in(
+        dir: tempfile::TempDir,
+        policy_path: &std::path::Path,
+        upstreams: &[String],
+        extra: &[&str],
+        nofile: Option<u32>,
+    ) -> Proxy {
         let addr = free_port();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_portcullis"));
+        let bin = env!("CARGO_BIN_EXE_portcullis");
+        let mut cmd = match nofile {
+            // util-linux's prlimit sets the limit for the program it runs.
+            Some(n) => {
+                let mut c = Command::new("prlimit");
+                c.arg(format!("--nofile={n}:{n}")).arg("--").arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
         cmd.arg("proxy")
             .arg("--listen")
             .arg(addr.to_string())
             .arg("--policy")
-            .arg(&policy_path)
+            .arg(policy_path)
             .arg("--event-log")
             .arg(dir.path().join("events.log"));
         for u in upstreams {

@@ -270,13 +270,22 @@ mod tests {
             "GET /a?b=1 HTTP/1.1\r\nhost: shop\r\nx-forwarded-for: 203.0.113.9, 127.0.0.1\r\n\
              accept: */*\r\nte: trailers\r\n\r\n"
         );
-        let out = upstream_request("GET http://h:1/x HTTP/1.1\r\nHost: h:1\r\n\r\n", Some("::1"));
+        let out = upstream_request(
+            "GET http://h:1/x HTTP/1.1\r\nHost: h:1\r\n\r\n",
+            Some("::1"),
+        );
         assert_eq!(
             out,
             "GET /x HTTP/1.1\r\nhost: h:1\r\nx-forwarded-for: ::1\r\n\r\n"
         );
-        let out = upstream_request("GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: a\r\n\r\n", None);
-        assert_eq!(out, "GET / HTTP/1.1\r\nhost: a\r\nx-forwarded-for: a\r\n\r\n");
+        let out = upstream_request(
+            "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: a\r\n\r\n",
+            None,
+        );
+        assert_eq!(
+            out,
+            "GET / HTTP/1.1\r\nhost: a\r\nx-forwarded-for: a\r\n\r\n"
+        );
     }
 
     #[test]
