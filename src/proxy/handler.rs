@@ -173,28 +173,11 @@ async fn run(
         return blocked(&tx, site, shared);
     }
     let tx: SharedTx = Arc::new(Mutex::new(Some(tx)));
-    if step == Step::Block && head.method == Method::CONNECT {
-        // Any 2xx answer to CONNECT opens a tunnel and carries no body (RFC 9110 9.3.6): the
-        // block page (200 by default) goes out as 403.
-        let mut res = block_or_reject(tx.lock().as_ref().map(Transaction::block_response));
-        if res.status().is_success() {
-            *res.status_mut() = StatusCode::FORBIDDEN;
-        }
-        log_phase(&tx, site, shared, res.status());
-        return res;
+    if head.method == Method::CONNECT {
+        return refuse_connect(step, &tx, site, shared);
     }
     if step == Step::Block {
         return blocked(&tx, site, shared);
-    }
-    if head.method == Method::CONNECT {
-        // The proxy opens no tunnels to arbitrary hosts: CONNECT is answered here, after the
-        // policy had its say (a policy that refuses the method blocks it with its page).
-        log_phase(&tx, site, shared, StatusCode::NOT_IMPLEMENTED);
-        return simple(
-            StatusCode::NOT_IMPLEMENTED,
-            "CONNECT is not supported\n",
-            true,
-        );
     }
 
     let protocol = head.headers.get(UPGRADE).cloned();
@@ -447,6 +430,27 @@ fn too_large(tx: &SharedTx, site: &Site, shared: &Shared) -> Response<ProxyBody>
         "request body too large\n",
         true,
     )
+}
+
+/// The answer to CONNECT: the proxy opens no tunnels to arbitrary hosts, so it is 501 after the
+/// policy had its say; a policy that blocks it gets its page, as 403 when the page is 2xx (any 2xx
+/// answer to CONNECT opens a tunnel and carries no body, RFC 9110 9.3.6).
+fn refuse_connect(step: Step, tx: &SharedTx, site: &Site, shared: &Shared) -> Response<ProxyBody> {
+    let res = if step == Step::Block {
+        let mut res = block_or_reject(tx.lock().as_ref().map(Transaction::block_response));
+        if res.status().is_success() {
+            *res.status_mut() = StatusCode::FORBIDDEN;
+        }
+        res
+    } else {
+        simple(
+            StatusCode::NOT_IMPLEMENTED,
+            "CONNECT is not supported\n",
+            true,
+        )
+    };
+    log_phase(tx, site, shared, res.status());
+    res
 }
 
 /// The client's body broke off, or was cut for its pace (`slow`: 408).
