@@ -4,9 +4,9 @@
 //! event with a support ID (VIOL_HTTP_PROTOCOL, or the length violation that fits), and the answer
 //! names the ID.
 //!
-//! The guard hands an HTTP/1 rejection to the service as a synthetic request ([`synthetic_request`],
-//! read back by [`Refusal::carried`]), so that the answer comes in order after any pipelined
-//! responses.
+//! The guard hands an HTTP/1 rejection to the service as a synthetic request
+//! ([`synthetic_request`], read back by [`Refusal::carried`]), so that the answer comes in order
+//! after any pipelined responses.
 //!
 //! Imports: `waf::{Transaction, Violation}`, `super::{head, handler, response}`.
 

@@ -2,8 +2,9 @@
 //! through as an upgrade, and a member's `101` to anything else is refused with 502): the upgrade
 //! request is inspected like any other (head checks, the WAF's request-header phase), sent to a
 //! member on a fresh HTTP/1.1 connection, and when the member answers `101 Switching Protocols`
-//! the two connections are joined into a tunnel whose bytes are not inspected. The tunnel is closed after `tunnel_idle_timeout` without a
-//! byte in either direction; at most `max_tunnels` are open (503 beyond).
+//! the two connections are joined into a tunnel whose bytes are not inspected. The tunnel is
+//! closed after `tunnel_idle_timeout` without a byte in either direction; at most `max_tunnels`
+//! are open (503 beyond).
 //!
 //! The guard ([`super::guard::UpgradeLatch`]) holds the client's bytes after the upgrade head until
 //! this module opens the latch; an upgrade that does not happen closes the client connection.

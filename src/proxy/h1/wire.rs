@@ -181,9 +181,9 @@ pub fn put_header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
 }
 
 /// Writes the upstream request head for `parts` (whose fields hold what `seen` says) into `out`:
-/// origin-form target, HTTP/1.1, the client's fields in their order without hop-by-hop ones (`Host`
-/// already set from an absolute-form target by the caller), `te: trailers` when the client asked for
-/// trailers, and `X-Forwarded-For` with `peer` appended when `xff` is set.
+/// origin-form target, HTTP/1.1, the client's fields in their order without hop-by-hop ones
+/// (`Host` already set from an absolute-form target by the caller), `te: trailers` when the client
+/// asked for trailers, and `X-Forwarded-For` with `peer` appended when `xff` is set.
 pub fn encode_request(
     out: &mut Vec<u8>,
     parts: &http::request::Parts,
