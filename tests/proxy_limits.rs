@@ -341,42 +341,18 @@ async fn three_hundred_stalled_posts_do_not_exhaust_descriptors() {
 /// whichever protocol it negotiated.
 #[tokio::test]
 async fn a_silent_tls_connection_is_closed_at_the_header_timeout() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let up = Upstream::start().await;
-    let ck = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("rcgen");
-    let dir = tempfile::tempdir().expect("tmp");
-    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    std::fs::write(&cert, ck.cert.pem()).expect("cert");
-    std::fs::write(&key, ck.signing_key.serialize_pem()).expect("key");
-    let proxy = Proxy::start(
+    let tls = TlsProxy::start(
         &[up.url()],
         PASS_POLICY,
-        &[
-            "--tls-cert",
-            cert.to_str().expect("path"),
-            "--tls-key",
-            key.to_str().expect("path"),
-            "--limit",
-            "header_read_timeout=1s",
-        ],
+        &["--limit", "header_read_timeout=1s"],
     );
-    for alpn in [vec![], vec![b"http/1.1".to_vec()], vec![b"h2".to_vec()]] {
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(ck.cert.der().clone()).expect("root");
-        let mut cfg = rustls::ClientConfig::builder()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
-        cfg.alpn_protocols = alpn.clone();
-        let tcp = tokio::net::TcpStream::connect(proxy.addr)
-            .await
-            .expect("tcp");
-        let mut tls = tokio_rustls::TlsConnector::from(std::sync::Arc::new(cfg))
-            .connect("localhost".try_into().expect("name"), tcp)
-            .await
-            .expect("handshake");
+    for alpn in [&[][..], &[&b"http/1.1"[..]], &[&b"h2"[..]]] {
+        let mut conn = tls.connect(alpn).await;
         let started = Instant::now();
         let mut sink = Vec::new();
-        let closed = tokio::time::timeout(Duration::from_secs(5), tls.read_to_end(&mut sink)).await;
+        let closed =
+            tokio::time::timeout(Duration::from_secs(5), conn.read_to_end(&mut sink)).await;
         assert!(closed.is_ok(), "ALPN {alpn:?}: still open after 5 s");
         assert!(
             started.elapsed() < Duration::from_secs(3),

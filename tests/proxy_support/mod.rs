@@ -358,6 +358,58 @@ impl Drop for Proxy {
     }
 }
 
+/// A `portcullis proxy` serving HTTPS with a fresh self-signed certificate for `localhost`.
+pub struct TlsProxy {
+    pub proxy: Proxy,
+    roots: rustls::RootCertStore,
+    _certs: tempfile::TempDir,
+}
+
+impl TlsProxy {
+    /// [`Proxy::start`] with `--tls-cert` and `--tls-key` (and `extra`).
+    pub fn start(upstreams: &[String], policy: &str, extra: &[&str]) -> TlsProxy {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let ck = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("rcgen");
+        let dir = tempfile::tempdir().expect("tmp");
+        let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+        std::fs::write(&cert, ck.cert.pem()).expect("cert");
+        std::fs::write(&key, ck.signing_key.serialize_pem()).expect("key");
+        let mut args = vec![
+            "--tls-cert",
+            cert.to_str().expect("path"),
+            "--tls-key",
+            key.to_str().expect("path"),
+        ];
+        args.extend_from_slice(extra);
+        let proxy = Proxy::start(upstreams, policy, &args);
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(ck.cert.der().clone()).expect("root");
+        TlsProxy {
+            proxy,
+            roots,
+            _certs: dir,
+        }
+    }
+
+    /// A TLS connection to the proxy offering the ALPN protocols `alpn` (none: no ALPN).
+    pub async fn connect(
+        &self,
+        alpn: &[&[u8]],
+    ) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
+        let mut cfg = rustls::ClientConfig::builder()
+            .with_root_certificates(self.roots.clone())
+            .with_no_client_auth();
+        cfg.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        let tcp = tokio::net::TcpStream::connect(self.proxy.addr)
+            .await
+            .expect("tcp");
+        tokio_rustls::TlsConnector::from(Arc::new(cfg))
+            .connect("localhost".try_into().expect("name"), tcp)
+            .await
+            .expect("tls")
+    }
+}
+
 /// Sends raw bytes on a fresh connection and returns everything read until the peer closes
 /// (or `wait` passes).
 pub async fn raw(addr: SocketAddr, bytes: &[u8], wait: Duration) -> String {
