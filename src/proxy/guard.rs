@@ -8,7 +8,8 @@
 //! (and `Connection: close`), so the answer is ordered after the responses to the requests
 //! pipelined before it and nothing of it reaches an upstream.
 //! A head that does not complete within the header timeout, counted from its first byte, ends the
-//! connection (slowloris). HTTP/2 connections (prior knowledge or ALPN `h2`) pass through untouched.
+//! connection (slowloris), and so does a new connection that sends nothing for that long. HTTP/2
+//! connections (prior knowledge or ALPN `h2`) pass through untouched once their first bytes came.
 //!
 //! An upgrade request (WebSocket, [`Framing::Upgrade`]) arms the connection's [`UpgradeLatch`]: the
 //! bytes after its head are held, never read as HTTP/1. When the service switches protocols (it
