@@ -259,7 +259,14 @@ impl Transaction {
         let verdict = self.verdict.take().filter(|v| v.action != Action::Pass)?;
         let (method, uri) = match self.refused_line.take() {
             Some(line) => *line,
-            None => (self.method.to_string(), self.uri.to_string()),
+            None => (
+                self.method.to_string(),
+                match self.uri.path_and_query() {
+                    Some(pq) => pq.as_str().to_string(),
+                    // Authority form (CONNECT): there is no path to show.
+                    None => self.uri.to_string(),
+                },
+            ),
         };
         Some(SecurityEvent {
             support_id: self.support_id.to_string(),
