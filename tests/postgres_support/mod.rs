@@ -81,34 +81,38 @@ fn start() -> Postgres {
         .and_then(|l| l.local_addr())
         .expect("port")
         .port();
+    // The shell runs as the test (so it can remove the directory at the end); PostgreSQL, which
+    // refuses root, runs as `postgres` when the test is root ($AS).
     let script = r#"
 set -e
-"$B/initdb" -D "$D/data" -U portcullis --auth=trust -E UTF8 --no-sync >"$D/initdb.log" 2>&1
+if [ -n "$AS" ]; then chown postgres:postgres "$D"; fi
+$AS "$B/initdb" -D "$D/data" -U portcullis --auth=trust -E UTF8 --no-sync >"$D/initdb.log" 2>&1
 printf '%s' "$CERT" >"$D/data/server.crt"
 printf '%s' "$KEY" >"$D/data/server.key"
 chmod 600 "$D/data/server.key"
-"$B/pg_ctl" -D "$D/data" -l "$D/server.log" -w start -o "-p $P -k $D -c listen_addresses=127.0.0.1 -c ssl=on -c fsync=off -c synchronous_commit=off -c full_page_writes=off" >/dev/null
+if [ -n "$AS" ]; then chown postgres:postgres "$D/data/server.crt" "$D/data/server.key"; fi
+$AS "$B/pg_ctl" -D "$D/data" -l "$D/server.log" -w start -o "-p $P -k $D -c listen_addresses=127.0.0.1 -c ssl=on -c fsync=off -c synchronous_commit=off -c full_page_writes=off" >/dev/null
 echo ready
 read _ || true
-"$B/pg_ctl" -D "$D/data" -m immediate stop >/dev/null 2>&1 || true
+$AS "$B/pg_ctl" -D "$D/data" -m immediate stop >/dev/null 2>&1 || true
 rm -rf "$D"
 "#;
-    let mut cmd = if is_root() {
-        let ok = Command::new("chown")
-            .args(["-R", "postgres:postgres"])
-            .arg(&dir)
-            .status()
-            .expect("chown")
-            .success();
-        assert!(ok, "chown {} to postgres", dir.display());
-        let mut c = Command::new("runuser");
-        c.args(["-u", "postgres", "--", "sh", "-c", script]);
-        c
-    } else {
-        let mut c = Command::new("sh");
-        c.args(["-c", script]);
-        c
-    };
+    let root = is_root();
+    if root {
+        // `postgres` must be able to reach the directory through its parent (a private TMPDIR
+        // is often 0700).
+        use std::os::unix::fs::PermissionsExt;
+        if let Some(parent) = dir.parent()
+            && let Ok(m) = std::fs::metadata(parent)
+        {
+            let mut perms = m.permissions();
+            perms.set_mode(perms.mode() | 0o001);
+            let _ = std::fs::set_permissions(parent, perms);
+        }
+    }
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", script])
+        .env("AS", if root { "runuser -u postgres --" } else { "" });
     let (ca_pem, cert, key) = pki();
     let mut child = cmd
         .env("CERT", cert)
