@@ -25,9 +25,9 @@ UNVERIFIED = ssl._create_unverified_context()
 
 def binary():
     exe = os.environ.get("PORTCULLIS") or os.path.join(
-        os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "release", "portcullis")
+        os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "dist", "portcullis")
     if not os.access(exe, os.X_OK):
-        subprocess.run(["cargo", "build", "--release", "--quiet", "--bin", "portcullis"], cwd=ROOT, check=True)
+        subprocess.run(["cargo", "build", "--profile", "dist", "--quiet", "--bin", "portcullis"], cwd=ROOT, check=True)
     return exe
 
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The fleet search at scale, on loopback with real servers: PostgreSQL, three `portcullis serve`
-controllers (release, each keeping up to 50,000 events) blocking every request but GET /allowed,
+controllers (`dist` build, each keeping up to 50,000 events) blocking every request but GET /allowed,
 and one `portcullis central --events-db postgres://…` collecting them every second.
 
 1. N blocked requests (default 100,000) spread over the three controllers; waits until the central
@@ -12,7 +12,7 @@ and one `portcullis central --events-db postgres://…` collecting them every se
    plan and time for the support-id query (EXPLAIN ANALYZE).
 
 Usage: flock /work/.bench.lock benches/fleet_search.py   (needs nginx and postgresql)
-Env: EVENTS=100000 SEARCHES=500 PORTCULLIS=target/release/portcullis
+Env: EVENTS=100000 SEARCHES=500 PORTCULLIS=target/dist/portcullis
 """
 
 import json

@@ -15,7 +15,7 @@
 # of the bench runs at nice -19 (the machine is shared with compilers).
 #
 # Usage: flock /work/.bench.lock benches/shared_limits.sh      (needs wrk, nginx, redis-server)
-# Env:   DURATION=8 CONNS=16 ROUNDS=3 PORT_BASE=18280 PORTCULLIS=target/release/portcullis
+# Env:   DURATION=8 CONNS=16 ROUNDS=3 PORT_BASE=18280 PORTCULLIS=target/dist/portcullis
 set -euo pipefail
 
 DURATION=${DURATION:-8}
@@ -25,8 +25,8 @@ PORT_BASE=${PORT_BASE:-18280}
 UP_PORT=$((PORT_BASE + 1)); REDIS_PORT=$((PORT_BASE + 2)); METRICS_PORT=$((PORT_BASE + 3))
 NICE=(); [ "$(id -u)" = 0 ] && NICE=(nice -n -19)
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
-PORTCULLIS=${PORTCULLIS:-${CARGO_TARGET_DIR:-$ROOT/target}/release/portcullis}
-[ -x "$PORTCULLIS" ] || (cd "$ROOT" && cargo build --release --quiet --bin portcullis)
+PORTCULLIS=${PORTCULLIS:-${CARGO_TARGET_DIR:-$ROOT/target}/dist/portcullis}
+[ -x "$PORTCULLIS" ] || (cd "$ROOT" && cargo build --profile dist --quiet --bin portcullis)
 for tool in wrk nginx redis-server; do
   command -v "$tool" >/dev/null || { echo "needs $tool (apt-get install wrk nginx-light redis-server)" >&2; exit 1; }
 done

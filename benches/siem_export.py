@@ -12,7 +12,7 @@ openssl), which writes what it parsed to a file.
    receiver up, then killed (its queue fills and drops its oldest records), then up again.
 
 Usage: flock /work/.bench.lock benches/siem_export.py   (needs rsyslog, rsyslog-gnutls, nginx, wrk,
-openssl). Env: EVENTS=10000 DURATION=8 PORTCULLIS=target/release/portcullis
+openssl). Env: EVENTS=10000 DURATION=8 PORTCULLIS=target/dist/portcullis
 """
 
 import os
