@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Security events to a SIEM, measured on loopback with real servers: a `portcullis serve`
-(release) whose virtual server blocks every request but GET /allowed, with a security log profile
+(`dist` build) whose virtual server blocks every request but GET /allowed, with a security log profile
 sending CEF over syslog/TLS (RFC 5425) to a real rsyslogd (gtls driver, certificates made with
 openssl), which writes what it parsed to a file.
 
