@@ -71,6 +71,9 @@ enum PolicyCommand {
         /// Also print the URL table (method, URL, parameters, content types) of the OpenAPI spec.
         #[arg(long)]
         urls: bool,
+        /// The command the policy is checked for: it decides where file links may point.
+        #[arg(long = "for", value_name = "COMMAND", value_enum, default_value_t)]
+        target: portcullis::cli::policy_check::CheckFor,
     },
 }
 
@@ -185,8 +188,9 @@ fn serve(cmd: ServeCmd) -> Result<(), String> {
     })
 }
 
-/// Mounts the SOAP portal on the admin API (users checked against the /mgmt user store) and starts
-/// the DNS listener serving the same zones, when `--dns-listen` is given.
+/// Mounts the SOAP portal on the admin API (users and roles of the /mgmt user store, the admin
+/// port's body bounds) and starts the DNS listener serving the same zones, when `--dns-listen`
+/// is given.
 fn soap_and_dns(
     st: Arc<portcullis::mgmt::MgmtState>,
     dns_listen: Option<SocketAddr>,
@@ -203,13 +207,17 @@ fn soap_and_dns(
             tokio::spawn(server.run(zones.clone(), std::future::pending()));
         }
         let users = st.clone();
-        let auth: soap::Authenticator =
-            Arc::new(move |user, pass| users.check_password(user, pass).is_ok());
-        Ok(soap::router(soap::SoapState::new(
-            st.store.clone(),
-            zones,
-            auth,
-        )))
+        let auth: soap::Authenticator = Arc::new(move |user, pass, peer| {
+            let u = users.check_password(user, pass, peer).ok()?;
+            Some(if portcullis::mgmt::roles::may_change_zones(u.role) {
+                soap::Access::ReadWrite
+            } else {
+                soap::Access::Read
+            })
+        });
+        let mut portal = soap::SoapState::new(st.store.clone(), zones, auth);
+        portal.limits = st.cfg.body_limits(soap::MAX_BODY);
+        Ok(soap::router(portal))
     })
 }
 
@@ -311,9 +319,15 @@ fn main() -> ExitCode {
                     file,
                     lenient,
                     urls,
+                    target,
                 },
         } => {
-            let (report, ok) = portcullis::cli::policy_check::run_with(&file, lenient, urls);
+            let opts = portcullis::cli::policy_check::CheckOptions {
+                lenient,
+                urls,
+                target,
+            };
+            let (report, ok) = portcullis::cli::policy_check::run_with(&file, opts);
             if ok {
                 print!("{report}");
                 ExitCode::SUCCESS

@@ -381,6 +381,11 @@ pub(super) fn log_transaction(
         }
         ev.virtual_server = site.name.clone();
         ev.response_code = status.as_u16();
+        if let Some(gate) = &site.access
+            && let std::borrow::Cow::Owned(masked) = gate.profile().mask_credentials(&ev.uri)
+        {
+            ev.uri = masked;
+        }
         shared.events.write(ev);
     }
 }
