@@ -134,13 +134,23 @@ pub fn run_with(file: &Path, opts: CheckOptions) -> (String, bool) {
         Err(e) => (format!("{}: {e}", file.display()), false),
         Ok(l) => {
             let s = &l.summary;
+            let urls = if l.policy.api().is_some() {
+                format!(
+                    "{} ({} in the policy, {} operations of the OpenAPI spec)",
+                    s.urls,
+                    s.urls - s.api_operations,
+                    s.api_operations
+                )
+            } else {
+                s.urls.to_string()
+            };
             let mut out = format!(
                 "{}: ok\n  name: {}\n  template: {}\n  enforcement mode: {}\n  urls: {}\n  parameters: {}\n  methods: {}\n  signature sets: {}\n  signatures enabled: {}\n",
                 file.display(),
                 s.name,
                 s.template,
                 s.mode,
-                s.urls,
+                urls,
                 s.parameters,
                 s.methods,
                 s.signature_sets,
