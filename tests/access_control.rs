@@ -532,9 +532,12 @@ async fn an_api_key_in_the_query_string_never_reaches_the_event_log() {
         PASS_POLICY,
         &["--access", &access],
     );
-    // An invalid key (refused), then a valid one past its rate limit (refused too).
+    // An invalid key (refused), one the WAF flags as well (its value would be the excerpt of a
+    // violation), then a valid one past its rate limit (refused too).
     let (st, _, _) = call(&proxy.url("/x?q=1&api_key=guessed-key-z"), "GET", &[]).await;
     assert_eq!(st, 401);
+    let flagged = "/x?api_key=leaked%3Cscript%3Ealert(1)%3C%2Fscript%3E";
+    assert_eq!(call(&proxy.url(flagged), "GET", &[]).await.0, 401);
     assert_eq!(
         call(&proxy.url("/x?api_key=valid-key-a"), "GET", &[])
             .await
@@ -546,7 +549,7 @@ async fn an_api_key_in_the_query_string_never_reaches_the_event_log() {
     let log = proxy.events_containing("VIOL_RATE_LIMIT");
     assert!(log.contains("VIOL_RATE_LIMIT"), "{log}");
     assert!(
-        !log.contains("guessed-key-z") && !log.contains("valid-key-a"),
+        !log.contains("guessed-key-z") && !log.contains("valid-key-a") && !log.contains("leaked"),
         "a key in the event log: {log}"
     );
     let uris: Vec<String> = log

@@ -189,20 +189,21 @@ impl AccessProfile {
         self.methods.iter().position(|m| m.name == name)
     }
 
+    /// The query parameters that carry an API key (`in: query`).
+    pub fn query_credentials(&self) -> impl Iterator<Item = &str> {
+        self.methods.iter().filter_map(|m| match &m.kind {
+            MethodKind::ApiKey {
+                location: KeyLocation::Query(q),
+                ..
+            } => Some(q.as_str()),
+            _ => None,
+        })
+    }
+
     /// `uri` with the value of every query parameter that carries an API key (`in: query`)
     /// replaced by `********`, for events and logs: they never show a credential, valid or not.
     pub fn mask_credentials<'a>(&self, uri: &'a str) -> Cow<'a, str> {
-        let names: Vec<&str> = self
-            .methods
-            .iter()
-            .filter_map(|m| match &m.kind {
-                MethodKind::ApiKey {
-                    location: KeyLocation::Query(q),
-                    ..
-                } => Some(q.as_str()),
-                _ => None,
-            })
-            .collect();
+        let names: Vec<&str> = self.query_credentials().collect();
         let Some((path, query)) = uri.split_once('?') else {
             return Cow::Borrowed(uri);
         };
