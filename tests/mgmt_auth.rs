@@ -282,15 +282,20 @@ async fn login(api: &Api, user: &str, pass: &str) -> (reqwest::StatusCode, Value
     (r.status(), r.json().await.unwrap_or(Value::Null))
 }
 
+/// The token of a successful login.
+async fn token(api: &Api, user: &str, pass: &str) -> String {
+    let (st, b) = login(api, user, pass).await;
+    assert_eq!(st, 200, "{b}");
+    b["token"]["token"].as_str().unwrap().to_string()
+}
+
 #[tokio::test]
 async fn a_login_spray_from_one_source_is_throttled() {
     let dir = tempfile::tempdir().unwrap();
     let s = start(dir.path(), None);
     let api = Api::new(&s);
     // A working token, taken before the spray, and a user whose password was never checked.
-    let (st, b) = login(&api, "admin", PASS).await;
-    assert_eq!(st, 200);
-    let tok = b["token"]["token"].as_str().unwrap().to_string();
+    let tok = token(&api, "admin", PASS).await;
     let (st, _) = api.req(Method::POST, "/mgmt/tm/auth/user", Some(json!({"name": "fresh", "password": "Fresh-pass-1", "partitionAccess": [{"name": "all-partitions", "role": "guest"}]}))).await;
     assert_eq!(st, 200);
     // Ten failures per minute are allowed from one address, then nothing is even checked.
@@ -353,9 +358,7 @@ async fn a_copy_of_the_store_holds_no_token_and_is_private() {
     let dir = tempfile::tempdir().unwrap();
     let s = start(dir.path(), None);
     let api = Api::new(&s);
-    let (st, b) = login(&api, "admin", PASS).await;
-    assert_eq!(st, 200);
-    let tok = b["token"]["token"].as_str().unwrap().to_string();
+    let tok = token(&api, "admin", PASS).await;
     let store = dir.path().join("portcullis.redb");
     let bytes = std::fs::read(&store).unwrap();
     assert!(
@@ -384,9 +387,7 @@ async fn a_password_reset_by_an_administrator_revokes_the_users_tokens() {
     let api = Api::new(&s);
     let (st, _) = api.req(Method::POST, "/mgmt/tm/auth/user", Some(json!({"name": "ops", "password": "Old-pass-1", "partitionAccess": [{"name": "all-partitions", "role": "manager"}]}))).await;
     assert_eq!(st, 200);
-    let (st, b) = login(&api, "ops", "Old-pass-1").await;
-    assert_eq!(st, 200);
-    let stolen = b["token"]["token"].as_str().unwrap().to_string();
+    let stolen = token(&api, "ops", "Old-pass-1").await;
     let (st, _) = api
         .req(
             Method::PATCH,
@@ -404,8 +405,7 @@ async fn a_password_reset_by_an_administrator_revokes_the_users_tokens() {
         .unwrap();
     assert_eq!(r.status(), 401, "the old session outlived the reset");
     // A user changing their own password keeps the session they are using.
-    let (_, b) = login(&api, "ops", "New-pass-2").await;
-    let own = b["token"]["token"].as_str().unwrap().to_string();
+    let own = token(&api, "ops", "New-pass-2").await;
     let r = api
         .c
         .patch(format!("{}/mgmt/tm/auth/user/ops", s.base))

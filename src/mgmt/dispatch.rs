@@ -109,26 +109,16 @@ async fn handle(State(st): State<Arc<MgmtState>>, req: Request) -> Response {
     };
     let bytes = match body::read(body, &limits).await {
         Ok(b) => b,
-        Err(BodyError::TooLarge) => {
-            let mut r = fail(too_large());
-            r.headers_mut().insert(
-                http::header::CONNECTION,
-                http::HeaderValue::from_static("close"),
-            );
-            return r;
+        Err(e) => {
+            let error = match e {
+                BodyError::TooLarge => too_large(),
+                BodyError::TimedOut => {
+                    MgmtError::new(e.status(), "The request body did not arrive in time.")
+                }
+                BodyError::Broken(why) => MgmtError::bad_request(why),
+            };
+            return body::closing(fail(error));
         }
-        Err(BodyError::TimedOut) => {
-            let mut r = fail(MgmtError::new(
-                StatusCode::REQUEST_TIMEOUT,
-                "The request body did not arrive in time.",
-            ));
-            r.headers_mut().insert(
-                http::header::CONNECTION,
-                http::HeaderValue::from_static("close"),
-            );
-            return r;
-        }
-        Err(BodyError::Broken(e)) => return fail(MgmtError::bad_request(e)),
     };
     let peer2 = peer.clone();
     let res = tokio::task::spawn_blocking(move || route(&st, &parts, &bytes, &peer2, who)).await;

@@ -35,7 +35,7 @@ use base64::Engine as _;
 use crate::dns::{Zone, ZoneCatalog, ZoneDoc};
 use crate::store::{Store, Table};
 use crate::support::Peer;
-use crate::support::body::{self, BodyError, BodyLimits};
+use crate::support::body::{self, BodyLimits};
 
 use decode::ViewZone;
 use fault::Fault;
@@ -238,14 +238,7 @@ async fn post_call(State(st): State<SoapState>, req: Request) -> Response {
     }
     let bytes = match body::read(body, &st.limits).await {
         Ok(b) => b,
-        Err(e) => {
-            let status = match e {
-                BodyError::TooLarge => StatusCode::PAYLOAD_TOO_LARGE,
-                BodyError::TimedOut => StatusCode::REQUEST_TIMEOUT,
-                BodyError::Broken(_) => StatusCode::BAD_REQUEST,
-            };
-            return (status, [(header::CONNECTION, "close")]).into_response();
-        }
+        Err(e) => return body::closing(e.status().into_response()),
     };
     let access = access.unwrap_or(Access::Read);
     let work = tokio::task::spawn_blocking(move || handle_call(&st, access, &bytes));

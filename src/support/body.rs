@@ -49,6 +49,26 @@ pub enum BodyError {
     Broken(String),
 }
 
+impl BodyError {
+    /// The status that answers it.
+    pub fn status(&self) -> http::StatusCode {
+        match self {
+            BodyError::TooLarge => http::StatusCode::PAYLOAD_TOO_LARGE,
+            BodyError::TimedOut => http::StatusCode::REQUEST_TIMEOUT,
+            BodyError::Broken(_) => http::StatusCode::BAD_REQUEST,
+        }
+    }
+}
+
+/// `response` with `Connection: close`: after a body that was not read whole, the next bytes on
+/// the connection cannot be told from a next request.
+pub fn closing(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
 /// The `Content-Length` a request declares, if it declares a valid one.
 pub fn declared_length(headers: &HeaderMap) -> Option<u64> {
     headers
@@ -124,7 +144,7 @@ pub async fn answer_early(
     headers: &HeaderMap,
     version: Version,
     limits: &BodyLimits,
-    mut response: Response,
+    response: Response,
 ) -> Response {
     let ended = if declared_length(headers).is_some_and(|n| n > DISCARD_MAX) {
         false
@@ -139,10 +159,7 @@ pub async fn answer_early(
         return response;
     }
     if version <= Version::HTTP_11 {
-        response
-            .headers_mut()
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
-        return response;
+        return closing(response);
     }
     response.map(|reply| {
         Body::new(Holding {
