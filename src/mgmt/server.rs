@@ -189,48 +189,13 @@ pub async fn serve(
         tokio::select! {
             r = listener.accept() => {
                 let Ok((tcp, peer)) = r else { continue };
-                let (acceptor, mut builder, app) = (acceptor.clone(), builder.clone(), app.clone());
-                let (mut stop, alive) = (stop_rx.clone(), alive_tx.clone());
+                let (acceptor, builder, app) = (acceptor.clone(), builder.clone(), app.clone());
+                let (stop, alive) = (stop_rx.clone(), alive_tx.clone());
                 tokio::spawn(async move {
                     let _alive = alive;
-                    let Ok(Ok(stream)) = tokio::time::timeout(limits.header_read_timeout, acceptor.accept(tcp)).await else { return };
-                    if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
-                        builder = builder.http2_only();
-                    } else {
-                        builder = builder.http1_only();
-                    }
-                    let activity = Arc::new(Activity { in_flight: AtomicUsize::new(0), since: parking_lot::Mutex::new(Instant::now()) });
-                    let act = activity.clone();
-                    let svc = tower::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
-                        req.extensions_mut().insert(Peer(peer));
-                        let busy = act.begin();
-                        let call = app.clone().oneshot(req);
-                        async move {
-                            let res = call.await;
-                            drop(busy);
-                            res
-                        }
-                    });
-                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(svc));
-                    tokio::pin!(conn);
-                    let mut closing = false;
-                    loop {
-                        let idle_at = activity.idle_deadline(limits.idle_timeout);
-                        // Re-checked at least once per idle period while requests are in flight.
-                        let wake = idle_at.unwrap_or_else(|| Instant::now() + limits.idle_timeout);
-                        tokio::select! {
-                            _ = conn.as_mut() => break,
-                            _ = tokio::time::sleep_until(wake.into()), if !closing => {
-                                if activity.idle_deadline(limits.idle_timeout).is_some_and(|d| d <= Instant::now()) {
-                                    conn.as_mut().graceful_shutdown();
-                                    closing = true;
-                                }
-                            }
-                            _ = stop.wait_for(|s| *s), if !closing => {
-                                conn.as_mut().graceful_shutdown();
-                                closing = true;
-                            }
-                        }
+                    let accepted = tokio::time::timeout(limits.header_read_timeout, acceptor.accept(tcp)).await;
+                    if let Ok(Ok(stream)) = accepted {
+                        connection(stream, builder, app, peer, limits, stop).await;
                     }
                 });
             }
@@ -241,6 +206,61 @@ pub async fn serve(
     let _ = stop_tx.send(true);
     drop(alive_tx);
     let _ = tokio::time::timeout(Duration::from_secs(5), alive_rx.recv()).await;
+}
+
+/// Serves one TLS connection until it ends, goes idle for `limits.idle_timeout`, or the server
+/// stops (`stop`); the last two end it gracefully.
+async fn connection(
+    stream: tokio_rustls::server::TlsStream<tokio::net::TcpStream>,
+    builder: auto::Builder<TokioExecutor>,
+    app: axum::Router,
+    peer: SocketAddr,
+    limits: ConnLimits,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let builder = if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
+        builder.http2_only()
+    } else {
+        builder.http1_only()
+    };
+    let activity = Arc::new(Activity {
+        in_flight: AtomicUsize::new(0),
+        since: parking_lot::Mutex::new(Instant::now()),
+    });
+    let act = activity.clone();
+    let svc = tower::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
+        req.extensions_mut().insert(Peer(peer));
+        let busy = act.begin();
+        let call = app.clone().oneshot(req);
+        async move {
+            let res = call.await;
+            drop(busy);
+            res
+        }
+    });
+    let conn =
+        builder.serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(svc));
+    tokio::pin!(conn);
+    let mut closing = false;
+    loop {
+        // Re-checked at least once per idle period while requests are in flight.
+        let wake = activity
+            .idle_deadline(limits.idle_timeout)
+            .unwrap_or_else(|| Instant::now() + limits.idle_timeout);
+        tokio::select! {
+            _ = conn.as_mut() => break,
+            _ = tokio::time::sleep_until(wake.into()), if !closing => {
+                if activity.idle_deadline(limits.idle_timeout).is_some_and(|d| d <= Instant::now()) {
+                    conn.as_mut().graceful_shutdown();
+                    closing = true;
+                }
+            }
+            _ = stop.wait_for(|s| *s), if !closing => {
+                conn.as_mut().graceful_shutdown();
+                closing = true;
+            }
+        }
+    }
 }
 
 /// Everything `portcullis serve` needs, resolved from flags and the config file.
