@@ -1,10 +1,13 @@
 //! Small shared pieces every module may use: support ids, the clock, ISO 8601 formatting,
-//! registration keys, the UUID text form, a stack-first vector for per-request scratch lists, URLs
-//! with their password masked.
+//! registration keys, the UUID text form, a stack-first vector for per-request scratch lists,
+//! bounded reading of admin request bodies ([`body`]), links to policy files ([`links`]), URLs with
+//! their password masked.
 //! Imports nothing internal.
 
+pub mod body;
 mod clock;
 mod inline_vec;
+pub mod links;
 mod regkey;
 mod support_id;
 mod url;
@@ -16,3 +19,7 @@ pub use regkey::parse_regkey;
 pub use support_id::SupportId;
 pub use url::redact_url;
 pub use uuid::is_uuid;
+
+/// The client address of a connection, put in each request's extensions by the admin server.
+#[derive(Clone, Copy, Debug)]
+pub struct Peer(pub std::net::SocketAddr);
