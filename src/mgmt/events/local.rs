@@ -3,9 +3,12 @@
 //! age (`events_max_count`, `events_max_age`) in the same transaction, and on its own every
 //! [`PRUNE_EVERY`] when idle. Keys: `e/<timeMicros, 20 digits>/<supportId>` → the event JSON (as
 //! the JSON-line event log writes it, plus `policyFullPath` and its write `sequence`);
-//! `i/<supportId>` → its `e/` key; `w/<sequence, 20 digits>` → its `e/` key. Sequences number the
-//! events in the order they were stored (a request's event is keyed by its arrival, but stored when
-//! it ends), so a collector reading after the last sequence it saw misses none (`super::feed`).
+//! `i/<supportId>` → its `e/` key; `w/<sequence, 20 digits>` → its `e/` key; [`LAST_SEQUENCE`] →
+//! the last sequence given. Sequences number the events in the order they were stored (a request's
+//! event is keyed by its arrival, but stored when it ends), so a collector reading after the last
+//! sequence it saw misses none (`super::feed`). The last sequence is kept apart from the `w/` keys,
+//! which go with their events: a log pruned empty and then restarted goes on numbering after it,
+//! and a collector's cursor never skips the first events stored after the restart.
 //! Imports: `store`, `support`, `waf::SecurityEvent`, `proxy::events::EventStream`.
 
 use std::sync::Arc;
@@ -21,6 +24,8 @@ use crate::waf::SecurityEvent;
 pub const ITEMS: &str = "e/";
 pub const INDEX: &str = "i/";
 pub const SEQUENCE: &str = "w/";
+/// The last write sequence given (never pruned).
+pub const LAST_SEQUENCE: &str = "n/last-sequence";
 /// Most events written in one store transaction.
 pub const BATCH: usize = 512;
 /// Age pruning runs at least this often.
@@ -48,12 +53,10 @@ pub fn sequence_key(sequence: u64) -> String {
 
 /// The sequence the next stored event gets.
 pub fn next_sequence(store: &Store) -> Result<u64> {
-    let mut next = 1;
-    store.scan_rev(Table::Events, SEQUENCE, |k, _| {
-        next = k[SEQUENCE.len()..].parse::<u64>().map_or(1, |s| s + 1);
-        false
-    })?;
-    Ok(next)
+    Ok(store
+        .get(Table::Events, LAST_SEQUENCE)?
+        .and_then(|v| v.as_u64())
+        .map_or(1, |last| last + 1))
 }
 
 /// The stored event with support id `id`.
@@ -147,6 +150,9 @@ pub fn write_batch(
             tx.put(Table::Events, &index_key(&ev.support_id), &json!(key))?;
             tx.put(Table::Events, &sequence_key(next), &json!(key))?;
             next += 1;
+        }
+        if next > *sequence {
+            tx.put(Table::Events, LAST_SEQUENCE, &json!(next - 1))?;
         }
         prune(tx, count, keep)
     })?;
@@ -253,5 +259,46 @@ mod tests {
             "sequences go with their events"
         );
         assert_eq!(four["sequence"], 4);
+    }
+
+    #[test]
+    fn a_log_pruned_empty_goes_on_numbering_after_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let keep = Retention {
+            max_count: 0,
+            max_age_secs: 3600,
+        };
+        let named = |e: &SecurityEvent| e.policy.clone();
+        let old = now_micros() - 7200 * 1_000_000;
+        {
+            let store = Store::open(dir.path()).unwrap();
+            let mut seq = next_sequence(&store).unwrap();
+            let batch: Vec<_> = (1..=3).map(|i| ev(old + i, &format!("{i}"))).collect();
+            assert_eq!(
+                write_batch(&store, &batch, &named, 0, &mut seq, keep).unwrap(),
+                0
+            );
+            assert_eq!(
+                store.count(Table::Events, SEQUENCE).unwrap(),
+                0,
+                "all pruned"
+            );
+        }
+        let store = Store::open(dir.path()).unwrap();
+        let mut seq = next_sequence(&store).unwrap();
+        assert_eq!(
+            seq, 4,
+            "a collector whose cursor is at 3 must see the next event"
+        );
+        write_batch(
+            &store,
+            &[ev(now_micros(), "new")],
+            &named,
+            0,
+            &mut seq,
+            keep,
+        )
+        .unwrap();
+        assert_eq!(get(&store, "new").unwrap().unwrap()["sequence"], 4);
     }
 }
