@@ -13,6 +13,7 @@ mod redis_support;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use proxy_support::{PASS_POLICY, Proxy, Upstream, free_port};
@@ -108,6 +109,26 @@ async fn burst(nodes: &[&Node], n: usize) -> Vec<(u16, Option<u64>)> {
     futures_util::future::join_all(calls).await
 }
 
+/// Sends `n` requests to `node` one after the other, 5 ms apart, counting the answers in
+/// `answered`; each status and how long it took. A transport error fails the test.
+async fn paced(node: &Node, n: usize, answered: &AtomicUsize) -> Vec<(u16, Duration)> {
+    let c = reqwest::Client::new();
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        let r = c
+            .get(node.proxy.url("/api/items"))
+            .timeout(Duration::from_secs(10))
+            .send()
+            .await
+            .expect("every request is answered");
+        out.push((r.status().as_u16(), t.elapsed()));
+        answered.fetch_add(1, Ordering::Relaxed);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    out
+}
+
 fn admitted(answers: &[(u16, Option<u64>)]) -> usize {
     assert!(
         answers.iter().all(|(s, _)| *s == 200 || *s == 429),
@@ -155,18 +176,47 @@ async fn three_nodes_admit_exactly_the_shared_limit_and_outlive_redis() {
         }
     }
 
-    // Redis killed mid-run: no request fails, and each node applies its own limit (100 each).
-    redis.kill();
-    for n in &nodes {
-        let started = Instant::now();
-        let answers = burst(&[n], 110).await;
+    // Redis killed mid-run: a paced stream of requests to every node, Redis SIGKILLed while it
+    // flows. No request fails or waits, and the nodes go from the shared window (full: 429) to
+    // their own limits (100 each, full buckets: 200) at once.
+    let started = Instant::now();
+    let answered: Vec<AtomicUsize> = nodes.iter().map(|_| AtomicUsize::new(0)).collect();
+    let stream =
+        futures_util::future::join_all(nodes.iter().zip(&answered).map(|(n, a)| paced(n, 60, a)));
+    let kill = async {
+        while answered.iter().any(|a| a.load(Ordering::Relaxed) < 10) {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        redis.kill();
+    };
+    let (streams, ()) = tokio::join!(stream, kill);
+    let took = started.elapsed();
+    for (n, answers) in nodes.iter().zip(&streams) {
+        let statuses: Vec<u16> = answers.iter().map(|(s, _)| *s).collect();
+        admitted(&answers.iter().map(|(s, _)| (*s, None)).collect::<Vec<_>>());
+        let slowest = answers.iter().map(|(_, t)| *t).max().unwrap_or_default();
         assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "{:?}",
-            started.elapsed()
+            slowest < Duration::from_millis(500),
+            "no request waits on a dead Redis: {slowest:?}"
         );
-        let ok = admitted(&answers);
-        assert!((100..=102).contains(&ok), "local limit: {ok} of 110");
+        let switch = statuses
+            .iter()
+            .position(|s| *s == 200)
+            .expect("admitted by the local limit after the kill");
+        assert!(
+            switch > 0 && statuses[..switch].iter().all(|s| *s == 429),
+            "refused by the full shared window before the kill, admitted after: {statuses:?}\n{}",
+            n.proxy.stderr()
+        );
+        assert!(statuses[switch..].iter().all(|s| *s == 200), "{statuses:?}");
+    }
+    assert!(took < Duration::from_secs(5), "{took:?}");
+
+    // Each node now counts alone: its own limit of 100 (the stream used some of it), no more.
+    for (n, streamed) in nodes.iter().zip(&streams) {
+        let before = streamed.iter().filter(|(s, _)| *s == 200).count();
+        let ok = before + admitted(&burst(&[n], 110).await);
+        assert!((100..=102).contains(&ok), "local limit: {ok}");
         n.store_up(false).await;
         let m = n.metrics().await;
         let fallbacks = m
@@ -291,7 +341,7 @@ async fn until_all(nodes: &[Node], headers: &[(&str, &str)], want: u16) -> Durat
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_revocation_reaches_every_node_within_a_second() {
-    let redis = Redis::start();
+    let mut redis = Redis::start();
     let upstream = Upstream::start().await;
     let dir = tempfile::tempdir().expect("tmp");
     let secret = "a-shared-hmac-secret-of-32-bytes-or-more";
@@ -360,6 +410,39 @@ async fn a_revocation_reaches_every_node_within_a_second() {
     assert_eq!(status(&nodes[2], &with_token).await.0, 200);
     cli(&redis, "rv:", &["unrevoke", "key:partner-a"]);
     assert!(until_all(&nodes, &key_a, 200).await < Duration::from_secs(1));
+
+    // Redis SIGKILLed: every node keeps the last list it read. Started again (its append-only
+    // file kept the list), every node reconnects and resubscribes: a revocation written at once
+    // is refused everywhere within 1 s, and the earlier one still is.
+    cli(&redis, "rv:", &["revoke", "key:partner-a"]);
+    until_all(&nodes, &key_a, 401).await;
+    redis.kill();
+    for n in &nodes {
+        assert_eq!(status(n, &key_a).await.0, 401, "the last list read holds");
+        assert_eq!(status(n, &key_b).await.0, 200);
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    redis.restart();
+    cli(&redis, "rv:", &["revoke", "key:partner-b"]);
+    let took = until_all(&nodes, &key_b, 401).await;
+    assert!(
+        took < Duration::from_secs(1),
+        "after a Redis restart too: {took:?}"
+    );
+    for n in &nodes {
+        assert_eq!(status(n, &key_a).await.0, 401);
+        let log = n.proxy.stderr();
+        assert_eq!(
+            log.matches("revocations: shared store unavailable").count(),
+            1,
+            "{log}"
+        );
+        assert_eq!(
+            log.matches("revocations: shared store connected").count(),
+            1,
+            "{log}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

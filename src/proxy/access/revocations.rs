@@ -30,7 +30,9 @@ use crate::waf::access::profile::SharedStore;
 /// The whole list is read again this often, besides after every reconnect.
 pub const RESYNC_EVERY: Duration = Duration::from_secs(30);
 const MIN_BACKOFF: Duration = Duration::from_millis(100);
-const MAX_BACKOFF: Duration = Duration::from_secs(1);
+/// At most this long between two reconnects: a revocation written as soon as Redis is back
+/// reaches every node within a second (the reconnect reads the whole list).
+const MAX_BACKOFF: Duration = Duration::from_millis(500);
 /// Longest revoked id (the `key:`/`jti:` kind included).
 const MAX_ID: usize = 512;
 
