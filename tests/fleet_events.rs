@@ -1,9 +1,9 @@
 //! One event store for the fleet: three real `portcullis serve` controllers behind one real
 //! `portcullis central --events-db postgres://…?sslmode=require` with a real PostgreSQL (over
-//! TLS, its certificate verified). A blocked request on each
-//! controller is found by the central search by its support id; a controller the central manager
-//! cannot reach (a partition, made by a relay the test cuts) while it blocks more requests is
-//! caught up once reachable again, each event stored once. The PostgreSQL store itself: every
+//! TLS, its certificate verified). A blocked request on each controller is found by the central
+//! search by its support id; a controller the central manager cannot reach (a partition, made by a
+//! relay the test cuts) while it blocks more requests, and which then goes down and is started
+//! again, is caught up once reachable, each event stored once. The PostgreSQL store itself: every
 //! search criterion, paging, and retention by age and count.
 
 mod asm_common;
@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use asm_common::{apply, assert_blocked, hit, import, md5_id, policy, upload, virtual_server};
-use mgmt_common::{Api, PASS, Server, start};
+use mgmt_common::{Api, PASS, Server, log_file, server_log, start};
 use reqwest::Method;
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -51,7 +51,7 @@ fn central(dir: &Path, events_db: &str, ca_pem: &str) -> Server {
         .env("PORTCULLIS_ADMIN_PASSWORD", PASS)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(log_file(dir))
         .spawn()
         .expect("portcullis central");
     let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
@@ -68,15 +68,18 @@ fn central(dir: &Path, events_db: &str, ca_pem: &str) -> Server {
     std::thread::spawn(move || for _ in lines {});
     Server {
         child,
-        base: base.expect("the central manager did not start"),
+        base: base
+            .unwrap_or_else(|| panic!("the central manager did not start: {}", server_log(dir))),
     }
 }
 
-/// A TCP relay to `to` that the test can cut (connections in flight are closed, new ones refused
-/// at once) and restore: a network partition between the central manager and one controller.
+/// A TCP relay to a controller that the test can cut (connections in flight are closed, new ones
+/// refused at once) and restore: a network partition between the central manager and one
+/// controller. Its target can move (a controller restarted on another admin port).
 struct Relay {
     addr: SocketAddr,
     up: watch::Sender<bool>,
+    to: watch::Sender<SocketAddr>,
 }
 
 async fn relay(to: SocketAddr) -> Relay {
@@ -85,12 +88,14 @@ async fn relay(to: SocketAddr) -> Relay {
         .expect("bind");
     let addr = l.local_addr().expect("addr");
     let (up, rx) = watch::channel(true);
+    let (to, target) = watch::channel(to);
     tokio::spawn(async move {
         while let Ok((mut inbound, _)) = l.accept().await {
             let mut rx = rx.clone();
             if !*rx.borrow() {
                 continue;
             }
+            let to = *target.borrow();
             tokio::spawn(async move {
                 let Ok(mut out) = tokio::net::TcpStream::connect(to).await else {
                     return;
@@ -102,7 +107,7 @@ async fn relay(to: SocketAddr) -> Relay {
             });
         }
     });
-    Relay { addr, up }
+    Relay { addr, up, to }
 }
 
 /// A controller with a virtual server whose ASM policy blocks everything but `GET /allowed`.
@@ -110,7 +115,7 @@ struct Controller {
     server: Server,
     api: Api,
     vs: u16,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 async fn controller() -> Controller {
@@ -143,11 +148,28 @@ async fn controller() -> Controller {
         server,
         api,
         vs,
-        _dir: dir,
+        dir,
     }
 }
 
 impl Controller {
+    /// Stops the controller (SIGKILL) and starts it again on its data directory (its certificate,
+    /// machine id, accounts, virtual server and stored events), on a new admin port.
+    fn restart(&mut self) {
+        let _ = self.server.child.kill();
+        let _ = self.server.child.wait();
+        self.server = start(self.dir.path(), None);
+        self.api = Api::new(&self.server);
+    }
+
+    fn admin(&self) -> SocketAddr {
+        self.server
+            .base
+            .trim_start_matches("https://")
+            .parse()
+            .expect("admin address")
+    }
+
     /// A blocked request; its support id, once the controller has stored the event.
     async fn blocked(&self, path: &str) -> String {
         let r = hit(self.vs, path).await.expect("the virtual answers");
@@ -223,16 +245,16 @@ async fn search(cm: &Api, q: &str, n: usize) -> Value {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn three_controllers_one_search_and_a_partitioned_one_catches_up() {
+async fn three_controllers_one_search_and_one_partitioned_then_down_catches_up() {
     let pg = postgres_support::shared();
     let db = pg.create_db("fleet_e2e");
     let cm_dir = tempfile::tempdir().expect("tmp");
     // Over TLS, the server's certificate verified.
     let cm_server = central(cm_dir.path(), &format!("{db}?sslmode=require"), &pg.ca_pem);
     let cm = Api::new(&cm_server);
-    let controllers = vec![controller().await, controller().await, controller().await];
-    let addr = |c: &Controller| c.server.base.trim_start_matches("https://").to_string();
-    let cut = relay(addr(&controllers[2]).parse().expect("addr")).await;
+    let mut controllers = vec![controller().await, controller().await, controller().await];
+    let addr = |c: &Controller| c.admin().to_string();
+    let cut = relay(controllers[2].admin()).await;
     let mut machines = Vec::new();
     for (i, c) in controllers.iter().enumerate() {
         let a = if i == 2 {
@@ -280,7 +302,8 @@ async fn three_controllers_one_search_and_a_partitioned_one_catches_up() {
     let one_device = search(&cm, &format!("device={}", addr(&controllers[0])), 1).await;
     assert_eq!(one_device["totalItems"], 1, "{one_device}");
 
-    // The central manager loses the third controller, which goes on blocking requests.
+    // The central manager loses the third controller, which goes on blocking requests, and then
+    // goes down itself before they could be collected.
     cut.up.send_replace(false);
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
@@ -302,10 +325,13 @@ async fn three_controllers_one_search_and_a_partitioned_one_catches_up() {
         assert!(Instant::now() < deadline, "collection never failed: {st}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let late = vec![
+    let mut late = vec![
         controllers[2].blocked("/late-1").await,
         controllers[2].blocked("/late-2").await,
     ];
+    controllers[2].restart();
+    cut.to.send_replace(controllers[2].admin());
+    late.push(controllers[2].blocked("/late-3").await);
     tokio::time::sleep(Duration::from_secs(2)).await;
     for id in &late {
         let (_, b) = cm
@@ -318,7 +344,8 @@ async fn three_controllers_one_search_and_a_partitioned_one_catches_up() {
         assert_eq!(b["totalItems"], 0, "not collected while unreachable: {b}");
     }
 
-    // Reachable again: it catches up, and nothing is stored twice.
+    // Reachable again: it catches up, the events of before and after its restart, and nothing is
+    // stored twice.
     cut.up.send_replace(true);
     for id in &late {
         assert_eq!(
@@ -326,18 +353,27 @@ async fn three_controllers_one_search_and_a_partitioned_one_catches_up() {
             1
         );
     }
-    let third = search(&cm, &format!("device={}", machines[2]), 3).await;
-    assert_eq!(third["totalItems"], 3, "{third}");
+    let third = search(&cm, &format!("device={}", machines[2]), 4).await;
+    assert_eq!(third["totalItems"], 4, "{third}");
     let (client, conn) = tokio_postgres::connect(&db, tokio_postgres::NoTls)
         .await
         .expect("psql");
     tokio::spawn(conn);
-    let rows: i64 = client
-        .query_one("SELECT count(*) FROM fleet_events", &[])
+    let rows: Vec<(String, i64)> = client
+        .query(
+            "SELECT device, count(*) FROM fleet_events GROUP BY device",
+            &[],
+        )
         .await
         .expect("count")
-        .get(0);
-    assert_eq!(rows, 5, "three events, then two late ones, each once");
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for (device, n) in &rows {
+        let want = if *device == machines[2] { 4 } else { 1 };
+        assert_eq!(*n, want, "each event once: {rows:?}");
+    }
     let (_, st) = cm
         .req(Method::GET, "/mgmt/cm/asm/events/collection", None)
         .await;
@@ -349,6 +385,14 @@ async fn three_controllers_one_search_and_a_partitioned_one_catches_up() {
             .all(|d| d["lastError"].is_null()),
         "{st}"
     );
+    let third = st["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["machineId"] == machines[2].as_str())
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(third["collected"], 4, "{st}");
 }
 
 fn event(
