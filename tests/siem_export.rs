@@ -350,30 +350,45 @@ async fn splunk_hec_receives_batches_over_https_with_its_token() {
         let micros = e["event"]["timeMicros"].as_u64().unwrap();
         assert!((t - micros as f64 / 1e6).abs() < 1e-3, "{e}");
     }
-    // The entry with the wrong token: its batches were refused, dropped and counted.
-    let t = c.routing.current();
-    let bad = t
-        .remote("/Common/vs")
-        .iter()
-        .flat_map(|d| d.outputs())
-        .map(|o| (o.delivered(), o.dropped()))
-        .collect::<Vec<_>>();
-    assert!(bad.contains(&(25, 0)), "{bad:?}");
+    // The entry with the wrong token: its batches were refused, dropped and counted, as the
+    // controller's destination list shows.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !c
-        .routing
-        .current()
-        .remote("/Common/vs")
-        .iter()
-        .flat_map(|d| d.outputs())
-        .any(|o| o.dropped() == 25)
-    {
+    loop {
+        let d = destinations(&c).await;
+        let hec_url = format!(
+            "hec:https://localhost:{}/services/collector/event",
+            hec.addr.port()
+        );
+        let counts = |entry: &str| {
+            d.iter().find(|i| i["application"] == entry).map(|i| {
+                assert_eq!(i["profile"], "/Common/hec", "{i}");
+                assert_eq!(i["destination"], hec_url.as_str(), "{i}");
+                (
+                    i["delivered"].as_u64().unwrap(),
+                    i["dropped"].as_u64().unwrap(),
+                )
+            })
+        };
+        if counts("bad") == Some((0, 25)) {
+            assert_eq!(counts("good"), Some((25, 0)), "{d:?}");
+            break;
+        }
         assert!(
             Instant::now() < deadline,
-            "the refused batches are counted as dropped"
+            "the refused batches are counted as dropped: {d:?}"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// The controller's `/mgmt/tm/security/log/destinations` items.
+async fn destinations(c: &events_common::Controller) -> Vec<Value> {
+    let (s, b) = c
+        .api
+        .req(Method::GET, "/mgmt/tm/security/log/destinations", None)
+        .await;
+    assert_eq!(s, 200, "{b}");
+    b["items"].as_array().expect("items").clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -434,10 +449,17 @@ async fn a_dead_receiver_drops_its_oldest_events_without_slowing_requests() {
                 .to_string()
         })
         .collect();
-    assert_eq!(out.dropped(), 32);
     assert_eq!(
         got,
         ids[32..],
         "the newest 8 arrive, the oldest were dropped"
+    );
+    let d = destinations(&c).await;
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0]["destination"], format!("tcp://127.0.0.1:{port}"));
+    assert_eq!(
+        (&d[0]["queued"], &d[0]["delivered"], &d[0]["dropped"]),
+        (&json!(0), &json!(8), &json!(32)),
+        "{d:?}"
     );
 }

@@ -4,13 +4,14 @@
 //! `/mgmt/tm/asm/events/feed` ([`feed`]), and sent to the destinations of the security log
 //! profiles attached to their virtual server ([`route`], [`config`]): syslog servers and files
 //! ([`syslog`]), SIEMs in CEF, LEEF, JSON lines and Splunk HEC ([`siem`], [`hec`]), each behind a
-//! drop-oldest queue ([`sender`], TLS by [`tls`]). [`install`] starts the two consumers;
-//! docs/events.md describes the whole.
+//! drop-oldest queue ([`sender`], TLS by [`tls`]), whose counters [`delivery`] serves. [`install`]
+//! starts the two consumers; docs/events.md describes the whole.
 //!
 //! Imports: `mgmt::*`, `store`, `support`, `waf::SecurityEvent`, `proxy::events` (the narrow
 //! subscription interface).
 
 pub mod config;
+pub mod delivery;
 pub mod feed;
 pub mod hec;
 pub mod local;
@@ -38,6 +39,7 @@ const ROUTE_BATCH: usize = 256;
 /// syslog and file senders are spawned on it. The threads end when the sink is dropped.
 pub fn install(st: &Arc<MgmtState>, sink: &EventSink) -> std::io::Result<Arc<Routing>> {
     let routing = Arc::new(Routing::new(st, Handle::current()));
+    st.attach(routing.clone());
     let q = st.cfg.events_queue;
     let keep = Retention {
         max_count: st.cfg.events_max_count,

@@ -61,6 +61,8 @@ pub fn policy_of(ev: &SecurityEvent, attached: &Attached) -> String {
 
 /// One `application` entry with its senders.
 pub struct Destination {
+    /// The fullPath of the log profile the entry belongs to.
+    profile: String,
     app: LogApp,
     outputs: Vec<Output>,
     hostname: Arc<str>,
@@ -119,6 +121,15 @@ impl Destination {
     pub fn outputs(&self) -> &[Output] {
         &self.outputs
     }
+
+    pub fn profile(&self) -> &str {
+        &self.profile
+    }
+
+    /// The entry's name.
+    pub fn name(&self) -> &str {
+        &self.app.name
+    }
 }
 
 /// What happens to the events of one virtual server.
@@ -156,6 +167,11 @@ impl Table {
         self.virtuals
             .get(virtual_server)
             .map_or(&[], |v| v.remote.as_slice())
+    }
+
+    /// Every remote destination in use (each once, however many virtuals share it).
+    pub fn destinations(&self) -> impl Iterator<Item = &Arc<Destination>> {
+        self.by_key.values()
     }
 }
 
@@ -235,7 +251,7 @@ impl Routing {
         t
     }
 
-    fn destination(&self, st: &MgmtState, app: LogApp) -> Destination {
+    fn destination(&self, st: &MgmtState, profile: &str, app: LogApp) -> Destination {
         let q = st.cfg.events_queue;
         let outputs = match &app.remote {
             Remote::None => Vec::new(),
@@ -263,6 +279,7 @@ impl Routing {
             }
         };
         Destination {
+            profile: profile.to_string(),
             app,
             outputs,
             hostname: self.hostname.clone(),
@@ -312,7 +329,7 @@ impl Routing {
                         .get(&dkey)
                         .or_else(|| old.and_then(|o| o.by_key.get(&dkey)))
                         .cloned()
-                        .unwrap_or_else(|| Arc::new(self.destination(st, app)));
+                        .unwrap_or_else(|| Arc::new(self.destination(st, p, app)));
                     by_key.insert(dkey, d.clone());
                     log.remote.push(d);
                 }

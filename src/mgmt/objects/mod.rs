@@ -66,6 +66,11 @@ pub static ROUTES: &[Route] = &[
         handler: crate::mgmt::events::feed::handle,
     },
     Route {
+        path: crate::mgmt::events::delivery::PATH,
+        prefix: true,
+        handler: crate::mgmt::events::delivery::handle,
+    },
+    Route {
         path: crate::mgmt::events::rest::PATH,
         prefix: true,
         handler: crate::mgmt::events::rest::handle,
