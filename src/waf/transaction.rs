@@ -65,6 +65,10 @@ pub struct Transaction {
     /// The policy is done with the body (never planned it, or past its inspection limit): chunks
     /// are only counted and released.
     count_only: bool,
+    /// The request's header fields, kept for the event when the headers phase found a violation
+    /// or the body will be inspected (a violation may follow); a clean bodiless request copies
+    /// nothing.
+    fields: Option<http::HeaderMap>,
 }
 
 impl Transaction {
@@ -83,6 +87,7 @@ impl Transaction {
             scratch: Default::default(),
             body_count: None,
             count_only: false,
+            fields: None,
         }
     }
 
@@ -110,6 +115,9 @@ impl Transaction {
             .counts_body_length(head, &self.scratch)
             .then_some(0);
         self.count_only = !wants_body;
+        if wants_body || !self.violations.is_empty() {
+            self.fields = Some(head.headers.clone());
+        }
         if self.decide_if_blocking() {
             return Step::Block;
         }
@@ -249,6 +257,11 @@ impl Transaction {
             violations: verdict.violations,
             virtual_server: String::new(),
             response_code: 0,
+            headers: self
+                .fields
+                .take()
+                .map(|h| super::event::event_headers(&h))
+                .unwrap_or_default(),
         })
     }
 }

@@ -8,10 +8,13 @@
 //! subscription interface).
 
 pub mod config;
+pub mod index;
 pub mod local;
 pub mod rest;
 pub mod route;
+pub mod search;
 pub mod sender;
+pub mod stats;
 pub mod syslog;
 
 use std::sync::Arc;
@@ -31,6 +34,7 @@ const ROUTE_BATCH: usize = 256;
 /// syslog and file senders are spawned on it. The threads end when the sink is dropped.
 pub fn install(st: &Arc<MgmtState>, sink: &EventSink) -> std::io::Result<Arc<Routing>> {
     let routing = Arc::new(Routing::new(st, Handle::current()));
+    stats::start_sampler(st)?;
     let q = st.cfg.events_queue;
     let keep = Retention {
         max_count: st.cfg.events_max_count,

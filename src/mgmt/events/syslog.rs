@@ -237,6 +237,7 @@ mod tests {
             ],
             virtual_server: "/Common/vs \"one\"]".into(),
             response_code: 403,
+            headers: Vec::new(),
         }
     }
 
