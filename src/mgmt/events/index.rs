@@ -132,6 +132,18 @@ mod tests {
             time_and_id("e/00000000000000000042/77"),
             "00000000000000000042/77"
         );
+        let e = json!({"uri": "/r?next=http://h/x"});
+        assert_eq!(
+            keys_of(&e, "1/2"),
+            [key(Field::Url, "/r", "1/2")],
+            "a URL in the query is not the path"
+        );
+        let e = json!({"uri": "http://h:8/p/q?x=1"});
+        assert_eq!(
+            keys_of(&e, "1/2"),
+            [key(Field::Url, "/p/q", "1/2")],
+            "absolute form"
+        );
         let long = "/".repeat(2000);
         assert!(value_prefix(Field::Url, &long).len() < 600);
     }

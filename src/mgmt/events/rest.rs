@@ -156,7 +156,16 @@ fn criteria_of(f: &Filter) -> Option<Criteria> {
 }
 
 /// The route handler.
-pub fn handle(ctx: &Ctx<'_>, _body: &[u8]) -> MgmtResult<Reply> {
+pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
+    if let Some(id) = ctx
+        .path
+        .strip_prefix(PATH)
+        .and_then(|r| r.strip_prefix('/'))
+        .and_then(|r| r.strip_suffix("/accept"))
+        .filter(|id| !id.contains('/'))
+    {
+        return crate::mgmt::asm::learn::routes::request_accept(ctx, id, body);
+    }
     if ctx.method != Method::GET {
         return Err(MgmtError::method_not_allowed(
             ctx.method.as_str(),

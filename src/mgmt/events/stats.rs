@@ -30,7 +30,7 @@ pub const HOUR_KEYS: usize = 200;
 pub const MINUTES_KEPT: u64 = 25 * 60;
 pub const HOURS_KEPT: u64 = 8 * 24;
 /// How often the data plane's request counters are sampled.
-pub const SAMPLE_EVERY: Duration = Duration::from_secs(10);
+pub const SAMPLE_EVERY: Duration = Duration::from_secs(5);
 /// The dimensions counted per bucket (field of the bucket → what it counts).
 pub const DIMENSIONS: [&str; 5] = ["violations", "signatures", "urls", "sources", "policies"];
 const OTHER: &str = "(other)";
@@ -271,6 +271,31 @@ pub fn window(store: &Store, span: Span, now: u64) -> Result<Window> {
         w.top.push((dim, list));
     }
     Ok(w)
+}
+
+/// Requests answered by the virtual servers `virtuals` from `from` to `to` (micros): by minute
+/// within the minute buckets' retention, else by hour (whole hours).
+pub fn requests_by(store: &Store, virtuals: &[String], from: u64, to: u64) -> Result<u64> {
+    let by_minute = to.saturating_sub(from) <= (MINUTES_KEPT - 60) * 60_000_000;
+    let (prefix, unit) = if by_minute {
+        (MINUTE_PREFIX, 60_000_000u64)
+    } else {
+        (HOUR_PREFIX, 3_600_000_000)
+    };
+    let keys: Vec<String> = (from / unit..=to / unit)
+        .map(|i| format!("{prefix}{i:010}"))
+        .collect();
+    let mut n = 0;
+    for b in store.get_many(Table::Events, &keys)?.into_iter().flatten() {
+        for v in virtuals {
+            n += b
+                .get("requestsBy")
+                .and_then(|m| m.get(v))
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+        }
+    }
+    Ok(n)
 }
 
 /// Samples the data plane's request counters of every virtual server every [`SAMPLE_EVERY`] and

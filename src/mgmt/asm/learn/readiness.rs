@@ -1,0 +1,98 @@
+//! Readiness for blocking: for a policy (typically in transparent mode), what share of its recent
+//! requests blocking mode would block, and why. Requests are the data plane's counts for the
+//! policy's virtual servers (`events::stats`); the ones that would be blocked are its stored
+//! events that the edited policy, judged in blocking mode (`CompiledPolicy::judge`), blocks. At
+//! most [`EVENTS_MAX`] events are judged (the newest); a larger window says so.
+//! Imports: `mgmt::{asm, events}`, `waf`.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+
+use super::request::Request;
+use super::{PolicyView, Version};
+use crate::mgmt::asm::policies::{by_path, virtuals_of};
+use crate::mgmt::error::{MgmtError, MgmtResult};
+use crate::mgmt::events::{search, stats};
+use crate::mgmt::state::MgmtState;
+use crate::support::now_micros;
+
+/// Most events judged for one answer.
+pub const EVENTS_MAX: usize = 100_000;
+
+/// Readiness of policy `full_path` over the last `hours`.
+pub fn readiness(st: &MgmtState, full_path: &str, hours: u64) -> MgmtResult<Value> {
+    let obj = by_path(st, full_path)?;
+    let view = PolicyView::load(st, full_path, Version::Edited)?
+        .ok_or_else(|| MgmtError::not_found("Policy", full_path))?;
+    let now = now_micros();
+    let from = now.saturating_sub(hours * 3_600_000_000);
+    let requests = stats::requests_by(&st.store, &virtuals_of(&obj), from, now)?;
+    let c = search::Criteria {
+        policy: Some(view.full_path.clone()),
+        from: Some(from),
+        ..Default::default()
+    };
+    let (mut events, mut would_block, mut alarmed) = (0u64, 0u64, 0u64);
+    let mut reasons: HashMap<String, u64> = HashMap::new();
+    let mut cursor: Option<String> = None;
+    let mut truncated = false;
+    loop {
+        let page = search::search(&st.store, &c, cursor.as_deref(), 1000)?;
+        for e in &page.items {
+            let r = Request::from_stored(e);
+            events += 1;
+            let found = r.found();
+            let j = view.compiled.judge(&found);
+            if !j.block {
+                alarmed += 1;
+                continue;
+            }
+            would_block += 1;
+            let mut why: Vec<&str> = view
+                .compiled
+                .blocking(&found)
+                .map(|v| v.kind.name())
+                .collect();
+            if why.is_empty() {
+                why.extend(j.derived.iter().map(|v| v.kind.name()));
+            }
+            why.sort_unstable();
+            why.dedup();
+            for w in why {
+                *reasons.entry(w.to_string()).or_default() += 1;
+            }
+        }
+        cursor = page.next;
+        if cursor.is_none() {
+            break;
+        }
+        if events as usize >= EVENTS_MAX {
+            truncated = true;
+            break;
+        }
+    }
+    let mut top: Vec<(String, u64)> = reasons.into_iter().collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    top.truncate(10);
+    // Requests answered include the events; a window whose sampling lags counts events at least.
+    let total = requests.max(events);
+    let share = if total == 0 {
+        0.0
+    } else {
+        would_block as f64 / total as f64
+    };
+    Ok(json!({
+        "kind": "tm:asm:policies:readinessstate",
+        "policyReference": {"link": obj.get("selfLink"), "fullPath": view.full_path},
+        "enforcementMode": obj.get("enforcementMode"),
+        "windowHours": hours,
+        "requests": total,
+        "events": events,
+        "wouldBlock": would_block,
+        "alarmedOnly": alarmed,
+        "wouldBlockShare": (share * 10_000.0).round() / 10_000.0,
+        "eventsTruncated": truncated,
+        "topReasons": top.iter().map(|(v, n)| json!({"violation": v, "requests": n})).collect::<Vec<_>>(),
+    }))
+}
