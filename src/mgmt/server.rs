@@ -179,7 +179,9 @@ pub async fn run(
     serve(
         listener,
         tls,
-        extra.merge(super::router(st)),
+        extra
+            .merge(super::console::router(st.clone()))
+            .merge(super::router(st)),
         shutdown_signal(),
     )
     .await;

@@ -34,10 +34,10 @@ pub fn policy_id(full_path: &str) -> String {
 pub(super) fn object_key(id: &str) -> String {
     format!("{POLICIES}/{id}")
 }
-pub(super) fn edited_key(id: &str) -> String {
+pub fn edited_key(id: &str) -> String {
     format!("{POLICIES}/{id}/edited")
 }
-pub(super) fn applied_key(id: &str) -> String {
+pub fn applied_key(id: &str) -> String {
     format!("{POLICIES}/{id}/applied")
 }
 

@@ -74,7 +74,54 @@ pub fn item(st: &MgmtState, e: &Value) -> Value {
     m.insert("policyReference".into(), policy_ref.clone());
     m.insert("requestPolicyReference".into(), policy_ref);
     m.insert("violations".into(), Value::Array(violations));
+    let headers: Vec<(&str, &str)> = e
+        .get("headers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|p| Some((p.get(0)?.as_str()?, p.get(1)?.as_str()?)))
+        .collect();
+    m.insert(
+        "headers".into(),
+        headers
+            .iter()
+            .map(|(n, v)| json!({"name": n, "value": v}))
+            .collect(),
+    );
+    let mut raw = format!("{} {} {}\r\n", s("method"), masked_uri(uri), s("protocol"));
+    for (n, v) in &headers {
+        raw.push_str(&format!("{n}: {v}\r\n"));
+    }
+    m.insert("rawRequest".into(), json!({"httpRequest": raw}));
     Value::Object(m)
+}
+
+/// Query-string parameters whose values the request log masks: names that say they carry a
+/// secret (`password`, the default sensitive parameter, and its usual kin).
+fn sensitive(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    [
+        "pass", "pwd", "secret", "token", "apikey", "api_key", "session",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
+}
+
+/// The request target with the values of sensitive query parameters masked.
+pub fn masked_uri(uri: &str) -> String {
+    let query = split_uri(uri).1;
+    if query.is_empty() {
+        return uri.to_string();
+    }
+    let prefix = &uri[..uri.len() - query.len()];
+    let parts: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((n, _)) if sensitive(n) => format!("{n}=********"),
+            _ => pair.to_string(),
+        })
+        .collect();
+    format!("{prefix}{}", parts.join("&"))
 }
 
 fn violation(st: &MgmtState, v: &Value, blocked: bool) -> Value {
