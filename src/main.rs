@@ -131,13 +131,17 @@ fn central(cmd: CentralCmd) -> Result<(), String> {
     rt.block_on(portcullis::central::run(args))
 }
 
-/// Structured logs on stderr; `RUST_LOG` filters (default `info`).
+/// Diagnostic logs on stderr (`RUST_LOG` filters, default `info`), coloured only when stderr is
+/// a terminal. Security events are not among them: they are JSON lines on stdout or in the
+/// event log file (`proxy::events`).
 fn init_logging() {
+    use std::io::IsTerminal as _;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }
 

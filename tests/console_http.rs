@@ -44,7 +44,14 @@ fn encode(pairs: &[(&str, &str)]) -> String {
 }
 
 fn value(cookie: &str) -> String {
-    cookie.split(';').next().unwrap().split_once('=').unwrap().1.to_string()
+    cookie
+        .split(';')
+        .next()
+        .unwrap()
+        .split_once('=')
+        .unwrap()
+        .1
+        .to_string()
 }
 
 /// The value of hidden field `name` in a page.
@@ -74,7 +81,12 @@ async fn try_login(c: &reqwest::Client, base: &str, user: &str, pass: &str) -> r
         .header("cookie", format!("__Host-portcullis-login={cookie}"))
         .header("origin", base)
         .header("content-type", "application/x-www-form-urlencoded")
-        .body(encode(&[("username", user), ("password", pass), ("csrf", &csrf), ("next", "/ui/events")]))
+        .body(encode(&[
+            ("username", user),
+            ("password", pass),
+            ("csrf", &csrf),
+            ("next", "/ui/events"),
+        ]))
         .send()
         .await
         .unwrap()
@@ -86,7 +98,13 @@ async fn login(base: &str, user: &str, pass: &str) -> Console {
     assert_eq!(res.status(), StatusCode::SEE_OTHER, "{user} logs in");
     assert_eq!(res.headers()[LOCATION], "/ui/events");
     let cookie = set_cookie(res.headers(), "__Host-portcullis-session").expect("session cookie");
-    for attr in ["Path=/", "Secure", "HttpOnly", "SameSite=Strict", "Max-Age=1200"] {
+    for attr in [
+        "Path=/",
+        "Secure",
+        "HttpOnly",
+        "SameSite=Strict",
+        "Max-Age=1200",
+    ] {
         assert!(cookie.contains(attr), "{cookie}");
     }
     assert!(!cookie.contains("Domain"), "{cookie}");
@@ -106,7 +124,10 @@ impl Console {
         let res = self
             .c
             .get(format!("{}{path}", self.base))
-            .header("cookie", format!("__Host-portcullis-session={}", self.session))
+            .header(
+                "cookie",
+                format!("__Host-portcullis-session={}", self.session),
+            )
             .send()
             .await
             .unwrap();
@@ -114,13 +135,21 @@ impl Console {
         (s, res.text().await.unwrap(), h)
     }
 
-    async fn post(&self, path: &str, form: &[(&str, &str)], origin: Option<&str>) -> (StatusCode, String, HeaderMap) {
+    async fn post(
+        &self,
+        path: &str,
+        form: &[(&str, &str)],
+        origin: Option<&str>,
+    ) -> (StatusCode, String, HeaderMap) {
         let mut r = self
             .c
             .post(format!("{}{path}", self.base))
-            .header("cookie", format!("__Host-portcullis-session={}", self.session))
+            .header(
+                "cookie",
+                format!("__Host-portcullis-session={}", self.session),
+            )
             .header("content-type", "application/x-www-form-urlencoded")
-        .body(encode(form));
+            .body(encode(form));
         if let Some(o) = origin {
             r = r.header("origin", o);
         }
@@ -141,7 +170,11 @@ async fn the_console_keeps_the_rest_apis_rules() {
     let anon = browser();
 
     // Not logged in: to the login page, remembering where to go.
-    let res = anon.get(format!("{base}/ui/policies")).send().await.unwrap();
+    let res = anon
+        .get(format!("{base}/ui/policies"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), StatusCode::SEE_OTHER);
     assert_eq!(res.headers()[LOCATION], "/ui/login?next=%2Fui%2Fpolicies");
     let res = anon.get(format!("{base}/ui/login")).send().await.unwrap();
@@ -154,19 +187,34 @@ async fn the_console_keeps_the_rest_apis_rules() {
     assert_eq!(h["x-content-type-options"], "nosniff");
     assert_eq!(h["x-frame-options"], "DENY");
     assert_eq!(h["cache-control"], "no-store");
-    let js = anon.get(format!("{base}/ui/static/console.js")).send().await.unwrap();
-    assert_eq!(js.headers()["content-type"], "text/javascript; charset=utf-8");
+    let js = anon
+        .get(format!("{base}/ui/static/console.js"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        js.headers()["content-type"],
+        "text/javascript; charset=utf-8"
+    );
 
     // The login form needs its double-submit token; a bad password is refused.
     let (_, csrf) = login_form(&anon, &base).await;
     let res = anon
         .post(format!("{base}/ui/login"))
         .header("content-type", "application/x-www-form-urlencoded")
-        .body(encode(&[("username", "admin"), ("password", PASS), ("csrf", csrf.as_str())]))
+        .body(encode(&[
+            ("username", "admin"),
+            ("password", PASS),
+            ("csrf", csrf.as_str()),
+        ]))
         .send()
         .await
         .unwrap();
-    assert_eq!(res.status(), StatusCode::UNAUTHORIZED, "no login cookie: refused");
+    assert_eq!(
+        res.status(),
+        StatusCode::UNAUTHORIZED,
+        "no login cookie: refused"
+    );
     assert!(set_cookie(res.headers(), "__Host-portcullis-session").is_none());
     let res = try_login(&anon, &base, "admin", "wrong").await;
     assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
@@ -175,7 +223,11 @@ async fn the_console_keeps_the_rest_apis_rules() {
     // Users and lockout are the REST API's.
     for (name, role) in [("viewer", "guest"), ("locky", "guest")] {
         let (s, b) = api
-            .req(Method::POST, "/mgmt/tm/auth/user", Some(json!({"name": name, "password": "Guest-pass-1", "role": role})))
+            .req(
+                Method::POST,
+                "/mgmt/tm/auth/user",
+                Some(json!({"name": name, "password": "Guest-pass-1", "role": role})),
+            )
             .await;
         assert_eq!(s, 200, "{b}");
     }
@@ -183,8 +235,15 @@ async fn the_console_keeps_the_rest_apis_rules() {
         try_login(&anon, &base, "locky", "nope").await;
     }
     let res = try_login(&anon, &base, "locky", "Guest-pass-1").await;
-    assert_eq!(res.status(), StatusCode::UNAUTHORIZED, "locked out through the console");
-    let (s, _) = api.as_user("locky", "Guest-pass-1").req(Method::GET, "/mgmt/tm/sys", None).await;
+    assert_eq!(
+        res.status(),
+        StatusCode::UNAUTHORIZED,
+        "locked out through the console"
+    );
+    let (s, _) = api
+        .as_user("locky", "Guest-pass-1")
+        .req(Method::GET, "/mgmt/tm/sys", None)
+        .await;
     assert_eq!(s, 401, "and on REST: one lockout");
 
     // A protected virtual server, a blocked request with markup in it.
@@ -196,15 +255,31 @@ async fn the_console_keeps_the_rest_apis_rules() {
             "policy": {"fullPath": "/Common/ui"}}),
     )
     .await;
-    let link = t["result"]["policyReference"]["link"].as_str().unwrap().to_string();
-    let pid = link.rsplit('/').next().unwrap().split('?').next().unwrap().to_string();
+    let link = t["result"]["policyReference"]["link"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let pid = link
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap()
+        .to_string();
     let (s, b) = api
-        .req(Method::PATCH, &format!("/mgmt/tm/asm/policies/{pid}"), Some(json!({"virtualServers": ["/Common/vs"]})))
+        .req(
+            Method::PATCH,
+            &format!("/mgmt/tm/asm/policies/{pid}"),
+            Some(json!({"virtualServers": ["/Common/vs"]})),
+        )
         .await;
     assert_eq!(s, 200, "{b}");
     apply(&api, &link).await;
     let body = reqwest::Client::new()
-        .get(format!("http://127.0.0.1:{port}/go?next=http://127.0.0.1/x&m=%3Cscript%3Ealert(1)%3C/script%3E"))
+        .get(format!(
+            "http://127.0.0.1:{port}/go?next=http://127.0.0.1/x&m=%3Cscript%3Ealert(1)%3C/script%3E"
+        ))
         .header("user-agent", BROWSER_UA)
         .header("authorization", "Bearer super-secret-token")
         .send()
@@ -213,7 +288,13 @@ async fn the_console_keeps_the_rest_apis_rules() {
         .text()
         .await
         .unwrap();
-    let sid: String = body.split("support ID is: ").nth(1).unwrap().chars().take_while(char::is_ascii_digit).collect();
+    let sid: String = body
+        .split("support ID is: ")
+        .nth(1)
+        .unwrap()
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
 
     // The administrator: pages render, request data is escaped, credentials masked.
     let admin = login(&base, "admin", PASS).await;
@@ -229,38 +310,80 @@ async fn the_console_keeps_the_rest_apis_rules() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert!(event.contains("/go?next=http://127.0.0.1/x&#38;m=%3Cscript%3E"), "the request in the list: {event}");
+    assert!(
+        event.contains("/go?next=http://127.0.0.1/x&#38;m=%3Cscript%3E"),
+        "the request in the list: {event}"
+    );
     let (s, detail, h) = admin.get(&format!("/ui/events/{sid}")).await;
     assert_eq!(s, 200);
-    assert!(h["content-security-policy"].to_str().unwrap().starts_with("default-src 'none'"));
-    assert!(detail.contains("&#60;script&#62;alert(1)&#60;/script&#62;"), "the matched text, escaped");
+    assert!(
+        h["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .starts_with("default-src 'none'")
+    );
+    assert!(
+        detail.contains("&#60;script&#62;alert(1)&#60;/script&#62;"),
+        "the matched text, escaped"
+    );
     assert!(!detail.contains("<script>alert"), "never raw");
     assert!(detail.contains("authorization: Bearer ********"), "masked");
     assert!(!detail.contains("super-secret-token"));
     assert!(detail.contains("id=\"accept-button\""));
-    assert!(!detail.contains("<script>") && detail.matches("<script").count() == 1, "one script, from a file");
-    for p in ["/ui/overview", "/ui/overview?span=day", "/ui/events", "/ui/policies", &format!("/ui/policies/{pid}"),
-              &format!("/ui/policies/{pid}/suggestions"), "/ui/virtuals"] {
+    assert!(
+        !detail.contains("<script>") && detail.matches("<script").count() == 1,
+        "one script, from a file"
+    );
+    for p in [
+        "/ui/overview",
+        "/ui/overview?span=day",
+        "/ui/events",
+        "/ui/policies",
+        &format!("/ui/policies/{pid}"),
+        &format!("/ui/policies/{pid}/suggestions"),
+        "/ui/virtuals",
+    ] {
         let (s, page, _) = admin.get(p).await;
         assert_eq!(s, 200, "{p}");
-        assert!(page.contains("<title>") && !page.contains(" style="), "{p}: no inline style");
+        assert!(
+            page.contains("<title>") && !page.contains(" style="),
+            "{p}: no inline style"
+        );
     }
     let (s, export, h) = admin.get(&format!("/ui/policies/{pid}/export")).await;
     assert_eq!(s, 200);
     assert_eq!(h["content-disposition"], "attachment; filename=\"ui.json\"");
-    assert_eq!(serde_json::from_str::<serde_json::Value>(&export).unwrap()["policy"]["fullPath"], "/Common/ui");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&export).unwrap()["policy"]["fullPath"],
+        "/Common/ui"
+    );
 
     // Every change needs the session's CSRF token and this site as its origin.
     let apply_path = format!("/ui/policies/{pid}/apply");
     let (s, _, _) = admin.post(&apply_path, &[], Some(&base)).await;
     assert_eq!(s, StatusCode::FORBIDDEN, "no CSRF token");
-    let (s, _, _) = admin.post(&apply_path, &[("csrf", "forged")], Some(&base)).await;
+    let (s, _, _) = admin
+        .post(&apply_path, &[("csrf", "forged")], Some(&base))
+        .await;
     assert_eq!(s, StatusCode::FORBIDDEN, "a wrong one");
-    let (s, _, _) = admin.post(&apply_path, &[("csrf", &admin.csrf)], Some("https://evil.example")).await;
+    let (s, _, _) = admin
+        .post(
+            &apply_path,
+            &[("csrf", &admin.csrf)],
+            Some("https://evil.example"),
+        )
+        .await;
     assert_eq!(s, StatusCode::FORBIDDEN, "another site");
-    let (s, _, h) = admin.post(&apply_path, &[("csrf", &admin.csrf)], Some(&base)).await;
+    let (s, _, h) = admin
+        .post(&apply_path, &[("csrf", &admin.csrf)], Some(&base))
+        .await;
     assert_eq!(s, StatusCode::SEE_OTHER);
-    assert!(h[LOCATION].to_str().unwrap().starts_with(&format!("/ui/policies/{pid}?done=applied&task=")));
+    assert!(
+        h[LOCATION]
+            .to_str()
+            .unwrap()
+            .starts_with(&format!("/ui/policies/{pid}?done=applied&task="))
+    );
 
     // A guest: reads, sees no accept button, and cannot accept (the REST role check answers).
     let viewer = login(&base, "viewer", "Guest-pass-1").await;
@@ -268,14 +391,27 @@ async fn the_console_keeps_the_rest_apis_rules() {
     assert_eq!(s, 200);
     assert!(!page.contains("accept-button") && page.contains("accept-denied"));
     let (s, page, _) = viewer
-        .post(&format!("/ui/events/{sid}/accept"), &[("csrf", &viewer.csrf)], Some(&base))
+        .post(
+            &format!("/ui/events/{sid}/accept"),
+            &[("csrf", &viewer.csrf)],
+            Some(&base),
+        )
         .await;
     assert_eq!(s, StatusCode::UNAUTHORIZED, "{page}");
-    assert!(page.contains("Authorization failed: user=https://localhost/mgmt/shared/authz/users/viewer"));
-    let (s, _, _) = viewer.post(&apply_path, &[("csrf", &viewer.csrf)], Some(&base)).await;
+    assert!(
+        page.contains(
+            "Authorization failed: user=https://localhost/mgmt/shared/authz/users/viewer"
+        )
+    );
+    let (s, _, _) = viewer
+        .post(&apply_path, &[("csrf", &viewer.csrf)], Some(&base))
+        .await;
     assert_eq!(s, StatusCode::UNAUTHORIZED);
     let (_, page, _) = viewer.get(&format!("/ui/policies/{pid}")).await;
-    assert!(!page.contains("id=\"apply\""), "no apply button for a guest");
+    assert!(
+        !page.contains("id=\"apply\""),
+        "no apply button for a guest"
+    );
 
     // The session is a REST token; logging out revokes it.
     let token_ok = |tok: String| {
@@ -291,9 +427,15 @@ async fn the_console_keeps_the_rest_apis_rules() {
         }
     };
     assert_eq!(token_ok(admin.session.clone()).await, 200);
-    let (s, _, h) = admin.post("/ui/logout", &[("csrf", &admin.csrf)], Some(&base)).await;
+    let (s, _, h) = admin
+        .post("/ui/logout", &[("csrf", &admin.csrf)], Some(&base))
+        .await;
     assert_eq!(s, StatusCode::SEE_OTHER);
-    assert!(set_cookie(&h, "__Host-portcullis-session").unwrap().contains("Max-Age=0"));
+    assert!(
+        set_cookie(&h, "__Host-portcullis-session")
+            .unwrap()
+            .contains("Max-Age=0")
+    );
     assert_eq!(token_ok(admin.session.clone()).await, 401);
     let (s, _, h) = admin.get("/ui/overview").await;
     assert_eq!(s, StatusCode::SEE_OTHER);

@@ -63,7 +63,7 @@ async fn kill_9_during_a_burst_of_writes_loses_nothing_acknowledged() {
 }
 
 /// Benchmark (run explicitly): durable creations per second with 8 concurrent clients, then
-/// GET latency percentiles of one object. `cargo test --release --test mgmt_durability -- --ignored --nocapture bench_`
+/// GET latency percentiles of one object. `cargo test --profile dist --test mgmt_durability -- --ignored --nocapture bench_`
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore]
 async fn bench_durable_creates_and_get_latency() {

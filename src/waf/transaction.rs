@@ -249,7 +249,11 @@ impl Transaction {
             time_micros: self.started_micros,
             client_ip: self.client.to_string(),
             method: self.method.to_string(),
-            uri: self.uri.to_string(),
+            uri: match self.uri.path_and_query() {
+                Some(pq) => pq.as_str().to_string(),
+                // Authority form (CONNECT): there is no path to show.
+                None => self.uri.to_string(),
+            },
             protocol: format!("{:?}", self.version),
             policy: self.policy.name().to_string(),
             action: verdict.action,

@@ -67,11 +67,11 @@ pub fn time_and_id(key: &str) -> &str {
     }
 }
 
-/// The signature ids of a stored violation (`signature_ids`, or `signatureIds` as a later
-/// serialisation may name them).
+/// The signature ids of a stored violation (`signatureIds`, or `signature_ids` in events stored
+/// before field names were camelCase).
 pub fn signature_ids(v: &Value) -> impl Iterator<Item = u64> + '_ {
-    v.get("signature_ids")
-        .or_else(|| v.get("signatureIds"))
+    v.get("signatureIds")
+        .or_else(|| v.get("signature_ids"))
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
