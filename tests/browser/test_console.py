@@ -13,6 +13,7 @@ import json
 import os
 import pathlib
 import re
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -93,6 +94,7 @@ class Controller:
     def stop(self):
         self.proc.kill()
         self.proc.wait()
+        shutil.rmtree(self.data_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -135,18 +137,24 @@ def wait_task(c, path):
 
 @pytest.fixture(scope="module")
 def browser():
+    """Headless Chromium with a fresh profile; its temporary files stay in that profile, which
+    goes at the end (CI checks that nothing is left behind)."""
     SHOTS.mkdir(parents=True, exist_ok=True)
+    profile = tempfile.mkdtemp(prefix="portcullis-chromium-")
     o = webdriver.ChromeOptions()
     o.binary_location = os.environ.get("CHROMIUM_BIN", "/usr/bin/chromium")
     for arg in ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--ignore-certificate-errors", "--window-size=1440,1000",
-                "--user-data-dir=" + tempfile.mkdtemp(prefix="portcullis-chromium-")]:
+                "--ignore-certificate-errors", "--window-size=1440,1000", "--user-data-dir=" + profile]:
         o.add_argument(arg)
-    d = webdriver.Chrome(service=Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver")), options=o)
-    d.implicitly_wait(0)
-    yield d
-    d.quit()
+    service = Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"),
+                      env=dict(os.environ, TMPDIR=profile))
+    d = webdriver.Chrome(service=service, options=o)
+    try:
+        yield d
+    finally:
+        d.quit()
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 def shot(d, name):
