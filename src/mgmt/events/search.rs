@@ -186,8 +186,14 @@ pub fn search(store: &Store, c: &Criteria, before: Option<&str>, limit: usize) -
     }
 }
 
-/// How many stored events match `c` (counted on the driving index; exact for one criterion).
+/// How many stored events match `c` (counted on the driving index; exact for one criterion),
+/// counting up to [`COUNT_MAX`].
 pub fn total(store: &Store, c: &Criteria) -> Result<Total> {
+    total_up_to(store, c, COUNT_MAX)
+}
+
+/// [`total`], counting up to `limit`.
+pub fn total_up_to(store: &Store, c: &Criteria, limit: usize) -> Result<Total> {
     if c.support_id.is_some() {
         return Ok(Total::Exact(search(store, c, None, 1)?.items.len()));
     }
@@ -198,8 +204,8 @@ pub fn total(store: &Store, c: &Criteria) -> Result<Total> {
         return Ok(Total::Exact(local::count(store)?));
     }
     let (lo, hi) = c.range(None);
-    let n = store.count_range(Table::Events, &lo, &hi, COUNT_MAX)?;
-    Ok(if n >= COUNT_MAX {
+    let n = store.count_range(Table::Events, &lo, &hi, limit)?;
+    Ok(if n >= limit {
         Total::AtLeast(n)
     } else {
         Total::Exact(n)

@@ -1,8 +1,10 @@
 //! Readiness for blocking: for a policy (typically in transparent mode), what share of its recent
 //! requests blocking mode would block, and why. Requests are the data plane's counts for the
 //! policy's virtual servers (`events::stats`); the ones that would be blocked are its stored
-//! events that the edited policy, judged in blocking mode (`CompiledPolicy::judge`), blocks. At
-//! most [`EVENTS_MAX`] events are judged (the newest); a larger window says so.
+//! events that the edited policy, judged in blocking mode (`CompiledPolicy::judge`), blocks. The
+//! events of the window are counted on the policy index; the newest [`SAMPLE`] are judged, and
+//! when there are more, the share found in them is scaled to all (the answer says how many were
+//! judged), so the answer costs the same at a thousand events or a million.
 //! Imports: `mgmt::{asm, events}`, `waf`.
 
 use std::collections::HashMap;
@@ -18,7 +20,7 @@ use crate::mgmt::state::MgmtState;
 use crate::support::now_micros;
 
 /// Most events judged for one answer.
-pub const EVENTS_MAX: usize = 100_000;
+pub const SAMPLE: usize = 10_000;
 
 /// Readiness of policy `full_path` over the last `hours`.
 pub fn readiness(st: &MgmtState, full_path: &str, hours: u64) -> MgmtResult<Value> {
@@ -33,19 +35,17 @@ pub fn readiness(st: &MgmtState, full_path: &str, hours: u64) -> MgmtResult<Valu
         from: Some(from),
         ..Default::default()
     };
-    let (mut events, mut would_block, mut alarmed) = (0u64, 0u64, 0u64);
+    let (mut judged, mut would_block) = (0u64, 0u64);
     let mut reasons: HashMap<String, u64> = HashMap::new();
     let mut cursor: Option<String> = None;
-    let mut truncated = false;
     loop {
         let page = search::search(&st.store, &c, cursor.as_deref(), 1000)?;
         for e in &page.items {
             let r = Request::from_stored(e);
-            events += 1;
+            judged += 1;
             let found = r.found();
             let j = view.compiled.judge(&found);
             if !j.block {
-                alarmed += 1;
                 continue;
             }
             would_block += 1;
@@ -64,15 +64,24 @@ pub fn readiness(st: &MgmtState, full_path: &str, hours: u64) -> MgmtResult<Valu
             }
         }
         cursor = page.next;
-        if cursor.is_none() {
-            break;
-        }
-        if events as usize >= EVENTS_MAX {
-            truncated = true;
+        if cursor.is_none() || judged as usize >= SAMPLE {
             break;
         }
     }
-    let mut top: Vec<(String, u64)> = reasons.into_iter().collect();
+    let events = match search::total_up_to(&st.store, &c, usize::MAX)? {
+        search::Total::Exact(n) | search::Total::AtLeast(n) => (n as u64).max(judged),
+        search::Total::Unknown => judged,
+    };
+    // Scaled from the judged sample to every event of the window.
+    let scale = |n: u64| {
+        if judged == 0 {
+            0
+        } else {
+            (n as f64 * events as f64 / judged as f64).round() as u64
+        }
+    };
+    let would_block = scale(would_block);
+    let mut top: Vec<(String, u64)> = reasons.into_iter().map(|(k, n)| (k, scale(n))).collect();
     top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     top.truncate(10);
     // Requests answered include the events; a window whose sampling lags counts events at least.
@@ -90,9 +99,8 @@ pub fn readiness(st: &MgmtState, full_path: &str, hours: u64) -> MgmtResult<Valu
         "requests": total,
         "events": events,
         "wouldBlock": would_block,
-        "alarmedOnly": alarmed,
+        "eventsJudged": judged,
         "wouldBlockShare": (share * 10_000.0).round() / 10_000.0,
-        "eventsTruncated": truncated,
         "topReasons": top.iter().map(|(v, n)| json!({"violation": v, "requests": n})).collect::<Vec<_>>(),
     }))
 }

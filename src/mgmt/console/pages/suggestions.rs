@@ -13,6 +13,9 @@ use crate::mgmt::console::session::Session;
 use crate::mgmt::console::view::{self, Nav, done_message, query};
 use crate::mgmt::console::{Req, rest, see_other};
 
+/// Rows shown (the highest by the chosen order); accepting "all above a score" covers every one.
+pub const ROWS: usize = 200;
+
 pub struct Row {
     pub id: String,
     pub score: u64,
@@ -40,6 +43,8 @@ pub struct Suggestions {
     pub sort: String,
     pub show_all: bool,
     pub rows: Vec<Row>,
+    /// How many there are in all (more than shown when above [`ROWS`]).
+    pub total: usize,
     pub can_change: bool,
     pub message: Option<String>,
 }
@@ -119,6 +124,8 @@ pub fn page(r: &Req<'_>, s: &Session, id: &str) -> Response {
         "last" => rows.sort_by(|a, b| b.last.cmp(&a.last)),
         _ => rows.sort_by(|a, b| b.score.cmp(&a.score).then(b.requests.cmp(&a.requests))),
     }
+    let total = rows.len();
+    rows.truncate(ROWS);
     let path = format!("{POLICIES}/{id}/suggestions/accept");
     view::page(&Suggestions {
         nav: Nav::of(s, "policies"),
@@ -127,6 +134,7 @@ pub fn page(r: &Req<'_>, s: &Session, id: &str) -> Response {
         sort,
         show_all,
         rows,
+        total,
         can_change: s.can(&Method::POST, &path),
         message: done_message(r.q("done"), r.q("task")),
     })
