@@ -59,7 +59,7 @@ fn event(i: usize, total: usize, now: u64, sigs: &[u32]) -> SecurityEvent {
         uri: format!("/app/{}/item?id={}", (h >> 16) % 2000, i),
         protocol: "HTTP/1.1".into(),
         policy: ["shop", "api", "admin"][(h >> 4) as usize % 3].into(),
-        action: if h % 3 == 0 {
+        action: if h.is_multiple_of(3) {
             Action::Alarm
         } else {
             Action::Block
