@@ -145,6 +145,30 @@ fn route(st: &MgmtState, parts: &http::request::Parts, body: &[u8], peer: &str) 
     }
 }
 
+/// Drives the console with one request made from arbitrary bytes (the fuzz target): the first
+/// line is `METHOD PATH`, the second a `Cookie` value, the rest the body. Every input gets an
+/// answer, never a panic.
+pub fn fuzz_request(st: &MgmtState, data: &[u8]) -> StatusCode {
+    let text = String::from_utf8_lossy(data);
+    let mut lines = text.splitn(3, '\n');
+    let first = lines.next().unwrap_or_default();
+    let cookie = lines.next().unwrap_or_default();
+    let body = lines.next().unwrap_or_default();
+    let (method, path) = first.split_once(' ').unwrap_or(("GET", first));
+    let Ok(method) = Method::from_bytes(method.as_bytes()) else {
+        return StatusCode::BAD_REQUEST;
+    };
+    let mut b = http::Request::builder().method(method).uri(path);
+    if let Ok(v) = HeaderValue::from_str(cookie.trim()) {
+        b = b.header(header::COOKIE, v);
+    }
+    let Ok(req) = b.body(()) else {
+        return StatusCode::BAD_REQUEST;
+    };
+    let (parts, ()) = req.into_parts();
+    route(st, &parts, body.as_bytes(), "127.0.0.1").status()
+}
+
 /// Adds the security headers every console answer carries.
 fn secure(mut res: Response) -> Response {
     let h = res.headers_mut();
@@ -209,4 +233,37 @@ pub fn see_other(to: &str) -> Response {
         res.headers_mut().insert(header::LOCATION, v);
     }
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fuzz_seeds_get_answers() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let cfg = crate::mgmt::MgmtConfig {
+            data_dir: dir.path().to_path_buf(),
+            ..Default::default()
+        };
+        let (st, _) = crate::mgmt::open(
+            cfg,
+            Arc::new(crate::mgmt::apply::DetachedTopology),
+            Some("pw-console-1".into()),
+        )
+        .expect("open");
+        let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/console_request");
+        let mut answers = std::collections::HashMap::new();
+        for e in std::fs::read_dir(seeds).expect("seeds").flatten() {
+            let data = std::fs::read(e.path()).expect("seed");
+            answers.insert(e.file_name().to_string_lossy().into_owned(), fuzz_request(&st, &data));
+        }
+        assert_eq!(answers.len(), 6, "{answers:?}");
+        assert_eq!(answers["overview"], StatusCode::SEE_OTHER, "to the login page");
+        assert_eq!(answers["events_bad"], StatusCode::SEE_OTHER, "an unknown session logs in again");
+        assert_eq!(answers["login_next"], StatusCode::UNAUTHORIZED, "a bad password");
+        assert_eq!(answers["post_traversal"], StatusCode::UNAUTHORIZED, "no session");
+        assert_eq!(answers["method"], StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(answers["static_js"], StatusCode::OK);
+    }
 }
