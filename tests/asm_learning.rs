@@ -21,7 +21,7 @@ const BROWSER: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML
 
 /// A blocking NGINX-base policy that trusts X-Forwarded-For (so tests can speak for many
 /// sources), blocks disallowed metacharacters in parameter values, and learns from 3 sources.
-fn tuning_policy(mode: &str) -> Value {
+fn tuning_policy(mode: &str, learning: &str) -> Value {
     json!({"policy": {
         "name": "tuning",
         "template": {"name": "POLICY_TEMPLATE_NGINX_BASE"},
@@ -30,7 +30,7 @@ fn tuning_policy(mode: &str) -> Value {
         "general": {"trustXff": true},
         "blocking-settings": {"violations": [
             {"name": "VIOL_PARAMETER_VALUE_METACHAR", "alarm": true, "block": true}]},
-        "policy-builder": {"learningMode": "manual",
+        "policy-builder": {"learningMode": learning,
             "untrustedTrafficLoosen": {"differentSources": 3, "minHoursBetweenSamples": 0}},
         "whitelist-ips": [{"ipAddress": "10.9.0.0", "ipMask": "255.255.0.0", "trustedByPolicyBuilder": true}]
     }})
@@ -39,10 +39,14 @@ fn tuning_policy(mode: &str) -> Value {
 /// Imports the policy, attaches it to a new virtual server and applies it; returns the
 /// virtual's port and the policy's link.
 async fn protected(api: &Api, mode: &str) -> (u16, String) {
+    protected_learning(api, mode, "manual").await
+}
+
+async fn protected_learning(api: &Api, mode: &str, learning: &str) -> (u16, String) {
     let port = virtual_server(api).await;
     let t = import(
         api,
-        json!({"file": tuning_policy(mode).to_string(), "policy": {"fullPath": "/Common/tuning"}}),
+        json!({"file": tuning_policy(mode, learning).to_string(), "policy": {"fullPath": "/Common/tuning"}}),
     )
     .await;
     assert_eq!(t["status"], "COMPLETED", "{t}");
@@ -534,4 +538,39 @@ async fn readiness_of_a_transparent_policy() {
         .await;
     assert_eq!(s, 400);
     assert_error(&err, 400);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn automatic_learning_applies_ripe_suggestions_only() {
+    let c = controller(|_| {}).await;
+    let (port, id) = protected_learning(&c.api, "blocking", "automatic").await;
+    blocked(port, "/people?nick=D%27Arcy", "198.51.100.9").await;
+    blocked(port, "/people?nick=D%27Arcy", "198.51.100.9").await;
+    for ip in ["198.51.100.1", "198.51.100.2", "198.51.100.3"] {
+        blocked(port, "/people?name=O%27Brien", ip).await;
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !passes(port, "/people?name=O%27Brien").await {
+        assert!(
+            Instant::now() < deadline,
+            "the ripe suggestion was never applied"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let items = suggestions(&c.api, &id).await;
+    let name = find(&items, "Allow metacharacter 0x27 in parameter name").unwrap();
+    assert_eq!(
+        (&name["status"], &name["stateChangedBy"]),
+        (&json!("accepted"), &json!("policy-builder"))
+    );
+    let nick = find(&items, "Allow metacharacter 0x27 in parameter nick").unwrap();
+    assert_eq!(
+        nick["status"], "pending",
+        "one source: never applied automatically"
+    );
+    assert!(!passes(port, "/people?nick=D%27Arcy").await);
+    assert!(
+        !passes(port, "/people?name=1%27%20or%20%271%27=%271").await,
+        "attacks stay blocked"
+    );
 }

@@ -252,17 +252,37 @@ mod tests {
             Some("pw-console-1".into()),
         )
         .expect("open");
-        let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/console_request");
+        let seeds =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/console_request");
         let mut answers = std::collections::HashMap::new();
         for e in std::fs::read_dir(seeds).expect("seeds").flatten() {
             let data = std::fs::read(e.path()).expect("seed");
-            answers.insert(e.file_name().to_string_lossy().into_owned(), fuzz_request(&st, &data));
+            answers.insert(
+                e.file_name().to_string_lossy().into_owned(),
+                fuzz_request(&st, &data),
+            );
         }
         assert_eq!(answers.len(), 6, "{answers:?}");
-        assert_eq!(answers["overview"], StatusCode::SEE_OTHER, "to the login page");
-        assert_eq!(answers["events_bad"], StatusCode::SEE_OTHER, "an unknown session logs in again");
-        assert_eq!(answers["login_next"], StatusCode::UNAUTHORIZED, "a bad password");
-        assert_eq!(answers["post_traversal"], StatusCode::UNAUTHORIZED, "no session");
+        assert_eq!(
+            answers["overview"],
+            StatusCode::SEE_OTHER,
+            "to the login page"
+        );
+        assert_eq!(
+            answers["events_bad"],
+            StatusCode::SEE_OTHER,
+            "an unknown session logs in again"
+        );
+        assert_eq!(
+            answers["login_next"],
+            StatusCode::UNAUTHORIZED,
+            "a bad password"
+        );
+        assert_eq!(
+            answers["post_traversal"],
+            StatusCode::UNAUTHORIZED,
+            "no session"
+        );
         assert_eq!(answers["method"], StatusCode::METHOD_NOT_ALLOWED);
         assert_eq!(answers["static_js"], StatusCode::OK);
     }

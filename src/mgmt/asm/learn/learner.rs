@@ -49,11 +49,18 @@ pub fn start(st: &Arc<MgmtState>, sink: &EventSink, capacity: usize) -> std::io:
                 stream.drain_into(&mut batch, BATCH - 1);
                 let Some(st) = weak.upgrade() else { return };
                 for fp in learn(&st, &batch) {
-                    let due = last_auto.get(&fp).is_none_or(|t| t.elapsed() >= AUTO_EVERY);
-                    if due {
-                        last_auto.insert(fp.clone(), Instant::now());
-                        if let Err(e) = auto_apply(&st, &fp) {
-                            tracing::error!(policy = %fp, error = %e.message, "automatic learning failed");
+                    // At most one automatic apply per policy and period: the period starts
+                    // with an apply, not with a look that found nothing ripe.
+                    if last_auto.get(&fp).is_some_and(|t| t.elapsed() < AUTO_EVERY) {
+                        continue;
+                    }
+                    match auto_apply(&st, &fp) {
+                        Ok(0) => {}
+                        Ok(_) => {
+                            last_auto.insert(fp, Instant::now());
+                        }
+                        Err(e) => {
+                            tracing::error!(policy = %fp, error = %e.message, "automatic learning failed")
                         }
                     }
                 }
