@@ -11,7 +11,7 @@ mod mgmt_common;
 
 use std::time::{Duration, Instant};
 
-use asm_common::{apply, import, virtual_server};
+use asm_common::{protect, virtual_server, wait_task};
 use events_common::{Controller, controller, event_by_support_id};
 use mgmt_common::{Api, assert_error};
 use reqwest::Method;
@@ -44,33 +44,7 @@ async fn protected(api: &Api, mode: &str) -> (u16, String) {
 
 async fn protected_learning(api: &Api, mode: &str, learning: &str) -> (u16, String) {
     let port = virtual_server(api).await;
-    let t = import(
-        api,
-        json!({"file": tuning_policy(mode, learning).to_string(), "policy": {"fullPath": "/Common/tuning"}}),
-    )
-    .await;
-    assert_eq!(t["status"], "COMPLETED", "{t}");
-    let link = t["result"]["policyReference"]["link"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let id = link
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .split('?')
-        .next()
-        .unwrap()
-        .to_string();
-    let (s, b) = api
-        .req(
-            Method::PATCH,
-            &format!("/mgmt/tm/asm/policies/{id}"),
-            Some(json!({"virtualServers": ["/Common/vs"]})),
-        )
-        .await;
-    assert_eq!(s, 200, "{b}");
-    apply(api, &link).await;
+    let id = protect(api, "/Common/tuning", &tuning_policy(mode, learning)).await;
     (port, id)
 }
 
@@ -112,26 +86,6 @@ async fn blocked(port: u16, path: &str, source: &str) -> String {
 async fn passes(port: u16, path: &str) -> bool {
     let (status, id) = send(port, path, "192.0.2.1", Some(BROWSER)).await;
     id.is_none() && status == 200
-}
-
-async fn wait_task(api: &Api, task: &Value) -> Value {
-    let link = task["selfLink"].as_str().expect("task selfLink");
-    let path = link
-        .trim_start_matches("https://localhost")
-        .split('?')
-        .next()
-        .unwrap()
-        .to_string();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let (s, t) = api.req(Method::GET, &path, None).await;
-        assert_eq!(s, 200, "{t}");
-        if t["status"] == "COMPLETED" || t["status"] == "FAILURE" {
-            return t;
-        }
-        assert!(Instant::now() < deadline, "task never finished: {t}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
 
 async fn guest(c: &Controller) -> Api {

@@ -14,6 +14,7 @@
 //! suggestion accepted and applied, whatever its score, every attack that a high-accuracy
 //! signature blocked is still blocked when replayed.
 
+mod asm_common;
 mod events_common;
 mod mgmt_common;
 
@@ -287,23 +288,9 @@ async fn corpus_suggestions_never_relax_a_check_for_a_high_accuracy_block() {
         )
         .await;
     assert_eq!(s, 200, "{b}");
-    if let Some(link) = b["applyTask"]["selfLink"].as_str() {
-        let path = link
-            .trim_start_matches("https://localhost")
-            .split('?')
-            .next()
-            .unwrap()
-            .to_string();
-        let deadline = Instant::now() + Duration::from_secs(300);
-        loop {
-            let (_, t) = api.req(Method::GET, &path, None).await;
-            if t["status"] == "COMPLETED" {
-                break;
-            }
-            assert_ne!(t["status"], "FAILURE", "{t}");
-            assert!(Instant::now() < deadline, "apply never finished");
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        }
+    if b["applyTask"].is_object() {
+        let t = asm_common::wait_task(api, &b["applyTask"]).await;
+        assert_eq!(t["status"], "COMPLETED", "{t}");
     }
     let again: Vec<(usize, Vec<u8>)> = ha_blocked
         .iter()

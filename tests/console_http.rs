@@ -9,7 +9,7 @@ mod mgmt_common;
 
 use std::time::Duration;
 
-use asm_common::{apply, import, virtual_server};
+use asm_common::{protect, virtual_server};
 use mgmt_common::{Api, PASS, start};
 use reqwest::header::{HeaderMap, LOCATION, SET_COOKIE};
 use reqwest::{Method, StatusCode, redirect};
@@ -248,34 +248,9 @@ async fn the_console_keeps_the_rest_apis_rules() {
 
     // A protected virtual server, a blocked request with markup in it.
     let port = virtual_server(&api).await;
-    let t = import(
-        &api,
-        json!({"file": json!({"policy": {"name": "ui", "template": {"name": "POLICY_TEMPLATE_NGINX_BASE"},
-            "enforcementMode": "blocking", "signature-settings": {"signatureStaging": false}}}).to_string(),
-            "policy": {"fullPath": "/Common/ui"}}),
-    )
-    .await;
-    let link = t["result"]["policyReference"]["link"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let pid = link
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .split('?')
-        .next()
-        .unwrap()
-        .to_string();
-    let (s, b) = api
-        .req(
-            Method::PATCH,
-            &format!("/mgmt/tm/asm/policies/{pid}"),
-            Some(json!({"virtualServers": ["/Common/vs"]})),
-        )
-        .await;
-    assert_eq!(s, 200, "{b}");
-    apply(&api, &link).await;
+    let doc = json!({"policy": {"name": "ui", "template": {"name": "POLICY_TEMPLATE_NGINX_BASE"},
+        "enforcementMode": "blocking", "signature-settings": {"signatureStaging": false}}});
+    let pid = protect(&api, "/Common/ui", &doc).await;
     let body = reqwest::Client::new()
         .get(format!(
             "http://127.0.0.1:{port}/go?next=http://127.0.0.1/x&m=%3Cscript%3Ealert(1)%3C/script%3E"

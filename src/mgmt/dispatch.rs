@@ -21,6 +21,15 @@ use super::{engine, kinds, objects, roles};
 #[derive(Clone, Copy, Debug)]
 pub struct Peer(pub SocketAddr);
 
+/// The client address of a request (loopback when the server did not say).
+pub fn peer_of(parts: &http::request::Parts) -> String {
+    parts
+        .extensions
+        .get::<Peer>()
+        .map(|p| p.0.ip().to_string())
+        .unwrap_or_else(|| "127.0.0.1".to_string())
+}
+
 /// A fixed route outside the generic engine.
 pub struct Route {
     pub path: &'static str,
@@ -39,11 +48,7 @@ pub fn router(st: Arc<MgmtState>) -> Router {
 
 async fn handle(State(st): State<Arc<MgmtState>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let peer = parts
-        .extensions
-        .get::<Peer>()
-        .map(|p| p.0.ip().to_string())
-        .unwrap_or_else(|| "127.0.0.1".to_string());
+    let peer = peer_of(&parts);
     let limit = if parts.uri.path().contains("/file-transfer/") {
         MAX_CHUNK
     } else {

@@ -270,8 +270,11 @@ pub fn delete_policy(st: &MgmtState, full_path: &str) -> MgmtResult<()> {
             tx.delete(Table::Objects, &k)?;
         }
         // Its learning goes with it.
-        for k in tx.keys(Table::Events, &super::learn::suggestions::prefix(&id))? {
-            tx.delete(Table::Events, &k)?;
+        use super::learn::suggestions::{prefix, sources_prefix};
+        for prefix in [prefix(&id), sources_prefix(&id)] {
+            for k in tx.keys(Table::Events, &prefix)? {
+                tx.delete(Table::Events, &k)?;
+            }
         }
         Ok::<_, MgmtError>(())
     })?;

@@ -31,7 +31,6 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use http::{HeaderValue, Method, StatusCode, header};
 
-use super::dispatch::Peer;
 use super::state::MgmtState;
 use session::Session;
 
@@ -56,11 +55,7 @@ pub fn router(st: Arc<MgmtState>) -> Router {
 
 async fn handle(State(st): State<Arc<MgmtState>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let peer = parts
-        .extensions
-        .get::<Peer>()
-        .map(|p| p.0.ip().to_string())
-        .unwrap_or_else(|| "127.0.0.1".to_string());
+    let peer = super::dispatch::peer_of(&parts);
     let Ok(bytes) = axum::body::to_bytes(body, MAX_FORM).await else {
         return secure(plain(
             StatusCode::PAYLOAD_TOO_LARGE,

@@ -1,8 +1,10 @@
 //! Learning suggestions: the fixes of a policy's alarmed and blocked requests, aggregated per fix
 //! with their evidence, kept in `Table::Events` under `l/<policy id>/<suggestion id>` (updated by
 //! the learner as events arrive, so listing them reads a few records whatever the event log holds).
+//! The addresses behind the distinct-source counts are kept apart, under
+//! `L/<policy id>/<suggestion id>`, read only by the learner, so a listing reads small records.
 //!
-//! Evidence per suggestion: requests, distinct sources (trusted and not, up to
+//! Evidence per suggestion: requests, distinct sources (trusted and not, counted up to
 //! [`SOURCES_KEPT`] each), first and last seen, the support ids of the latest
 //! [`EVENTS_KEPT`] requests, requests that also carried a high-accuracy attack signature, and what
 //! was learned (data type, longest value). The learning score (0–100) is computed when read, from
@@ -29,6 +31,11 @@ pub const ATTACK_MAX: u8 = 5;
 /// `l/<policy id>/`: every suggestion of a policy.
 pub fn prefix(policy_id: &str) -> String {
     format!("l/{policy_id}/")
+}
+
+/// `L/<policy id>/`: the source addresses of every suggestion of a policy.
+pub fn sources_prefix(policy_id: &str) -> String {
+    format!("L/{policy_id}/")
 }
 
 /// The id of a suggestion: URL-safe base64 of the first 12 bytes of SHA-256 of its fix key.
@@ -102,12 +109,17 @@ pub fn record(
             None => learned = Some(l.clone()),
         }
     }
-    let (mut sources, mut trusted, mut events, mut violations) = (
-        strings(&rec, "sources"),
-        strings(&rec, "trustedSources"),
-        strings(&rec, "events"),
-        strings(&rec, "violations"),
-    );
+    let skey = format!("{}{id}", sources_prefix(policy_id));
+    let known = tx.get(Table::Events, &skey)?.unwrap_or(Value::Null);
+    let list = |k: &str| {
+        known
+            .get(k)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (mut sources, mut trusted) = (list("untrusted"), list("trusted"));
+    let (mut events, mut violations) = (strings(&rec, "events"), strings(&rec, "violations"));
     let (mut requests, mut attacks) = (num(&rec, "requests"), num(&rec, "attackRequests"));
     let (mut first, mut last) = (num(&rec, "firstSeen"), num(&rec, "lastSeen"));
     for s in samples {
@@ -134,8 +146,13 @@ pub fn record(
     }
     rec.insert("requests".into(), json!(requests));
     rec.insert("attackRequests".into(), json!(attacks));
-    rec.insert("sources".into(), Value::Array(sources));
-    rec.insert("trustedSources".into(), Value::Array(trusted));
+    rec.insert("sources".into(), json!(sources.len()));
+    rec.insert("trustedSources".into(), json!(trusted.len()));
+    tx.put(
+        Table::Events,
+        &skey,
+        &json!({"untrusted": sources, "trusted": trusted}),
+    )?;
     rec.insert("events".into(), Value::Array(events));
     rec.insert("violations".into(), Value::Array(violations));
     rec.insert("firstSeen".into(), json!(first));
@@ -152,8 +169,7 @@ pub fn record(
 /// The learning score of a suggestion record (0–100), why, and whether automatic learning may
 /// apply it.
 pub fn score(rec: &Map<String, Value>, s: &Settings, now_micros: u64) -> (u8, Vec<String>, bool) {
-    let count = |k: &str| rec.get(k).and_then(Value::as_array).map_or(0, Vec::len) as u64;
-    let (untrusted, trusted) = (count("sources"), count("trustedSources"));
+    let (untrusted, trusted) = (num(rec, "sources"), num(rec, "trustedSources"));
     let (first, last) = (num(rec, "firstSeen"), num(rec, "lastSeen"));
     let spread_hours = last.saturating_sub(first) as f64 / 3.6e9;
     let part = |n: u64, l: &Loosen| {
@@ -230,7 +246,6 @@ fn iso_micros(m: u64) -> String {
 /// The REST item of a record (`tm:asm:policies:suggestions:suggestionstate`).
 pub fn item(link: &str, rec: &Map<String, Value>, s: &Settings, now: u64) -> Value {
     let (score, why, auto) = score(rec, s, now);
-    let count = |k: &str| rec.get(k).and_then(Value::as_array).map_or(0, Vec::len);
     json!({
         "kind": "tm:asm:policies:suggestions:suggestionstate",
         "id": rec.get("id"),
@@ -247,8 +262,8 @@ pub fn item(link: &str, rec: &Map<String, Value>, s: &Settings, now: u64) -> Val
         "modification": modification(rec),
         "evidence": {
             "requests": num(rec, "requests"),
-            "distinctSources": count("sources") + count("trustedSources"),
-            "trustedSources": count("trustedSources"),
+            "distinctSources": num(rec, "sources") + num(rec, "trustedSources"),
+            "trustedSources": num(rec, "trustedSources"),
             "attackRequests": num(rec, "attackRequests"),
             "firstSeen": iso_micros(num(rec, "firstSeen")),
             "lastSeen": iso_micros(num(rec, "lastSeen")),
@@ -307,8 +322,8 @@ mod tests {
                 .map(|i| json!(format!("{base}{i}")))
                 .collect::<Vec<_>>()
         };
-        json!({"requests": 50, "attackRequests": attacks, "sources": ips(sources, "10.0.0."),
-               "trustedSources": ips(trusted, "192.0.2."), "firstSeen": now - (hours * 3.6e9) as u64,
+        json!({"requests": 50, "attackRequests": attacks, "sources": sources,
+               "trustedSources": trusted, "firstSeen": now - (hours * 3.6e9) as u64,
                "lastSeen": now, "broad": false})
         .as_object()
         .unwrap()
