@@ -317,11 +317,6 @@ mod tests {
 
     fn rec(sources: usize, trusted: usize, hours: f64, attacks: u64) -> Map<String, Value> {
         let now = 1_000_000_000_000_000u64;
-        let ips = |n: usize, base: &str| {
-            (0..n)
-                .map(|i| json!(format!("{base}{i}")))
-                .collect::<Vec<_>>()
-        };
         json!({"requests": 50, "attackRequests": attacks, "sources": sources,
                "trustedSources": trusted, "firstSeen": now - (hours * 3.6e9) as u64,
                "lastSeen": now, "broad": false})
