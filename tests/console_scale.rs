@@ -147,6 +147,7 @@ async fn console_pages_at_a_million_events() {
         listener,
         tls,
         app,
+        mgmt::server::ConnLimits::from(&st.cfg),
         std::future::pending(),
     ));
     let _ = rustls::crypto::ring::default_provider().install_default();

@@ -32,10 +32,11 @@ use axum::response::Response;
 use http::{HeaderValue, Method, StatusCode, header};
 
 use super::state::MgmtState;
+use crate::support::body::{self, BodyError};
 use session::Session;
 
 /// Largest form body accepted.
-const MAX_FORM: usize = 64 * 1024;
+const MAX_FORM: u64 = 64 * 1024;
 
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; \
                    connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -56,11 +57,28 @@ pub fn router(st: Arc<MgmtState>) -> Router {
 async fn handle(State(st): State<Arc<MgmtState>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
     let peer = super::dispatch::peer_of(&parts);
-    let Ok(bytes) = axum::body::to_bytes(body, MAX_FORM).await else {
-        return secure(plain(
+    // The admin port's body bounds: a declared length over the limit is refused before it is
+    // read, and a form must keep coming (no slow sender holds the connection).
+    let limits = st.cfg.body_limits(MAX_FORM);
+    let too_large = || {
+        secure(plain(
             StatusCode::PAYLOAD_TOO_LARGE,
             "The form is too large.",
-        ));
+        ))
+    };
+    if body::declared_length(&parts.headers).is_some_and(|n| n > MAX_FORM) {
+        return body::answer_early(body, &parts.headers, parts.version, &limits, too_large()).await;
+    }
+    let bytes = match body::read(body, &limits).await {
+        Ok(b) => b,
+        Err(BodyError::TooLarge) => return body::closing(too_large()),
+        Err(e) => {
+            let text = match e {
+                BodyError::TimedOut => "The form did not arrive in time.",
+                _ => "The form could not be read.",
+            };
+            return body::closing(secure(plain(e.status(), text)));
+        }
     };
     let res = tokio::task::spawn_blocking(move || route(&st, &parts, &bytes, &peer)).await;
     secure(res.unwrap_or_else(|_| plain(StatusCode::INTERNAL_SERVER_ERROR, "The page failed.")))

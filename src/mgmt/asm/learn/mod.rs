@@ -68,7 +68,9 @@ pub fn merged_body(s: &Stored) -> Map<String, Value> {
         .get("template")
         .and_then(|t| t.get("name"))
         .and_then(Value::as_str);
-    let mut merged = templates::select(name).0.policy();
+    // A stored document compiled, so its template name is known; the base is only a fallback.
+    let template = templates::select(name).map_or(templates::TemplateId::NginxBase, |(t, _)| t);
+    let mut merged = template.policy();
     layers::merge_policy(&mut merged, &body);
     if let Some(m) = s.doc.get("modifications") {
         // A document that compiled has valid modifications; nothing to report here.
