@@ -416,3 +416,67 @@ async fn the_console_keeps_the_rest_apis_rules() {
     assert_eq!(s, StatusCode::SEE_OTHER);
     assert!(h[LOCATION].to_str().unwrap().starts_with("/ui/login"));
 }
+
+/// The console is a client of the REST login, not a second one: an administrator's password
+/// reset ends a user's console session, and a spray of failed console logins from one address is
+/// throttled as on REST (while credentials verified before still log in).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn console_logins_are_throttled_and_a_password_reset_ends_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let srv = start(dir.path(), None);
+    let base = srv.base.clone();
+    let api = Api::new(&srv);
+    let (s, b) = api
+        .req(
+            Method::POST,
+            "/mgmt/tm/auth/user",
+            Some(json!({"name": "ops", "password": "Old-pass-1", "role": "manager"})),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+
+    // A password reset by an administrator revokes the user's console session.
+    let ops = login(&base, "ops", "Old-pass-1").await;
+    assert_eq!(ops.get("/ui/events").await.0, StatusCode::OK);
+    let (s, b) = api
+        .req(
+            Method::PATCH,
+            "/mgmt/tm/auth/user/ops",
+            Some(json!({"password": "New-pass-2"})),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let (s, _, h) = ops.get("/ui/events").await;
+    assert_eq!(
+        s,
+        StatusCode::SEE_OTHER,
+        "the old session outlived the reset"
+    );
+    assert!(h[LOCATION].to_str().unwrap().starts_with("/ui/login"));
+    let (s, page, _) = ops
+        .post("/ui/logout", &[("csrf", &ops.csrf)], Some(&base))
+        .await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED, "{page}");
+
+    // Ten failed logins a minute from one address, then not even a right password is checked.
+    let anon = browser();
+    for i in 0..10 {
+        let res = try_login(&anon, &base, &format!("nobody{i}"), "guess").await;
+        assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+        let page = res.text().await.unwrap();
+        assert!(
+            page.contains("Login failed: invalid username or password."),
+            "{page}"
+        );
+    }
+    let res = try_login(&anon, &base, "ops", "New-pass-2").await;
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    let page = res.text().await.unwrap();
+    assert!(
+        page.contains("Login failed: too many failed logins; try again in"),
+        "{page}"
+    );
+    // The administrator's credentials, verified before the spray, still open a session.
+    let admin = login(&base, "admin", PASS).await;
+    assert_eq!(admin.get("/ui/overview").await.0, StatusCode::OK);
+}

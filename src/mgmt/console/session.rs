@@ -207,31 +207,38 @@ pub fn login(r: &Req<'_>) -> Response {
         "password": r.f("password").unwrap_or_default(),
         "loginProviderName": "tmos",
     });
+    // The REST login itself: its password check, lockout and throttling of failed logins per
+    // source address are the console's too.
     let answer = crate::mgmt::objects::tokens::login(
         r.st,
         &http::HeaderMap::new(),
         body.to_string().as_bytes(),
         r.peer,
     );
-    let token = answer.ok().and_then(|reply| {
-        let b = reply.body?;
-        Some((
-            b["token"]["token"].as_str()?.to_string(),
+    let token = answer.map(|reply| {
+        let b = reply.body.unwrap_or_default();
+        (
+            b["token"]["token"].as_str().unwrap_or_default().to_string(),
             b["token"]["timeout"].as_u64().unwrap_or(1200),
-        ))
+        )
     });
     match token {
-        Some((token, timeout)) => {
+        Ok((token, timeout)) if !token.is_empty() => {
             let mut res = see_other(&next_of(r));
             set_cookie(&mut res, COOKIE, &token, timeout);
             set_cookie(&mut res, LOGIN_COOKIE, "", 0);
             res
         }
-        // Which of user or password was wrong stays unknown, as on the REST API.
-        None => login_page(
-            r,
-            Some("Login failed: wrong user name or password, or the user is locked out."),
-        ),
+        // The REST answer's reason (wrong credentials, locked out, throttled), no more: which of
+        // user or password was wrong stays unknown, as on the REST API.
+        Err(e) => {
+            let why = e
+                .message
+                .strip_prefix("Authentication failed: ")
+                .unwrap_or("wrong user name or password.");
+            login_page(r, Some(&format!("Login failed: {why}")))
+        }
+        Ok(_) => login_page(r, Some("Login failed: the login answered no token.")),
     }
 }
 
