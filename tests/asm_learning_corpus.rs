@@ -2,7 +2,7 @@
 //! run it by hand, see docs/asm.md "Tuning: verified on the development corpora"):
 //!
 //! ```text
-//! PORTCULLIS_CORPORA=/path/dev.jsonl,/path/dev-crs.jsonl,/path/dev-blaze.jsonl \
+//! PORTCULLIS_CORPORA=/path/dev.jsonl,/path/dev-crs.jsonl,/path/dev-blaze.jsonl.gz \
 //! PORTCULLIS_CORPUS_POLICY=/path/eval-policy.json \
 //!   cargo test --release --test asm_learning_corpus -- --ignored --nocapture
 //! ```
@@ -10,9 +10,10 @@
 //! Every request of the corpora (JSON lines: `method`, `path`, `headers`, `body`, `version`,
 //! `expect`, or `raw_b64` for the exact bytes) goes byte for byte through a controller's virtual
 //! server protected by the given policy (made to trust X-Forwarded-For, through which the requests
-//! come from 64 sources), then: no suggestion disables a high-accuracy signature; and with *every*
-//! suggestion accepted and applied, whatever its score, every attack that a high-accuracy
-//! signature blocked is still blocked when replayed.
+//! come from 64 sources), then: no suggestion disables a high-accuracy signature; none is proposed
+//! from such attacks alone, and one with them in its evidence scores at most 5 and is never
+//! auto-applicable; and with *every* suggestion accepted and applied, whatever its score, every
+//! attack that a high-accuracy signature blocked is still blocked when replayed.
 
 mod asm_common;
 mod events_common;
@@ -37,9 +38,18 @@ struct Case {
     attack: bool,
 }
 
+/// The requests of a JSON-lines corpus (gzip-compressed when its name ends in `.gz`).
 fn cases(path: &str) -> Vec<Case> {
     use base64::Engine as _;
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let mut text = String::new();
+    let read = if path.ends_with(".gz") {
+        flate2::read::GzDecoder::new(file).read_to_string(&mut text)
+    } else {
+        std::io::BufReader::new(file).read_to_string(&mut text)
+    };
+    read.unwrap_or_else(|e| panic!("{path}: {e}"));
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
@@ -267,6 +277,12 @@ async fn corpus_suggestions_never_relax_a_check_for_a_high_accuracy_block() {
         items.len(),
         ha_blocked.len()
     );
+    // The support ids of the attacks a high-accuracy signature blocked.
+    let ha_ids: HashSet<&str> = ha_blocked
+        .iter()
+        .filter_map(|&i| first[i].as_deref())
+        .collect();
+    let mut with_attacks = 0;
     for i in items {
         if let Some(id) = i["signatureId"].as_u64() {
             assert!(
@@ -274,7 +290,37 @@ async fn corpus_suggestions_never_relax_a_check_for_a_high_accuracy_block() {
                 "a suggestion disables high-accuracy signature {id}: {i:#}"
             );
         }
+        let ev = &i["evidence"];
+        let (requests, attacks) = (
+            ev["requests"].as_u64().unwrap(),
+            ev["attackRequests"].as_u64().unwrap(),
+        );
+        // Nothing is proposed from such attacks alone; with them in its evidence a suggestion
+        // scores at most 5 and is never applied automatically.
+        assert!(requests > attacks, "proposed from attacks alone: {i:#}");
+        if attacks > 0 {
+            with_attacks += 1;
+            assert!(
+                i["learningScore"].as_u64().unwrap() <= 5 && i["autoApplicable"] == false,
+                "{i:#}"
+            );
+        }
+        // The learner's attack count agrees with what the replay saw: evidence naming one of
+        // those attacks counts it.
+        let named = ev["events"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .any(|id| ha_ids.contains(id));
+        assert!(
+            !named || attacks > 0,
+            "a high-accuracy attack in the evidence, not counted: {i:#}"
+        );
     }
+    println!(
+        "{with_attacks} suggestions carry high-accuracy attacks in their evidence (all scored 5 or less, none auto-applicable)"
+    );
 
     // Accept every suggestion, whatever its score; apply; the attacks are still blocked.
     let ids: Vec<&str> = items.iter().filter_map(|i| i["id"].as_str()).collect();
