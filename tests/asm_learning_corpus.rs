@@ -4,7 +4,7 @@
 //! ```text
 //! PORTCULLIS_CORPORA=/path/dev.jsonl,/path/dev-crs.jsonl,/path/dev-blaze.jsonl.gz \
 //! PORTCULLIS_CORPUS_POLICY=/path/eval-policy.json \
-//!   cargo test --release --test asm_learning_corpus -- --ignored --nocapture
+//!   cargo test --test asm_learning_corpus -- --ignored --nocapture
 //! ```
 //!
 //! Every request of the corpora (JSON lines: `method`, `path`, `headers`, `body`, `version`,
