@@ -325,6 +325,14 @@ async fn the_console_keeps_the_rest_apis_rules() {
             "{p}: no inline style"
         );
     }
+    // An id never changes the shape of the REST path it goes into.
+    for p in [
+        format!("/ui/events/{sid}%2F..%2F..%2F..%2Fshared%2Fauthz%2Ftokens"),
+        format!("/ui/policies/{pid}%3F%24select=id/suggestions"),
+    ] {
+        let (s, page, _) = admin.get(&p).await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{p}: {page}");
+    }
     let (s, export, h) = admin.get(&format!("/ui/policies/{pid}/export")).await;
     assert_eq!(s, 200);
     assert_eq!(h["content-disposition"], "attachment; filename=\"ui.json\"");

@@ -15,7 +15,20 @@ use http::StatusCode;
 use super::session::{self, Session};
 use super::{Req, see_other, view};
 
+/// Whether every path segment is a page name or an id (support ids are digits, policy and
+/// suggestion ids URL-safe base64): the ids are put into REST paths, which must not change shape.
+fn plain_segments(segs: &[&str]) -> bool {
+    segs.iter().all(|s| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    })
+}
+
 pub fn get(r: &Req<'_>, s: &Session, segs: &[&str]) -> Response {
+    if !plain_segments(segs) {
+        return view::error_page(StatusCode::NOT_FOUND, "There is no such page.");
+    }
     match segs {
         [] => see_other("/ui/overview"),
         ["overview"] => overview::page(r, s),
@@ -31,6 +44,9 @@ pub fn get(r: &Req<'_>, s: &Session, segs: &[&str]) -> Response {
 }
 
 pub fn post(r: &Req<'_>, s: &Session, segs: &[&str]) -> Response {
+    if !plain_segments(segs) {
+        return view::error_page(StatusCode::NOT_FOUND, "There is no such action.");
+    }
     match segs {
         ["logout"] => session::logout(r, s),
         ["events", id, "accept"] => events::accept(r, s, id),
