@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::support::{iso8601_utc, parse_iso8601};
+use crate::support::{iso8601_utc, parse_iso8601_utc};
 
 /// Version of the report format (bumped on incompatible changes).
 pub const REPORT_VERSION: u32 = 1;
@@ -49,7 +49,7 @@ fn device(member: &Value, pool: &Value, now_secs: u64) -> Value {
         .and_then(Value::as_str)
         .unwrap_or("UNKNOWN");
     let since = member.get("licensedDate").and_then(Value::as_str);
-    let hours = match (status, since.and_then(parse_iso8601)) {
+    let hours = match (status, since.and_then(parse_iso8601_utc)) {
         ("LICENSED", Some(t)) => json!(now_secs.saturating_sub(t) / 3600),
         _ => Value::Null,
     };

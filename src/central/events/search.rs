@@ -15,7 +15,7 @@ use crate::mgmt::dispatch::Route;
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::reply::Reply;
 use crate::mgmt::state::Ctx;
-use crate::support::{iso8601_utc, parse_iso8601};
+use crate::support::{iso8601_utc, parse_iso8601_utc};
 
 pub const PATH: &str = "/mgmt/cm/asm/events/requests";
 pub const STATUS_PATH: &str = "/mgmt/cm/asm/events/collection";
@@ -90,7 +90,7 @@ fn bad(what: &str, v: &str, want: &str) -> MgmtError {
 pub fn instant(what: &str, v: &str) -> MgmtResult<u64> {
     v.parse::<u64>()
         .ok()
-        .or_else(|| parse_iso8601(v).map(|s| s * 1_000_000))
+        .or_else(|| parse_iso8601_utc(v).map(|s| s * 1_000_000))
         .ok_or_else(|| {
             bad(
                 what,

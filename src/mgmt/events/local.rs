@@ -4,12 +4,15 @@
 //! [`PRUNE_EVERY`] when idle. Keys: `e/<timeMicros, 20 digits>/<supportId>` → the event JSON (as
 //! the JSON-line event log writes it, plus `policyFullPath` and its write `sequence`);
 //! `i/<supportId>` → its `e/` key; `w/<sequence, 20 digits>` → its `e/` key; [`LAST_SEQUENCE`] →
-//! the last sequence given. Sequences number the events in the order they were stored (a request's
-//! event is keyed by its arrival, but stored when it ends), so a collector reading after the last
-//! sequence it saw misses none (`super::feed`). The last sequence is kept apart from the `w/` keys,
-//! which go with their events: a log pruned empty and then restarted goes on numbering after it,
-//! and a collector's cursor never skips the first events stored after the restart.
-//! Imports: `store`, `support`, `waf::SecurityEvent`, `proxy::events::EventStream`.
+//! the last sequence given; [`COUNT`] → how many events are kept; the search indexes (`index`)
+//! and the statistics buckets (`stats`) are written and pruned in the same transactions.
+//! Sequences number the events in the order they were stored (a request's event is keyed by its
+//! arrival, but stored when it ends), so a collector reading after the last sequence it saw
+//! misses none (`super::feed`). The last sequence is kept apart from the `w/` keys, which go with
+//! their events: a log pruned empty and then restarted goes on numbering after it, and a
+//! collector's cursor never skips the first events stored after the restart.
+//! Imports: `store`, `support`, `waf::SecurityEvent`, `proxy::events::EventStream`,
+//! `super::{index, stats}`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +29,8 @@ pub const INDEX: &str = "i/";
 pub const SEQUENCE: &str = "w/";
 /// The last write sequence given (never pruned).
 pub const LAST_SEQUENCE: &str = "n/last-sequence";
+/// The number of stored events (so a count needs no scan of a million keys).
+pub const COUNT: &str = "n/count";
 /// Most events written in one store transaction.
 pub const BATCH: usize = 512;
 /// Age pruning runs at least this often.
@@ -72,12 +77,22 @@ pub fn newest_first(store: &Store, f: impl FnMut(&str, Value) -> bool) -> Result
     store.scan_rev(Table::Events, ITEMS, f)
 }
 
+/// How many events are stored.
+pub fn count(store: &Store) -> Result<usize> {
+    match store.get(Table::Events, COUNT)? {
+        Some(v) => Ok(v.as_u64().unwrap_or(0) as usize),
+        None => store.count(Table::Events, ITEMS),
+    }
+}
+
 fn delete_item(tx: &mut WriteTx<'_>, key: &str) -> Result<()> {
-    if let Some(seq) = tx
-        .get(Table::Events, key)?
-        .and_then(|v| v.get("sequence").and_then(serde_json::Value::as_u64))
-    {
-        tx.delete(Table::Events, &sequence_key(seq))?;
+    if let Some(e) = tx.get(Table::Events, key)? {
+        for k in super::index::keys_of(&e, super::index::time_and_id(key)) {
+            tx.delete(Table::Events, &k)?;
+        }
+        if let Some(seq) = e.get("sequence").and_then(Value::as_u64) {
+            tx.delete(Table::Events, &sequence_key(seq))?;
+        }
     }
     tx.delete(Table::Events, key)?;
     if let Some(id) = key.rsplit('/').next() {
@@ -116,11 +131,13 @@ fn prune(tx: &mut WriteTx<'_>, mut count: usize, keep: Retention) -> Result<usiz
             }
         }
     }
+    super::stats::prune(tx, now_micros())?;
     Ok(count)
 }
 
 /// Writes `batch` and prunes, in one transaction; returns the new count. Each stored event gets
-/// `policyFullPath` from `policy_of` and the next write sequence (`sequence` is advanced).
+/// `policyFullPath` from `policy_of` and the next write sequence (`sequence` is advanced once the
+/// transaction is committed).
 pub fn write_batch(
     store: &Store,
     batch: &[Arc<SecurityEvent>],
@@ -130,14 +147,12 @@ pub fn write_batch(
     keep: Retention,
 ) -> Result<usize> {
     let mut next = *sequence;
-    let count = store.write(|tx| {
+    let count = store.write(|tx| -> Result<usize> {
         next = *sequence;
         let mut count = count;
+        let mut stored = Vec::with_capacity(batch.len());
         for ev in batch {
             let key = item_key(ev.time_micros, &ev.support_id);
-            if tx.get(Table::Events, &key)?.is_some() {
-                continue;
-            }
             let mut value =
                 serde_json::to_value(&**ev).map_err(|source| crate::store::StoreError::Value {
                     key: key.clone(),
@@ -145,16 +160,29 @@ pub fn write_batch(
                 })?;
             value["policyFullPath"] = json!(policy_of(ev));
             value["sequence"] = json!(next);
-            count += 1;
+            match tx.get(Table::Events, &key)? {
+                None => count += 1,
+                // The same event again: its old index entries and sequence go first, and it is
+                // numbered anew so collectors see the replacement.
+                Some(_) => delete_item(tx, &key)?,
+            }
             tx.put(Table::Events, &key, &value)?;
             tx.put(Table::Events, &index_key(&ev.support_id), &json!(key))?;
             tx.put(Table::Events, &sequence_key(next), &json!(key))?;
             next += 1;
+            for k in super::index::keys_of(&value, super::index::time_and_id(&key)) {
+                tx.put(Table::Events, &k, &Value::Null)?;
+            }
+            stored.push((ev.time_micros, value));
         }
+        let refs: Vec<(u64, &Value)> = stored.iter().map(|(t, v)| (*t, v)).collect();
+        super::stats::add_events(tx, &refs)?;
         if next > *sequence {
             tx.put(Table::Events, LAST_SEQUENCE, &json!(next - 1))?;
         }
-        prune(tx, count, keep)
+        let count = prune(tx, count, keep)?;
+        tx.put(Table::Events, COUNT, &json!(count))?;
+        Ok(count)
     })?;
     *sequence = next;
     Ok(count)
@@ -169,7 +197,7 @@ pub fn run_writer<P: Fn(&SecurityEvent) -> String>(
     keep: Retention,
     select: impl Fn(&mut Vec<Arc<SecurityEvent>>) -> P,
 ) {
-    let mut count = store.count(Table::Events, ITEMS).unwrap_or(0);
+    let mut count = self::count(&store).unwrap_or(0);
     let mut sequence = next_sequence(&store).unwrap_or(1);
     let mut batch = Vec::with_capacity(BATCH);
     loop {
@@ -210,6 +238,7 @@ mod tests {
             violations: Vec::new(),
             virtual_server: "/Common/vs".into(),
             response_code: 403,
+            headers: Vec::new(),
         })
     }
 
@@ -259,6 +288,28 @@ mod tests {
             "sequences go with their events"
         );
         assert_eq!(four["sequence"], 4);
+    }
+
+    #[test]
+    fn the_same_event_stored_again_is_numbered_anew_and_counted_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let keep = Retention {
+            max_count: 0,
+            max_age_secs: 0,
+        };
+        let named = |e: &SecurityEvent| e.policy.clone();
+        let again = ev(now_micros(), "again");
+        let mut seq = 1;
+        write_batch(&store, &[again.clone()], &named, 0, &mut seq, keep).unwrap();
+        let n = write_batch(&store, &[again], &named, 1, &mut seq, keep).unwrap();
+        assert_eq!(n, 1);
+        assert_eq!(get(&store, "again").unwrap().unwrap()["sequence"], 2);
+        assert_eq!(
+            store.count(Table::Events, SEQUENCE).unwrap(),
+            1,
+            "the replaced event's sequence goes with it"
+        );
     }
 
     #[test]

@@ -1,11 +1,12 @@
 //! Request events on the management side: the data plane's events (through
 //! `proxy::events::EventSink`) are kept in the store with bounded retention ([`local`]), served
 //! at `/mgmt/tm/asm/events/requests` ([`rest`]) and, in storage order for collectors, at
-//! `/mgmt/tm/asm/events/feed` ([`feed`]), and sent to the destinations of the security log
+//! `/mgmt/tm/asm/events/feed` ([`feed`]), searched through indexes ([`index`], [`search`]),
+//! summed up in traffic statistics ([`stats`]), and sent to the destinations of the security log
 //! profiles attached to their virtual server ([`route`], [`config`]): syslog servers and files
 //! ([`syslog`]), SIEMs in CEF, LEEF, JSON lines and Splunk HEC ([`siem`], [`hec`]), each behind a
 //! drop-oldest queue ([`sender`], TLS by [`tls`]), whose counters [`delivery`] serves. [`install`]
-//! starts the two consumers; docs/events.md describes the whole.
+//! starts the consumers (and the learner of `asm::learn`); docs/events.md describes the whole.
 //!
 //! Imports: `mgmt::*`, `store`, `support`, `waf::SecurityEvent`, `proxy::events` (the narrow
 //! subscription interface).
@@ -14,11 +15,14 @@ pub mod config;
 pub mod delivery;
 pub mod feed;
 pub mod hec;
+pub mod index;
 pub mod local;
 pub mod rest;
 pub mod route;
+pub mod search;
 pub mod sender;
 pub mod siem;
+pub mod stats;
 pub mod syslog;
 pub mod tls;
 
@@ -40,6 +44,8 @@ const ROUTE_BATCH: usize = 256;
 pub fn install(st: &Arc<MgmtState>, sink: &EventSink) -> std::io::Result<Arc<Routing>> {
     let routing = Arc::new(Routing::new(st, Handle::current()));
     st.attach(routing.clone());
+    stats::start_sampler(st)?;
+    crate::mgmt::asm::learn::learner::start(st, sink, st.cfg.events_queue)?;
     let q = st.cfg.events_queue;
     let keep = Retention {
         max_count: st.cfg.events_max_count,
