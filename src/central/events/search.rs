@@ -6,7 +6,7 @@
 
 use std::net::IpAddr;
 
-use http::{Method, StatusCode};
+use http::StatusCode;
 use serde_json::{Value, json};
 
 use super::{FleetEvents, Search};
@@ -171,21 +171,9 @@ fn item(ctx: &Ctx<'_>, mut v: Value) -> Value {
     ctx.query.project(v)
 }
 
-/// These endpoints only read: 405 for another method.
-fn get_only(ctx: &Ctx<'_>) -> MgmtResult<()> {
-    if ctx.method == Method::GET {
-        Ok(())
-    } else {
-        Err(MgmtError::method_not_allowed(
-            ctx.method.as_str(),
-            &ctx.path,
-        ))
-    }
-}
-
 /// `GET /mgmt/cm/asm/events/requests[/<supportId>]`.
 pub fn handle(ctx: &Ctx<'_>, _body: &[u8]) -> MgmtResult<Reply> {
-    get_only(ctx)?;
+    ctx.only_get()?;
     let f = fleet(ctx)?;
     let rt = crate::central::state(ctx.st)?.rt.clone();
     let one = ctx
@@ -217,7 +205,7 @@ pub fn handle(ctx: &Ctx<'_>, _body: &[u8]) -> MgmtResult<Reply> {
 
 /// `GET /mgmt/cm/asm/events/collection`: the store, its retention, and each device's collection.
 pub fn status(ctx: &Ctx<'_>, _body: &[u8]) -> MgmtResult<Reply> {
-    get_only(ctx)?;
+    ctx.only_get()?;
     let f = fleet(ctx)?;
     let c = crate::central::state(ctx.st)?;
     let at = |micros: u64| (micros > 0).then(|| iso8601_utc(micros / 1_000_000));

@@ -5,7 +5,6 @@
 //! by a HEC endpoint). How an operator sees that a SIEM is missing events.
 //! Imports: `mgmt::{error,reply,state}`, `super::route`.
 
-use http::Method;
 use serde_json::{Value, json};
 
 use super::route::Routing;
@@ -18,12 +17,7 @@ const KIND: &str = "tm:security:log:destinations:destinationstate";
 const COLLECTION_KIND: &str = "tm:security:log:destinations:destinationcollectionstate";
 
 pub fn handle(ctx: &Ctx<'_>, _body: &[u8]) -> MgmtResult<Reply> {
-    if ctx.method != Method::GET {
-        return Err(MgmtError::method_not_allowed(
-            ctx.method.as_str(),
-            &ctx.path,
-        ));
-    }
+    ctx.only_get()?;
     if ctx.path != PATH {
         return Err(MgmtError::no_such_uri(&ctx.path));
     }

@@ -6,7 +6,6 @@
 //! `sequence`.
 //! Imports: `mgmt::{error,reply,state}`, `store`, `super::{local,rest}`.
 
-use http::Method;
 use serde_json::{Value, json};
 
 use super::local::{SEQUENCE, next_sequence, sequence_key};
@@ -41,12 +40,7 @@ fn number(ctx: &Ctx<'_>, name: &str, default: u64) -> MgmtResult<u64> {
 }
 
 pub fn handle(ctx: &Ctx<'_>, _body: &[u8]) -> MgmtResult<Reply> {
-    if ctx.method != Method::GET {
-        return Err(MgmtError::method_not_allowed(
-            ctx.method.as_str(),
-            &ctx.path,
-        ));
-    }
+    ctx.only_get()?;
     if ctx.path != PATH {
         return Err(MgmtError::no_such_uri(&ctx.path));
     }
