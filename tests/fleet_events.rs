@@ -301,6 +301,10 @@ async fn three_controllers_one_search_and_one_partitioned_then_down_catches_up()
     assert_eq!(all["totalItems"], 3, "{all}");
     let one_device = search(&cm, &format!("device={}", addr(&controllers[0])), 1).await;
     assert_eq!(one_device["totalItems"], 1, "{one_device}");
+    let (s, b) = cm
+        .req(Method::DELETE, "/mgmt/cm/asm/events/requests", None)
+        .await;
+    assert_eq!(s, 405, "the fleet search only reads: {b}");
 
     // The central manager loses the third controller, which goes on blocking requests, and then
     // goes down itself before they could be collected.
