@@ -301,7 +301,15 @@ mod tests {
         let named = |e: &SecurityEvent| e.policy.clone();
         let again = ev(now_micros(), "again");
         let mut seq = 1;
-        write_batch(&store, &[again.clone()], &named, 0, &mut seq, keep).unwrap();
+        write_batch(
+            &store,
+            std::slice::from_ref(&again),
+            &named,
+            0,
+            &mut seq,
+            keep,
+        )
+        .unwrap();
         let n = write_batch(&store, &[again], &named, 1, &mut seq, keep).unwrap();
         assert_eq!(n, 1);
         assert_eq!(get(&store, "again").unwrap().unwrap()["sequence"], 2);
