@@ -36,6 +36,9 @@ enum Command {
     /// The utility billing report (spec 4.5): per registration key, the devices the central
     /// manager licensed from it; written to a file (`-r manual`) or uploaded (`-r automatic`).
     BillingReport(Box<portcullis::cli::billing_report::BillingReportArgs>),
+    /// Run a corpus of recorded requests (JSON lines) through the engine in-process, as the proxy
+    /// would take them, and report block rates, false alarms, misses and time per request.
+    Replay(Box<portcullis::cli::replay::ReplayArgs>),
     /// Declarative policy tools.
     Policy {
         #[command(subcommand)]
@@ -298,6 +301,13 @@ fn main() -> ExitCode {
             }
             Err(e) => {
                 eprintln!("portcullis billing-report: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Replay(args) => match portcullis::cli::replay::run(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("portcullis replay: {e}");
                 ExitCode::FAILURE
             }
         },
