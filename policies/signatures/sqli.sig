@@ -243,11 +243,17 @@ literal: substr
 literal: mid(
 literal: ord(
 literal: hex(
-regex: \b(?:char|chr|nchar)\s*\(\s*\d+\s*\)\s*(?:\+|\|\||,|&)\s*(?:char|chr|nchar)\s*\(|\b(?:group_)?concat(?:_ws)?\s*\([^)]{0,100}(?:0x[0-9a-f]{2,}|@@|\bselect\b|\bversion\s*\(|\buser\s*\(|\bdatabase\s*\()|\bunhex\s*\(|(?:\b(?:ascii|ord|hex)\s*\(\s*)?\b(?:substr(?:ing)?|mid)\s*\(\s*\(?\s*(?:select|user|version|database|@@)|\b(?:=|or|and|select|where|values|,)\s*0x[0-9a-f]{6,}\b
+regex: \b(?:char|chr|nchar)\s*\(\s*\d+\s*\)\s*(?:\+|\|\||,|&)\s*(?:char|chr|nchar)\s*\(|\b(?:group_)?concat(?:_ws)?\s*\([^)]{0,100}(?:0x[0-9a-f]{2,}|@@|\bselect\b|\bversion\s*\(|\buser\s*\(|\bdatabase\s*\()|\bunhex\s*\(|(?:\b(?:ascii|ord|hex)\s*\(\s*)?\b(?:substr(?:ing)?|mid)\s*\(\s*\(?\s*(?:select|user|version|database|@@)|\b0x(?:[2-7][0-9a-f]){4,}\b|(?:\b(?:or|and|select|where|values|like|in)\b|[=,(])\s*0x(?:[2-7][0-9a-f]){2,}\b
 test: concat(0x3a,user())
 test: 1 and ascii(substring((select password from users),1,1))>64
 test: char(65)+char(66)
+test: 1 and password=0x61646d696e
+test: ' union select 0x3c3f706870
+# A hex literal is payload building when its bytes are text; a 64-bit id written in hex is not.
 pass: concatenate two strings
+pass: ie=utf-8&f=8&rsv_bp=1&rsv_idx=1&tn=baidu&wd=web&fenlei=256&rsv_pq=0xb513b424000662f2&rsv_t=27ddT5tGG0nZ5
+pass: https://www.baidu.com/s?ie=utf-8&wd=web&rsv_pq=0xe6365931000b4bad&rsv_t=5a63KaE7iJ8q
+pass: color=0xff8800
 
 id: 300001012
 name: SQL injection: ORDER BY / GROUP BY / HAVING probing

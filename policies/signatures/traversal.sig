@@ -193,13 +193,18 @@ name: Path traversal: NUL byte truncation
 type: Path Traversal
 accuracy: high
 risk: high
-targets: @values, url, param-name
+# A file name or path cut short by NUL before the extension the application appends or checks
+# (`passwd%00.png`). Not raw bodies: binary encodings (protobuf, gzip, images) carry NUL bytes.
+targets: query, param-value, param-name, cookie, json, xml, header, url
 literal: \0
 literal: %00
-regex: [\x00][\s\S]{0,10}\.?\w{0,6}$|%00[\s\S]{0,10}\.?\w{0,6}$|\.\w{1,5}(?:\x00|%00)
+regex: (?:\.\.|[\w-]\.\w{1,5}|[/\\][\w.-]+|\w)(?:\x00|%00)(?:\.\w{1,6})?$|\.\w{1,5}(?:\x00|%00)[\s\S]{0,10}\.\w{1,6}$
 test: ../../etc/passwd\x00.png
 test: page.php%00.html
+test: /etc/passwd%00
 pass: plain value
+pass: \n\x06021436\x12\x0c333.1007.0.0\x1a\x02\nw\x08d\x10\x05\x1a/54F00853\x00\x1a
+pass: \x1f\x8b\x08\x00\x00\x00\x00\x00\x00\nU\x91\xc1n
 
 id: 300004010
 name: Path traversal: system file behind an unusual separator

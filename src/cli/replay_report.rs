@@ -300,7 +300,7 @@ impl Report {
         Self::table(
             &mut out,
             "Unlabelled by source/category",
-            "blocked",
+            "rate",
             &self.unlabelled_by_source,
         );
         if !self.causes.is_empty() {

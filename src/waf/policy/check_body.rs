@@ -4,7 +4,7 @@
 
 use super::compiled::{BodyKind, CompiledPolicy, MAX_ITEMS, Scratch};
 use super::decl::ParamLocation;
-use crate::waf::parse::{json, multipart, query, xml};
+use crate::waf::parse::{coding, json, multipart, query, xml};
 use crate::waf::signatures::Target;
 use crate::waf::transaction::Step;
 use crate::waf::violation::{Context, Violation, ViolationKind as K};
@@ -47,9 +47,17 @@ impl CompiledPolicy {
             return;
         }
         let kind = s.body_kind.take().unwrap_or(BodyKind::Signatures);
-        let body = std::mem::take(&mut s.body);
+        let mut body = std::mem::take(&mut s.body);
+        if let Some(c) = s.body_coding.take()
+            && let Some((plain, cut)) = coding::inflate(c, &body, self.body_limit)
+        {
+            body = plain;
+            s.body_truncated |= cut;
+        }
         self.api_body(&body, s, out);
-        if body.contains(&0) && !matches!(kind, BodyKind::Form) {
+        // NUL is part of binary encodings (protobuf, images, compressed data): it is a finding in
+        // text only, where it truncates a string for the application behind.
+        if !matches!(kind, BodyKind::Form) && body.contains(&0) && textual(&body) {
             self.protocol(out, "Null in request");
         }
         if let Some(f) = s.filetype.and_then(|i| self.filetypes.get(i))
@@ -154,7 +162,7 @@ impl CompiledPolicy {
             );
         }
         let mut items: Vec<(String, Vec<u8>, bool)> = Vec::new();
-        let res = json::walk(body, |it| {
+        let mut visit = |it: json::Item| {
             if items.len() < MAX_ITEMS {
                 match it {
                     json::Item::Key { pointer, key } => {
@@ -165,9 +173,16 @@ impl CompiledPolicy {
                     }
                 }
             }
-        });
+        };
+        let res = if s.json_lines {
+            json::walk_lines(body, &mut visit)
+        } else {
+            json::walk(body, &mut visit)
+        };
         match res {
-            Err(e) if !s.body_truncated => {
+            // A body that does not even start like a JSON document (a PDF, a base64 blob) was
+            // mislabelled by its client rather than malformed: it is inspected as it is.
+            Err(e) if !s.body_truncated && json::starts_like_json(body) => {
                 self.push(
                     out,
                     Violation::new(K::JsonMalformed, Context::Json)
@@ -346,4 +361,12 @@ impl CompiledPolicy {
             );
         }
     }
+}
+
+/// Text as a client writes it: UTF-8 without control bytes other than white space (and NUL,
+/// the byte in question).
+fn textual(body: &[u8]) -> bool {
+    body.iter()
+        .all(|&b| b >= 0x20 || matches!(b, b'\t' | b'\n' | b'\r' | 0))
+        && std::str::from_utf8(body).is_ok()
 }

@@ -166,6 +166,9 @@ impl CompiledPolicy {
                     match pick(self.cookies.iter(), |c| &c.m, name, false) {
                         Some(c) if c.sig_check => {
                             let (ov, mark) = (&c.overrides, out.len());
+                            // A cookie's name is read by the application like a parameter's.
+                            let ctx = Context::Cookie;
+                            self.scan(s, out, Target::ParamName, ctx, Some(&n), name, ov, false);
                             self.scan(
                                 s,
                                 out,

@@ -261,7 +261,13 @@ impl CompiledPolicy {
         if raw.windows(3).any(|w| w == b"/./" || w == b"/..") || raw.ends_with(b"/.") {
             self.evasion(out, "Directory traversals", Context::Url, raw);
         }
-        if raw.contains(&b';') {
+        // Path parameters in the last segment (`;jsessionid=…`, an ad server's `;src=…;ord=…`)
+        // are how those applications address a resource; one in an earlier segment is dropped
+        // by servlet containers before routing, so `/admin;x/secret` reaches `/admin/secret`
+        // while a rule on that path never sees it.
+        if let Some(p) = memchr::memchr(b';', raw)
+            && raw[p..].contains(&b'/')
+        {
             self.evasion(out, "Semicolon path parameters", Context::Url, raw);
         }
         if raw.iter().any(|b| *b >= 0x80) {
@@ -554,6 +560,12 @@ impl CompiledPolicy {
                 Violation::new(K::UrlContentType, Context::Body).snippet(ct.as_bytes()),
             );
         }
+        if has_body {
+            s.body_coding = h
+                .get(http::header::CONTENT_ENCODING)
+                .and_then(|v| crate::waf::parse::coding::Coding::of(v.as_bytes()));
+            s.json_lines = matches!(kind, BodyKind::Json(_)) && json_lines(ct);
+        }
         s.body_kind = Some(kind);
         s.expects_body = has_body;
         // An HTTP/2 request announces no body length: a body may follow the head (an empty one
@@ -561,6 +573,20 @@ impl CompiledPolicy {
         let h2_body = cl.is_none() && head.version == http::Version::HTTP_2;
         (has_body || h2_body) && !matches!(kind, BodyKind::Ignore | BodyKind::Disallow)
     }
+}
+
+/// Media types whose body is a sequence of JSON documents, one a line (`application/x-ndjson`,
+/// `application/jsonl`, `application/json-seq`, `application/x-json-stream`).
+fn json_lines(ct: &str) -> bool {
+    let media = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    ["ndjson", "jsonl", "json-seq", "json-stream", "jsonlines"]
+        .iter()
+        .any(|m| media.ends_with(m))
 }
 
 /// Headers that carry credentials (not memoized: see `signatures::memo`).

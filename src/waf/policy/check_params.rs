@@ -170,6 +170,16 @@ impl CompiledPolicy {
             if !p.allow_empty {
                 self.push(out, named(K::ParameterEmptyValue));
             }
+            if p.sig_check {
+                // A parameter without a value carries what it carries in its name, and an
+                // application that reads the raw query string or body (`?<payload>`) reads it
+                // as a value.
+                let ov = &p.overrides;
+                for target in [Target::ParamName, Target::ParamValue] {
+                    let ctx = Context::Parameter;
+                    self.scan(s, out, target, ctx, Some(&pname), &name, ov, false);
+                }
+            }
             return;
         }
         if p.value_profile.is_some() {

@@ -336,6 +336,11 @@ pub struct Scratch {
     /// Set by the parameter check when the entity it matched is in staging: where its own
     /// violations start in the list.
     pub param_staged_from: Option<usize>,
+    /// The body's `Content-Encoding`, undone before the body is inspected.
+    pub body_coding: Option<crate::waf::parse::coding::Coding>,
+    /// The JSON body is a sequence of documents, one a line (NDJSON, JSON Lines, JSON text
+    /// sequences).
+    pub json_lines: bool,
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! systems: MySQL, Microsoft SQL Server        (optional; empty = general)
 //! sets: Generic Detection Signatures         (optional, added to the derived sets)
 //! targets: @values, url                       (see [`parse_targets`])
+//! unless: url, binary                         (optional: value shapes it does not apply to, see `shape`)
 //! literal: union                              (repeatable; any literal hit triggers the regex)
 //! regex: \bunion\b[\s\S]{0,100}?\bselect\b     (case-insensitive; omitted = literal hit is the match)
 //! engine: sqli                                (instead of literal/regex: a tokenizer from waf::injection)
@@ -44,6 +45,8 @@ pub struct SigDef {
     pub systems: Vec<String>,
     pub sets: Vec<String>,
     pub targets: Vec<Target>,
+    /// The value shapes ([`super::shape::Shape`] bits) in which a match does not count.
+    pub unless: u8,
     pub literals: Vec<String>,
     pub regex: Option<String>,
     pub engine: Engine,
@@ -171,6 +174,7 @@ struct Partial {
     systems: Vec<String>,
     sets: Vec<String>,
     targets: Vec<Target>,
+    unless: u8,
     literals: Vec<String>,
     regex: Option<String>,
     engine: Option<Engine>,
@@ -199,6 +203,7 @@ impl Partial {
             systems: self.systems,
             sets: self.sets,
             targets: self.targets,
+            unless: self.unless,
             literals: self.literals,
             regex: self.regex,
             engine,
@@ -247,6 +252,17 @@ pub fn parse(text: &str) -> Result<Vec<SigDef>, DbError> {
             "systems" => cur.systems.extend(list(value)),
             "sets" => cur.sets.extend(list(value)),
             "targets" => cur.targets = parse_targets(value).map_err(|m| err(line, m))?,
+            "unless" => {
+                for name in list(value) {
+                    let shape = super::shape::Shape::parse(&name).ok_or_else(|| {
+                        err(
+                            line,
+                            format!("unknown shape {name:?} (expected url or binary)"),
+                        )
+                    })?;
+                    cur.unless |= shape as u8;
+                }
+            }
             "literal" => cur
                 .literals
                 .push(unescape(value).map_err(|m| err(line, m))?),

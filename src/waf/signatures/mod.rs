@@ -12,6 +12,7 @@ mod gate;
 mod literals;
 mod matcher;
 mod memo;
+pub mod shape;
 mod table;
 
 use std::collections::HashMap;
