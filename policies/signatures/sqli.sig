@@ -21,10 +21,14 @@ accuracy: high
 risk: high
 targets: @values, header, url, param-name
 literal: union
-regex: \bunion\b(?:[\s(+]|/\*.*?\*/|/\*!\d*|%20)*(?:all|distinct)?(?:[\s(+]|/\*.*?\*/|%20)*select\b
+regex: \bunion\b(?:[\s(+]|/\*.*?\*/|/\*!\d*|%20)*(?:all|distinct)?(?:[\s(+]|/\*.*?\*/|%20)*select\b(?:[\s(+]|/\*.*?\*/|%20)*(?:$|[\d@*('"`\-]|null\b|all\b|distinct\b|top\b|\w+\s*(?:[,(]|\bfrom\b|$|--|#|/\*))
 test: 0 union all select 1,2,3
 test: x')UNION(SELECT(password)FROM(users))
+test: 1 union select user_id from users
+test: union select
+# A select list follows a real UNION SELECT; a search about the keywords goes on in words.
 pass: the union selected a new leader
+pass: site:segmentfault.com union select 关键字怎么用
 
 id: 300001002
 name: SQL injection: time delay functions
@@ -195,7 +199,7 @@ literal: lo_import
 literal: copy
 literal: bulk insert
 literal: sp_configure
-regex: \bload_file\s*\(|\binto\s+(?:out|dump)file\b|\bxp_(?:cmdshell|regread|dirtree|fileexist|servicecontrol)\b|\bsp_(?:oacreate|executesql|makewebtask|configure|addsrvrolemember|password)\b|\bopen(?:rowset|datasource)\s*\(|\butl_(?:http|inaddr|file)\.|\blo_import\s*\(|\bcopy\s+\w+\s+(?:from|to)\s+(?:program|'/)|\bbulk\s+insert\b
+regex: \bload_file\s*\(|\binto\s+(?:out|dump)file\s+['"]|\bxp_(?:cmdshell|regread|dirtree|fileexist|servicecontrol)\b|\bsp_(?:oacreate|executesql|makewebtask|configure|addsrvrolemember|password)\b|\bopen(?:rowset|datasource)\s*\(|\butl_(?:http|inaddr|file)\.|\blo_import\s*\(|\bcopy\s+\w+\s+(?:from|to)\s+(?:program|'/)|\bbulk\s+insert\b
 test: ' union select load_file('/etc/passwd')--
 test: 1;exec master..xp_cmdshell 'dir'
 pass: please copy this file
@@ -276,6 +280,9 @@ type: SQL-Injection
 accuracy: medium
 risk: high
 targets: @values, header, url
+# A statement in another page's address (a search engine's results page in a Referer) is
+# that page's search; breaking out of a quoted string in it needs a quote.
+unless: url
 literal: select
 literal: case
 literal: iif
@@ -294,7 +301,6 @@ name: SQL injection: MSSQL/Oracle/Postgres specific statements
 type: SQL-Injection
 accuracy: high
 risk: high
-systems: Microsoft SQL Server, Oracle, PostgreSQL
 targets: @values, header, url
 literal: exec
 literal: dbms_

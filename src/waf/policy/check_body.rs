@@ -79,6 +79,7 @@ impl CompiledPolicy {
                 for (n, v, _) in query::pairs(&body, MAX_ITEMS) {
                     self.check_param(s, out, n, v, ParamLocation::FormData, true);
                 }
+                self.scan_whole_pairs(s, out, &body, Context::Body);
             }
             BodyKind::Json(i) => {
                 self.body_json(&body, i, s, out);

@@ -205,30 +205,7 @@ impl CompiledPolicy {
             for (n, v, _) in query::pairs(raw_query, MAX_ITEMS) {
                 self.check_param(s, out, n, v, ParamLocation::Query, true);
             }
-            let (ov, check) = self.url_sig(s);
-            if check && !self.sigs.is_empty() {
-                // The whole query string catches what no single parameter shows (an attack split
-                // across parameters, a malformed query); a signature already found in a parameter
-                // is that parameter's to judge, so its overrides and exemptions hold.
-                let ov: std::borrow::Cow<[(u32, bool)]> = if s.param_hits.is_empty() {
-                    ov.into()
-                } else {
-                    let hits = s.param_hits.iter().map(|&id| (id, false));
-                    ov.iter().copied().chain(hits).collect()
-                };
-                let mut f = query::DecodeFlags::default();
-                let q = query::decode(raw_query, true, self.passes, &mut f);
-                self.scan(
-                    s,
-                    out,
-                    Target::QueryString,
-                    Context::Query,
-                    None,
-                    &q,
-                    &ov,
-                    false,
-                );
-            }
+            self.scan_whole_pairs(s, out, raw_query, Context::Query);
         }
         let known = Known::of(&head.headers);
         self.check_header_fields(head, &known, s, out);
@@ -237,6 +214,32 @@ impl CompiledPolicy {
         self.check_mandatory(s, out, false);
         self.check_declared_length(s, out);
         inspect
+    }
+
+    /// Scans a whole `k=v&k=v` string (query string, form body) after its parameters: it
+    /// catches what no single parameter shows (an attack split across parameters at an `=` or
+    /// `&`, a malformed string); a signature already found in a parameter is that parameter's to
+    /// judge, so its overrides and exemptions hold.
+    pub(super) fn scan_whole_pairs(
+        &self,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+        raw: &[u8],
+        ctx: Context,
+    ) {
+        let (ov, check) = self.url_sig(s);
+        if !check || self.sigs.is_empty() {
+            return;
+        }
+        let ov: std::borrow::Cow<[(u32, bool)]> = if s.param_hits.is_empty() {
+            ov.into()
+        } else {
+            let hits = s.param_hits.iter().map(|&id| (id, false));
+            ov.iter().copied().chain(hits).collect()
+        };
+        let mut f = query::DecodeFlags::default();
+        let q = query::decode(raw, true, self.passes, &mut f);
+        self.scan(s, out, Target::QueryString, ctx, None, &q, &ov, false);
     }
 
     fn url_sig(&self, s: &Scratch) -> (&[(u32, bool)], bool) {

@@ -250,8 +250,11 @@ impl CompiledPolicy {
                 ov,
                 sensitive,
             );
-        } else if !self.sigs.is_empty() && loc == ParamLocation::Query {
-            // Exempt parameter: record what it carries so the query-string scan does not flag it.
+        } else if !self.sigs.is_empty()
+            && matches!(loc, ParamLocation::Query | ParamLocation::FormData)
+        {
+            // Exempt parameter: record what it carries so the scan of the whole query string or
+            // form body does not flag it.
             let db = SignatureDb::builtin();
             s.hits.clear();
             db.scan_memoized(Target::ParamName, &name, &mut s.hits);

@@ -25,6 +25,7 @@ pub use matcher::{CompileError, REGEX_DFA_LIMIT, REGEX_SIZE_LIMIT};
 /// The shipped database files, in id order.
 const BUILTIN: &[&str] = &[
     include_str!("../../../policies/signatures/sqli.sig"),
+    include_str!("../../../policies/signatures/sqli_syntax.sig"),
     include_str!("../../../policies/signatures/xss.sig"),
     include_str!("../../../policies/signatures/command.sig"),
     include_str!("../../../policies/signatures/traversal.sig"),
