@@ -7,6 +7,7 @@ accuracy: high
 risk: high
 systems: PHP
 targets: @values, header, url, param-name
+unless: binary
 literal: <?
 regex: <\?(?:php\b|=|\s)
 test: <?php system($_GET['c']); ?>
@@ -19,6 +20,7 @@ accuracy: high
 risk: high
 systems: PHP
 targets: @values, header, url, param-name
+unless: binary
 literal: (
 regex: \b(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert|eval|create_function|call_user_func(?:_array)?|preg_replace|file_get_contents|file_put_contents|fopen|fwrite|readfile|highlight_file|show_source|phpinfo|phpversion|php_uname|getenv|base64_decode|gzinflate|gzuncompress|str_rot13|move_uploaded_file|unserialize|include|include_once|require|require_once|array_map|usort|ob_start|mb_ereg_replace|posix_\w+|symlink|chmod|putenv|ini_set|dl|mail)\s*\(\s*(?:['"`$(\[]|\w+\s*\(|\)|\d|\w+\s*,\s*['"$])
 test: system('id')
@@ -33,6 +35,7 @@ accuracy: high
 risk: high
 systems: PHP
 targets: @values, header, url, param-name
+unless: binary
 literal: $_
 literal: ${
 literal: `
@@ -48,6 +51,7 @@ accuracy: high
 risk: high
 systems: PHP
 targets: @values, header, param-name
+unless: binary
 literal: o:
 literal: c:
 literal: a:
@@ -62,6 +66,7 @@ accuracy: high
 risk: high
 systems: Java Servlets/JSP
 targets: @values, header, url, param-name
+unless: binary
 literal: java.
 literal: javax.
 literal: runtime
@@ -88,6 +93,7 @@ accuracy: high
 risk: high
 systems: Java Servlets/JSP
 targets: @values, header, url, param-name
+unless: binary
 literal: %{
 literal: #_memberaccess
 literal: @java
@@ -140,6 +146,7 @@ type: Server Side Code Injection
 accuracy: high
 risk: high
 targets: @all
+unless: binary
 literal: jndi
 literal: ${
 literal: %24%7b
@@ -158,6 +165,7 @@ type: Server Side Code Injection
 accuracy: high
 risk: high
 targets: @all
+unless: binary
 literal: ${
 literal: &lbrace
 regex: \$\s*&lbrace;?[a-z:]{2,}|\$\{\s*(?:::-|[^}:]{0,20}:-|(?:lower|upper|env|sys|date|base64|main|java|ctx|bundle|k8s|docker|log4j|spring|web|jvmrunargs|marker|sd|map|event|hostname|script)\s*:)[^}]{0,100}\}
@@ -174,6 +182,7 @@ accuracy: high
 risk: high
 systems: Node.js
 targets: @values, header, url, param-name
+unless: binary
 literal: require
 literal: child_process
 literal: process.
@@ -202,6 +211,7 @@ type: Server Side Code Injection
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: {{
 literal: ${
 literal: #{
@@ -235,6 +245,7 @@ type: Server-Side Includes
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: <!--
 literal: <esi:
 literal: #exec
@@ -250,6 +261,7 @@ type: Server Side Code Injection
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: __import__
 literal: import os
 literal: import subprocess

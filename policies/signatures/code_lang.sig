@@ -11,7 +11,7 @@ accuracy: high
 risk: high
 systems: Java Servlets/JSP
 targets: @values, header, url, param-name
-unless: url
+unless: url, binary
 literal: processbuilder
 literal: runtime
 literal: java.
@@ -170,6 +170,7 @@ accuracy: high
 risk: high
 systems: PHP
 targets: @values, header, param-name
+unless: binary
 literal: opcache.
 literal: mbstring.
 literal: session.
@@ -206,6 +207,7 @@ type: Injection Attempt
 accuracy: medium
 risk: medium
 targets: param-name
+unless: binary
 literal: __
 regex: [a-z\d]__(?:i?(?:startswith|endswith|contains|exact|regex)|gte?|lte?|in|isnull|range|has_keys?|has_any_keys|contained_by|overlap|search|trigram_similar|unaccent)$
 test: username__startswith

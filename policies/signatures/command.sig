@@ -7,6 +7,7 @@ accuracy: high
 risk: high
 systems: Unix/Linux
 targets: @values, header, url, param-name
+unless: binary
 literal: ;
 literal: |
 literal: &
@@ -29,6 +30,7 @@ accuracy: medium
 risk: high
 systems: Unix/Linux
 targets: @values, header, url, param-name
+unless: binary
 literal: ;
 literal: |
 literal: &
@@ -53,6 +55,7 @@ accuracy: high
 risk: high
 systems: Unix/Linux
 targets: @values, header, url, param-name
+unless: binary
 literal: /bin/
 literal: /dev/tcp
 literal: /dev/udp
@@ -71,6 +74,7 @@ accuracy: high
 risk: high
 systems: Unix/Linux
 targets: @values, header, url, param-name
+unless: binary
 literal: ifs
 literal: ${
 literal: $@
@@ -103,6 +107,7 @@ accuracy: high
 risk: high
 systems: Unix/Linux
 targets: @values, header, url, param-name
+unless: binary
 literal: nc
 literal: bash
 literal: wget
@@ -132,6 +137,7 @@ accuracy: high
 risk: high
 systems: Microsoft Windows
 targets: @values, header, url, param-name
+unless: binary
 literal: cmd
 literal: powershell
 literal: pwsh
@@ -169,6 +175,7 @@ accuracy: high
 risk: high
 systems: Unix/Linux
 targets: @all
+unless: binary
 literal: ()
 literal: ( )
 regex: \(\s*\)[\s.]*\{[^}]{0,100}\}[\s.]*(?:;|>|\|)
@@ -185,6 +192,7 @@ accuracy: medium
 risk: high
 systems: Unix/Linux
 targets: @values, header, url
+unless: binary
 literal: cat
 literal: tac
 literal: more
@@ -216,6 +224,7 @@ accuracy: high
 risk: high
 systems: Unix/Linux
 targets: @values, header, url, param-name
+unless: binary
 literal: ;
 literal: |
 literal: `

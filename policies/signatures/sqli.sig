@@ -9,6 +9,7 @@ risk: high
 # Not `query`: the tokenizer reads one value; a whole `k=v&k=v` query string fingerprints as an
 # expression (`q=1950 or 1960`), and every parameter of it is scanned on its own.
 targets: param-name, param-value, cookie, body, json, xml, grpc
+unless: binary
 engine: sqli
 test: 1' OR '1'='1
 test: 1 AND 1=1 --
@@ -20,6 +21,7 @@ type: SQL-Injection
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: union
 regex: \bunion\b(?:[\s(+]|/\*.*?\*/|/\*!\d*|%20)*(?:all|distinct)?(?:[\s(+]|/\*.*?\*/|%20)*select\b(?:[\s(+]|/\*.*?\*/|%20)*(?:$|[\d@*('"`\-]|null\b|all\b|distinct\b|top\b|\w+\s*(?:[,(]|\bfrom\b|$|--|#|/\*))
 test: 0 union all select 1,2,3
@@ -37,6 +39,7 @@ accuracy: high
 risk: high
 systems: MySQL, PostgreSQL, Microsoft SQL Server, Oracle
 targets: @values, header, url, param-name
+unless: binary
 literal: sleep
 literal: benchmark
 literal: waitfor
@@ -55,6 +58,7 @@ type: SQL-Injection
 accuracy: high
 risk: high
 targets: @values, header, url
+unless: binary
 literal: drop
 literal: insert
 literal: update
@@ -79,6 +83,7 @@ type: SQL-Injection
 accuracy: medium
 risk: high
 targets: @values, header, url
+unless: binary
 literal: --
 literal: #
 literal: /*
@@ -94,6 +99,7 @@ type: SQL-Injection
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: '
 literal: "
 literal: `
@@ -111,6 +117,7 @@ type: SQL-Injection
 accuracy: medium
 risk: medium
 targets: @values, header, url
+unless: binary
 literal: =
 literal: <
 literal: >
@@ -126,6 +133,7 @@ type: SQL-Injection
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: information_schema
 literal: sysobjects
 literal: syscolumns
@@ -155,6 +163,7 @@ type: SQL-Injection
 accuracy: high
 risk: medium
 targets: @values, header, url, param-name
+unless: binary
 literal: @@
 literal: version(
 literal: database(
@@ -182,6 +191,7 @@ accuracy: high
 risk: high
 systems: MySQL, Microsoft SQL Server, PostgreSQL
 targets: @values, header, url, param-name
+unless: binary
 literal: load_file
 literal: outfile
 literal: dumpfile
@@ -211,6 +221,7 @@ accuracy: high
 risk: high
 systems: MySQL, Microsoft SQL Server, Oracle, PostgreSQL
 targets: @values, header, url, param-name
+unless: binary
 literal: extractvalue
 literal: updatexml
 literal: exp(
@@ -237,6 +248,7 @@ type: SQL-Injection
 accuracy: medium
 risk: medium
 targets: @values, header, url, param-name
+unless: binary
 literal: char(
 literal: chr(
 literal: concat
@@ -265,6 +277,7 @@ type: SQL-Injection
 accuracy: medium
 risk: medium
 targets: @values, header, url
+unless: binary
 literal: order
 literal: group
 literal: having
@@ -282,7 +295,7 @@ risk: high
 targets: @values, header, url
 # A statement in another page's address (a search engine's results page in a Referer) is
 # that page's search; breaking out of a quoted string in it needs a quote.
-unless: url
+unless: url, binary
 literal: select
 literal: case
 literal: iif
@@ -302,6 +315,7 @@ type: SQL-Injection
 accuracy: high
 risk: high
 targets: @values, header, url
+unless: binary
 literal: exec
 literal: dbms_
 literal: pg_read_file
@@ -323,6 +337,7 @@ accuracy: high
 risk: high
 systems: MySQL
 targets: @values, header, url, param-name
+unless: binary
 literal: /*!
 regex: /\*!\d*\s*(?:select|union|and|or|from|where|insert|update|delete|drop|concat|sleep|benchmark|\d)
 test: 1 /*!50000union*/ select 1
@@ -334,6 +349,7 @@ type: SQL-Injection
 accuracy: medium
 risk: high
 targets: @values, header, param-name
+unless: binary
 literal: or
 literal: and
 literal: xor

@@ -112,6 +112,7 @@ type: SQL-Injection
 accuracy: medium
 risk: medium
 targets: @values, header, url, param-name
+unless: binary
 literal: (
 regex: (?:^|[^\w.$])(?:abs|acos|asin|atan2?|avg|bin|cast|ceil(?:ing)?|char|chr|coalesce|concat\w*|convert|cos|cot|count|curdate|curtime|date\w*|day\w*|default|degrees|elt|exp|extract\w*|field|find_in_set|floor|format|from_\w+|greatest|group_concat|hex|hour|if|ifnull|iif|in|insert|instr|isnull|last_day|lcase|least|left|length|ln|local\w*|locate|log\d*|lower|lpad|ltrim|make_set|max|md5|mid|min|minute|mod|month\w*|now|nullif|oct|ord|password|pi|position|pow(?:er)?|quarter|radians|rand|repeat|replace|reverse|right|round|rpad|rtrim|schema|second|sha[12]?|sign|sin|sleep|space|sqrt|str_to_date|strcmp|subdate|substr\w*|sum|sysdate|tan|time\w*|trim|truncate|ucase|unhex|upper|user|uuid|values|version|week\w*|year\w*|benchmark|pg_sleep|load_file|extractvalue|updatexml|name_const|exists|not)\s*[^\w\s]{0,6}\s*\(\s*$
 test: ABS(
@@ -129,6 +130,7 @@ type: SQL-Injection
 accuracy: medium
 risk: medium
 targets: @values, header, param-name
+unless: binary
 literal: =
 literal: rlike
 literal: <
@@ -168,6 +170,7 @@ type: SQL-Injection
 accuracy: medium
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: ::
 literal: ->
 literal: #>
@@ -193,6 +196,7 @@ type: SQL-Injection
 accuracy: medium
 risk: medium
 targets: @values, header, param-name
+unless: binary
 literal: 2147483648
 literal: 4294967296
 literal: 9223372036854775808
@@ -214,6 +218,7 @@ type: SQL-Injection
 accuracy: medium
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: when
 literal: then
 literal: if
@@ -345,6 +350,7 @@ type: SQL-Injection
 accuracy: medium
 risk: high
 targets: @values, header, param-name
+unless: binary
 literal: or
 literal: and
 literal: xor
@@ -390,6 +396,7 @@ type: SQL-Injection
 accuracy: medium
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: xp_
 literal: sp_
 literal: openrowset

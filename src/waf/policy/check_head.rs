@@ -8,7 +8,7 @@ use super::compiled::{BodyKind, CompiledPolicy, MAX_ITEMS, Scratch, pick};
 use super::decl::ParamLocation;
 use super::known_fields::Known;
 use crate::waf::parse::query;
-use crate::waf::signatures::{SignatureDb, Target};
+use crate::waf::signatures::Target;
 use crate::waf::violation::{Context, Violation, ViolationKind as K};
 
 /// The bytes `url_evasions` looks for besides `//`: `\\`, `%` (of `%5c`), `.`, `;`, tab,
@@ -91,56 +91,6 @@ impl CompiledPolicy {
         {
             out.push(Violation::new(K::HttpProtocol, Context::Request).detail(what));
         }
-    }
-
-    /// Runs the signatures of `target` over `value`, minus disabled ones and entity overrides.
-    /// Values that may be secrets (masked, cookies, credentials) bypass the scan memo.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn scan(
-        &self,
-        s: &mut Scratch,
-        out: &mut Vec<Violation>,
-        target: Target,
-        ctx: Context,
-        name: Option<&str>,
-        value: &[u8],
-        overrides: &[(u32, bool)],
-        mask: bool,
-    ) {
-        if value.is_empty() || self.sigs.is_empty() {
-            return;
-        }
-        s.hits.clear();
-        let db = SignatureDb::builtin();
-        if mask || target == Target::Cookie || name.is_some_and(is_credential_header) {
-            db.scan(target, value, &mut s.hits);
-        } else {
-            db.scan_memoized(target, value, &mut s.hits);
-        }
-        if s.hits.is_empty() {
-            return;
-        }
-        if matches!(target, Target::ParamName | Target::ParamValue) {
-            s.param_hits.extend_from_slice(&s.hits);
-        }
-        s.hits.retain(|id| {
-            self.sigs.contains_key(id) && !overrides.iter().any(|(o, en)| o == id && !en)
-        });
-        if s.hits.is_empty() {
-            return;
-        }
-        s.hits.sort_unstable();
-        s.hits.dedup();
-        let mut v = Violation::new(K::AttackSignature, ctx).signatures(s.hits.clone());
-        if let Some(n) = name {
-            v = v.named(n);
-        }
-        v = if mask {
-            v.snippet(b"********")
-        } else {
-            v.snippet(value)
-        };
-        out.push(v);
     }
 
     /// The client address after the policy's XFF trust settings.
@@ -590,11 +540,6 @@ fn json_lines(ct: &str) -> bool {
     ["ndjson", "jsonl", "json-seq", "json-stream", "jsonlines"]
         .iter()
         .any(|m| media.ends_with(m))
-}
-
-/// Headers that carry credentials (not memoized: see `signatures::memo`).
-fn is_credential_header(name: &str) -> bool {
-    name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("proxy-authorization")
 }
 
 /// Resolves `.`/`..` segments, collapses `//` and turns `\` into `/` (the path the URL entities see).

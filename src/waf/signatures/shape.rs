@@ -42,34 +42,41 @@ pub fn shapes(value: &[u8]) -> u8 {
     out
 }
 
-/// At least three odd bytes, and at least one in fifty: control bytes other than white space,
-/// DEL, C1 controls (UTF-8 `c2 80`–`c2 9f`) and bytes that are not UTF-8. Text has none; a
-/// payload with a NUL or two stays text.
+/// Odd bytes make up at least one byte in fifty, there are at least six of them and at least four
+/// different ones: control bytes other than white space, DEL, C1 controls (UTF-8 `c2 80`–`c2 9f`)
+/// and bytes that are not UTF-8. Binary encodings use many different such bytes (protobuf tags
+/// and lengths, compressed streams); a payload that slips a NUL or a vertical tab between its
+/// characters (`.%00./`, `1%0Band%0B1=1`) repeats one or two and stays text.
 fn is_binary(v: &[u8]) -> bool {
+    let mut seen = [false; 256];
     let mut odd = 0usize;
+    let mut note = |b: u8, odd: &mut usize| {
+        *odd += 1;
+        seen[usize::from(b)] = true;
+    };
     let mut rest = v;
     while !rest.is_empty() {
-        match std::str::from_utf8(rest) {
-            Ok(s) => {
-                odd += odd_chars(s);
-                break;
-            }
+        let (good, bad) = match std::str::from_utf8(rest) {
+            Ok(s) => (s, &[][..]),
             Err(e) => {
-                let (good, bad) = rest.split_at(e.valid_up_to());
-                odd += odd_chars(std::str::from_utf8(good).unwrap_or_default());
-                let skip = e.error_len().unwrap_or(bad.len()).max(1);
-                odd += skip;
-                rest = &bad[skip..];
+                let (g, b) = rest.split_at(e.valid_up_to());
+                (std::str::from_utf8(g).unwrap_or_default(), b)
+            }
+        };
+        for c in good.chars() {
+            if (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || c == '\u{7f}' {
+                // C0 controls and DEL by their value, C1 controls by theirs.
+                note((u32::from(c) & 0xff) as u8, &mut odd);
             }
         }
+        if bad.is_empty() {
+            break;
+        }
+        note(bad[0], &mut odd);
+        rest = &bad[1..];
     }
-    odd >= 3 && odd * 50 >= v.len()
-}
-
-fn odd_chars(s: &str) -> usize {
-    s.chars()
-        .filter(|&c| (c.is_control() && !matches!(c, '\t' | '\n' | '\r')) || c == '\u{7f}')
-        .count()
+    let distinct = seen.iter().filter(|&&x| x).count();
+    odd >= 6 && distinct >= 4 && odd * 50 >= v.len()
 }
 
 /// `http://` or `https://`, a host name (letters, digits, `.`, `-`, an optional port), then the
@@ -110,13 +117,25 @@ mod tests {
         assert_eq!(shapes(b"https://x.example/\"><script>"), 0);
         assert_eq!(shapes(b"javascript://x.example/%0aalert(1)"), 0);
         assert_eq!(shapes(b"http://evil/?a=b"), url);
-        assert_eq!(shapes(b"\n\x06021436\x12\x0c333.1007.0.0\x1a\x02\nw"), bin);
+        let protobuf =
+            b"\n\xc3\x02\n\x06021436\x12\x0c333.1007.0.0\x1a\xaa\x02\nw\x08d\x10\x05\x1a/54F00853";
+        assert_eq!(shapes(protobuf), bin);
+        let zlib_in_json =
+            "x\u{9c}\u{ed}}ks\u{1b}\u{c7}\u{95}\u{f6}_a\u{f1}\u{d3}n\u{95}Aa\u{6}\u{3}\u{cc}\u{80}";
+        assert_eq!(shapes(zlib_in_json.as_bytes()), bin);
         assert_eq!(
-            shapes("x\u{9c}\u{ed}}ks\u{1b}\u{c7}\u{95} abc".as_bytes()),
+            shapes(b"GIF89a\xa0\x00\xf7\x00\x00\xff\x00\x01\x02===\x13\x13\x1b"),
             bin
         );
-        assert_eq!(shapes(b"GIF89a\xa0\x00\xf7\x00\x00\xff"), bin);
         assert_eq!(shapes(b"../../etc/passwd\x00.png"), 0);
+        assert_eq!(
+            shapes(b".\x00.\\.\x00.\\.\x00.\\.\x00.\\windows\\win.ini"),
+            0
+        );
+        assert_eq!(
+            shapes(b"..\x01\xef\x80\xa5..\x01\xef\x80\xa5..\x01boot.ini"),
+            0
+        );
         assert_eq!(shapes("tab\tnew\nline 中文".as_bytes()), 0);
     }
 }
