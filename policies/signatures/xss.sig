@@ -198,9 +198,10 @@ risk: high
 targets: query, param-value, cookie, json, grpc, header, url
 unless: binary
 literal: >
-regex: ["'`]\s*/?>\s*<\s*[a-z!/]|</\s*(?:title|textarea|style|noscript|script|xmp|iframe|noembed|template)\s*>|-->\s*<\s*[a-z!]|\]\]>\s*<\s*[a-z]
+regex: ^[^<]*["'`]\s*/?>\s*<\s*[a-z!/]|</\s*(?:title|textarea|style|noscript|script|xmp|iframe|noembed|template)\s*>|-->\s*<\s*[a-z!]|\]\]>\s*<\s*[a-z]
 test: "><b>
 test: </title><x>
+pass: <p style="white-space: normal;">您好</p><p style="white-space: normal;"><br/></p>
 pass: "quoted" > text
 
 id: 300002012

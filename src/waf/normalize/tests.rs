@@ -131,6 +131,10 @@ fn deobfuscation_undoes_quote_and_comment_tricks() {
         deobfuscate(b"c\\at /et\\c/passwd").as_deref(),
         Some(&b"cat /etc/passwd"[..])
     );
+    assert_eq!(
+        deobfuscate(b"c$!at /et$_c/pas$?swd").as_deref(),
+        Some(&b"cat /etc/passwd"[..])
+    );
     assert_eq!(deobfuscate(b"plain text"), None);
     assert!(contains_nul(b"a\0b"));
     assert_eq!(&*fold_case(b"SeLeCt"), b"select");
@@ -308,6 +312,10 @@ fn rewrite_byte_by_byte(value: &[u8]) -> Vec<u8> {
         match b {
             b'\\' | b'^' if alnum(next) || next == Some(b'/') => {}
             b'$' if matches!(next, Some(b'@' | b'*'))
+                || (i > 0
+                    && alnum(Some(v[i - 1]))
+                    && matches!(next, Some(b'!' | b'?' | b'-' | b'_' | b'$' | b'#'))
+                    && (alnum(v.get(i + 2).copied()) || v.get(i + 2) == Some(&b'/')))
                 || (alnum(next) && !alnum(v.get(i + 2).copied())) =>
             {
                 i += 1
@@ -325,7 +333,7 @@ fn rewrite_byte_by_byte(value: &[u8]) -> Vec<u8> {
 fn rewrite_copies_runs_as_the_byte_by_byte_passes_did() {
     let alphabet: &[&[u8]] = &[
         b"/*", b"*/", b"/", b"*", b"'", b"\"", b"\\", b"^", b"$", b"$@", b"a", b"1", b" ", b"+",
-        b"&lt;", b";",
+        b"&lt;", b";", b"!", b"?", b"-", b"_", b"#",
     ];
     for v in random_values(alphabet, 200_000) {
         let expected = rewrite_byte_by_byte(&v);

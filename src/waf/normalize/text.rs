@@ -227,9 +227,9 @@ pub fn deobfuscate(value: &[u8]) -> Option<Vec<u8>> {
             has_removable_quote(value)
         })
         || memchr::memchr_iter(b'$', value).any(|i| {
-            value
-                .get(i + 1)
-                .is_some_and(|n| n.is_ascii_alphanumeric() || matches!(n, b'@' | b'*'))
+            value.get(i + 1).is_some_and(|n| {
+                n.is_ascii_alphanumeric() || matches!(n, b'@' | b'*') || special_param(value, i)
+            })
         })
         || (memchr::memchr_iter(b'+', value).nth(1).is_some()
             && memchr::memchr(b' ', value).is_none())
@@ -337,6 +337,7 @@ fn rewrite(value: &[u8], escaped: bool) -> Option<Vec<u8>> {
             b'\\' | b'^' if next.is_some_and(|n| n.is_ascii_alphanumeric() || n == b'/') => {}
             // Empty shell variables spliced into words: `c$@at`, `/etc$u/passwd`.
             b'$' if matches!(next, Some(b'@' | b'*'))
+                || special_param(&v, i)
                 || (next.is_some_and(|n| n.is_ascii_alphanumeric())
                     && !v.get(i + 2).is_some_and(|n| n.is_ascii_alphanumeric())) =>
             {
@@ -356,6 +357,17 @@ fn rewrite(value: &[u8], escaped: bool) -> Option<Vec<u8>> {
     } else {
         Some(out)
     }
+}
+
+/// A shell special parameter glued into a word (`c$!at`, `et$_c`, `pas$?swd`): in a fresh
+/// shell these expand to nothing or to a few characters, and payloads splice them into command
+/// and file names to break up the words a WAF looks for.
+fn special_param(v: &[u8], i: usize) -> bool {
+    i > 0
+        && v[i - 1].is_ascii_alphanumeric()
+        && matches!(v.get(i + 1), Some(b'!' | b'?' | b'-' | b'_' | b'$' | b'#'))
+        && v.get(i + 2)
+            .is_some_and(|n| n.is_ascii_alphanumeric() || *n == b'/')
 }
 
 fn hex_val(b: u8) -> Option<u32> {
