@@ -188,12 +188,13 @@ systems: Unix/Linux
 targets: @values, header, url, param-name
 unless: binary
 literal: {
-regex: \{\s*,|\{[^{}:"\s]*,\s*(?:/[\w?*]|\$['"]|-[a-z])|\{(?:cat|ls|id|echo|cd|wget|curl|nc|bash|sh|ping|rm|whoami|uname|cp|mv|touch|chmod|python\d?|perl|php|sleep|find|base64),[^}]*\}|\{[^{}]*\$['"][^{}]*\}
+regex: \{\s*,|\{[^{}:"\s]*,\s*(?:/[\w?*]|\$['"]|-[a-z])|\{(?:cat|ls|id|echo|cd|wget|curl|nc|bash|sh|ping|rm|whoami|uname|cp|mv|touch|chmod|python\d?|perl|php|sleep|find|base64),[^}]*\}|[{,]\s*\$['"]\w+['"]\s*[,}]
 test: {,echo,#test}
 test: {,cd,/etc,}
 test: {,$'whoami',}
 test: {cat,/etc/passwd}
 test: {ls,-la}
+pass: {"login_hint":"M$Ei54nON4OvXuy0f7mn","aio":"DTsvSATMyDK*yZnRFYk*cGPO2z$"}
 pass: {"a":1,"b":[1,2]}
 pass: {a, b, c}
 

@@ -374,12 +374,28 @@ fn hex_val(b: u8) -> Option<u32> {
     (b as char).to_digit(16)
 }
 
-/// Decodes JavaScript/Java string escapes `\uXXXX` and `\xXX` (as used to hide `${jndi:` or `<script>`),
-/// or `None` when there are none.
+/// Decodes JavaScript/Java string escapes `\uXXXX`, `\u{X…}`, `\xXX` and three-digit octal `\NNN`
+/// (as used to hide `${jndi:` or `<script>`), or `None` when there are none.
 pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
     let is_escape = |i: usize| -> Option<(u32, usize)> {
         if value.get(i) != Some(&b'\\') {
             return None;
+        }
+        if matches!(value.get(i + 1), Some(b'u' | b'U')) && value.get(i + 2) == Some(&b'{') {
+            let digits = value.get(i + 3..)?.iter().take(7);
+            let n = digits.take_while(|d| d.is_ascii_hexdigit()).count();
+            if (1..=6).contains(&n) && value.get(i + 3 + n) == Some(&b'}') {
+                let cp = value[i + 3..i + 3 + n]
+                    .iter()
+                    .fold(0u32, |a, &d| a << 4 | hex_val(d).unwrap_or(0));
+                return Some((cp, n + 4));
+            }
+            return None;
+        }
+        if let Some(&[a @ b'0'..=b'3', b @ b'0'..=b'7', c @ b'0'..=b'7']) = value.get(i + 1..i + 4)
+        {
+            let cp = u32::from(a - b'0') << 6 | u32::from(b - b'0') << 3 | u32::from(c - b'0');
+            return Some((cp, 4));
         }
         let (n, skip) = match value.get(i + 1) {
             Some(b'u' | b'U') => (4, 2),

@@ -4,6 +4,8 @@
 //!
 //! Imports: the sibling decoders and [`ByteSet`] only.
 
+use super::embedded::{base64_tokens, unsplit_words, utf16_text};
+use super::percent::fold_overlong;
 use super::{ByteSet, Evasions, base64_text, decode_percent, deobfuscate};
 
 /// Decoding passes for the leftover-percent view (the caller has already decoded once).
@@ -34,6 +36,11 @@ pub(super) fn may_deobfuscate(present: &ByteSet) -> bool {
         || (present.contains(b'&') && (present.contains(b'#') || present.contains(b';')))
         || (present.contains(b'/') && present.contains(b'*'))
 }
+
+/// Lead bytes of overlong UTF-8 forms (`C0 BC` for `<`): a value without any has no overlong view.
+const OVERLONG_LEADS: ByteSet = ByteSet::from_bytes(b"\xc0\xc1\xe0\xf0\xf8\xfc");
+/// Shortest value searched for base64 tokens embedded in other text.
+const EMBEDDED_MIN_LEN: usize = 20;
 
 /// Shortest value tried as base64 (a URL's last segment is tried whatever its length).
 const BASE64_MIN_LEN: usize = 8;
@@ -67,6 +74,20 @@ pub fn inspection_views(value: &[u8], present: &ByteSet, url: bool) -> Vec<Vec<u
         bases.extend(base64_text(last));
     } else if value.len() >= BASE64_MIN_LEN && present.is_subset(&BASE64_BYTES) {
         bases.extend(base64_text(value));
+    } else if value.len() >= EMBEDDED_MIN_LEN {
+        bases.extend(base64_tokens(value));
+    }
+    if present.intersects(&OVERLONG_LEADS) {
+        let folded = fold_overlong(value.to_vec(), &mut Evasions::default());
+        if folded != value {
+            bases.push(folded);
+        }
+    }
+    if present.contains(0) {
+        bases.extend(utf16_text(value));
+    }
+    if present.contains(b'<') && present.contains(b'>') {
+        bases.extend(unsplit_words(value));
     }
     if may_deobfuscate(present)
         && let Some(d) = deobfuscate(value)
