@@ -126,6 +126,10 @@ accuracy: medium
 risk: high
 targets: @values, header, param-name
 unless: binary
+literal: )&(
+literal: )|(
+literal: )!(
+literal: ) (
 literal: )(
 literal: *)
 literal: (|
@@ -137,7 +141,11 @@ literal: \28
 literal: \29
 literal: \00
 literal: :=
-regex: \b[\w-]+(?::dn)?:\d+(?:\.\d+){2,}:=|\)\s*\(\s*[|&!]|\*\s*\)\s*\(|\(\s*[|&!]\s*\(\s*[\w.-]+\s*[~<>]?=|[|&!]\s*\(\s*[\w.-]+\s*=\s*\*\s*\)|\(\s*objectclass\s*=|\)\s*\(\s*(?:cn|uid|mail|userpassword|sn|ou|dc|givenname|samaccountname|objectclass|memberof|description|telephonenumber|homedirectory)\s*[~<>]?=|^\s*\*\s*\)\s*[(|&]|^\*\)|\\(?:2a|28|29|00)[\s\S]*\\(?:2a|28|29|00)|^[\w.@-]*\*\)\s*\(
+regex: \b[\w-]+(?::dn)?:\d+(?:\.\d+){2,}:=|\)\s*\(\s*[|&!]|\)\s*[&|!]?\s*\(\s*[\w.-]+\s*[~<>]?=|\*\s*\)\s*\(|\(\s*[|&!]\s*\(\s*[\w.-]+\s*[~<>]?=|[|&!]\s*\(\s*[\w.-]+\s*=\s*\*\s*\)|\(\s*objectclass\s*=|\)\s*\(\s*(?:cn|uid|mail|userpassword|sn|ou|dc|givenname|samaccountname|objectclass|memberof|description|telephonenumber|homedirectory)\s*[~<>]?=|^\s*\*\s*\)\s*[(|&]|^\*\)|\\(?:2a|28|29|00)[\s\S]*\\(?:2a|28|29|00)|^[\w.@-]*\*\)\s*\(
+test: value)(gidNumber<=100
+test: val)&(cn=admin
+test: eb9adbd87d)!(sn=*
+test: test) ( & 
 test: *)(uid=*))(|(uid=*
 test: admin)(&(password=*)
 test: *)(objectClass=*
@@ -210,10 +218,13 @@ accuracy: high
 risk: high
 targets: @values, header, body, url
 unless: binary
-literal: http/1
+literal: http/
 literal: transfer-encoding
 literal: content-length
-regex: (?:^|[\r\n])\s*(?:get|post|put|delete|head|options|patch|trace|connect|propfind)\s+(?:/|https?://)\S*\s+http/1\.[01]\s*[\r\n]|^(?:[^\r\n:]|:[^\s\r\n])*[\r\n]+\s*(?:transfer-encoding\s*:|content-length\s*:\s*\d)|^\s*(?:\w+\s*,\s*)*chunked\s*,|\bchunked\s*[\x00-\x08\x0b\x0c\x0e-\x1f]|x?chunked\w
+regex: (?:get|post|put|delete|head|options|patch|trace|connect|propfind)\s+(?:/|https?://)\S*\s+http/\d(?:\.\d)?(?:\s|$)|^(?:[^\r\n:]|:[^\s\r\n])*[\r\n]+\s*(?:transfer-encoding\s*:|content-length\s*:\s*\d)|^\s*(?:\w+\s*,\s*)*chunked\s*,|\bchunked\s*[\x00-\x08\x0b\x0c\x0e-\x1f]|x?chunked\w
+test: aaa\nGET / HTTP/1.1
+test: GET http://www.foo.bar HTTP/1.2
+test: barGET /a.html HTTP/1.1\r\nHost: foo.com
 test: 0\r\n\r\nGET /admin HTTP/1.1\r\nHost: x\r\n
 test: x\r\nTransfer-Encoding: chunked
 pass: access-control-expose-headers: x-server-cost\r\ncontent-length: 247\r\ncontent-type: application/json\r\n
@@ -368,3 +379,34 @@ regex: \b__schema\s*\{|\bintrospectionquery\b|\b__type\s*\(\s*name\s*:
 test: {"query":"{__schema{types{name}}}"}
 test: query IntrospectionQuery { x }
 pass: schema version 2
+
+id: 300006017
+name: Session fixation: session id passed as a parameter
+type: Session Hijacking
+accuracy: medium
+risk: medium
+targets: param-name
+unless: binary
+literal: sessionid
+literal: sessid
+literal: aspsessionid
+literal: sid
+regex: ^(?:jsessionid|phpsessid|aspsessionid[a-z]{0,8}|asp\.net_sessionid|cfid|cftoken|jsessionidsso|connect\.sid|laravel_session|ci_session)$
+test: jsessionid
+test: PHPSESSID
+test: ASPSESSIONIDQCRCDABT
+pass: sessionid_hint
+pass: sid
+
+id: 300006018
+name: Session fixation: cookie set from a value (script, meta tag, header)
+type: Session Hijacking
+accuracy: high
+risk: medium
+targets: @values, header, url, param-name
+unless: binary
+literal: cookie
+regex: \bdocument\.cookie\s*=|<\s*meta\b[^>]*http-equiv\s*=\s*['"]?set-cookie|(?:^|[\r\n]|%0[ad])\s*set-cookie\s*:|\.setcookie\s*\(
+test: <script>document.cookie="sessionid=1234;"</script>
+test: <meta http-equiv="Set-Cookie" content="sessionid=1234">
+pass: please enable cookies in your browser

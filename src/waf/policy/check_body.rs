@@ -112,6 +112,9 @@ impl CompiledPolicy {
             Err(_) => {}
             Ok(parts) => {
                 for p in parts {
+                    if odd_part(&p) {
+                        self.protocol(out, "Bad multipart parameters parsing");
+                    }
                     if p.value.contains(&0) {
                         self.push(
                             out,
@@ -370,4 +373,22 @@ fn textual(body: &[u8]) -> bool {
     body.iter()
         .all(|&b| b >= 0x20 || matches!(b, b'\t' | b'\n' | b'\r' | 0))
         && std::str::from_utf8(body).is_ok()
+}
+
+/// A part a browser would not send: a field name with `;`, `&`, `=`, `"`, `\` or a control byte
+/// (read differently by parsers that split the disposition on them), a file name with a
+/// backslash, quote or control byte (`1.j\s\p` hides `1.jsp` from a check on the extension), or
+/// a `_charset_` field naming a charset no decoder knows (UTF-7 smuggles markup past filters).
+fn odd_part(p: &multipart::Part<'_>) -> bool {
+    let control = |b: &u8| *b < 0x20 || *b == 0x7f;
+    let odd_name = p
+        .name
+        .iter()
+        .any(|b| matches!(b, b';' | b'&' | b'=' | b'"' | b'\\') || control(b));
+    let odd_file = p
+        .filename
+        .is_some_and(|f| f.iter().any(|b| matches!(b, b'"' | b'\\') || control(b)));
+    let charset =
+        p.name == b"_charset_" && encoding_rs::Encoding::for_label(p.value.trim_ascii()).is_none();
+    odd_name || odd_file || charset
 }

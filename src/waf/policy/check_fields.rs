@@ -108,6 +108,9 @@ impl CompiledPolicy {
                 let value = if c.percent_decode {
                     let mut f = query::DecodeFlags::default();
                     decoded = query::decode(bytes, false, self.passes, &mut f);
+                    if f.nul {
+                        self.protocol(out, "Null in request");
+                    }
                     &decoded[..]
                 } else {
                     bytes

@@ -159,6 +159,7 @@ impl CompiledPolicy {
         }
         let known = Known::of(&head.headers);
         self.check_header_fields(head, &known, s, out);
+        self.check_protocol(head, &known, out);
         let inspect = self.plan_body(head, &known, s, out);
         let inspect = self.api_head(head, &known, s.expects_body, s, out) || inspect;
         self.check_mandatory(s, out, false);

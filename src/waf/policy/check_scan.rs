@@ -97,6 +97,15 @@ impl CompiledPolicy {
         s.hits.retain(|id| {
             self.sigs.contains_key(id) && !overrides.iter().any(|(o, en)| o == id && !en)
         });
+        if target == Target::Header {
+            // A signature about one header's grammar (`Accept`, `Range`) says nothing of others.
+            let header = name.unwrap_or("");
+            s.hits.retain(|id| {
+                db.get(*id).is_none_or(|info| {
+                    info.headers.is_empty() || info.headers.iter().any(|h| h == header)
+                })
+            });
+        }
         if s.hits.is_empty() {
             return;
         }

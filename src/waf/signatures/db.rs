@@ -12,6 +12,7 @@
 //! sets: Generic Detection Signatures         (optional, added to the derived sets)
 //! targets: @values, url                       (see [`parse_targets`])
 //! unless: url, binary                         (optional: value shapes it does not apply to, see `shape`)
+//! headers: accept, range                      (optional: only these header names, for `header`)
 //! literal: union                              (repeatable; any literal hit triggers the regex)
 //! regex: \bunion\b[\s\S]{0,100}?\bselect\b     (case-insensitive; omitted = literal hit is the match)
 //! engine: sqli                                (instead of literal/regex: a tokenizer from waf::injection)
@@ -47,6 +48,8 @@ pub struct SigDef {
     pub targets: Vec<Target>,
     /// The value shapes ([`super::shape::Shape`] bits) in which a match does not count.
     pub unless: u8,
+    /// For the `header` target: the header names (lower case) it applies to; empty = all.
+    pub headers: Vec<String>,
     pub literals: Vec<String>,
     pub regex: Option<String>,
     pub engine: Engine,
@@ -175,6 +178,7 @@ struct Partial {
     sets: Vec<String>,
     targets: Vec<Target>,
     unless: u8,
+    headers: Vec<String>,
     literals: Vec<String>,
     regex: Option<String>,
     engine: Option<Engine>,
@@ -204,6 +208,7 @@ impl Partial {
             sets: self.sets,
             targets: self.targets,
             unless: self.unless,
+            headers: self.headers,
             literals: self.literals,
             regex: self.regex,
             engine,
@@ -252,6 +257,9 @@ pub fn parse(text: &str) -> Result<Vec<SigDef>, DbError> {
             "systems" => cur.systems.extend(list(value)),
             "sets" => cur.sets.extend(list(value)),
             "targets" => cur.targets = parse_targets(value).map_err(|m| err(line, m))?,
+            "headers" => cur
+                .headers
+                .extend(list(value).into_iter().map(|h| h.to_ascii_lowercase())),
             "unless" => {
                 for name in list(value) {
                     let shape = super::shape::Shape::parse(&name).ok_or_else(|| {

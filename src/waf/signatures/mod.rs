@@ -33,6 +33,7 @@ const BUILTIN: &[&str] = &[
     include_str!("../../../policies/signatures/code.sig"),
     include_str!("../../../policies/signatures/code_lang.sig"),
     include_str!("../../../policies/signatures/other.sig"),
+    include_str!("../../../policies/signatures/protocol.sig"),
 ];
 
 /// Where in the request a value was found; signatures declare which targets they apply to.
@@ -113,6 +114,8 @@ pub struct SignatureInfo {
     pub sets: Vec<String>,
     /// The targets the signature applies to.
     pub targets: Vec<Target>,
+    /// For header values: the header names (lower case) it applies to; empty = every header.
+    pub headers: Vec<String>,
 }
 
 /// The signature set named after an attack type, if the declarative policy has one.
@@ -134,6 +137,8 @@ pub fn attack_type_set(attack_type: &str) -> Option<&'static str> {
         | "Server-Side Includes"
         | "Mail Command Injection"
         | "HTTP Request Smuggling Attack"
+        | "HTTP Parser Attack"
+        | "Session Hijacking"
         | "Injection Attempt"
         | "XPath Injection" => "Other Application Attacks Signatures",
         _ => return None,
@@ -229,6 +234,7 @@ impl SignatureDb {
                 systems: d.systems.clone(),
                 sets: derived_sets(d),
                 targets: d.targets.clone(),
+                headers: d.headers.clone(),
             })
             .collect();
         static NEXT_ID: AtomicU64 = AtomicU64::new(0);
