@@ -248,7 +248,9 @@ literal: %c0
 literal: ..
 literal: .\0.
 literal: .%00.
-regex: (?:(?:\.|%2e|0x2e|%u002e|%uff0e|%c0%ae)(?:\x00|%00)?(?:\.|%2e|0x2e|%u002e|%uff0e|%c0%ae)(?:[/\\]|%[0-9a-z]{2}|0x[0-9a-f]{2}|%u[0-9a-f]{4}|\\x[0-9a-f]{2}|[^\w\s.]){1,10}){2,}
+regex: (?:(?:\.|%2e|0x2e|%u002e|%uff0e|%c0%ae)(?:\x00|%00)?(?:\.|%2e|0x2e|%u002e|%uff0e|%c0%ae)(?:[/\\]|%[0-9a-z]{2}|0x[0-9a-f]{2}|%u[0-9a-f]{4}|\\x[0-9a-f]{2}|[^\w\s.]){1,10}){2,}|(?:^|[/\\=])\.\.;[./\\;]
+test: ..;.\.;\.
+test: /app/..;/admin
 test: ..%c1%pc..%c1%pc
 test: 0x2e0x2e%c0%2F0x2e0x2e%c0%2F
 pass: wait... what?! ok...
