@@ -139,3 +139,31 @@ test: /.index.php.swp
 test: /config.php.bak
 pass: /~user/index.html
 pass: /docs/a~b.html
+
+id: 300007010
+name: Open redirect: URL that parsers and browsers read as another host
+type: Open Redirect
+accuracy: high
+risk: medium
+targets: @values, param-name
+unless: binary
+literal: /\
+literal: \/
+literal: \\
+literal: ///
+literal: %5c
+literal: %2f%2f
+literal: :/\
+literal: :\
+literal: https:
+literal: http:
+regex: ^\s*(?:/\\|\\/|\\\\|/{3,}|/%5c|%5c|%2f%2f|/%2f|%2f/)[/\\]*[\w.-]*[\w-]\.[a-z]{2,}\b|^\s*https?:(?:/\\|\\/|\\\\|\\|/{3,})\s*[\w.-]+\.[a-z]{2,}|^\s*https?:/[\w-][\w.-]*\.[a-z]{2,}|^\s*https?:[\w-]+\.[a-z]{2,}\b
+test: /\evil.com
+test: \/\/evil.com
+test: ///evil.com
+test: /%5Cevil.com
+test: https:/\evil.com
+test: https:evil.com
+pass: //kns.cnki.net/KXReader/Detail?dbcode=CJFD
+pass: /account/settings
+pass: https://example.com/return

@@ -141,6 +141,7 @@ pub fn attack_type_set(attack_type: &str) -> Option<&'static str> {
         | "HTTP Request Smuggling Attack"
         | "HTTP Parser Attack"
         | "Session Hijacking"
+        | "Open Redirect"
         | "Injection Attempt"
         | "XPath Injection" => "Other Application Attacks Signatures",
         _ => return None,
