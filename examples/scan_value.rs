@@ -4,6 +4,7 @@
 //! `cargo run --example scan_value -- TARGET VALUE` (TARGET: url, query, param-name, param-value,
 //! header, cookie, body, json, xml, grpc; `\xNN` escapes are read in VALUE).
 
+use portcullis::waf::injection::{Sqli, Tokenizer};
 use portcullis::waf::normalize::{ByteSet, inspection_views};
 use portcullis::waf::signatures::{SignatureDb, Target, db};
 
@@ -50,6 +51,9 @@ fn main() {
         if let Some(s) = db.get(*id) {
             println!("  {id} {}", s.name);
         }
+    }
+    if let Some(f) = Sqli.fingerprint(&value) {
+        println!("SQL fingerprint {f}");
     }
     let views = inspection_views(&value, &ByteSet::of(&value), target == Target::Url);
     for view in views {

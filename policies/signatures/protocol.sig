@@ -117,7 +117,7 @@ risk: high
 targets: @values, url, param-name
 unless: binary
 literal: unix:
-regex: \bunix:[^|]{0,8192}\|\s*(?:https?|ftp|ws|fcgi|ajp|h2c?)://
+regex: \bunix:[^|]*\|\s*(?:https?|ftp|ws|fcgi|ajp|h2c?)://
 test: unix:AAAAAAAAA|http://coreruleset.org/
 pass: unix: a history
 

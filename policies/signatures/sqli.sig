@@ -87,11 +87,13 @@ unless: binary
 literal: --
 literal: #
 literal: /*
-regex: ['`]\s*\)*\s*(?:--[\s\x00-\x1f]|--$|#(?:[^\d]|$)|/\*)|"\s*\)*\s*(?:--[\s\x00-\x1f]|--$|/\*)
+regex: (?:'|(?:^|[^`])`)\s*\)*\s*(?:--[\s\x00-\x1f]|--$|#(?:[^\d]|$)|/\*)|"\s*\)*\s*(?:--[\s\x00-\x1f]|--$|/\*)
 test: admin'--
 test: admin')#
 pass: Let's go -- now
 pass: 7" #2 CIRCULAR NEEDLE
+pass: Code blocks are placed between two code fences:\n\n```\n#include <stdio.h>
+test: `id`#
 
 id: 300001005
 name: SQL injection: quoted boolean tautology

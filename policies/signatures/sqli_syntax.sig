@@ -318,7 +318,7 @@ literal: `
 literal: ’
 literal: ‘
 literal: ´
-regex: (?:['"`]|’|‘|´)\s*\)*\s*(?:/\*.*?\*/\s*)*(?:union|alter|select|insert|update|delete|drop|create|exec|execute|declare|truncate|having|where|order\s+by|group\s+by|limit|procedure|into\s+(?:out|dump)file|rlike|regexp|glob|sounds\s+like|collate|div|notnull|isnull|waitfor|print)(?:\s|\(|/|$)|(?:['"`]|’|‘|´)\s*\)*\s*(?:or|and|xor|\|\||&&)\s*(?:\(|not\b|exists\b|[\w$]+\s*\(|(?:['"`]|’|‘|´)?[\w.]*(?:['"`]|’|‘|´)?\s*(?:[=<>!~]|\b(?:i|r)?like\b|\bglob\b|\bis\b|\bin\b|\bbetween\b|\bnotnull\b|\bregexp\b|\bsimilar\s+to\b|\bnot\s+(?:similar|like|in|regexp|between)\b|\[)|\d+\s*(?:$|[-+*/=<>]|--|#)|\w+\s*(?:--|#|;|-\s*$))|(?:['"`]|’|‘|´)\s*\)*\s*(?:--|#)(?:\s|$)|(?:['"`]|’|‘|´)\s*\)*\s*;\s*(?:--|#|/\*|@@|(?:select|insert|update|delete|drop|exec|execute|declare|shutdown|print|waitfor|create|alter|truncate|if|begin|set|union)\b)|(?:^|[\s(,=:])[^'"`\s]+['"`]\s*\)*\s*;\s*$|['"]\s*['"]\s+\d|['"]\s*(?:<=>|!=|<>|=|\|\||&&)\s*['"(\d]|\\\s*['"]\s*(?:and|or|;|\))
+regex: (?:['"`]|’|‘|´)\s*\)*\s*(?:/\*.*?\*/\s*)*(?:(?:union|alter|procedure|into\s+(?:out|dump)file|rlike|regexp|glob|sounds\s+like|collate|div|notnull|isnull|waitfor)(?:\s|\(|/|$)|(?:select|insert|update|delete|drop|create|exec|execute|declare|truncate|having|where|order\s+by|group\s+by|limit|print)\s*$|select(?:\s*(?:[\d@*('"`\-]|/\*)|\s+(?:null|all|distinct|top|case|if|char|concat|sleep|user|version|database|benchmark|pg_sleep|load_file|\w+\s*(?:,|\(|\bfrom\b|$)))|insert\s+(?:into|ignore)\b|delete\s+from\b|update\s+[\w.`"\[\]]+\s+set\b|(?:drop|create)\s+(?:table|database|user|view|function|procedure|index|schema|trigger|login|role|or\s+replace|temp|temporary|if)\b|truncate\s+(?:table\s+)?[\w`"]|exec(?:ute)?\s*(?:\(|@|master\b|xp_|sp_)|declare\s+@|print\s*[(@'"]|where\s*\(|where\s+[\w.`'"]+\s*(?:[=<>!(]|\b(?:like|in|between|is|not|regexp|rlike)\b)|having\s+[\w(]+\s*[=<>(]|(?:order|group)\s+by\s+(?:\d|[\w`"]+\s*(?:,|--|#|/\*|\basc\b|\bdesc\b|$))|limit\s+\d)|(?:['"`]|’|‘|´)\s*\)*\s*(?:or|and|xor|\|\||&&)\s*(?:\(|not\b|exists\b|[\w$]+\s*\(|(?:['"`]|’|‘|´)?[\w.]*(?:['"`]|’|‘|´)?\s*(?:[=<>!~]|\b(?:i|r)?like\b|\bglob\b|\bis\b|\bin\b|\bbetween\b|\bnotnull\b|\bregexp\b|\bsimilar\s+to\b|\bnot\s+(?:similar|like|in|regexp|between)\b|\[)|\d+\s*(?:$|[-+*/=<>]|--|#)|\w+\s*(?:--|#|;|-\s*$))|(?:['"`]|’|‘|´)\s*\)*\s*(?:--|#)(?:\s|$)|(?:['"`]|’|‘|´)\s*\)*\s*;\s*(?:--|#|/\*|@@|(?:select|insert|update|delete|drop|exec|execute|declare|shutdown|print|waitfor|create|alter|truncate|if|begin|set|union)\b)|(?:^|[\s(,=:])[^'"`\s]+['"`]\s*\)*\s*;\s*$|['"]\s*['"]\s+\d|['"]\s*(?:<=>|!=|<>|=|\|\||&&)\s*['"(\d]|\\\s*['"]\s*(?:(?:and|or)\b|;|\))
 test: 'alter a
 test: " UNION A
 test: 'union/
@@ -343,6 +343,13 @@ pass: {"COLOR":"#2A1100","BACKGROUNDCOLOR":"WHITE"}
 pass: "Not.A/Brand";v="8", "Chromium";v="114", "Google Chrome";v="114"
 pass: script-src https: 'strict-dynamic' 'report-sample' 'nonce-bE8wzNsdY='; base-uri 'self';
 pass: you said 'hello' and left
+pass: {"innerText":"CREATE AN ACCOUNT","numChildButtons":2}
+pass: "CREATE A CRITTER"
+pass: [\"MenuPopups\",\"OrderCart\"]
+test: ' order by 1--
+test: " where `t`.`id` = 2
+test: '; select pg_sleep(5)
+test: ')) limit 1
 
 id: 300001109
 name: SQL injection: boolean operator with a literal at the start of a value
@@ -409,7 +416,7 @@ literal: @@
 literal: ctxsys
 literal: sysobjects
 literal: msysaccessobjects
-regex: \bxp_(?:cmdshell|regread|regwrite|dirtree|fileexist|servicecontrol|availablemedia|loginconfig|makecab|ntsec_enumdomains|terminate_process|subdirs|enumgroups)\b|\bsp_(?:password|executesql|configure|addlogin|addsrvrolemember|makewebtask|oacreate|oamethod|oagetproperty|send_dbmail|start_job|addextendedproc|dropextendedproc|prepare|execute|replwritetovarbin|who|helpdb|columns|tables|linkedservers)\b|\bopen(?:rowset|datasource|query|xml)\b|\butl_(?:http|inaddr|file|smtp|tcp)\b|\bdbms_(?:pipe|lock|xmlgen|java|scheduler|output|sql|aw|utility|export_extension|metadata|random)\b|\bn?varchar2?\s*\(|^\s*n?varchar2?\s*$|\bas\s+n?varchar|\bwaitfor\s+(?:delay|time)\b|@@(?:version|servername|spid|datafirst|language|microsoftversion|identity|rowcount|trancount|hostname|datadir|basedir|tmpdir)\b|\bctxsys\.|\bm?sys(?:objects|columns|comments|logins|databases|accessobjects|processes)\b
+regex: \bxp_(?:cmdshell|regread|regwrite|dirtree|fileexist|servicecontrol|availablemedia|loginconfig|makecab|ntsec_enumdomains|terminate_process|subdirs|enumgroups)\b|\bsp_(?:password|executesql|configure|addlogin|addsrvrolemember|makewebtask|oacreate|oamethod|oagetproperty|send_dbmail|start_job|addextendedproc|dropextendedproc|prepare|execute|replwritetovarbin|who|helpdb|columns|tables|linkedservers)\b|\bopen(?:rowset|datasource|query|xml)\b|\butl_(?:http|inaddr|file|smtp|tcp)\b|\bdbms_(?:pipe|lock|xmlgen|java|scheduler|output|sql|aw|utility|export_extension|metadata|random)\b|\bn?varchar2?\s*\(\s*(?:max|\d+)\s*\)\s*(?:[,)+;]|$)|\bconvert\s*\(\s*n?varchar|\bdeclare\s+@\w+\s+n?varchar|^\s*n?varchar2?\s*$|\bas\s+n?varchar|\bwaitfor\s+(?:delay|time)\b|@@(?:version|servername|spid|datafirst|language|microsoftversion|identity|rowcount|trancount|hostname|datadir|basedir|tmpdir)\b|\bctxsys\.|\bm?sys(?:objects|columns|comments|logins|databases|accessobjects|processes)\b
 test: nvarchar
 test: sp_password
 test: UTL_HTTP
@@ -419,6 +426,8 @@ test: '; waitfor delay '0:0:5'--
 pass: sp_id=1234
 pass: varchars are strings
 pass: Best practices for exporting data from Amazon Aurora: varchar and text columns
+pass: | orderpriority   | varchar(15) | NO   |     | NULL    |
+test: convert(varchar(100),@@version)
 
 id: 300001112
 name: SQL injection: SQLite and MySQL specific forms

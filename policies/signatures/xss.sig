@@ -14,17 +14,22 @@ test: <img src=x onerror=alert(1)>
 pass: a < b > c
 
 id: 300002001
-name: XSS: script tag
+name: XSS: script tag (a closing one, a complete opening one, or one with an attribute value; a bare `<script` in a search cannot open one)
 type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
 unless: binary
 literal: <
-regex: <\s*/?\s*(?:[a-z]+:)?script\b|<\s*script[\s/>]
+regex: <\s*/\s*(?:[a-z]+:)?script\b|<\s*(?:[a-z]+:)?script\s*/?\s*>|<\s*(?:[a-z]+:)?script[\s/][^<>]{0,200}?[>=]
 test: <script>alert(1)</script>
 test: < ScRiPt src=//x.y>
+test: </script><svg>
+test: <script/x>alert(1)//
+test: <<script/src=http://xss.example/xss.js></script
 pass: the javascript book
+pass: for power, binary<script is incorrect
+pass: 1<script
 
 id: 300002002
 name: XSS: event handler attribute in a tag
@@ -84,16 +89,20 @@ pass: java: a language
 pass: JavaScript: Basics
 
 id: 300002006
-name: XSS: dangerous HTML element
+name: XSS: dangerous HTML element (containers of script or navigation; media and SVG only with a handler or script URL)
 type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
 unless: binary
 literal: <
-regex: <\s*/?\s*(?:iframe|frame|frameset|object|embed|applet|svg|math|base|meta|link|style|form|isindex|xss|xml|import|template|marquee|bgsound|layer|ilayer|animate\w*|set|handler|listener|xmp|plaintext|noscript|portal|image|video|audio|source|details|dialog|keygen|svg|embed)[\s/>]+[\s\S]{0,200}?(?:[\s/"']\w+\s*=|>)
+regex: <\s*/?\s*(?:iframe|frame|frameset|object|embed|applet|math|base|meta|link|style|form|isindex|xss|xml|import|template|bgsound|layer|ilayer|animate\w*|set|handler|listener|xmp|plaintext|noscript|portal|keygen)[\s/>]+[\s\S]{0,200}?(?:[\s/"']\w+\s*=|>)|<\s*(?:svg|marquee|image|video|audio|source|details|dialog)[\s/](?:[^>]{0,200}?[\s/"'])?(?:on[a-z]{3,}\s*=|(?:(?:xlink:)?href|src|data|poster|background)\s*=\s*(?:\\?["'`]\s*)?(?:(?:java|vb|live)script:|data:\s*(?:text/|application/|image/svg|,)))
 test: <iframe src=//evil.example>
 test: <svg><animate onbegin=x>
+test: <video src=x onerror=alert(1)>
+test: <image href="javascript:alert(1)">
+pass: <image href="data:image/png;base64,iVBORw0KGgo" width="16"/>
+pass: <svg t="1682594285904" class="icon" viewBox="0 0 1024 1024" xmlns="http://www.w3.org/2000/svg" width="200"><path d="M512 1024A512"></path></svg>
 pass: a<b and c>d
 pass: BLAH <A HREF="/FOO.HTML">FOO</A>
 

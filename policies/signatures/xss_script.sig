@@ -72,7 +72,7 @@ risk: high
 targets: @values, header, url, param-name
 unless: binary
 literal: <
-regex: <\s*(?:[a-z]\s+){2,}[a-z]\b|<\s*\w*\s*:\s*(?:script|vmlframe|svg|img|iframe|style|x)\b|<\s*["'`/]\s*on[a-z]{3,}\s*=|\bvmlframe\b|<\s*v\s*:\s*\w+[^>]*\bsrc\s*=
+regex: <\s*(?:[a-z]\s+){2,}[a-z]\b|<\s*\w*\s*:\s*(?:script|vmlframe|iframe|x)\b|<\s*["'`/]\s*on[a-z]{3,}\s*=|\bvmlframe\b|<\s*v\s*:\s*\w+[^>]*\bsrc\s*=
 test: $<f o r m
 test: < x: script
 test: <"onwebkitplaybacktargetavailabilitychanged=
@@ -80,6 +80,7 @@ test: <v:vmlframe src="foo.com/sup.fml"/>
 test: <:vmlframe src=
 pass: if a < b and c > d
 pass: <br /> <p>text</p>
+pass: <svg:svg xmlns:svg="http://www.w3.org/2000/svg"><svg:defs>
 
 id: 300002104
 name: XSS: data URI carrying markup, entity declaration outside markup

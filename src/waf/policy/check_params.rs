@@ -95,7 +95,17 @@ impl CompiledPolicy {
             (Cow::Borrowed(raw_name), Cow::Borrowed(raw_value))
         };
         if !matches!(loc, ParamLocation::Header | ParamLocation::Cookie) {
-            self.check_encoding(out, Context::Parameter, Some(&name), &value);
+            if encoded && self.passes > 1 && !(value.is_ascii() && name.is_ascii()) {
+                // The character set is about the text the application reads, which is decoded
+                // once: `%25C9%25EE` is the ASCII `%C9%EE` there, whatever bytes a second pass
+                // (there to find double-encoded attacks) makes of it.
+                let mut f = query::DecodeFlags::default();
+                let n = query::decode(raw_name, true, 1, &mut f);
+                let v = query::decode(raw_value, true, 1, &mut f);
+                self.check_encoding(out, Context::Parameter, Some(&n), &v);
+            } else {
+                self.check_encoding(out, Context::Parameter, Some(&name), &value);
+            }
         }
         let pname = as_text(&name);
         let Some(p) = self.param_for(s, &name) else {
