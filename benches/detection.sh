@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Detection through the real proxy: builds the release binary, starts a tiny upstream that answers
+# Detection through the real proxy: builds the release binary (plain `--release`: what is blocked
+# does not depend on how the binary is optimised), starts a tiny upstream that answers
 # 200 to everything, runs `portcullis proxy --workers 2` with policies/eval/generic-blocking.json and
 # replays the detection corpus with waf_eval.py (blocked = 403 or the default "Request Rejected" page).
 #

@@ -5,9 +5,9 @@
 # decodes and checks every message against policies/demo/demo.proto. Prints requests/s, mean and
 # max latency, and the proxy's CPU microseconds per call (utime+stime from /proc/<pid>/stat).
 #
-# Usage: benches/grpc_load.sh        (builds the release binary if needed; `portcullis demo`
+# Usage: benches/grpc_load.sh        (builds the dist binary if needed; `portcullis demo`
 #                                     needs 127.0.0.1:8080 free)
-# Env:   DURATION=10 CLIENTS=50 STREAMS=10 THREADS=1 PORT=18093 PORTCULLIS=target/release/portcullis
+# Env:   DURATION=10 CLIENTS=50 STREAMS=10 THREADS=1 PORT=18093 PORTCULLIS=target/dist/portcullis
 set -euo pipefail
 
 DURATION=${DURATION:-10}
@@ -28,8 +28,8 @@ fi
 PORTCULLIS=${PORTCULLIS:-}
 if [ -z "$PORTCULLIS" ]; then
   TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-  (cd "$ROOT" && cargo build --release --quiet --bin portcullis)
-  PORTCULLIS=$TARGET/release/portcullis
+  (cd "$ROOT" && cargo build --profile dist --quiet --bin portcullis)
+  PORTCULLIS=$TARGET/dist/portcullis
 fi
 
 WORK=$(mktemp -d)

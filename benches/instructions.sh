@@ -12,8 +12,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 N=${N:-200}
 PROBE=${PROBE:-}
 if [ -z "$PROBE" ]; then
-  (cd "$ROOT" && cargo build --release --quiet --example engine_cost)
-  PROBE=${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/engine_cost
+  (cd "$ROOT" && cargo build --profile dist --quiet --example engine_cost)
+  PROBE=${CARGO_TARGET_DIR:-$ROOT/target}/dist/examples/engine_cost
 fi
 count() {
   valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$PROBE" "$1" "$2" 2>&1 >/dev/null |

@@ -7,8 +7,8 @@
 # With ROUNDS=N (N > 1) the two proxies alternate (nginx first in odd rounds, Portcullis first in
 # even ones, so neither always runs on the warmer machine) and a last line gives each one's medians.
 #
-# Usage: benches/load.sh            (builds the release binary if needed)
-# Env:   DURATION=10 CONNS=50 THREADS=1 ROUNDS=1 PORT_BASE=18080 PORTCULLIS=target/release/portcullis
+# Usage: benches/load.sh            (builds the dist binary if needed: the shipped build, fat LTO)
+# Env:   DURATION=10 CONNS=50 THREADS=1 ROUNDS=1 PORT_BASE=18080 PORTCULLIS=target/dist/portcullis
 set -euo pipefail
 
 DURATION=${DURATION:-10}
@@ -35,8 +35,8 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 PORTCULLIS=${PORTCULLIS:-}
 if [ -z "$PORTCULLIS" ]; then
   TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-  (cd "$ROOT" && cargo build --release --quiet --bin portcullis)
-  PORTCULLIS=$TARGET/release/portcullis
+  (cd "$ROOT" && cargo build --profile dist --quiet --bin portcullis)
+  PORTCULLIS=$TARGET/dist/portcullis
 fi
 
 WORK=$(mktemp -d)

@@ -8,7 +8,7 @@
 #     after a warm-up, so load-independent; ~50x slower, so fewer requests).
 #
 # Usage: benches/proxy_cost.sh        (needs wrk, nginx, perf; valgrind for CALLGRIND=1)
-# Env:   DURATION=6 PORT_BASE=18180 PORTCULLIS=target/release/portcullis CALLGRIND=0
+# Env:   DURATION=6 PORT_BASE=18180 PORTCULLIS=target/dist/portcullis CALLGRIND=0
 #        CALLGRIND_OUT=FILE (keeps Portcullis's callgrind profile of those requests)
 set -euo pipefail
 
@@ -17,8 +17,8 @@ PORT_BASE=${PORT_BASE:-18180}
 UP=$((PORT_BASE + 1)); NGX=$((PORT_BASE + 2)); PC=$((PORT_BASE + 3))
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 URL_PATH=/api/users/1
-PORTCULLIS=${PORTCULLIS:-${CARGO_TARGET_DIR:-$ROOT/target}/release/portcullis}
-[ -x "$PORTCULLIS" ] || (cd "$ROOT" && cargo build --release --quiet --bin portcullis)
+PORTCULLIS=${PORTCULLIS:-${CARGO_TARGET_DIR:-$ROOT/target}/dist/portcullis}
+[ -x "$PORTCULLIS" ] || (cd "$ROOT" && cargo build --profile dist --quiet --bin portcullis)
 for tool in wrk nginx perf; do
   command -v "$tool" >/dev/null || { echo "needs $tool (apt-get install wrk nginx-light linux-perf)" >&2; exit 1; }
 done

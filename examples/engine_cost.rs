@@ -3,7 +3,7 @@
 //! benches (`benches/common`). `benches/instructions.sh` runs it under `perf stat` and prints
 //! instructions per iteration.
 //!
-//! `cargo run --release --example engine_cost -- SCENARIO ITERATIONS`, SCENARIO one of
+//! `cargo run --profile dist --example engine_cost -- SCENARIO ITERATIONS`, SCENARIO one of
 //! `get` (typical GET through the engine), `get_params` and `get_cold` (the same with new query
 //! values, or every value new, each iteration: `common::Fresh`), `api_get` (the request of `benches/load.sh` under the
 //! demo policy, every phase the proxy runs), `post1k`, `post100k` (JSON POST through the engine),

@@ -4,7 +4,7 @@
 //! (goal 0) and the time from the apply POST to the first response showing the new policy
 //! (goal < 100 ms for the demo policy).
 //!
-//! `cargo test --release --test asm_apply_load -- --ignored --nocapture`
+//! `cargo test --profile dist --test asm_apply_load -- --ignored --nocapture`
 
 mod asm_common;
 mod mgmt_common;

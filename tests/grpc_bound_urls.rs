@@ -187,3 +187,30 @@ async fn bound_grpc_urls_get_the_url_level_checks() {
         .await
         .expect("GetItem passes");
 }
+
+/// The API-security template answers blocks with JSON, but a gRPC call to a service no URL of the
+/// policy knows is a plain illegal URL and gets the HTML "Request Rejected" page (docs/grpc.md),
+/// while a blocked call on a gRPC URL still gets the gRPC reply.
+#[tokio::test]
+async fn an_unknown_grpc_service_gets_the_html_page_under_the_api_security_template() {
+    let upstream = format!("http://{}", start_tonic().await);
+    let api_security = |idl: &str| {
+        let mut p = bound_policy(idl);
+        p["policy"]["template"]["name"] = json!("POLICY_TEMPLATE_API_SECURITY");
+        p
+    };
+    let proxy = Proxy::start_with_policy(&upstream, &[], api_security).await;
+    let r = raw_call(proxy.addr, "/demo.v1.Nowhere/Call", frame(&hello("x")), &[]).await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.grpc_status(), None, "{r:?}");
+    assert!(
+        r.header("content-type")
+            .is_some_and(|c| c.starts_with("text/html")),
+        "{r:?}"
+    );
+    let page = String::from_utf8_lossy(&r.body);
+    assert!(
+        page.contains("Request Rejected") && has_support_id(&page),
+        "{page}"
+    );
+}

@@ -9,9 +9,14 @@ use proxy_support::*;
 
 async fn demo() -> portcullis::demo::Demo {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    portcullis::demo::start("127.0.0.1:0".parse().expect("addr"))
-        .await
-        .expect("demo starts")
+    // On free ports; the events are not read here (tests/demo_walkthrough.rs reads them).
+    portcullis::demo::start(&portcullis::demo::DemoOptions {
+        listen: "127.0.0.1:0".parse().expect("addr"),
+        admin_listen: "127.0.0.1:0".parse().expect("addr"),
+        event_log: Some("/dev/null".into()),
+    })
+    .await
+    .expect("demo starts")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -87,4 +92,34 @@ async fn the_demo_blocks_a_body_that_breaks_the_spec() {
     let res = h1_client().request(req).await.expect("POST");
     assert_eq!(res.status(), 403);
     d.dataplane.shutdown().await;
+}
+
+/// The demo policy's order schema refuses `isAdmin`; a megabyte of padding after the document
+/// (past the inspection limit) must not carry it through.
+#[tokio::test]
+async fn the_demo_schema_is_not_bypassed_by_padding_past_the_inspection_limit() {
+    let up = Upstream::start().await;
+    let policy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("policies/demo/policy.json");
+    let proxy = Proxy::start_with_file(&[up.url()], &policy, &[]);
+    let order = r#"{"userId":1,"item":"x","quantity":1,"isAdmin":true}"#;
+    let padded = format!("{order}{}", " ".repeat(1_150_000));
+    for body in [order.to_string(), padded] {
+        let head = format!(
+            "POST /api/orders HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(body.as_bytes());
+        let out = raw(proxy.addr, &bytes, std::time::Duration::from_secs(10)).await;
+        assert!(
+            out.starts_with("HTTP/1.1 403 "),
+            "{} bytes: {out}",
+            body.len()
+        );
+        assert!(out.contains("supportID"), "{out}");
+    }
+    assert_eq!(up.hits(), 0, "neither order reaches the upstream");
+    let events = proxy.events_containing("VIOL_REQUEST_MAX_LENGTH");
+    assert!(events.contains("VIOL_REQUEST_MAX_LENGTH"), "{events}");
 }

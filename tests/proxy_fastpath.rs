@@ -395,36 +395,11 @@ async fn http2_prior_knowledge_and_http10_clients_still_go_to_hyper() {
 
 #[tokio::test]
 async fn http11_over_tls_takes_the_fast_path_then_hands_over() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let up = Upstream::start().await;
-    let ck = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("rcgen");
-    let dir = tempfile::tempdir().expect("tmp");
-    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    std::fs::write(&cert, ck.cert.pem()).expect("cert");
-    std::fs::write(&key, ck.signing_key.serialize_pem()).expect("key");
-    let proxy = Proxy::start(
-        &[up.url()],
-        PASS_POLICY,
-        &[
-            "--tls-cert",
-            cert.to_str().expect("path"),
-            "--tls-key",
-            key.to_str().expect("path"),
-        ],
-    );
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(ck.cert.der().clone()).expect("root");
+    let proxy = TlsProxy::start(&[up.url()], PASS_POLICY, &[]);
     // ALPN http/1.1, and no ALPN at all (the proxy sniffs for the HTTP/2 preface).
-    for alpn in [vec![b"http/1.1".to_vec()], Vec::new()] {
-        let mut cfg = rustls::ClientConfig::builder()
-            .with_root_certificates(roots.clone())
-            .with_no_client_auth();
-        cfg.alpn_protocols = alpn.clone();
-        let tcp = TcpStream::connect(proxy.addr).await.expect("tcp");
-        let mut tls = tokio_rustls::TlsConnector::from(Arc::new(cfg))
-            .connect("localhost".try_into().expect("name"), tcp)
-            .await
-            .expect("tls");
+    for alpn in [&[&b"http/1.1"[..]][..], &[]] {
+        let mut tls = proxy.connect(alpn).await;
         tls.write_all(
             b"GET /echo HTTP/1.1\r\nhost: x\r\n\r\nPOST /echo HTTP/1.1\r\nhost: x\r\n\
               content-length: 3\r\n\r\nabcGET /echo HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",

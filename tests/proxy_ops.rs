@@ -204,3 +204,43 @@ async fn default_block_page_is_byte_exact() {
     );
     assert_eq!(up.hits(), 0);
 }
+
+/// An HTTP/2 request whose headers are blocked while its body is still on the way gets its block
+/// page every time: the stream is not reset before the answer is out (curl, prior knowledge).
+#[tokio::test]
+async fn an_http2_request_blocked_before_its_body_is_read_gets_its_block_page() {
+    let up = Upstream::start().await;
+    let proxy = Proxy::start(&[up.url()], GENERIC_POLICY, &[]);
+    let body = proxy.dir.path().join("body.bin");
+    std::fs::write(&body, vec![b'a'; 256 * 1024]).expect("body");
+    let url = proxy.url("/upload?q=%3Cscript%3Ealert(1)%3C/script%3E");
+    let mut failures = Vec::new();
+    for i in 0..30 {
+        let (body, url) = (body.clone(), url.clone());
+        let out = tokio::task::spawn_blocking(move || {
+            std::process::Command::new("curl")
+                .args(["-sS", "--http2-prior-knowledge", "--max-time", "10"])
+                .arg("--data-binary")
+                .arg(format!("@{}", body.display()))
+                .arg(&url)
+                .output()
+        })
+        .await
+        .expect("task")
+        .expect("curl");
+        let page = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() || !page.contains("Request Rejected") {
+            failures.push(format!(
+                "try {i}: {} {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of 30 failed: {failures:?}",
+        failures.len()
+    );
+    assert_eq!(up.hits(), 0);
+}

@@ -2,8 +2,6 @@
 
 mod proxy_support;
 
-use std::sync::Arc;
-
 use bytes::Bytes;
 use http::Request;
 use http_body_util::Full;
@@ -120,37 +118,9 @@ async fn trailers_pass_over_http1_chunked() {
 
 #[tokio::test]
 async fn h2_over_tls_downstream() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let up = Upstream::start().await;
-    let ck = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("rcgen");
-    let dir = tempfile::tempdir().expect("tmp");
-    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
-    std::fs::write(&cert, ck.cert.pem()).expect("cert");
-    std::fs::write(&key, ck.signing_key.serialize_pem()).expect("key");
-    let proxy = Proxy::start(
-        &[up.url()],
-        PASS_POLICY,
-        &[
-            "--tls-cert",
-            cert.to_str().expect("path"),
-            "--tls-key",
-            key.to_str().expect("path"),
-        ],
-    );
-
-    let mut roots = rustls::RootCertStore::empty();
-    roots.add(ck.cert.der().clone()).expect("root");
-    let mut cfg = rustls::ClientConfig::builder()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    cfg.alpn_protocols = vec![b"h2".to_vec()];
-    let tcp = tokio::net::TcpStream::connect(proxy.addr)
-        .await
-        .expect("tcp");
-    let tls = tokio_rustls::TlsConnector::from(Arc::new(cfg))
-        .connect("localhost".try_into().expect("name"), tcp)
-        .await
-        .expect("tls");
+    let proxy = TlsProxy::start(&[up.url()], PASS_POLICY, &[]);
+    let tls = proxy.connect(&[b"h2"]).await;
     assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
     let (mut send, conn) =
         hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tls))

@@ -2,7 +2,8 @@
 //! WebSocket echo upstream (RFC 6455 handshake and frames, with tokio), a raw client. The upgrade
 //! request is inspected (a blocked one never reaches the upstream), frames flow both ways after
 //! `101`, a declined upgrade closes the client connection so nothing sent after the upgrade head is
-//! read as HTTP, idle tunnels are closed, and the tunnel count is capped.
+//! read as HTTP, idle tunnels are closed, the tunnel count is capped, and no other protocol (h2c,
+//! any token) ever opens a tunnel.
 
 mod proxy_support;
 
@@ -12,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use base64::Engine as _;
-use proxy_support::{PASS_POLICY, Proxy};
+use proxy_support::{GENERIC_POLICY, PASS_POLICY, Proxy};
 use sha1::Digest;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -258,4 +259,108 @@ async fn idle_tunnels_are_closed_and_their_number_is_capped() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let (_third, head) = handshake(proxy.addr, "/chat").await;
     assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+}
+
+/// An upstream that switches to whatever protocol a request names (and, with `always`, answers
+/// `101` even to a request that names none), then records every byte it receives.
+async fn switching_upstream(always: bool) -> (SocketAddr, Arc<parking_lot::Mutex<Vec<u8>>>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let seen = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let record = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            let record = record.clone();
+            tokio::spawn(async move {
+                loop {
+                    let head = read_head(&mut s).await;
+                    if head.is_empty() {
+                        return;
+                    }
+                    record.lock().extend_from_slice(head.as_bytes());
+                    let protocol = header(&head, "upgrade").map(str::to_string);
+                    if protocol.is_none() && !always {
+                        let ok = "HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+                        if s.write_all(ok.as_bytes()).await.is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                    let answer = format!(
+                        "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: {}\r\n\r\n",
+                        protocol.as_deref().unwrap_or("h2c")
+                    );
+                    if s.write_all(answer.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n) = s.read(&mut buf).await {
+                        if n == 0 {
+                            return;
+                        }
+                        record.lock().extend_from_slice(&buf[..n]);
+                    }
+                    return;
+                }
+            });
+        }
+    });
+    (addr, seen)
+}
+
+#[tokio::test]
+async fn h2c_and_unknown_upgrades_open_no_uninspected_tunnel() {
+    let (addr, seen) = switching_upstream(false).await;
+    let proxy = Proxy::start(&[format!("http://{addr}")], GENERIC_POLICY, &[]);
+    let attack = "GET /a?x=%3Cscript%3Ealert(1)%3C/script%3E HTTP/1.1\r\nHost: a\r\n\r\n";
+    for upgrade in [
+        "Connection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAARAAAAAAAIAAAAA\r\n",
+        "Connection: Upgrade\r\nUpgrade: foo\r\n",
+        "Connection: Upgrade\r\nUpgrade: websocket, h2c\r\n",
+    ] {
+        let mut s = TcpStream::connect(proxy.addr).await.expect("connect");
+        let head = format!("GET /chat HTTP/1.1\r\nHost: a\r\n{upgrade}\r\n");
+        s.write_all(head.as_bytes()).await.expect("write");
+        let answer = read_head(&mut s).await;
+        assert!(answer.starts_with("HTTP/1.1 200"), "{upgrade}: {answer}");
+        let mut ok = [0u8; 2];
+        s.read_exact(&mut ok).await.expect("body");
+        // Had a tunnel been joined, this would reach the upstream uninspected.
+        s.write_all(attack.as_bytes()).await.expect("write");
+        let answer = read_head(&mut s).await;
+        assert!(!answer.starts_with("HTTP/1.1 101"), "{upgrade}: {answer}");
+        assert!(
+            answer.starts_with("HTTP/1.1 200 OK") && header(&answer, "connection") == Some("close"),
+            "{upgrade}: the block page expected, got {answer}"
+        );
+    }
+    let seen = String::from_utf8_lossy(&seen.lock()).to_ascii_lowercase();
+    assert!(!seen.contains("upgrade:"), "{seen}");
+    assert!(!seen.contains("http2-settings"), "{seen}");
+    assert!(!seen.contains("script"), "{seen}");
+    let events = proxy.events_containing("VIOL_ATTACK_SIGNATURE");
+    assert!(events.contains("VIOL_ATTACK_SIGNATURE"), "{events}");
+}
+
+#[tokio::test]
+async fn a_member_that_switches_protocols_unasked_gets_no_tunnel() {
+    let (addr, seen) = switching_upstream(true).await;
+    let proxy = Proxy::start(&[format!("http://{addr}")], PASS_POLICY, &[]);
+    // The fast path (no body) and the general path (a body) both refuse the 101.
+    for request in [
+        "GET /x HTTP/1.1\r\nHost: a\r\n\r\n",
+        "POST /x HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nhi",
+    ] {
+        let mut s = TcpStream::connect(proxy.addr).await.expect("connect");
+        s.write_all(request.as_bytes()).await.expect("write");
+        let answer = read_head(&mut s).await;
+        assert!(answer.starts_with("HTTP/1.1 502"), "{request}: {answer}");
+        // Bytes of another protocol: through a tunnel they would reach the member as they are.
+        let _ = s.write_all(b"TUNNELLED BYTES\r\n\r\n").await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let seen = String::from_utf8_lossy(&seen.lock()).into_owned();
+    assert!(!seen.contains("TUNNELLED"), "{seen}");
 }

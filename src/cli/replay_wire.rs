@@ -75,17 +75,18 @@ fn run(policy: &Arc<CompiledPolicy>, limits: &Limits, raw: &[u8]) -> (Outcome, V
         }
         Ok(None) => return (Outcome::Incomplete("request head"), Vec::new()),
     };
-    let (framing, parts) = match head::parse_scanned(&raw[..end], &lim, build_parts) {
-        Err(r) => return refused(r),
-        Ok((f, Some(parts))) => (f, parts),
-        // What hyper refuses after the validator: a target or field `http` cannot represent.
-        Ok((_, None)) => {
-            return refused(Reject {
-                status: 400,
-                reason: "request head not representable",
-            });
-        }
-    };
+    let (framing, parts) =
+        match head::parse_scanned(&raw[..end], &lim, |t| Uri::try_from(t).ok(), build_parts) {
+            Err(r) => return refused(r),
+            Ok((f, Some(parts))) => (f, parts),
+            // What hyper refuses after the validator: a target or field `http` cannot represent.
+            Ok((_, None)) => {
+                return refused(Reject {
+                    status: 400,
+                    reason: "request head not representable",
+                });
+            }
+        };
     let mut parts = parts;
     if !parts.headers.contains_key(HOST)
         && let Some(a) = parts.uri.authority()
@@ -145,9 +146,8 @@ fn run(policy: &Arc<CompiledPolicy>, limits: &Limits, raw: &[u8]) -> (Outcome, V
 }
 
 /// The request head as hyper hands it to the service; `None` where hyper answers 400.
-fn build_parts(req: &httparse::Request<'_, '_>) -> Option<http::request::Parts> {
+fn build_parts(req: &httparse::Request<'_, '_>, uri: Uri) -> Option<http::request::Parts> {
     let method = Method::from_bytes(req.method?.as_bytes()).ok()?;
-    let uri = Uri::try_from(req.path?).ok()?;
     let mut headers = HeaderMap::with_capacity(req.headers.len());
     for h in req.headers.iter() {
         let name = HeaderName::from_bytes(h.name.as_bytes()).ok()?;

@@ -62,6 +62,8 @@ impl MgmtState {
         };
         for s in self.topology.apply(specs) {
             if let Some(e) = s.error {
+                // The data plane reports, the caller logs: once, naming the virtual server.
+                tracing::error!(virtual_server = %s.name, "listener not started: {e}");
                 errors.insert(s.name, e);
             }
         }

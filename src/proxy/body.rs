@@ -17,6 +17,8 @@ use hyper::body::Incoming;
 use parking_lot::Mutex;
 use tokio::sync::{mpsc, watch};
 
+use super::limits::Limits;
+use super::pace::Paced;
 use super::upstream::{BoxError, ProxyBody};
 use crate::waf::{Step, Transaction};
 
@@ -43,15 +45,15 @@ pub enum Signal {
 struct Stopped(&'static str);
 
 /// A body that fails (and sets `over`) once more than `max` bytes have passed.
-pub struct Capped {
-    inner: Incoming,
+pub struct Capped<B> {
+    inner: B,
     seen: u64,
     max: u64,
     over: Arc<AtomicBool>,
 }
 
-impl Capped {
-    pub fn new(inner: Incoming, max: u64, over: Arc<AtomicBool>) -> Capped {
+impl<B> Capped<B> {
+    pub fn new(inner: B, max: u64, over: Arc<AtomicBool>) -> Capped<B> {
         Capped {
             inner,
             seen: 0,
@@ -61,7 +63,11 @@ impl Capped {
     }
 }
 
-impl Body for Capped {
+impl<B> Body for Capped<B>
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: Into<BoxError>,
+{
     type Data = Bytes;
     type Error = BoxError;
 
@@ -81,7 +87,7 @@ impl Body for Capped {
                 }
                 Poll::Ready(Some(Ok(f)))
             }
-            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(Box::new(e)))),
+            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e.into()))),
             Poll::Ready(None) => Poll::Ready(None),
             Poll::Pending => Poll::Pending,
         }
@@ -94,6 +100,25 @@ impl Body for Capped {
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
     }
+}
+
+/// Reads and discards the rest of an HTTP/2 request body that was answered before it was read (a
+/// block at the headers, a refusal), so that the client's stream ends with its own END_STREAM.
+/// Dropping the body would reset the stream instead, and some clients (curl 7.88) then drop the
+/// answer they were sent, even for a reset with `NO_ERROR`. Bounded by the body limit and the pace
+/// limits, like any body.
+pub fn discard(body: Incoming, lim: &Limits) {
+    let mut body = Paced::new(body, lim, Arc::new(AtomicBool::new(false)));
+    let max = lim.max_body_bytes;
+    tokio::spawn(async move {
+        let mut seen = 0u64;
+        while let Some(Ok(frame)) = body.frame().await {
+            seen += frame.data_ref().map_or(0, |d| d.len() as u64);
+            if seen > max {
+                return;
+            }
+        }
+    });
 }
 
 /// The receiving end of the pump, as a body for the upstream request.
@@ -115,8 +140,10 @@ impl Body for ChannelBody {
 pub trait Inspector: Send + 'static {
     /// One chunk of the body, in order.
     fn body(&mut self, chunk: &[u8]) -> Step;
-    /// The end of the body (or of the inspected part).
+    /// The end of the body.
     fn end(&mut self) -> Step;
+    /// The body is longer than the `limit` bytes the proxy holds for inspection.
+    fn overflow(&mut self, limit: u64) -> Step;
 }
 
 impl Inspector for SharedTx {
@@ -131,6 +158,13 @@ impl Inspector for SharedTx {
     fn end(&mut self) -> Step {
         match self.lock().as_mut() {
             Some(t) => t.on_request_end(),
+            None => Step::Forward,
+        }
+    }
+
+    fn overflow(&mut self, limit: u64) -> Step {
+        match self.lock().as_mut() {
+            Some(t) => t.on_request_overflow(limit),
             None => Step::Forward,
         }
     }
@@ -232,8 +266,10 @@ impl<I: Inspector> Pump<I> {
                         let unreleased = (self.held_bytes as u64)
                             .saturating_sub(self.allowed.saturating_sub(self.sent));
                         if self.inspecting && unreleased > inspect_max as u64 {
-                            // Past the inspection limit: decide on what was seen, stream the rest.
-                            if self.tx.end() == Step::Block {
+                            // Past the inspection limit: the engine decides on what it saw (the
+                            // overflow is a violation, blocking by default); if it lets the
+                            // request go, the rest streams uninspected.
+                            if self.tx.overflow(inspect_max as u64) == Step::Block {
                                 return self.stop(Signal::Blocked).await;
                             }
                             self.inspecting = false;
@@ -337,6 +373,9 @@ mod tests {
             self.steps.pop_front().unwrap_or(Step::InspectBody)
         }
         fn end(&mut self) -> Step {
+            self.end_step
+        }
+        fn overflow(&mut self, _limit: u64) -> Step {
             self.end_step
         }
     }

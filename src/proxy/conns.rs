@@ -22,6 +22,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use http::header::{CONTENT_LENGTH, HeaderValue, TRANSFER_ENCODING};
 use http::uri::{Authority, Scheme};
 use http::{Request, Response, Uri, Version};
 use http_body::{Body, Frame, SizeHint};
@@ -272,6 +273,12 @@ impl Clients {
         mut req: Request<ProxyBody>,
     ) -> Result<Response<ProxyBody>, SendError> {
         *req.version_mut() = Version::HTTP_11;
+        if !req.headers().contains_key(CONTENT_LENGTH) && !req.body().is_end_stream() {
+            // hyper's client sends a GET or HEAD body of unknown length only when the request says
+            // it is chunked (it assumes those methods have none); other methods get it anyway.
+            req.headers_mut()
+                .insert(TRANSFER_ENCODING, HeaderValue::from_static("chunked"));
+        }
         loop {
             let (mut tx, pooled) = match host.checkout() {
                 Some(tx) => (tx, true),
@@ -392,6 +399,8 @@ async fn send_on_h2(
     mut req: Request<ProxyBody>,
 ) -> Result<Response<ProxyBody>, SendError> {
     *req.version_mut() = Version::HTTP_2;
+    // Set for an HTTP/1.1 connection that ALPN turned into HTTP/2, where framing is the protocol's.
+    req.headers_mut().remove(TRANSFER_ENCODING);
     let scheme = if host.tls {
         Scheme::HTTPS
     } else {

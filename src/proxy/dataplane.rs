@@ -205,10 +205,9 @@ impl Topology for Dataplane {
                 Ok((addr, r)) => {
                     running.insert(addr, r);
                 }
-                Err(e) => {
-                    tracing::error!(listener = %spec.name, "{e}");
-                    statuses[i].error = Some(e);
-                }
+                // Returned, not logged: the caller reports it once (an exit message, a
+                // virtual server's status).
+                Err(e) => statuses[i].error = Some(e),
             }
         }
         statuses

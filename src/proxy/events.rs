@@ -2,7 +2,7 @@
 //! subscriber through its own bounded queue. The request path never waits: when a subscriber's
 //! queue is full the event is dropped for that subscriber and counted
 //! (`portcullis_events_dropped_total{subscriber}`). Subscribers consume on their own threads or
-//! tasks: the JSON-line event log (file or stderr) is one; a management plane adds its own
+//! tasks: the JSON-line event log (file or stdout) is one; a management plane adds its own
 //! (store, remote logging) with [`EventSink::subscribe`] without the data plane knowing them.
 //!
 //! Imports: `waf::SecurityEvent`, `super::metrics`.
@@ -77,7 +77,8 @@ impl EventSink {
     }
 
     /// A sink whose one subscriber appends JSON lines to `path` (created if missing), or writes
-    /// them to stderr when `path` is `None`.
+    /// them to stdout when `path` is `None`: their own stream, apart from the diagnostic logs on
+    /// stderr, so `portcullis proxy ... | jq` reads nothing but events.
     pub fn open(path: Option<&Path>) -> std::io::Result<EventSink> {
         Self::open_counted(path, None)
     }
@@ -94,7 +95,7 @@ impl EventSink {
                     .append(true)
                     .open(p)?,
             ),
-            None => Box::new(std::io::stderr()),
+            None => Box::new(std::io::stdout()),
         };
         let sink = EventSink::new(metrics);
         let stream = sink.subscribe("log", LOG_QUEUE);

@@ -4,10 +4,12 @@
 //! Body bytes pass straight through (the wrapper only counts them, and follows chunk sizes, so it
 //! knows where the next head of a keep-alive connection starts). Head bytes are held until the
 //! head is complete and valid. A rejected head is replaced by a synthetic request carrying
-//! [`super::head::REJECT_HEADER`], which the service answers with the status (and `Connection:
-//! close`), so the answer is ordered after any pipelined responses and nothing reaches an upstream.
+//! [`super::head::REJECT_HEADER`] ([`super::refuse`]), which the service answers with the status
+//! (and `Connection: close`), so the answer is ordered after the responses to the requests
+//! pipelined before it and nothing of it reaches an upstream.
 //! A head that does not complete within the header timeout, counted from its first byte, ends the
-//! connection (slowloris). HTTP/2 connections (prior knowledge or ALPN `h2`) pass through untouched.
+//! connection (slowloris), and so does a new connection that sends nothing for that long. HTTP/2
+//! connections (prior knowledge or ALPN `h2`) pass through untouched once their first bytes came.
 //!
 //! An upgrade request (WebSocket, [`Framing::Upgrade`]) arms the connection's [`UpgradeLatch`]: the
 //! bytes after its head are held, never read as HTTP/1. When the service switches protocols (it
@@ -27,7 +29,8 @@ use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::Sleep;
 
-use super::head::{self, Framing, HeadLimits, REJECT_HEADER};
+use super::head::{self, Framing, HeadLimits};
+use super::refuse;
 
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 /// Longest chunk-size or trailer line accepted.
@@ -92,6 +95,9 @@ pub struct Guard<S> {
     deadline: Option<Pin<Box<Sleep>>>,
     eof: bool,
     latch: Option<Arc<UpgradeLatch>>,
+    /// Nothing has been read from the connection yet: its first bytes (a head, or the HTTP/2
+    /// preface) are due within the header timeout too.
+    fresh: bool,
 }
 
 impl<S> Guard<S> {
@@ -127,6 +133,7 @@ impl<S> Guard<S> {
             deadline: None,
             eof: false,
             latch: None,
+            fresh: true,
         }
     }
 
@@ -142,6 +149,7 @@ impl<S> Guard<S> {
         let state = if sniff { State::Sniff } else { State::Head };
         let mut g = Self::with_state(inner, lim, header_timeout, state);
         g.raw = buffered;
+        g.fresh = false;
         g
     }
 
@@ -158,15 +166,18 @@ impl<S> Guard<S> {
             reason = r.reason,
             "request head rejected"
         );
+        if self.state == State::Head {
+            // At a head boundary `ready` holds whole requests that came before the refused one:
+            // they are served and answered first.
+            let synthetic = refuse::synthetic_request(r, &self.raw);
+            self.ready.extend_from_slice(&synthetic);
+        } else {
+            // Inside a body: the request it belongs to cannot be completed.
+            self.ready.clear();
+            self.ready
+                .extend_from_slice(&refuse::synthetic_request(r, b""));
+        }
         self.raw.clear();
-        self.ready.clear();
-        self.ready.extend_from_slice(
-            format!(
-                "GET / HTTP/1.1\r\nhost: portcullis.invalid\r\n{REJECT_HEADER}: {} {}\r\n\r\n",
-                r.status, r.reason
-            )
-            .as_bytes(),
-        );
         self.state = State::Rejected;
         self.deadline = None;
     }
@@ -350,10 +361,11 @@ impl<S: AsyncRead + Unpin> AsyncRead for Guard<S> {
             if this.eof {
                 return Poll::Ready(Ok(()));
             }
-            if this.state == State::Pass && this.raw.is_empty() {
+            if this.state == State::Pass && this.raw.is_empty() && !this.fresh {
                 return Pin::new(&mut this.inner).poll_read(cx, buf);
             }
-            if this.state == State::Head && !this.raw.is_empty() {
+            let head_due = this.state == State::Head && !this.raw.is_empty();
+            if head_due || (this.fresh && this.raw.is_empty()) {
                 let timeout = this.header_timeout;
                 let sleep = this
                     .deadline
@@ -377,6 +389,10 @@ impl<S: AsyncRead + Unpin> AsyncRead for Guard<S> {
             if got == 0 {
                 this.eof = true;
                 continue;
+            }
+            if this.fresh {
+                this.fresh = false;
+                this.deadline = None;
             }
             if this.raw.is_empty() {
                 match this.state {
@@ -476,22 +492,25 @@ mod tests {
 
     #[tokio::test]
     async fn keep_alive_heads_and_bodies_pass_unchanged() {
-        let input = b"POST /a HTTP/1.1\r\nContent-Length: 3\r\n\r\nabcPOST /b HTTP/1.1\r\n\
-            Transfer-Encoding: chunked\r\n\r\n3\r\nxyz\r\n0\r\nT: 1\r\n\r\nGET /c HTTP/1.1\r\n\r\n";
+        let input =
+            b"POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\n\r\nabcPOST /b HTTP/1.1\r\n\
+            Host: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nxyz\r\n0\r\nT: 1\r\n\r\n\
+            GET /c HTTP/1.1\r\nHost: a\r\n\r\n";
         assert_eq!(through(input).await, input.to_vec());
     }
 
     #[tokio::test]
     async fn a_smuggled_second_head_is_replaced() {
-        let input = b"GET /a HTTP/1.1\r\n\r\nPOST /b HTTP/1.1\r\nContent-Length: 4\r\n\
+        let input = b"GET /a HTTP/1.1\r\nHost: a\r\n\r\nPOST /b HTTP/1.1\r\nContent-Length: 4\r\n\
             Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n";
         let out = String::from_utf8(through(input).await).expect("utf8");
         assert!(
-            out.starts_with("GET /a HTTP/1.1\r\n\r\nGET / HTTP/1.1\r\n"),
+            out.starts_with("GET /a HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\n"),
             "{out}"
         );
         assert!(out.contains("x-portcullis-reject: 400"), "{out}");
-        assert!(!out.contains("POST"), "{out}");
+        // The refused head is carried for the event, never passed as a head.
+        assert!(!out.lines().any(|l| l.starts_with("POST")), "{out}");
     }
 
     #[tokio::test]

@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use http::header::{CONNECTION, CONTENT_LENGTH, HOST, HeaderName, HeaderValue, UPGRADE};
-use http::{HeaderMap, Request, Response, StatusCode};
+use http::{HeaderMap, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Empty};
 use hyper::body::Incoming;
 use parking_lot::Mutex;
@@ -22,7 +22,9 @@ use super::conns::SendError;
 use super::deadline;
 use super::events::EventSink;
 use super::guard::UpgradeLatch;
-use super::head::REJECT_HEADER;
+use super::head::{REJECT_HEADER, valid_authority};
+use super::pace::Paced;
+use super::refuse::Refusal;
 
 /// [`REJECT_HEADER`] and `X-Forwarded-For` as names, parsed once.
 const REJECT: HeaderName = HeaderName::from_static(REJECT_HEADER);
@@ -91,7 +93,10 @@ pub async fn handle(
 ) -> Response<ProxyBody> {
     let started = Instant::now();
     let upgrading = upgrade::requested(&req, &conn);
-    let mut res = run(req, &site, &shared, &conn, upgrading).await;
+    let h2 = req.version() == http::Version::HTTP_2;
+    let (head, body) = req.into_parts();
+    let mut unread = Some(body);
+    let mut res = run(head, &mut unread, &site, &shared, &conn, upgrading).await;
     if upgrading && res.status() != StatusCode::SWITCHING_PROTOCOLS {
         // The guard holds what the client sent after its upgrade head: never read it as HTTP/1.
         res.headers_mut()
@@ -99,40 +104,42 @@ pub async fn handle(
     }
     site.counters
         .request(res.status().as_u16(), started.elapsed().as_secs_f64());
+    if let Some(b) = unread.filter(|b| h2 && !http_body::Body::is_end_stream(b)) {
+        // Answered before its body was read: the stream must still end cleanly. (An HTTP/1
+        // answer closes the connection instead.)
+        body::discard(b, &shared.limits);
+    }
     res
 }
 
+/// Runs the phases for one request; takes the body out of `unread` when it reads it.
 async fn run(
-    req: Request<Incoming>,
+    mut head: http::request::Parts,
+    unread: &mut Option<Incoming>,
     site: &Site,
     shared: &Shared,
     conn: &Conn,
     upgrading: bool,
 ) -> Response<ProxyBody> {
-    if let Some(v) = req.headers().get(REJECT) {
-        return rejected(v);
+    if let Some(v) = head.headers.get(REJECT) {
+        return Refusal::carried(v).answer(site, shared, conn);
     }
-    let lim = shared.limits;
-    let pq_len = req.uri().path_and_query().map_or(1, |p| p.as_str().len());
-    if pq_len > lim.max_url_bytes {
-        return simple(StatusCode::URI_TOO_LONG, "request target too long\n", true);
-    }
-    if req.headers().len() > lim.max_headers {
-        return simple(
-            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            "too many header fields\n",
-            true,
-        );
+    if let Err((status, reason)) = check_head(&head, &shared.limits) {
+        let refusal = Refusal {
+            status,
+            reason: reason.to_string(),
+            method: head.method.to_string(),
+            target: head.uri.to_string(),
+        };
+        return refusal.answer(site, shared, conn);
     }
     if site.redirect_to_https {
-        return redirect(&req);
+        return redirect(&head);
     }
-    let (mut head, incoming) = req.into_parts();
-    if !head.headers.contains_key(HOST)
-        && let Some(a) = head.uri.authority()
-        && let Ok(v) = HeaderValue::from_str(a.as_str())
-    {
-        head.headers.insert(HOST, v);
+    let lim = shared.limits;
+    if let Some(a) = head.uri.authority() {
+        // An absolute-form target's (or HTTP/2's `:authority`) authority wins over `Host`.
+        set_host(&mut head.headers, a);
     }
     let declared = head
         .headers
@@ -166,6 +173,9 @@ async fn run(
         return blocked(&tx, site, shared);
     }
     let tx: SharedTx = Arc::new(Mutex::new(Some(tx)));
+    if head.method == Method::CONNECT {
+        return refuse_connect(step, &tx, site, shared);
+    }
     if step == Step::Block {
         return blocked(&tx, site, shared);
     }
@@ -178,32 +188,37 @@ async fn run(
     if let (true, Some(p), Some(latch)) = (upgrading, protocol, conn.upgrade.as_deref()) {
         return upgrade::forward(site, shared, head, p, &tx, latch).await;
     }
-
-    // Set by an uninspected body that went over the limit (allocated only for such a body).
+    // Set by an uninspected body that went over the limit, and by a body cut for its pace
+    // (allocated only for a request with a body).
     let mut over: Option<Arc<AtomicBool>> = None;
-    let empty = http_body::Body::is_end_stream(&incoming);
-    let (upbody, mut signal) = if empty {
-        (None, None)
-    } else if step == Step::InspectBody {
-        let (b, s) = body::inspect(
-            incoming,
-            tx.clone(),
-            lim.max_body_bytes,
-            lim.inspection_bytes,
-        );
-        (Some(b), Some(s))
-    } else {
-        let flag = over.insert(Arc::new(AtomicBool::new(false))).clone();
-        let capped = Capped::new(incoming, lim.max_body_bytes, flag);
-        (Some(capped.boxed_unsync()), None)
+    let mut slow: Option<Arc<AtomicBool>> = None;
+    let incoming = unread
+        .take()
+        .filter(|b| !http_body::Body::is_end_stream(b))
+        .map(|b| {
+            let flag = slow.insert(Arc::new(AtomicBool::new(false))).clone();
+            Paced::new(b, &lim, flag)
+        });
+    let (upbody, mut signal) = match incoming {
+        None => (None, None),
+        Some(b) if step == Step::InspectBody => {
+            let (b, s) = body::inspect(b, tx.clone(), lim.max_body_bytes, lim.inspection_bytes);
+            (Some(b), Some(s))
+        }
+        Some(b) => {
+            let flag = over.insert(Arc::new(AtomicBool::new(false))).clone();
+            let capped = Capped::new(b, lim.max_body_bytes, flag);
+            (Some(capped.boxed_unsync()), None)
+        }
     };
+    let too_slow = || slow.as_ref().is_some_and(|s| s.load(Ordering::Relaxed));
     if let Some(s) = signal.as_mut() {
         let outcome = s.wait_for(|s| *s != Signal::Pending).await.map(|s| *s);
         match outcome {
             Ok(Signal::Go) => {}
             Ok(Signal::Blocked) => return blocked(&tx, site, shared),
             Ok(Signal::TooLarge) => return too_large(&tx, site, shared),
-            _ => return client_gone(&tx, site, shared),
+            _ => return client_gone(&tx, site, shared, too_slow()),
         }
     }
 
@@ -237,10 +252,18 @@ async fn run(
             if late == Some(Signal::TooLarge) || over.is_some_and(|o| o.load(Ordering::Relaxed)) {
                 return too_large(&tx, site, shared);
             }
+            if too_slow() {
+                return client_gone(&tx, site, shared, true);
+            }
             return upstream_failed(f, &tx, site, shared);
         }
     };
 
+    if res.status() == StatusCode::SWITCHING_PROTOCOLS {
+        // Never join a tunnel the request did not ask for (its `Upgrade` was not forwarded).
+        let why = "101 Switching Protocols to a request without an upgrade".to_string();
+        return upstream_failed(Failure::Other(why), &tx, site, shared);
+    }
     let (mut parts, rbody) = res.into_parts();
     let step = match tx.lock().as_mut() {
         Some(t) => t.on_response_headers(parts.status.as_u16(), &parts.headers),
@@ -381,6 +404,22 @@ pub(super) fn log_transaction(
         }
         ev.virtual_server = site.name.clone();
         ev.response_code = status.as_u16();
+        if let Some(gate) = &site.access {
+            // API keys sent in the query are never logged: not in the URI, not as the excerpt of
+            // a violation found in that parameter.
+            let profile = gate.profile();
+            if let std::borrow::Cow::Owned(masked) = profile.mask_credentials(&ev.uri) {
+                ev.uri = masked;
+            }
+            for v in &mut ev.violations {
+                if v.name
+                    .as_deref()
+                    .is_some_and(|n| profile.query_credentials().any(|q| q == n))
+                {
+                    v.snippet = "********".into();
+                }
+            }
+        }
         shared.events.write(ev);
     }
 }
@@ -409,9 +448,36 @@ fn too_large(tx: &SharedTx, site: &Site, shared: &Shared) -> Response<ProxyBody>
     )
 }
 
-fn client_gone(tx: &SharedTx, site: &Site, shared: &Shared) -> Response<ProxyBody> {
-    log_phase(tx, site, shared, StatusCode::BAD_REQUEST);
-    simple(StatusCode::BAD_REQUEST, "request body incomplete\n", true)
+/// The answer to CONNECT: the proxy opens no tunnels to arbitrary hosts, so it is 501 after the
+/// policy had its say; a policy that blocks it gets its page, as 403 when the page is 2xx (any 2xx
+/// answer to CONNECT opens a tunnel and carries no body, RFC 9110 9.3.6).
+fn refuse_connect(step: Step, tx: &SharedTx, site: &Site, shared: &Shared) -> Response<ProxyBody> {
+    let res = if step == Step::Block {
+        let mut res = block_or_reject(tx.lock().as_ref().map(Transaction::block_response));
+        if res.status().is_success() {
+            *res.status_mut() = StatusCode::FORBIDDEN;
+        }
+        res
+    } else {
+        simple(
+            StatusCode::NOT_IMPLEMENTED,
+            "CONNECT is not supported\n",
+            true,
+        )
+    };
+    log_phase(tx, site, shared, res.status());
+    res
+}
+
+/// The client's body broke off, or was cut for its pace (`slow`: 408).
+fn client_gone(tx: &SharedTx, site: &Site, shared: &Shared, slow: bool) -> Response<ProxyBody> {
+    let (status, text) = if slow {
+        (StatusCode::REQUEST_TIMEOUT, "request body too slow\n")
+    } else {
+        (StatusCode::BAD_REQUEST, "request body incomplete\n")
+    };
+    log_phase(tx, site, shared, status);
+    simple(status, text, true)
 }
 
 pub(super) fn upstream_failed(
@@ -456,35 +522,59 @@ pub(super) fn failure_reply(f: Failure, shared: &Shared) -> Response<ProxyBody> 
     simple(status, text, false)
 }
 
-/// Answers the synthetic request the head guard puts in place of a rejected head.
-fn rejected(v: &HeaderValue) -> Response<ProxyBody> {
-    let text = v.to_str().unwrap_or("400 bad request");
-    let (code, reason) = text.split_once(' ').unwrap_or(("400", "bad request"));
-    let status = code
-        .parse::<u16>()
-        .ok()
-        .and_then(|c| StatusCode::from_u16(c).ok())
-        .unwrap_or(StatusCode::BAD_REQUEST);
-    tracing::info!(
-        status = status.as_u16(),
-        reason,
-        "request refused before forwarding"
-    );
-    simple(status, &format!("{reason}\n"), true)
-}
-
-fn redirect(req: &Request<Incoming>) -> Response<ProxyBody> {
-    let host = req
-        .headers()
+fn redirect(head: &http::request::Parts) -> Response<ProxyBody> {
+    let host = head
+        .headers
         .get(HOST)
         .and_then(|h| h.to_str().ok())
-        .or_else(|| req.uri().authority().map(|a| a.as_str()))
+        .or_else(|| head.uri.authority().map(|a| a.as_str()))
         .unwrap_or("localhost");
     let host = host.split(':').next().unwrap_or(host);
-    let pq = req.uri().path_and_query().map_or("/", |p| p.as_str());
+    let pq = head.uri.path_and_query().map_or("/", |p| p.as_str());
     let mut res = simple(StatusCode::FOUND, "", false);
     if let Ok(v) = HeaderValue::from_str(&format!("https://{host}{pq}")) {
         res.headers_mut().insert(http::header::LOCATION, v);
     }
     res
+}
+
+/// Sets `Host` to `authority` (the target's authority wins over the field, RFC 9112 3.2.2).
+pub(super) fn set_host(h: &mut HeaderMap, authority: &http::uri::Authority) {
+    if let Ok(v) = HeaderValue::from_str(authority.as_str()) {
+        h.insert(HOST, v);
+    }
+}
+
+/// The checks of a head that did not come through the HTTP/1 guard (HTTP/2): the limits, and a
+/// `host` field that must name the same authority as `:authority` (RFC 9113 8.3.1), once.
+fn check_head(head: &http::request::Parts, lim: &Limits) -> Result<(), (StatusCode, &'static str)> {
+    let pq_len = head.uri.path_and_query().map_or(1, |p| p.as_str().len());
+    if pq_len > lim.max_url_bytes {
+        return Err((StatusCode::URI_TOO_LONG, "request target too long"));
+    }
+    if head.headers.len() > lim.max_headers {
+        return Err((
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "too many header fields",
+        ));
+    }
+    if head.version != http::Version::HTTP_2 {
+        return Ok(());
+    }
+    let mut hosts = head.headers.get_all(HOST).iter();
+    let (Some(host), None) = (hosts.next(), hosts.next()) else {
+        return match head.headers.contains_key(HOST) {
+            true => Err((StatusCode::BAD_REQUEST, "more than one Host field")),
+            false => Ok(()),
+        };
+    };
+    match head.uri.authority() {
+        Some(a) if !a.as_str().eq_ignore_ascii_case(host.to_str().unwrap_or("")) => {
+            Err((StatusCode::BAD_REQUEST, "Host differs from :authority"))
+        }
+        None if !valid_authority(host.as_bytes(), false) => {
+            Err((StatusCode::BAD_REQUEST, "invalid Host field"))
+        }
+        _ => Ok(()),
+    }
 }

@@ -8,6 +8,8 @@
 
 use std::mem::MaybeUninit;
 
+use http::Uri;
+
 /// How the body that follows a valid head is delimited.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Framing {
@@ -17,9 +19,10 @@ pub enum Framing {
     Length(u64),
     /// `Transfer-Encoding: chunked`.
     Chunked,
-    /// No body, and the client asks to switch protocols (`Connection: upgrade` + `Upgrade`, HTTP/1.1,
-    /// e.g. WebSocket): what follows the head belongs to the new protocol if the server answers
-    /// `101`, and is never read as HTTP/1 either way.
+    /// No body, and the client asks to switch to WebSocket (`Connection: upgrade` + `Upgrade:
+    /// websocket`, HTTP/1.1; no other protocol is ever switched to): what follows the head
+    /// belongs to the new protocol if the server answers `101`, and is never read as HTTP/1
+    /// either way.
     Upgrade,
 }
 
@@ -105,15 +108,17 @@ pub fn validate_head(head: &[u8], lim: &HeadLimits) -> Result<Framing, Reject> {
 /// [`validate_head`] for a head already delimited by [`find_head_end`] (which rejected bare CR/LF
 /// and obs-fold on the way).
 pub fn validate_scanned(head: &[u8], lim: &HeadLimits) -> Result<Framing, Reject> {
-    parse_scanned(head, lim, |_| ()).map(|(framing, ())| framing)
+    parse_scanned(head, lim, |t| Uri::try_from(t).ok(), |_, _| ()).map(|(framing, ())| framing)
 }
 
-/// [`validate_scanned`] that also hands the parsed head to `build` (called only for a valid head),
-/// so a caller that needs the fields parses the head once.
+/// [`validate_scanned`] that also hands the parsed head and its target to `build` (called only for
+/// a valid head), so a caller that needs the fields parses the head once. `target` parses the
+/// request target (the fast path shares the head's bytes, the guard copies them).
 pub fn parse_scanned<T>(
     head: &[u8],
     lim: &HeadLimits,
-    build: impl FnOnce(&httparse::Request<'_, '_>) -> T,
+    target: impl FnOnce(&str) -> Option<Uri>,
+    build: impl FnOnce(&httparse::Request<'_, '_>, Uri) -> T,
 ) -> Result<(Framing, T), Reject> {
     if head.len() > lim.max_head_bytes {
         return Err(Reject {
@@ -153,10 +158,21 @@ pub fn parse_scanned<T>(
     let mut length: Option<u64> = None;
     let mut chunked = false;
     let mut te_seen = false;
-    let (mut upgrade, mut connection_upgrade) = (false, false);
+    let mut te_unsupported = false;
+    let mut host: Option<&[u8]> = None;
+    // `Some(true)`: one `Upgrade` field naming WebSocket alone.
+    let (mut upgrade, mut connection_upgrade) = (None::<bool>, false);
     for h in req.headers.iter() {
-        if h.name.eq_ignore_ascii_case("upgrade") {
-            upgrade = true;
+        if h.name.eq_ignore_ascii_case("host") {
+            if host.is_some() {
+                return Err(Reject::bad("more than one Host field"));
+            }
+            host = Some(h.value);
+        } else if h.name.eq_ignore_ascii_case("upgrade") {
+            // Only WebSocket is forwarded as an upgrade (the policy inspects its handshake);
+            // any other protocol, or a list, leaves an ordinary request (`Upgrade` is dropped).
+            let websocket = h.value.trim_ascii().eq_ignore_ascii_case(b"websocket");
+            upgrade = Some(upgrade.is_none() && websocket);
         } else if h.name.eq_ignore_ascii_case("connection") {
             connection_upgrade |= h
                 .value
@@ -187,6 +203,8 @@ pub fn parse_scanned<T>(
                     chunked = true;
                 } else if c.is_empty() {
                     return Err(Reject::bad("empty transfer coding"));
+                } else {
+                    te_unsupported = true;
                 }
             }
         } else if h.name.eq_ignore_ascii_case(REJECT_HEADER) {
@@ -203,16 +221,139 @@ pub fn parse_scanned<T>(
         if !chunked {
             return Err(Reject::bad("Transfer-Encoding without final chunked"));
         }
+        if te_unsupported {
+            // A coding the proxy cannot undo: forwarding the body as if it were plain chunked
+            // would drop the coding (and the inspection would see compressed bytes).
+            return Err(Reject {
+                status: 501,
+                reason: "unsupported transfer coding",
+            });
+        }
         Framing::Chunked
     } else {
         match length {
-            Some(0) | None if upgrade && connection_upgrade && !http10 => Framing::Upgrade,
+            Some(0) | None if upgrade == Some(true) && connection_upgrade && !http10 => {
+                Framing::Upgrade
+            }
             Some(0) | None => Framing::None,
             Some(n) => Framing::Length(n),
         }
     };
-    Ok((framing, build(&req)))
+    let uri = target(path).ok_or(Reject::bad("invalid request target"))?;
+    check_target(req.method.unwrap_or(""), path, &uri)?;
+    match host {
+        None if !http10 => return Err(Reject::bad("no Host field")),
+        Some(h) if !valid_authority(h, true) => return Err(Reject::bad("invalid Host field")),
+        _ => {}
+    }
+    Ok((framing, build(&req, uri)))
 }
+
+/// The request target's form must fit the method (RFC 9112 3.2): authority-form only for CONNECT,
+/// asterisk-form only for OPTIONS, origin- or absolute-form otherwise; an absolute-form target
+/// names an `http(s)` authority without user information.
+fn check_target(method: &str, raw: &str, uri: &Uri) -> Result<(), Reject> {
+    let connect = method == "CONNECT";
+    if raw == "*" {
+        return match method {
+            "OPTIONS" => Ok(()),
+            _ => Err(Reject::bad(
+                "asterisk-form target on a request other than OPTIONS",
+            )),
+        };
+    }
+    if raw.starts_with('/') {
+        return match connect {
+            false => Ok(()),
+            true => Err(Reject::bad("CONNECT without an authority-form target")),
+        };
+    }
+    let Some(authority) = uri.authority() else {
+        return Err(Reject::bad("invalid request target"));
+    };
+    if !valid_authority(authority.as_str().as_bytes(), false) {
+        return Err(Reject::bad("invalid authority in the request target"));
+    }
+    match (uri.scheme_str(), connect) {
+        (None, true) => Ok(()),
+        (None, false) => Err(Reject::bad(
+            "authority-form target on a request other than CONNECT",
+        )),
+        (Some(_), true) => Err(Reject::bad("CONNECT without an authority-form target")),
+        (Some(s), false) if s.eq_ignore_ascii_case("http") || s.eq_ignore_ascii_case("https") => {
+            Ok(())
+        }
+        (Some(_), false) => Err(Reject::bad(
+            "absolute-form target with a scheme other than http(s)",
+        )),
+    }
+}
+
+/// True for `host [":" port]` as a `Host` field or a target's authority holds it (RFC 9110 7.2,
+/// RFC 3986 3.2.2): a bracketed IP literal or a registered name (unreserved, sub-delims and
+/// percent signs: no `@`, `/`, `?`, `#` or spaces), then an optional port of digits. An empty
+/// value is valid only where `empty_ok` (a `Host` field when the target has no authority).
+pub fn valid_authority(v: &[u8], empty_ok: bool) -> bool {
+    if v.is_empty() {
+        return empty_ok;
+    }
+    let (host, port) = if v[0] == b'[' {
+        let Some(close) = memchr::memchr(b']', v) else {
+            return false;
+        };
+        let literal = &v[1..close];
+        if literal.is_empty()
+            || !literal.iter().all(|b| {
+                b.is_ascii_alphanumeric() || matches!(b, b':' | b'.' | b'%' | b'-' | b'_' | b'~')
+            })
+        {
+            return false;
+        }
+        match &v[close + 1..] {
+            [] => (literal, None),
+            [b':', port @ ..] => (literal, Some(port)),
+            _ => return false,
+        }
+    } else {
+        match memchr::memrchr(b':', v) {
+            Some(i) => (&v[..i], Some(&v[i + 1..])),
+            None => (v, None),
+        }
+    };
+    let reg_name =
+        v[0] == b'[' || (!host.is_empty() && host.iter().all(|&b| REG_NAME[usize::from(b)]));
+    reg_name && port.is_none_or(|p| p.iter().all(u8::is_ascii_digit))
+}
+
+/// Bytes of a registered name: unreserved, sub-delims and `%` (RFC 3986 3.2.2).
+const REG_NAME: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'%'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+            );
+        b += 1;
+    }
+    t
+};
 
 fn parse_length(v: &[u8]) -> Result<u64, Reject> {
     if v.is_empty() || v.len() > 19 || !v.iter().all(u8::is_ascii_digit) {
@@ -260,33 +401,82 @@ mod tests {
             Ok(Framing::Length(5))
         );
         assert_eq!(
-            check("POST / HTTP/1.1\r\nContent-Length: 5\r\ncontent-length: 5\r\n\r\n"),
+            check("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\ncontent-length: 5\r\n\r\n"),
             Ok(Framing::Length(5))
         );
         assert_eq!(
-            check("POST / HTTP/1.1\r\nTransfer-Encoding: gzip, Chunked\r\n\r\n"),
+            check("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Chunked\r\n\r\n"),
             Ok(Framing::Chunked)
         );
         assert_eq!(
             check(
-                "GET /ws HTTP/1.1\r\nConnection: keep-alive, Upgrade\r\nUpgrade: websocket\r\n\r\n"
+                "GET /ws HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, Upgrade\r\nUpgrade: WebSocket\r\n\r\n"
             ),
             Ok(Framing::Upgrade)
         );
-        // Not an upgrade: no Connection token, HTTP/1.0, or a body to frame first.
+        // Not an upgrade: no Connection token, HTTP/1.0, a protocol other than WebSocket (h2c
+        // included), more than one, or a body to frame first.
         let not = [
-            "GET /ws HTTP/1.1\r\nUpgrade: websocket\r\n\r\n",
+            "GET /ws HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\n\r\n",
             "GET /ws HTTP/1.0\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAoAAAAAIAAAAA\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a\r\nConnection: upgrade\r\nUpgrade: foo\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a\r\nConnection: upgrade\r\nUpgrade: websocket, foo\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a\r\nConnection: upgrade\r\nUpgrade: websocket\r\nUpgrade: websocket\r\n\r\n",
         ];
         for h in not {
             assert_eq!(check(h), Ok(Framing::None), "{h:?}");
         }
         assert_eq!(
             check(
-                "POST /ws HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: x\r\nContent-Length: 2\r\n\r\n"
+                "POST /ws HTTP/1.1\r\nHost: a\r\nConnection: upgrade\r\nUpgrade: websocket\r\nContent-Length: 2\r\n\r\n"
             ),
             Ok(Framing::Length(2))
         );
+    }
+
+    #[test]
+    fn host_and_target_must_agree_with_the_method() {
+        let ok = [
+            "GET / HTTP/1.1\r\nHost: a.example:8080\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: [::1]:80\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: \r\n\r\n",
+            "GET / HTTP/1.0\r\n\r\n",
+            "GET http://a.example/x HTTP/1.1\r\nHost: b.example\r\n\r\n",
+            "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n",
+            "CONNECT a.example:443 HTTP/1.1\r\nHost: a.example:443\r\n\r\n",
+        ];
+        for h in ok {
+            assert!(check(h).is_ok(), "{h:?}: {:?}", check(h));
+        }
+        let bad = [
+            "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+            "GET / HTTP/1.1\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a/b@c\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: user@a\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a b\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a:8x\r\n\r\n",
+            "GET http://user@a.example/ HTTP/1.1\r\nHost: a\r\n\r\n",
+            "GET ftp://a.example/ HTTP/1.1\r\nHost: a\r\n\r\n",
+            "GET a.example:80 HTTP/1.1\r\nHost: a\r\n\r\n",
+            "GET * HTTP/1.1\r\nHost: a\r\n\r\n",
+            "CONNECT / HTTP/1.1\r\nHost: a\r\n\r\n",
+            "CONNECT http://a.example/ HTTP/1.1\r\nHost: a\r\n\r\n",
+            "GET /a?q=<script> HTTP/1.1\r\nHost: a\r\n\r\n",
+        ];
+        for h in bad {
+            assert_eq!(check(h).map_err(|r| r.status), Err(400), "{h:?}");
+        }
+    }
+
+    #[test]
+    fn transfer_codings_other_than_chunked_are_not_implemented() {
+        for h in [
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n",
+        ] {
+            assert_eq!(check(h).map_err(|r| r.status), Err(501), "{h:?}");
+        }
     }
 
     #[test]
@@ -313,7 +503,7 @@ mod tests {
 
     #[test]
     fn limits_give_their_status() {
-        let long = format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(80));
+        let long = format!("GET /{} HTTP/1.1\r\nHost: a\r\n\r\n", "a".repeat(80));
         assert_eq!(check(&long).map_err(|r| r.status), Err(414));
         let many = format!("GET / HTTP/1.1\r\n{}\r\n", "X: a\r\n".repeat(9));
         assert_eq!(check(&many).map_err(|r| r.status), Err(431));

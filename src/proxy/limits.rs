@@ -24,8 +24,15 @@ pub struct Limits {
     pub max_url_bytes: usize,
     /// Largest request body in bytes → 413.
     pub max_body_bytes: u64,
-    /// Most request-body bytes buffered for inspection; beyond it the rest streams uninspected.
+    /// Most request-body bytes buffered for inspection; a body longer than that is
+    /// VIOL_REQUEST_MAX_LENGTH (blocking in every template).
     pub inspection_bytes: usize,
+    /// Longest wait for the next bytes of a request body, and the grace period of the minimum rate
+    /// → 408, connection closed.
+    pub body_read_timeout: Duration,
+    /// Slowest request body accepted, in bytes per second of waiting for the client, once the
+    /// grace period has passed (0: no minimum) → 408, connection closed.
+    pub min_body_rate: u64,
     /// A member that refused a connection is skipped for this long (passive health).
     pub upstream_down_for: Duration,
     /// In-flight requests get this long to finish on shutdown before connections are closed.
@@ -50,6 +57,8 @@ impl Default for Limits {
             max_url_bytes: 8 * 1024,
             max_body_bytes: 100 * 1024 * 1024,
             inspection_bytes: 1024 * 1024,
+            body_read_timeout: Duration::from_secs(20),
+            min_body_rate: 500,
             upstream_down_for: Duration::from_secs(10),
             drain_timeout: Duration::from_secs(10),
             tls_handshake_timeout: Duration::from_secs(10),
@@ -76,7 +85,7 @@ fn duration(v: &str) -> Option<Duration> {
 
 impl Limits {
     /// The names [`Limits::set`] accepts, as in `docs/limits.md`.
-    pub const NAMES: [&'static str; 14] = [
+    pub const NAMES: [&'static str; 16] = [
         "header_read_timeout",
         "idle_timeout",
         "upstream_connect_timeout",
@@ -86,6 +95,8 @@ impl Limits {
         "max_url_bytes",
         "max_body_bytes",
         "inspection_bytes",
+        "body_read_timeout",
+        "min_body_rate",
         "upstream_down_for",
         "drain_timeout",
         "tls_handshake_timeout",
@@ -116,6 +127,8 @@ impl Limits {
             "max_url_bytes" => self.max_url_bytes = num()?.max(1) as usize,
             "max_body_bytes" => self.max_body_bytes = num()?,
             "inspection_bytes" => self.inspection_bytes = num()? as usize,
+            "body_read_timeout" => self.body_read_timeout = dur()?,
+            "min_body_rate" => self.min_body_rate = num()?,
             _ => {
                 return Err(format!(
                     "unknown limit {name:?}; known: {}",

@@ -55,9 +55,11 @@ pub fn simple(status: StatusCode, text: &str, close: bool) -> Response<ProxyBody
 }
 
 /// Headers that are never forwarded (names built once: a `&str` lookup parses the name each time).
-const HOP_BY_HOP: [HeaderName; 4] = [
+const HOP_BY_HOP: [HeaderName; 5] = [
     HeaderName::from_static("keep-alive"),
     HeaderName::from_static("proxy-connection"),
+    // Only meaningful with `Upgrade: h2c`, which is never forwarded.
+    HeaderName::from_static("http2-settings"),
     http::header::PROXY_AUTHENTICATE,
     http::header::PROXY_AUTHORIZATION,
 ];

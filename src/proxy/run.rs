@@ -31,7 +31,8 @@ pub struct ProxyOptions {
     /// The declarative policy (JSON); file: links in it resolve relative to its directory.
     #[arg(long)]
     pub policy: PathBuf,
-    /// Runtime worker threads; 1 runs a single-threaded runtime.
+    /// Runtime worker threads [default: one per CPU core]; 1 serves every connection from one
+    /// thread.
     #[arg(long)]
     pub workers: Option<usize>,
     /// Server certificate chain (PEM) to terminate TLS (h2 and http/1.1 by ALPN).
@@ -43,7 +44,7 @@ pub struct ProxyOptions {
     /// CA certificates (PEM) trusted for https:// upstreams instead of the built-in roots.
     #[arg(long)]
     pub upstream_ca: Option<PathBuf>,
-    /// Append security events (JSON lines) to this file instead of stderr.
+    /// Append security events (JSON lines) to this file instead of writing them to stdout.
     #[arg(long)]
     pub event_log: Option<PathBuf>,
     /// Serve Prometheus metrics on this address.
@@ -179,7 +180,8 @@ async fn serve(opts: ProxyOptions) -> Result<(), String> {
     {
         return Err(e);
     }
-    println!("portcullis proxy listening on {}", opts.listen);
+    // stdout carries the security events only.
+    eprintln!("portcullis proxy listening on {}", opts.listen);
     wait_for_signals(&opts.policy, &engine, || {
         // The listener keeps its address, so the apply updates it in place.
         if let Some(path) = &opts.access {

@@ -1,8 +1,10 @@
-//! Protocol upgrades over HTTP/1.1 (WebSocket): the upgrade request is inspected like any other
-//! (head checks, the WAF's request-header phase), sent to a member on a fresh HTTP/1.1 connection,
-//! and when the member answers `101 Switching Protocols` the two connections are joined into a
-//! tunnel whose bytes are not inspected. The tunnel is closed after `tunnel_idle_timeout` without a
-//! byte in either direction; at most `max_tunnels` are open (503 beyond).
+//! Protocol upgrades over HTTP/1.1, WebSocket only (the head validator lets no other protocol
+//! through as an upgrade, and a member's `101` to anything else is refused with 502): the upgrade
+//! request is inspected like any other (head checks, the WAF's request-header phase), sent to a
+//! member on a fresh HTTP/1.1 connection, and when the member answers `101 Switching Protocols`
+//! the two connections are joined into a tunnel whose bytes are not inspected. The tunnel is
+//! closed after `tunnel_idle_timeout` without a byte in either direction; at most `max_tunnels`
+//! are open (503 beyond).
 //!
 //! The guard ([`super::guard::UpgradeLatch`]) holds the client's bytes after the upgrade head until
 //! this module opens the latch; an upgrade that does not happen closes the client connection.
@@ -104,6 +106,14 @@ pub async fn forward(
     log_phase(tx, site, shared, res.status());
     let switched = res.status() == StatusCode::SWITCHING_PROTOCOLS;
     let their_protocol = res.headers().get(UPGRADE).cloned();
+    let websocket = their_protocol
+        .as_ref()
+        .is_some_and(|p| p.as_bytes().trim_ascii().eq_ignore_ascii_case(b"websocket"));
+    if switched && !websocket {
+        // Only a WebSocket tunnel is ever joined, whatever the member switched to.
+        let why = format!("{}: 101 to a protocol other than websocket", member.url);
+        return upstream_failed(Failure::Other(why), tx, site, shared);
+    }
     let up = hyper::upgrade::on(&mut res);
     let (mut parts, body) = res.into_parts();
     strip_hop_by_hop(&mut parts.headers, false);

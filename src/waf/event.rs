@@ -6,19 +6,21 @@ use serde::Serialize;
 use super::verdict::Action;
 use super::violation::Violation;
 
-/// One blocked or alarmed request. Serialised as one JSON line in the event log.
+/// One blocked or alarmed request. Serialised as one JSON line in the event log, every field
+/// name in camelCase (`supportId`, `signatureIds`, ...), as the stored events and the admin API
+/// spell them; only the block response body keeps the spelling `supportID`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SecurityEvent {
     /// Decimal support id, as in the block response.
-    #[serde(rename = "supportId")]
     pub support_id: String,
     /// ISO 8601 UTC time the request arrived.
     pub time: String,
-    #[serde(rename = "timeMicros")]
     pub time_micros: u64,
-    #[serde(rename = "clientIp")]
     pub client_ip: String,
     pub method: String,
+    /// The request target in origin form (path and query), whatever form the client sent:
+    /// HTTP/2 requests carry an absolute URI, HTTP/1 requests usually a path.
     pub uri: String,
     pub protocol: String,
     pub policy: String,
@@ -30,10 +32,74 @@ pub struct SecurityEvent {
     #[serde(rename = "virtualServerName", skip_serializing_if = "String::is_empty")]
     pub virtual_server: String,
     /// The status code answered to the client; filled in by the data plane (0 when unknown).
-    #[serde(rename = "responseCode", skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub response_code: u16,
 }
 
 fn is_zero(n: &u16) -> bool {
     *n == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::Value;
+
+    use crate::waf::policy;
+    use crate::waf::resolver::NoResolver;
+    use crate::waf::transaction::{ConnInfo, Transaction};
+
+    /// The event of a request whose query carries a script, as the proxy logs it.
+    fn event_for(target: &str, version: http::Version) -> Value {
+        let doc = br#"{"policy":{"name":"p","template":{"name":"POLICY_TEMPLATE_NGINX_BASE"},"enforcementMode":"blocking"}}"#;
+        let p = policy::load(doc, "", &NoResolver).expect("policy").policy;
+        let conn = ConnInfo {
+            peer: "192.0.2.1".parse().expect("ip"),
+            tls: false,
+        };
+        let mut tx = Transaction::new(Arc::new(p), conn);
+        let (head, ()) = http::Request::get(target)
+            .version(version)
+            .body(())
+            .expect("request")
+            .into_parts();
+        tx.on_request_headers(&head);
+        serde_json::to_value(tx.finish().expect("an event")).expect("json")
+    }
+
+    fn keys(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    out.push(k.clone());
+                    keys(v, out);
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|v| keys(v, out)),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn http1_and_http2_events_spell_the_uri_and_every_field_name_alike() {
+        let target = "/a?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E";
+        let h1 = event_for(target, http::Version::HTTP_11);
+        let h2 = event_for(
+            &format!("http://example.test{target}"),
+            http::Version::HTTP_2,
+        );
+        assert_eq!(h1["uri"], target, "{h1}");
+        assert_eq!(h2["uri"], target, "{h2}");
+        let mut names = Vec::new();
+        keys(&h1, &mut names);
+        assert!(names.iter().any(|k| k == "supportId"), "{h1}");
+        assert!(names.iter().any(|k| k == "signatureIds"), "{h1}");
+        for k in &names {
+            assert!(
+                k.chars().all(|c| c.is_ascii_alphanumeric()) && k.starts_with(char::is_lowercase),
+                "field name {k} is not camelCase: {h1}"
+            );
+        }
+    }
 }

@@ -65,6 +65,9 @@ pub struct Transaction {
     /// The policy is done with the body (never planned it, or past its inspection limit): chunks
     /// are only counted and released.
     count_only: bool,
+    /// Method and target as read, for a request refused before it could be parsed
+    /// ([`Transaction::refuse`]).
+    refused_line: Option<Box<(String, String)>>,
 }
 
 impl Transaction {
@@ -83,6 +86,7 @@ impl Transaction {
             scratch: Default::default(),
             body_count: None,
             count_only: false,
+            refused_line: None,
         }
     }
 
@@ -168,6 +172,15 @@ impl Transaction {
         }
     }
 
+    /// Phase 2 end, early: the proxy holds no more than `limit` body bytes for inspection and the
+    /// body is longer. Raises VIOL_REQUEST_MAX_LENGTH (the rest cannot be inspected) and judges
+    /// what was seen as [`Self::on_request_end`] does.
+    pub fn on_request_overflow(&mut self, limit: u64) -> Step {
+        self.policy
+            .check_inspection_overflow(limit, &mut self.violations);
+        self.on_request_end()
+    }
+
     /// Whether [`Self::on_response_headers`] reads the header fields. The engine's response phase
     /// (`CompiledPolicy::check_response_headers`) looks at the status only, so a caller without a
     /// `HeaderMap` at hand may pass an empty one; this turns true when a check reads the fields.
@@ -214,6 +227,15 @@ impl Transaction {
         });
     }
 
+    /// Records a request the proxy refused before the policy could see it (a head that does not
+    /// parse, breaks a limit or frames its body in a way the proxy does not forward): `v`, with the
+    /// method and target as far as they could be read. The request is blocked whatever the
+    /// policy's settings; the proxy answers it itself, so the reply is only a placeholder.
+    pub fn refuse(&mut self, method: &str, target: &str, v: Violation) {
+        self.refused_line = Some(Box::new((method.to_string(), target.to_string())));
+        self.deny(v, Reply::DefaultPage);
+    }
+
     /// The verdict so far (pass when no violation has been found).
     pub fn verdict(&self) -> Verdict {
         self.verdict
@@ -235,13 +257,24 @@ impl Transaction {
     pub fn finish(&mut self) -> Option<SecurityEvent> {
         // No verdict: nothing was found, nothing to log (and nothing to build).
         let verdict = self.verdict.take().filter(|v| v.action != Action::Pass)?;
+        let (method, uri) = match self.refused_line.take() {
+            Some(line) => *line,
+            None => (
+                self.method.to_string(),
+                match self.uri.path_and_query() {
+                    Some(pq) => pq.as_str().to_string(),
+                    // Authority form (CONNECT): there is no path to show.
+                    None => self.uri.to_string(),
+                },
+            ),
+        };
         Some(SecurityEvent {
             support_id: self.support_id.to_string(),
             time: iso8601_utc(self.started_micros / 1_000_000),
             time_micros: self.started_micros,
             client_ip: self.client.to_string(),
-            method: self.method.to_string(),
-            uri: self.uri.to_string(),
+            method,
+            uri,
             protocol: format!("{:?}", self.version),
             policy: self.policy.name().to_string(),
             action: verdict.action,

@@ -131,6 +131,7 @@ pub const SNIPPET_MAX: usize = 200;
 
 /// One violation found in a request, with what the event log needs to explain it.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Violation {
     pub kind: ViolationKind,
     pub context: Context,

@@ -30,7 +30,7 @@ pub fn spawn(role: &str, dir: &Path, port: u16, config: Option<&Path>) -> Server
         .env("PORTCULLIS_ADMIN_PASSWORD", PASS)
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(mgmt_common::log_file(dir))
         .spawn()
         .expect("spawn portcullis");
     let out = child.stdout.take().expect("stdout");
@@ -39,7 +39,10 @@ pub fn spawn(role: &str, dir: &Path, port: u16, config: Option<&Path>) -> Server
     let mut base = None;
     loop {
         assert!(Instant::now() < deadline, "portcullis {role} did not start");
-        let line = lines.next().expect("server exited").expect("read line");
+        let Some(line) = lines.next() else {
+            panic!("portcullis {role} exited: {}", mgmt_common::server_log(dir));
+        };
+        let line = line.expect("read line");
         if let Some(rest) = line.strip_prefix("portcullis: admin API listening on ") {
             base = Some(rest.trim_end_matches("/mgmt").to_string());
             if role != "central" {

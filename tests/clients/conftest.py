@@ -4,11 +4,15 @@ for the client tests.
 The binary is $PORTCULLIS_BIN, else $CARGO_TARGET_DIR/debug/portcullis, else target/debug/portcullis.
 REQUESTS_CA_BUNDLE / CURL_CA_BUNDLE are removed from the environment: requests lets them override
 `session.verify=False`, which breaks bigrest against a self-signed certificate.
+Each server's data directory is temporary and removed when the server stops; its stderr is kept
+there (and printed if it does not start), its stdout (security events) is read and dropped.
 """
 import os
 import pathlib
+import shutil
 import subprocess
 import tempfile
+import threading
 
 import pytest
 
@@ -37,9 +41,11 @@ def _start(role, ready):
     """Starts `portcullis <role>` on a free loopback port; waits for the `ready` line."""
     data_dir = tempfile.mkdtemp(prefix=f"portcullis-clients-{role}-")
     env = dict(os.environ, PORTCULLIS_ADMIN_PASSWORD=PASSWORD)
+    log = open(os.path.join(data_dir, "stderr.log"), "w")
     proc = subprocess.Popen(
         [_binary(), role, "--admin-listen", "127.0.0.1:0", "--data-dir", data_dir],
-        stdout=subprocess.PIPE, env=env, text=True)
+        stdout=subprocess.PIPE, stderr=log, env=env, text=True)
+    log.close()
     prefix = "portcullis: admin API listening on https://"
     hostport = None
     for line in proc.stdout:
@@ -48,7 +54,13 @@ def _start(role, ready):
         if hostport and line.startswith(ready):
             break
     else:
-        raise RuntimeError(f"portcullis {role} did not start")
+        proc.wait()
+        with open(os.path.join(data_dir, "stderr.log")) as f:
+            message = f.read()
+        shutil.rmtree(data_dir, ignore_errors=True)
+        raise RuntimeError(f"portcullis {role} did not start: {message}")
+    # Keep reading stdout so a server writing events never blocks on a full pipe.
+    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
     host, port = hostport.rsplit(":", 1)
     return Server(proc, host, int(port), data_dir)
 
@@ -56,6 +68,7 @@ def _start(role, ready):
 def _stop(s):
     s.proc.kill()
     s.proc.wait()
+    shutil.rmtree(s.data_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")

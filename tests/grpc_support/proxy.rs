@@ -101,7 +101,9 @@ impl Proxy {
             .arg(&policy_path)
             .args(extra)
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::from(
+                std::fs::File::create(dir.path().join("stderr.log")).expect("log"),
+            ))
             .spawn()
             .expect("spawn portcullis proxy");
         let proxy = Proxy {
@@ -113,7 +115,8 @@ impl Proxy {
         while tokio::net::TcpStream::connect(addr).await.is_err() {
             assert!(
                 Instant::now() < deadline,
-                "portcullis proxy did not listen on {addr} within 15 s"
+                "portcullis proxy did not listen on {addr} within 15 s: {}",
+                std::fs::read_to_string(proxy._dir.path().join("stderr.log")).unwrap_or_default()
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }

@@ -39,7 +39,7 @@ pub fn start(dir: &std::path::Path, config: Option<&std::path::Path>) -> Server 
     let mut child = cmd
         .env("PORTCULLIS_ADMIN_PASSWORD", PASS)
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(log_file(dir))
         .spawn()
         .expect("spawn portcullis");
     let out = child.stdout.take().expect("stdout");
@@ -47,13 +47,28 @@ pub fn start(dir: &std::path::Path, config: Option<&std::path::Path>) -> Server 
     let deadline = Instant::now() + Duration::from_secs(60);
     let base = loop {
         assert!(Instant::now() < deadline, "server did not start");
-        let line = lines.next().expect("server exited").expect("read line");
+        let Some(line) = lines.next() else {
+            panic!("server exited: {}", server_log(dir));
+        };
+        let line = line.expect("read line");
         if let Some(rest) = line.strip_prefix("portcullis: admin API listening on ") {
             break rest.trim_end_matches("/mgmt").to_string();
         }
     };
     std::thread::spawn(move || for _ in lines {});
     Server { child, base }
+}
+
+/// Where a spawned server's diagnostics go: a file in its data directory, so that test output
+/// stays quiet and a failing test can still show them ([`server_log`]).
+pub fn log_file(dir: &std::path::Path) -> Stdio {
+    std::fs::create_dir_all(dir).expect("data dir");
+    Stdio::from(std::fs::File::create(dir.join("stderr.log")).expect("log file"))
+}
+
+/// What a server started with [`log_file`] wrote to stderr so far.
+pub fn server_log(dir: &std::path::Path) -> String {
+    std::fs::read_to_string(dir.join("stderr.log")).unwrap_or_default()
 }
 
 pub fn client() -> Client {

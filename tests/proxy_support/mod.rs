@@ -207,6 +207,22 @@ pub fn free_port() -> SocketAddr {
 /// A policy the scaffold and the real engine both load and that passes ordinary traffic.
 pub const PASS_POLICY: &str = r#"{"policy":{"name":"pass_all","template":{"name":"POLICY_TEMPLATE_NGINX_BASE"},"enforcementMode":"transparent"}}"#;
 
+/// The generic blocking policy of the detection evaluation (`shared/corpus/eval-policy.json`):
+/// rapid deployment, blocking, signatures out of staging, a generic web stack.
+pub const GENERIC_POLICY: &str = r#"{"policy": {
+  "name": "eval_generic",
+  "template": {"name": "POLICY_TEMPLATE_RAPID_DEPLOYMENT"},
+  "enforcementMode": "blocking",
+  "signature-settings": {"signatureStaging": false},
+  "server-technologies": [
+    {"serverTechnologyName": "Unix/Linux"}, {"serverTechnologyName": "Microsoft Windows"},
+    {"serverTechnologyName": "Apache/NCSA HTTP Server"}, {"serverTechnologyName": "Nginx"},
+    {"serverTechnologyName": "PHP"}, {"serverTechnologyName": "Java Servlets/JSP"},
+    {"serverTechnologyName": "Node.js"}, {"serverTechnologyName": "MySQL"},
+    {"serverTechnologyName": "MongoDB"}, {"serverTechnologyName": "XML"}
+  ]
+}}"#;
+
 /// The real `portcullis proxy` process.
 pub struct Proxy {
     pub child: Child,
@@ -221,13 +237,55 @@ impl Proxy {
         let dir = tempfile::tempdir().expect("tmp");
         let policy_path = dir.path().join("policy.json");
         std::fs::write(&policy_path, policy).expect("policy");
+        Self::start_in(dir, &policy_path, upstreams, extra, None)
+    }
+
+    /// [`Proxy::start`] with the policy file at `policy_path` (its links resolved beside it).
+    pub fn start_with_file(
+        upstreams: &[String],
+        policy_path: &std::path::Path,
+        extra: &[&str],
+    ) -> Proxy {
+        let dir = tempfile::tempdir().expect("tmp");
+        Self::start_in(dir, policy_path, upstreams, extra, None)
+    }
+
+    /// [`Proxy::start`] for a process allowed at most `nofile` open file descriptors.
+    pub fn start_with_nofile(
+        upstreams: &[String],
+        policy: &str,
+        extra: &[&str],
+        nofile: u32,
+    ) -> Proxy {
+        let dir = tempfile::tempdir().expect("tmp");
+        let policy_path = dir.path().join("policy.json");
+        std::fs::write(&policy_path, policy).expect("policy");
+        Self::start_in(dir, &policy_path, upstreams, extra, Some(nofile))
+    }
+
+    fn start_in(
+        dir: tempfile::TempDir,
+        policy_path: &std::path::Path,
+        upstreams: &[String],
+        extra: &[&str],
+        nofile: Option<u32>,
+    ) -> Proxy {
         let addr = free_port();
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_portcullis"));
+        let bin = env!("CARGO_BIN_EXE_portcullis");
+        let mut cmd = match nofile {
+            // util-linux's prlimit sets the limit for the program it runs.
+            Some(n) => {
+                let mut c = Command::new("prlimit");
+                c.arg(format!("--nofile={n}:{n}")).arg("--").arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
         cmd.arg("proxy")
             .arg("--listen")
             .arg(addr.to_string())
             .arg("--policy")
-            .arg(&policy_path)
+            .arg(policy_path)
             .arg("--event-log")
             .arg(dir.path().join("events.log"));
         for u in upstreams {
@@ -297,6 +355,58 @@ impl Drop for Proxy {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// A `portcullis proxy` serving HTTPS with a fresh self-signed certificate for `localhost`.
+pub struct TlsProxy {
+    pub proxy: Proxy,
+    roots: rustls::RootCertStore,
+    _certs: tempfile::TempDir,
+}
+
+impl TlsProxy {
+    /// [`Proxy::start`] with `--tls-cert` and `--tls-key` (and `extra`).
+    pub fn start(upstreams: &[String], policy: &str, extra: &[&str]) -> TlsProxy {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let ck = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("rcgen");
+        let dir = tempfile::tempdir().expect("tmp");
+        let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+        std::fs::write(&cert, ck.cert.pem()).expect("cert");
+        std::fs::write(&key, ck.signing_key.serialize_pem()).expect("key");
+        let mut args = vec![
+            "--tls-cert",
+            cert.to_str().expect("path"),
+            "--tls-key",
+            key.to_str().expect("path"),
+        ];
+        args.extend_from_slice(extra);
+        let proxy = Proxy::start(upstreams, policy, &args);
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(ck.cert.der().clone()).expect("root");
+        TlsProxy {
+            proxy,
+            roots,
+            _certs: dir,
+        }
+    }
+
+    /// A TLS connection to the proxy offering the ALPN protocols `alpn` (none: no ALPN).
+    pub async fn connect(
+        &self,
+        alpn: &[&[u8]],
+    ) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
+        let mut cfg = rustls::ClientConfig::builder()
+            .with_root_certificates(self.roots.clone())
+            .with_no_client_auth();
+        cfg.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        let tcp = tokio::net::TcpStream::connect(self.proxy.addr)
+            .await
+            .expect("tcp");
+        tokio_rustls::TlsConnector::from(Arc::new(cfg))
+            .connect("localhost".try_into().expect("name"), tcp)
+            .await
+            .expect("tls")
     }
 }
 

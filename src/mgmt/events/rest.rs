@@ -102,7 +102,11 @@ fn violation(st: &MgmtState, v: &Value, blocked: bool) -> Value {
     );
     m.insert(
         "signatureIds".into(),
-        v.get("signature_ids").cloned().unwrap_or(json!([])),
+        v.get("signatureIds")
+            // Events stored before the field was renamed.
+            .or_else(|| v.get("signature_ids"))
+            .cloned()
+            .unwrap_or(json!([])),
     );
     // A violation of an entity in staging is reported, never enforced.
     let staged = v.get("staged").and_then(Value::as_bool).unwrap_or(false);

@@ -1,5 +1,6 @@
 //! The fast path's connection loop: reads each request head of an HTTP/1.1 keep-alive connection
-//! (idle timeout between requests, header timeout from a head's first byte), validates it with the
+//! (idle timeout between requests, header timeout from a head's first byte and for a new
+//! connection's first head), validates it with the
 //! guard's own checks, and serves it with [`super::exchange`], all in the connection's task.
 //!
 //! The first head the fast path does not serve (a body, an upgrade, HTTP/1.0, anything the head
@@ -79,7 +80,10 @@ where
         peer_ip: &peer_ip,
         upstream_timer: Timer::new(now + lim.upstream_response_timeout),
     };
-    let mut client_timer = Timer::new(now + lim.idle_timeout);
+    let mut client_timer = Timer::new(now + lim.header_read_timeout);
+    // A new connection's first head is due within the header timeout (a client that connects,
+    // or completes a TLS handshake, and sends nothing holds a socket); later ones may idle.
+    let mut idle = lim.header_read_timeout;
     let mut buf = BytesMut::with_capacity(8192);
     let mut out = Vec::with_capacity(8192);
     let mut sniff = sniff;
@@ -94,17 +98,16 @@ where
             &mut io,
             &mut buf,
             &mut sniff,
-            (
-                head_lim.max_head_bytes,
-                lim.idle_timeout,
-                lim.header_read_timeout,
-            ),
+            (head_lim.max_head_bytes, idle, lim.header_read_timeout),
             &mut client_timer,
             &mut drained,
         )
         .await;
         let end = match wait {
-            Wait::Head(end) => end,
+            Wait::Head(end) => {
+                idle = lim.idle_timeout;
+                end
+            }
             Wait::Handover => {
                 return Some(Rest {
                     io,

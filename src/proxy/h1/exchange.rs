@@ -13,7 +13,6 @@ use std::pin::pin;
 use std::task::Poll;
 use std::time::Instant;
 
-use http::header::{HOST, HeaderValue};
 use http::{Method, Response, StatusCode};
 use http_body_util::BodyExt;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
@@ -26,7 +25,7 @@ use super::upconn::UpConn;
 use super::wire::{self, RequestHead};
 use crate::proxy::conns::HostConns;
 use crate::proxy::handler::{
-    Failure, Shared, Site, block_or_reject, failure_reply, log_transaction,
+    Failure, Shared, Site, block_or_reject, failure_reply, log_transaction, set_host,
 };
 use crate::proxy::upstream::ProxyBody;
 use crate::waf::{ConnInfo, Step, Transaction};
@@ -56,15 +55,12 @@ pub async fn serve<W: AsyncWrite + Unpin>(
     let RequestHead {
         mut parts,
         close,
-        mut seen,
+        seen,
     } = req;
     let close = close || draining;
-    if !seen.host
-        && let Some(a) = parts.uri.authority()
-        && let Ok(v) = HeaderValue::from_str(a.as_str())
-    {
-        parts.headers.insert(HOST, v);
-        seen.host = true;
+    if let Some(a) = parts.uri.authority() {
+        // An absolute-form target's authority wins over `Host` (RFC 9112 3.2.2).
+        set_host(&mut parts.headers, a);
     }
     let mut tx = Transaction::new(
         site.engine.snapshot(),

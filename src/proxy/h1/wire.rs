@@ -7,7 +7,7 @@
 //! Imports: httparse, `http`, `super::super::head`.
 
 use bytes::Bytes;
-use http::header::{CONNECTION, HOST, HeaderName, HeaderValue, TE};
+use http::header::{CONNECTION, HeaderName, HeaderValue, TE};
 use http::{HeaderMap, Method, Uri, Version};
 
 use crate::proxy::head::{self, Framing, HeadLimits};
@@ -24,8 +24,6 @@ pub struct RequestHead {
 /// What the fields of a request head hold, as far as the upstream request head needs it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Seen {
-    /// A `Host` field.
-    pub host: bool,
     /// A `Connection` field (it may name more fields to leave out).
     pub connection: bool,
     /// `TE: trailers`: the client accepts trailer fields.
@@ -36,7 +34,6 @@ impl Seen {
     /// What the fields of `h` hold (for heads not parsed here).
     pub fn of(h: &HeaderMap) -> Seen {
         Seen {
-            host: h.contains_key(HOST),
             connection: h.contains_key(CONNECTION),
             te_trailers: h
                 .get_all(TE)
@@ -54,14 +51,17 @@ pub struct Handover;
 /// Validates and parses the complete head `bytes` (as found by `find_head_end`). Only bodiless
 /// HTTP/1.1 requests come back; anything else is a [`Handover`].
 pub fn parse_request(bytes: &Bytes, lim: &HeadLimits) -> Result<RequestHead, Handover> {
-    let built = head::parse_scanned(bytes, lim, |req| build_request(bytes, req));
+    let target = |t: &str| Uri::from_maybe_shared(bytes.slice_ref(t.as_bytes())).ok();
+    let built = head::parse_scanned(bytes, lim, target, |req, uri| {
+        build_request(bytes, req, uri)
+    });
     match built {
         Ok((Framing::None, Some(head))) => Ok(head),
         _ => Err(Handover),
     }
 }
 
-fn build_request(bytes: &Bytes, req: &httparse::Request<'_, '_>) -> Option<RequestHead> {
+fn build_request(bytes: &Bytes, req: &httparse::Request<'_, '_>, uri: Uri) -> Option<RequestHead> {
     if req.version != Some(1) {
         return None;
     }
@@ -69,16 +69,13 @@ fn build_request(bytes: &Bytes, req: &httparse::Request<'_, '_>) -> Option<Reque
     if method == Method::CONNECT {
         return None;
     }
-    let uri = Uri::from_maybe_shared(bytes.slice_ref(req.path?.as_bytes())).ok()?;
     let mut headers = HeaderMap::with_capacity(req.headers.len());
     let mut close = false;
     let mut seen = Seen::default();
     for h in req.headers.iter() {
         let name = HeaderName::from_bytes(h.name.as_bytes()).ok()?;
         let value = HeaderValue::from_maybe_shared(bytes.slice_ref(h.value)).ok()?;
-        if name == HOST {
-            seen.host = true;
-        } else if name == CONNECTION {
+        if name == CONNECTION {
             seen.connection = true;
             close |= has_token(h.value, b"close");
         } else if name == TE {
@@ -109,7 +106,8 @@ pub enum Special {
     Connection,
     Trailer,
     /// Never forwarded, like `Connection` and `Transfer-Encoding` (RFC 9110 7.6.1): `keep-alive`,
-    /// `proxy-connection`, `proxy-authenticate`, `proxy-authorization`, `upgrade`, `te`.
+    /// `proxy-connection`, `proxy-authenticate`, `proxy-authorization`, `upgrade`, `te`, and
+    /// `http2-settings`, which only means something with an `Upgrade: h2c` that is never forwarded.
     HopByHop,
 }
 
@@ -126,6 +124,7 @@ impl Special {
             | b"proxy-authenticate"
             | b"proxy-authorization"
             | b"upgrade"
+            | b"http2-settings"
             | b"te" => Special::HopByHop,
             _ => Special::Other,
         }
@@ -182,9 +181,9 @@ pub fn put_header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
 }
 
 /// Writes the upstream request head for `parts` (whose fields hold what `seen` says) into `out`:
-/// origin-form target, HTTP/1.1, the client's fields in their order without hop-by-hop ones, `Host`
-/// from an absolute-form target when the client sent none, `te: trailers` when the client asked for
-/// trailers, and `X-Forwarded-For` with `peer` appended when `xff` is set.
+/// origin-form target, HTTP/1.1, the client's fields in their order without hop-by-hop ones
+/// (`Host` already set from an absolute-form target by the caller), `te: trailers` when the client
+/// asked for trailers, and `X-Forwarded-For` with `peer` appended when `xff` is set.
 pub fn encode_request(
     out: &mut Vec<u8>,
     parts: &http::request::Parts,
@@ -231,11 +230,6 @@ pub fn encode_request(
         }
         put_header(out, lower, value.as_bytes());
     }
-    if !seen.host
-        && let Some(a) = parts.uri.authority()
-    {
-        put_header(out, b"host", a.as_str().as_bytes());
-    }
     if seen.te_trailers {
         out.extend_from_slice(b"te: trailers\r\n");
     }
@@ -276,13 +270,22 @@ mod tests {
             "GET /a?b=1 HTTP/1.1\r\nhost: shop\r\nx-forwarded-for: 203.0.113.9, 127.0.0.1\r\n\
              accept: */*\r\nte: trailers\r\n\r\n"
         );
-        let out = upstream_request("GET http://h:1/x HTTP/1.1\r\n\r\n", Some("::1"));
+        let out = upstream_request(
+            "GET http://h:1/x HTTP/1.1\r\nHost: h:1\r\n\r\n",
+            Some("::1"),
+        );
         assert_eq!(
             out,
             "GET /x HTTP/1.1\r\nhost: h:1\r\nx-forwarded-for: ::1\r\n\r\n"
         );
-        let out = upstream_request("GET / HTTP/1.1\r\nX-Forwarded-For: a\r\n\r\n", None);
-        assert_eq!(out, "GET / HTTP/1.1\r\nx-forwarded-for: a\r\n\r\n");
+        let out = upstream_request(
+            "GET / HTTP/1.1\r\nHost: a\r\nX-Forwarded-For: a\r\n\r\n",
+            None,
+        );
+        assert_eq!(
+            out,
+            "GET / HTTP/1.1\r\nhost: a\r\nx-forwarded-for: a\r\n\r\n"
+        );
     }
 
     #[test]
@@ -307,20 +310,20 @@ mod tests {
     fn only_bodiless_http11_heads_take_the_fast_path() {
         let parse = |h: &str| parse_request(&Bytes::from(h.to_string()), &LIM).map(|r| r.close);
         assert_eq!(
-            parse("GET / HTTP/1.1\r\nConnection: Close\r\n\r\n"),
+            parse("GET / HTTP/1.1\r\nHost: a\r\nConnection: Close\r\n\r\n"),
             Ok(true)
         );
         assert_eq!(
-            parse("DELETE / HTTP/1.1\r\ncontent-length: 0\r\n\r\n"),
+            parse("DELETE / HTTP/1.1\r\nHost: a\r\ncontent-length: 0\r\n\r\n"),
             Ok(false)
         );
         for h in [
             "GET / HTTP/1.0\r\n\r\n",
-            "POST / HTTP/1.1\r\ncontent-length: 1\r\n\r\n",
-            "POST / HTTP/1.1\r\ntransfer-encoding: chunked\r\n\r\n",
-            "GET / HTTP/1.1\r\nconnection: upgrade\r\nupgrade: websocket\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: a\r\ncontent-length: 1\r\n\r\n",
+            "POST / HTTP/1.1\r\nHost: a\r\ntransfer-encoding: chunked\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a\r\nconnection: upgrade\r\nupgrade: websocket\r\n\r\n",
             "GET / HTTP/1.1\r\ncontent-length: 1\r\ntransfer-encoding: chunked\r\n\r\n",
-            "CONNECT h:1 HTTP/1.1\r\n\r\n",
+            "CONNECT h:1 HTTP/1.1\r\nHost: h:1\r\n\r\n",
         ] {
             assert_eq!(parse(h), Err(Handover), "{h:?}");
         }

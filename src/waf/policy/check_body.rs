@@ -26,7 +26,8 @@ impl CompiledPolicy {
         let room = self.body_limit.saturating_sub(s.body.len());
         s.body.extend_from_slice(&chunk[..chunk.len().min(room)]);
         if s.body_len > self.body_limit as u64 {
-            // Inspect what fits; the rest passes without inspection (documented limit).
+            // Inspect what fits; the rest cannot be inspected, which is a violation of its own.
+            self.check_inspection_overflow(self.body_limit as u64, out);
             s.body_truncated = true;
             self.check_body_end(s, out);
             return Step::PassRest;

@@ -453,7 +453,8 @@ impl CompiledPolicy {
             .content_type
             .and_then(|v| v.to_str().ok())
             .unwrap_or("");
-        s.grpc = ct.starts_with("application/grpc") && s.url.is_some();
+        s.grpc_content = ct.starts_with("application/grpc");
+        s.grpc = s.grpc_content && s.url.is_some();
         if s.grpc_profile.is_some() {
             return self.grpc_start(head, s, out);
         }

@@ -1,6 +1,7 @@
 //! VIOL_REQUEST_MAX_LENGTH: a request longer than the maximum request length (10 MiB, fixed as in
 //! the systems we stand in for: "any request > 10 MB", waf-semantics §1; rated 5, alarm and block in
-//! every shipped template).
+//! every shipped template), or whose body is longer than what the engine or the proxy can hold for
+//! inspection (`check_inspection_overflow`).
 //!
 //! The length is the request head (path, query and header bytes, as the file-type request-length
 //! check counts them) plus the body. A declared `Content-Length` is judged in the headers phase,
@@ -47,6 +48,22 @@ impl CompiledPolicy {
         let unknown =
             s.content_length.is_none() && (s.expects_body || head.version == http::Version::HTTP_2);
         (st.alarm || st.block) && unknown && s.grpc_profile.is_none()
+    }
+
+    /// Body phase: the body went past the inspection limit (`limit` bytes), so what follows cannot
+    /// be inspected. The systems we stand in for raise this violation for a request they cannot
+    /// inspect whole; blocking it (the default of every template) keeps an attack from hiding
+    /// behind padding. Raised once per request.
+    pub fn check_inspection_overflow(&self, limit: u64, out: &mut Vec<Violation>) {
+        if out.iter().any(|v| v.kind == K::RequestMaxLength) {
+            return;
+        }
+        self.push(
+            out,
+            Violation::new(K::RequestMaxLength, Context::Body).detail(format!(
+                "request body longer than the inspection limit of {limit} bytes"
+            )),
+        );
     }
 
     /// Body phase of a counted body: `body` bytes so far. Raises the violation once, when the

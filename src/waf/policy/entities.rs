@@ -324,7 +324,10 @@ pub struct Scratch {
     pub content_length: Option<u64>,
     pub request_len: u64,
     pub ajax: bool,
+    /// A gRPC call on a gRPC URL of the policy: blocks get the gRPC reply.
     pub grpc: bool,
+    /// The request says it is gRPC (`content-type: application/grpc...`), on a known URL or not.
+    pub grpc_content: bool,
     pub path: Vec<u8>,
     /// The OpenAPI operation phase 1 matched (looked up again at body end).
     pub api: Option<super::check_api::ApiRequest>,

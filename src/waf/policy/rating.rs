@@ -68,6 +68,12 @@ impl CompiledPolicy {
         if s.grpc {
             return self.grpc_reply.clone();
         }
+        if s.grpc_content && self.reply == crate::waf::verdict::Reply::ApiJson {
+            // A gRPC call to a service the policy does not know is an illegal URL: it gets the
+            // HTML page, not the API-security template's JSON (`docs/grpc.md`). A custom page the
+            // policy sets is kept.
+            return crate::waf::verdict::Reply::DefaultPage;
+        }
         match (&self.ajax_reply, s.ajax) {
             (Some(r), true) => r.clone(),
             _ => self.reply.clone(),
