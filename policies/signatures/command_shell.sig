@@ -94,7 +94,23 @@ literal: ipconfig
 literal: netstat
 literal: whoami
 literal: uname
-regex: ^\s*['"\\]?(?:(?:sudo|nohup|time|strace|env|nice|xargs|timeout\s+\d+)\s+)*['"\\]?(?:(?:/usr(?:/local)?)?/s?bin/)?(?:cat|tac|nl|od|head|tail|ls|ll|dir|ps|echo|printf|touch|mv|cp|rm|kill|find|sort|cut|stat|ln|which|whereis|locate|df|du|free|mount|dd|tar|zip|unzip|gzip|grep|egrep|awk|sed|tee|strings|chmod|chown|whoami|uname|ifconfig|netstat|nslookup|ping|traceroute|wget|curl|nc|ncat|netcat|socat|telnet|bash|sh|zsh|ksh|csh|dash|python[\d.]*|perl|ruby|php|node|gcc|c89|c99|gdb|vim?|ex|base32|base64|xxd|openssl|ssh|scp|rsync|ansible(?:-[a-z]+)?|chef(?:-[a-z]+)?|aa-disable|aa-enforce|strace|nohup|visudo|cscli|lastlog|uconv|pip[23x]?|systemctl|service|crontab|useradd|passwd|env|date|time|perf|mysql|psql|sqlite3|docker|kubectl)['"]?\s+(?:-{1,2}[a-z][\w=-]*\s|-[a-z]\s*$|(?:/|~/|\./|\.\./)[\w./*?-]|[\w./-]*\s*[<>|]|\$\{?\w|\*)|^\s*['"\\]?(?:aa-disable|aa-enforce|ansible(?:-[a-z]+)?|chef-[a-z]+|visudo|cscli|lastlog|uconv|ssh-copy-id|rmt|setenforce|ifconfig|ipconfig|netstat|whoami|uname)\b['"]?\s+\S|^\s*['"\\]?(?:ifconfig|ipconfig|netstat)['"]?\s*$
+literal: sudo
+literal: nohup
+literal: time
+literal: strace
+literal: setsid
+literal: curl
+literal: wget
+literal: nc
+literal: telnet
+literal: ping
+literal: nslookup
+literal: dig
+literal: ssh
+literal: ftp
+literal: traceroute
+literal: ip
+regex: ^\s*(?:['"\\]?(?:sudo|nohup|time|strace|ltrace|env|nice|setsid|xargs|timeout\s+\d+)['"]?\s+)*['"\\]?(?:(?:/usr(?:/local)?)?/s?bin/)?(?:cat|tac|nl|od|head|tail|ls|ll|dir|ps|echo|printf|touch|mv|cp|rm|kill|find|sort|cut|stat|ln|which|whereis|locate|df|du|free|mount|dd|tar|zip|unzip|gzip|grep|egrep|awk|sed|tee|strings|chmod|chown|whoami|uname|ifconfig|netstat|nslookup|ping|traceroute|wget|curl|nc|ncat|netcat|socat|telnet|bash|sh|zsh|ksh|csh|dash|python[\d.]*|perl|ruby|php|node|gcc|c89|c99|gdb|vim?|ex|base32|base64|xxd|openssl|ssh|scp|rsync|ansible(?:-[a-z]+)?|chef(?:-[a-z]+)?|aa-disable|aa-enforce|strace|nohup|visudo|cscli|lastlog|uconv|pip[23x]?|systemctl|service|crontab|useradd|passwd|env|date|time|perf|mysql|psql|sqlite3|docker|kubectl)['"]?\s+(?:-{1,2}[a-z][\w=-]*(?:\s|$)|(?:/|~/|\./|\.\./)[\w./*?-]|[\w./-]*\s*[<>|]|\$\{?\w|\*)|^\s*(?:['"\\]?(?:sudo|nohup|time|strace|ltrace|env|nice|setsid|xargs|timeout\s+\d+)['"]?\s+)*['"\\]?(?:aa-disable|aa-enforce|ansible(?:-[a-z]+)?|chef-[a-z]+|visudo|cscli|lastlog|uconv|ssh-copy-id|rmt|setenforce|ifconfig|ipconfig|netstat|whoami|uname)\b['"]?\s+\S|^\s*(?:['"\\]?(?:sudo|nohup|time|strace|ltrace|env|nice|setsid|xargs|timeout\s+\d+)['"]?\s+)*['"\\]?(?:ifconfig|ipconfig|netstat|visudo|cscli|ansible-[a-z]+|chef-[a-z]+)['"]?\s*$|^\s*(?:['"\\]?(?:sudo|nohup|time|strace|ltrace|setsid|timeout\s+\d+)['"]?\s+)+['"\\]?(?:(?:/usr(?:/local)?)?/s?bin/)?(?:who|w|id|ls|ps|whoami|uname|hostname|uptime|pwd|ifconfig|ipconfig|netstat|curl|wget|nc|ncat|ping|nslookup|dig|bash|sh|python[\d.]*|perl|php|ruby|node|env|lsof|ss|ip|cat|head|tail|find|rm|chmod|touch)['"]?(?:\s*$|\s+[\w./:@-]*[./:@][\w./:@-]*)|^\s*(?:['"\\]?(?:sudo|nohup|time|strace|ltrace|env|nice|setsid|xargs|timeout\s+\d+)['"]?\s+)*['"\\]?(?:curl|wget|nc|ncat|telnet|ping|nslookup|dig|ssh|ftp|tftp|traceroute)['"]?\s+(?:-{1,2}[a-z][\w=-]*\s+)*(?:[a-z]+://|localhost\b|\d{1,3}(?:\.\d{1,3}){3}\b|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}(?:$|[\s/:]))|^\s*(?:['"\\]?(?:sudo|nohup|time|strace|ltrace|env|nice|setsid|xargs|timeout\s+\d+)['"]?\s+)*['"\\]?ip['"]?\s+(?:a|addr|r|route|link|neigh|-[46])(?:\s*$|\s+(?:show|list|add|del|s)\b)
 test: ls -la /tmp
 test: find /etc -name passwd -exec cat {} +
 test: uconv -f utf-8 -t utf-8 /etc/?asswd
@@ -102,12 +118,33 @@ test: aa-disable php-fpm
 test: ansible-playbook site.yml
 test: cat /etc/passwd
 test: ifconfig
+test: nohup ifconfig
+test: 'strace' uname -a
+test: time who
+test: "time" id
+test: sudo ls /root
+test: perf --version
+test: env --version
+test: wget intranet.example/x.sh
+test: curl localhost
+test: "nc" 10.0.0.5 4444
+test: ping -c 3 198.51.100.7
+test: ip addr
+test: ip r show
+test: sudo visudo
 pass: base64
 pass: uname
 pass: cat videos for kids
 pass: time -- the movie
 pass: find -- the best deals
 pass: echo dot show
+pass: time to say goodbye
+pass: nice cat pictures
+pass: ping me when you are back.
+pass: curl up with a good book
+pass: ip address lookup
+pass: time who knows what
+pass: sudo make me a sandwich
 
 id: 300003103
 name: OS command injection: shell or interpreter handed a command string

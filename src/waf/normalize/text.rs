@@ -203,7 +203,7 @@ pub fn unescape_json_string(value: &[u8]) -> Result<Vec<u8>, String> {
 
 /// The de-obfuscated variant of a value that signatures also see, or `None` when it would equal the
 /// value: HTML references decoded, SQL comments `/*…*/` replaced by a space, and the shell's
-/// no-op quoting removed (`c''a""t`, `c'a't`, `c\at`, `c^a^t`). Bounded: one linear pass per transform.
+/// no-op quoting removed (`c''a""t`, `c'a't`, `'c'at`, `c``at`, `c\at`, `c^a^t`). Bounded: one linear pass per transform.
 pub fn deobfuscate(value: &[u8]) -> Option<Vec<u8>> {
     let escaped = decode_js_escapes(value);
     let value: &[u8] = escaped.as_deref().unwrap_or(value);
@@ -233,7 +233,8 @@ pub fn deobfuscate(value: &[u8]) -> Option<Vec<u8>> {
         })
         || (memchr::memchr_iter(b'+', value).nth(1).is_some()
             && memchr::memchr(b' ', value).is_none())
-        || has_pair(value, b'/', b'*');
+        || has_pair(value, b'/', b'*')
+        || has_pair(value, b'`', b'`');
     if !interesting {
         return escaped;
     }
@@ -286,6 +287,7 @@ const SHELL_QUOTING: [bool; 256] = {
     t[b'$' as usize] = true;
     t[b'\'' as usize] = true;
     t[b'"' as usize] = true;
+    t[b'`' as usize] = true;
     t
 };
 
@@ -344,10 +346,21 @@ fn rewrite(value: &[u8], escaped: bool) -> Option<Vec<u8>> {
                 i += 1
             }
             b'\'' | b'"' if next == Some(b) => i += 1,
+            // An empty command substitution inside a word (`wh``oami`); not a Markdown fence.
+            b'`' if next == Some(b'`')
+                && i > 0
+                && v[i - 1].is_ascii_alphanumeric()
+                && v.get(i + 2).is_some_and(u8::is_ascii_alphanumeric) =>
+            {
+                i += 1
+            }
             b'\'' | b'"'
                 if i > 0
                     && v[i - 1].is_ascii_alphanumeric()
                     && next.is_some_and(|n| n.is_ascii_alphanumeric()) => {}
+            // The opening quote of a quoted fragment glued to the word after it (`'c'url`,
+            // `"w"get`): its closing quote sits between two letters and goes by the rule above.
+            b'\'' | b'"' if glued_fragment(&v, i) => {}
             _ => out.push(b),
         }
         i += 1;
@@ -357,6 +370,25 @@ fn rewrite(value: &[u8], escaped: bool) -> Option<Vec<u8>> {
     } else {
         Some(out)
     }
+}
+
+/// Whether the quote at `i` opens a short quoted run of letters and digits that a letter or digit
+/// follows right after its closing quote, with no letter or digit before the opening one: the shell
+/// reads `'c'url` as `curl`, a way to split a command word that payloads use.
+fn glued_fragment(v: &[u8], i: usize) -> bool {
+    const MAX_FRAGMENT: usize = 8;
+    if i > 0 && v[i - 1].is_ascii_alphanumeric() {
+        return false;
+    }
+    let rest = &v[i + 1..];
+    let n = rest
+        .iter()
+        .take(MAX_FRAGMENT + 1)
+        .take_while(|b| b.is_ascii_alphanumeric())
+        .count();
+    (1..=MAX_FRAGMENT).contains(&n)
+        && rest.get(n) == Some(&v[i])
+        && rest.get(n + 1).is_some_and(u8::is_ascii_alphanumeric)
 }
 
 /// A shell special parameter glued into a word (`c$!at`, `et$_c`, `pas$?swd`): in a fresh

@@ -14,7 +14,7 @@ const VIEW_PASSES: u32 = 3;
 /// Bytes without which `deobfuscate` returns `None`: it needs a JS escape (`\`), one of these
 /// characters, several `+`, an HTML reference (`&` with a `#` or a `;`) or a `/*` comment (the
 /// last two are checked as both bytes present).
-const DEOBFUSCATE_TRIGGERS: ByteSet = ByteSet::from_bytes(b"\\^'\"$+");
+const DEOBFUSCATE_TRIGGERS: ByteSet = ByteSet::from_bytes(b"\\^'\"$+`");
 /// Every byte a value `base64_text` accepts may hold (a space is read as `+`, `=` pads).
 const BASE64_BYTES: ByteSet = ByteSet::from_bytes(b"+/-_= ")
     .with_range(b'0', b'9')
