@@ -80,11 +80,16 @@ literal: scriptengine
 literal: invoke(
 literal: .exec(
 literal: getdeclared
-regex: \bjava\.(?:lang\.(?:runtime|processbuilder|system|class|reflect|thread|classloader)|io\.(?:file|bufferedreader|inputstreamreader)|net\.(?:url|socket)|util\.scanner|beans\.)|\bjavax\.(?:script|naming|management)\.|\bruntime\s*(?:\.\s*getruntime\s*\(|\))|\bnew\s+processbuilder\b|\bprocessbuilder\s*\(|\.getclass\s*\(\s*\)\s*\.|\bclass\s*\.\s*forname\s*\(|\bforname\s*\(\s*['"]|\bclassloader\b[\s\S]{0,40}(?:\.|\[)|\.getmethod\s*\(|\.newinstance\s*\(|\bscriptenginemanager\b|\.invoke\s*\([\s\S]{0,40}(?:null|exec|runtime)|\.exec\s*\(\s*['"\[]|\.getdeclared(?:method|field|constructor)s?\s*\(
+literal: execute
+regex: ['"]\s*\]?\s*\.\s*execute\s*\(\s*\)|\bjava\.(?:lang\.(?:runtime|processbuilder|system|class|reflect|thread|classloader)|io\.(?:file|bufferedreader|inputstreamreader)|net\.(?:url|socket)|util\.scanner|beans\.)|\bjavax\.(?:script|naming|management)\.|\bruntime\s*(?:\.\s*getruntime\s*\(|\))|\bnew\s+processbuilder\b|\bprocessbuilder\s*\(|\.getclass\s*\(\s*\)\s*\.|\bclass\s*\.\s*forname\s*\(|\bforname\s*\(\s*['"]|\bclassloader\b[\s\S]{0,40}(?:\.|\[)|\.getmethod\s*\(|\.newinstance\s*\(|\bscriptenginemanager\b|\.invoke\s*\([\s\S]{0,40}(?:null|exec|runtime)|\.exec\s*\(\s*['"\[]|\.getdeclared(?:method|field|constructor)s?\s*\(
 test: java.lang.Runtime.getRuntime().exec("id")
 test: new ProcessBuilder("sh")
 test: Class.forName("java.lang.Runtime")
+test: "touch /tmp/x".execute()
+test: ["sh", "-c", "id"].execute().text
 pass: learning java language
+pass: stmt.execute() runs the query
+pass: press "Run" to execute (or Ctrl+Enter)
 
 id: 300005006
 name: Java expression language / OGNL injection

@@ -101,7 +101,7 @@ literal: get_defined
 literal: gethostbyname
 literal: dl(
 literal: file
-regex: \b(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert(?:_options)?|eval|create_function|call_user_func(?:_array)?|preg_replace(?:_callback)?|file_get_contents|file_put_contents|fopen|fsockopen|readfile|show_source|highlight_file|phpinfo|phpversion|php_uname|base64_decode|gzinflate|gzuncompress|str_rot13|unserialize|include(?:_once)?|require(?:_once)?|unpack|strip_tags|intval|filegroup|fileowner|fileperms|fputs|fwrite|symlink|chmod|putenv|ini_set|ini_get|move_uploaded_file|array_map|array_filter|usort|uasort|ob_start|get_defined_vars|get_defined_functions|gethostbyname|getenv|dl|file)(?:\s{2,}|[\t\r\n]\s*|\s*/\*.*?\*/\s*|\s*//[^\n]*\n\s*|\s*#[^\n]*\n\s*)*\((?:\s*\)|\s*[$'"`(\[@]|\s*\w+\s*(?:[^\w\s:]|$)|\s*\w+\s+\w)|\b(?:assert(?:_options)?|eval|system|exec|phpinfo|unserialize|file|unpack|strip_tags)\s+\(\s*\)|\bs?printf\s*\(\s*[$\w]
+regex: \b(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert(?:_options)?|eval|create_function|call_user_func(?:_array)?|preg_replace(?:_callback)?|file_get_contents|file_put_contents|fopen|fsockopen|readfile|show_source|highlight_file|phpinfo|phpversion|php_uname|base64_decode|gzinflate|gzuncompress|str_rot13|unserialize|include(?:_once)?|require(?:_once)?|unpack|strip_tags|intval|filegroup|fileowner|fileperms|fputs|fwrite|symlink|chmod|putenv|ini_set|ini_get|move_uploaded_file|array_map|array_filter|usort|uasort|ob_start|get_defined_vars|get_defined_functions|gethostbyname|getenv|dl|file)(?:\s{2,}|[\t\r\n]\s*|\s*/\*.*?\*/\s*|\s*//[^\n]*\n\s*|\s*#[^\n]*\n\s*)*\((?:\s*\)|\s*[$'"`(\[@]|\s*\w+\s*(?:[^\w\s:]|$)|\s*\w+\s+\w)|\b(?:assert(?:_options)?|eval|system|exec|phpinfo|unserialize|file|unpack|strip_tags)\s+\(\s*\)|\bs?printf\s*\(\s*[$\w]|(?:\(\s*['"]?|['"])\s*(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert|eval|create_function|call_user_func(?:_array)?|phpinfo|show_source|highlight_file|readfile|file_get_contents|file_put_contents|base64_decode|unserialize|gzinflate|str_rot13)(?:\s*['"])?\)?\(|\[\s*['"]\s*(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert|eval|create_function|call_user_func(?:_array)?|phpinfo|readfile|file_get_contents|file_put_contents)\s*['"]\s*\]\s*\)?\s*(?:\[\s*\d+\s*\]\s*)+\(
 test: system(whoami)
 test: exec  (blah)
 test: exec //comment\n (blah)
@@ -111,6 +111,13 @@ test: unpack()
 test: printf(foo)
 test: phpinfo(foo)
 test: assert_OptionS (\n\n)
+test: (exec)(id)
+test: ("passthru ")("id")
+test: return'shell_exec'($c).x
+test: (['assert'])[0]($_POST[1]);
+test: ["readfile"][0]('/etc/hosts')
+pass: the (system) works (mostly)
+pass: "eval" (the keyword) is discouraged
 pass: the system (as a whole) works
 pass: include (optional) extras
 pass: printf-style format strings
@@ -126,11 +133,13 @@ systems: PHP
 targets: @values, header, url, param-name
 unless: binary
 literal: $
-regex: @?\$+\s*(?:[a-z_\x7f-\xff][\w\x7f-\xff]*|\{[^}]{0,60}\})(?:\s*(?:\[[^\]]{0,40}\]|\{[^}]{0,40}\}|->\s*\$?\w+|/\*.*?\*/|//[^\n]*\n|#[^\n]*\n))*\s*\((?:\s*\)|\s*[\d'"$@_]|\s*\w+\s*\))|\b\w+\s*::\s*\$\w+\s*\(|\$\s*\{\s*(?:['"]|\$|@)|\$\s+\{\s*[$'"\w]
+regex: @?\$+\s*(?:[a-z_\x7f-\xff][\w\x7f-\xff]*|\{[^}]{0,60}\})(?:\s*(?:\[(?:[^\[\]]|\[[^\[\]]{0,20}\]){0,40}\]|\{[^}]{0,40}\}|->\s*\$?\w+|/\*.*?\*/|//[^\n]*\n|#[^\n]*\n))*\s*\((?:\s*\)|\s*[\d'"$@_]|\s*\w+\s*\))|\b\w+\s*::\s*\$\w+\s*\(|\$\s*\{\s*(?:['"]|\$|@)|\$\s+\{\s*[$'"\w]
 test: $a(1)
 test: $$b(2)
 test: @$__[o](4)
 test: $__['o'](5)
+test: $__[$_[1]](7)
+test: $f[$k['n']]('id')
 test: ${'a'}(11)
 test: $GLOBALS['cf908275'](14)
 test: $OOO000000{0}(15)
@@ -218,3 +227,22 @@ test: balance__gte
 test: roles__contained_by
 pass: __VIEWSTATE
 pass: utm__source_id
+
+id: 300005107
+name: Drupal render-array injection: callback property in a parameter name
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: PHP
+targets: param-name, json, param-value
+unless: binary
+literal: #
+regex: (?:^|\[|/)\s*#(?:post_render|pre_render|lazy_builder|access_callback|value_callback|after_build|element_validate|process)\s*(?:\]|$|/)
+test: mail[#post_render][]
+test: name[#lazy_builder][0]
+test: account/mail/#pre_render
+test: #access_callback
+pass: mail[#value]
+pass: filter[#tag]
+pass: section#process-overview
+pass: https://example.com/docs#post_render
