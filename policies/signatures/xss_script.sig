@@ -23,7 +23,7 @@ pass: [1, 2, 3] + [4]
 pass: {"a":[],"b":{}}
 
 id: 300002101
-name: XSS: call through a tagged template, Reflect or a built property name
+name: XSS: call through a tagged template, Reflect or a property name built from strings
 type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
@@ -32,12 +32,18 @@ unless: binary
 literal: `
 literal: reflect
 literal: .source
-regex: \.\s*(?:/\*.*?\*/\s*)?(?:call|apply|bind)\s*`|\breflect\s*\.\s*(?:apply|construct|get|set|defineproperty|call|sort)\b|/[\w$]+/\s*\.\s*source\s*\+|\b(?:alert|prompt|confirm|eval|print|fetch|import|settimeout)\s*`
+literal: +
+regex: \[\s*['"`][\w$]*['"`]\s*\+\s*['"`][\w$]*['"`](?:\s*\+\s*['"`][\w$]*['"`])*\s*\]\s*[(\[`]|\.\s*(?:/\*.*?\*/\s*)?(?:call|apply|bind)\s*`|\breflect\s*\.\s*(?:apply|construct|get|set|defineproperty|call|sort)\b|/[\w$]+/\s*\.\s*source\s*\+|\b(?:alert|prompt|confirm|eval|print|fetch|import|settimeout)\s*`
 test: [].sort.call`${alert}1337`
 test: [  ] . sort . call ` ${ alert } 1337 `
 test: Reflect.apply.call`${navigation.navigate}${navigation}${[name]}`
 test: top[/al/.source+/ert/.source](/XSS/.source)
 test: alert`1`
+test: this['ale'+'rt'](1)
+test: top["con"+"firm"]`x`
+test: self['doc'+'ument']['coo'+'kie']
+pass: {"q":["a"+"b"]}
+pass: items['first' + 'second'] = 3
 pass: call `npm run build` first
 pass: Reflections on the source
 

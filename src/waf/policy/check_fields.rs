@@ -107,7 +107,7 @@ impl CompiledPolicy {
                 let decoded;
                 let value = if c.percent_decode {
                     let mut f = query::DecodeFlags::default();
-                    decoded = query::decode(bytes, false, self.passes, &mut f);
+                    decoded = decode_header(bytes, c.url_normalize, self.passes, &mut f);
                     if f.nul {
                         self.protocol(out, "Null in request");
                     }
@@ -201,5 +201,24 @@ impl CompiledPolicy {
         if count > self.max_cookies {
             self.protocol(out, "Check maximum number of cookies");
         }
+    }
+}
+
+/// A header value percent-decoded; with `url` (a URL-valued header such as `Referer`), its query
+/// is decoded as the page it names decoded it, `+` being a space: a payload echoed from that
+/// page's parameters reads as it did there.
+fn decode_header<'a>(
+    bytes: &'a [u8],
+    url: bool,
+    passes: u8,
+    f: &mut query::DecodeFlags,
+) -> std::borrow::Cow<'a, [u8]> {
+    match memchr::memchr(b'?', bytes) {
+        Some(q) if url && bytes[q..].contains(&b'+') => {
+            let mut v = query::decode(&bytes[..q], false, passes, f).into_owned();
+            v.extend_from_slice(&query::decode(&bytes[q..], true, passes, f));
+            std::borrow::Cow::Owned(v)
+        }
+        _ => query::decode(bytes, false, passes, f),
     }
 }

@@ -252,6 +252,8 @@ pub struct CHeader {
     pub sig_check: bool,
     pub overrides: Vec<(u32, bool)>,
     pub percent_decode: bool,
+    /// `urlNormalization`: the value is a URL whose query is read as a query string.
+    pub url_normalize: bool,
     pub mask: bool,
 }
 
