@@ -93,12 +93,16 @@ literal: {ping
 literal: {rm
 literal: {whoami
 literal: {uname
-regex: \$\{?ifs\b|\$\{[a-z_]*:\s*-?\d+\s*:\s*\d+\s*\}|\$\{(?:path|home|shell|pwd|user|hostname)\b|\{(?:cat|ls|id|echo|wget|curl|nc|bash|sh|ping|rm|whoami|uname),[^}]+\}|\w\$@\w|\$'\\x[0-9a-f]{2}|\$\(\(\s*\d+\s*[-+*/%^]\s*\d+\s*\)\)|\$\(\s*[a-z_][\w.-]*(?:\s|\))|\$\(\s*printf\b|[a-z]\$\{?[0-9#?*@!]\}?[a-z]
+regex: \$\{?ifs\b|\$\{[a-z_]*:\s*-?\d+\s*:\s*\d+\s*\}|\$\{(?:path|home|shell|pwd|user|hostname)\b|\{(?:cat|ls|id|echo|wget|curl|nc|bash|sh|ping|rm|whoami|uname),[^}]+\}|\w\$@\w|\$'\\x[0-9a-f]{2}|\$\(\(\s*\d+\s*[-+*/%^]\s*\d+\s*\)\)|\$\(\s*[a-z_][\w.-]*(?:\s|\))|\$\(\s*printf\b|(?:^|[\s/;|&'"<>=(`])[a-z]{1,12}\$\{?[0-9#?*@!]\}?[a-z]{1,12}(?:$|[\s/;|&'"<>)`])
 test: cat${IFS}/etc/passwd
+test: c${1}at /e${1}tc/pa${9}sswd
+test: ;wh${2}oami
 test: {cat,/etc/passwd}
 test: w$@hoami
 test: echo X$((50+41))$(echo X)
 pass: price is ${total}
+pass: iHrCbZnNhecBOKOJCZEpDosdvpn$OjOBToNn pOYtn1CpmnLOcgAOnNOe 05JdOLCON4IfS wLnBaOvZ3TThwtVLJM$6srO3PZdOOw9yTzDsbZhAZ
+pass: uT$fZGSLAlhYSZnNfIQlArdQUAQpWnZnPyXTyn0rnGcfrzSVnhQvnSLnl$0GGYH9ju3YXH$pHU$$dp0Q${4ifsX Io8GWXi$-XeqNQILu$8ZMYelUB g$
 
 id: 300003004
 name: OS command injection: reverse shell and download-execute
