@@ -184,7 +184,7 @@ pass: https://example.com/page?id=1
 pass: what?
 
 id: 300008011
-name: Local file access: database dump or site backup archive
+name: Local file access: database dump, site backup archive or backup copy of a script or configuration file
 type: Path Traversal
 accuracy: medium
 risk: medium
@@ -195,6 +195,11 @@ literal: .bak
 literal: .old
 literal: .orig
 literal: .swp
+literal: .swo
+literal: .save
+literal: .tmp
+literal: .copy
+literal: ~
 literal: backup
 literal: dump
 literal: .zip
@@ -202,7 +207,7 @@ literal: .tar
 literal: .tgz
 literal: .rar
 literal: .7z
-regex: (?:^|[/\=])[\w.-]*\.(?:sql|bak|old|orig|swp|dump)(?:\.(?:gz|bz2|xz|zip|tar|tgz|7z|rar))?$|(?:^|[/\=])(?:backup|backups|bak|dump|db|database|www|wwwroot|site|web|html|htdocs|public_html|sql)\.(?:zip|tar|tar\.gz|tgz|gz|rar|7z|sql)$|(?:^|[/\=])[\w-]*(?:backup|dump)[\w-]*\.(?:sql|zip|tar|tar\.gz|tgz|gz|rar|7z)$
+regex: (?:^|[/\=])[\w.-]*\.(?:sql|dump)(?:\.(?:gz|bz2|xz|zip|tar|tgz|7z|rar))?$|\.(?:php\d?|phtml|inc|asp|aspx|jsp|config|conf|cfg|ini|ya?ml|env|py|rb|pl|cgi|sh|htaccess)(?:\.(?:bak|old|orig|save|swp|swo|tmp|copy)|~)$|(?:^|[/\=])(?:backup|backups|bak|dump|db|database|www|wwwroot|site|web|html|htdocs|public_html|sql)\.(?:zip|tar|tar\.gz|tgz|gz|rar|7z|sql)$|(?:^|[/\=])[\w-]*(?:backup|dump)[\w-]*\.(?:sql|zip|tar|tar\.gz|tgz|gz|rar|7z)$
 test: /backup.sql.gz
 test: /db.sql
 test: /wp-config.php.bak
@@ -210,7 +215,11 @@ test: /www.zip
 test: /site-backup-2024.tar.gz
 test: /index.php.orig
 test: /.index.php.swp
+test: /config/settings.yml.old
+test: /index.php~
 pass: /downloads/report-2024.zip
 pass: /static/app.js
 pass: /docs/sql-tutorial.html
 pass: /assets/old-logo.png
+pass: /db.bak
+pass: /files/notes.old
