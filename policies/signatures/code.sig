@@ -234,9 +234,17 @@ literal: <#
 literal: {php}
 literal: {system
 literal: {if
-regex: (?:\{\{|\$\{\{?|#\{|<%=?|\*\{|@\{|\[\[|\{=|\{#)\s*['"]?\d+['"]?\s*[*+\-/]\s*['"]?\d+['"]?\s*(?:\}\}?|%>|\]\])|\{\{[\s\S]{0,200}?(?:__class__|__mro__|__subclasses__|__globals__|__builtins__|__import__|__init__|__getattribute__|\bconfig\b|\bself\b|\brequest\b|lipsum|cycler|joiner|namespace|\|\s*attr|\bpopen\b|\bos\.|\bgetruntime\b|_self\.env|registerundefinedfiltercallback|\|\s*(?:filter|map|sort|reduce)\s*\(|\bexec\b|\bsystem\b|range\s*\(|dump\s*\()|\{%[\s\S]{0,200}?(?:\bimport\b|\bfor\b|\bset\b|\binclude\b|\bdebug\b|\bif\b|\bmacro\b|\bload\b)[\s\S]{0,200}?%\}|<#(?:assign|include|import|list|if|local|global|setting|ftl)\b|freemarker\.template\.utility|\?new\s*\(|#set\s*\(\s*\$|#foreach\s*\(|\$class\.|\.inspect\(|\{php\}|\{system\s*\(|\{if\s+(?:system|phpinfo|exec)|\{\{\s*(?:self|this|_self)\b|<%[\s\S]{0,200}?(?:runtime|process|system|exec|require|eval|import|response\.|request\.|out\.print|=\s*\w+\s*\()[\s\S]{0,100}%>|\$\{\s*(?:[a-z_]+\.)*(?:getclass|class|forname|getruntime|exec)\b|@\{[\s\S]{0,100}?(?:\(|\.)
+literal: @(
+literal: {$smarty
+literal: {{#
+regex: (?:\{\{|\$\{\{?|#\{|<%=?|\*\{|@\{|\[\[|\{=|\{#)\s*['"]?\d+['"]?\s*[*+\-/]\s*['"]?\d+['"]?\s*(?:\}\}?|%>|\]\])|\{\{[\s\S]{0,200}?(?:__class__|__mro__|__subclasses__|__globals__|__builtins__|__import__|__init__|__getattribute__|\bconfig\b|\bself\b|\brequest\b|lipsum|cycler|joiner|namespace|\|\s*attr|\bpopen\b|\bos\.|\bgetruntime\b|_self\.env|registerundefinedfiltercallback|\|\s*(?:filter|map|sort|reduce)\s*\(|\bexec\b|\bsystem\b|range\s*\(|dump\s*\()|\{%[\s\S]{0,200}?(?:\bimport\b|\bfor\b|\bset\b|\binclude\b|\bdebug\b|\bif\b|\bmacro\b|\bload\b)[\s\S]{0,200}?%\}|<#(?:assign|include|import|list|if|local|global|setting|ftl)\b|freemarker\.template\.utility|\?new\s*\(|#set\s*\(\s*\$|#foreach\s*\(|\$class\.|\.inspect\(|\{php\}|\{system\s*\(|\{if\s+(?:system|phpinfo|exec)|\{\{\s*(?:self|this|_self)\b|<%[\s\S]{0,200}?(?:runtime|process|system|exec|require|eval|import|response\.|request\.|out\.print|=\s*\w+\s*\()[\s\S]{0,100}%>|\$\{\s*(?:[a-z_]+\.)*(?:getclass|class|forname|getruntime|exec)\b|@\{[\s\S]{0,100}?(?:\(|\.)|@\(\s*\d+\s*[*+\-/]\s*\d+\s*\)|\{\$smarty\.(?:version|now|template|const|server|env|cookies|session|request|get|post|template_object)\b|\{\{#(?:with|each|let)\s[^}]{0,80}\bas\s*\|[^|}]+\|\s*\}\}
 test: {{7*7}}
 test: ${7*7}
+test: @(6*9)
+test: {$smarty.version}
+test: {$smarty.template_object->smarty}
+test: {{#with "s" as |string|}}{{#with "e"}}{{/with}}{{/with}}
+test: {{#each list as |item|}}{{item}}{{/each}}
 test: {{ ''.__class__.__mro__[1].__subclasses__() }}
 test: <#assign ex="freemarker.template.utility.Execute"?new()>
 test: {% import os %}{{ os.popen('id').read() }}
