@@ -306,10 +306,58 @@ literal: rundll32
 literal: net
 literal: powershell
 literal: findstr
-regex: \bregedit(?:\.exe)?\s+/[a-z]|\bschtasks(?:\.exe)?\s+/|\bbcdedit\b|\bvssadmin\s+(?:delete|list|create)\b|\bwevtutil\s+c[lr]\b|\bicacls\s+\S|\btakeown\s+/|\bnetsh\s+(?:firewall|advfirewall|interface|wlan|winhttp)\b|(?:^|[;&|])\s*sc(?:\.exe)?\s+(?:create|config|start|stop|query|delete)\b|[;&|]\s*at\s+\d{1,2}:\d{2}\b|\bfor\s+/[flrd]\s|\bif\s+(?:not\s+)?exist\s|(?:^|[;&|])\s*start\s+(?:/b\s+)?[\w\\:."]+\.(?:exe|bat|cmd|ps1|vbs)\b|\bmsiexec\s+/[iqy]|\bforfiles\s+/|\b(?:hkey_(?:local_machine|current_user|classes_root|users)|hklm|hkcu)\\\w|\b(?:cscript|wscript|mshta|rundll32)(?:\.exe)?\s|\bnet1?\s+(?:user|localgroup|group|share|use|accounts|config)\s+\S|\bfindstr\s+/[a-z]
+literal: get-
+literal: set-
+literal: new-
+literal: remove-
+literal: invoke-
+literal: start-
+literal: stop-
+literal: out-
+literal: select-
+literal: where-
+literal: write-
+literal: import-
+literal: add-
+regex: \bregedit(?:\.exe)?\s+/[a-z]|\bschtasks(?:\.exe)?\s+/|\bbcdedit\b|\bvssadmin\s+(?:delete|list|create)\b|\bwevtutil\s+c[lr]\b|\bicacls\s+\S|\btakeown\s+/|\bnetsh\s+(?:firewall|advfirewall|interface|wlan|winhttp)\b|(?:^|[;&|])\s*sc(?:\.exe)?\s+(?:create|config|start|stop|query|delete)\b|[;&|]\s*at\s+\d{1,2}:\d{2}\b|\bfor\s+/[flrd]\s|\bif\s+(?:not\s+)?exist\s|(?:^|[;&|])\s*start\s+(?:/b\s+)?[\w\\:."]+\.(?:exe|bat|cmd|ps1|vbs)\b|\bmsiexec\s+/[iqy]|\bforfiles\s+/|\b(?:hkey_(?:local_machine|current_user|classes_root|users)|hklm|hkcu)\\\w|\b(?:cscript|wscript|mshta|rundll32)(?:\.exe)?\s|\bnet1?\s+(?:user|localgroup|group|share|use|accounts|config)\s+\S|\bfindstr\s+/[a-z]|(?:^|[;&|\n])\s*(?:get|set|new|remove|invoke|start|stop|out|select|where|write|import|add)-(?:process|service|childitem|content|item|itemproperty|wmiobject|ciminstance|acl|localuser|localgroupmember|netipaddress|executionpolicy|mppreference|webrequest|restmethod|expression|command|credential|psdrive|scheduledtask|clipboard|computerinfo|eventlog)\b
 test: ; regedit /E c:\ads\file.txt:regfile.reg HKEY_CURRENT_USER\MyCustomRegKey
 test: ;at 2:00 "echo test"
 test: for /f %i in ('dir') do echo %i
 test: schtasks /create /tn x /tr calc.exe
+test: | Get-Process
+test: ;Set-MpPreference -DisableRealtimeMonitoring $true
+pass: Tom & Jerry; get-together at noon
 pass: at 2:00 pm we meet
 pass: start the engine
+
+id: 300003110
+name: OS command injection: shell features that run a stored command (alias, history expansion, a variable holding a command, SQLite shell escapes)
+type: OS Command Injection
+accuracy: high
+risk: high
+systems: Unix/Linux
+targets: @values, header, param-name
+unless: binary, url
+literal: alias
+literal: !
+literal: .system
+literal: .shell
+literal: $
+regex: (?:^|[;&|\n`(])\s*alias\s+[\w.-]+=['"]?[\w./$-]|(?:^|[;&|\n`])\s*!(?:!|-?\d{1,4})(?::[\w/$^*&-]+)*\s*(?:$|[;&|\n])|(?:^|\n)\s*\.(?:system|shell)\s+\S|(?:^|[;&|\n])\s*\$?[a-z_]\w{0,15}=['"]?[\w./-]+['"]?\s*;\s*\$\{?[a-z_]\w{0,15}\}?\s*(?:$|[\s;|&])
+test: alias a=cat; a /etc/passwd
+test: ;alias x='id';x
+test: !-2
+test: !!
+test: !!:s/a/b/
+test: ;!12
+test: .system id
+test: x\n.shell cat /etc/passwd
+test: $u=id;$u
+test: ;c=whoami;${c}
+pass: !important
+pass: Hello!! 2 years later!
+pass: a=1;b=2
+pass: .shell-panel { color: red }
+pass: the alias of the user is bob
+pass: price=$10;$20 later
+
