@@ -223,3 +223,28 @@ pass: /docs/sql-tutorial.html
 pass: /assets/old-logo.png
 pass: /db.bak
 pass: /files/notes.old
+
+id: 300008012
+name: File upload: server-side script or configuration file, by the name it is to be stored under
+type: Remote File Include
+accuracy: high
+risk: high
+targets: filename
+unless: binary
+literal: .
+regex: \.\s*(?:php\d?|phtml|phar|pht|phps|pgif|shtml|asp|aspx|asa|asax|ascx|ashx|asmx|cer|jsp|jspx|jspf|cfm|cgi)\s*(?:\.\s*[\w-]{1,8}\s*)?$|(?:^|[/\\])\s*(?:\.htaccess|\.htpasswd|\.user\.ini|web\.config|wp-config(?:[\w.-]*)|(?:settings|config|configuration|local|database|secrets?|credentials|parameters|application)\s*\.\s*(?:php|inc|ya?ml|ini|conf|cfg|json|xml|toml|env|properties)|\.env(?:\.[\w-]+)?|\.boto|\.npmrc|\.pypirc|\.netrc|\.git-credentials|\.bash_profile|\.bashrc|\.profile|\.ssh/authorized_keys|authorized_keys|id_(?:rsa|dsa|ecdsa|ed25519))\s*$
+test: shell.php
+test: test. php.jpg
+test: test.phar .png
+test: avatar.php5.gif
+test: settings. php
+test: config.yml 
+test: wp-config_php.txt
+test: .htaccess
+test: web.config
+test: ../../.ssh/authorized_keys
+pass: holiday-photo.jpg
+pass: report.pdf
+pass: my.php.notes.docx
+pass: config-guide.pdf
+pass: php-tutorial.zip

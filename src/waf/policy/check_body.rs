@@ -125,16 +125,10 @@ impl CompiledPolicy {
                     }
                     if let Some(f) = p.filename {
                         self.check_upload(s, out, Some(p.name), p.value);
-                        self.scan(
-                            s,
-                            out,
-                            Target::ParamValue,
-                            Context::Parameter,
-                            Some("filename"),
-                            f,
-                            &[],
-                            false,
-                        );
+                        for target in [Target::ParamValue, Target::Filename] {
+                            let ctx = Context::Parameter;
+                            self.scan(s, out, target, ctx, Some("filename"), f, &[], false);
+                        }
                         let text = String::from_utf8_lossy(p.value);
                         self.scan(
                             s,

@@ -126,6 +126,10 @@ impl CompiledPolicy {
                     ov,
                     mask,
                 );
+                if let Some(file) = upload_file_name(n, value) {
+                    let ctx = Context::Header;
+                    self.scan(s, out, Target::Filename, ctx, Some(n), file, ov, mask);
+                }
             }
             if header_params {
                 self.check_named_location(s, out, n.as_bytes(), bytes, ParamLocation::Header);
@@ -220,5 +224,22 @@ fn decode_header<'a>(
             std::borrow::Cow::Owned(v)
         }
         _ => query::decode(bytes, false, passes, f),
+    }
+}
+
+/// The name a raw upload's file is to be stored under: the whole value of the headers upload
+/// clients name the file in, or the `filename` parameter of a `Content-Disposition` request header.
+fn upload_file_name<'a>(header: &str, value: &'a [u8]) -> Option<&'a [u8]> {
+    match header {
+        "x-filename" | "x_filename" | "x-file-name" => Some(value),
+        "content-disposition" => {
+            let at = memchr::memmem::find(&value.to_ascii_lowercase(), b"filename=")?;
+            let rest = &value[at + b"filename=".len()..];
+            Some(match rest.strip_prefix(b"\"") {
+                Some(quoted) => quoted.split(|b| *b == b'"').next().unwrap_or(quoted),
+                None => rest.split(|b| *b == b';').next().unwrap_or(rest).trim_ascii(),
+            })
+        }
+        _ => None,
     }
 }

@@ -104,7 +104,7 @@ pub const VALUES: &[Target] = &[
 ];
 
 /// Parses a comma list of targets: `url`, `query`, `param-name`, `param-value`, `header`, `cookie`,
-/// `body`, `json`, `xml`, `grpc`, or the groups `@values` ([`VALUES`]) and `@all`.
+/// `body`, `json`, `xml`, `grpc`, `filename`, or the groups `@values` ([`VALUES`]) and `@all`.
 pub fn parse_targets(v: &str) -> Result<Vec<Target>, String> {
     let mut out = Vec::new();
     for name in list(v) {
@@ -119,6 +119,7 @@ pub fn parse_targets(v: &str) -> Result<Vec<Target>, String> {
             "json" => &[Target::Json],
             "xml" => &[Target::Xml],
             "grpc" => &[Target::Grpc],
+            "filename" => &[Target::Filename],
             "@values" => VALUES,
             "@all" => Target::ALL,
             other => return Err(format!("unknown target {other:?}")),

@@ -61,6 +61,9 @@ pub enum Target {
     Xml,
     /// A string field of a gRPC message.
     Grpc,
+    /// The name an uploaded file is to be stored under (a multipart part's `filename`, the
+    /// `X-Filename` headers of raw uploads).
+    Filename,
 }
 
 impl Target {
@@ -76,6 +79,7 @@ impl Target {
         Target::Json,
         Target::Xml,
         Target::Grpc,
+        Target::Filename,
     ];
 
     /// Position in [`Target::ALL`].
