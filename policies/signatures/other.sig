@@ -130,6 +130,9 @@ literal: )&(
 literal: )|(
 literal: )!(
 literal: ) (
+literal: )\t(
+literal: )\n(
+literal: )\r\n(
 literal: )(
 literal: *)
 literal: (|
@@ -146,6 +149,8 @@ test: value)(gidNumber<=100
 test: val)&(cn=admin
 test: eb9adbd87d)!(sn=*
 test: test) ( & 
+test: x)\t(\t|
+test: x)\n(|(uid=*
 test: *)(uid=*))(|(uid=*
 test: admin)(&(password=*)
 test: *)(objectClass=*
