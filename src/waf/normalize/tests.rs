@@ -399,6 +399,10 @@ fn values_below_the_views_bound_have_no_views() {
         checked += 1;
     }
     assert!(checked > 1000, "{checked}");
+    // A path's segments are tried as base64 wherever they are, not only the last.
+    let path = b"/api/v2/JHtqbmRpOmRuczovL3h9/items/42";
+    let views = inspection_views(path, &ByteSet::of(path), true);
+    assert!(views.iter().any(|v| v == b"${jndi:dns://x}"), "{views:?}");
     // At the bound, base64 takes over.
     assert!(!inspection_views(b"PHNjcmlwdD4=", &ByteSet::of(b"PHNjcmlwdD4="), false).is_empty());
 }

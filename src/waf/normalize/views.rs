@@ -42,11 +42,11 @@ const OVERLONG_LEADS: ByteSet = ByteSet::from_bytes(b"\xc0\xc1\xe0\xf0\xf8\xfc")
 /// Shortest value searched for base64 tokens embedded in other text.
 const EMBEDDED_MIN_LEN: usize = 20;
 
-/// Shortest value tried as base64 (a URL's last segment is tried whatever its length).
+/// Shortest value tried as base64 (a URL's segments are tried whatever the path's length).
 const BASE64_MIN_LEN: usize = 8;
 
 /// Values made of `alphabet`'s bytes alone and shorter than this have no inspection views (a
-/// URL path always may: its last segment is tried as base64 whatever its length).
+/// URL path always may: its segments are tried as base64 whatever its length).
 pub fn views_free_below(alphabet: &ByteSet, url: bool) -> usize {
     if url || alphabet.contains(b'%') || may_deobfuscate(alphabet) {
         0
@@ -56,7 +56,7 @@ pub fn views_free_below(alphabet: &ByteSet, url: bool) -> usize {
 }
 
 /// Extra views of `value` (never equal to it, no duplicates); `present` is `ByteSet::of(value)`.
-/// `url` marks a URL path, whose last segment is also tried as base64.
+/// `url` marks a URL path, each of whose segments is also tried as base64.
 pub fn inspection_views(value: &[u8], present: &ByteSet, url: bool) -> Vec<Vec<u8>> {
     let mut out: Vec<Vec<u8>> = Vec::new();
     let push = |v: Vec<u8>, out: &mut Vec<Vec<u8>>| {
@@ -70,8 +70,8 @@ pub fn inspection_views(value: &[u8], present: &ByteSet, url: bool) -> Vec<Vec<u
         bases.push(decode_percent(value, VIEW_PASSES, &mut ev));
     }
     if url {
-        let last = value.rsplit(|&b| b == b'/').next().unwrap_or(value);
-        bases.extend(base64_text(last));
+        // REST paths carry encoded identifiers and payloads in any segment, not only the last.
+        bases.extend(value.split(|&b| b == b'/').filter_map(base64_text));
     } else if value.len() >= BASE64_MIN_LEN && present.is_subset(&BASE64_BYTES) {
         bases.extend(base64_text(value));
     } else if value.len() >= EMBEDDED_MIN_LEN {
