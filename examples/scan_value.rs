@@ -2,7 +2,7 @@
 //! scan matched against, to tell which view and signature a finding comes from.
 //!
 //! `cargo run --example scan_value -- TARGET VALUE` (TARGET: url, query, param-name, param-value,
-//! header, cookie, body, json, xml, grpc; `\xNN` escapes are read in VALUE).
+//! header, cookie, body, json, xml, grpc, filename; `\xNN` escapes are read in VALUE).
 
 use portcullis::waf::injection::{Sqli, Tokenizer};
 use portcullis::waf::normalize::{ByteSet, inspection_views};
@@ -13,15 +13,15 @@ fn unescape(v: &str) -> Vec<u8> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'\\' && b.get(i + 1) == Some(&b'x') {
-            if let Some(n) = b
+        if b[i] == b'\\'
+            && b.get(i + 1) == Some(&b'x')
+            && let Some(n) = b
                 .get(i + 2..i + 4)
                 .and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok())
-            {
-                out.push(n);
-                i += 4;
-                continue;
-            }
+        {
+            out.push(n);
+            i += 4;
+            continue;
         }
         out.push(b[i]);
         i += 1;

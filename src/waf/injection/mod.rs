@@ -123,7 +123,7 @@ fn inert_markup_blanked(input: &[u8]) -> Option<Vec<u8>> {
         if decl.len() < 7 || !decl[..7].eq_ignore_ascii_case(b"doctype") {
             continue;
         }
-        let Some(end) = end else { return None };
+        let end = end?;
         if input[at + 2..end].iter().any(|b| matches!(b, b'[' | b'<')) {
             return None;
         }

@@ -237,7 +237,11 @@ fn upload_file_name<'a>(header: &str, value: &'a [u8]) -> Option<&'a [u8]> {
             let rest = &value[at + b"filename=".len()..];
             Some(match rest.strip_prefix(b"\"") {
                 Some(quoted) => quoted.split(|b| *b == b'"').next().unwrap_or(quoted),
-                None => rest.split(|b| *b == b';').next().unwrap_or(rest).trim_ascii(),
+                None => rest
+                    .split(|b| *b == b';')
+                    .next()
+                    .unwrap_or(rest)
+                    .trim_ascii(),
             })
         }
         _ => None,

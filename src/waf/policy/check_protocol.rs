@@ -59,7 +59,7 @@ impl CompiledPolicy {
             });
         for m in from_headers.chain(from_query) {
             let m = String::from_utf8_lossy(m.trim_ascii()).to_ascii_uppercase();
-            if !m.is_empty() && !self.methods.iter().any(|a| *a == m) {
+            if !m.is_empty() && !self.methods.contains(&m) {
                 self.push(
                     out,
                     Violation::new(K::Method, Context::Request)
