@@ -412,6 +412,13 @@ async fn the_console_keeps_the_rest_apis_rules() {
         !page.contains("id=\"apply\""),
         "no apply button for a guest"
     );
+    // Exporting is a task a guest may not start over REST: no link, and no download.
+    assert!(
+        !page.contains("id=\"export\""),
+        "no export link for a guest"
+    );
+    let (s, page, _) = viewer.get(&format!("/ui/policies/{pid}/export")).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED, "{page}");
 
     // The session is a REST token; logging out revokes it.
     let token_ok = |tok: String| {

@@ -17,6 +17,9 @@ use crate::mgmt::console::session::Session;
 use crate::mgmt::console::view::{self, Nav, done_message, joined, query, text};
 use crate::mgmt::console::{Req, html, rest, see_other};
 
+/// Where the REST API starts an export: the console's download asks for the same right.
+const EXPORT_TASKS: &str = "/mgmt/tm/asm/tasks/export-policy";
+
 pub struct Row {
     pub id: String,
     pub full_path: String,
@@ -85,6 +88,7 @@ pub struct Detail {
     pub last_apply: Option<(String, String, String)>,
     pub readiness: Option<(String, String, String, Vec<Reason>)>,
     pub can_apply: bool,
+    pub can_export: bool,
     pub can_edit: bool,
     pub message: Option<String>,
 }
@@ -165,6 +169,7 @@ pub fn detail(r: &Req<'_>, s: &Session, id: &str) -> Response {
         last_apply,
         readiness,
         can_apply: s.can(&Method::POST, "/mgmt/tm/asm/tasks/apply-policy"),
+        can_export: s.can(&Method::POST, EXPORT_TASKS),
         can_edit: s.can(&Method::PATCH, &path),
         message: done_message(r.q("done"), r.q("task")),
         full_path: fp,
@@ -218,6 +223,12 @@ pub fn post_blocking(r: &Req<'_>, s: &Session, id: &str) -> Response {
 
 /// `GET /ui/policies/<id>/export`: the edited document, as the export task writes it.
 pub fn export(r: &Req<'_>, s: &Session, id: &str) -> Response {
+    if !s.can(&Method::POST, EXPORT_TASKS) {
+        return view::error_page(
+            StatusCode::UNAUTHORIZED,
+            "Your role cannot export policies.",
+        );
+    }
     let p = match rest::get(r, s, &format!("{POLICIES}/{id}")) {
         Ok(p) => p,
         Err(e) => return view::rest_error(&e),
