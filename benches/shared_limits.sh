@@ -81,10 +81,11 @@ grep -q "shared store connected" "$WORK/shared.log" || { echo "the shared proxy 
 TICKS=$(getconf CLK_TCK)
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 ms() { awk '{ v = $1; print v ~ /us$/ ? v / 1000 : v ~ /ms$/ ? v + 0 : v * 1000 }'; }
-# The cumulative buckets of portcullis_shared_store_seconds: "le count" lines.
+# The cumulative buckets of portcullis_shared_store_seconds: "le count" lines (`le` may come
+# before or after the `store` label).
 store_seconds() {
   curl -s "http://127.0.0.1:$METRICS_PORT/metrics" |
-    sed -n 's/^portcullis_shared_store_seconds_bucket{.*le="\([^"]*\)"} \([0-9]*\).*/\1 \2/p'
+    sed -n 's/^portcullis_shared_store_seconds_bucket{.*le="\([^"]*\)"[^}]*} \([0-9]*\).*/\1 \2/p'
 }
 # p50 and p99 (bucket upper bounds, ms) of the calls between the snapshot in $1 and stdin.
 quantiles() {

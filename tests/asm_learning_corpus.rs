@@ -326,6 +326,7 @@ async fn corpus_suggestions_never_relax_a_check_for_a_high_accuracy_block() {
     let ids: Vec<&str> = items.iter().filter_map(|i| i["id"].as_str()).collect();
     let unique: HashSet<&str> = ids.iter().copied().collect();
     assert_eq!(unique.len(), ids.len());
+    let t0 = Instant::now();
     let (s, b) = api
         .req(
             Method::POST,
@@ -334,10 +335,17 @@ async fn corpus_suggestions_never_relax_a_check_for_a_high_accuracy_block() {
         )
         .await;
     assert_eq!(s, 200, "{b}");
+    let accepted = t0.elapsed();
     if b["applyTask"].is_object() {
         let t = asm_common::wait_task(api, &b["applyTask"]).await;
         assert_eq!(t["status"], "COMPLETED", "{t}");
     }
+    println!(
+        "accepted {} suggestions in {:.1} s, applied in {:.1} s more",
+        ids.len(),
+        accepted.as_secs_f64(),
+        (t0.elapsed() - accepted).as_secs_f64()
+    );
     let again: Vec<(usize, Vec<u8>)> = ha_blocked
         .iter()
         .map(|&i| (i, all[i].bytes.clone()))

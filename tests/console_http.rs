@@ -386,15 +386,39 @@ async fn the_console_keeps_the_rest_apis_rules() {
             "Authorization failed: user=https://localhost/mgmt/shared/authz/users/viewer"
         )
     );
-    let (s, _, _) = viewer
-        .post(&apply_path, &[("csrf", &viewer.csrf)], Some(&base))
-        .await;
-    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    // Every change the console offers: refused without the CSRF token, and for a guest with it.
+    let suggestions = format!("/ui/policies/{pid}/suggestions");
+    for (path, form) in [
+        (format!("/ui/events/{sid}/accept"), vec![("force", "yes")]),
+        (apply_path.clone(), vec![]),
+        (format!("/ui/policies/{pid}/blocking"), vec![]),
+        (format!("{suggestions}/accept"), vec![("min_score", "0")]),
+        (format!("{suggestions}/AAAAAAAAAAAAAAAA/accept"), vec![]),
+        (format!("{suggestions}/AAAAAAAAAAAAAAAA/dismiss"), vec![]),
+    ] {
+        let (s, _, _) = viewer.post(&path, &form, Some(&base)).await;
+        assert_eq!(s, StatusCode::FORBIDDEN, "{path} without a CSRF token");
+        let with_csrf: Vec<(&str, &str)> = form
+            .iter()
+            .copied()
+            .chain([("csrf", viewer.csrf.as_str())])
+            .collect();
+        let (s, page, _) = viewer.post(&path, &with_csrf, Some(&base)).await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED, "{path} by a guest: {page}");
+        assert!(page.contains("Authorization failed"), "{path}: {page}");
+    }
     let (_, page, _) = viewer.get(&format!("/ui/policies/{pid}")).await;
     assert!(
         !page.contains("id=\"apply\""),
         "no apply button for a guest"
     );
+    // Exporting is a task a guest may not start over REST: no link, and no download.
+    assert!(
+        !page.contains("id=\"export\""),
+        "no export link for a guest"
+    );
+    let (s, page, _) = viewer.get(&format!("/ui/policies/{pid}/export")).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED, "{page}");
 
     // The session is a REST token; logging out revokes it.
     let token_ok = |tok: String| {

@@ -76,6 +76,7 @@ class Controller:
                 self.base = "https://" + line[len(prefix):].strip().removesuffix("/mgmt")
                 break
         else:
+            self.stop()
             raise RuntimeError("portcullis serve did not start")
         threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
         self.auth = urllib3.make_headers(basic_auth=f"admin:{PASSWORD}")
@@ -149,11 +150,13 @@ def browser():
         o.add_argument(arg)
     service = Service(os.environ.get("CHROMEDRIVER", "/usr/bin/chromedriver"),
                       env=dict(os.environ, TMPDIR=profile))
-    d = webdriver.Chrome(service=service, options=o)
     try:
-        yield d
+        d = webdriver.Chrome(service=service, options=o)
+        try:
+            yield d
+        finally:
+            d.quit()
     finally:
-        d.quit()
         shutil.rmtree(profile, ignore_errors=True)
 
 
@@ -196,6 +199,8 @@ def test_support_id_to_deployed_fix_and_guest_refused(site, browser):
         box = d.find_element(By.ID, "support_id")
         box.send_keys(support_id)
         d.find_element(By.ID, "search").click()
+        # The unfiltered list may show the link too: look only once the search page replaced it.
+        wait(d, EC.staleness_of(box))
         links = d.find_elements(By.LINK_TEXT, support_id)
         if links:
             break

@@ -5,6 +5,7 @@
 use askama::Template;
 use axum::response::Response;
 use http::StatusCode;
+use serde_json::Value;
 
 use super::html;
 use super::session::Session;
@@ -33,6 +34,21 @@ pub fn render<T: Template>(t: &T) -> String {
     t.render().unwrap_or_else(|e| {
         format!("<!doctype html><title>Error</title><p>The page could not be drawn: {e}")
     })
+}
+
+/// A string of a REST answer (empty when it is missing or not a string).
+pub fn text(v: &Value) -> String {
+    v.as_str().unwrap_or_default().to_string()
+}
+
+/// The strings of a REST answer's array, comma-separated.
+pub fn joined(v: &Value) -> String {
+    v.as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// A page.

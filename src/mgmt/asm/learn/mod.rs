@@ -22,6 +22,7 @@ pub mod routes;
 pub mod settings;
 pub mod suggestions;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -155,13 +156,54 @@ pub fn append_modifications(st: &MgmtState, full_path: &str, mods: &[Value]) -> 
                 "The 'modifications' of security policy {full_path} is not an array."
             )));
         };
-        for m in mods {
-            if !list.contains(m) {
-                list.push(m.clone());
-                added += 1;
-            }
-        }
+        added = append_new(list, mods);
         Ok(())
     })?;
     Ok(added)
+}
+
+/// Appends those of `mods` that `list` does not hold yet; returns how many.
+fn append_new(list: &mut Vec<Value>, mods: &[Value]) -> usize {
+    // Accepting all suggestions appends thousands at once: equal entries share the entity they
+    // change, so only entries on the same entity are compared in full.
+    let mut by_entity: HashMap<(String, String), Vec<usize>> = HashMap::new();
+    for (i, m) in list.iter().enumerate() {
+        by_entity.entry(entity_key(m)).or_default().push(i);
+    }
+    let before = list.len();
+    for m in mods {
+        let same = by_entity.entry(entity_key(m)).or_default();
+        if !same.iter().any(|&i| list[i] == *m) {
+            same.push(list.len());
+            list.push(m.clone());
+        }
+    }
+    list.len() - before
+}
+
+/// The entity a `modifications[]` entry changes: its type and name (equal entries have equal keys).
+fn entity_key(m: &Value) -> (String, String) {
+    (m["entityType"].to_string(), m["entity"]["name"].to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn appending_skips_the_modifications_already_there() {
+        let sig = |p: &str, s: u32| {
+            json!({"entityType": "parameter", "entity": {"name": p},
+                   "entityChanges": {"signatureOverrides": [{"signatureId": s, "enabled": false}]},
+                   "action": "add-or-update"})
+        };
+        let mut list = vec![sig("next", 1)];
+        // Keys in another order are the same entry.
+        let reordered = json!({"action": "add-or-update", "entity": {"name": "next"}, "entityType": "parameter",
+                               "entityChanges": {"signatureOverrides": [{"enabled": false, "signatureId": 1}]}});
+        let mods = [reordered, sig("next", 2), sig("next", 2), sig("other", 1)];
+        assert_eq!(append_new(&mut list, &mods), 2);
+        assert_eq!(list, vec![sig("next", 1), sig("next", 2), sig("other", 1)]);
+    }
 }

@@ -12,6 +12,8 @@
 //! and error objects are the dispatcher's, as for every `/mgmt` route.
 //! Imports: `mgmt::*`, `super::*`.
 
+use std::collections::HashMap;
+
 use http::Method;
 use serde_json::{Map, Value, json};
 
@@ -178,11 +180,14 @@ fn accept_many(ctx: &Ctx<'_>, id: &str, fp: &str, req: &Map<String, Value>) -> M
 /// Appends the modifications of suggestions `ids`, marks them accepted and starts one apply.
 fn accept_ids(ctx: &Ctx<'_>, id: &str, fp: &str, ids: &[String]) -> MgmtResult<Reply> {
     let records = suggestions::records(&ctx.st.store, id)?;
+    let by_id: HashMap<&str, &Map<String, Value>> = records
+        .iter()
+        .filter_map(|r| Some((r.get("id")?.as_str()?, r)))
+        .collect();
     let mut mods = Vec::new();
     for sid in ids {
-        let rec = records
-            .iter()
-            .find(|r| r.get("id").and_then(Value::as_str) == Some(sid.as_str()))
+        let rec = by_id
+            .get(sid.as_str())
             .ok_or_else(|| MgmtError::not_found("Suggestion", sid))?;
         mods.push(suggestions::modification(rec));
     }

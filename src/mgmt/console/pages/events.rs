@@ -11,7 +11,7 @@ use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::mgmt::console::session::Session;
-use crate::mgmt::console::view::{self, Nav, count, done_message, query, time};
+use crate::mgmt::console::view::{self, Nav, count, done_message, query, text, time};
 use crate::mgmt::console::{Req, rest, see_other};
 use crate::mgmt::events::rest::PATH;
 use crate::mgmt::events::search::{self, Criteria, Total};
@@ -104,12 +104,7 @@ fn criteria(r: &Req<'_>) -> Result<Criteria, String> {
 }
 
 fn row(e: &Value) -> Row {
-    let s = |k: &str| {
-        e.get(k)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
+    let s = |k: &str| text(&e[k]);
     let mut names: Vec<&str> = e
         .get("violations")
         .and_then(Value::as_array)
@@ -239,23 +234,17 @@ pub fn detail(r: &Req<'_>, s: &Session, id: &str) -> Response {
         Ok(e) => e,
         Err(e) => return view::rest_error(&e),
     };
-    let str_of = |v: &Value, k: &str| {
-        v.get(k)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string()
-    };
     let db = SignatureDb::builtin();
     let violations = e["violations"]
         .as_array()
         .into_iter()
         .flatten()
         .map(|v| Viol {
-            name: str_of(v, "name"),
-            context: str_of(v, "context"),
-            entity: str_of(&v["observedEntity"], "name"),
-            value: str_of(&v["observedEntity"], "value"),
-            detail: str_of(v, "details"),
+            name: text(&v["name"]),
+            context: text(&v["context"]),
+            entity: text(&v["observedEntity"]["name"]),
+            value: text(&v["observedEntity"]["value"]),
+            detail: text(&v["details"]),
             staged: v["enforcementState"]["isInStaging"] == true,
             signatures: v["signatureIds"]
                 .as_array()
@@ -278,7 +267,7 @@ pub fn detail(r: &Req<'_>, s: &Session, id: &str) -> Response {
         .into_iter()
         .flatten()
         .flat_map(|f| {
-            let v = f["violation"].as_str().unwrap_or_default().to_string();
+            let v = text(&f["violation"]);
             f["changes"]
                 .as_array()
                 .cloned()
@@ -286,7 +275,7 @@ pub fn detail(r: &Req<'_>, s: &Session, id: &str) -> Response {
                 .into_iter()
                 .map(move |c| Change {
                     violation: v.clone(),
-                    description: c["description"].as_str().unwrap_or_default().to_string(),
+                    description: text(&c["description"]),
                     broad: c["broad"] == true,
                 })
         })
@@ -304,13 +293,13 @@ pub fn detail(r: &Req<'_>, s: &Session, id: &str) -> Response {
         id: id.to_string(),
         time: time(e["timeMicros"].as_u64().unwrap_or(0)),
         blocked: e["requestStatus"] == "blocked",
-        client: str_of(&e, "clientIp"),
-        policy: str_of(&e, "policyName"),
+        client: text(&e["clientIp"]),
+        policy: text(&e["policyName"]),
         policy_id: policy_id.to_string(),
-        virtual_server: str_of(&e, "virtualServerName"),
+        virtual_server: text(&e["virtualServerName"]),
         rating: e["violationRating"].as_u64().unwrap_or(0),
         response: e["responseCode"].as_u64().unwrap_or(0),
-        raw: str_of(&e["rawRequest"], "httpRequest").replace("\r\n", "\n"),
+        raw: text(&e["rawRequest"]["httpRequest"]).replace("\r\n", "\n"),
         violations,
         preview_error: preview.as_ref().err().map(|e| e.message.clone()),
         already: flag("alreadyPasses"),

@@ -7,15 +7,18 @@
 use askama::Template;
 use axum::response::Response;
 use http::{HeaderValue, Method, StatusCode, header};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::mgmt::asm::export;
 use crate::mgmt::asm::learn::suggestions;
 use crate::mgmt::asm::policies::{POLICIES, applied_key, edited_key, stored};
 use crate::mgmt::console::diff::{self, Line};
 use crate::mgmt::console::session::Session;
-use crate::mgmt::console::view::{self, Nav, done_message, query};
+use crate::mgmt::console::view::{self, Nav, done_message, joined, query, text};
 use crate::mgmt::console::{Req, html, rest, see_other};
+
+/// Where the REST API starts an export: the console's download asks for the same right.
+const EXPORT_TASKS: &str = "/mgmt/tm/asm/tasks/export-policy";
 
 pub struct Row {
     pub id: String,
@@ -34,15 +37,6 @@ pub struct Policies {
     pub rows: Vec<Row>,
 }
 
-fn strings(v: &Value) -> String {
-    v.as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 pub fn list(r: &Req<'_>, s: &Session) -> Response {
     let b = match rest::get(r, s, POLICIES) {
         Ok(b) => b,
@@ -53,17 +47,14 @@ pub fn list(r: &Req<'_>, s: &Session) -> Response {
         .into_iter()
         .flatten()
         .map(|p| {
-            let id = p["id"].as_str().unwrap_or_default().to_string();
+            let id = text(&p["id"]);
             let pending = suggestions::records(&r.st.store, &id)
                 .map(|v| v.iter().filter(|r| r["state"] == "pending").count())
                 .unwrap_or(0);
             Row {
-                full_path: p["fullPath"].as_str().unwrap_or_default().to_string(),
-                mode: p["enforcementMode"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string(),
-                virtuals: strings(&p["virtualServers"]),
+                full_path: text(&p["fullPath"]),
+                mode: text(&p["enforcementMode"]),
+                virtuals: joined(&p["virtualServers"]),
                 modified: p["isModified"] == true,
                 active: p["active"] == true,
                 pending,
@@ -97,20 +88,21 @@ pub struct Detail {
     pub last_apply: Option<(String, String, String)>,
     pub readiness: Option<(String, String, String, Vec<Reason>)>,
     pub can_apply: bool,
+    pub can_export: bool,
     pub can_edit: bool,
     pub message: Option<String>,
 }
 
 /// The documents of a policy, pretty-printed: (applied, edited).
 fn documents(r: &Req<'_>, id: &str) -> (String, String) {
-    let text = |key: String| {
+    let pretty = |key: String| {
         stored(r.st, &key)
             .ok()
             .flatten()
             .map(|s| serde_json::to_string_pretty(&s.doc).unwrap_or_default())
             .unwrap_or_default()
     };
-    (text(applied_key(id)), text(edited_key(id)))
+    (pretty(applied_key(id)), pretty(edited_key(id)))
 }
 
 pub fn detail(r: &Req<'_>, s: &Session, id: &str) -> Response {
@@ -119,7 +111,7 @@ pub fn detail(r: &Req<'_>, s: &Session, id: &str) -> Response {
         Ok(p) => p,
         Err(e) => return view::rest_error(&e),
     };
-    let fp = p["fullPath"].as_str().unwrap_or_default().to_string();
+    let fp = text(&p["fullPath"]);
     let (applied, edited) = documents(r, id);
     let last_apply = rest::get(
         r,
@@ -139,8 +131,7 @@ pub fn detail(r: &Req<'_>, s: &Session, id: &str) -> Response {
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
         let t = items.pop()?;
-        let s = |k: &str| t[k].as_str().unwrap_or_default().to_string();
-        Some((s("id"), s("status"), s("startTime")))
+        Some((text(&t["id"]), text(&t["status"]), text(&t["startTime"])))
     });
     let readiness = rest::get(r, s, &format!("{path}/readiness?hours=24"))
         .ok()
@@ -151,7 +142,7 @@ pub fn detail(r: &Req<'_>, s: &Session, id: &str) -> Response {
                 .into_iter()
                 .flatten()
                 .map(|t| Reason {
-                    violation: t["violation"].as_str().unwrap_or_default().to_string(),
+                    violation: text(&t["violation"]),
                     requests: t["requests"].as_u64().unwrap_or(0),
                 })
                 .collect();
@@ -165,15 +156,9 @@ pub fn detail(r: &Req<'_>, s: &Session, id: &str) -> Response {
     view::page(&Detail {
         nav: Nav::of(s, "policies"),
         id: id.to_string(),
-        mode: p["enforcementMode"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
-        template: p["templateReference"]["title"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
-        virtuals: strings(&p["virtualServers"]),
+        mode: text(&p["enforcementMode"]),
+        template: text(&p["templateReference"]["title"]),
+        virtuals: joined(&p["virtualServers"]),
         modified: p["isModified"] == true,
         active: p["active"] == true,
         diff: if applied.is_empty() {
@@ -184,6 +169,7 @@ pub fn detail(r: &Req<'_>, s: &Session, id: &str) -> Response {
         last_apply,
         readiness,
         can_apply: s.can(&Method::POST, "/mgmt/tm/asm/tasks/apply-policy"),
+        can_export: s.can(&Method::POST, EXPORT_TASKS),
         can_edit: s.can(&Method::PATCH, &path),
         message: done_message(r.q("done"), r.q("task")),
         full_path: fp,
@@ -200,7 +186,7 @@ fn apply(r: &Req<'_>, s: &Session, id: &str) -> Result<String, crate::mgmt::erro
         "/mgmt/tm/asm/tasks/apply-policy",
         Some(&json!({"policyReference": {"link": link}})),
     )?;
-    Ok(t["id"].as_str().unwrap_or_default().to_string())
+    Ok(text(&t["id"]))
 }
 
 fn back(id: &str, done: &str, task: &str) -> Response {
@@ -237,6 +223,12 @@ pub fn post_blocking(r: &Req<'_>, s: &Session, id: &str) -> Response {
 
 /// `GET /ui/policies/<id>/export`: the edited document, as the export task writes it.
 pub fn export(r: &Req<'_>, s: &Session, id: &str) -> Response {
+    if !s.can(&Method::POST, EXPORT_TASKS) {
+        return view::error_page(
+            StatusCode::UNAUTHORIZED,
+            "Your role cannot export policies.",
+        );
+    }
     let p = match rest::get(r, s, &format!("{POLICIES}/{id}")) {
         Ok(p) => p,
         Err(e) => return view::rest_error(&e),

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use crate::mgmt::asm::policies::POLICIES;
 use crate::mgmt::console::session::Session;
-use crate::mgmt::console::view::{self, Nav, done_message, query};
+use crate::mgmt::console::view::{self, Nav, done_message, query, text};
 use crate::mgmt::console::{Req, rest, see_other};
 
 /// Rows shown (the highest by the chosen order); accepting "all above a score" covers every one.
@@ -62,24 +62,23 @@ impl Suggestions {
 }
 
 fn row(i: &Value) -> Row {
-    let s = |v: &Value| v.as_str().unwrap_or_default().to_string();
     let ev = &i["evidence"];
     let n = |k: &str| ev[k].as_u64().unwrap_or(0);
     Row {
-        id: s(&i["id"]),
+        id: text(&i["id"]),
         score: i["learningScore"].as_u64().unwrap_or(0),
-        description: s(&i["description"]),
-        action: s(&i["action"]),
-        status: s(&i["status"]),
+        description: text(&i["description"]),
+        action: text(&i["action"]),
+        status: text(&i["status"]),
         requests: n("requests"),
         sources: n("distinctSources"),
         trusted: n("trustedSources"),
         attacks: n("attackRequests"),
-        first: s(&ev["firstSeen"])
+        first: text(&ev["firstSeen"])
             .replace('T', " ")
             .trim_end_matches('Z')
             .to_string(),
-        last: s(&ev["lastSeen"])
+        last: text(&ev["lastSeen"])
             .replace('T', " ")
             .trim_end_matches('Z')
             .to_string(),
@@ -87,13 +86,13 @@ fn row(i: &Value) -> Row {
             .as_array()
             .into_iter()
             .flatten()
-            .map(s)
+            .map(text)
             .collect(),
         events: ev["events"]
             .as_array()
             .into_iter()
             .flatten()
-            .map(s)
+            .map(text)
             .collect(),
         modification: serde_json::to_string_pretty(&i["modification"]).unwrap_or_default(),
         broad: i["broad"] == true,
@@ -130,7 +129,7 @@ pub fn page(r: &Req<'_>, s: &Session, id: &str) -> Response {
     view::page(&Suggestions {
         nav: Nav::of(s, "policies"),
         id: id.to_string(),
-        full_path: p["fullPath"].as_str().unwrap_or_default().to_string(),
+        full_path: text(&p["fullPath"]),
         sort,
         show_all,
         rows,

@@ -9,7 +9,7 @@ use axum::response::Response;
 use serde_json::Value;
 
 use crate::mgmt::console::session::Session;
-use crate::mgmt::console::view::{self, Nav};
+use crate::mgmt::console::view::{self, Nav, joined, text};
 use crate::mgmt::console::{Req, rest};
 
 pub struct Virtual {
@@ -43,10 +43,6 @@ pub struct Virtuals {
     pub pools: Vec<Pool>,
 }
 
-fn s(v: &Value) -> String {
-    v.as_str().unwrap_or_default().to_string()
-}
-
 pub fn page(r: &Req<'_>, ses: &Session) -> Response {
     let read = |p: &str| rest::get(r, ses, p);
     let (vs, pools, policies) = match (
@@ -61,26 +57,20 @@ pub fn page(r: &Req<'_>, ses: &Session) -> Response {
     let mut attached: HashMap<String, (String, String)> = HashMap::new();
     for p in items(&policies) {
         for v in p["virtualServers"].as_array().into_iter().flatten() {
-            attached.insert(s(v), (s(&p["fullPath"]), s(&p["id"])));
+            attached.insert(text(v), (text(&p["fullPath"]), text(&p["id"])));
         }
     }
     let virtuals = items(&vs)
         .iter()
         .map(|v| {
-            let fp = s(&v["fullPath"]);
+            let fp = text(&v["fullPath"]);
             Virtual {
-                destination: s(&v["destination"]),
-                pool: s(&v["pool"]),
+                destination: text(&v["destination"]),
+                pool: text(&v["pool"]),
                 policy: attached.get(&fp).cloned(),
-                log_profiles: v["securityLogProfiles"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                log_profiles: joined(&v["securityLogProfiles"]),
                 available: v["status"]["availabilityState"] == "available",
-                status: s(&v["status"]["statusReason"]),
+                status: text(&v["status"]["statusReason"]),
                 full_path: fp,
             }
         })
@@ -88,18 +78,18 @@ pub fn page(r: &Req<'_>, ses: &Session) -> Response {
     let pools = items(&pools)
         .iter()
         .map(|p| Pool {
-            full_path: s(&p["fullPath"]),
-            monitor: s(&p["monitor"]),
+            full_path: text(&p["fullPath"]),
+            monitor: text(&p["monitor"]),
             members: p["membersReference"]["items"]
                 .as_array()
                 .into_iter()
                 .flatten()
                 .map(|m| {
-                    let state = s(&m["state"]);
+                    let state = text(&m["state"]);
                     Member {
-                        name: s(&m["name"]),
+                        name: text(&m["name"]),
                         up: state == "up" || state == "unchecked",
-                        detail: s(&m["monitorStatus"]),
+                        detail: text(&m["monitorStatus"]),
                         state,
                     }
                 })
