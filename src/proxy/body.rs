@@ -107,8 +107,7 @@ where
 /// Dropping the body would reset the stream instead, and some clients (curl 7.88) then drop the
 /// answer they were sent, even for a reset with `NO_ERROR`. Bounded by the body limit and the pace
 /// limits, like any body.
-pub fn discard(body: Incoming, lim: &Limits) {
-    let mut body = Paced::new(body, lim, Arc::new(AtomicBool::new(false)));
+pub fn discard(mut body: Paced<Incoming>, lim: &Limits) {
     let max = lim.max_body_bytes;
     tokio::spawn(async move {
         let mut seen = 0u64;

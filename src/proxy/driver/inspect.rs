@@ -65,6 +65,8 @@ pub struct Inspection {
     limit: usize,
     /// The upstream request may start: bytes were released, or the body ended unblocked.
     go: bool,
+    /// The body ended (and passed).
+    ended: bool,
 }
 
 impl Inspection {
@@ -80,6 +82,7 @@ impl Inspection {
             max_body,
             limit,
             go: !inspect,
+            ended: false,
         }
     }
 
@@ -131,6 +134,7 @@ impl Inspection {
             return Err(Stop::Blocked);
         }
         self.pass();
+        self.ended = true;
         Ok(())
     }
 
@@ -147,6 +151,26 @@ impl Inspection {
     /// Body bytes fed so far.
     pub fn total(&self) -> u64 {
         self.total
+    }
+
+    /// The engine still reads the body.
+    pub fn inspecting(&self) -> bool {
+        self.inspecting
+    }
+
+    /// The body ended and passed (what is held may all go).
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Bytes are held (released or not).
+    pub fn has_held(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// [`Inspection::release`] would give bytes now.
+    pub fn releasable(&self) -> bool {
+        !self.held.is_empty() && (!self.inspecting || self.sent < self.allowed)
     }
 
     /// The next bytes the engine lets go upstream, if any.
