@@ -111,7 +111,14 @@ pub(super) async fn exchange<F: Front>(
             Protocol::Http1 => grpc && front.h2(),
             Protocol::Https => grpc,
         };
-        let need_h2 = h2;
+        if encoded.is_none() && !h2 && !host.speaks_h2() {
+            // Read (and inspect) the start of the body before taking a connection: a body
+            // blocked early costs the upstream nothing, and a slow client holds no connection.
+            encoded = Some(prefetch(front, &head, facts, &mut body, env, tx).await?);
+            if body.is_some() {
+                timer.set(tokio::time::Instant::now() + lim.upstream_response_timeout);
+            }
+        }
         let pooled = if h2 || host.speaks_h2() {
             None
         } else {
@@ -119,7 +126,7 @@ pub(super) async fn exchange<F: Front>(
         };
         let conn = match pooled {
             Some(c) => Connected::H1(c),
-            None => match bounded(timer, host.connect_for(&shared.clients, h2, need_h2)).await {
+            None => match bounded(timer, host.connect_for(&shared.clients, h2, h2)).await {
                 None => return Err(Halt::Upstream(Failure::Timeout)),
                 Some(Ok(c)) => c,
                 Some(Err(crate::proxy::conns::SendError::Connect(e))) => {
@@ -128,10 +135,8 @@ pub(super) async fn exchange<F: Front>(
                     continue;
                 }
                 Some(Err(e)) => {
-                    return Err(Halt::Upstream(Failure::Other(format!(
-                        "{}: {e}",
-                        member.url
-                    ))));
+                    let why = format!("{}: {e}", member.url);
+                    return Err(Halt::Upstream(Failure::Other(why)));
                 }
             },
         };
@@ -306,6 +311,7 @@ async fn round_trip<F: Front>(
     }
     let mut replayable = true;
     let mut complete = true;
+    let mut early = None;
     if let Some(b) = body.as_mut()
         && (!b.ended() || b.has_held())
     {
@@ -339,27 +345,53 @@ async fn round_trip<F: Front>(
             if b.has_held() && b.releasable() {
                 continue;
             }
-            if !up.buf.is_empty() || matches!(up.try_fill(), Ok(Some(_)) | Err(_)) {
-                // The upstream answers (or closes) before the end of the body: stop sending it.
-                complete = false;
-                break;
-            }
-            match front.body_chunk().await {
-                Ok(Some(chunk)) => {
+            // Wait for the client's next piece, watching the upstream: an answer before the end
+            // of the body stops sending it (an interim 1xx answer is skipped).
+            let next = if up.buf.is_empty() {
+                tokio::select! {
+                    biased;
+                    r = up.read_more() => Err(r),
+                    c = front.body_chunk() => Ok(c),
+                }
+            } else {
+                Err(Ok(up.buf.len()))
+            };
+            match next {
+                Err(Ok(n)) if n > 0 => match interim(up, method) {
+                    Early::Interim => continue,
+                    Early::Final(h) => {
+                        early = Some(h);
+                        complete = false;
+                        break;
+                    }
+                    Early::Partial => {
+                        complete = false;
+                        break;
+                    }
+                    Early::Bad(why) => return Err((Trip::Failed(why.into()), false)),
+                },
+                Err(_) => {
+                    complete = false;
+                    break;
+                }
+                Ok(Ok(Some(chunk))) => {
                     if let Err(s) = b.feed(tx, chunk) {
                         return Err((Trip::Halt(Halt::Body(s)), false));
                     }
                 }
-                Ok(None) => {
+                Ok(Ok(None)) => {
                     if let Err(s) = b.end(tx) {
                         return Err((Trip::Halt(Halt::Body(s)), false));
                     }
                 }
-                Err(e) => return Err((Trip::Halt(Halt::Client(e)), false)),
+                Ok(Err(e)) => return Err((Trip::Halt(Halt::Client(e)), false)),
             }
         }
     }
     up.sent = complete;
+    if let Some(head) = early {
+        return Ok((head, complete));
+    }
     if !replayable || body.is_some() {
         timer.set(tokio::time::Instant::now() + wait);
     }
@@ -367,6 +399,35 @@ async fn round_trip<F: Front>(
         None => Err((Trip::Timeout, false)),
         Some(Ok(head)) => Ok((head, complete)),
         Some(Err(t)) => Err((t, replayable)),
+    }
+}
+
+/// What an upstream sent before the end of the request body.
+enum Early {
+    /// Only interim (1xx) answers, now consumed: the body goes on.
+    Interim,
+    /// The response head.
+    Final(ResponseHead),
+    /// The start of a response head.
+    Partial,
+    Bad(&'static str),
+}
+
+/// Looks at what the upstream sent while the body was still going out.
+fn interim(up: &mut UpConn, method: &Method) -> Early {
+    loop {
+        if up.buf.is_empty() {
+            return Early::Interim;
+        }
+        match response::parse_response(&mut up.buf, method) {
+            Err(why) => return Early::Bad(why),
+            Ok(None) => return Early::Partial,
+            Ok(Some(h)) if h.status == StatusCode::SWITCHING_PROTOCOLS => {
+                return Early::Bad("unexpected 101");
+            }
+            Ok(Some(h)) if h.status.is_informational() => {}
+            Ok(Some(h)) => return Early::Final(h),
+        }
     }
 }
 

@@ -166,13 +166,21 @@ async fn heads_match_hyper_byte_for_byte() {
     ];
     // (request, its method, the connection closes after it, HTTP/1.0)
     let requests = [
-        ("GET / HTTP/1.1\r\nhost: a\r\n\r\n", Method::GET, (false, false)),
+        (
+            "GET / HTTP/1.1\r\nhost: a\r\n\r\n",
+            Method::GET,
+            (false, false),
+        ),
         (
             "GET / HTTP/1.1\r\nhost: a\r\nconnection: close\r\n\r\n",
             Method::GET,
             (true, false),
         ),
-        ("HEAD / HTTP/1.1\r\nhost: a\r\n\r\n", Method::HEAD, (false, false)),
+        (
+            "HEAD / HTTP/1.1\r\nhost: a\r\n\r\n",
+            Method::HEAD,
+            (false, false),
+        ),
         ("GET / HTTP/1.0\r\n\r\n", Method::GET, (true, true)),
         (
             "GET / HTTP/1.0\r\nconnection: keep-alive\r\n\r\n",

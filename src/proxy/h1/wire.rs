@@ -120,8 +120,10 @@ pub enum Special {
     Connection,
     Trailer,
     /// Never forwarded, like `Connection` and `Transfer-Encoding` (RFC 9110 7.6.1): `keep-alive`,
-    /// `proxy-connection`, `proxy-authenticate`, `proxy-authorization`, `upgrade`, `te`, and
-    /// `http2-settings`, which only means something with an `Upgrade: h2c` that is never forwarded.
+    /// `proxy-connection`, `proxy-authenticate`, `proxy-authorization`, `upgrade`, `te`;
+    /// `http2-settings`, which only means something with an `Upgrade: h2c` that is never
+    /// forwarded; and `expect`, which the proxy answers itself (`100 Continue`) before it reads
+    /// the body, so the member must not hold the body back waiting to send its own.
     HopByHop,
 }
 
@@ -139,6 +141,7 @@ impl Special {
             | b"proxy-authorization"
             | b"upgrade"
             | b"http2-settings"
+            | b"expect"
             | b"te" => Special::HopByHop,
             _ => Special::Other,
         }
