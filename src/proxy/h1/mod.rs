@@ -25,12 +25,14 @@ pub mod upbody;
 pub mod upconn;
 pub mod wire;
 
-/// The fuzz entry point of `h1_wire`: the first byte picks a parser, the rest is its input.
+/// The fuzz entry point of `h1_wire`: the first byte picks a parser, the rest is its input:
+/// request heads (and the upstream head written from them), upstream response heads (and the
+/// client's head encoded from them), the chunked decoder fed in pieces, request bodies.
 pub fn fuzz_wire(bytes: &[u8]) {
     let Some((&pick, rest)) = bytes.split_first() else {
         return;
     };
-    match pick % 3 {
+    match pick % 4 {
         0 => {
             let lim = crate::proxy::head::HeadLimits {
                 max_head_bytes: 16 * 1024,
@@ -66,11 +68,15 @@ pub fn fuzz_wire(bytes: &[u8]) {
                 }
             }
         }
-        _ => {
-            let _ = chunked::fuzz_chunked(rest, usize::from(pick / 3).max(1));
+        2 => {
+            let _ = chunked::fuzz_chunked(rest, usize::from(pick / 4).max(1));
         }
+        _ => reqbody::fuzz_request(rest),
     }
 }
+
+#[cfg(test)]
+mod body_tests;
 
 #[cfg(test)]
 mod tests {
