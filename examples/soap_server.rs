@@ -47,7 +47,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let store = Arc::new(Store::open(&dir)?);
     let zones = ZoneCatalog::load(&store)?;
     let (user, password) = (args.user.clone(), args.password.clone());
-    let auth: soap::Authenticator = Arc::new(move |u, p| u == user && p == password);
+    let auth: soap::Authenticator =
+        Arc::new(move |u, p, _| (u == user && p == password).then_some(soap::Access::ReadWrite));
     let state = SoapState::new(store, zones.clone(), auth);
 
     let listener = tokio::net::TcpListener::bind(args.listen).await?;

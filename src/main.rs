@@ -1,6 +1,6 @@
 //! The `portcullis` command line: the only place that knows every module.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -27,14 +27,19 @@ enum Command {
     Version,
     /// The standalone inline WAF proxy: one listener, one policy file.
     Proxy(Box<portcullis::proxy::run::ProxyOptions>),
-    /// The embedded demo: a demo API behind the proxy on 127.0.0.1:8080, no configuration.
-    Demo,
+    /// The embedded demo: a demo API behind the WAF proxy, and the admin API that runs it.
+    ///
+    /// No configuration: the proxy (127.0.0.1:8080) is a virtual server of a controller whose
+    /// admin API (https://127.0.0.1:8443/mgmt, user admin, password in the banner) shows its
+    /// policy and finds each blocked request by its support ID. The banner prints curl commands
+    /// for all of it. State lives in a temporary directory, removed when the demo stops.
+    Demo(portcullis::demo::DemoOptions),
     /// Run a controller: the /mgmt admin API over HTTPS, state in a data directory.
     Serve(ServeCmd),
     /// Run a central manager: the /mgmt/cm task API managing controllers over their REST API.
     Central(CentralCmd),
-    /// The utility billing report (spec 4.5): per registration key, the devices the central
-    /// manager licensed from it; written to a file (`-r manual`) or uploaded (`-r automatic`).
+    /// The utility billing report: per registration key, the devices the central manager
+    /// licensed from it; written to a file (`-r manual`) or uploaded (`-r automatic`).
     BillingReport(Box<portcullis::cli::billing_report::BillingReportArgs>),
     /// Declarative policy tools.
     Policy {
@@ -71,18 +76,29 @@ enum PolicyCommand {
         /// Also print the URL table (method, URL, parameters, content types) of the OpenAPI spec.
         #[arg(long)]
         urls: bool,
+        /// The command the policy is checked for: it decides where file links may point.
+        #[arg(long = "for", value_name = "COMMAND", value_enum, default_value_t)]
+        target: portcullis::cli::policy_check::CheckFor,
     },
 }
+
+/// Where `serve` listens by default (and the demo's admin API).
+const SERVE_ADMIN: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 8443);
+/// Where `central` listens by default: not `serve`'s port, so both run side by side.
+const CENTRAL_ADMIN: SocketAddr = SocketAddr::new(
+    IpAddr::V4(Ipv4Addr::LOCALHOST),
+    portcullis::central::DEFAULT_PORT,
+);
 
 #[derive(clap::Args)]
 struct ServeCmd {
     /// JSON configuration file (flags override it).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Address of the HTTPS admin API (default 127.0.0.1:8443).
+    /// Address of the HTTPS admin API [default: 127.0.0.1:8443].
     #[arg(long)]
     admin_listen: Option<SocketAddr>,
-    /// Data directory (store, certificate, uploaded files).
+    /// Data directory (store, certificate, uploaded files) [default: ./portcullis-data].
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// Address of the DNS listener (UDP and TCP).
@@ -95,10 +111,10 @@ struct CentralCmd {
     /// JSON configuration file (flags override it).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Address of the HTTPS admin API (default 127.0.0.1:8443).
+    /// Address of the HTTPS admin API [default: 127.0.0.1:9443].
     #[arg(long)]
     admin_listen: Option<SocketAddr>,
-    /// Data directory (store, certificate).
+    /// Data directory (store, certificate) [default: ./portcullis-data].
     #[arg(long)]
     data_dir: Option<PathBuf>,
 }
@@ -117,7 +133,7 @@ fn central(cmd: CentralCmd) -> Result<(), String> {
         admin_listen: cmd
             .admin_listen
             .or(file.admin_listen)
-            .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8443))),
+            .unwrap_or(CENTRAL_ADMIN),
         tls_cert: file.tls_cert.clone(),
         tls_key: file.tls_key.clone(),
         mgmt,
@@ -158,7 +174,7 @@ fn serve(cmd: ServeCmd) -> Result<(), String> {
         admin_listen: cmd
             .admin_listen
             .or(file.admin_listen)
-            .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 8443))),
+            .unwrap_or(SERVE_ADMIN),
         dns_listen: cmd.dns_listen.or(file.dns_listen),
         tls_cert: file.tls_cert,
         tls_key: file.tls_key,
@@ -185,8 +201,9 @@ fn serve(cmd: ServeCmd) -> Result<(), String> {
     })
 }
 
-/// Mounts the SOAP portal on the admin API (users checked against the /mgmt user store) and starts
-/// the DNS listener serving the same zones, when `--dns-listen` is given.
+/// Mounts the SOAP portal on the admin API (users and roles of the /mgmt user store, the admin
+/// port's body bounds) and starts the DNS listener serving the same zones, when `--dns-listen`
+/// is given.
 fn soap_and_dns(
     st: Arc<portcullis::mgmt::MgmtState>,
     dns_listen: Option<SocketAddr>,
@@ -203,32 +220,18 @@ fn soap_and_dns(
             tokio::spawn(server.run(zones.clone(), std::future::pending()));
         }
         let users = st.clone();
-        let auth: soap::Authenticator =
-            Arc::new(move |user, pass| users.check_password(user, pass).is_ok());
-        Ok(soap::router(soap::SoapState::new(
-            st.store.clone(),
-            zones,
-            auth,
-        )))
+        let auth: soap::Authenticator = Arc::new(move |user, pass, peer| {
+            let u = users.check_password(user, pass, peer).ok()?;
+            Some(if portcullis::mgmt::roles::may_change_zones(u.role) {
+                soap::Access::ReadWrite
+            } else {
+                soap::Access::Read
+            })
+        });
+        let mut portal = soap::SoapState::new(st.store.clone(), zones, auth);
+        portal.limits = st.cfg.body_limits(soap::MAX_BODY);
+        Ok(soap::router(portal))
     })
-}
-
-/// The demo's admin API on https://127.0.0.1:8443, state in a fresh temporary directory, on its own
-/// thread so the demo data plane runs as `portcullis proxy` does. Failing to start it (port taken)
-/// is reported and the demo goes on without it.
-fn demo_admin_api() {
-    let data_dir = std::env::temp_dir().join(format!("portcullis-demo-{}", std::process::id()));
-    let cmd = ServeCmd {
-        config: None,
-        admin_listen: Some(SocketAddr::from(([127, 0, 0, 1], 8443))),
-        data_dir: Some(data_dir),
-        dns_listen: None,
-    };
-    std::thread::spawn(move || {
-        if let Err(e) = serve(cmd) {
-            eprintln!("portcullis demo: admin API not started: {e}");
-        }
-    });
 }
 
 fn exit_with(what: &str, r: Result<(), String>) -> ExitCode {
@@ -253,10 +256,9 @@ fn main() -> ExitCode {
             init_logging();
             portcullis::proxy::run::run(*opts)
         }
-        Command::Demo => {
+        Command::Demo(opts) => {
             init_logging();
-            demo_admin_api();
-            portcullis::demo::run()
+            portcullis::demo::run(opts)
         }
         Command::Serve(cmd) => {
             init_logging();
@@ -311,9 +313,15 @@ fn main() -> ExitCode {
                     file,
                     lenient,
                     urls,
+                    target,
                 },
         } => {
-            let (report, ok) = portcullis::cli::policy_check::run_with(&file, lenient, urls);
+            let opts = portcullis::cli::policy_check::CheckOptions {
+                lenient,
+                urls,
+                target,
+            };
+            let (report, ok) = portcullis::cli::policy_check::run_with(&file, opts);
             if ok {
                 print!("{report}");
                 ExitCode::SUCCESS

@@ -513,3 +513,55 @@ async fn rate_limits_answer_429_with_retry_after() {
             .contains("VIOL_RATE_LIMIT")
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_api_key_in_the_query_string_never_reaches_the_event_log() {
+    let upstream = echo_upstream().await;
+    let dir = tempfile::tempdir().expect("tmp");
+    let access = write(
+        dir.path(),
+        "access.yaml",
+        &json!({
+            "methods": {"partner": {"apiKey": {"in": "query", "name": "api_key",
+                                               "keys": [{"id": "a", "key": "valid-key-a"}]}}},
+            "rateLimit": {"requestsPerSecond": 0.2, "burst": 1, "by": "identity"}
+        }),
+    );
+    let proxy = Proxy::start(
+        &[format!("http://{upstream}")],
+        PASS_POLICY,
+        &["--access", &access],
+    );
+    // An invalid key (refused), one the WAF flags as well (its value would be the excerpt of a
+    // violation), then a valid one past its rate limit (refused too).
+    let (st, _, _) = call(&proxy.url("/x?q=1&api_key=guessed-key-z"), "GET", &[]).await;
+    assert_eq!(st, 401);
+    let flagged = "/x?api_key=leaked%3Cscript%3Ealert(1)%3C%2Fscript%3E";
+    assert_eq!(call(&proxy.url(flagged), "GET", &[]).await.0, 401);
+    assert_eq!(
+        call(&proxy.url("/x?api_key=valid-key-a"), "GET", &[])
+            .await
+            .0,
+        200
+    );
+    let (st, _, _) = call(&proxy.url("/x?api_key=valid-key-a&q=2"), "GET", &[]).await;
+    assert_eq!(st, 429);
+    let log = proxy.events_containing("VIOL_RATE_LIMIT");
+    assert!(log.contains("VIOL_RATE_LIMIT"), "{log}");
+    assert!(
+        !log.contains("guessed-key-z") && !log.contains("valid-key-a") && !log.contains("leaked"),
+        "a key in the event log: {log}"
+    );
+    let uris: Vec<String> = log
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("json")["uri"].to_string())
+        .collect();
+    assert!(
+        uris.iter().any(|u| u.contains("/x?q=1&api_key=********")),
+        "{uris:?}"
+    );
+    assert!(
+        uris.iter().any(|u| u.contains("/x?api_key=********&q=2")),
+        "{uris:?}"
+    );
+}

@@ -339,6 +339,15 @@ async fn import_from_a_url_and_the_pull_limits() {
             json!({"fileReference": {"link": "http://[fe80::1]/x"}}),
             "fe80::1 is refused",
         ),
+        // The metadata address inside IPv6 forms: NAT64 and IPv4-compatible.
+        (
+            json!({"fileReference": {"link": "http://[64:ff9b::a9fe:a9fe]/latest/meta-data/"}}),
+            "(it carries 169.254.169.254) is refused",
+        ),
+        (
+            json!({"fileReference": {"link": "http://[::169.254.169.254]/latest/meta-data/"}}),
+            "(it carries 169.254.169.254) is refused",
+        ),
         (
             json!({"fileReference": {"link": "file:///etc/passwd"}}),
             "inside the data directory",

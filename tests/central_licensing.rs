@@ -108,6 +108,7 @@ async fn billing_endpoint(
         listener,
         tls,
         app,
+        portcullis::mgmt::server::ConnLimits::default(),
         std::future::pending(),
     ));
     (format!("https://127.0.0.1:{port}/billing"), ca, rx)

@@ -9,9 +9,13 @@ use std::net::SocketAddr;
 use grpc_support::scenarios;
 
 async fn demo() -> (portcullis::demo::Demo, SocketAddr) {
-    let d = portcullis::demo::start(([127, 0, 0, 1], 0).into())
-        .await
-        .expect("demo starts");
+    let d = portcullis::demo::start(&portcullis::demo::DemoOptions {
+        listen: ([127, 0, 0, 1], 0).into(),
+        admin_listen: ([127, 0, 0, 1], 0).into(),
+        event_log: Some("/dev/null".into()),
+    })
+    .await
+    .expect("demo starts");
     let addr = d.proxy;
     (d, addr)
 }

@@ -259,3 +259,168 @@ async fn roles_are_enforced_with_the_part7_message() {
             .contains("ltm pool /Common/p {")
     );
 }
+
+/// A server whose lockout and throttles are out of the way, for tests about something else.
+fn lenient(dir: &std::path::Path) -> mgmt_common::Server {
+    let config = dir.join("serve.json");
+    std::fs::write(
+        &config,
+        r#"{"mgmt": {"lockout_attempts": 1000, "login_source_attempts": 1000, "login_global_rate": 0}}"#,
+    )
+    .unwrap();
+    start(&dir.join("data"), Some(&config))
+}
+
+async fn login(api: &Api, user: &str, pass: &str) -> (reqwest::StatusCode, Value) {
+    let r = api
+        .c
+        .post(format!("{}/mgmt/shared/authn/login", api.base))
+        .json(&json!({"username": user, "password": pass, "loginProviderName": "tmos"}))
+        .send()
+        .await
+        .unwrap();
+    (r.status(), r.json().await.unwrap_or(Value::Null))
+}
+
+/// The token of a successful login.
+async fn token(api: &Api, user: &str, pass: &str) -> String {
+    let (st, b) = login(api, user, pass).await;
+    assert_eq!(st, 200, "{b}");
+    b["token"]["token"].as_str().unwrap().to_string()
+}
+
+#[tokio::test]
+async fn a_login_spray_from_one_source_is_throttled() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(dir.path(), None);
+    let api = Api::new(&s);
+    // A working token, taken before the spray, and a user whose password was never checked.
+    let tok = token(&api, "admin", PASS).await;
+    let (st, _) = api.req(Method::POST, "/mgmt/tm/auth/user", Some(json!({"name": "fresh", "password": "Fresh-pass-1", "partitionAccess": [{"name": "all-partitions", "role": "guest"}]}))).await;
+    assert_eq!(st, 200);
+    // Ten failures per minute are allowed from one address, then nothing is even checked.
+    let mut throttled = 0;
+    for i in 0..30 {
+        let (st, b) = login(&api, &format!("nobody{i}"), "guess").await;
+        assert_eq!(st, 401);
+        if b[0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("too many failed logins")
+        {
+            throttled += 1;
+        }
+    }
+    assert_eq!(throttled, 20, "the 11th attempt on is refused");
+    // Even a right password is not checked for that source now...
+    let (st, b) = login(&api, "fresh", "Fresh-pass-1").await;
+    assert_eq!(st, 401, "{b}");
+    // ...but the token and credentials verified before keep working.
+    let r = api
+        .c
+        .get(format!("{}/mgmt/tm/sys", s.base))
+        .header("X-F5-Auth-Token", &tok)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+}
+
+#[tokio::test]
+async fn failed_logins_of_unknown_names_take_as_long_as_those_of_real_users() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = lenient(dir.path());
+    let api = Api::new(&s);
+    let median = |mut v: Vec<std::time::Duration>| {
+        v.sort();
+        v[v.len() / 2]
+    };
+    let (mut known, mut unknown) = (Vec::new(), Vec::new());
+    for i in 0..9 {
+        // Interleaved, so both see the same load.
+        for (user, times) in [("admin", &mut known), ("no-such-user", &mut unknown)] {
+            let t0 = std::time::Instant::now();
+            let (st, _) = login(&api, user, &format!("wrong-{i}")).await;
+            times.push(t0.elapsed());
+            assert_eq!(st, 401);
+        }
+    }
+    let (k, u) = (median(known), median(unknown));
+    // Both pay one argon2 verification; without it an unknown name fails ~10x faster.
+    assert!(
+        u.as_secs_f64() > 0.6 * k.as_secs_f64(),
+        "unknown {u:?} against known {k:?}: user names can be told apart by timing"
+    );
+}
+
+#[tokio::test]
+async fn a_copy_of_the_store_holds_no_token_and_is_private() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(dir.path(), None);
+    let api = Api::new(&s);
+    let tok = token(&api, "admin", PASS).await;
+    let store = dir.path().join("portcullis.redb");
+    let bytes = std::fs::read(&store).unwrap();
+    assert!(
+        !bytes.windows(tok.len()).any(|w| w == tok.as_bytes()),
+        "the token is in the store file"
+    );
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(&store).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{mode:o}");
+    // The token still works, and can be read back by its owner.
+    let (st, b) = api
+        .req(
+            Method::GET,
+            &format!("/mgmt/shared/authz/tokens/{tok}"),
+            None,
+        )
+        .await;
+    assert_eq!(st, 200);
+    assert_eq!(b["token"], tok.as_str());
+}
+
+#[tokio::test]
+async fn a_password_reset_by_an_administrator_revokes_the_users_tokens() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(dir.path(), None);
+    let api = Api::new(&s);
+    let (st, _) = api.req(Method::POST, "/mgmt/tm/auth/user", Some(json!({"name": "ops", "password": "Old-pass-1", "partitionAccess": [{"name": "all-partitions", "role": "manager"}]}))).await;
+    assert_eq!(st, 200);
+    let stolen = token(&api, "ops", "Old-pass-1").await;
+    let (st, _) = api
+        .req(
+            Method::PATCH,
+            "/mgmt/tm/auth/user/ops",
+            Some(json!({"password": "New-pass-2"})),
+        )
+        .await;
+    assert_eq!(st, 200);
+    let r = api
+        .c
+        .get(format!("{}/mgmt/tm/ltm/pool", s.base))
+        .header("X-F5-Auth-Token", &stolen)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 401, "the old session outlived the reset");
+    // A user changing their own password keeps the session they are using.
+    let own = token(&api, "ops", "New-pass-2").await;
+    let r = api
+        .c
+        .patch(format!("{}/mgmt/tm/auth/user/ops", s.base))
+        .header("X-F5-Auth-Token", &own)
+        .json(&json!({"password": "Newer-pass-3"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let r = api
+        .c
+        .get(format!("{}/mgmt/tm/ltm/pool", s.base))
+        .header("X-F5-Auth-Token", &own)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+}

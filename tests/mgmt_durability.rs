@@ -123,3 +123,79 @@ async fn bench_durable_creates_and_get_latency() {
         lat[lat.len() - 1]
     );
 }
+
+/// Runs `portcullis serve` on `dir` expecting it to refuse to start; returns its stderr.
+fn refused_start(dir: &std::path::Path) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_portcullis"))
+        .args(["serve", "--admin-listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir)
+        .env("PORTCULLIS_ADMIN_PASSWORD", PASS)
+        .output()
+        .expect("serve");
+    assert!(!out.status.success(), "it started");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("created user"), "{stdout}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn a_store_truncated_to_nothing_stops_the_server_instead_of_being_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let s = start(dir.path(), None);
+        let api = Api::new(&s);
+        let (st, _) = api
+            .req(
+                Method::POST,
+                "/mgmt/tm/ltm/pool",
+                Some(json!({"name": "kept"})),
+            )
+            .await;
+        assert_eq!(st, 200);
+    }
+    let store = dir.path().join("portcullis.redb");
+    let saved = std::fs::read(&store).unwrap();
+    std::fs::write(&store, b"").unwrap();
+    let stderr = refused_start(dir.path());
+    assert!(
+        stderr.contains(&store.display().to_string()) && stderr.contains("empty"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::metadata(&store).unwrap().len(),
+        0,
+        "it was replaced"
+    );
+    // Garbage in its place: named, and not the raw IO error.
+    std::fs::write(&store, &saved[..saved.len() / 3]).unwrap();
+    let stderr = refused_start(dir.path());
+    assert!(stderr.contains(&store.display().to_string()), "{stderr}");
+    assert!(!stderr.contains("failed to fill whole buffer"), "{stderr}");
+    // Restored, everything is there.
+    std::fs::write(&store, &saved).unwrap();
+    let s = start(dir.path(), None);
+    let (st, _) = Api::new(&s)
+        .req(Method::GET, "/mgmt/tm/ltm/pool/kept", None)
+        .await;
+    assert_eq!(st, 200);
+}
+
+#[test]
+fn a_broken_admin_certificate_or_key_is_named_with_what_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(start(dir.path(), None));
+    let cert = dir.path().join("admin-cert.pem");
+    let key = dir.path().join("admin-key.pem");
+    let (good_cert, good_key) = (std::fs::read(&cert).unwrap(), std::fs::read(&key).unwrap());
+    std::fs::write(&cert, b"this is not a certificate\n").unwrap();
+    let stderr = refused_start(dir.path());
+    assert!(
+        stderr.contains(&cert.display().to_string()) && stderr.contains("no certificate"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("peer sent no certificates"), "{stderr}");
+    std::fs::write(&cert, &good_cert).unwrap();
+    std::fs::write(&key, &good_key[..good_key.len() / 2]).unwrap();
+    let stderr = refused_start(dir.path());
+    assert!(stderr.contains(&key.display().to_string()), "{stderr}");
+}

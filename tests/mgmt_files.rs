@@ -158,3 +158,49 @@ async fn upload_size_limit_is_enforced() {
         .unwrap();
     assert_eq!(r.status(), 413);
 }
+
+#[tokio::test]
+async fn a_resource_admin_cannot_download_the_admin_tls_private_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(dir.path(), None);
+    let api = Api::new(&s);
+    let (st, _) = api.req(Method::POST, "/mgmt/tm/auth/user", Some(json!({"name": "ra", "password": "Ra-pass-12", "partitionAccess": [{"name": "all-partitions", "role": "resource-admin"}]}))).await;
+    assert_eq!(st, 200);
+    let ra = api.as_user("ra", "Ra-pass-12");
+    let key = std::fs::read(dir.path().join("admin-key.pem")).unwrap();
+    for name in ["default.key", "../admin-key.pem", "..%2Fadmin-key.pem"] {
+        let r =
+            ra.c.get(format!(
+                "{}/mgmt/shared/file-transfer/downloads/{name}",
+                s.base
+            ))
+            .basic_auth("ra", Some("Ra-pass-12"))
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        let body = r.bytes().await.unwrap();
+        assert_ne!(status, 200, "{name}");
+        assert!(
+            !body.windows(32).any(|w| key.windows(32).any(|k| k == w)),
+            "{name}: the key is in the answer"
+        );
+    }
+    assert!(
+        !dir.path().join("downloads/default.key").exists(),
+        "the key lives in the downloads directory"
+    );
+    // The default client-ssl profile still has its key, kept private in the file store.
+    let (st, b) = api
+        .req(
+            Method::GET,
+            "/mgmt/tm/sys/file/ssl-key/~Common~default.key",
+            None,
+        )
+        .await;
+    assert_eq!(st, 200, "{b}");
+    use std::os::unix::fs::PermissionsExt as _;
+    let stored = dir.path().join("filestore/ssl-key/~Common~default.key");
+    let mode = std::fs::metadata(&stored).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "{mode:o}");
+}

@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use portcullis::cli::policy_check::DirResolver;
+use portcullis::cli::policy_check::{CheckOptions, OfflineResolver};
 use portcullis::waf::policy::{self, CompiledPolicy};
 use portcullis::waf::{ConnInfo, Step, Transaction, ViolationKind as K};
 
@@ -31,7 +31,7 @@ fn policy_doc(spec: &str, mode: &str, key: &str) -> String {
 }
 
 fn load(doc: &str) -> Result<policy::Loaded, policy::PolicyError> {
-    let resolver = DirResolver { dir: fixtures() };
+    let resolver = OfflineResolver::in_dir(fixtures());
     policy::load(doc.as_bytes(), "file://policy.json", &resolver)
 }
 
@@ -206,9 +206,7 @@ fn an_unusable_spec_is_a_policy_error_naming_file_pointer_and_reason() {
         "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      parameters:\n        - $ref: '#/nope'\n",
     )
     .expect("write");
-    let resolver = DirResolver {
-        dir: dir.path().to_path_buf(),
-    };
+    let resolver = OfflineResolver::in_dir(dir.path().to_path_buf());
     let doc = policy_doc("bad.yaml", "blocking", "link");
     let e = policy::load(doc.as_bytes(), "file://policy.json", &resolver)
         .err()
@@ -224,7 +222,13 @@ fn an_unusable_spec_is_a_policy_error_naming_file_pointer_and_reason() {
 #[test]
 fn policy_check_urls_prints_the_table_of_the_demo_spec() {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("policies/demo/policy.json");
-    let (report, ok) = portcullis::cli::policy_check::run_with(&file, false, true);
+    let (report, ok) = portcullis::cli::policy_check::run_with(
+        &file,
+        CheckOptions {
+            urls: true,
+            ..CheckOptions::default()
+        },
+    );
     assert!(ok, "{report}");
     let row = report
         .lines()

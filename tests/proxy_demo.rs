@@ -9,9 +9,14 @@ use proxy_support::*;
 
 async fn demo() -> portcullis::demo::Demo {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    portcullis::demo::start("127.0.0.1:0".parse().expect("addr"))
-        .await
-        .expect("demo starts")
+    // On free ports; the events are not read here (tests/demo_walkthrough.rs reads them).
+    portcullis::demo::start(&portcullis::demo::DemoOptions {
+        listen: "127.0.0.1:0".parse().expect("addr"),
+        admin_listen: "127.0.0.1:0".parse().expect("addr"),
+        event_log: Some("/dev/null".into()),
+    })
+    .await
+    .expect("demo starts")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -158,3 +158,81 @@ async fn serve_mounts_soap_beside_mgmt_and_dns_answers_its_zones() {
         vec!["192.0.2.80".to_string()]
     );
 }
+
+/// Creates a user with `role` through the REST API of the same server.
+async fn user(c: &reqwest::Client, s: &Serve, name: &str, role: &str) {
+    let r = c
+        .post(format!("{}/mgmt/tm/auth/user", s.admin))
+        .basic_auth("admin", Some(PASS))
+        .json(&serde_json::json!({"name": name, "password": PASS,
+            "partitionAccess": [{"name": "all-partitions", "role": role}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+}
+
+fn zone_text(zone: &str) -> String {
+    add_zone(
+        zone,
+        &[
+            &format!("{zone} 3600 IN SOA ns1.{zone} hostmaster.{zone} 1 10800 3600 604800 300"),
+            &format!("{zone} 3600 IN NS ns1.{zone}"),
+        ],
+    )
+}
+
+#[tokio::test]
+async fn roles_without_zone_rights_cannot_add_or_delete_zones_over_soap() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(dir.path());
+    let c = client();
+    let admin = Some(("admin", PASS));
+    let exists = |zone: &str| envelope(ZONE_NS, "zone_exist", &view_zones(&[zone]));
+    assert_eq!(soap(&c, &s, zone_text("victim.test."), admin).await.0, 200);
+    // The REST role table: `sys` objects (zone files are system configuration) may be changed
+    // by administrators and resource administrators; every role may read.
+    let roles = [
+        ("admin", true),
+        ("resource-admin", true),
+        ("manager", false),
+        ("operator", false),
+        ("guest", false),
+    ];
+    for (i, (role, writes)) in roles.into_iter().enumerate() {
+        let name = if role == "admin" {
+            "admin".to_string()
+        } else {
+            let n = format!("soap-{role}");
+            user(&c, &s, &n, role).await;
+            n
+        };
+        let creds = Some((name.as_str(), PASS));
+        let zone = format!("role{i}.test.");
+        let (status, body) = soap(&c, &s, zone_text(&zone), creds).await;
+        let (_, created) = soap(&c, &s, exists(&zone), admin).await;
+        let delete = envelope(ZONE_NS, "delete_zone", &view_zones(&["victim.test."]));
+        let (del_status, del_body) = soap(&c, &s, delete, creds).await;
+        let (_, victim) = soap(&c, &s, exists("victim.test."), admin).await;
+        if writes {
+            assert_eq!(status, 200, "{role}: {body}");
+            assert!(created.contains(">1<"), "{role}: {created}");
+            assert_eq!(del_status, 200, "{role}: {del_body}");
+            assert!(victim.contains(">0<"), "{role}: {victim}");
+            assert_eq!(soap(&c, &s, zone_text("victim.test."), admin).await.0, 200);
+        } else {
+            assert_eq!(status, 500, "{role}: {body}");
+            assert!(body.contains("Common::AccessDenied"), "{role}: {body}");
+            assert!(created.contains(">0<"), "{role} created a zone: {created}");
+            assert_eq!(del_status, 500, "{role}: {del_body}");
+            assert!(
+                del_body.contains("Common::AccessDenied"),
+                "{role}: {del_body}"
+            );
+            assert!(victim.contains(">1<"), "{role} deleted a zone: {victim}");
+        }
+        // Reads stay open to every role.
+        let (status, body) = soap(&c, &s, exists(&zone), creds).await;
+        assert_eq!(status, 200, "{role}: {body}");
+    }
+}

@@ -47,6 +47,9 @@ pub use devices::Device;
 pub const VERSION: &str = "8.3.0";
 /// Product name the central manager reports.
 pub const PRODUCT: &str = "BIG-IQ";
+/// The admin port of `portcullis central` by default: not `serve`'s 8443, so a central manager
+/// and a controller run side by side on one host.
+pub const DEFAULT_PORT: u16 = 9443;
 
 /// The `central` section of the config file: outbound call limits and task retention.
 #[derive(Clone, Debug, Deserialize)]

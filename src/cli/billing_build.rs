@@ -1,4 +1,4 @@
-//! The billing license report itself (spec 4.5), built from what the central manager knows: its
+//! The billing license report itself, built from what the central manager knows: its
 //! licensing pools (`/mgmt/cm/shared/licensing/pools`), their members, and its own device-info.
 //! Pure: no IO, so the report's shape is tested without a server. The format is documented in
 //! docs/licensing.md ("Billing report").

@@ -1,4 +1,4 @@
-//! `portcullis billing-report`: the utility billing report tool of spec 4.5. It reads the
+//! `portcullis billing-report`: the utility billing report tool. It reads the
 //! registration keys (`-c CSV` and/or `-k KEY[,KEY...]`), asks the local central manager over
 //! HTTPS with Basic credentials what it licensed from each key, and either writes
 //! `PORTCULLIS_Billing_License_Report.<YYYY-MM-DD>.json` (`-r manual`) or uploads it over TLS to the
@@ -17,8 +17,8 @@ use super::billing_keys::{merge_keys, parse_key_args, parse_key_csv};
 use super::billing_transport::{CentralApi, upload};
 use crate::support::unix_seconds;
 
-/// Where `portcullis central` listens by default.
-pub const DEFAULT_CENTRAL: &str = "https://127.0.0.1:8443";
+/// Where `portcullis central` listens by default (`central::DEFAULT_PORT`).
+pub const DEFAULT_CENTRAL: &str = "https://127.0.0.1:9443";
 
 #[derive(Args, Debug)]
 #[command(
@@ -65,6 +65,7 @@ pub enum BillingCommand {
     /// Replace addresses and host names of a report with consistent pseudonyms; writes
     /// `<name>.masked.json` beside FILE (or prints it with --stdout).
     Mask {
+        /// The report to mask (a `PORTCULLIS_Billing_License_Report.<date>.json`).
         file: PathBuf,
         /// Print the masked report instead of writing the file.
         #[arg(long)]

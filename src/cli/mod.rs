@@ -1,6 +1,7 @@
 //! Command-line helpers that do IO on behalf of the pure engine (the binary's side of `waf`).
-//! `billing-report` (spec 4.5) is here too: it talks to a central manager over HTTPS.
-//! Imports: `waf`, `support`, `central::client` and `proxy::{tls, upstream}` (the billing tool's HTTPS).
+//! `billing-report` is here too: it talks to a central manager over HTTPS.
+//! Imports: `waf`, `support`, `central::client`, `proxy::{tls, upstream}` (the billing tool's
+//! HTTPS) and `proxy::resolver` (`policy check` loads a policy as the proxy does).
 
 pub mod billing_build;
 pub mod billing_keys;

@@ -1,82 +1,156 @@
 //! `portcullis policy check FILE`: validate and compile a declarative policy offline, like
-//! `nginx -t`. Links inside the policy are read by [`DirResolver`], confined to the policy file's
-//! directory; http(s) links are not fetched offline and fail naming the link.
+//! `nginx -t`. File links inside the policy are read exactly as the command it is checked for
+//! reads them (`--for proxy`, the default, or `--for controller`; see `support::links`), so a
+//! policy that passes the check loads the same files there; http(s) links are not fetched
+//! offline and fail naming the link.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
+use crate::support::links::{self, Confinement, DOWNLOADS, FileLinks};
 use crate::waf::policy::{self, LoadOptions};
 use crate::waf::{FetchError, Resolver};
 
-/// Most bytes read from one linked file.
+/// Most bytes read from one linked file (the proxy's and the controller's default bound).
 const MAX_FILE: u64 = 16 << 20;
 
-/// Reads `file://` links relative to a directory: `file://x.json` and `file:///x.json` are both
-/// `<dir>/x.json` (the product reads `file:///` from its configuration directory).
-pub struct DirResolver {
-    pub dir: PathBuf,
+/// Which command the policy is checked for: it decides how far file links may reach.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckFor {
+    /// `portcullis proxy --policy FILE`: links relative to the policy's directory, absolute
+    /// paths and `..` allowed.
+    #[default]
+    Proxy,
+    /// A controller importing the policy from its downloads directory: the policy's directory
+    /// stands for it, and links may not leave it.
+    Controller,
 }
 
-impl Resolver for DirResolver {
-    fn fetch(&self, _base: &str, link: &str) -> Result<Vec<u8>, FetchError> {
+/// What `policy check` was asked.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CheckOptions {
+    /// Accept a bare policy object without the `policy` wrapper.
+    pub lenient: bool,
+    /// Also print the URL table of the policy's OpenAPI spec.
+    pub urls: bool,
+    pub target: CheckFor,
+}
+
+/// Reads file links through [`FileLinks`]; refuses remote links (the check runs offline).
+pub struct OfflineResolver {
+    pub links: FileLinks,
+}
+
+impl OfflineResolver {
+    /// Links read the proxy's way, relative to `dir`.
+    pub fn in_dir(dir: PathBuf) -> OfflineResolver {
+        OfflineResolver {
+            links: FileLinks {
+                dir,
+                confinement: Confinement::Open,
+            },
+        }
+    }
+}
+
+impl Resolver for OfflineResolver {
+    fn fetch(&self, base: &str, link: &str) -> Result<Vec<u8>, FetchError> {
         let fail = |reason: String| FetchError {
             link: link.to_string(),
             reason,
         };
-        let rel = if let Some(rest) = link.strip_prefix("file://") {
-            rest.trim_start_matches('/')
-        } else if link.starts_with("http://") || link.starts_with("https://") {
+        let url = links::join(base, link);
+        let lower = url.to_ascii_lowercase();
+        if lower.starts_with("http://") || lower.starts_with("https://") {
             return Err(fail(
                 "remote links are not fetched by `policy check` (checked offline)".into(),
             ));
-        } else if link.contains("://") {
+        }
+        if url.contains("://") && !lower.starts_with("file://") {
             return Err(fail(
                 "unsupported scheme (expected file, http or https)".into(),
             ));
-        } else {
-            link
-        };
-        let rel = Path::new(rel);
-        if rel.components().any(|c| !matches!(c, Component::Normal(_))) {
-            return Err(fail("path leaves the policy directory".into()));
         }
-        let path = self.dir.join(rel);
-        let meta =
-            std::fs::metadata(&path).map_err(|e| fail(format!("{}: {e}", path.display())))?;
-        if meta.len() > MAX_FILE {
-            return Err(fail(format!("larger than {MAX_FILE} bytes")));
-        }
-        std::fs::read(&path).map_err(|e| fail(format!("{}: {e}", path.display())))
+        self.links.read(&url, MAX_FILE).map_err(fail)
     }
 }
 
-/// Runs the check; returns the report text and whether the policy is valid.
-pub fn run(file: &Path, lenient: bool) -> (String, bool) {
-    run_with(file, lenient, false)
+/// The resolver and base link `file` is loaded with when checked for `target`.
+pub fn resolver_for(file: &Path, target: CheckFor) -> (OfflineResolver, String) {
+    match target {
+        CheckFor::Proxy => (
+            OfflineResolver {
+                links: FileLinks::beside(file),
+            },
+            crate::proxy::resolver::FsResolver::base_link(file),
+        ),
+        CheckFor::Controller => {
+            let links = FileLinks::beside(file);
+            let name = file
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (
+                OfflineResolver {
+                    links: FileLinks::within(
+                        links.dir.clone(),
+                        links.dir,
+                        "the policy's directory",
+                    ),
+                },
+                format!("file://{DOWNLOADS}{name}"),
+            )
+        }
+    }
 }
 
-/// [`run`], and with `urls` the URL table of the policy's OpenAPI spec (`policy check --urls`).
-pub fn run_with(file: &Path, lenient: bool, urls: bool) -> (String, bool) {
+/// Runs the check for the proxy; returns the report text and whether the policy is valid.
+pub fn run(file: &Path, lenient: bool) -> (String, bool) {
+    run_with(
+        file,
+        CheckOptions {
+            lenient,
+            ..CheckOptions::default()
+        },
+    )
+}
+
+/// Runs the check; returns the report text (a summary, or the error naming the JSON path) and
+/// whether the policy is valid.
+pub fn run_with(file: &Path, opts: CheckOptions) -> (String, bool) {
     let doc = match std::fs::read(file) {
         Ok(d) => d,
         Err(e) => return (format!("{}: {e}", file.display()), false),
     };
-    let dir = file
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
-    let resolver = DirResolver { dir };
-    let base = format!("file://{}", file.display());
-    match policy::load_with(&doc, &base, &resolver, LoadOptions { lenient }) {
+    let (resolver, base) = resolver_for(file, opts.target);
+    let loaded = policy::load_with(
+        &doc,
+        &base,
+        &resolver,
+        LoadOptions {
+            lenient: opts.lenient,
+        },
+    );
+    match loaded {
         Err(e) => (format!("{}: {e}", file.display()), false),
         Ok(l) => {
             let s = &l.summary;
+            let urls = if l.policy.api().is_some() {
+                format!(
+                    "{} ({} in the policy, {} operations of the OpenAPI spec)",
+                    s.urls,
+                    s.urls - s.api_operations,
+                    s.api_operations
+                )
+            } else {
+                s.urls.to_string()
+            };
             let mut out = format!(
                 "{}: ok\n  name: {}\n  template: {}\n  enforcement mode: {}\n  urls: {}\n  parameters: {}\n  methods: {}\n  signature sets: {}\n  signatures enabled: {}\n",
                 file.display(),
                 s.name,
                 s.template,
                 s.mode,
-                s.urls,
+                urls,
                 s.parameters,
                 s.methods,
                 s.signature_sets,
@@ -85,7 +159,7 @@ pub fn run_with(file: &Path, lenient: bool, urls: bool) -> (String, bool) {
             for w in &l.warnings {
                 out.push_str(&format!("  warning: {w}\n"));
             }
-            if urls {
+            if opts.urls {
                 match l.policy.api() {
                     Some(api) => {
                         out.push_str(&api.url_table().to_string());

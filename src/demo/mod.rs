@@ -1,22 +1,35 @@
-//! `portcullis demo`: the embedded default. No arguments, no configuration, no network: a
-//! built-in demo JSON API on loopback, the data plane on 127.0.0.1:8080 protected by the demo
-//! policy of `policies/demo/` (embedded in the binary), and curl commands that show a pass and a
-//! block. Later parts (the gRPC demo service, the admin API) plug into [`Demo`].
+//! `portcullis demo`: the embedded default, one connected system with no arguments,
+//! configuration or network. A controller (the `/mgmt` admin API over HTTPS, state in a
+//! temporary directory removed on exit) drives the data plane: the demo API (built in, on
+//! loopback) is the member of `/Common/demo_pool`, the proxy is the virtual server
+//! `/Common/demo_vs`, and the demo policy of `policies/demo/` (embedded in the binary) is the ASM
+//! policy `/Common/demo_api_policy` attached to it. A blocked request's support id finds its
+//! event at `/mgmt/tm/asm/events/requests/<id>`. The banner prints curl commands for all of it.
 //!
-//! Imports: `proxy`, `waf`.
+//! Imports: `proxy`, `waf`, `mgmt` (the controller), `support`.
 
 pub mod grpc;
 pub mod upstream;
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
+use serde_json::json;
+
+use crate::mgmt::asm::policies::put_policy_linked;
+use crate::mgmt::asm::{apply_policy, attach_policy};
+use crate::mgmt::auth::User;
+use crate::mgmt::dispatch::call_as;
+use crate::mgmt::roles::Role;
+use crate::mgmt::server::{AdminServer, ServeArgs, shutdown_signal};
+use crate::mgmt::{MgmtConfig, MgmtState};
 use crate::proxy::Dataplane;
 use crate::proxy::handler::Shared;
-use crate::proxy::topology::{ListenerSpec, Topology, UpstreamSpec};
+use crate::support::links::DOWNLOADS;
 use crate::waf::resolver::MemResolver;
-use crate::waf::{CompiledPolicy, Engine, policy};
+use crate::waf::{CompiledPolicy, policy};
 
 /// The demo policy, as shipped in `policies/demo/policy.json`.
 pub const POLICY_JSON: &str = include_str!("../../policies/demo/policy.json");
@@ -27,8 +40,24 @@ pub const DEMO_PROTO: &str = include_str!("../../policies/demo/demo.proto");
 /// The base link the embedded policy is loaded with.
 pub const POLICY_LINK: &str = "file:///portcullis/policies/demo/policy.json";
 
-/// The data plane address of the demo.
-pub const LISTEN: &str = "127.0.0.1:8080";
+/// The virtual server, pool and ASM policy the demo creates on its controller.
+pub const VIRTUAL: &str = "/Common/demo_vs";
+pub const POOL: &str = "/Common/demo_pool";
+pub const POLICY: &str = "/Common/demo_api_policy";
+
+/// What `portcullis demo` takes: where to listen, and where events go.
+#[derive(clap::Args, Clone, Debug)]
+pub struct DemoOptions {
+    /// Address of the WAF proxy (the demo virtual server).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub listen: SocketAddr,
+    /// Address of the HTTPS admin API (the /mgmt REST API of the demo controller).
+    #[arg(long, default_value = "127.0.0.1:8443")]
+    pub admin_listen: SocketAddr,
+    /// Append security events (JSON lines) to this file instead of writing them to stdout.
+    #[arg(long)]
+    pub event_log: Option<PathBuf>,
+}
 
 /// The embedded files, keyed by every way the policy may spell the link.
 pub fn resolver() -> MemResolver {
@@ -60,76 +89,168 @@ pub fn load_policy() -> Result<CompiledPolicy, String> {
     Ok(loaded.policy)
 }
 
-/// A running demo.
+/// A running demo. [`Demo::shutdown`] stops it and removes its temporary directory (dropping
+/// it removes the directory too).
 pub struct Demo {
     pub upstream: SocketAddr,
+    /// The WAF proxy: the bound address of the demo virtual server.
     pub proxy: SocketAddr,
-    pub engine: Arc<Engine>,
-    pub dataplane: Dataplane,
+    /// The admin API.
+    pub admin: SocketAddr,
+    /// The password of the controller's `admin` user (generated at each start).
+    pub password: String,
+    pub state: Arc<MgmtState>,
+    pub dataplane: Arc<Dataplane>,
+    stop: tokio::sync::watch::Sender<bool>,
+    admin_task: tokio::task::JoinHandle<()>,
+    /// Held for its removal on drop.
+    _data_dir: tempfile::TempDir,
 }
 
-/// Starts the demo upstream and the data plane on `listen`.
-pub async fn start(listen: SocketAddr) -> Result<Demo, String> {
-    let engine = Arc::new(Engine::new(load_policy()?));
+impl Demo {
+    /// Stops the admin API and the data plane; the temporary directory goes with `self`.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        let _ = self.admin_task.await;
+        self.dataplane.shutdown().await;
+    }
+}
+
+/// Starts the demo: the controller over a fresh temporary directory, its admin API, the demo
+/// upstream, and the demo objects (policy, pool, virtual server) created through it. Fails,
+/// leaving nothing behind, when an address is taken or the policy does not compile.
+pub async fn start(opts: &DemoOptions) -> Result<Demo, String> {
+    let data_dir = tempfile::Builder::new()
+        .prefix("portcullis-demo-")
+        .tempdir()
+        .map_err(|e| format!("temporary directory: {e}"))?;
+    if opts.listen.port() != 0 {
+        // The controller would report a taken address only in the virtual server's status;
+        // say it plainly, once, before anything starts.
+        std::net::TcpListener::bind(opts.listen)
+            .map_err(|e| format!("WAF proxy {}: {e}", opts.listen))?;
+    }
     let upstream = upstream::start(([127, 0, 0, 1], 0).into())
         .await
         .map_err(|e| format!("demo upstream: {e}"))?;
-    let shared = Shared::with_defaults(None)?;
-    let dataplane = Dataplane::new(shared);
-    let spec = ListenerSpec {
-        name: "demo".into(),
-        bind: listen,
-        tls: None,
-        upstreams: vec![UpstreamSpec {
-            url: format!("http://{upstream}"),
-            healthy: true,
-        }],
-        engine: engine.clone(),
-        x_forwarded_for: true,
-        redirect_to_https: false,
-        access: None,
+    let shared = Shared::with_defaults(opts.event_log.as_deref())?;
+    let dataplane = Arc::new(Dataplane::new(shared.clone()));
+    let password = crate::mgmt::seed::random_password();
+    let args = ServeArgs {
+        admin_listen: opts.admin_listen,
+        dns_listen: None,
+        tls_cert: None,
+        tls_key: None,
+        mgmt: MgmtConfig {
+            data_dir: data_dir.path().to_path_buf(),
+            ..MgmtConfig::default()
+        },
     };
-    if let Some(e) = dataplane
-        .apply(vec![spec])
-        .into_iter()
-        .find_map(|s| s.error)
-    {
-        return Err(e);
-    }
-    let proxy = dataplane.local_addr("demo").unwrap_or(listen);
+    let server = AdminServer::start(&args, dataplane.clone(), Some(password.clone())).await?;
+    let state = server.state.clone();
+    crate::mgmt::events::install(&state, &shared.events)
+        .map_err(|e| format!("event consumers: {e}"))?;
+    let (st, listen) = (state.clone(), opts.listen);
+    tokio::task::spawn_blocking(move || configure(&st, listen, upstream))
+        .await
+        .map_err(|e| e.to_string())??;
+    let proxy = dataplane
+        .local_addr(VIRTUAL)
+        .ok_or_else(|| format!("the demo virtual server {VIRTUAL} did not start"))?;
+    let admin = server.local;
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let admin_task = tokio::spawn(server.serve(axum::Router::new(), async move {
+        let _ = stopped.wait_for(|s| *s).await;
+    }));
     Ok(Demo {
         upstream,
         proxy,
-        engine,
+        admin,
+        password,
+        state,
         dataplane,
+        stop,
+        admin_task,
+        _data_dir: data_dir,
     })
 }
 
-/// What the demo prints once it runs.
+/// Creates the demo objects as an administrator would: the policy and its files uploaded to
+/// the downloads directory, imported and applied; the pool; the virtual server with the policy.
+fn configure(st: &MgmtState, listen: SocketAddr, upstream: SocketAddr) -> Result<(), String> {
+    let downloads = st.downloads_dir();
+    for (name, text) in [
+        ("demo-policy.json", POLICY_JSON),
+        ("demo-api.yaml", OPENAPI_YAML),
+        ("demo.proto", DEMO_PROTO),
+    ] {
+        crate::mgmt::objects::sys_file::write_durably(&downloads.join(name), text.as_bytes())
+            .map_err(|e| e.message)?;
+    }
+    let doc: serde_json::Value =
+        serde_json::from_str(POLICY_JSON).map_err(|e| format!("demo policy: {e}"))?;
+    let base = format!("file://{DOWNLOADS}demo-policy.json");
+    put_policy_linked(st, POLICY, &doc, &base).map_err(|e| e.message)?;
+    apply_policy(st, POLICY).map_err(|e| e.message)?;
+    let admin = User {
+        name: "admin".into(),
+        role: Role::Admin,
+    };
+    let member = format!("{}:{}", upstream.ip(), upstream.port());
+    let post = |path: &str, body: serde_json::Value| {
+        call_as(st, &admin, http::Method::POST, path, &body).map_err(|e| e.message)
+    };
+    post(
+        "/mgmt/tm/ltm/pool",
+        json!({"name": POOL, "description": "the demo API",
+               "members": [{"name": member, "address": upstream.ip().to_string()}]}),
+    )?;
+    post(
+        "/mgmt/tm/ltm/virtual",
+        json!({"name": VIRTUAL, "description": "the demo WAF proxy", "destination": listen.to_string(),
+               "pool": POOL, "profiles": [{"name": "/Common/tcp"}, {"name": "/Common/http"}]}),
+    )?;
+    attach_policy(st, POLICY, &[VIRTUAL.to_string()]).map_err(|e| e.message)?;
+    match st.listener_errors.read().get(VIRTUAL) {
+        Some(e) => Err(format!("WAF proxy {listen}: {e}")),
+        None => Ok(()),
+    }
+}
+
+/// What the demo prints once it runs: every command a new user can paste, the admin API's
+/// included (`tests/demo_walkthrough.rs` runs each of them).
 pub fn banner(d: &Demo) -> String {
     let p = d.proxy;
+    let a = d.admin;
+    let creds = format!("admin:{}", d.password);
     format!(
         "Portcullis demo\n\
          \x20 demo API (upstream)   http://{up}  (GET /api/users, GET /api/users/{{id}}, POST /api/orders)\n\
-         \x20 WAF proxy             http://{p}  policy: demo_api_policy (API security, blocking)\n\
-         \x20 security events       stderr, one JSON line each\n\n\
+         \x20 WAF proxy             http://{p}  virtual server {VIRTUAL}, policy {POLICY} (API security, blocking)\n\
+         \x20 admin API             https://{a}/mgmt  user admin, password {pw}  (self-signed certificate)\n\
+         \x20 security events       stdout, one JSON line each (logs: stderr); stored at /mgmt/tm/asm/events/requests\n\n\
          A request the policy allows:\n\
          \x20 curl -i http://{p}/api/users/1\n\
          A request it blocks (the URL is not in the API spec) -> 403 {{\"supportID\":\"...\"}}:\n\
          \x20 curl -i http://{p}/api/admin\n\
          A body that breaks the spec's schema:\n\
          \x20 curl -i -X POST http://{p}/api/orders -H 'content-type: application/json' -d '{{\"userId\":\"x\"}}'\n\n\
+         The admin API: the virtual server, then the event of a blocked request, found by its support ID:\n\
+         \x20 curl -sk -u '{creds}' https://{a}/mgmt/tm/ltm/virtual/~Common~demo_vs\n\
+         \x20 id=$(curl -s http://{p}/api/admin | grep -oE '[0-9]+')\n\
+         \x20 curl -sk -u '{creds}' https://{a}/mgmt/tm/asm/events/requests/$id\n\n\
          gRPC (demo.proto: demo.v1.Greeter, demo.v1.Inventory), inspected message by message:\n\
          \x20 grpcurl -plaintext -proto policies/demo/demo.proto -d '{{\"name\":\"ada\"}}' {p} demo.v1.Greeter/SayHello\n\
          Without grpcurl: an unknown method is blocked with grpc-status 3 (trailers-only reply):\n\
          \x20 curl -si --http2-prior-knowledge -X POST http://{p}/demo.v1.Greeter/Nope -H 'content-type: application/grpc' --data-binary ''\n\n\
-         Ctrl-C stops the demo.\n",
+         Ctrl-C stops the demo (its state, in a temporary directory, goes with it).\n",
         up = d.upstream,
+        pw = d.password,
     )
 }
 
 /// Runs `portcullis demo` until Ctrl-C or SIGTERM.
-pub fn run() -> ExitCode {
+pub fn run(opts: DemoOptions) -> ExitCode {
     let rt = match crate::proxy::run::runtime(None) {
         Ok(rt) => rt,
         Err(e) => {
@@ -138,10 +259,7 @@ pub fn run() -> ExitCode {
         }
     };
     rt.block_on(async {
-        let listen: SocketAddr = LISTEN
-            .parse()
-            .unwrap_or_else(|_| ([127, 0, 0, 1], 8080).into());
-        let demo = match start(listen).await {
+        let demo = match start(&opts).await {
             Ok(d) => d,
             Err(e) => {
                 eprintln!("portcullis demo: {e}");
@@ -149,19 +267,8 @@ pub fn run() -> ExitCode {
             }
         };
         println!("{}", banner(&demo));
-        let mut term =
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("portcullis demo: {e}");
-                    return ExitCode::FAILURE;
-                }
-            };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
-        demo.dataplane.shutdown().await;
+        shutdown_signal().await;
+        demo.shutdown().await;
         ExitCode::SUCCESS
     })
 }

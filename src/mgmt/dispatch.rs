@@ -1,9 +1,10 @@
-//! The admin API's single entry point: reads the body under a limit, normalises the path
-//! (percent-decoding, trailing slash), authenticates, authorizes, then hands the request to a
-//! special route or to the generic engine. Store work runs on the blocking pool.
-//! Imports: `mgmt::*`.
+//! The admin API's single entry point. In this order: normalises the path (percent-decoding,
+//! trailing slash), authenticates from the headers alone, refuses a declared length over the
+//! limit, reads the body under the admin port's bounds (`support::body`), authorizes, then hands
+//! the request to a special route or to the generic engine. A request refused before its body
+//! is read gets its answer through `body::answer_early`. Store work runs on the blocking pool.
+//! Imports: `mgmt::*`, `support::body`.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Router;
@@ -11,15 +12,14 @@ use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 
+use super::auth::User;
 use super::error::{MgmtError, MgmtResult};
 use super::query::Query;
 use super::reply::Reply;
 use super::state::{Ctx, MgmtState};
 use super::{engine, kinds, objects, roles};
-
-/// The client address of a connection, inserted into request extensions by the server.
-#[derive(Clone, Copy, Debug)]
-pub struct Peer(pub SocketAddr);
+pub use crate::support::Peer;
+use crate::support::body::{self, BodyError};
 
 /// A fixed route outside the generic engine.
 pub struct Route {
@@ -30,11 +30,40 @@ pub struct Route {
 }
 
 /// Bodies of upload chunks may be this large; JSON bodies are limited by `max_json_bytes`.
-const MAX_CHUNK: usize = 64 * 1024 * 1024;
+const MAX_CHUNK: u64 = 64 * 1024 * 1024;
+/// The login body: a user name and a password.
+const MAX_LOGIN: u64 = 64 * 1024;
+
+/// Who sent a request: the user and the token used, if any. `None` for the login route, whose
+/// body carries the credentials.
+pub type Identity = Option<(User, Option<String>)>;
 
 /// The `/mgmt` router.
 pub fn router(st: Arc<MgmtState>) -> Router {
     Router::new().fallback(handle).with_state(st)
+}
+
+/// `path` without a trailing slash, percent-decoded, and its segments.
+fn target(path: &str) -> MgmtResult<(Vec<String>, String)> {
+    let segs = segments(path)?;
+    let path = format!("/{}", segs.join("/"));
+    Ok((segs, path))
+}
+
+fn is_login(parts: &http::request::Parts, path: &str) -> bool {
+    path == "/mgmt/shared/authn/login" && parts.method == http::Method::POST
+}
+
+/// Authenticates a request from its headers (not the login route: see [`Identity`]).
+pub fn identify(st: &MgmtState, parts: &http::request::Parts, peer: &str) -> MgmtResult<Identity> {
+    let (segs, path) = target(parts.uri.path())?;
+    if segs.first().map(String::as_str) != Some("mgmt") {
+        return Err(MgmtError::no_such_uri(&path));
+    }
+    if is_login(parts, &path) {
+        return Ok(None);
+    }
+    st.authenticate(&parts.headers, &path, peer).map(Some)
 }
 
 async fn handle(State(st): State<Arc<MgmtState>>, req: Request) -> Response {
@@ -44,31 +73,59 @@ async fn handle(State(st): State<Arc<MgmtState>>, req: Request) -> Response {
         .get::<Peer>()
         .map(|p| p.0.ip().to_string())
         .unwrap_or_else(|| "127.0.0.1".to_string());
-    let limit = if parts.uri.path().contains("/file-transfer/") {
-        MAX_CHUNK
-    } else {
-        st.cfg.max_json_bytes
+    let fail = |mut e: MgmtError| {
+        e.referer = peer.clone();
+        e.into_response()
     };
-    let bytes = match axum::body::to_bytes(body, limit).await {
+    let path = parts.uri.path();
+    let max = if path.contains("/file-transfer/") {
+        MAX_CHUNK
+    } else if path.trim_end_matches('/') == "/mgmt/shared/authn/login" {
+        MAX_LOGIN
+    } else {
+        st.cfg.max_json_bytes as u64
+    };
+    let limits = st.cfg.body_limits(max);
+    let too_large = || {
+        MgmtError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("Request body exceeds the limit of {max} bytes."),
+        )
+    };
+    // Credentials are checked before a byte of the body is read, then the declared length.
+    let (st2, parts2, peer2) = (st.clone(), parts.clone(), peer.clone());
+    let refusal = match tokio::task::spawn_blocking(move || identify(&st2, &parts2, &peer2)).await {
+        Ok(Ok(_)) if body::declared_length(&parts.headers).is_some_and(|n| n > max) => {
+            Err(too_large())
+        }
+        Ok(r) => r,
+        Err(_) => Err(MgmtError::internal("request handler failed")),
+    };
+    let who = match refusal {
+        Ok(who) => who,
+        Err(e) => {
+            return body::answer_early(body, &parts.headers, parts.version, &limits, fail(e)).await;
+        }
+    };
+    let bytes = match body::read(body, &limits).await {
         Ok(b) => b,
-        Err(_) => {
-            let mut e = MgmtError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!("Request body exceeds the limit of {limit} bytes."),
-            );
-            e.referer = peer;
-            return e.into_response();
+        Err(e) => {
+            let error = match e {
+                BodyError::TooLarge => too_large(),
+                BodyError::TimedOut => {
+                    MgmtError::new(e.status(), "The request body did not arrive in time.")
+                }
+                BodyError::Broken(why) => MgmtError::bad_request(why),
+            };
+            return body::closing(fail(error));
         }
     };
     let peer2 = peer.clone();
-    let res = tokio::task::spawn_blocking(move || dispatch(&st, &parts, &bytes, &peer2)).await;
+    let res = tokio::task::spawn_blocking(move || route(&st, &parts, &bytes, &peer2, who)).await;
     match res {
         Ok(Ok(r)) => r.into_response(),
-        Ok(Err(mut e)) => {
-            e.referer = peer;
-            e.into_response()
-        }
-        Err(_) => MgmtError::internal("request handler failed").into_response(),
+        Ok(Err(e)) => fail(e),
+        Err(_) => fail(MgmtError::internal("request handler failed")),
     }
 }
 
@@ -85,22 +142,56 @@ pub fn segments(path: &str) -> MgmtResult<Vec<String>> {
         .collect()
 }
 
-/// Handles one request synchronously (called on the blocking pool, and by the fuzz target).
+/// Handles one request synchronously, authenticating it from its headers (the fuzz target's
+/// and in-process callers' entry; the server identifies before reading the body).
 pub fn dispatch(
     st: &MgmtState,
     parts: &http::request::Parts,
     body: &[u8],
     peer: &str,
 ) -> MgmtResult<Reply> {
-    let segs = segments(parts.uri.path())?;
-    let path = format!("/{}", segs.join("/"));
+    let who = identify(st, parts, peer)?;
+    route(st, parts, body, peer, who)
+}
+
+/// Makes one request as `user` (the demo configures its controller so): the same role checks,
+/// validation and engine as a request from a client.
+pub fn call_as(
+    st: &MgmtState,
+    user: &User,
+    method: http::Method,
+    path: &str,
+    body: &serde_json::Value,
+) -> MgmtResult<Reply> {
+    let (parts, ()) = http::Request::builder()
+        .method(method)
+        .uri(path)
+        .body(())
+        .map_err(|e| MgmtError::internal(e.to_string()))?
+        .into_parts();
+    let bytes = serde_json::to_vec(body).map_err(|e| MgmtError::internal(e.to_string()))?;
+    route(st, &parts, &bytes, "127.0.0.1", Some((user.clone(), None)))
+}
+
+/// Authorizes and routes a request whose sender is known.
+pub fn route(
+    st: &MgmtState,
+    parts: &http::request::Parts,
+    body: &[u8],
+    peer: &str,
+    who: Identity,
+) -> MgmtResult<Reply> {
+    let (segs, path) = target(parts.uri.path())?;
     if segs.first().map(String::as_str) != Some("mgmt") {
         return Err(MgmtError::no_such_uri(&path));
     }
-    if path == "/mgmt/shared/authn/login" && parts.method == http::Method::POST {
-        return objects::tokens::login(st, &parts.headers, body, peer);
-    }
-    let (user, token) = st.authenticate(&parts.headers, &path, peer)?;
+    let Some((user, token)) = who else {
+        return if is_login(parts, &path) {
+            objects::tokens::login(st, &parts.headers, body, peer)
+        } else {
+            Err(MgmtError::no_such_uri(&path))
+        };
+    };
     if !roles::allowed(user.role, &user.name, &parts.method, &path)
         || !roles::operator_body_ok(user.role, &path, body)
     {

@@ -11,10 +11,10 @@
 //! Built on hyper's client connection API (already a dependency) rather than reqwest: we resolve
 //! names ourselves and connect to the checked address, which a higher-level client hides.
 //! TLS is rustls with the ring provider and the webpki roots.
-//! Imports: `support` nothing else; no `proxy` (the data plane's client is not ours to use).
+//! Imports: `support::links` and nothing else; no `proxy` (the data plane's client is not ours to use).
 
 use std::net::{IpAddr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::str::FromStr;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -26,8 +26,7 @@ use serde::Deserialize;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-/// The path clients use for the downloads directory (`file:///var/config/rest/downloads/x`).
-const DOWNLOADS: &str = "/var/config/rest/downloads/";
+use crate::support::links::FileLinks;
 
 /// Limits and destination rules of server-side pulls (the `fetch` section of the `mgmt` config).
 #[derive(Clone, Debug, Deserialize)]
@@ -58,13 +57,14 @@ impl Default for FetchConfig {
 }
 
 /// Link-local (where every cloud's metadata service lives), the other metadata addresses
-/// (Alibaba, AWS over IPv6) and the "this host" network.
+/// (Alibaba, AWS over IPv6) and the "this host" network (and its IPv6 form, `::`).
 pub const DEFAULT_DENY: &[&str] = &[
     "169.254.0.0/16",
     "fe80::/10",
     "100.100.100.200/32",
     "fd00:ec2::254/128",
     "0.0.0.0/8",
+    "::/128",
 ];
 
 /// A network: an address and a prefix length.
@@ -127,24 +127,84 @@ impl Cidr {
 }
 
 impl FetchConfig {
-    /// Why `ip` may not be contacted, if it may not.
+    /// Why `ip` may not be contacted, if it may not. An IPv6 address that carries an IPv4 one
+    /// (see [`embedded_ipv4`]) is checked as that IPv4 address too: a NAT64 gateway or 6to4
+    /// relay would deliver the connection there.
     pub fn refusal(&self, ip: IpAddr) -> Option<String> {
         let ip = ip.to_canonical();
-        if let Some(c) = self.deny.iter().find(|c| c.contains(ip)) {
-            return Some(format!(
-                "destination {ip} is refused (deny list entry {}/{})",
-                c.addr, c.len
-            ));
+        let mut forms = vec![ip];
+        if let IpAddr::V6(v6) = ip {
+            forms.extend(embedded_ipv4(v6).into_iter().map(IpAddr::V4));
         }
-        if !self.allow.is_empty() && !self.allow.iter().any(|c| c.contains(ip)) {
+        for form in &forms {
+            if let Some(c) = self.deny.iter().find(|c| c.contains(*form)) {
+                let via = if *form == ip {
+                    String::new()
+                } else {
+                    format!(" (it carries {form})")
+                };
+                return Some(format!(
+                    "destination {ip}{via} is refused (deny list entry {}/{})",
+                    c.addr, c.len
+                ));
+            }
+        }
+        if !self.allow.is_empty()
+            && !forms
+                .iter()
+                .all(|f| self.allow.iter().any(|c| c.contains(*f)))
+        {
             return Some(format!("destination {ip} is not in the allow list"));
         }
         None
     }
 }
 
+/// The IPv4 addresses an IPv6 address carries, by every standard embedding: IPv4-mapped
+/// (`::ffff:a.b.c.d`) and IPv4-translated (`::ffff:0:a.b.c.d`), IPv4-compatible
+/// (`::a.b.c.d`), NAT64 (`64:ff9b::/96` and the local-use `64:ff9b:1::/48`, RFC 6052 layouts),
+/// 6to4 (`2002:AABB:CCDD::/16`), Teredo (`2001::/32`: the server, and the client address
+/// stored inverted) and ISATAP (interface id `0000:5efe` or `0200:5efe` under any prefix).
+pub fn embedded_ipv4(ip: std::net::Ipv6Addr) -> Vec<std::net::Ipv4Addr> {
+    use std::net::Ipv4Addr;
+    let o = ip.octets();
+    let v4 = |b: &[u8]| Ipv4Addr::new(b[0], b[1], b[2], b[3]);
+    let seg = ip.segments();
+    let mut out = Vec::new();
+    // ::a.b.c.d (not :: or ::1), ::ffff:a.b.c.d, ::ffff:0:a.b.c.d
+    if seg[..5] == [0; 5]
+        && (seg[5] == 0xffff
+            || (seg[5] == 0 && u32::from_be_bytes([o[12], o[13], o[14], o[15]]) > 1))
+    {
+        out.push(v4(&o[12..]));
+    }
+    if seg[..4] == [0, 0, 0, 0] && seg[4] == 0xffff && seg[5] == 0 {
+        out.push(v4(&o[12..]));
+    }
+    if seg[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        out.push(v4(&o[12..]));
+    }
+    if seg[..3] == [0x64, 0xff9b, 1] {
+        // A /48 prefix: the IPv4 address is in octets 6-7 and 9-10 (octet 8 is reserved).
+        out.push(Ipv4Addr::new(o[6], o[7], o[9], o[10]));
+    }
+    if seg[0] == 0x2002 {
+        out.push(v4(&o[2..6]));
+    }
+    if seg[..2] == [0x2001, 0] {
+        out.push(v4(&o[4..8]));
+        out.push(Ipv4Addr::from(!u32::from_be_bytes([
+            o[12], o[13], o[14], o[15],
+        ])));
+    }
+    if matches!(seg[4], 0 | 0x0200) && seg[5] == 0x5efe {
+        out.push(v4(&o[12..]));
+    }
+    out
+}
+
 /// Pulls `link` (`https://`, `http://` or `file:`) under the limits of `cfg`; `file:` links are
-/// resolved inside `data_dir` (see [`file_path`]). The error names the link and the reason.
+/// resolved inside `data_dir` (see [`file_links`]). The error names the link and the reason.
 pub async fn fetch(cfg: &FetchConfig, data_dir: &Path, link: &str) -> Result<Vec<u8>, String> {
     let fail = |reason: String| format!("{link}: {reason}");
     let lower = link.to_ascii_lowercase();
@@ -155,7 +215,9 @@ pub async fn fetch(cfg: &FetchConfig, data_dir: &Path, link: &str) -> Result<Vec
             Err(_) => Err(fail(format!("timed out after {} s", cfg.timeout_secs))),
         }
     } else if lower.starts_with("file:") {
-        read_file(cfg, data_dir, link).map_err(fail)
+        file_links(data_dir)
+            .read(link, cfg.max_bytes as u64)
+            .map_err(fail)
     } else {
         Err(fail(
             "unsupported scheme (expected https, http or file)".into(),
@@ -182,54 +244,14 @@ pub fn fetch_blocking(cfg: &FetchConfig, data_dir: &Path, link: &str) -> Result<
         .unwrap_or_else(|_| Err(format!("{link}: fetch failed")))
 }
 
-/// Where a `file:` link points inside the data directory: `file:///var/config/rest/downloads/x`
-/// and relative `file://x` / `file:x` are `<data-dir>/downloads/x`; an absolute path must lie in
-/// the data directory. Symlinks are resolved before the check.
-pub fn file_path(data_dir: &Path, link: &str) -> Result<PathBuf, String> {
-    let rest = link.get(5..).unwrap_or_default();
-    let rest = rest
-        .strip_prefix("//localhost/")
-        .map(|r| format!("/{r}"))
-        .unwrap_or_else(|| rest.strip_prefix("//").unwrap_or(rest).to_string());
-    let rest = percent_encoding::percent_decode_str(&rest)
-        .decode_utf8()
-        .map_err(|_| "the path is not valid UTF-8".to_string())?;
-    if rest.split('/').any(|c| c == "..") {
-        return Err(format!(
-            "file links must stay inside the data directory ('..' in {rest})"
-        ));
-    }
-    let downloads = data_dir.join("downloads");
-    let candidate = match rest.strip_prefix(DOWNLOADS) {
-        Some(name) => downloads.join(name),
-        None if rest.starts_with('/') => PathBuf::from(rest.as_ref()),
-        None => downloads.join(rest.as_ref()),
-    };
-    let root = data_dir
-        .canonicalize()
-        .map_err(|e| format!("data directory: {e}"))?;
-    let real = candidate
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", candidate.display()))?;
-    if !real.starts_with(&root) {
-        return Err(format!(
-            "file links must stay inside the data directory ({} is outside)",
-            candidate.display()
-        ));
-    }
-    Ok(real)
-}
-
-fn read_file(cfg: &FetchConfig, data_dir: &Path, link: &str) -> Result<Vec<u8>, String> {
-    let path = file_path(data_dir, link)?;
-    let meta = std::fs::metadata(&path).map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
-    }
-    if meta.len() > cfg.max_bytes as u64 {
-        return Err(too_large(cfg));
-    }
-    std::fs::read(&path).map_err(|e| e.to_string())
+/// The controller's reading of file links: relative ones and `/var/config/rest/downloads/` in
+/// `<data-dir>/downloads`, absolute ones only inside the data directory (symlinks resolved).
+pub fn file_links(data_dir: &Path) -> FileLinks {
+    FileLinks::within(
+        data_dir.join("downloads"),
+        data_dir.to_path_buf(),
+        "the data directory",
+    )
 }
 
 fn too_large(cfg: &FetchConfig) -> String {
@@ -400,6 +422,34 @@ mod tests {
     use super::*;
 
     #[test]
+    fn ssrf_to_metadata_through_an_ipv6_embedding_is_refused() {
+        let cfg = FetchConfig::default();
+        for ip in [
+            "64:ff9b::a9fe:a9fe",
+            "64:ff9b::169.254.169.254",
+            "::169.254.169.254",
+            "::ffff:169.254.169.254",
+            "::ffff:0:169.254.169.254",
+            "64:ff9b:1:a9fe:a9:fe00::",
+            "2002:a9fe:a9fe::1",
+            "2001:0:a9fe:a9fe::1",
+            "2001:0:4136:e378:8000:63bf:5601:5601",
+            "fe80::5efe:169.254.169.254",
+            "2001:db8::200:5efe:a9fe:a9fe",
+            "64:ff9b::6464:64c8",
+            "::0.0.0.7",
+            "::",
+        ] {
+            let ip: IpAddr = ip.parse().expect(ip);
+            assert!(cfg.refusal(ip).is_some(), "{ip} allowed");
+        }
+        for ip in ["::1", "64:ff9b::808:808", "2002:808:808::1", "2001:db8::1"] {
+            let ip: IpAddr = ip.parse().expect(ip);
+            assert_eq!(cfg.refusal(ip), None, "{ip}");
+        }
+    }
+
+    #[test]
     fn default_deny_list_refuses_link_local_and_metadata() {
         let cfg = FetchConfig::default();
         for ip in [
@@ -431,34 +481,5 @@ mod tests {
                 .expect("all")
                 .contains("8.8.8.8".parse().expect("ip"))
         );
-    }
-
-    #[test]
-    fn file_links_stay_in_the_data_directory() {
-        let dir = tempfile::tempdir().expect("tmp");
-        std::fs::create_dir_all(dir.path().join("downloads")).expect("mkdir");
-        std::fs::write(dir.path().join("downloads/a.json"), b"{}").expect("write");
-        let want = dir
-            .path()
-            .join("downloads/a.json")
-            .canonicalize()
-            .expect("canon");
-        for link in [
-            "file:///var/config/rest/downloads/a.json",
-            "file://a.json",
-            "file:a.json",
-        ] {
-            assert_eq!(file_path(dir.path(), link).expect(link), want, "{link}");
-        }
-        let abs = format!("file://{}", want.display());
-        assert_eq!(file_path(dir.path(), &abs).expect("abs"), want);
-        assert!(file_path(dir.path(), "file:///etc/hostname").is_err());
-        assert!(file_path(dir.path(), "file://../downloads/a.json").is_err());
-        #[cfg(unix)]
-        {
-            std::os::unix::fs::symlink("/etc", dir.path().join("downloads/etc")).expect("link");
-            let e = file_path(dir.path(), "file://etc/hostname").expect_err("symlink out");
-            assert!(e.contains("inside the data directory"), "{e}");
-        }
     }
 }

@@ -4,7 +4,7 @@
 //!
 //! Imports: `store`, `support`, and `proxy`/`waf` only through `proxy::topology` and
 //! `waf::{Engine, CompiledPolicy}`. Entry points: [`open`] (state over a data directory),
-//! [`router`] (the axum router), [`server::serve`] (HTTPS listener), [`fuzz_request`].
+//! [`router`] (the axum router), [`server::AdminServer`] (HTTPS listener), [`fuzz_request`].
 
 pub mod apply;
 pub mod as3;
@@ -60,6 +60,7 @@ pub fn open(
         this: this.clone(),
     });
     asm::install(&st);
+    auth::hash_stored_tokens(&st)?;
     let generated = seed::first_start(&st, admin_password)?;
     as3::install(&st);
     st.reapply();

@@ -56,7 +56,7 @@ pub fn allowed(role: Role, user: &str, method: &Method, path: &str) -> bool {
     if path == format!("/mgmt/tm/auth/user/{user}") && (read || *method == Method::PATCH) {
         return true;
     }
-    // Commands: administrators only (spec part 5 rule 3: a resource administrator gets 401).
+    // Commands: administrators only (a resource administrator gets the 401 too).
     if path == "/mgmt/tm" || under("/mgmt/tm/util") {
         return role == Role::Admin;
     }
@@ -74,6 +74,16 @@ pub fn allowed(role: Role, user: &str, method: &Method, path: &str) -> bool {
         }
         Role::Guest => false,
     }
+}
+
+/// The REST resource the SOAP portal's zone changes count as: zone files are system
+/// configuration, so the roles that may change `sys` objects (administrator, resource
+/// administrator) may change zones; every role may read them.
+const SOAP_ZONES: &str = "/mgmt/tm/sys/dns/zone";
+
+/// Whether `role` may call the SOAP methods that change zones and records (reads: every role).
+pub fn may_change_zones(role: Role) -> bool {
+    allowed(role, "", &Method::POST, SOAP_ZONES)
 }
 
 /// Operators may only enable/disable members and nodes: a PATCH body with any other property
@@ -164,6 +174,15 @@ mod tests {
             &Method::POST,
             "/mgmt/tm/util/bash"
         ));
+    }
+
+    #[test]
+    fn zone_changes_follow_the_sys_column() {
+        assert!(may_change_zones(Role::Admin));
+        assert!(may_change_zones(Role::ResourceAdmin));
+        for r in [Role::Manager, Role::Operator, Role::Guest] {
+            assert!(!may_change_zones(r), "{r:?}");
+        }
     }
 
     #[test]

@@ -76,21 +76,45 @@ pub fn first_start(st: &MgmtState, admin_password: Option<String>) -> MgmtResult
             .write(|tx| tx.put(Table::Meta, "machineId", &json!(id)))?;
     }
     if st.meta("seeded").is_some() {
+        remove_downloadable_key(st);
         return Ok(generated);
     }
     // default.crt / default.key: the admin certificate, so the default client-ssl profile works.
+    // The objects are created from the downloads directory like any file object; the key's copy
+    // there is removed as soon as the file store has its own (0600), since every resource
+    // administrator may download what that directory holds.
     let dl = st.downloads_dir();
     let cert = st.cfg.data_dir.join("admin-cert.pem");
     let key = st.cfg.data_dir.join("admin-key.pem");
+    let staged_key = dl.join("default.key");
     let mut files = Vec::new();
     if let (Ok(c), Ok(k)) = (std::fs::read(&cert), std::fs::read(&key)) {
         sys_file::write_durably(&dl.join("default.crt"), &c)?;
-        sys_file::write_durably(&dl.join("default.key"), &k)?;
+        sys_file::write_private(&staged_key, &k)?;
         files = vec![
             (&sys_file::SSL_CERT, "default.crt"),
             (&sys_file::SSL_KEY, "default.key"),
         ];
     }
+    let seeded = seed_objects(st, &files);
+    let _ = std::fs::remove_file(&staged_key);
+    seeded?;
+    Ok(generated)
+}
+
+/// Removes a copy of the admin key that an earlier version left in the downloads directory.
+fn remove_downloadable_key(st: &MgmtState) {
+    let staged = st.downloads_dir().join("default.key");
+    let key = st.cfg.data_dir.join("admin-key.pem");
+    if let (Ok(a), Ok(b)) = (std::fs::read(&staged), std::fs::read(&key))
+        && a == b
+    {
+        let _ = std::fs::remove_file(&staged);
+    }
+}
+
+/// The built-in objects, in one transaction.
+fn seed_objects(st: &MgmtState, files: &[(&'static KindSpec, &str)]) -> MgmtResult<()> {
     st.store.write(|tx| {
         let mut put = |spec: &'static KindSpec, name: &str, attrs: Value| -> MgmtResult<()> {
             let c = coll(spec);
@@ -108,7 +132,7 @@ pub fn first_start(st: &MgmtState, admin_password: Option<String>) -> MgmtResult
             }
             commit(st, tx, &c, &n, &key, m, true, "admin").map(|_| ())
         };
-        for (spec, name) in &files {
+        for (spec, name) in files {
             put(
                 spec,
                 name,
@@ -135,6 +159,5 @@ pub fn first_start(st: &MgmtState, admin_password: Option<String>) -> MgmtResult
         )?;
         tx.put(Table::Meta, "seeded", &json!(true))?;
         Ok::<_, super::error::MgmtError>(())
-    })?;
-    Ok(generated)
+    })
 }

@@ -5,7 +5,8 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
@@ -72,11 +73,27 @@ pub fn admin_tls(
         }
         _ => return Err("tls_cert and tls_key must be given together".into()),
     };
+    let (cert_shown, key_shown) = (cert_path.display(), key_path.display());
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&cert_path)
         .and_then(|it| it.collect())
-        .map_err(|e| format!("{}: {e}", cert_path.display()))?;
-    let key = PrivateKeyDer::from_pem_file(&key_path)
-        .map_err(|e| format!("{}: {e}", key_path.display()))?;
+        .map_err(|e| format!("{cert_shown}: not a PEM certificate file ({e})"))?;
+    if certs.is_empty() {
+        return Err(format!(
+            "{cert_shown}: no certificate in the file (expected PEM 'BEGIN CERTIFICATE' blocks)"
+        ));
+    }
+    if let Some(i) = certs
+        .iter()
+        .position(|c| x509_parser::parse_x509_certificate(c).is_err())
+    {
+        return Err(format!(
+            "{cert_shown}: certificate {} of the file is not a valid X.509 certificate",
+            i + 1
+        ));
+    }
+    let key = PrivateKeyDer::from_pem_file(&key_path).map_err(|e| {
+        format!("{key_shown}: no usable private key in the file (expected a PEM private key; {e})")
+    })?;
     let mut cfg = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
@@ -84,16 +101,74 @@ pub fn admin_tls(
     .map_err(|e| e.to_string())?
     .with_no_client_auth()
     .with_single_cert(certs, key)
-    .map_err(|e| format!("admin certificate: {e}"))?;
+    .map_err(|e| format!("{cert_shown} with {key_shown}: {e}"))?;
     cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(cfg))
 }
 
-/// Serves the admin API on `listener` until `shutdown` resolves.
+/// The connection-level bounds of the admin port (the body bounds are applied per request by
+/// the `/mgmt` router and the SOAP portal).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConnLimits {
+    /// TLS handshake, and an HTTP/1.1 request head from its first byte (or from the end of the
+    /// previous request).
+    pub header_read_timeout: Duration,
+    /// A connection with no request in flight for this long is closed (HTTP/2 included, whose
+    /// clients may keep a connection open with nothing but pings).
+    pub idle_timeout: Duration,
+}
+
+impl Default for ConnLimits {
+    fn default() -> Self {
+        ConnLimits::from(&MgmtConfig::default())
+    }
+}
+
+impl From<&MgmtConfig> for ConnLimits {
+    fn from(c: &MgmtConfig) -> Self {
+        ConnLimits {
+            header_read_timeout: Duration::from_secs(c.header_read_timeout),
+            idle_timeout: Duration::from_secs(c.idle_timeout),
+        }
+    }
+}
+
+/// Requests in flight on one connection, and when the last one ended.
+struct Activity {
+    in_flight: AtomicUsize,
+    since: parking_lot::Mutex<Instant>,
+}
+
+impl Activity {
+    fn begin(self: &Arc<Self>) -> impl Drop + Send + use<> {
+        struct Busy(Arc<Activity>);
+        impl Drop for Busy {
+            fn drop(&mut self) {
+                *self.0.since.lock() = Instant::now();
+                self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        Busy(self.clone())
+    }
+
+    /// When the connection goes idle for too long, if nothing is in flight.
+    fn idle_deadline(&self, idle: Duration) -> Option<Instant> {
+        (self.in_flight.load(Ordering::Acquire) == 0).then(|| *self.since.lock() + idle)
+    }
+}
+
+/// Serves the admin API on `listener` until `shutdown` resolves, then lets open connections
+/// finish for up to 5 seconds.
+///
+/// The protocol is the one TLS negotiated (ALPN `h2`, else HTTP/1.1), so no byte is waited for
+/// before a timer runs: a connection that completes the handshake and sends nothing is closed
+/// by the header timeout (HTTP/1.1) or the idle timeout (HTTP/2).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     tls: Arc<rustls::ServerConfig>,
     app: axum::Router,
+    limits: ConnLimits,
     shutdown: impl std::future::Future<Output = ()>,
 ) {
     let acceptor = tokio_rustls::TlsAcceptor::from(tls);
@@ -101,33 +176,91 @@ pub async fn serve(
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(Duration::from_secs(30));
+        .header_read_timeout(limits.header_read_timeout);
     builder
         .http2()
         .timer(TokioTimer::new())
         .max_concurrent_streams(128);
-    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    // Each connection task holds a clone; when all are gone, every connection has ended.
+    let (alive_tx, mut alive_rx) = tokio::sync::mpsc::channel::<()>(1);
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
             r = listener.accept() => {
                 let Ok((tcp, peer)) = r else { continue };
-                let (acceptor, builder, app, watcher) = (acceptor.clone(), builder.clone(), app.clone(), graceful.watcher());
+                let (acceptor, builder, app) = (acceptor.clone(), builder.clone(), app.clone());
+                let (stop, alive) = (stop_rx.clone(), alive_tx.clone());
                 tokio::spawn(async move {
-                    let Ok(Ok(stream)) = tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await else { return };
-                    let svc = tower::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
-                        req.extensions_mut().insert(Peer(peer));
-                        app.clone().oneshot(req)
-                    });
-                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(svc));
-                    let _ = watcher.watch(conn.into_owned()).await;
+                    let _alive = alive;
+                    let accepted = tokio::time::timeout(limits.header_read_timeout, acceptor.accept(tcp)).await;
+                    if let Ok(Ok(stream)) = accepted {
+                        connection(stream, builder, app, peer, limits, stop).await;
+                    }
                 });
             }
             _ = &mut shutdown => break,
         }
     }
     drop(listener);
-    let _ = tokio::time::timeout(Duration::from_secs(5), graceful.shutdown()).await;
+    let _ = stop_tx.send(true);
+    drop(alive_tx);
+    let _ = tokio::time::timeout(Duration::from_secs(5), alive_rx.recv()).await;
+}
+
+/// Serves one TLS connection until it ends, goes idle for `limits.idle_timeout`, or the server
+/// stops (`stop`); the last two end it gracefully.
+async fn connection(
+    stream: tokio_rustls::server::TlsStream<tokio::net::TcpStream>,
+    builder: auto::Builder<TokioExecutor>,
+    app: axum::Router,
+    peer: SocketAddr,
+    limits: ConnLimits,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let builder = if stream.get_ref().1.alpn_protocol() == Some(b"h2") {
+        builder.http2_only()
+    } else {
+        builder.http1_only()
+    };
+    let activity = Arc::new(Activity {
+        in_flight: AtomicUsize::new(0),
+        since: parking_lot::Mutex::new(Instant::now()),
+    });
+    let act = activity.clone();
+    let svc = tower::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
+        req.extensions_mut().insert(Peer(peer));
+        let busy = act.begin();
+        let call = app.clone().oneshot(req);
+        async move {
+            let res = call.await;
+            drop(busy);
+            res
+        }
+    });
+    let conn =
+        builder.serve_connection_with_upgrades(TokioIo::new(stream), TowerToHyperService::new(svc));
+    tokio::pin!(conn);
+    let mut closing = false;
+    loop {
+        // Re-checked at least once per idle period while requests are in flight.
+        let wake = activity
+            .idle_deadline(limits.idle_timeout)
+            .unwrap_or_else(|| Instant::now() + limits.idle_timeout);
+        tokio::select! {
+            _ = conn.as_mut() => break,
+            _ = tokio::time::sleep_until(wake.into()), if !closing => {
+                if activity.idle_deadline(limits.idle_timeout).is_some_and(|d| d <= Instant::now()) {
+                    conn.as_mut().graceful_shutdown();
+                    closing = true;
+                }
+            }
+            _ = stop.wait_for(|s| *s), if !closing => {
+                conn.as_mut().graceful_shutdown();
+                closing = true;
+            }
+        }
+    }
 }
 
 /// Everything `portcullis serve` needs, resolved from flags and the config file.
@@ -150,44 +283,88 @@ pub type Attach = Box<
         > + Send,
 >;
 
+/// A controller whose state is open and whose admin port is bound, not serving yet.
+pub struct AdminServer {
+    pub state: Arc<super::MgmtState>,
+    /// The bound admin address.
+    pub local: SocketAddr,
+    /// The `admin` password generated at the first start of the data directory (shown once).
+    pub generated_password: Option<String>,
+    listener: tokio::net::TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+}
+
+impl AdminServer {
+    /// Loads (or generates) the certificate, opens the state over the data directory (creating
+    /// `admin` with `admin_password`, or a generated one, at its first start) and binds the port.
+    pub async fn start(
+        args: &ServeArgs,
+        topology: Arc<dyn Topology>,
+        admin_password: Option<String>,
+    ) -> Result<AdminServer, String> {
+        let tls = admin_tls(
+            &args.mgmt.data_dir,
+            args.tls_cert.as_deref(),
+            args.tls_key.as_deref(),
+        )?;
+        let (state, generated_password) =
+            super::open(args.mgmt.clone(), topology, admin_password).map_err(|e| e.message)?;
+        let listener = tokio::net::TcpListener::bind(args.admin_listen)
+            .await
+            .map_err(|e| format!("admin listener {}: {e}", args.admin_listen))?;
+        let local = listener.local_addr().map_err(|e| e.to_string())?;
+        Ok(AdminServer {
+            state,
+            local,
+            generated_password,
+            listener,
+            tls,
+        })
+    }
+
+    /// Serves `/mgmt` (with `extra` routes in front) and runs the health monitors until
+    /// `shutdown` resolves.
+    pub async fn serve(self, extra: axum::Router, shutdown: impl std::future::Future<Output = ()>) {
+        let st = self.state;
+        let monitors = tokio::spawn(st.clone().run_monitors());
+        let limits = ConnLimits::from(&st.cfg);
+        serve(
+            self.listener,
+            self.tls,
+            extra.merge(super::router(st)),
+            limits,
+            shutdown,
+        )
+        .await;
+        monitors.abort();
+    }
+}
+
 /// Runs a controller's admin API until SIGINT/SIGTERM.
 pub async fn run(
     args: ServeArgs,
     topology: Arc<dyn Topology>,
     attach: Attach,
 ) -> Result<(), String> {
-    let tls = admin_tls(
-        &args.mgmt.data_dir,
-        args.tls_cert.as_deref(),
-        args.tls_key.as_deref(),
-    )?;
     let password = std::env::var("PORTCULLIS_ADMIN_PASSWORD").ok();
-    let (st, generated) = super::open(args.mgmt, topology, password).map_err(|e| e.message)?;
-    if let Some(p) = generated {
+    let server = AdminServer::start(&args, topology, password).await?;
+    if let Some(p) = &server.generated_password {
         println!("portcullis: created user 'admin' with generated password: {p}");
         println!(
             "portcullis: (shown once; set PORTCULLIS_ADMIN_PASSWORD at first start to choose it)"
         );
     }
-    let listener = tokio::net::TcpListener::bind(args.admin_listen)
-        .await
-        .map_err(|e| format!("admin listener {}: {e}", args.admin_listen))?;
-    let local = listener.local_addr().map_err(|e| e.to_string())?;
-    println!("portcullis: admin API listening on https://{local}/mgmt");
-    let extra = attach(st.clone(), args.dns_listen).await?;
-    let monitors = tokio::spawn(st.clone().run_monitors());
-    serve(
-        listener,
-        tls,
-        extra.merge(super::router(st)),
-        shutdown_signal(),
-    )
-    .await;
-    monitors.abort();
+    println!(
+        "portcullis: admin API listening on https://{}/mgmt",
+        server.local
+    );
+    let extra = attach(server.state.clone(), args.dns_listen).await?;
+    server.serve(extra, shutdown_signal()).await;
     Ok(())
 }
 
-async fn shutdown_signal() {
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};

@@ -41,6 +41,14 @@ pub struct MgmtConfig {
     pub lockout_attempts: u32,
     /// How long a locked-out user stays locked, in seconds.
     pub lockout_seconds: u64,
+    /// Failed logins one source address may make per `login_source_window` before its
+    /// attempts are refused until the window ends.
+    pub login_source_attempts: u32,
+    /// The window of `login_source_attempts`, in seconds.
+    pub login_source_window: u64,
+    /// Failed logins per second across all sources (bursts of ten seconds' worth); past it,
+    /// attempts are refused for a moment. Known credentials and tokens still work. 0: none.
+    pub login_global_rate: u32,
     /// Request events kept in the store (`/mgmt/tm/asm/events/requests`); the oldest beyond
     /// this are pruned. 0: no count bound.
     pub events_max_count: usize,
@@ -53,6 +61,15 @@ pub struct MgmtConfig {
     pub fetch: super::fetch::FetchConfig,
     /// Finished ASM tasks kept per task type (oldest dropped first).
     pub asm_tasks_kept: usize,
+    /// Seconds for the TLS handshake, and for an HTTP/1.1 request head.
+    pub header_read_timeout: u64,
+    /// Seconds a connection may stay open with no request in flight.
+    pub idle_timeout: u64,
+    /// Longest silence while a request body arrives, in seconds; also the grace before
+    /// `min_body_rate` applies.
+    pub body_read_timeout: u64,
+    /// Slowest average rate of a request body after the grace, in bytes per second (0: none).
+    pub min_body_rate: u64,
 }
 
 impl Default for MgmtConfig {
@@ -67,11 +84,29 @@ impl Default for MgmtConfig {
             token_timeout: 1200,
             lockout_attempts: 5,
             lockout_seconds: 300,
+            login_source_attempts: 10,
+            login_source_window: 60,
+            login_global_rate: 20,
             events_max_count: 10_000,
             events_max_age: 7 * 24 * 3600,
             events_queue: 8192,
             fetch: Default::default(),
             asm_tasks_kept: 100,
+            header_read_timeout: 10,
+            idle_timeout: 60,
+            body_read_timeout: 10,
+            min_body_rate: 1024,
+        }
+    }
+}
+
+impl MgmtConfig {
+    /// The bounds of a request body of at most `max_bytes` on the admin port.
+    pub fn body_limits(&self, max_bytes: u64) -> crate::support::body::BodyLimits {
+        crate::support::body::BodyLimits {
+            max_bytes,
+            read_timeout: std::time::Duration::from_secs(self.body_read_timeout),
+            min_rate: self.min_body_rate,
         }
     }
 }

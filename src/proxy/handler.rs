@@ -255,6 +255,22 @@ pub(super) fn log_transaction(
         }
         ev.virtual_server = site.name.clone();
         ev.response_code = status.as_u16();
+        if let Some(gate) = &site.access {
+            // API keys sent in the query are never logged: not in the URI, not as the excerpt of
+            // a violation found in that parameter.
+            let profile = gate.profile();
+            if let std::borrow::Cow::Owned(masked) = profile.mask_credentials(&ev.uri) {
+                ev.uri = masked;
+            }
+            for v in &mut ev.violations {
+                if v.name
+                    .as_deref()
+                    .is_some_and(|n| profile.query_credentials().any(|q| q == n))
+                {
+                    v.snippet = "********".into();
+                }
+            }
+        }
         shared.events.write(ev);
     }
 }

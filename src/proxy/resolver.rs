@@ -1,15 +1,16 @@
-//! The resolver `portcullis proxy` hands to the policy loader: `file://` links relative to the
-//! policy file's directory (absolute paths allowed in this mode), `http(s)://` links fetched with
-//! a bounded size and time. Loading runs off the hot path, so fetching blocks: each fetch runs a
-//! small current-thread runtime on its own thread, reusing the upstream connections.
+//! The resolver `portcullis proxy` hands to the policy loader: file links read the proxy's way
+//! (`support::links`: relative to the policy file's directory, unconfined), `http(s)://` links
+//! fetched with a bounded size and time. Loading runs off the hot path, so fetching blocks: each
+//! fetch runs a small current-thread runtime on its own thread, reusing the upstream connections.
 //!
-//! Imports: `waf::Resolver`, `super::{fetch, upstream, tls}`.
+//! Imports: `waf::Resolver`, `support::links`, `super::{fetch, upstream, tls}`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use super::fetch::exchange;
 use super::upstream::Clients;
+use crate::support::links::{self, FileLinks};
 use crate::waf::{FetchError, Resolver};
 
 /// Largest linked file accepted.
@@ -19,33 +20,21 @@ pub const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Resolves links of a policy file on disk.
 pub struct FsResolver {
-    dir: PathBuf,
+    links: FileLinks,
 }
 
 impl FsResolver {
     /// `policy_file` is the policy's path; relative `file:` links resolve against its directory.
     pub fn for_policy(policy_file: &Path) -> FsResolver {
-        let dir = policy_file
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("."));
-        FsResolver { dir }
+        FsResolver {
+            links: FileLinks::beside(policy_file),
+        }
     }
 
     /// The `file://` link of a policy file, for `policy::load`'s `base`.
     pub fn base_link(policy_file: &Path) -> String {
         let abs = std::path::absolute(policy_file).unwrap_or_else(|_| policy_file.to_path_buf());
         format!("file://{}", abs.display())
-    }
-
-    fn path_of(&self, link: &str) -> PathBuf {
-        let rest = link.strip_prefix("file://").unwrap_or(link);
-        let p = Path::new(rest);
-        if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            self.dir.join(p)
-        }
     }
 }
 
@@ -57,20 +46,18 @@ fn err(link: &str, reason: impl Into<String>) -> FetchError {
 }
 
 impl Resolver for FsResolver {
-    fn fetch(&self, _base: &str, link: &str) -> Result<Vec<u8>, FetchError> {
-        if link.starts_with("http://") || link.starts_with("https://") {
-            return fetch_url(link);
+    fn fetch(&self, base: &str, link: &str) -> Result<Vec<u8>, FetchError> {
+        let url = links::join(base, link);
+        let lower = url.to_ascii_lowercase();
+        if lower.starts_with("http://") || lower.starts_with("https://") {
+            return fetch_url(&url);
         }
-        if link.contains("://") && !link.starts_with("file://") {
+        if url.contains("://") && !lower.starts_with("file://") {
             return Err(err(link, "only file, http and https links are supported"));
         }
-        let path = self.path_of(link);
-        let meta =
-            std::fs::metadata(&path).map_err(|e| err(link, format!("{}: {e}", path.display())))?;
-        if meta.len() > MAX_FETCH_BYTES as u64 {
-            return Err(err(link, format!("larger than {MAX_FETCH_BYTES} bytes")));
-        }
-        std::fs::read(&path).map_err(|e| err(link, format!("{}: {e}", path.display())))
+        self.links
+            .read(&url, MAX_FETCH_BYTES as u64)
+            .map_err(|reason| err(link, reason))
     }
 }
 

@@ -31,7 +31,8 @@ pub struct ProxyOptions {
     /// The declarative policy (JSON); file: links in it resolve relative to its directory.
     #[arg(long)]
     pub policy: PathBuf,
-    /// Runtime worker threads; 1 runs a single-threaded runtime.
+    /// Runtime worker threads [default: one per CPU core]; 1 serves every connection from one
+    /// thread.
     #[arg(long)]
     pub workers: Option<usize>,
     /// Server certificate chain (PEM) to terminate TLS (h2 and http/1.1 by ALPN).

@@ -22,6 +22,8 @@ pub enum FaultKind {
     Client,
     /// The store failed.
     Internal,
+    /// The caller's role may not call the method.
+    AccessDenied,
 }
 
 /// A fault raised by a method.
@@ -56,6 +58,12 @@ impl Fault {
             message: msg.into(),
         }
     }
+    pub fn denied(msg: impl Into<String>) -> Fault {
+        Fault {
+            kind: FaultKind::AccessDenied,
+            message: msg.into(),
+        }
+    }
     pub fn internal(msg: impl Into<String>) -> Fault {
         Fault {
             kind: FaultKind::Internal,
@@ -71,6 +79,7 @@ impl Fault {
             FaultKind::InvalidArgument => ("Common::InvalidArgument", 0x0107_0734),
             FaultKind::Client => ("Common::InvalidArgument", 0),
             FaultKind::Internal => ("Common::OperationFailed", 0x0107_0711),
+            FaultKind::AccessDenied => ("Common::AccessDenied", 0),
         };
         format!(
             "Exception caught in Management::{ns}::{method}()\nException: {exception}\n\tprimary_error_code   : {code} (0x{code:08X})\n\tsecondary_error_code : 0\n\terror_string         : {}",

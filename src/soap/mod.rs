@@ -1,14 +1,17 @@
 //! The iControl SOAP portal for the DNS zone tool, at `/iControl/iControlPortal.cgi` on the admin
 //! port: HTTP Basic (401 challenge first, as suds sends every request without credentials
 //! before retrying), `GET ?WSDL=<Interface>`, and `POST` calls dispatched on the namespace of the
-//! operation element.
+//! operation element. Credentials are checked before the body is read, and the body is read
+//! under the admin port's bounds (`support::body`). Every caller may read zones; only callers
+//! whose role may change them ([`Access::ReadWrite`], decided by the [`Authenticator`]) may call
+//! the other methods.
 //!
 //! - [`envelope`]: lenient request parsing. [`decode`]: typed parameters.
 //! - [`response`]: strict response envelopes. [`fault`]: SOAP faults (HTTP 500).
 //! - [`zone_methods`], [`rr_methods`]: the methods. [`workset`]: one atomic store write per call.
 //! - [`wsdl`]: the WSDL documents. [`standalone`]: HTTPS serving for tests and the example.
 //!
-//! Imports: `store`, `dns`, `support`.
+//! Imports: `store`, `dns`, `support::body`.
 
 pub mod decode;
 pub mod envelope;
@@ -23,8 +26,7 @@ pub mod zone_methods;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, RawQuery, State};
+use axum::extract::{RawQuery, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -32,6 +34,8 @@ use base64::Engine as _;
 
 use crate::dns::{Zone, ZoneCatalog, ZoneDoc};
 use crate::store::{Store, Table};
+use crate::support::Peer;
+use crate::support::body::{self, BodyLimits};
 
 use decode::ViewZone;
 use fault::Fault;
@@ -40,29 +44,51 @@ use workset::{WorkSet, key_of};
 /// The portal path.
 pub const PORTAL_PATH: &str = "/iControl/iControlPortal.cgi";
 /// Largest request body accepted (bytes).
-pub const MAX_BODY: usize = 4 * 1024 * 1024;
+pub const MAX_BODY: u64 = 4 * 1024 * 1024;
 /// The Basic realm of the challenge.
 pub const REALM: &str = "BIG-IP";
 
-/// Checks a username and password.
-pub type Authenticator = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
+/// What an authenticated caller may do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// Call the methods that read (`zone_exist`, `get_*`) and fetch the WSDL.
+    Read,
+    /// Call every method.
+    ReadWrite,
+}
+
+/// Checks a username and password sent from a client address: `None` when they are wrong (or
+/// refused, e.g. locked out), else what the user may do.
+pub type Authenticator = Arc<dyn Fn(&str, &str, &str) -> Option<Access> + Send + Sync>;
+
+/// Whether a method only reads: everything else needs [`Access::ReadWrite`].
+pub fn reads(method: &str) -> bool {
+    method == "zone_exist" || method.starts_with("get_")
+}
 
 /// What the portal needs: the store, the served zones (updated after every committed change),
-/// and the credential check.
+/// the credential check and the bounds request bodies are read under.
 #[derive(Clone)]
 pub struct SoapState {
     pub store: Arc<Store>,
     pub zones: ZoneCatalog,
     pub auth: Authenticator,
+    pub limits: BodyLimits,
     write_lock: Arc<parking_lot::Mutex<()>>,
 }
 
 impl SoapState {
+    /// A portal with the default body bounds ([`MAX_BODY`], 10 s without progress, 1 KiB/s).
     pub fn new(store: Arc<Store>, zones: ZoneCatalog, auth: Authenticator) -> Self {
         SoapState {
             store,
             zones,
             auth,
+            limits: BodyLimits {
+                max_bytes: MAX_BODY,
+                read_timeout: std::time::Duration::from_secs(10),
+                min_rate: 1024,
+            },
             write_lock: Arc::new(parking_lot::Mutex::new(())),
         }
     }
@@ -102,7 +128,6 @@ impl SoapState {
 pub fn router(state: SoapState) -> Router {
     Router::new()
         .route(PORTAL_PATH, get(get_portal).post(post_call))
-        .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(state)
 }
 
@@ -118,39 +143,33 @@ fn challenge() -> Response {
         .into_response()
 }
 
-/// The `user:password` of a Basic header, checked.
-fn authorized(st: &SoapState, headers: &HeaderMap) -> bool {
-    let Some(v) = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-    else {
-        return false;
-    };
-    let Some((scheme, b64)) = v.trim().split_once(' ') else {
-        return false;
-    };
+/// What the caller of a Basic header may do, if its credentials are right.
+fn authorized(st: &SoapState, headers: &HeaderMap, peer: &str) -> Option<Access> {
+    let v = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, b64) = v.trim().split_once(' ')?;
     if !scheme.eq_ignore_ascii_case("basic") {
-        return false;
+        return None;
     }
-    let Ok(raw) = base64::engine::general_purpose::STANDARD.decode(b64.trim()) else {
-        return false;
-    };
-    let Ok(pair) = String::from_utf8(raw) else {
-        return false;
-    };
-    match pair.split_once(':') {
-        Some((user, pass)) => (st.auth)(user, pass),
-        None => false,
-    }
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(b64.trim())
+        .ok()?;
+    let pair = String::from_utf8(raw).ok()?;
+    let (user, pass) = pair.split_once(':')?;
+    (st.auth)(user, pass, peer)
 }
 
-async fn get_portal(
-    State(st): State<SoapState>,
-    RawQuery(q): RawQuery,
-    headers: HeaderMap,
-) -> Response {
+/// The client address the admin server recorded, if any.
+fn peer_of(req: &Request) -> String {
+    req.extensions()
+        .get::<Peer>()
+        .map(|p| p.0.ip().to_string())
+        .unwrap_or_else(|| "127.0.0.1".to_string())
+}
+
+async fn get_portal(State(st): State<SoapState>, RawQuery(q): RawQuery, req: Request) -> Response {
+    let peer = peer_of(&req);
     let work = tokio::task::spawn_blocking(move || {
-        if !authorized(&st, &headers) {
+        if authorized(&st, req.headers(), &peer).is_none() {
             return challenge();
         }
         let wanted = q.as_deref().and_then(|q| {
@@ -196,24 +215,49 @@ async fn get_portal(
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
-async fn post_call(State(st): State<SoapState>, headers: HeaderMap, body: Bytes) -> Response {
-    let work = tokio::task::spawn_blocking(move || {
-        if !authorized(&st, &headers) {
-            return challenge();
+async fn post_call(State(st): State<SoapState>, req: Request) -> Response {
+    let peer = peer_of(&req);
+    let (parts, body) = req.into_parts();
+    // The credentials first: nobody makes the portal read a body without them.
+    let (st2, headers) = (st.clone(), parts.headers.clone());
+    let access = tokio::task::spawn_blocking(move || authorized(&st2, &headers, &peer))
+        .await
+        .ok()
+        .flatten();
+    let refusal = match access {
+        None => Some(challenge()),
+        Some(_)
+            if body::declared_length(&parts.headers).is_some_and(|n| n > st.limits.max_bytes) =>
+        {
+            Some(StatusCode::PAYLOAD_TOO_LARGE.into_response())
         }
-        handle_call(&st, &body)
-    });
+        Some(_) => None,
+    };
+    if let Some(r) = refusal {
+        return body::answer_early(body, &parts.headers, parts.version, &st.limits, r).await;
+    }
+    let bytes = match body::read(body, &st.limits).await {
+        Ok(b) => b,
+        Err(e) => return body::closing(e.status().into_response()),
+    };
+    let access = access.unwrap_or(Access::Read);
+    let work = tokio::task::spawn_blocking(move || handle_call(&st, access, &bytes));
     work.await
         .unwrap_or_else(|_| StatusCode::INTERNAL_SERVER_ERROR.into_response())
 }
 
-/// Parses, dispatches and answers one call (blocking: it may write the store).
-pub fn handle_call(st: &SoapState, body: &[u8]) -> Response {
+/// Parses, dispatches and answers one call of a caller with `access` (blocking: it may write
+/// the store).
+pub fn handle_call(st: &SoapState, access: Access, body: &[u8]) -> Response {
     let call = match envelope::parse_request(body) {
         Ok(c) => c,
         Err(e) => return Fault::client(e.to_string()).into_http("urn:iControl", "unknown"),
     };
     let result = match call.interface.as_str() {
+        _ if access == Access::Read && !reads(&call.method) => Err(Fault::denied(format!(
+            "Access Denied: the user's role may read zones but not call {}::{}",
+            call.interface, call.method
+        ))),
         "Management.Zone" => zone_methods::dispatch(&call, st),
         "Management.ResourceRecord" => rr_methods::dispatch(&call, st),
         "System.Session" if call.method == "get_session_identifier" => {

@@ -83,17 +83,68 @@ db_err!(
 
 pub type Result<T> = std::result::Result<T, StoreError>;
 
+/// The store's file name in the data directory.
+pub const FILE: &str = "portcullis.redb";
+
+/// What is wrong with a store file redb cannot open, in words an operator can act on.
+fn unreadable(e: &redb::DatabaseError) -> String {
+    match e {
+        redb::DatabaseError::Storage(redb::StorageError::Io(io))
+            if io.kind() == std::io::ErrorKind::UnexpectedEof =>
+        {
+            "the file is truncated (it ends inside its header or a page it refers to)".into()
+        }
+        redb::DatabaseError::Storage(redb::StorageError::Corrupted(why)) => {
+            format!("the file is corrupt ({why})")
+        }
+        redb::DatabaseError::DatabaseAlreadyOpen => {
+            "another process has it open (is a server already running on this data directory?)"
+                .into()
+        }
+        other => other.to_string(),
+    }
+}
+
 /// The store handle; cheap to share behind an `Arc`.
 pub struct Store {
     db: Database,
 }
 
 impl Store {
-    /// Opens (or creates) the store in `dir`, creating every table.
+    /// Opens the store in `dir`, creating it only when the file is absent, and every table.
+    /// A store that exists but cannot be read is an error naming the file and what is wrong,
+    /// never a fresh, empty store in its place (that would lose every object and user). The
+    /// file is made readable by its owner only: it holds password hashes and token digests.
     pub fn open(dir: &Path) -> Result<Self> {
         std::fs::create_dir_all(dir)
             .map_err(|e| StoreError::Db(format!("{}: {e}", dir.display())))?;
-        let db = Database::create(dir.join("portcullis.redb"))?;
+        let path = dir.join(FILE);
+        let shown = path.display();
+        let db = match std::fs::metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Database::create(&path)?,
+            Err(e) => return Err(StoreError::Db(format!("{shown}: {e}"))),
+            Ok(m) if !m.is_file() => {
+                return Err(StoreError::Db(format!("{shown}: not a regular file")));
+            }
+            Ok(m) if m.len() == 0 => {
+                return Err(StoreError::Db(format!(
+                    "{shown}: the store is empty (0 bytes), not a store that can be read; \
+                     restore it from a backup, or move it away to start with an empty store"
+                )));
+            }
+            Ok(_) => Database::open(&path).map_err(|e| {
+                StoreError::Db(format!(
+                    "{shown}: cannot be read as a store: {}",
+                    unreadable(&e)
+                ))
+            })?,
+        };
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| StoreError::Db(format!("{shown}: {e}")))?;
+        }
         let tx = db.begin_write()?;
         for t in Table::ALL {
             tx.open_table(t.def())?;
@@ -238,6 +289,26 @@ fn decode(key: &str, bytes: &[u8]) -> Result<serde_json::Value> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_existing_store_that_cannot_be_read_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE);
+        std::fs::write(&path, b"").unwrap();
+        let e = Store::open(dir.path())
+            .err()
+            .expect("empty store")
+            .to_string();
+        assert!(
+            e.contains(&path.display().to_string()) && e.contains("empty"),
+            "{e}"
+        );
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 0, "left as it was");
+        std::fs::write(&path, b"not a redb file, just some bytes").unwrap();
+        let e = Store::open(dir.path()).err().expect("garbage").to_string();
+        assert!(e.contains(&path.display().to_string()), "{e}");
+        assert!(!e.contains("failed to fill whole buffer"), "{e}");
+    }
 
     #[test]
     fn writes_are_atomic_and_visible_after_reopen() {

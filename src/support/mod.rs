@@ -1,9 +1,12 @@
 //! Small shared pieces every module may use: support ids, the clock, ISO 8601 formatting,
-//! registration keys, the UUID text form, a stack-first vector for per-request scratch lists.
+//! registration keys, the UUID text form, a stack-first vector for per-request scratch lists,
+//! bounded reading of admin request bodies ([`body`]), links to policy files ([`links`]).
 //! Imports nothing internal.
 
+pub mod body;
 mod clock;
 mod inline_vec;
+pub mod links;
 mod regkey;
 mod support_id;
 mod uuid;
@@ -13,3 +16,7 @@ pub use inline_vec::InlineVec;
 pub use regkey::parse_regkey;
 pub use support_id::SupportId;
 pub use uuid::is_uuid;
+
+/// The client address of a connection, put in each request's extensions by the admin server.
+#[derive(Clone, Copy, Debug)]
+pub struct Peer(pub std::net::SocketAddr);

@@ -42,6 +42,7 @@ pub async fn controller(tweak: impl FnOnce(&mut MgmtConfig)) -> Controller {
         listener,
         tls,
         mgmt::router(st.clone()),
+        portcullis::mgmt::server::ConnLimits::default(),
         std::future::pending(),
     ));
     let api = Api {

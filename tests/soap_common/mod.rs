@@ -37,7 +37,8 @@ impl Harness {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(Store::open(dir.path()).unwrap());
         let zones = ZoneCatalog::load(&store).unwrap();
-        let auth: soap::Authenticator = Arc::new(|u, p| u == USER && p == PASSWORD);
+        let auth: soap::Authenticator =
+            Arc::new(|u, p, _| (u == USER && p == PASSWORD).then_some(soap::Access::ReadWrite));
         let state = SoapState::new(store.clone(), zones.clone(), auth);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let https = listener.local_addr().unwrap();

@@ -8,7 +8,7 @@
 //! Compiling a stored record is a pure function of the record, so the last few compiled
 //! policies are remembered by the SHA-256 of the record: the apply that follows an import is a
 //! swap, not a second compile, and virtuals sharing an applied policy share one compiled copy.
-//! Imports: `mgmt::fetch`, `mgmt::state`, `waf::{policy, resolver}`.
+//! Imports: `mgmt::fetch`, `mgmt::state`, `support::links`, `waf::{policy, resolver}`.
 
 use std::sync::Arc;
 
@@ -21,6 +21,7 @@ use sha2::{Digest as _, Sha256};
 
 use crate::mgmt::fetch;
 use crate::mgmt::state::MgmtState;
+use crate::support::links;
 use crate::waf::CompiledPolicy;
 use crate::waf::policy::{self, Loaded};
 use crate::waf::resolver::MemResolver;
@@ -62,27 +63,6 @@ impl Resolver for Recording {
     }
 }
 
-/// A link as written, made absolute against the document that contains it.
-pub fn resolve_link(base: &str, link: &str) -> String {
-    if link.contains(':') {
-        return link.to_string();
-    }
-    if base.is_empty() {
-        return format!("file://{link}");
-    }
-    if link.starts_with('/') {
-        if let Some(i) = base.find("://") {
-            let host_end = base[i + 3..].find('/').map_or(base.len(), |j| i + 3 + j);
-            return format!("{}{link}", &base[..host_end]);
-        }
-        return format!("file://{link}");
-    }
-    match base.rsplit_once('/') {
-        Some((dir, _)) => format!("{dir}/{link}"),
-        None => link.to_string(),
-    }
-}
-
 fn bytes_of(doc: &Value) -> Vec<u8> {
     serde_json::to_vec(doc).unwrap_or_default()
 }
@@ -120,7 +100,7 @@ pub fn compile_fetching(
                     if rec.mem.0.contains_key(&link) {
                         continue;
                     }
-                    let url = resolve_link(&b, &link);
+                    let url = links::join(&b, &link);
                     let data = fetch::fetch_blocking(&st.cfg.fetch, &st.cfg.data_dir, &url)?;
                     files.push(Pulled {
                         link: link.clone(),
@@ -178,30 +158,4 @@ pub fn compile_stored(s: &Stored) -> Result<Loaded, String> {
         mem.0.insert(f.link.clone(), data);
     }
     policy::load(&bytes_of(&s.doc), &s.base, &mem).map_err(|e| e.0)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn relative_links_resolve_against_their_document() {
-        assert_eq!(
-            resolve_link("http://h:8/a/p.json", "spec.yaml"),
-            "http://h:8/a/spec.yaml"
-        );
-        assert_eq!(
-            resolve_link("https://h/a/p.json", "/x/spec.yaml"),
-            "https://h/x/spec.yaml"
-        );
-        assert_eq!(
-            resolve_link("http://h/a/p.json", "file://demo.proto"),
-            "file://demo.proto"
-        );
-        assert_eq!(resolve_link("", "demo.proto"), "file://demo.proto");
-        assert_eq!(
-            resolve_link("file:///var/config/rest/downloads/p.json", "demo.proto"),
-            "file:///var/config/rest/downloads/demo.proto"
-        );
-    }
 }

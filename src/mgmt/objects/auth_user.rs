@@ -6,7 +6,7 @@
 use http::Method;
 use serde_json::{Map, Value, json};
 
-use crate::mgmt::auth::put_user;
+use crate::mgmt::auth::{put_user, revoke_tokens};
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::kinds::str_field;
 use crate::mgmt::names::check_name;
@@ -122,6 +122,12 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
                         if let Some(o) = rec.as_object_mut() {
                             o.remove("passwordHash");
                         }
+                        // A new password ends every session of the old one (but the one a user
+                        // changing their own password is using).
+                        let own = (name == ctx.user.name)
+                            .then_some(ctx.token.as_deref())
+                            .flatten();
+                        revoke_tokens(tx, &name, own)?;
                     }
                     None => tx.put(Table::Users, &name, &rec)?,
                 }
@@ -140,13 +146,9 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
             }
             st.store.write(|tx| {
                 tx.delete(Table::Users, &name)?;
-                for (tok, v) in st.store.list(Table::Tokens, "")? {
-                    if v["userName"] == name.as_str() {
-                        tx.delete(Table::Tokens, &tok)?;
-                    }
-                }
-                Ok::<_, MgmtError>(())
+                revoke_tokens(tx, &name, None)
             })?;
+            st.unlock(&name);
             Ok(Reply::empty(http::StatusCode::OK))
         }
         Method::DELETE => Err(deny()),

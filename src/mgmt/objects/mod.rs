@@ -6,6 +6,7 @@ pub mod api_access;
 pub mod auth_user;
 pub mod data_group;
 pub mod download;
+pub mod index;
 pub mod misc;
 pub mod pool;
 pub mod profile;
@@ -49,6 +50,11 @@ pub static REGISTRY: &[&KindSpec] = &[
 
 /// Fixed endpoints, matched before the registry.
 pub static ROUTES: &[Route] = &[
+    Route {
+        path: "/mgmt",
+        prefix: false,
+        handler: index::handle,
+    },
     Route {
         path: crate::mgmt::events::rest::PATH,
         prefix: true,

@@ -123,7 +123,11 @@ fn prepare_file(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
         _ => bytes,
     };
     let dest = stored_path(p.st, p.key);
-    write_durably(&dest, &stored)?;
+    if kind == "ssl-key" {
+        write_private(&dest, &stored)?;
+    } else {
+        write_durably(&dest, &stored)?;
+    }
     let existing = p.tx.get(Table::Objects, p.key)?;
     let now = iso8601_utc(unix_seconds());
     let created = existing
@@ -165,12 +169,34 @@ fn prepare_file(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
 
 /// Writes a file via a temporary name + fsync + rename, so a crash leaves old or new bytes.
 pub fn write_durably(dest: &std::path::Path, bytes: &[u8]) -> MgmtResult<()> {
+    write_file(dest, bytes, 0o644)
+}
+
+/// [`write_durably`] for a private key: readable by the owner only, from its first byte.
+pub fn write_private(dest: &std::path::Path, bytes: &[u8]) -> MgmtResult<()> {
+    write_file(dest, bytes, 0o600)
+}
+
+fn write_file(dest: &std::path::Path, bytes: &[u8], mode: u32) -> MgmtResult<()> {
     let io = |e: std::io::Error| MgmtError::internal(format!("writing {}: {e}", dest.display()));
     if let Some(dir) = dest.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
     let tmp = dest.with_extension("tmp-write");
-    let mut f = std::fs::File::create(&tmp).map_err(io)?;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+        options.mode(mode);
+        // `mode` applies only when the file is created: an old temporary file gets it too.
+        if tmp.exists() {
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode)).map_err(io)?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = mode;
+    let mut f = options.open(&tmp).map_err(io)?;
     f.write_all(bytes).map_err(io)?;
     f.sync_all().map_err(io)?;
     std::fs::rename(&tmp, dest).map_err(io)

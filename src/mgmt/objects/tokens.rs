@@ -1,11 +1,13 @@
 //! `POST /mgmt/shared/authn/login` and `/mgmt/shared/authz/tokens[/<token>]` GET, PATCH
-//! (`timeout` ≤ 36000 s) and DELETE. Tokens are stored (they survive a restart) and expire.
+//! (`timeout` ≤ 36000 s) and DELETE. Tokens are stored (they survive a restart) under their
+//! SHA-256 (`auth::token_key`), and expire. A token is addressed by itself, or, in the
+//! collection an administrator lists, by that key (the list cannot show the tokens).
 //! Imports: `mgmt::*`, `store`, `support`.
 
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::mgmt::auth::{basic_credentials, new_token};
+use crate::mgmt::auth::{basic_credentials, is_token_key, new_token, token_key};
 use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::ops::parse_object;
 use crate::mgmt::reply::Reply;
@@ -61,7 +63,7 @@ pub fn login(
             "Unable to process request /tm/auth/source. Service is unavailable.",
         )));
     }
-    let u = st.check_password(&user, &pass).map_err(fail)?;
+    let u = st.check_password(&user, &pass, peer).map_err(fail)?;
     let tok = new_token();
     let now = now_micros();
     let timeout = st.cfg.token_timeout.min(MAX_TIMEOUT);
@@ -85,7 +87,7 @@ pub fn login(
         for k in &expired {
             tx.delete(Table::Tokens, k)?;
         }
-        tx.put(Table::Tokens, &tok, &rec)
+        tx.put(Table::Tokens, &token_key(&tok), &stored_form(&rec))
     })?;
     Ok(Reply::json(json!({
         "username": u.name,
@@ -97,6 +99,32 @@ pub fn login(
     })))
 }
 
+/// A token record without the token itself (the form kept in the store).
+fn stored_form(rec: &Value) -> Value {
+    let mut rec = rec.clone();
+    if let Some(m) = rec.as_object_mut() {
+        for k in ["token", "name", "selfLink"] {
+            m.remove(k);
+        }
+    }
+    rec
+}
+
+/// A stored record as the API shows it, addressed by `id` (the token, or its key in a list).
+fn shown(mut rec: Value, id: &str, is_token: bool) -> Value {
+    if let Some(m) = rec.as_object_mut() {
+        if is_token {
+            m.insert("token".into(), json!(id));
+        }
+        m.insert("name".into(), json!(id));
+        m.insert(
+            "selfLink".into(),
+            json!(format!("https://localhost/mgmt/shared/authz/tokens/{id}")),
+        );
+    }
+    rec
+}
+
 /// `/mgmt/shared/authz/tokens[/<token>]`.
 pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
     let st = ctx.st;
@@ -104,6 +132,7 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
         .path
         .trim_start_matches("/mgmt/shared/authz/tokens")
         .trim_start_matches('/');
+    let mine = |v: &Value| ctx.user.role == Role::Admin || v["userName"] == ctx.user.name.as_str();
     if rest.is_empty() {
         if ctx.method != Method::GET {
             return Err(MgmtError::method_not_allowed(
@@ -115,8 +144,8 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
             .store
             .list(Table::Tokens, "")?
             .into_iter()
-            .map(|(_, v)| v)
-            .filter(|v| ctx.user.role == Role::Admin || v["userName"] == ctx.user.name.as_str())
+            .filter(|(_, v)| mine(v))
+            .map(|(k, v)| shown(v, &k, false))
             .collect();
         return Ok(Reply::json(json!({
             "kind": "shared:authz:tokens:authtokencollectionstate",
@@ -131,15 +160,24 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
         )
         .api(1)
     };
-    let rec = st.store.get(Table::Tokens, rest)?.ok_or_else(missing)?;
-    if ctx.user.role != Role::Admin && rec["userName"] != ctx.user.name.as_str() {
+    let by_token = token_key(rest);
+    let (key, rec) = match st.store.get(Table::Tokens, &by_token)? {
+        Some(rec) => (by_token, rec),
+        None if is_token_key(rest) => (
+            rest.to_string(),
+            st.store.get(Table::Tokens, rest)?.ok_or_else(missing)?,
+        ),
+        None => return Err(missing()),
+    };
+    if !mine(&rec) {
         return Err(missing());
     }
+    let is_token = key != rest;
     match ctx.method {
-        Method::GET => Ok(Reply::json(rec)),
+        Method::GET => Ok(Reply::json(shown(rec, rest, is_token))),
         Method::DELETE => {
-            st.store.write(|tx| tx.delete(Table::Tokens, rest))?;
-            Ok(Reply::json(rec))
+            st.store.write(|tx| tx.delete(Table::Tokens, &key))?;
+            Ok(Reply::json(shown(rec, rest, is_token)))
         }
         Method::PATCH => {
             let b = parse_object(body)?;
@@ -163,8 +201,8 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
             rec["lastUpdateMicros"] = json!(now);
             rec["expirationMicros"] = json!(now + timeout * 1_000_000);
             rec["generation"] = json!(rec["generation"].as_u64().unwrap_or(1) + 1);
-            st.store.write(|tx| tx.put(Table::Tokens, rest, &rec))?;
-            Ok(Reply::json(rec))
+            st.store.write(|tx| tx.put(Table::Tokens, &key, &rec))?;
+            Ok(Reply::json(shown(rec, rest, is_token)))
         }
         _ => Err(MgmtError::method_not_allowed(
             ctx.method.as_str(),

@@ -5,6 +5,7 @@
 //!
 //! Imports: `waf::policy::glob`, `super::{jwt, secrets}`.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -186,5 +187,42 @@ impl AccessProfile {
 
     pub fn method_id(&self, name: &str) -> Option<MethodId> {
         self.methods.iter().position(|m| m.name == name)
+    }
+
+    /// The query parameters that carry an API key (`in: query`).
+    pub fn query_credentials(&self) -> impl Iterator<Item = &str> {
+        self.methods.iter().filter_map(|m| match &m.kind {
+            MethodKind::ApiKey {
+                location: KeyLocation::Query(q),
+                ..
+            } => Some(q.as_str()),
+            _ => None,
+        })
+    }
+
+    /// `uri` with the value of every query parameter that carries an API key (`in: query`)
+    /// replaced by `********`, for events and logs: they never show a credential, valid or not.
+    pub fn mask_credentials<'a>(&self, uri: &'a str) -> Cow<'a, str> {
+        let names: Vec<&str> = self.query_credentials().collect();
+        let Some((path, query)) = uri.split_once('?') else {
+            return Cow::Borrowed(uri);
+        };
+        let secret = |pair: &str| {
+            let raw = pair.split_once('=').map_or(pair, |(k, _)| k);
+            form_urlencoded::parse(raw.as_bytes())
+                .next()
+                .is_some_and(|(k, _)| names.contains(&k.as_ref()))
+        };
+        if names.is_empty() || !query.split('&').any(secret) {
+            return Cow::Borrowed(uri);
+        }
+        let masked: Vec<String> = query
+            .split('&')
+            .map(|pair| match pair.split_once('=') {
+                Some((k, _)) if secret(pair) => format!("{k}=********"),
+                _ => pair.to_string(),
+            })
+            .collect();
+        Cow::Owned(format!("{path}?{}", masked.join("&")))
     }
 }

@@ -140,7 +140,7 @@ pub fn load_with(
     // The body alone, for precise paths and unknown-field warnings.
     let body_decl = model::read_decl(&Value::Object(body.clone()), "policy", &mut warnings)?;
     let template_name = body_decl.template.as_ref().and_then(|t| t.name.clone());
-    let (template, twarn) = templates::select(template_name.as_deref());
+    let (template, twarn) = templates::select(template_name.as_deref())?;
     warnings.extend(twarn);
     unenforced::check(&body, template == templates::TemplateId::NginxBase)?;
 
@@ -174,6 +174,8 @@ pub fn load_with(
         policy.set_grpc_profiles(check_grpc::compile_profiles(raw, base, resolver)?);
     }
     summary.signatures_enabled = policy.signatures_enabled();
+    summary.api_operations = policy.api().map_or(0, |a| a.operations.len());
+    summary.urls += summary.api_operations;
     Ok(Loaded {
         policy,
         warnings,

@@ -149,7 +149,10 @@ pub struct Summary {
     pub name: String,
     pub template: String,
     pub mode: String,
+    /// URLs enforced: the policy's own plus the operations of its OpenAPI spec.
     pub urls: usize,
+    /// Of those, the operations of the OpenAPI spec (the rows of `policy check --urls`).
+    pub api_operations: usize,
     pub parameters: usize,
     pub methods: usize,
     pub signature_sets: usize,
@@ -184,7 +187,16 @@ impl Model {
         }
         let mut violations = HashMap::new();
         let bs = d.blocking_settings.clone().unwrap_or_default();
-        for (i, v) in bs.violations.iter().flatten().enumerate() {
+        // `d` is the merged policy (template entries first): name the entry by its index in
+        // the user's own document when it comes from there.
+        let in_body = |name: &str| {
+            body.blocking_settings
+                .as_ref()
+                .and_then(|b| b.violations.as_ref())
+                .and_then(|vs| vs.iter().position(|v| v.name == name))
+        };
+        for (merged_index, v) in bs.violations.iter().flatten().enumerate() {
+            let i = in_body(&v.name).unwrap_or(merged_index);
             match ViolationKind::from_name(&v.name) {
                 Some(k) => {
                     violations.insert(k, Setting { alarm: v.alarm.unwrap_or(false), block: v.block.unwrap_or(false) });
@@ -316,6 +328,7 @@ impl Model {
             }
             .to_string(),
             urls: d.urls.as_ref().map_or(0, Vec::len),
+            api_operations: 0,
             parameters: d.parameters.as_ref().map_or(0, Vec::len),
             methods: d.methods.as_ref().map_or(0, Vec::len),
             signature_sets: d.signature_sets.as_ref().map_or(0, Vec::len),

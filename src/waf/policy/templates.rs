@@ -1,8 +1,11 @@
-//! Policy templates shipped as data under `policies/templates/` (waf-semantics §8.1): the first layer
-//! of every policy. Known template names of the systems we stand in for map to the nearest shipped
-//! template with a warning. Imports: serde_json.
+//! Policy templates shipped as data under `policies/templates/`: the first layer of every
+//! policy. Known template names of the systems we stand in for map to the nearest shipped
+//! template with a warning; any other name is an error (a typo must not silently change the
+//! policy's defaults). Imports: serde_json, `policy::{sections, PolicyError}`.
 
 use serde_json::{Map, Value};
+
+use super::PolicyError;
 
 /// One shipped template.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,35 +93,62 @@ const MAPPED: &[(&str, TemplateId)] = &[
     ("POLICY_TEMPLATE_GRAPHQL", TemplateId::ApiSecurity),
 ];
 
+/// The application-ready templates of the systems we stand in for (`POLICY_TEMPLATE_<family>…`,
+/// one per application and version): all map to the fundamental template.
+const APPLICATION_FAMILIES: &[&str] = &[
+    "ACTIVESYNC",
+    "DOTNETNUKE",
+    "DRUPAL",
+    "JOOMLA",
+    "LOTUSDOMINO",
+    "ORACLE",
+    "OWA_EXCHANGE",
+    "PEOPLESOFT",
+    "SAP_NETWEAVER",
+    "SHAREPOINT",
+    "WORDPRESS",
+];
+
 /// Picks the template for `name`; the second value is a warning when the name was mapped.
-pub fn select(name: Option<&str>) -> (TemplateId, Option<String>) {
+/// An unknown name is an error naming the templates there are.
+pub fn select(name: Option<&str>) -> Result<(TemplateId, Option<String>), PolicyError> {
     let Some(name) = name else {
-        return (TemplateId::NginxBase, None);
+        return Ok((TemplateId::NginxBase, None));
     };
     if let Some(t) = SHIPPED.iter().find(|t| t.name() == name) {
-        return (*t, None);
+        return Ok((*t, None));
     }
-    if let Some((_, t)) = MAPPED.iter().find(|(n, _)| *n == name) {
-        return (
-            *t,
+    let mapped = MAPPED.iter().find(|(n, _)| *n == name).map(|(_, t)| *t);
+    let application = name.strip_prefix("POLICY_TEMPLATE_").is_some_and(|rest| {
+        APPLICATION_FAMILIES
+            .iter()
+            .any(|f| rest == *f || rest.starts_with(&format!("{f}_")))
+    });
+    if let Some(t) = mapped.or(application.then_some(TemplateId::Fundamental)) {
+        return Ok((
+            t,
             Some(format!(
                 "policy.template.name: template \"{name}\" is not shipped; using {} instead",
                 t.name()
             )),
-        );
+        ));
     }
-    let fallback = if name.starts_with("POLICY_TEMPLATE_") {
-        TemplateId::Fundamental // the application templates (WordPress, SharePoint, …)
-    } else {
-        TemplateId::NginxBase
-    };
-    (
-        fallback,
-        Some(format!(
-            "policy.template.name: unknown template \"{name}\"; using {} instead",
-            fallback.name()
-        )),
-    )
+    let known: Vec<&str> = SHIPPED
+        .iter()
+        .map(|t| t.name())
+        .chain(MAPPED.iter().map(|(n, _)| *n))
+        .collect();
+    let hint = super::sections::suggest(name, &known)
+        .map(|s| format!("did you mean {s}? "))
+        .unwrap_or_default();
+    Err(PolicyError(format!(
+        "policy.template.name: unknown template \"{name}\" ({hint}shipped: {})",
+        SHIPPED
+            .iter()
+            .map(|t| t.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    )))
 }
 
 #[cfg(test)]
@@ -138,10 +168,23 @@ mod tests {
     fn mapped_names_warn() {
         assert_eq!(
             select(Some("POLICY_TEMPLATE_NGINX_BASE")),
-            (TemplateId::NginxBase, None)
+            Ok((TemplateId::NginxBase, None))
         );
-        let (t, w) = select(Some("POLICY_TEMPLATE_PASSIVE"));
+        let (t, w) = select(Some("POLICY_TEMPLATE_PASSIVE")).expect("mapped");
         assert_eq!(t, TemplateId::RapidDeployment);
         assert!(w.is_some_and(|w| w.contains("POLICY_TEMPLATE_PASSIVE")));
+        let (t, _) = select(Some("POLICY_TEMPLATE_SHAREPOINT_2016_HTTPS")).expect("application");
+        assert_eq!(t, TemplateId::Fundamental);
+    }
+
+    #[test]
+    fn a_misspelt_template_is_an_error_with_a_suggestion() {
+        let e = select(Some("POLICY_TEMPLATE_API_SECURTY")).expect_err("typo");
+        assert!(
+            e.0.starts_with("policy.template.name: unknown template \"POLICY_TEMPLATE_API_SECURTY\" (did you mean POLICY_TEMPLATE_API_SECURITY?"),
+            "{}",
+            e.0
+        );
+        assert!(select(Some("nginx")).is_err());
     }
 }

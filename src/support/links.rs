@@ -1,0 +1,228 @@
+//! Where the file links of a policy point (`x`, `file://x`, `file:x`, `file:///abs/x`, `../x`):
+//! one resolver with an explicit confinement, so that `policy check`, `portcullis proxy` and the
+//! controller read the same link as the same file, or refuse it for the same reason.
+//!
+//! | link | [`Confinement::Open`] (`portcullis proxy`) | [`Confinement::Within`] (controller) |
+//! | --- | --- | --- |
+//! | `x`, `file://x`, `file:x` | `<dir>/x` | `<dir>/x` |
+//! | `file:///abs/x`, `file:/abs/x` | `/abs/x` | `/abs/x` if inside the root, else refused |
+//! | `file:///var/config/rest/downloads/x` | that absolute path | `<dir>/x` |
+//! | `..` in the path | followed | refused |
+//! | a symlink | followed | resolved, refused if it leads outside the root |
+//!
+//! `dir` is where relative links land: the policy file's directory for the proxy, the downloads
+//! directory for the controller. Imports nothing internal.
+
+use std::path::{Path, PathBuf};
+
+/// The path clients use for a controller's downloads directory.
+pub const DOWNLOADS: &str = "/var/config/rest/downloads/";
+
+/// How far a link may reach.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Confinement {
+    /// Anywhere the process may read: the operator's own policy files (`portcullis proxy`).
+    Open,
+    /// Inside `root` only, after `..` is refused and symlinks are resolved: files named by
+    /// a remote user (the controller's data directory). `what` names the root in messages.
+    Within { root: PathBuf, what: &'static str },
+}
+
+/// Resolves file links against a directory under a confinement.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileLinks {
+    /// Where relative links (and, when confined, the downloads path) land.
+    pub dir: PathBuf,
+    pub confinement: Confinement,
+}
+
+impl FileLinks {
+    /// Links of a policy file run by `portcullis proxy`: relative to its directory, unconfined.
+    pub fn beside(policy_file: &Path) -> FileLinks {
+        let dir = match policy_file.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        FileLinks {
+            dir,
+            confinement: Confinement::Open,
+        }
+    }
+
+    /// Links as a controller reads them: relative ones in `downloads`, all inside `root`
+    /// (`what`, e.g. "the data directory", names it in messages).
+    pub fn within(downloads: PathBuf, root: PathBuf, what: &'static str) -> FileLinks {
+        FileLinks {
+            dir: downloads,
+            confinement: Confinement::Within { root, what },
+        }
+    }
+
+    /// The file a link names, or why it may not be read.
+    pub fn path(&self, link: &str) -> Result<PathBuf, String> {
+        let raw = strip_scheme(link);
+        let rest = percent_encoding::percent_decode_str(raw)
+            .decode_utf8()
+            .map_err(|_| "the path is not valid UTF-8".to_string())?;
+        let (root, what) = match &self.confinement {
+            Confinement::Open => {
+                let p = Path::new(rest.as_ref());
+                return Ok(if p.is_absolute() {
+                    p.to_path_buf()
+                } else {
+                    self.dir.join(p)
+                });
+            }
+            Confinement::Within { root, what } => (root, what),
+        };
+        if rest.split('/').any(|c| c == "..") {
+            return Err(format!(
+                "file links must stay inside {what} ('..' in {rest})"
+            ));
+        }
+        let candidate = match rest.strip_prefix(DOWNLOADS) {
+            Some(name) => self.dir.join(name),
+            None if rest.starts_with('/') => PathBuf::from(rest.as_ref()),
+            None => self.dir.join(rest.as_ref()),
+        };
+        let root = root
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", root.display()))?;
+        let real = candidate
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", candidate.display()))?;
+        if !real.starts_with(&root) {
+            return Err(format!(
+                "file links must stay inside {what} ({} is outside)",
+                candidate.display()
+            ));
+        }
+        Ok(real)
+    }
+
+    /// Reads the file a link names: a regular file of at most `max_bytes`.
+    pub fn read(&self, link: &str, max_bytes: u64) -> Result<Vec<u8>, String> {
+        let path = self.path(link)?;
+        let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        if !meta.is_file() {
+            return Err(format!("{}: not a regular file", path.display()));
+        }
+        if meta.len() > max_bytes {
+            return Err(format!(
+                "{}: larger than the limit of {max_bytes} bytes",
+                path.display()
+            ));
+        }
+        std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// A link as written in a document, made absolute against the link of that document (`base`):
+/// `spec.yaml` in `https://h/a/p.json` is `https://h/a/spec.yaml`; a link with a scheme stays
+/// as it is (`file://x` is relative to the directory links land in, not to `base`).
+pub fn join(base: &str, link: &str) -> String {
+    if link.contains(':') {
+        return link.to_string();
+    }
+    if base.is_empty() {
+        return format!("file://{link}");
+    }
+    if link.starts_with('/') {
+        if let Some(i) = base.find("://") {
+            let host_end = base[i + 3..].find('/').map_or(base.len(), |j| i + 3 + j);
+            return format!("{}{link}", &base[..host_end]);
+        }
+        return format!("file://{link}");
+    }
+    match base.rsplit_once('/') {
+        Some((dir, _)) => format!("{dir}/{link}"),
+        None => link.to_string(),
+    }
+}
+
+/// The path part of a file link: `file://localhost/a` → `/a`, `file:///a` → `/a`,
+/// `file://a` → `a` (relative, as the product reads it), `file:a` → `a`, `a` → `a`.
+fn strip_scheme(link: &str) -> &str {
+    let Some(rest) = link
+        .get(..5)
+        .filter(|s| s.eq_ignore_ascii_case("file:"))
+        .map(|_| &link[5..])
+    else {
+        return link;
+    };
+    if let Some(r) = rest.strip_prefix("//localhost/") {
+        return &rest[rest.len() - r.len() - 1..];
+    }
+    rest.strip_prefix("//").unwrap_or(rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_links_join_their_document() {
+        assert_eq!(
+            join("http://h:8/a/p.json", "spec.yaml"),
+            "http://h:8/a/spec.yaml"
+        );
+        assert_eq!(
+            join("https://h/a/p.json", "/x/spec.yaml"),
+            "https://h/x/spec.yaml"
+        );
+        assert_eq!(
+            join("http://h/a/p.json", "file://demo.proto"),
+            "file://demo.proto"
+        );
+        assert_eq!(join("", "demo.proto"), "file://demo.proto");
+        assert_eq!(
+            join("file:///var/config/rest/downloads/p.json", "demo.proto"),
+            "file:///var/config/rest/downloads/demo.proto"
+        );
+    }
+
+    #[test]
+    fn schemes_are_stripped_the_product_way() {
+        assert_eq!(strip_scheme("file://localhost/a/b"), "/a/b");
+        assert_eq!(strip_scheme("file:///a/b"), "/a/b");
+        assert_eq!(strip_scheme("FILE://a"), "a");
+        assert_eq!(strip_scheme("file:a"), "a");
+        assert_eq!(strip_scheme("file:/a"), "/a");
+        assert_eq!(strip_scheme("a/b"), "a/b");
+    }
+
+    #[test]
+    fn confined_links_stay_inside_the_root() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let dl = dir.path().join("downloads");
+        std::fs::create_dir_all(&dl).expect("mkdir");
+        std::fs::write(dl.join("a.json"), b"{}").expect("write");
+        let want = dl.join("a.json").canonicalize().expect("canon");
+        let links = FileLinks::within(dl.clone(), dir.path().to_path_buf(), "the data directory");
+        for link in [
+            "file:///var/config/rest/downloads/a.json",
+            "file://a.json",
+            "file:a.json",
+            "a.json",
+            "file://%61.json",
+        ] {
+            assert_eq!(links.path(link).expect(link), want, "{link}");
+        }
+        let abs = format!("file://{}", want.display());
+        assert_eq!(links.path(&abs).expect("abs"), want);
+        assert!(links.path("file:///etc/hostname").is_err());
+        assert!(links.path("file://../downloads/a.json").is_err());
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("/etc", dl.join("etc")).expect("link");
+            let e = links.path("file://etc/hostname").expect_err("symlink out");
+            assert!(e.contains("must stay inside the data directory"), "{e}");
+        }
+        let open = FileLinks::beside(&dl.join("policy.json"));
+        assert_eq!(
+            open.path("file:///etc/hostname").unwrap(),
+            Path::new("/etc/hostname")
+        );
+        assert_eq!(open.path("../x").unwrap(), dl.join("../x"));
+    }
+}
