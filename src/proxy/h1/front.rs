@@ -76,6 +76,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> H1Front<'_, S> {
                     || self.body.left().is_none_or(|n| n > DRAIN_MAX)))
     }
 
+    /// Writes a response head into the output buffer, as hyper's server writes it for this
+    /// request (its method, its HTTP version, whether the connection closes after it).
+    fn encode_head(&mut self, head: &Head<'_>, len: BodyLen, close: bool) -> encode::Encoded {
+        let req = Answering {
+            method: &self.method,
+            close,
+            http10: self.http10,
+        };
+        encode::encode(self.out, head, len, req)
+    }
+
     /// After a response was written: keep the connection (discarding what is left of the body)
     /// or end it.
     async fn after(&mut self, last: bool) -> After {
@@ -140,16 +151,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Front for H1Front<'_, S> {
             headers: Fields::Map(&headers),
             strip: false,
         };
-        let enc = encode::encode(
-            self.out,
-            &head,
-            len,
-            Answering {
-                method: &self.method,
-                close,
-                http10: self.http10,
-            },
-        );
+        let enc = self.encode_head(&head, len, close);
         if enc.body != encode::BodyOut::Length(0) {
             self.out.extend_from_slice(&body);
         }
@@ -181,16 +183,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Front for H1Front<'_, S> {
                     headers: Fields::Raw(&head.headers),
                     strip: true,
                 };
-                let enc = encode::encode(
-                    self.out,
-                    &h,
-                    len,
-                    Answering {
-                        method: &self.method,
-                        close,
-                        http10: self.http10,
-                    },
-                );
+                let enc = self.encode_head(&h, len, close);
                 let relayed = relay::body(
                     self.io,
                     self.out,
@@ -225,16 +218,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Front for H1Front<'_, S> {
                     headers: Fields::Map(&parts.headers),
                     strip: false,
                 };
-                let enc = encode::encode(
-                    self.out,
-                    &h,
-                    len,
-                    Answering {
-                        method: &self.method,
-                        close,
-                        http10: self.http10,
-                    },
-                );
+                let enc = self.encode_head(&h, len, close);
                 let relayed = relay::stream(self.io, self.out, body, &enc, self.te_trailers);
                 match relayed.await {
                     Ok(Relayed::Broken) | Err(_) => return After::Close,
@@ -261,16 +245,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Front for H1Front<'_, S> {
             headers: Fields::Map(&fields),
             strip: false,
         };
-        encode::encode(
-            self.out,
-            &h,
-            BodyLen::Empty,
-            Answering {
-                method: &self.method,
-                close: false,
-                http10: self.http10,
-            },
-        );
+        self.encode_head(&h, BodyLen::Empty, false);
         let (mut upstream, early) = up.into_parts();
         // What each side sent past the handshake belongs to the tunnel.
         self.out.extend_from_slice(&early);
