@@ -216,6 +216,25 @@ fn every_command_the_demo_banner_prints_works_as_it_says() {
         "{index}"
     );
 
+    // The web console the banner names answers at that address with its login page.
+    let console = d
+        .banner
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("web console"))
+        .and_then(|r| r.split_whitespace().next())
+        .expect("console address in the banner")
+        .to_string();
+    assert_eq!(console, format!("https://127.0.0.1:{admin}/ui/"));
+    let out = Command::new("curl")
+        .args(["-skL", &console])
+        .output()
+        .expect("curl");
+    let page = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        page.contains("<title>Log in · Portcullis</title>"),
+        "{page}"
+    );
+
     // Events: one JSON line each on stdout, camelCase, every blocked request's id among them.
     let deadline = Instant::now() + Duration::from_secs(5);
     let events: Vec<Value> = loop {

@@ -4,7 +4,8 @@
 //! loopback) is the member of `/Common/demo_pool`, the proxy is the virtual server
 //! `/Common/demo_vs`, and the demo policy of `policies/demo/` (embedded in the binary) is the ASM
 //! policy `/Common/demo_api_policy` attached to it. A blocked request's support id finds its
-//! event at `/mgmt/tm/asm/events/requests/<id>`. The banner prints curl commands for all of it.
+//! event at `/mgmt/tm/asm/events/requests/<id>` and in the web console at `/ui/`. The banner
+//! prints curl commands for all of it.
 //!
 //! Imports: `proxy`, `waf`, `mgmt` (the controller), `support`.
 
@@ -228,6 +229,7 @@ pub fn banner(d: &Demo) -> String {
          \x20 demo API (upstream)   http://{up}  (GET /api/users, GET /api/users/{{id}}, POST /api/orders)\n\
          \x20 WAF proxy             http://{p}  virtual server {VIRTUAL}, policy {POLICY} (API security, blocking)\n\
          \x20 admin API             https://{a}/mgmt  user admin, password {pw}  (self-signed certificate)\n\
+         \x20 web console           https://{a}/ui/  (log in as admin: overview, request log, suggestions, policies)\n\
          \x20 security events       stdout, one JSON line each (logs: stderr); stored at /mgmt/tm/asm/events/requests\n\n\
          A request the policy allows:\n\
          \x20 curl -i http://{p}/api/users/1\n\
@@ -238,7 +240,9 @@ pub fn banner(d: &Demo) -> String {
          The admin API: the virtual server, then the event of a blocked request, found by its support ID:\n\
          \x20 curl -sk -u '{creds}' https://{a}/mgmt/tm/ltm/virtual/~Common~demo_vs\n\
          \x20 id=$(curl -s http://{p}/api/admin | grep -oE '[0-9]+')\n\
-         \x20 curl -sk -u '{creds}' https://{a}/mgmt/tm/asm/events/requests/$id\n\n\
+         \x20 curl -sk -u '{creds}' https://{a}/mgmt/tm/asm/events/requests/$id\n\
+         The same in the web console: Events, search the support ID, open the request to see why it\n\
+         was blocked, \"Accept this request\" and Apply; the request then passes.\n\n\
          gRPC (demo.proto: demo.v1.Greeter, demo.v1.Inventory), inspected message by message:\n\
          \x20 grpcurl -plaintext -proto policies/demo/demo.proto -d '{{\"name\":\"ada\"}}' {p} demo.v1.Greeter/SayHello\n\
          Without grpcurl: an unknown method is blocked with grpc-status 3 (trailers-only reply):\n\

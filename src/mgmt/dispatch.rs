@@ -21,6 +21,15 @@ use super::{engine, kinds, objects, roles};
 pub use crate::support::Peer;
 use crate::support::body::{self, BodyError};
 
+/// The client address of a request (loopback when the server did not say).
+pub fn peer_of(parts: &http::request::Parts) -> String {
+    parts
+        .extensions
+        .get::<Peer>()
+        .map(|p| p.0.ip().to_string())
+        .unwrap_or_else(|| "127.0.0.1".to_string())
+}
+
 /// A fixed route outside the generic engine.
 pub struct Route {
     pub path: &'static str,
@@ -68,11 +77,7 @@ pub fn identify(st: &MgmtState, parts: &http::request::Parts, peer: &str) -> Mgm
 
 async fn handle(State(st): State<Arc<MgmtState>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let peer = parts
-        .extensions
-        .get::<Peer>()
-        .map(|p| p.0.ip().to_string())
-        .unwrap_or_else(|| "127.0.0.1".to_string());
+    let peer = peer_of(&parts);
     let fail = |mut e: MgmtError| {
         e.referer = peer.clone();
         e.into_response()

@@ -10,6 +10,7 @@ pub mod apply;
 pub mod as3;
 pub mod asm;
 pub mod auth;
+pub mod console;
 pub mod dispatch;
 pub mod engine;
 pub mod error;

@@ -322,8 +322,8 @@ impl AdminServer {
         })
     }
 
-    /// Serves `/mgmt` (with `extra` routes in front) and runs the health monitors until
-    /// `shutdown` resolves.
+    /// Serves `/mgmt` and the console at `/ui/` (with `extra` routes in front) and runs the
+    /// health monitors until `shutdown` resolves.
     pub async fn serve(self, extra: axum::Router, shutdown: impl std::future::Future<Output = ()>) {
         let st = self.state;
         let monitors = tokio::spawn(st.clone().run_monitors());
@@ -331,7 +331,9 @@ impl AdminServer {
         serve(
             self.listener,
             self.tls,
-            extra.merge(super::router(st)),
+            extra
+                .merge(super::console::router(st.clone()))
+                .merge(super::router(st)),
             limits,
             shutdown,
         )

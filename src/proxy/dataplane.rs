@@ -143,6 +143,10 @@ impl Dataplane {
 }
 
 impl Topology for Dataplane {
+    fn requests_answered(&self, name: &str) -> u64 {
+        self.shared.metrics.listener(name).total()
+    }
+
     fn apply(&self, listeners: Vec<ListenerSpec>) -> Vec<ListenerStatus> {
         let mut running = self.running.lock();
         let mut old = std::mem::take(&mut *running);

@@ -217,6 +217,7 @@ mod tests {
             violations: Vec::new(),
             virtual_server: "/Common/vs".into(),
             response_code: 403,
+            headers: Vec::new(),
         }
     }
 

@@ -113,6 +113,11 @@ impl ListenerCounters {
         self.by_class[i].inc();
         self.latency.observe(seconds);
     }
+
+    /// Requests answered so far, every status class.
+    pub fn total(&self) -> u64 {
+        self.by_class.iter().map(Counter::get).sum()
+    }
 }
 
 impl Metrics {

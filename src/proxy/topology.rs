@@ -56,4 +56,10 @@ pub struct ListenerStatus {
 pub trait Topology: Send + Sync {
     /// Makes the running listeners exactly `listeners`; returns one status per listener.
     fn apply(&self, listeners: Vec<ListenerSpec>) -> Vec<ListenerStatus>;
+
+    /// Requests listener `name` has answered since the process started (0 when unknown): what the
+    /// management plane samples for its traffic statistics.
+    fn requests_answered(&self, _name: &str) -> u64 {
+        0
+    }
 }

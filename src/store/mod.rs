@@ -198,6 +198,63 @@ impl Store {
         Ok(())
     }
 
+    /// Visits the keys in `lo..hi` from the last backwards until `f` returns false, without
+    /// reading their values (an index of keys alone is scanned this way).
+    pub fn keys_rev(
+        &self,
+        table: Table,
+        lo: &str,
+        hi: &str,
+        mut f: impl FnMut(&str) -> bool,
+    ) -> Result<()> {
+        let tx = self.db.begin_read()?;
+        let t = tx.open_table(table.def())?;
+        if lo >= hi {
+            return Ok(());
+        }
+        for entry in t.range::<&str>(lo..hi)?.rev() {
+            let (k, _) = entry?;
+            if !f(k.value()) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// How many keys lie in `lo..hi`, counting at most `limit`.
+    pub fn count_range(&self, table: Table, lo: &str, hi: &str, limit: usize) -> Result<usize> {
+        let tx = self.db.begin_read()?;
+        let t = tx.open_table(table.def())?;
+        if lo >= hi {
+            return Ok(0);
+        }
+        let mut n = 0;
+        for entry in t.range::<&str>(lo..hi)? {
+            entry?;
+            n += 1;
+            if n >= limit {
+                break;
+            }
+        }
+        Ok(n)
+    }
+
+    /// The values of `keys`, read in one transaction (None for a missing key).
+    pub fn get_many(
+        &self,
+        table: Table,
+        keys: &[String],
+    ) -> Result<Vec<Option<serde_json::Value>>> {
+        let tx = self.db.begin_read()?;
+        let t = tx.open_table(table.def())?;
+        keys.iter()
+            .map(|k| match t.get(k.as_str())? {
+                Some(v) => Ok(Some(decode(k, v.value())?)),
+                None => Ok(None),
+            })
+            .collect()
+    }
+
     /// How many keys start with `prefix`.
     pub fn count(&self, table: Table, prefix: &str) -> Result<usize> {
         let tx = self.db.begin_read()?;

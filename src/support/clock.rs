@@ -28,6 +28,40 @@ pub fn iso8601_utc(secs: u64) -> String {
     )
 }
 
+/// Seconds since the epoch of `YYYY-MM-DDThh:mm[:ss][Z]` (UTC; also what an HTML
+/// `datetime-local` field sends); None when it is not such a time.
+pub fn parse_iso8601_utc(s: &str) -> Option<u64> {
+    let s = s.trim().trim_end_matches('Z');
+    let (date, time) = s.split_once(['T', ' '])?;
+    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
+    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
+    let mut t = time.splitn(3, ':').map(|p| p.parse::<i64>().ok());
+    let (h, min) = (t.next()??, t.next()??);
+    let sec = t.next().unwrap_or(Some(0))?;
+    if !(1..=12).contains(&m)
+        || !(1..=31).contains(&day)
+        || h > 23
+        || min > 59
+        || sec > 60
+        || y < 1970
+    {
+        return None;
+    }
+    let days = days_from_civil(y, m as u32, day as u32);
+    u64::try_from(days * 86_400 + h * 3600 + min * 60 + sec).ok()
+}
+
+/// Howard Hinnant's civil-to-days algorithm (proleptic Gregorian calendar).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = i64::from((m + 9) % 12);
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 /// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
@@ -51,5 +85,11 @@ mod tests {
         assert_eq!(iso8601_utc(0), "1970-01-01T00:00:00Z");
         assert_eq!(iso8601_utc(1_672_292_545), "2022-12-29T05:42:25Z");
         assert_eq!(iso8601_utc(951_782_400), "2000-02-29T00:00:00Z");
+        for t in [0, 951_782_400, 1_672_292_545, 1_795_678_426] {
+            assert_eq!(parse_iso8601_utc(&iso8601_utc(t)), Some(t));
+        }
+        assert_eq!(parse_iso8601_utc("2022-12-29T05:42"), Some(1_672_292_520));
+        assert_eq!(parse_iso8601_utc("2022-13-29T05:42"), None);
+        assert_eq!(parse_iso8601_utc("yesterday"), None);
     }
 }

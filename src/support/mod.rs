@@ -11,7 +11,7 @@ mod regkey;
 mod support_id;
 mod uuid;
 
-pub use clock::{iso8601_utc, now_micros, unix_seconds};
+pub use clock::{iso8601_utc, now_micros, parse_iso8601_utc, unix_seconds};
 pub use inline_vec::InlineVec;
 pub use regkey::parse_regkey;
 pub use support_id::SupportId;

@@ -34,14 +34,83 @@ pub struct SecurityEvent {
     /// The status code answered to the client; filled in by the data plane (0 when unknown).
     #[serde(skip_serializing_if = "is_zero")]
     pub response_code: u16,
+    /// The request's header fields as `[name, value]` pairs, credentials masked
+    /// ([`masked_header`]) and bounded ([`HEADERS_MAX`]), so the request log can show the request.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<(String, String)>,
 }
 
 fn is_zero(n: &u16) -> bool {
     *n == 0
 }
 
+/// Most header bytes (names and values) kept per event; fields beyond are dropped, long values cut,
+/// so an event stays small whatever the client sends.
+pub const HEADERS_MAX: usize = 8 * 1024;
+/// Longest value kept per header field.
+const VALUE_MAX: usize = 1024;
+const MASK: &str = "********";
+
+/// Whether a header field carries a credential by its name.
+fn secret_name(name: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "token", "secret", "password", "passwd", "api-key", "apikey", "session",
+    ];
+    matches!(
+        name,
+        "authorization" | "proxy-authorization" | "x-f5-auth-token"
+    ) || WORDS.iter().any(|w| name.contains(w))
+}
+
+/// The value of header `name` (lower case) as the request log keeps it: credentials masked (the
+/// scheme of an `Authorization` kept, cookie names kept and values masked), long values cut.
+pub fn masked_header(name: &str, value: &[u8]) -> String {
+    let text = String::from_utf8_lossy(value);
+    if name == "cookie" {
+        return text
+            .split(';')
+            .map(|pair| match pair.split_once('=') {
+                Some((n, _)) => format!("{}={MASK}", n.trim()),
+                None => pair.trim().to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("; ");
+    }
+    if secret_name(name) {
+        return match text.split_once(' ') {
+            Some((scheme, _)) if name.ends_with("authorization") => format!("{scheme} {MASK}"),
+            _ => MASK.to_string(),
+        };
+    }
+    let mut end = text.len().min(VALUE_MAX);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_string()
+}
+
+/// The header fields of a request for an event: masked, in order, at most [`HEADERS_MAX`] bytes.
+pub fn event_headers(h: &http::HeaderMap) -> Vec<(String, String)> {
+    let mut out = Vec::with_capacity(h.len());
+    let mut room = HEADERS_MAX;
+    for (name, value) in h {
+        let (n, v) = (
+            name.as_str(),
+            masked_header(name.as_str(), value.as_bytes()),
+        );
+        let cost = n.len() + v.len();
+        if cost > room {
+            break;
+        }
+        room -= cost;
+        out.push((n.to_string(), v));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
+    use super::*;
     use std::sync::Arc;
 
     use serde_json::Value;
@@ -101,5 +170,31 @@ mod tests {
                 "field name {k} is not camelCase: {h1}"
             );
         }
+    }
+
+    #[test]
+    fn credentials_are_masked_and_values_bounded() {
+        assert_eq!(
+            masked_header("authorization", b"Bearer eyJhbGciOi.x.y"),
+            "Bearer ********"
+        );
+        assert_eq!(masked_header("x-api-key", b"k-123"), "********");
+        assert_eq!(
+            masked_header("cookie", b"sid=abc; theme=dark"),
+            "sid=********; theme=********"
+        );
+        assert_eq!(masked_header("user-agent", b"Mozilla/5.0"), "Mozilla/5.0");
+        assert_eq!(masked_header("referer", &[b'a'; 5000]).len(), VALUE_MAX);
+        let mut h = http::HeaderMap::new();
+        for i in 0..40 {
+            h.insert(
+                http::HeaderName::from_bytes(format!("x-h{i}").as_bytes()).unwrap(),
+                http::HeaderValue::from_bytes(&[b'v'; 900]).unwrap(),
+            );
+        }
+        let kept = event_headers(&h);
+        assert!(kept.len() < 40 && !kept.is_empty());
+        let bytes: usize = kept.iter().map(|(n, v)| n.len() + v.len()).sum();
+        assert!(bytes <= HEADERS_MAX);
     }
 }

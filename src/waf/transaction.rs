@@ -65,6 +65,10 @@ pub struct Transaction {
     /// The policy is done with the body (never planned it, or past its inspection limit): chunks
     /// are only counted and released.
     count_only: bool,
+    /// The request's header fields, kept for the event when the headers phase found a violation
+    /// or the body will be inspected (a violation may follow); a clean bodiless request copies
+    /// nothing.
+    fields: Option<http::HeaderMap>,
     /// Method and target as read, for a request refused before it could be parsed
     /// ([`Transaction::refuse`]).
     refused_line: Option<Box<(String, String)>>,
@@ -86,6 +90,7 @@ impl Transaction {
             scratch: Default::default(),
             body_count: None,
             count_only: false,
+            fields: None,
             refused_line: None,
         }
     }
@@ -114,6 +119,9 @@ impl Transaction {
             .counts_body_length(head, &self.scratch)
             .then_some(0);
         self.count_only = !wants_body;
+        if wants_body || !self.violations.is_empty() {
+            self.fields = Some(head.headers.clone());
+        }
         if self.decide_if_blocking() {
             return Step::Block;
         }
@@ -282,6 +290,11 @@ impl Transaction {
             violations: verdict.violations,
             virtual_server: String::new(),
             response_code: 0,
+            headers: self
+                .fields
+                .take()
+                .map(|h| super::event::event_headers(&h))
+                .unwrap_or_default(),
         })
     }
 }

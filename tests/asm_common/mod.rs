@@ -71,6 +71,11 @@ pub async fn run_task(api: &Api, path: &str, body: Value, content_type: &str) ->
     assert_eq!(res.status(), 200);
     let task: Value = res.json().await.expect("task json");
     assert_eq!(task["status"], "NEW", "{task}");
+    wait_task(api, &task).await
+}
+
+/// Polls the task `task` (as a POST answered it) through its selfLink until it finishes.
+pub async fn wait_task(api: &Api, task: &Value) -> Value {
     let link = task["selfLink"].as_str().expect("selfLink");
     assert!(
         link.starts_with("https://localhost/mgmt/tm/asm/tasks/"),
@@ -82,7 +87,7 @@ pub async fn run_task(api: &Api, path: &str, body: Value, content_type: &str) ->
         .next()
         .unwrap()
         .to_string();
-    let deadline = Instant::now() + Duration::from_secs(60);
+    let deadline = Instant::now() + Duration::from_secs(300);
     loop {
         let (s, t) = api.req(Method::GET, &format!("{path}/"), None).await;
         assert_eq!(s, 200, "{t}");
@@ -156,6 +161,39 @@ pub fn assert_blocked(r: &(u16, String, String)) {
         id.len() >= 19 && id.bytes().all(|b| b.is_ascii_digit()),
         "{id}"
     );
+}
+
+/// Imports the policy document `doc` as `full_path`, attaches it to `/Common/vs` and applies it;
+/// returns the policy's id.
+pub async fn protect(api: &Api, full_path: &str, doc: &Value) -> String {
+    let t = import(
+        api,
+        json!({"file": doc.to_string(), "policy": {"fullPath": full_path}}),
+    )
+    .await;
+    assert_eq!(t["status"], "COMPLETED", "{t}");
+    let link = t["result"]["policyReference"]["link"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let id = link
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .split('?')
+        .next()
+        .unwrap()
+        .to_string();
+    let (s, b) = api
+        .req(
+            Method::PATCH,
+            &format!("/mgmt/tm/asm/policies/{id}"),
+            Some(json!({"virtualServers": ["/Common/vs"]})),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    apply(api, &link).await;
+    id
 }
 
 /// A virtual server on a free port with a pool whose member is a loopback upstream.

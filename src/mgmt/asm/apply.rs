@@ -224,12 +224,18 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
     let req = parse_object(body)?;
     let target = target_of(&req).map_err(MgmtError::bad_request)?;
     let obj = target.object(ctx.st)?;
+    start_apply(ctx.st, &obj).map(|t| Reply::json(Value::Object(t)))
+}
+
+/// Starts an apply task for the policy object `obj` (what `POST .../apply-policy` does); returns
+/// the task as created (status NEW).
+pub fn start_apply(st: &MgmtState, obj: &Value) -> MgmtResult<Map<String, Value>> {
     let fp = obj["fullPath"].as_str().unwrap_or_default().to_string();
     let mut fields = Map::new();
     let reference = json!({"link": obj["selfLink"], "fullPath": fp});
     fields.insert("policyReference".into(), reference.clone());
-    let task = tasks::create(ctx.st, &APPLY, fields)?;
-    tasks::spawn(ctx.st, &APPLY, &task, move |st| {
+    let task = tasks::create(st, &APPLY, fields)?;
+    tasks::spawn(st, &APPLY, &task, move |st| {
         apply_policy(st, &fp).map_err(|e| e.message)?;
         let mut out = Map::new();
         out.insert(
@@ -238,5 +244,5 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
         );
         Ok(out)
     })?;
-    Ok(Reply::json(Value::Object(task)))
+    Ok(task)
 }

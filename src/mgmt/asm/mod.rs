@@ -8,7 +8,9 @@
 //! - [`tasks`]: the asynchronous task records (NEW → STARTED → COMPLETED | FAILURE);
 //! - [`import`]: the import task (upload, URL, inline forms);
 //! - [`export`]: the export task (inline and as a downloadable file);
-//! - [`templates`]: the read-only policy templates.
+//! - [`templates`]: the read-only policy templates;
+//! - [`learn`]: the tuning loop: suggestions learned from events, accepting a request by its
+//!   support id, readiness for blocking.
 //!
 //! Imports: `mgmt::*`, `store`, `support`, `waf::{policy, resolver, Engine, CompiledPolicy}`.
 
@@ -16,6 +18,7 @@ pub mod apply;
 pub mod compile;
 pub mod export;
 pub mod import;
+pub mod learn;
 pub mod policies;
 pub mod tasks;
 pub mod templates;

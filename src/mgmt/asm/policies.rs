@@ -34,10 +34,10 @@ pub fn policy_id(full_path: &str) -> String {
 pub(super) fn object_key(id: &str) -> String {
     format!("{POLICIES}/{id}")
 }
-pub(super) fn edited_key(id: &str) -> String {
+pub fn edited_key(id: &str) -> String {
     format!("{POLICIES}/{id}/edited")
 }
-pub(super) fn applied_key(id: &str) -> String {
+pub fn applied_key(id: &str) -> String {
     format!("{POLICIES}/{id}/applied")
 }
 
@@ -269,6 +269,13 @@ pub fn delete_policy(st: &MgmtState, full_path: &str) -> MgmtResult<()> {
         for k in [object_key(&id), edited_key(&id), applied_key(&id)] {
             tx.delete(Table::Objects, &k)?;
         }
+        // Its learning goes with it.
+        use super::learn::suggestions::{prefix, sources_prefix};
+        for prefix in [prefix(&id), sources_prefix(&id)] {
+            for k in tx.keys(Table::Events, &prefix)? {
+                tx.delete(Table::Events, &k)?;
+            }
+        }
         Ok::<_, MgmtError>(())
     })?;
     publish_running(st, &fp, &[], &virtuals_of(&obj))
@@ -306,7 +313,10 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
             }
             _ => Err(MgmtError::method_not_allowed(m.as_str(), &ctx.path)),
         },
-        _ => Err(MgmtError::no_such_uri(&ctx.path)),
+        (_, rest) => match rest.split_once('/') {
+            Some((id, sub)) => super::learn::routes::policy_sub(ctx, id, sub, body),
+            None => Err(MgmtError::no_such_uri(&ctx.path)),
+        },
     }
 }
 
@@ -392,15 +402,12 @@ fn modify(st: &MgmtState, id: &str, body: &[u8]) -> MgmtResult<Value> {
         }
     }
     if !edits.is_empty() {
-        let mut s = stored(st, &edited_key(id))?.ok_or_else(|| not_found(&fp))?;
-        if let Some(Value::Object(p)) = s.doc.get_mut("policy") {
-            p.extend(edits);
-        }
-        let Loaded {
-            policy, summary, ..
-        } = compile_stored(&s).map_err(|e| compile_error(&fp, &e))?;
-        remember(&s, policy);
-        store_edited(st, &fp, &summary, s, None)?;
+        edit_document(st, &fp, |doc| {
+            if let Some(Value::Object(p)) = doc.get_mut("policy") {
+                p.extend(edits);
+            }
+            Ok(())
+        })?;
     }
     if let Some(vs) = attrs.get("virtualServers")
         && obj.get("virtualServers") != Some(vs)
@@ -408,6 +415,23 @@ fn modify(st: &MgmtState, id: &str, body: &[u8]) -> MgmtResult<Value> {
         attach_policy(st, &fp, &string_list(vs)?)?;
     }
     object(st, id).map(Value::Object)
+}
+
+/// Changes the edited document of policy `full_path` with `f`; the result must compile (400
+/// naming the problem otherwise, and nothing is stored). Applied with the next apply.
+pub fn edit_document(
+    st: &MgmtState,
+    full_path: &str,
+    f: impl FnOnce(&mut Value) -> MgmtResult<()>,
+) -> MgmtResult<Map<String, Value>> {
+    let fp = fp_of(&by_path(st, full_path)?);
+    let mut s = stored(st, &edited_key(&policy_id(&fp)))?.ok_or_else(|| not_found(&fp))?;
+    f(&mut s.doc)?;
+    let Loaded {
+        policy, summary, ..
+    } = compile_stored(&s).map_err(|e| compile_error(&fp, &e))?;
+    remember(&s, policy);
+    store_edited(st, &fp, &summary, s, None)
 }
 
 const READ_ONLY: &[&str] = &[

@@ -2,8 +2,11 @@
 //! (one durable store transaction per batch) under time-ordered keys, and prunes by count and
 //! age (`events_max_count`, `events_max_age`) in the same transaction, and on its own every
 //! [`PRUNE_EVERY`] when idle. Keys: `e/<timeMicros, 20 digits>/<supportId>` → the event JSON (as
-//! the JSON-line event log writes it); `i/<supportId>` → its `e/` key.
-//! Imports: `store`, `support`, `waf::SecurityEvent`, `proxy::events::EventStream`.
+//! the JSON-line event log writes it); `i/<supportId>` → its `e/` key; [`COUNT`] → how many
+//! events are kept; the search indexes (`index`) and the statistics buckets (`stats`) are
+//! written and pruned in the same transactions.
+//! Imports: `store`, `support`, `waf::SecurityEvent`, `proxy::events::EventStream`,
+//! `super::{index, stats}`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +20,8 @@ use crate::waf::SecurityEvent;
 
 pub const ITEMS: &str = "e/";
 pub const INDEX: &str = "i/";
+/// The number of stored events (so a count needs no scan of a million keys).
+pub const COUNT: &str = "n/count";
 /// Most events written in one store transaction.
 pub const BATCH: usize = 512;
 /// Age pruning runs at least this often.
@@ -51,7 +56,20 @@ pub fn newest_first(store: &Store, f: impl FnMut(&str, Value) -> bool) -> Result
     store.scan_rev(Table::Events, ITEMS, f)
 }
 
+/// How many events are stored.
+pub fn count(store: &Store) -> Result<usize> {
+    match store.get(Table::Events, COUNT)? {
+        Some(v) => Ok(v.as_u64().unwrap_or(0) as usize),
+        None => store.count(Table::Events, ITEMS),
+    }
+}
+
 fn delete_item(tx: &mut WriteTx<'_>, key: &str) -> Result<()> {
+    if let Some(e) = tx.get(Table::Events, key)? {
+        for k in super::index::keys_of(&e, super::index::time_and_id(key)) {
+            tx.delete(Table::Events, &k)?;
+        }
+    }
     tx.delete(Table::Events, key)?;
     if let Some(id) = key.rsplit('/').next() {
         let ix = index_key(id);
@@ -89,6 +107,7 @@ fn prune(tx: &mut WriteTx<'_>, mut count: usize, keep: Retention) -> Result<usiz
             }
         }
     }
+    super::stats::prune(tx, now_micros())?;
     Ok(count)
 }
 
@@ -103,6 +122,7 @@ pub fn write_batch(
 ) -> Result<usize> {
     store.write(|tx| {
         let mut count = count;
+        let mut stored = Vec::with_capacity(batch.len());
         for ev in batch {
             let key = item_key(ev.time_micros, &ev.support_id);
             let mut value =
@@ -111,13 +131,23 @@ pub fn write_batch(
                     source,
                 })?;
             value["policyFullPath"] = json!(policy_of(ev));
-            if tx.get(Table::Events, &key)?.is_none() {
-                count += 1;
+            match tx.get(Table::Events, &key)? {
+                None => count += 1,
+                // The same event again: its old index entries go first.
+                Some(_) => delete_item(tx, &key)?,
             }
             tx.put(Table::Events, &key, &value)?;
             tx.put(Table::Events, &index_key(&ev.support_id), &json!(key))?;
+            for k in super::index::keys_of(&value, super::index::time_and_id(&key)) {
+                tx.put(Table::Events, &k, &Value::Null)?;
+            }
+            stored.push((ev.time_micros, value));
         }
-        prune(tx, count, keep)
+        let refs: Vec<(u64, &Value)> = stored.iter().map(|(t, v)| (*t, v)).collect();
+        super::stats::add_events(tx, &refs)?;
+        let count = prune(tx, count, keep)?;
+        tx.put(Table::Events, COUNT, &json!(count))?;
+        Ok(count)
     })
 }
 
@@ -130,7 +160,7 @@ pub fn run_writer<P: Fn(&SecurityEvent) -> String>(
     keep: Retention,
     select: impl Fn(&mut Vec<Arc<SecurityEvent>>) -> P,
 ) {
-    let mut count = store.count(Table::Events, ITEMS).unwrap_or(0);
+    let mut count = self::count(&store).unwrap_or(0);
     let mut batch = Vec::with_capacity(BATCH);
     loop {
         match stream.recv_timeout(PRUNE_EVERY) {
@@ -170,6 +200,7 @@ mod tests {
             violations: Vec::new(),
             virtual_server: "/Common/vs".into(),
             response_code: 403,
+            headers: Vec::new(),
         })
     }
 

@@ -2,16 +2,21 @@
 //! `proxy::events::EventSink`) are kept in the store with bounded retention ([`local`]), served
 //! at `/mgmt/tm/asm/events/requests` ([`rest`]), and sent to the syslog servers or files of the
 //! security log profiles attached to their virtual server ([`route`], [`config`], [`syslog`],
-//! [`sender`]). [`install`] starts the two consumers; docs/events.md describes the whole.
+//! [`sender`]), searched through indexes ([`index`], [`search`]) and summed up in traffic
+//! statistics ([`stats`]). [`install`] starts the consumers (and the learner of `asm::learn`);
+//! docs/events.md describes the whole.
 //!
 //! Imports: `mgmt::*`, `store`, `support`, `waf::SecurityEvent`, `proxy::events` (the narrow
 //! subscription interface).
 
 pub mod config;
+pub mod index;
 pub mod local;
 pub mod rest;
 pub mod route;
+pub mod search;
 pub mod sender;
+pub mod stats;
 pub mod syslog;
 
 use std::sync::Arc;
@@ -31,6 +36,8 @@ const ROUTE_BATCH: usize = 256;
 /// syslog and file senders are spawned on it. The threads end when the sink is dropped.
 pub fn install(st: &Arc<MgmtState>, sink: &EventSink) -> std::io::Result<Arc<Routing>> {
     let routing = Arc::new(Routing::new(st, Handle::current()));
+    stats::start_sampler(st)?;
+    crate::mgmt::asm::learn::learner::start(st, sink, st.cfg.events_queue)?;
     let q = st.cfg.events_queue;
     let keep = Retention {
         max_count: st.cfg.events_max_count,

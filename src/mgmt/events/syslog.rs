@@ -77,10 +77,15 @@ fn status(ev: &SecurityEvent) -> &'static str {
 
 /// The path and the query string of an event's URI (origin or absolute form).
 pub fn split_uri(uri: &str) -> (&str, &str) {
-    let path_start = uri
-        .find("://")
-        .and_then(|i| uri[i + 3..].find('/').map(|j| i + 3 + j))
-        .unwrap_or(0);
+    // Absolute form (`http://host/p?q`, HTTP/2) only: a `://` in an origin-form query string
+    // (`/r?next=http://h/x`) is not a scheme.
+    let path_start = match uri.starts_with('/') {
+        true => 0,
+        false => uri
+            .find("://")
+            .and_then(|i| uri[i + 3..].find('/').map(|j| i + 3 + j))
+            .unwrap_or(0),
+    };
     let rest = &uri[path_start..];
     rest.split_once('?').unwrap_or((rest, ""))
 }
@@ -237,6 +242,7 @@ mod tests {
             ],
             virtual_server: "/Common/vs \"one\"]".into(),
             response_code: 403,
+            headers: Vec::new(),
         }
     }
 

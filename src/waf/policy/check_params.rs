@@ -26,7 +26,7 @@ fn loc_name(l: ParamLocation) -> &'static str {
 
 impl CompiledPolicy {
     /// The parameter entity for `name` on the current URL: URL-level first, then global.
-    fn param_for(&self, s: &Scratch, name: &[u8]) -> Option<&CParam> {
+    pub(super) fn param_for(&self, s: &Scratch, name: &[u8]) -> Option<&CParam> {
         let fold = self.fold;
         let mut url_level = self
             .params

@@ -16,6 +16,8 @@ const NESTED_LISTS: &[&str] = &[
     "characterSet",
     "signatureOverrides",
     "metacharOverrides",
+    "valueMetacharOverrides",
+    "nameMetacharOverrides",
     "methodOverrides",
     "urlContentProfiles",
 ];

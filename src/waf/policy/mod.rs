@@ -24,6 +24,7 @@ pub mod compiled;
 pub mod decl;
 pub mod decl_entities;
 pub mod entities;
+pub mod explain;
 pub mod fuzzing;
 pub mod glob;
 pub mod grpc_urls;

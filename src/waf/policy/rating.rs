@@ -82,35 +82,13 @@ impl CompiledPolicy {
 
     /// Rates the violations found so far and decides.
     pub fn decide(&self, support_id: SupportId, violations: &[Violation], s: &Scratch) -> Verdict {
-        let mut rating = violations.iter().map(|v| self.rate(v)).max().unwrap_or(0);
-        let mut kinds: Vec<K> = violations
-            .iter()
-            .filter(|v| !v.staged)
-            .map(|v| v.kind)
-            .collect();
-        kinds.sort();
-        kinds.dedup();
-        if kinds.len() >= 3 && rating < 4 {
-            rating += 1;
-        }
+        let Judgement {
+            rating,
+            block,
+            derived,
+        } = self.judge(violations);
         let mut all = violations.to_vec();
-        let threat = self.settings[K::RatingThreat as usize];
-        let exam = self.settings[K::RatingNeedExamination as usize];
-        let mut block = violations.iter().any(|v| self.blocks(v));
-        if rating >= 4 && (threat.alarm || threat.block) {
-            all.push(
-                Violation::new(K::RatingThreat, Context::Request)
-                    .detail(format!("violation rating {rating}")),
-            );
-            block |= threat.block;
-        }
-        if rating == 3 && (exam.alarm || exam.block) {
-            all.push(
-                Violation::new(K::RatingNeedExamination, Context::Request)
-                    .detail("violation rating 3"),
-            );
-            block |= exam.block;
-        }
+        all.extend(derived);
         let action = if all.is_empty() {
             Action::Pass
         } else if block && self.blocking {
@@ -126,4 +104,60 @@ impl CompiledPolicy {
             reply: self.reply_for(s),
         }
     }
+
+    /// The rating of `violations` and whether they block in blocking mode, whatever the policy's
+    /// enforcement mode (what a transparent policy would do once switched to blocking), with the
+    /// rating violations that apply.
+    pub fn judge(&self, violations: &[Violation]) -> Judgement {
+        let mut rating = violations.iter().map(|v| self.rate(v)).max().unwrap_or(0);
+        let mut kinds: Vec<K> = violations
+            .iter()
+            .filter(|v| !v.staged)
+            .map(|v| v.kind)
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        if kinds.len() >= 3 && rating < 4 {
+            rating += 1;
+        }
+        let mut derived = Vec::new();
+        let threat = self.settings[K::RatingThreat as usize];
+        let exam = self.settings[K::RatingNeedExamination as usize];
+        let mut block = violations.iter().any(|v| self.blocks(v));
+        if rating >= 4 && (threat.alarm || threat.block) {
+            derived.push(
+                Violation::new(K::RatingThreat, Context::Request)
+                    .detail(format!("violation rating {rating}")),
+            );
+            block |= threat.block;
+        }
+        if rating == 3 && (exam.alarm || exam.block) {
+            derived.push(
+                Violation::new(K::RatingNeedExamination, Context::Request)
+                    .detail("violation rating 3"),
+            );
+            block |= exam.block;
+        }
+        Judgement {
+            rating,
+            block,
+            derived,
+        }
+    }
+
+    /// The violations of `violations` that block on their own in blocking mode.
+    pub fn blocking<'a>(&self, violations: &'a [Violation]) -> impl Iterator<Item = &'a Violation> {
+        violations.iter().filter(|v| self.blocks(v))
+    }
+}
+
+/// What [`CompiledPolicy::judge`] found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Judgement {
+    /// Violation rating 1–5 (0: none).
+    pub rating: u8,
+    /// Whether the request is blocked in blocking mode.
+    pub block: bool,
+    /// VIOL_RATING_THREAT / VIOL_RATING_NEED_EXAMINATION, when they apply.
+    pub derived: Vec<Violation>,
 }

@@ -223,7 +223,10 @@ pub fn merge_key(section: &str, item: &Value) -> Option<String> {
         }
         "response-pages" => non_empty(s("responsePageType"), "default"),
         "character-sets" => s("characterSetType"),
-        "characterSet" | "metacharOverrides" => s("metachar").to_ascii_lowercase(),
+        "characterSet"
+        | "metacharOverrides"
+        | "valueMetacharOverrides"
+        | "nameMetacharOverrides" => s("metachar").to_ascii_lowercase(),
         "evasions" | "http-protocols" => s("description"),
         "signatures" => s("signatureId"),
         "server-technologies" => s("serverTechnologyName"),
