@@ -41,6 +41,9 @@ enum Command {
     /// The utility billing report: per registration key, the devices the central manager
     /// licensed from it; written to a file (`-r manual`) or uploaded (`-r automatic`).
     BillingReport(Box<portcullis::cli::billing_report::BillingReportArgs>),
+    /// Run a corpus of recorded requests (JSON lines) through the engine in-process, as the proxy
+    /// would take them, and report block rates, false alarms, misses and time per request.
+    Replay(Box<portcullis::cli::replay::ReplayArgs>),
     /// Declarative policy tools.
     Policy {
         #[command(subcommand)]
@@ -304,6 +307,13 @@ fn main() -> ExitCode {
             }
             Err(e) => {
                 eprintln!("portcullis billing-report: {e}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Replay(args) => match portcullis::cli::replay::run(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("portcullis replay: {e}");
                 ExitCode::FAILURE
             }
         },

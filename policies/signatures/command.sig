@@ -7,6 +7,7 @@ accuracy: high
 risk: high
 systems: Unix/Linux
 targets: @values, header, url, param-name
+unless: binary
 literal: ;
 literal: |
 literal: &
@@ -14,7 +15,7 @@ literal: `
 literal: $(
 literal: \n
 literal: \r
-regex: (?:[;|`\n\r]|\\n|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:whoami|uname|ifconfig|ipconfig|netstat|wget|curl|nc|ncat|netcat|socat|telnet|tftp|bash|sh|zsh|ksh|csh|tcsh|dash|busybox|python[23]?|perl|ruby|php|nslookup|ping|traceroute|chmod|chown|chgrp|rm|mkdir|rmdir|pkill|killall|crontab|useradd|usermod|sudo|nohup|xterm|nmap|base64|xxd|grep|egrep|awk|gawk|sed|gzip|unzip|openssl|mkfifo|mknod|sysctl|systemctl|lsof|getent|xargs|printenv|powershell|pwsh|certutil|bitsadmin|systeminfo|tasklist|taskkill|wmic|schtasks|cmd|cmd\.exe|whoami\.exe|ifconfig|uptime|finger|shutdown|reboot|halt)(?:\s*$|[\s;|&`)'"<>]|\$\{?ifs|\$\(|\{)
+regex: (?:[;|`]|^[^\r\n]{0,100}[\r\n]|\\n|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:whoami|uname|ifconfig|ipconfig|netstat|wget|curl|nc|ncat|netcat|socat|telnet|tftp|bash|sh|zsh|ksh|csh|tcsh|dash|busybox|python[23]?|perl|ruby|php|nslookup|ping|traceroute|chmod|chown|chgrp|rm|mkdir|rmdir|pkill|killall|crontab|useradd|usermod|sudo|nohup|xterm|nmap|base64|xxd|grep|egrep|awk|gawk|sed|gzip|unzip|openssl|mkfifo|mknod|sysctl|systemctl|lsof|getent|xargs|printenv|powershell|pwsh|certutil|bitsadmin|systeminfo|tasklist|taskkill|wmic|schtasks|cmd|cmd\.exe|whoami\.exe|ifconfig|uptime|finger|shutdown|reboot|halt)(?:\s*$|[\s;|&`)'"<>]|\$\{?ifs|\$\(|\{)
 test: | whoami
 test: `uname -a`
 test: $(ping -c 3 127.0.0.1)
@@ -29,6 +30,7 @@ accuracy: medium
 risk: high
 systems: Unix/Linux
 targets: @values, header, url, param-name
+unless: binary
 literal: ;
 literal: |
 literal: &
@@ -36,7 +38,7 @@ literal: `
 literal: $(
 literal: \n
 literal: \r
-regex: (?:[;|`\n\r]|\\n|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:cat|tac|nl|more|less|head|tail|ls|dir|id|pwd|env|ps|echo|printf|sleep|touch|mv|cp|kill|su|passwd|find|sort|tr|cut|tar|dd|strings|file|stat|ln|which|whereis|type|set|export|eval|exec|timeout|time|expr|net|reg|ver|vol|sc|hostname|w|who|last|users|groups|node|od|alias|history|zip|scp|ssh|ftp|lua)(?:\s*$|\s*[`)\\]|\s+[-/\\.$~'"<>{(`*%0-9]|\s+\w+(?:\s*(?:[;|&`\\]|$)|\$|\s+[-/]|\s*[<>])|\$\{?ifs|\$\(|\{|<|>)
+regex: (?:[;|`]|^[^\r\n]{0,100}[\r\n]|\\n|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:cat|tac|nl|more|less|head|tail|ls|dir|id|pwd|env|ps|echo|printf|sleep|touch|mv|cp|kill|su|passwd|find|sort|tr|cut|tar|dd|strings|file|stat|ln|which|whereis|type|set|export|eval|exec|timeout|time|expr|net|reg|ver|vol|sc|hostname|w|who|last|users|groups|node|od|alias|history|zip|scp|ssh|ftp|lua)(?:\s*$|\s*[`)\\]|\s+[-/\\.$~'"<>{(`*%0-9]|\s+\w+(?:\s*(?:[;|&`\\]|$)|\$|\s+[-/]|\s*[<>])|\$\{?ifs|\$\(|\{|<|>)
 test: ; cat /etc/passwd
 test: | id
 test: `id`
@@ -53,6 +55,7 @@ accuracy: high
 risk: high
 systems: Unix/Linux
 targets: @values, header, url, param-name
+unless: binary
 literal: /bin/
 literal: /dev/tcp
 literal: /dev/udp
@@ -71,6 +74,7 @@ accuracy: high
 risk: high
 systems: Unix/Linux
 targets: @values, header, url, param-name
+unless: binary
 literal: ifs
 literal: ${
 literal: $@
@@ -89,12 +93,16 @@ literal: {ping
 literal: {rm
 literal: {whoami
 literal: {uname
-regex: \$\{?ifs\b|\$\{[a-z_]*:\s*-?\d+\s*:\s*\d+\s*\}|\$\{(?:path|home|shell|pwd|user|hostname)\b|\{(?:cat|ls|id|echo|wget|curl|nc|bash|sh|ping|rm|whoami|uname),[^}]+\}|\w\$@\w|\$'\\x[0-9a-f]{2}|\$\(\(\s*\d+\s*[-+*/%^]\s*\d+\s*\)\)|\$\(\s*[a-z_][\w.-]*(?:\s|\))|\$\(\s*printf\b|[a-z]\$\{?[0-9#?*@!]\}?[a-z]
+regex: \$\{?ifs\b|\$\{[a-z_]*:\s*-?\d+\s*:\s*\d+\s*\}|\$\{(?:path|home|shell|pwd|user|hostname)\b|\{(?:cat|ls|id|echo|wget|curl|nc|bash|sh|ping|rm|whoami|uname),[^}]+\}|\w\$@\w|\$'\\x[0-9a-f]{2}|\$\(\(\s*\d+\s*[-+*/%^]\s*\d+\s*\)\)|\$\(\s*[a-z_][\w.-]*(?:\s|\))|\$\(\s*printf\b|(?:^|[\s/;|&'"<>=(`])[a-z]{1,12}\$\{?[0-9#?*@!]\}?[a-z]{1,12}(?:$|[\s/;|&'"<>)`])
 test: cat${IFS}/etc/passwd
+test: c${1}at /e${1}tc/pa${9}sswd
+test: ;wh${2}oami
 test: {cat,/etc/passwd}
 test: w$@hoami
 test: echo X$((50+41))$(echo X)
 pass: price is ${total}
+pass: iHrCbZnNhecBOKOJCZEpDosdvpn$OjOBToNn pOYtn1CpmnLOcgAOnNOe 05JdOLCON4IfS wLnBaOvZ3TThwtVLJM$6srO3PZdOOw9yTzDsbZhAZ
+pass: uT$fZGSLAlhYSZnNfIQlArdQUAQpWnZnPyXTyn0rnGcfrzSVnhQvnSLnl$0GGYH9ju3YXH$pHU$$dp0Q${4ifsX Io8GWXi$-XeqNQILu$8ZMYelUB g$
 
 id: 300003004
 name: OS command injection: reverse shell and download-execute
@@ -103,6 +111,7 @@ accuracy: high
 risk: high
 systems: Unix/Linux
 targets: @values, header, url, param-name
+unless: binary
 literal: nc
 literal: bash
 literal: wget
@@ -132,6 +141,7 @@ accuracy: high
 risk: high
 systems: Microsoft Windows
 targets: @values, header, url, param-name
+unless: binary
 literal: cmd
 literal: powershell
 literal: pwsh
@@ -155,12 +165,16 @@ literal: copy
 literal: del
 literal: invoke-
 literal: iex
-regex: \bcmd(?:\.exe)?\s*/[ckr]\b|\b(?:powershell|pwsh)(?:\.exe)?\s+-|\bnet(?:1)?\s+(?:user|localgroup|group|share|view|use|start|stop|session)\b|\bipconfig(?:\.exe)?(?:\s*/all|\s*$|\s*[;&|])|\bsysteminfo\b|\bcertutil(?:\.exe)?\s+-|\bbitsadmin(?:\.exe)?\s+/|\bwmic(?:\.exe)?\s+\w|\breg(?:\.exe)?\s+(?:query|add|delete|save)\s|\b(?:type|dir|copy|del)\s+(?:[a-z]:|%\w+%|\\\\)|\b(?:rundll32|regsvr32|mshta|cscript|wscript)(?:\.exe)?\s|\bwhoami(?:\.exe)?\s*(?:/\w+|$|[;&|])|\btasklist\b|\binvoke-(?:expression|webrequest|command|mimikatz|shellcode)\b|\biex\s*\(|\bdownloadstring\s*\(|%comspec%|%systemroot%
+regex: \bcmd(?:\.exe)?\s*/[ckr]\b|\b(?:powershell|pwsh)(?:\.exe)?\s+-|\bnet(?:1)?\s+(?:user|localgroup|group|share|view|use|start|stop|session)\b|\bipconfig(?:\.exe)?(?:\s*/all|\s*$|\s*[;&|])|(?:^|[;&|]\s*)systeminfo(?:\.exe)?(?:\s*$|\s*[;&|>]|\s+/)|\bcertutil(?:\.exe)?\s+-|\bbitsadmin(?:\.exe)?\s+/|\bwmic(?:\.exe)?\s+\w|\breg(?:\.exe)?\s+(?:query|add|delete|save)\s|\b(?:type|dir|copy|del)\s+(?:[a-z]:|%\w+%|\\\\)|\b(?:rundll32|regsvr32|mshta|cscript|wscript)(?:\.exe)?\s|\bwhoami(?:\.exe)?\s*(?:/\w+|$|[;&|])|(?:^|[;&|]\s*)tasklist(?:\.exe)?(?:\s*$|\s*[;&|>]|\s+/)|\binvoke-(?:expression|webrequest|command|mimikatz|shellcode)\b|\biex\s*\(|\bdownloadstring\s*\(|%comspec%|%systemroot%
 test: cmd.exe /c dir
 test: powershell -enc SQBFAFgA
 test: type c:\windows\win.ini
 test: net user admin P@ss /add
+pass: {"systemInfo":{"os":"Windows"},"tasklist":[]}
 pass: the cmd key on a mac
+pass: pttsitetype=base_os_pc&systemInfo=windowswin10&browserInfo=chrome114.0
+test: ;systeminfo
+test: | tasklist /v
 
 id: 300003006
 name: Shellshock: function definition in a value
@@ -169,6 +183,7 @@ accuracy: high
 risk: high
 systems: Unix/Linux
 targets: @all
+unless: binary
 literal: ()
 literal: ( )
 regex: \(\s*\)[\s.]*\{[^}]{0,100}\}[\s.]*(?:;|>|\|)
@@ -185,6 +200,7 @@ accuracy: medium
 risk: high
 systems: Unix/Linux
 targets: @values, header, url
+unless: binary
 literal: cat
 literal: tac
 literal: more
@@ -216,6 +232,7 @@ accuracy: high
 risk: high
 systems: Unix/Linux
 targets: @values, header, url, param-name
+unless: binary
 literal: ;
 literal: |
 literal: `
@@ -223,7 +240,7 @@ literal: &
 literal: \n
 literal: \\n
 literal: $(
-regex: (?:[;|`&\n]|\\n|\$\()\s*(?:id|pwd|ps|env|ls|whoami|uname|ifconfig|ipconfig|hostname|netstat|w)\s*(?:[;|`&\n)]|\\n|$)|(?:^|\\n)\s*(?:id|pwd|ps|env|ls|whoami|uname|ifconfig|hostname)\s*[;|`&\n]
+regex: (?:[;|`&]|^[^\r\n]{0,100}[\r\n]|\\n|\$\()\s*(?:id|pwd|ps|env|ls|whoami|uname|ifconfig|ipconfig|hostname|netstat|w)\s*(?:[;|`&\n)]|\\n|$)|(?:^|\\n)\s*(?:id|pwd|ps|env|ls|whoami|uname|ifconfig|hostname)\s*[;|`&\n]
 test: a);id;
 test: |id|
 test: \\nid|

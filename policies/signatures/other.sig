@@ -7,11 +7,13 @@ type: Server-Side Request Forgery (SSRF)
 accuracy: medium
 risk: high
 targets: @values, param-name
+unless: binary
 literal: ://
-regex: \b(?:https?|gopher|dict|ftp|ftps|ldap|ldaps|tftp|sftp|jar|netdoc|smb|rtsp|ws|wss)://(?:[^/@\s]*@)?(?:localhost\b|127(?:\.\d{1,3}){1,3}\b|0(?:\.0){0,3}(?:[:/]|$)|0x7f[0-9a-f]*|2130706433\b|017700000001\b|0177\.|\[(?:0*:)*:?0*1?\]|\[::(?:ffff:)?[\d.]*\]|\[0:0:0:0:0:(?:ffff:)?[\d.:]*\]|169\.254\.\d{1,3}\.\d{1,3}|10\.\d{1,3}\.\d{1,3}\.\d{1,3}|192\.168\.\d{1,3}\.\d{1,3}|172\.(?:1[6-9]|2\d|3[01])\.\d{1,3}\.\d{1,3}|100\.100\.100\.200|metadata\.google\.internal|metadata\b|instance-data\b|(?:[\w-]+\.)*(?:localtest\.me|nip\.io|xip\.io|sslip\.io|burpcollaborator\.net|oastify\.com|interact\.sh|oast\.\w+)\b|[\w.-]*\.internal\b|[\w-]*kubernetes\.default)
+regex: \b(?:https?|gopher|dict|ftp|ftps|ldap|ldaps|tftp|sftp|jar|netdoc|smb|rtsp|ws|wss)://(?:[^/@\s]*@)?(?:localhost(?:[:/?#\\]|$)|127(?:\.\d{1,3}){1,3}\b|0(?:\.0){0,3}(?:[:/]|$)|0x7f[0-9a-f]*|2130706433\b|017700000001\b|0177\.|\[(?:0*:)*:?0*1?\]|\[::(?:ffff:)?[\d.]*\]|\[0:0:0:0:0:(?:ffff:)?[\d.:]*\]|169\.254\.\d{1,3}\.\d{1,3}|10\.\d{1,3}\.\d{1,3}\.\d{1,3}|192\.168\.\d{1,3}\.\d{1,3}|172\.(?:1[6-9]|2\d|3[01])\.\d{1,3}\.\d{1,3}|100\.100\.100\.200|metadata\.google\.internal|metadata\b|instance-data\b|(?:[\w-]+\.)*(?:localtest\.me|nip\.io|xip\.io|sslip\.io|burpcollaborator\.net|oastify\.com|interact\.sh|oast\.\w+)\b|[\w.-]*\.internal\b|[\w-]*kubernetes\.default)
 test: http://169.254.169.254/latest/meta-data/
 test: http://127.0.0.1:8080/admin
 test: gopher://localhost:6379/_FLUSHALL
+pass: https://localhost.ptlogin2.qq.com:4301/pt_get_uins
 pass: https://www.example.com/
 
 id: 300006002
@@ -20,6 +22,7 @@ type: Server-Side Request Forgery (SSRF)
 accuracy: high
 risk: high
 targets: @values, header, param-name
+unless: binary
 literal: gopher:
 literal: dict:
 literal: ldap:
@@ -38,6 +41,7 @@ type: Server-Side Request Forgery (SSRF)
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: 169.254.169.254
 literal: metadata.google.internal
 literal: 100.100.100.200
@@ -59,6 +63,7 @@ accuracy: high
 risk: high
 systems: XML
 targets: @values, header, body, xml
+unless: binary
 literal: <!entity
 literal: <!doctype
 literal: <!element
@@ -76,6 +81,7 @@ accuracy: high
 risk: high
 systems: XML
 targets: @values, header, body, xml
+unless: binary
 literal: xi:include
 literal: xinclude
 literal: xs:include
@@ -96,6 +102,7 @@ type: XPath Injection
 accuracy: medium
 risk: medium
 targets: @values, header
+unless: binary
 literal: count(
 literal: name(
 literal: string-length
@@ -118,6 +125,14 @@ type: LDAP Injection
 accuracy: medium
 risk: high
 targets: @values, header, param-name
+unless: binary
+literal: )&(
+literal: )|(
+literal: )!(
+literal: ) (
+literal: )\t(
+literal: )\n(
+literal: )\r\n(
 literal: )(
 literal: *)
 literal: (|
@@ -129,7 +144,13 @@ literal: \28
 literal: \29
 literal: \00
 literal: :=
-regex: \b[\w-]+(?::dn)?:\d+(?:\.\d+){2,}:=|\)\s*\(\s*[|&!]|\*\s*\)\s*\(|\(\s*[|&!]\s*\(\s*[\w.-]+\s*[~<>]?=|[|&!]\s*\(\s*[\w.-]+\s*=\s*\*\s*\)|\(\s*objectclass\s*=|\)\s*\(\s*(?:cn|uid|mail|userpassword|sn|ou|dc|givenname|samaccountname|objectclass|memberof|description|telephonenumber|homedirectory)\s*[~<>]?=|^\s*\*\s*\)\s*[(|&]|^\*\)|\\(?:2a|28|29|00)[\s\S]*\\(?:2a|28|29|00)|^[\w.@-]*\*\)\s*\(
+regex: \b[\w-]+(?::dn)?:\d+(?:\.\d+){2,}:=|\)\s*\(\s*[|&!]|\)\s*[&|!]?\s*\(\s*[\w.-]+\s*[~<>]?=|\*\s*\)\s*\(|\(\s*[|&!]\s*\(\s*[\w.-]+\s*[~<>]?=|[|&!]\s*\(\s*[\w.-]+\s*=\s*\*\s*\)|\(\s*objectclass\s*=|\)\s*\(\s*(?:cn|uid|mail|userpassword|sn|ou|dc|givenname|samaccountname|objectclass|memberof|description|telephonenumber|homedirectory)\s*[~<>]?=|^\s*\*\s*\)\s*[(|&]|^\*\)|\\(?:2a|28|29|00)[\s\S]*\\(?:2a|28|29|00)|^[\w.@-]*\*\)\s*\(
+test: value)(gidNumber<=100
+test: val)&(cn=admin
+test: eb9adbd87d)!(sn=*
+test: test) ( & 
+test: x)\t(\t|
+test: x)\n(|(uid=*
 test: *)(uid=*))(|(uid=*
 test: admin)(&(password=*)
 test: *)(objectClass=*
@@ -143,6 +164,7 @@ accuracy: high
 risk: high
 systems: MongoDB
 targets: @values, header, url, param-name
+unless: binary
 literal: $
 regex: (?:^|[\[{,"'\s(])\$(?:ne|eq|gt|gte|lt|lte|in|nin|regex|where|exists|or|and|not|nor|expr|elemmatch|function|accumulator|lookup|size|type|mod|all|text|jsonschema|options|where|group|match|project|merge|out|unionwith|graphlookup)\b\s*(?:["'\]]|:|=|$)
 test: {"username": {"$ne": null}}
@@ -157,6 +179,7 @@ accuracy: high
 risk: high
 systems: MongoDB
 targets: @values, header, url, param-name
+unless: binary
 literal: db.
 literal: this.
 literal: sleep(
@@ -178,6 +201,7 @@ type: HTTP Response Splitting
 accuracy: high
 risk: high
 targets: @values, url, header, param-name
+unless: binary
 literal: \n
 literal: \r
 literal: %0a
@@ -186,9 +210,10 @@ literal: %e5%98%8a
 literal: \u560a
 literal: set-cookie
 literal: location
-regex: (?:[\r\n]|%0[ad]|%e5%98%8[ad]|\xe5\x98[\x8a\x8d]|\\u560[ad]|\\r|\\n)+\s*(?:set-cookie|location|content-(?:type|length|disposition|security-policy|encoding)|x-[\w-]+|refresh|access-control-[\w-]+|http/\d|transfer-encoding|link|host|cookie|status|x-xss-protection|cache-control|connection|server|etag|last-modified|expires|vary|upgrade|authorization|www-authenticate)\s*:|(?:[\r\n]|%0[ad])+\s*(?:<\s*(?:html|script|body|svg|img)|http/1\.[01]\s+\d{3})
+regex: ^(?:[^\r\n:]|:[^\s\r\n])*[\r\n]+\s*(?:set-cookie|location|content-(?:type|length|disposition|security-policy|encoding)|x-[\w-]+|refresh|access-control-[\w-]+|http/\d|transfer-encoding|link|host|cookie|status|x-xss-protection|cache-control|connection|server|etag|last-modified|expires|vary|upgrade|authorization|www-authenticate)\s*:|(?:%0[ad]|%e5%98%8[ad]|\xe5\x98[\x8a\x8d]|\\u560[ad]|\\r|\\n)+\s*(?:set-cookie|location|content-(?:type|length|disposition|security-policy|encoding)|x-[\w-]+|refresh|access-control-[\w-]+|http/\d|transfer-encoding|link|host|cookie|status|x-xss-protection|cache-control|connection|server|etag|last-modified|expires|vary|upgrade|authorization|www-authenticate)\s*:|^(?:[^\r\n:]|:[^\s\r\n])*[\r\n]+\s*(?:<\s*(?:html|script|body|svg|img)|http/1\.[01]\s+\d{3})|(?:%0[ad])+\s*(?:<\s*(?:html|script|body|svg|img)|http/1\.[01]\s+\d{3})
 test: x\r\nSet-Cookie: a=b
 test: /%0d%0aLocation: http://evil.example
+pass: content-length: 94\r\ncontent-type: application/json; charset=utf-8\r\n
 pass: line one\nline two
 
 id: 300006011
@@ -197,12 +222,17 @@ type: HTTP Request Smuggling Attack
 accuracy: high
 risk: high
 targets: @values, header, body, url
-literal: http/1
+unless: binary
+literal: http/
 literal: transfer-encoding
 literal: content-length
-regex: (?:^|[\r\n])\s*(?:get|post|put|delete|head|options|patch|trace|connect|propfind)\s+(?:/|https?://)\S*\s+http/1\.[01]\s*[\r\n]|[\r\n]\s*transfer-encoding\s*:|[\r\n]\s*content-length\s*:\s*\d|^\s*(?:\w+\s*,\s*)*chunked\s*,|\bchunked\s*[\x00-\x08\x0b\x0c\x0e-\x1f]|x?chunked\w
+regex: (?:get|post|put|delete|head|options|patch|trace|connect|propfind)\s+(?:/|https?://)\S*\s+http/\d(?:\.\d)?(?:\s|$)|^(?:[^\r\n:]|:[^\s\r\n])*[\r\n]+\s*(?:transfer-encoding\s*:|content-length\s*:\s*\d)|^\s*(?:\w+\s*,\s*)*chunked\s*,|\bchunked\s*[\x00-\x08\x0b\x0c\x0e-\x1f]|x?chunked\w
+test: aaa\nGET / HTTP/1.1
+test: GET http://www.foo.bar HTTP/1.2
+test: barGET /a.html HTTP/1.1\r\nHost: foo.com
 test: 0\r\n\r\nGET /admin HTTP/1.1\r\nHost: x\r\n
 test: x\r\nTransfer-Encoding: chunked
+pass: access-control-expose-headers: x-server-cost\r\ncontent-length: 247\r\ncontent-type: application/json\r\n
 pass: see HTTP/1.1 RFC
 
 id: 300006012
@@ -211,15 +241,17 @@ type: Mail Command Injection
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: \n
 literal: \r
 literal: %0a
 literal: %0d
-regex: (?:[\r\n]|%0[ad])+\s*(?:(?:rcpt\s+to|mail\s+from|helo|ehlo|data|quit|rset|vrfy|expn|noop|auth\s+\w+|starttls|turn)\b|(?:bcc|cc|to|from|subject|reply-to|sender|return-path|mime-version|content-transfer-encoding|x-mailer)\s*:|[\w.-]*\s+(?:capability|login|logout|select|examine|fetch|store|copy|search|uid|list|lsub|status|append|create|delete|rename|subscribe|noop|authenticate|starttls|check|close|expunge)\b|(?:user|pass|stat|retr|dele|top|uidl|apop)\s+\S)
+regex: (?:[\r\n]|%0[ad])+\s*(?:(?:rcpt\s+to|mail\s+from|helo|ehlo|data|quit|rset|vrfy|expn|noop|auth\s+\w+|starttls|turn)\b|(?:bcc|cc|to|from|subject|reply-to|sender|return-path|mime-version|content-transfer-encoding|x-mailer)\s*:|(?:[a-z]{0,2}\d{1,5}|\*)\s+(?:capability|login|logout|select|examine|fetch|store|copy|search|uid|list|lsub|status|append|create|delete|rename|subscribe|noop|authenticate|starttls|check|close|expunge)\b|(?:user|pass|stat|retr|dele|top|uidl|apop)\s+\S)
 test: \r\nRCPT TO: <x@evil.example>
 test: x@example.com\nBcc: victim@example.com
 test: \r\nA001 LOGIN user pass
 pass: regards\nBob
+pass: fetch req url: https://y.tencentmusic.com/openapi/musician/queryConfiguration \n           method: POST
 
 id: 300006013
 name: Vulnerability scanner: user agent
@@ -227,6 +259,7 @@ type: Vulnerability Scan
 accuracy: high
 risk: low
 targets: header
+unless: url, binary
 literal: sqlmap
 literal: nikto
 literal: nmap
@@ -290,6 +323,7 @@ type: Vulnerability Scan
 accuracy: high
 risk: medium
 targets: @all
+unless: binary
 literal: oast
 literal: burpcollaborator
 literal: interact.sh
@@ -310,6 +344,7 @@ type: Predictable Resource Location
 accuracy: medium
 risk: low
 targets: url
+unless: binary
 literal: phpmyadmin
 literal: /cgi-bin/
 literal: /actuator
@@ -329,10 +364,11 @@ literal: /wls-wsat
 literal: /hnap1
 literal: /boaform
 literal: /vendor/phpunit
-regex: /phpmyadmin|/cgi-bin/[\w.-]*\.(?:sh|pl|cgi|bat|exe)\b|/actuator(?:/|$)(?:env|heapdump|jolokia|gateway|mappings|trace|logfile)?|/server-status\b|/manager/html\b|/jmx-console\b|/invoker/(?:jmx|ejb)|/solr/admin/|/_ignition/|/debug/(?:pprof|vars|default)|/phpinfo\.php|/wls-wsat/|/hnap1\b|/boaform/|/vendor/phpunit/|/console/(?:login|css|j_security)
+regex: /phpmyadmin|/cgi-bin/[\w.-]*\.(?:sh|bat|exe|cmd)\b|/actuator(?:/|$)(?:env|heapdump|jolokia|gateway|mappings|trace|logfile)?|/server-status\b|/manager/html\b|/jmx-console\b|/invoker/(?:jmx|ejb)|/solr/admin/|/_ignition/|/debug/(?:pprof|vars|default)|/phpinfo\.php|/wls-wsat/|/hnap1\b|/boaform/|/vendor/phpunit/|/console/(?:login|css|j_security)
 test: /vendor/phpunit/phpunit/src/Util/PHP/eval-stdin.php
 test: /cgi-bin/test.sh
 pass: /products/console-tables
+pass: /cgi-bin/r.cgi
 
 id: 300006016
 name: GraphQL introspection query
@@ -340,6 +376,7 @@ type: Information Leakage
 accuracy: high
 risk: low
 targets: @values, header, url, param-name
+unless: binary
 literal: __schema
 literal: introspectionquery
 literal: __type
@@ -347,3 +384,34 @@ regex: \b__schema\s*\{|\bintrospectionquery\b|\b__type\s*\(\s*name\s*:
 test: {"query":"{__schema{types{name}}}"}
 test: query IntrospectionQuery { x }
 pass: schema version 2
+
+id: 300006017
+name: Session fixation: session id passed as a parameter
+type: Session Hijacking
+accuracy: medium
+risk: medium
+targets: param-name
+unless: binary
+literal: sessionid
+literal: sessid
+literal: aspsessionid
+literal: sid
+regex: ^(?:jsessionid|phpsessid|aspsessionid[a-z]{0,8}|asp\.net_sessionid|cfid|cftoken|jsessionidsso|connect\.sid|laravel_session|ci_session)$
+test: jsessionid
+test: PHPSESSID
+test: ASPSESSIONIDQCRCDABT
+pass: sessionid_hint
+pass: sid
+
+id: 300006018
+name: Session fixation: cookie set from a value (script, meta tag, header)
+type: Session Hijacking
+accuracy: high
+risk: medium
+targets: @values, header, url, param-name
+unless: binary
+literal: cookie
+regex: \bdocument\.cookie\s*=|<\s*meta\b[^>]*http-equiv\s*=\s*['"]?set-cookie|(?:^|[\r\n]|%0[ad])\s*set-cookie\s*:|\.setcookie\s*\(
+test: <script>document.cookie="sessionid=1234;"</script>
+test: <meta http-equiv="Set-Cookie" content="sessionid=1234">
+pass: please enable cookies in your browser

@@ -9,6 +9,7 @@ risk: high
 # Not `query`: the tokenizer reads one value; a whole `k=v&k=v` query string fingerprints as an
 # expression (`q=1950 or 1960`), and every parameter of it is scanned on its own.
 targets: param-name, param-value, cookie, body, json, xml, grpc
+unless: binary
 engine: sqli
 test: 1' OR '1'='1
 test: 1 AND 1=1 --
@@ -20,11 +21,16 @@ type: SQL-Injection
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: union
-regex: \bunion\b(?:[\s(+]|/\*.*?\*/|/\*!\d*|%20)*(?:all|distinct)?(?:[\s(+]|/\*.*?\*/|%20)*select\b
+regex: \bunion\b(?:[\s(+]|/\*.*?\*/|/\*!\d*|%20)*(?:all|distinct)?(?:[\s(+]|/\*.*?\*/|%20)*select\b(?:[\s(+]|/\*.*?\*/|%20)*(?:$|[\d@*('"`\-]|null\b|all\b|distinct\b|top\b|\w+\s*(?:[,(]|\bfrom\b|$|--|#|/\*))
 test: 0 union all select 1,2,3
 test: x')UNION(SELECT(password)FROM(users))
+test: 1 union select user_id from users
+test: union select
+# A select list follows a real UNION SELECT; a search about the keywords goes on in words.
 pass: the union selected a new leader
+pass: site:segmentfault.com union select 关键字怎么用
 
 id: 300001002
 name: SQL injection: time delay functions
@@ -33,6 +39,7 @@ accuracy: high
 risk: high
 systems: MySQL, PostgreSQL, Microsoft SQL Server, Oracle
 targets: @values, header, url, param-name
+unless: binary
 literal: sleep
 literal: benchmark
 literal: waitfor
@@ -51,6 +58,7 @@ type: SQL-Injection
 accuracy: high
 risk: high
 targets: @values, header, url
+unless: binary
 literal: drop
 literal: insert
 literal: update
@@ -75,14 +83,17 @@ type: SQL-Injection
 accuracy: medium
 risk: high
 targets: @values, header, url
+unless: binary
 literal: --
 literal: #
 literal: /*
-regex: ['`]\s*\)*\s*(?:--[\s\x00-\x1f]|--$|#(?:[^\d]|$)|/\*)|"\s*\)*\s*(?:--[\s\x00-\x1f]|--$|/\*)
+regex: (?:'|(?:^|[^`])`)\s*\)*\s*(?:--[\s\x00-\x1f]|--$|#(?:[^\d]|$)|/\*)|"\s*\)*\s*(?:--[\s\x00-\x1f]|--$|/\*)
 test: admin'--
 test: admin')#
 pass: Let's go -- now
 pass: 7" #2 CIRCULAR NEEDLE
+pass: Code blocks are placed between two code fences:\n\n```\n#include <stdio.h>
+test: `id`#
 
 id: 300001005
 name: SQL injection: quoted boolean tautology
@@ -90,6 +101,7 @@ type: SQL-Injection
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: '
 literal: "
 literal: `
@@ -107,6 +119,7 @@ type: SQL-Injection
 accuracy: medium
 risk: medium
 targets: @values, header, url
+unless: binary
 literal: =
 literal: <
 literal: >
@@ -122,6 +135,7 @@ type: SQL-Injection
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: information_schema
 literal: sysobjects
 literal: syscolumns
@@ -151,6 +165,7 @@ type: SQL-Injection
 accuracy: high
 risk: medium
 targets: @values, header, url, param-name
+unless: binary
 literal: @@
 literal: version(
 literal: database(
@@ -178,6 +193,7 @@ accuracy: high
 risk: high
 systems: MySQL, Microsoft SQL Server, PostgreSQL
 targets: @values, header, url, param-name
+unless: binary
 literal: load_file
 literal: outfile
 literal: dumpfile
@@ -195,7 +211,7 @@ literal: lo_import
 literal: copy
 literal: bulk insert
 literal: sp_configure
-regex: \bload_file\s*\(|\binto\s+(?:out|dump)file\b|\bxp_(?:cmdshell|regread|dirtree|fileexist|servicecontrol)\b|\bsp_(?:oacreate|executesql|makewebtask|configure|addsrvrolemember|password)\b|\bopen(?:rowset|datasource)\s*\(|\butl_(?:http|inaddr|file)\.|\blo_import\s*\(|\bcopy\s+\w+\s+(?:from|to)\s+(?:program|'/)|\bbulk\s+insert\b
+regex: \bload_file\s*\(|\binto\s+(?:out|dump)file\s+['"]|\bxp_(?:cmdshell|regread|dirtree|fileexist|servicecontrol)\b|\bsp_(?:oacreate|executesql|makewebtask|configure|addsrvrolemember|password)\b|\bopen(?:rowset|datasource)\s*\(|\butl_(?:http|inaddr|file)\.|\blo_import\s*\(|\bcopy\s+\w+\s+(?:from|to)\s+(?:program|'/)|\bbulk\s+insert\b
 test: ' union select load_file('/etc/passwd')--
 test: 1;exec master..xp_cmdshell 'dir'
 pass: please copy this file
@@ -207,6 +223,7 @@ accuracy: high
 risk: high
 systems: MySQL, Microsoft SQL Server, Oracle, PostgreSQL
 targets: @values, header, url, param-name
+unless: binary
 literal: extractvalue
 literal: updatexml
 literal: exp(
@@ -233,6 +250,7 @@ type: SQL-Injection
 accuracy: medium
 risk: medium
 targets: @values, header, url, param-name
+unless: binary
 literal: char(
 literal: chr(
 literal: concat
@@ -243,11 +261,17 @@ literal: substr
 literal: mid(
 literal: ord(
 literal: hex(
-regex: \b(?:char|chr|nchar)\s*\(\s*\d+\s*\)\s*(?:\+|\|\||,|&)\s*(?:char|chr|nchar)\s*\(|\b(?:group_)?concat(?:_ws)?\s*\([^)]{0,100}(?:0x[0-9a-f]{2,}|@@|\bselect\b|\bversion\s*\(|\buser\s*\(|\bdatabase\s*\()|\bunhex\s*\(|(?:\b(?:ascii|ord|hex)\s*\(\s*)?\b(?:substr(?:ing)?|mid)\s*\(\s*\(?\s*(?:select|user|version|database|@@)|\b(?:=|or|and|select|where|values|,)\s*0x[0-9a-f]{6,}\b
+regex: \b(?:char|chr|nchar)\s*\(\s*\d+\s*\)\s*(?:\+|\|\||,|&)\s*(?:char|chr|nchar)\s*\(|\b(?:group_)?concat(?:_ws)?\s*\([^)]{0,100}(?:0x[0-9a-f]{2,}|@@|\bselect\b|\bversion\s*\(|\buser\s*\(|\bdatabase\s*\()|\bunhex\s*\(|(?:\b(?:ascii|ord|hex)\s*\(\s*)?\b(?:substr(?:ing)?|mid)\s*\(\s*\(?\s*(?:select|user|version|database|@@)|\b0x(?:[2-7][0-9a-f]){4,}\b|(?:\b(?:or|and|select|where|values|like|in)\b|[=,(])\s*0x(?:[2-7][0-9a-f]){2,}\b
 test: concat(0x3a,user())
 test: 1 and ascii(substring((select password from users),1,1))>64
 test: char(65)+char(66)
+test: 1 and password=0x61646d696e
+test: ' union select 0x3c3f706870
+# A hex literal is payload building when its bytes are text; a 64-bit id written in hex is not.
 pass: concatenate two strings
+pass: ie=utf-8&f=8&rsv_bp=1&rsv_idx=1&tn=baidu&wd=web&fenlei=256&rsv_pq=0xb513b424000662f2&rsv_t=27ddT5tGG0nZ5
+pass: https://www.baidu.com/s?ie=utf-8&wd=web&rsv_pq=0xe6365931000b4bad&rsv_t=5a63KaE7iJ8q
+pass: color=0xff8800
 
 id: 300001012
 name: SQL injection: ORDER BY / GROUP BY / HAVING probing
@@ -255,6 +279,7 @@ type: SQL-Injection
 accuracy: medium
 risk: medium
 targets: @values, header, url
+unless: binary
 literal: order
 literal: group
 literal: having
@@ -270,6 +295,9 @@ type: SQL-Injection
 accuracy: medium
 risk: high
 targets: @values, header, url
+# A statement in another page's address (a search engine's results page in a Referer) is
+# that page's search; breaking out of a quoted string in it needs a quote.
+unless: url, binary
 literal: select
 literal: case
 literal: iif
@@ -288,8 +316,8 @@ name: SQL injection: MSSQL/Oracle/Postgres specific statements
 type: SQL-Injection
 accuracy: high
 risk: high
-systems: Microsoft SQL Server, Oracle, PostgreSQL
 targets: @values, header, url
+unless: binary
 literal: exec
 literal: dbms_
 literal: pg_read_file
@@ -311,6 +339,7 @@ accuracy: high
 risk: high
 systems: MySQL
 targets: @values, header, url, param-name
+unless: binary
 literal: /*!
 regex: /\*!\d*\s*(?:select|union|and|or|from|where|insert|update|delete|drop|concat|sleep|benchmark|\d)
 test: 1 /*!50000union*/ select 1
@@ -322,6 +351,7 @@ type: SQL-Injection
 accuracy: medium
 risk: high
 targets: @values, header, param-name
+unless: binary
 literal: or
 literal: and
 literal: xor

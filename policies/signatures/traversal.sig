@@ -6,6 +6,7 @@ type: Path Traversal
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: ..
 regex: (?:\.\.+[/\\]+){2,}|(?:^|[/\\=])\.\.+[/\\]+[\w.-]+[/\\]|[/\\]\.\.+(?:[/\\]|$)[\s\S]*[/\\]\.\.+(?:[/\\]|$)
 test: ../../../etc/passwd
@@ -19,6 +20,7 @@ type: Path Traversal
 accuracy: medium
 risk: medium
 targets: @values, header, param-name
+unless: binary
 literal: ..
 regex: (?:^|[/\\=:])\.\.+[/\\]|[/\\]\.\.$
 test: ../config.php
@@ -31,6 +33,7 @@ type: Path Traversal
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: %2e
 literal: %252e
 literal: %c0%ae
@@ -59,6 +62,7 @@ accuracy: high
 risk: high
 systems: Unix/Linux
 targets: @values, header, url, param-name
+unless: binary
 literal: etc
 literal: proc
 literal: var/log
@@ -81,6 +85,7 @@ accuracy: high
 risk: high
 systems: Microsoft Windows, IIS
 targets: @values, header, url, param-name
+unless: binary
 literal: win.ini
 literal: system.ini
 literal: boot.ini
@@ -106,6 +111,7 @@ type: Path Traversal
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: .htaccess
 literal: .htpasswd
 literal: web.config
@@ -150,6 +156,7 @@ accuracy: high
 risk: high
 systems: PHP
 targets: @values, header, url, param-name
+unless: binary
 literal: php:
 literal: zip:
 literal: phar:
@@ -166,11 +173,12 @@ literal: jar:
 literal: netdoc:
 literal: gopher:
 literal: dict:
-regex: \b(?:php|zip|phar|expect|glob|zlib|ogg|rar|jar|netdoc|compress\.(?:zlib|bzip2))://|\bssh2\.(?:shell|exec|tunnel|sftp|scp)://|\bdata:(?://)?(?:text/plain|application/[\w.+-]+)?\s*;\s*base64\s*,|\bdata://|\bfile:(?://|[/\\])|\bphp://(?:filter|input|stdin|fd|memory|temp)\b
+regex: \b(?:php|zip|phar|expect|glob|zlib|ogg|rar|jar|netdoc|compress\.(?:zlib|bzip2))://|\bssh2\.(?:shell|exec|tunnel|sftp|scp)://|\bdata:(?://)?(?:text/plain|application/[\w.+-]+)?\s*;\s*base64\s*,|\bdata://|\bfile:(?://[^/\s]|/*(?:[a-z]:|\\\\|(?:etc|proc|windows|winnt|var|root|home|usr|dev|sys|boot|tmp|opt|srv)\b|[^\s]*\.\.[/\\]))|\bphp://(?:filter|input|stdin|fd|memory|temp)\b
 test: php://filter/convert.base64-encode/resource=index.php
 test: file:///etc/passwd
 test: expect://id
 test: data://text/plain;base64,PD9waHAgc3lzdGVtKCRfR0VUWydjJ10pOyA/Pg==
+pass: file:///vscode/resources/letterpress-dark.svg
 pass: profile: https://example.com
 
 id: 300004008
@@ -179,13 +187,16 @@ type: Remote File Include
 accuracy: medium
 risk: high
 targets: @values, param-name
+unless: binary
 literal: http
 literal: ftp
 literal: \\
-regex: ^\s*(?:https?|ftps?)://[^\s?#]+\.(?:txt|php\d?|phtml|inc|pl|py|sh|cgi|jsp|asp|aspx|jpg|gif|png)\?+\s*$|^\s*(?:https?|ftps?)://[^\s]*(?:\?\s*$|\x00)|^\s*(?:https?|ftps?)://(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?/[^\s]*\.(?:txt|php\d?|inc|pl|py|sh|cgi)\b|^\s*\\\\(?:\d{1,3}\.){3}\d{1,3}\\|^\s*\\\\[\w.-]+\\[\w$.-]+\\[\w.-]+\.(?:php|txt|inc)
+regex: ^\s*(?:https?|ftps?)://[^\s?#]+\.(?:txt|php\d?|phtml|inc|pl|py|sh|cgi|jsp|asp|aspx|jpg|gif|png)\?+\s*$|^\s*(?:https?|ftps?)://[^\s]*\x00|^\s*(?:https?|ftps?|file|php|data)\?+\s*$|^\s*(?:https?|ftps?)://(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?/[^\s]*\.(?:txt|php\d?|inc|pl|py|sh|cgi)\b|^\s*\\\\(?:\d{1,3}\.){3}\d{1,3}\\|^\s*\\\\[\w.-]+\\[\w$.-]+\\[\w.-]+\.(?:php|txt|inc)
 test: http://evil.example/shell.txt?
 test: https://203.0.113.9/c99.php
 test: \\\\10.0.0.1\\share\\x.php
+pass: https://codesandbox.io/cdn-cgi/rum?
+test: http?
 pass: https://example.com/page?id=1
 
 id: 300004009
@@ -193,13 +204,19 @@ name: Path traversal: NUL byte truncation
 type: Path Traversal
 accuracy: high
 risk: high
-targets: @values, url, param-name
+# A file name or path cut short by NUL before the extension the application appends or checks
+# (`passwd%00.png`). Not raw bodies: binary encodings (protobuf, gzip, images) carry NUL bytes.
+targets: query, param-value, param-name, cookie, json, xml, header, url
+unless: binary
 literal: \0
 literal: %00
-regex: [\x00][\s\S]{0,10}\.?\w{0,6}$|%00[\s\S]{0,10}\.?\w{0,6}$|\.\w{1,5}(?:\x00|%00)
+regex: (?:\.\.|[\w-]\.\w{1,5}|[/\\][\w.-]+|\w)(?:\x00|%00)(?:\.\w{1,6})?$|\.\w{1,5}(?:\x00|%00)[\s\S]{0,10}\.\w{1,6}$
 test: ../../etc/passwd\x00.png
 test: page.php%00.html
+test: /etc/passwd%00
 pass: plain value
+pass: \n\x06021436\x12\x0c333.1007.0.0\x1a\x02\nw\x08d\x10\x05\x1a/54F00853\x00\x1a
+pass: \x1f\x8b\x08\x00\x00\x00\x00\x00\x00\nU\x91\xc1n
 
 id: 300004010
 name: Path traversal: system file behind an unusual separator
@@ -207,10 +224,12 @@ type: Path Traversal
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: etc
 literal: windows
 literal: winnt
-regex: etc(?:[/\\]|%[0-9a-z]{2}|0x[0-9a-f]{2}|%u[0-9a-f]{4}|[^\w\s]){1,12}(?:passwd|shadow|issue|hosts|group|motd|hostname)\b|(?:windows|winnt)(?:[/\\]|%[0-9a-z]{2}|0x[0-9a-f]{2}|%u[0-9a-f]{4}|[^\w\s]){1,12}(?:system32|win\.ini|system\.ini|repair)\b
+regex: etc(?:[/\\]|%[0-9a-z]{2}|0x[0-9a-f]{2}|%u[0-9a-f]{4}|[^\w\s-]){1,12}(?:passwd|shadow|issue|hosts|group|motd|hostname)\b|(?:windows|winnt)(?:[/\\]|%[0-9a-z]{2}|0x[0-9a-f]{2}|%u[0-9a-f]{4}|[^\w\s-]){1,12}(?:system32|win\.ini|system\.ini|repair)\b
+pass: /questions/445361/what-is-difference-between-etc-shadow-and-etc-passwd
 test: ..%c1%pc..%c1%pcetc%c1%pcissue
 test: 0x2e0x2e0x5cwindows0x5csystem32
 pass: etc. passwords are secret
@@ -221,6 +240,7 @@ type: Path Traversal
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: 0x2e
 literal: %2e
 literal: %u
@@ -228,7 +248,9 @@ literal: %c0
 literal: ..
 literal: .\0.
 literal: .%00.
-regex: (?:(?:\.|%2e|0x2e|%u002e|%uff0e|%c0%ae)(?:\x00|%00)?(?:\.|%2e|0x2e|%u002e|%uff0e|%c0%ae)(?:[/\\]|%[0-9a-z]{2}|0x[0-9a-f]{2}|%u[0-9a-f]{4}|\\x[0-9a-f]{2}|[^\w\s.]){1,10}){2,}
+regex: (?:(?:\.|%2e|0x2e|%u002e|%uff0e|%c0%ae)(?:\x00|%00)?(?:\.|%2e|0x2e|%u002e|%uff0e|%c0%ae)(?:[/\\]|%[0-9a-z]{2}|0x[0-9a-f]{2}|%u[0-9a-f]{4}|\\x[0-9a-f]{2}|[^\w\s.]){1,10}){2,}|(?:^|[/\\=])\.\.;[./\\;]
+test: ..;.\.;\.
+test: /app/..;/admin
 test: ..%c1%pc..%c1%pc
 test: 0x2e0x2e%c0%2F0x2e0x2e%c0%2F
 pass: wait... what?! ok...
@@ -241,6 +263,7 @@ accuracy: high
 risk: high
 systems: Microsoft Windows
 targets: @values, header, url, param-name
+unless: binary
 literal: $\
 literal: $/
 literal: ntuser

@@ -8,21 +8,28 @@ risk: high
 # Not `query`: `onload=googleLoginRender` is an attribute to the HTML tokenizer; every parameter
 # of a query string is scanned on its own.
 targets: param-value, cookie, json, grpc, header, param-name
+unless: binary
 engine: xss
 test: <img src=x onerror=alert(1)>
 pass: a < b > c
 
 id: 300002001
-name: XSS: script tag
+name: XSS: script tag (a closing one, a complete opening one, or one with an attribute value; a bare `<script` in a search cannot open one)
 type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: <
-regex: <\s*/?\s*(?:[a-z]+:)?script\b|<\s*script[\s/>]
+regex: <\s*/\s*(?:[a-z]+:)?script\b|<\s*(?:[a-z]+:)?script\s*/?\s*>|<\s*(?:[a-z]+:)?script[\s/][^<>]{0,200}?[>=]
 test: <script>alert(1)</script>
 test: < ScRiPt src=//x.y>
+test: </script><svg>
+test: <script/x>alert(1)//
+test: <<script/src=http://xss.example/xss.js></script
 pass: the javascript book
+pass: for power, binary<script is incorrect
+pass: 1<script
 
 id: 300002002
 name: XSS: event handler attribute in a tag
@@ -30,6 +37,7 @@ type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: <
 regex: <[a-z!?/][^>]{0,200}?[\s/"'`;]on[a-z]{3,40}\s*=
 test: <body onload=alert(1)>
@@ -42,10 +50,12 @@ type: Cross Site Scripting (XSS)
 accuracy: medium
 risk: high
 targets: @values, header, url
+unless: binary
 literal: =
-regex: (?:^|["'`\s/;])on(?:abort|activate|afterprint|animation\w+|auxclick|before\w+|begin|blur|bounce|canplay\w*|change|click|contextmenu|copy|cut|dblclick|drag\w*|drop|durationchange|end|ended|error|finish|focus\w*|hashchange|input|invalid|key\w+|load\w*|message|mouse\w+|paste|pause|play\w*|pointer\w+|popstate|progress|readystatechange|repeat|reset|resize|scroll|search|select\w*|show|start|storage|submit|toggle|touch\w+|transition\w+|unload|volumechange|wheel|webkit\w+|mozfullscreenchange|formchange|forminput|filterchange|cellchange|rowenter|rowexit|propertychange|afterupdate|beforeupdate)\s*=\s*["'`]?[^\s"'`>]*?(?:[(`=]|&#|\\x|\\u|alert|prompt|confirm|eval|javascript|document|window|location|top\b|self\b|this\b)
+regex: ["'`\s/;]on(?:abort|activate|afterprint|animation\w+|auxclick|before\w+|begin|blur|bounce|canplay\w*|change|click|contextmenu|copy|cut|dblclick|drag\w*|drop|durationchange|end|ended|error|finish|focus\w*|hashchange|input|invalid|key\w+|load\w*|message|mouse\w+|paste|pause|play\w*|pointer\w+|popstate|progress|readystatechange|repeat|reset|resize|scroll|search|select\w*|show|start|storage|submit|toggle|touch\w+|transition\w+|unload|volumechange|wheel|webkit\w+|mozfullscreenchange|formchange|forminput|filterchange|cellchange|rowenter|rowexit|propertychange|afterupdate|beforeupdate)\s*=\s*["'`]?[^\s"'`>]*?(?:[(`=]|&#|\\x|\\u|alert|prompt|confirm|eval|javascript|document|window|location|top\b|self\b|this\b)
 test: " onmouseover="alert(1)
 test: x' onfocus=javascript:alert(1) autofocus '
+pass: onload=captchaOnload&render=explicit
 pass: online=true
 
 id: 300002004
@@ -54,6 +64,7 @@ type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: script:
 literal: script :
 literal: script\t:
@@ -70,6 +81,7 @@ type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
 targets: @values, header, url
+unless: binary
 literal: :
 regex: j[\x00-\x20]*a[\x00-\x20]*v[\x00-\x20]*a[\x00-\x20]*s[\x00-\x20]*c[\x00-\x20]*r[\x00-\x20]*i[\x00-\x20]*p[\x00-\x20]*t[\x00-\x20]*:\s*(?:[/%\\'"{(!\[+\-&<`~]|(?:[a-uw-z_$]|v(?:[a-np-z_$0-9]|o(?:[a-hj-z_$0-9]|i(?:[a-ce-z_$0-9]|d[\w$]))))[\w$]*\s*[(`.=\[])
 test: jav	ascript:alert(1)
@@ -77,15 +89,20 @@ pass: java: a language
 pass: JavaScript: Basics
 
 id: 300002006
-name: XSS: dangerous HTML element
+name: XSS: dangerous HTML element (containers of script or navigation; media and SVG only with a handler or script URL)
 type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: <
-regex: <\s*/?\s*(?:iframe|frame|frameset|object|embed|applet|svg|math|base|meta|link|style|form|isindex|xss|xml|import|template|marquee|bgsound|layer|ilayer|animate\w*|set|handler|listener|xmp|plaintext|noscript|portal|image|video|audio|source|details|dialog|keygen|svg|embed)[\s/>]+[\s\S]{0,200}?(?:[\s/"']\w+\s*=|>)
+regex: <\s*/?\s*(?:iframe|frame|frameset|object|embed|applet|math|base|meta|link|style|form|isindex|xss|xml|import|template|bgsound|layer|ilayer|animate\w*|set|handler|listener|xmp|plaintext|noscript|portal|keygen)[\s/>]+[\s\S]{0,200}?(?:[\s/"']\w+\s*=|>)|<\s*(?:svg|marquee|image|video|audio|source|details|dialog)[\s/](?:[^>]{0,200}?[\s/"'])?(?:on[a-z]{3,}\s*=|(?:(?:xlink:)?href|src|data|poster|background)\s*=\s*(?:\\?["'`]\s*)?(?:(?:java|vb|live)script:|data:\s*(?:text/|application/|image/svg|,)))
 test: <iframe src=//evil.example>
 test: <svg><animate onbegin=x>
+test: <video src=x onerror=alert(1)>
+test: <image href="javascript:alert(1)">
+pass: <image href="data:image/png;base64,iVBORw0KGgo" width="16"/>
+pass: <svg t="1682594285904" class="icon" viewBox="0 0 1024 1024" xmlns="http://www.w3.org/2000/svg" width="200"><path d="M512 1024A512"></path></svg>
 pass: a<b and c>d
 pass: BLAH <A HREF="/FOO.HTML">FOO</A>
 
@@ -95,6 +112,7 @@ type: Cross Site Scripting (XSS)
 accuracy: medium
 risk: high
 targets: @values, header, url, param-name
+unless: binary
 literal: alert
 literal: prompt
 literal: confirm
@@ -132,6 +150,7 @@ type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
 targets: @values, header, url
+unless: binary
 literal: data:
 regex: data\s*:\s*(?:text/html|text/xml|image/svg\+xml|application/(?:x-)?(?:javascript|ecmascript|xhtml\+xml))|data\s*:[^,]{0,60};base64\s*,\s*(?:PHN|PD94|PCFET|PGh0bWw|PHNjcmlwd|PHN2Zy|PGlmcmFtZ)
 test: data:text/html,<script>alert(1)</script>
@@ -145,6 +164,7 @@ accuracy: high
 risk: medium
 systems: Microsoft Windows
 targets: @values, header, url
+unless: binary
 literal: expression
 literal: binding
 literal: behavior
@@ -160,6 +180,7 @@ type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
 targets: @values, header, url
+unless: binary
 literal: srcdoc
 literal: formaction
 literal: xlink:href
@@ -184,10 +205,12 @@ type: Cross Site Scripting (XSS)
 accuracy: medium
 risk: high
 targets: query, param-value, cookie, json, grpc, header, url
+unless: binary
 literal: >
-regex: ["'`]\s*/?>\s*<\s*[a-z!/]|</\s*(?:title|textarea|style|noscript|script|xmp|iframe|noembed|template)\s*>|-->\s*<\s*[a-z!]|\]\]>\s*<\s*[a-z]
+regex: ^[^<]*["'`]\s*/?>\s*<\s*[a-z!/]|</\s*(?:title|textarea|style|noscript|script|xmp|iframe|noembed|template)\s*>|-->\s*<\s*[a-z!]|\]\]>\s*<\s*[a-z]
 test: "><b>
 test: </title><x>
+pass: <p style="white-space: normal;">您好</p><p style="white-space: normal;"><br/></p>
 pass: "quoted" > text
 
 id: 300002012
@@ -196,6 +219,7 @@ type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
 targets: @values, header, url
+unless: binary
 literal: {{
 regex: \{\{[\s\S]{0,100}?(?:constructor|\$on|\$eval|\$emit|toString\(\)\.constructor|alert|prompt|confirm|\$parent|__proto__|_c\.|\bx\s*=)
 test: {{constructor.constructor('alert(1)')()}}
@@ -207,6 +231,7 @@ type: Cross Site Scripting (XSS)
 accuracy: medium
 risk: medium
 targets: @values, header, url
+unless: binary
 literal: \\u003c
 literal: \\x3c
 literal: &#60
@@ -226,6 +251,7 @@ accuracy: high
 risk: medium
 systems: Microsoft Windows, IIS
 targets: @values, header, url
+unless: binary
 literal: msgbox
 literal: vbscript
 literal: execscript

@@ -56,11 +56,201 @@ impl Tokenizer for Xss {
 }
 
 fn detect_sqli(input: &[u8]) -> bool {
-    libinjectionrs::detect_sqli(cap(input)).is_injection()
+    let input = cap(input);
+    libinjectionrs::detect_sqli(input).is_injection() && !javascript_function(input)
+}
+
+/// A value that is wholly a JavaScript function (`function(n){n.key===e&&t(n.value)}`, front-end
+/// error reporters send handler source): libinjection reads `function` as a SQL keyword and `&&`,
+/// `===` as operators, but no SQL statement or expression starts with `function(`. The value must
+/// end with the body's `}`, so that the prefix alone does not excuse SQL appended after it (a
+/// quote breakout inside the body is still found by the syntax signatures).
+fn javascript_function(input: &[u8]) -> bool {
+    let s = input.trim_ascii();
+    if s.last() != Some(&b'}') {
+        return false;
+    }
+    let Some(rest) = s
+        .get(..8)
+        .filter(|w| w.eq_ignore_ascii_case(b"function"))
+        .map(|_| &s[8..])
+    else {
+        return false;
+    };
+    let rest = rest.trim_ascii_start();
+    let rest = if rest
+        .first()
+        .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_' || *b == b'$')
+    {
+        let n = rest
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))
+            .count();
+        rest[n..].trim_ascii_start()
+    } else {
+        rest
+    };
+    rest.first() == Some(&b'(') && memchr::memchr(b'{', rest).is_some()
 }
 
 fn detect_xss(input: &[u8]) -> bool {
-    libinjectionrs::detect_xss(cap(input)).is_injection()
+    let input = cap(input);
+    libinjectionrs::detect_xss(input).is_injection()
+        && inert_markup_blanked(input)
+            .is_none_or(|blanked| libinjectionrs::detect_xss(&blanked).is_injection())
+}
+
+/// `input` with the markup that cannot run script blanked out, when it has any; the tokenizer is
+/// asked again about that copy. Three shapes, all common in real traffic and flagged by
+/// libinjection on their own: a plain document type declaration (`"Doctype":"<!DOCTYPE html>"`
+/// in session recorders, whole pages saved by editors), which runs nothing (a declaration with an
+/// internal subset `[`, or markup inside it, is left alone); and tags in a value with
+/// neither `>` nor `=` (`binary<script is incorrect`, a search for `<script`), which can neither
+/// close a tag nor give an attribute a value, so they cannot carry script; and inert `style`
+/// attributes ([`inert_styles`]).
+fn inert_markup_blanked(input: &[u8]) -> Option<Vec<u8>> {
+    let mut out: Option<Vec<u8>> = None;
+    if memchr::memchr2(b'>', b'=', input).is_none() {
+        let mut v = input.to_vec();
+        v.iter_mut().filter(|b| **b == b'<').for_each(|b| *b = b' ');
+        return Some(v);
+    }
+    let mut from = 0;
+    while let Some(at) = memchr::memmem::find(&input[from..], b"<!").map(|i| i + from) {
+        let decl = &input[at + 2..];
+        let end = memchr::memchr(b'>', decl).map(|i| at + 2 + i + 1);
+        from = at + 2;
+        if decl.len() < 7 || !decl[..7].eq_ignore_ascii_case(b"doctype") {
+            continue;
+        }
+        let end = end?;
+        if input[at + 2..end].iter().any(|b| matches!(b, b'[' | b'<')) {
+            return None;
+        }
+        out.get_or_insert_with(|| input.to_vec())[at..end].fill(b' ');
+        from = end;
+    }
+    for (at, end) in inert_styles(input) {
+        out.get_or_insert_with(|| input.to_vec())[at..end].fill(b' ');
+    }
+    inert_svg(input, &mut out);
+    out
+}
+
+/// Inline SVG icons (`<svg xmlns="http://www.w3.org/2000/svg" viewBox=…><path d=…/></svg>` in
+/// a JSON config or a rich-text field): libinjection flags every `<svg` and every `xmlns`, but the
+/// tag and the standard namespace declarations run nothing. What makes SVG run script (event
+/// handlers, `<script>`, `href`/`xlink:href` to `javascript:`/`data:`, `<animate>`/`<set>` with
+/// `to`/`values`, `<handler>`, other namespaces) is still flagged on its own in the copy, where
+/// the tag is renamed and those declarations blanked.
+fn inert_svg(input: &[u8], out: &mut Option<Vec<u8>>) {
+    const NAMESPACES: [&[u8]; 2] = [
+        b"xmlns=\"http://www.w3.org/2000/svg\"",
+        b"xmlns:xlink=\"http://www.w3.org/1999/xlink\"",
+    ];
+    if memchr::memmem::find(input, b"<svg").is_none()
+        && memchr::memmem::find(input, b"<SVG").is_none()
+    {
+        return;
+    }
+    let lower = input.to_ascii_lowercase();
+    for at in memchr::memmem::find_iter(&lower, b"<svg") {
+        if lower
+            .get(at + 4)
+            .is_none_or(|b| b.is_ascii_whitespace() || matches!(b, b'>' | b'/'))
+        {
+            out.get_or_insert_with(|| input.to_vec())[at + 3] = b'h';
+        }
+    }
+    // The declarations as written, or with their quotes escaped (markup inside a JSON string).
+    for ns in NAMESPACES {
+        let escaped: Vec<u8> = ns
+            .iter()
+            .flat_map(|b| {
+                if *b == b'"' {
+                    vec![b'\\', b'"']
+                } else {
+                    vec![*b]
+                }
+            })
+            .collect();
+        for form in [ns, &escaped[..]] {
+            for at in memchr::memmem::find_iter(&lower, form) {
+                out.get_or_insert_with(|| input.to_vec())[at..at + form.len()].fill(b' ');
+            }
+        }
+    }
+}
+
+/// Spans of `style="…"` attributes whose CSS cannot reach script (no `expression(`, `url(`,
+/// `behavior`, `-moz-binding`, `@import`, no CSS or character-reference escapes that could spell
+/// them, no brackets or braces that break out of the declaration list): rich-text editors write them into every paragraph, and libinjection flags the attribute
+/// by name.
+fn inert_styles(input: &[u8]) -> Vec<(usize, usize)> {
+    const SCRIPTABLE: [&[u8]; 9] = [
+        b"expression",
+        b"script",
+        b"url",
+        b"behavior",
+        b"binding",
+        b"import",
+        b"\\",
+        b"&#",
+        b"/*",
+    ];
+    let lower = input.to_ascii_lowercase();
+    let mut spans = Vec::new();
+    for at in memchr::memmem::find_iter(&lower, b"style") {
+        if at > 0
+            && !matches!(
+                lower[at - 1],
+                b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'"' | b'\'' | b'/'
+            )
+        {
+            continue;
+        }
+        let mut i = at + 5;
+        while lower.get(i).is_some_and(|b| b.is_ascii_whitespace()) {
+            i += 1;
+        }
+        if lower.get(i) != Some(&b'=') {
+            continue;
+        }
+        i += 1;
+        while lower.get(i).is_some_and(|b| b.is_ascii_whitespace()) {
+            i += 1;
+        }
+        // Quoted, quoted with escaped quotes (markup inside a JSON or JS string), or bare.
+        let (css, end) = match (lower.get(i), lower.get(i + 1)) {
+            (Some(&q @ (b'"' | b'\'')), _) => match memchr::memchr(q, &lower[i + 1..]) {
+                Some(close) => (&lower[i + 1..i + 1 + close], i + 1 + close + 1),
+                None => continue,
+            },
+            (Some(b'\\'), Some(&q @ (b'"' | b'\''))) => {
+                match memchr::memmem::find(&lower[i + 2..], &[b'\\', q]) {
+                    Some(close) => (&lower[i + 2..i + 2 + close], i + 2 + close + 2),
+                    None => continue,
+                }
+            }
+            _ => {
+                let end = lower[i..]
+                    .iter()
+                    .position(|b| b.is_ascii_whitespace() || *b == b'>')
+                    .map_or(lower.len(), |n| i + n);
+                (&lower[i..end], end)
+            }
+        };
+        if SCRIPTABLE
+            .iter()
+            .all(|w| memchr::memmem::find(css, w).is_none())
+            && !css
+                .iter()
+                .any(|b| matches!(b, b'<' | b'[' | b']' | b'{' | b'}'))
+        {
+            spans.push((at, end));
+        }
+    }
+    spans
 }
 
 /// Whether the SQL tokenizer could flag `input` at all (its gate); `present` is `ByteSet::of(input)`.

@@ -127,3 +127,42 @@ fn candidate_free_bounds_hold_for_every_short_value() {
     assert!(sqli_candidate(b"--", &ByteSet::of(b"--")));
     assert_eq!(xss_free_below(&ByteSet::from_bytes(b"a=")), 0);
 }
+
+/// Markup that cannot run script is not XSS on its own; with script next to it, it still is.
+#[test]
+fn inert_markup_alone_is_not_xss() {
+    use crate::waf::injection::{Tokenizer, Xss};
+    for benign in [
+        &b"{\"Doctype\":\"<!DOCTYPE html>\",\"Url\":\"https://builder.io/signup\"}"[..],
+        b"<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0 Transitional//EN\" \"http://www.w3.org/TR/xhtml1/DTD/xhtml1-transitional.dtd\"><p>hi</p>",
+        b"for power, binary<script is incorrect",
+        b"1<script",
+        b"<p></p><h2 class=\"tea-h2\"><span style=\"background-color: rgb(255, 0, 0);\">notice</span></h2>",
+        b"<p style=\"font-family: &quot;Microsoft YaHei&quot;; white-space: normal;\">hello</p>",
+    ] {
+        assert!(!Xss.detect(benign), "{}", String::from_utf8_lossy(benign));
+    }
+    for attack in [
+        &b"<!DOCTYPE html><script>alert(1)</script>"[..],
+        b"<!DOCTYPE html><img src=x onerror=alert(1)>",
+        b"<svg onload=alert(1)",
+        b"<script>alert(1)",
+        b"<div style=\"width: expression(alert(1))\">",
+        b"<div style=\"background:url(javascript:alert(1))\">",
+        b"<p style=\"color:red\" onmouseover=\"alert(1)\">x</p>",
+        b"<p style=x:\\65xpression(alert(1))>",
+        b"<!DOCTYPE x [<!ENTITY a \"b\">]><script>alert(1)</script>",
+    ] {
+        assert!(Xss.detect(attack), "{}", String::from_utf8_lossy(attack));
+    }
+}
+
+/// JavaScript function source is not SQL, whatever its operators.
+#[test]
+fn javascript_function_source_is_not_sqli() {
+    use crate::waf::injection::{Sqli, Tokenizer};
+    assert!(!Sqli.detect(b"function(n){n.key===e&&t(n.value)}"));
+    assert!(Sqli.detect(b"1' or '1'='1"));
+    assert!(Sqli.detect(b"1) or (select 1 from function(x))--"));
+    assert!(Sqli.detect(b"function(){}' or 1=1--"));
+}

@@ -78,6 +78,16 @@ impl ByteSet {
         (0..4).all(|i| self.0[i] & !other.0[i] == 0)
     }
 
+    /// Whether a byte of `lo..=hi` is in the set (`lo <= hi`): a mask per word, not a test per byte.
+    pub fn intersects_range(&self, lo: u8, hi: u8) -> bool {
+        let (first, last) = (usize::from(lo >> 6), usize::from(hi >> 6));
+        (first..=last).any(|w| {
+            let from = if w == first { lo & 63 } else { 0 };
+            let to = if w == last { hi & 63 } else { 63 };
+            self.0[w] & (u64::MAX >> (63 - to)) & (u64::MAX << from) != 0
+        })
+    }
+
     /// Whether the sets share a byte.
     pub fn intersects(&self, other: &ByteSet) -> bool {
         (0..4).any(|i| self.0[i] & other.0[i] != 0)
@@ -140,5 +150,20 @@ mod tests {
         long.chunks(100)
             .for_each(|c| short = short.or(&ByteSet::of(c)));
         assert_eq!(ByteSet::of(&long), short);
+    }
+
+    #[test]
+    fn range_test_agrees_with_byte_by_byte() {
+        for set in [
+            ByteSet::of(b"a;\xff\0A~"),
+            ByteSet::from_bytes(b"\x3f\x40\x7f\x80\xc0"),
+        ] {
+            for lo in 0..=255u8 {
+                for hi in lo..=255u8 {
+                    let slow = (lo..=hi).any(|b| set.contains(b));
+                    assert_eq!(set.intersects_range(lo, hi), slow, "{lo}..={hi}");
+                }
+            }
+        }
     }
 }

@@ -5,12 +5,14 @@
 //! Imports: `base64`, `memchr` only.
 
 mod byteset;
+mod embedded;
 mod path;
 mod percent;
 mod text;
 mod views;
 
 pub use byteset::ByteSet;
+pub use embedded::{base64_tokens, unsplit_words, utf16_text};
 pub use path::normalize_path;
 pub use percent::{decode_percent, decode_percent_once};
 pub(crate) use text::has_pair;

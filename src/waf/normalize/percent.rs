@@ -40,7 +40,7 @@ fn push_codepoint(cp: u32, out: &mut Vec<u8>, ev: &mut Evasions) {
 /// Folds overlong two-byte UTF-8 encodings of ASCII (`C0 AF` = `/`, `C1 9C` = `\`) to the ASCII byte,
 /// reporting "IIS Unicode codepoints"; other bytes ≥ 0x80 that are not valid UTF-8 are kept and
 /// reported as "Bare byte decoding".
-fn fold_overlong(input: Vec<u8>, ev: &mut Evasions) -> Vec<u8> {
+pub(super) fn fold_overlong(input: Vec<u8>, ev: &mut Evasions) -> Vec<u8> {
     if input.is_ascii() {
         return input;
     }

@@ -131,6 +131,22 @@ fn deobfuscation_undoes_quote_and_comment_tricks() {
         deobfuscate(b"c\\at /et\\c/passwd").as_deref(),
         Some(&b"cat /etc/passwd"[..])
     );
+    assert_eq!(
+        deobfuscate(b"c$!at /et$_c/pas$?swd").as_deref(),
+        Some(&b"cat /etc/passwd"[..])
+    );
+    assert_eq!(
+        decode_js_escapes(br"this['\145\166\141\154'](\u{61}\u{006c}ert)").as_deref(),
+        Some(&b"this['eval'](alert)"[..])
+    );
+    // Quoted fragments glued to a word, and empty command substitutions, join the word.
+    assert_eq!(
+        deobfuscate(b"'c'url x; \"wh\"oami; ti''me; wh``oami; 'ab'").as_deref(),
+        Some(&b"curl x; whoami; time; whoami; 'ab'"[..])
+    );
+    // A quoted word followed by a space, or a fragment longer than a command word, stays.
+    assert_eq!(deobfuscate(b"say 'hello' now"), None);
+    assert_eq!(deobfuscate(b"```\nfn main() {}\n```"), None);
     assert_eq!(deobfuscate(b"plain text"), None);
     assert!(contains_nul(b"a\0b"));
     assert_eq!(&*fold_case(b"SeLeCt"), b"select");
@@ -244,6 +260,7 @@ fn deobfuscate_skips_only_values_it_would_not_change() {
     let alphabet: &[&[u8]] = &[
         b"&", b"&#60;", b"&#x3c", b"&lt;", b"&amp", b"&bogus;", b"#", b"x", b"'", b"\"", b"\\",
         b"^", b"$", b"$@", b"+", b" ", b"/*", b"*/", b"a", b"1", b"/", b"\\u0041", b"\\x41", b";",
+        b"`",
     ];
     let mut skipped = 0;
     for v in random_values(alphabet, 200_000) {
@@ -308,12 +325,33 @@ fn rewrite_byte_by_byte(value: &[u8]) -> Vec<u8> {
         match b {
             b'\\' | b'^' if alnum(next) || next == Some(b'/') => {}
             b'$' if matches!(next, Some(b'@' | b'*'))
+                || (i > 0
+                    && alnum(Some(v[i - 1]))
+                    && matches!(next, Some(b'!' | b'?' | b'-' | b'_' | b'$' | b'#'))
+                    && (alnum(v.get(i + 2).copied()) || v.get(i + 2) == Some(&b'/')))
                 || (alnum(next) && !alnum(v.get(i + 2).copied())) =>
             {
                 i += 1
             }
             b'\'' | b'"' if next == Some(b) => i += 1,
+            b'`' if next == Some(b'`')
+                && i > 0
+                && alnum(Some(v[i - 1]))
+                && alnum(v.get(i + 2).copied()) =>
+            {
+                i += 1
+            }
             b'\'' | b'"' if i > 0 && alnum(Some(v[i - 1])) && alnum(next) => {}
+            b'\'' | b'"'
+                if (i == 0 || !alnum(Some(v[i - 1]))) && {
+                    let n = v[i + 1..]
+                        .iter()
+                        .take_while(|c| c.is_ascii_alphanumeric())
+                        .count();
+                    (1..=8).contains(&n)
+                        && v.get(i + 1 + n) == Some(&b)
+                        && alnum(v.get(i + 2 + n).copied())
+                } => {}
             _ => out.push(b),
         }
         i += 1;
@@ -324,8 +362,9 @@ fn rewrite_byte_by_byte(value: &[u8]) -> Vec<u8> {
 #[test]
 fn rewrite_copies_runs_as_the_byte_by_byte_passes_did() {
     let alphabet: &[&[u8]] = &[
-        b"/*", b"*/", b"/", b"*", b"'", b"\"", b"\\", b"^", b"$", b"$@", b"a", b"1", b" ", b"+",
-        b"&lt;", b";",
+        // No octal digit: `\NNN` is a JS escape, decoded before these steps.
+        b"/*", b"*/", b"/", b"*", b"'", b"\"", b"\\", b"^", b"$", b"$@", b"a", b"9", b" ", b"+",
+        b"&lt;", b";", b"!", b"?", b"-", b"_", b"#", b"`",
     ];
     for v in random_values(alphabet, 200_000) {
         let expected = rewrite_byte_by_byte(&v);
@@ -360,6 +399,10 @@ fn values_below_the_views_bound_have_no_views() {
         checked += 1;
     }
     assert!(checked > 1000, "{checked}");
+    // A path's segments are tried as base64 wherever they are, not only the last.
+    let path = b"/api/v2/JHtqbmRpOmRuczovL3h9/items/42";
+    let views = inspection_views(path, &ByteSet::of(path), true);
+    assert!(views.iter().any(|v| v == b"${jndi:dns://x}"), "{views:?}");
     // At the bound, base64 takes over.
     assert!(!inspection_views(b"PHNjcmlwdD4=", &ByteSet::of(b"PHNjcmlwdD4="), false).is_empty());
 }

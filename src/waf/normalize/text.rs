@@ -203,7 +203,7 @@ pub fn unescape_json_string(value: &[u8]) -> Result<Vec<u8>, String> {
 
 /// The de-obfuscated variant of a value that signatures also see, or `None` when it would equal the
 /// value: HTML references decoded, SQL comments `/*…*/` replaced by a space, and the shell's
-/// no-op quoting removed (`c''a""t`, `c'a't`, `c\at`, `c^a^t`). Bounded: one linear pass per transform.
+/// no-op quoting removed (`c''a""t`, `c'a't`, `'c'at`, `c``at`, `c\at`, `c^a^t`). Bounded: one linear pass per transform.
 pub fn deobfuscate(value: &[u8]) -> Option<Vec<u8>> {
     let escaped = decode_js_escapes(value);
     let value: &[u8] = escaped.as_deref().unwrap_or(value);
@@ -227,13 +227,14 @@ pub fn deobfuscate(value: &[u8]) -> Option<Vec<u8>> {
             has_removable_quote(value)
         })
         || memchr::memchr_iter(b'$', value).any(|i| {
-            value
-                .get(i + 1)
-                .is_some_and(|n| n.is_ascii_alphanumeric() || matches!(n, b'@' | b'*'))
+            value.get(i + 1).is_some_and(|n| {
+                n.is_ascii_alphanumeric() || matches!(n, b'@' | b'*') || special_param(value, i)
+            })
         })
         || (memchr::memchr_iter(b'+', value).nth(1).is_some()
             && memchr::memchr(b' ', value).is_none())
-        || has_pair(value, b'/', b'*');
+        || has_pair(value, b'/', b'*')
+        || has_pair(value, b'`', b'`');
     if !interesting {
         return escaped;
     }
@@ -286,6 +287,7 @@ const SHELL_QUOTING: [bool; 256] = {
     t[b'$' as usize] = true;
     t[b'\'' as usize] = true;
     t[b'"' as usize] = true;
+    t[b'`' as usize] = true;
     t
 };
 
@@ -337,16 +339,28 @@ fn rewrite(value: &[u8], escaped: bool) -> Option<Vec<u8>> {
             b'\\' | b'^' if next.is_some_and(|n| n.is_ascii_alphanumeric() || n == b'/') => {}
             // Empty shell variables spliced into words: `c$@at`, `/etc$u/passwd`.
             b'$' if matches!(next, Some(b'@' | b'*'))
+                || special_param(&v, i)
                 || (next.is_some_and(|n| n.is_ascii_alphanumeric())
                     && !v.get(i + 2).is_some_and(|n| n.is_ascii_alphanumeric())) =>
             {
                 i += 1
             }
             b'\'' | b'"' if next == Some(b) => i += 1,
+            // An empty command substitution inside a word (`wh``oami`); not a Markdown fence.
+            b'`' if next == Some(b'`')
+                && i > 0
+                && v[i - 1].is_ascii_alphanumeric()
+                && v.get(i + 2).is_some_and(u8::is_ascii_alphanumeric) =>
+            {
+                i += 1
+            }
             b'\'' | b'"'
                 if i > 0
                     && v[i - 1].is_ascii_alphanumeric()
                     && next.is_some_and(|n| n.is_ascii_alphanumeric()) => {}
+            // The opening quote of a quoted fragment glued to the word after it (`'c'url`,
+            // `"w"get`): its closing quote sits between two letters and goes by the rule above.
+            b'\'' | b'"' if glued_fragment(&v, i) => {}
             _ => out.push(b),
         }
         i += 1;
@@ -358,16 +372,62 @@ fn rewrite(value: &[u8], escaped: bool) -> Option<Vec<u8>> {
     }
 }
 
+/// Whether the quote at `i` opens a short quoted run of letters and digits that a letter or digit
+/// follows right after its closing quote, with no letter or digit before the opening one: the shell
+/// reads `'c'url` as `curl`, a way to split a command word that payloads use.
+fn glued_fragment(v: &[u8], i: usize) -> bool {
+    const MAX_FRAGMENT: usize = 8;
+    if i > 0 && v[i - 1].is_ascii_alphanumeric() {
+        return false;
+    }
+    let rest = &v[i + 1..];
+    let n = rest
+        .iter()
+        .take(MAX_FRAGMENT + 1)
+        .take_while(|b| b.is_ascii_alphanumeric())
+        .count();
+    (1..=MAX_FRAGMENT).contains(&n)
+        && rest.get(n) == Some(&v[i])
+        && rest.get(n + 1).is_some_and(u8::is_ascii_alphanumeric)
+}
+
+/// A shell special parameter glued into a word (`c$!at`, `et$_c`, `pas$?swd`): in a fresh
+/// shell these expand to nothing or to a few characters, and payloads splice them into command
+/// and file names to break up the words a WAF looks for.
+fn special_param(v: &[u8], i: usize) -> bool {
+    i > 0
+        && v[i - 1].is_ascii_alphanumeric()
+        && matches!(v.get(i + 1), Some(b'!' | b'?' | b'-' | b'_' | b'$' | b'#'))
+        && v.get(i + 2)
+            .is_some_and(|n| n.is_ascii_alphanumeric() || *n == b'/')
+}
+
 fn hex_val(b: u8) -> Option<u32> {
     (b as char).to_digit(16)
 }
 
-/// Decodes JavaScript/Java string escapes `\uXXXX` and `\xXX` (as used to hide `${jndi:` or `<script>`),
-/// or `None` when there are none.
+/// Decodes JavaScript/Java string escapes `\uXXXX`, `\u{X…}`, `\xXX` and three-digit octal `\NNN`
+/// (as used to hide `${jndi:` or `<script>`), or `None` when there are none.
 pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
     let is_escape = |i: usize| -> Option<(u32, usize)> {
         if value.get(i) != Some(&b'\\') {
             return None;
+        }
+        if matches!(value.get(i + 1), Some(b'u' | b'U')) && value.get(i + 2) == Some(&b'{') {
+            let digits = value.get(i + 3..)?.iter().take(7);
+            let n = digits.take_while(|d| d.is_ascii_hexdigit()).count();
+            if (1..=6).contains(&n) && value.get(i + 3 + n) == Some(&b'}') {
+                let cp = value[i + 3..i + 3 + n]
+                    .iter()
+                    .fold(0u32, |a, &d| a << 4 | hex_val(d).unwrap_or(0));
+                return Some((cp, n + 4));
+            }
+            return None;
+        }
+        if let Some(&[a @ b'0'..=b'3', b @ b'0'..=b'7', c @ b'0'..=b'7']) = value.get(i + 1..i + 4)
+        {
+            let cp = u32::from(a - b'0') << 6 | u32::from(b - b'0') << 3 | u32::from(c - b'0');
+            return Some((cp, 4));
         }
         let (n, skip) = match value.get(i + 1) {
             Some(b'u' | b'U') => (4, 2),

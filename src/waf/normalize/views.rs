@@ -4,6 +4,8 @@
 //!
 //! Imports: the sibling decoders and [`ByteSet`] only.
 
+use super::embedded::{base64_tokens, unsplit_words, utf16_text};
+use super::percent::fold_overlong;
 use super::{ByteSet, Evasions, base64_text, decode_percent, deobfuscate};
 
 /// Decoding passes for the leftover-percent view (the caller has already decoded once).
@@ -12,7 +14,7 @@ const VIEW_PASSES: u32 = 3;
 /// Bytes without which `deobfuscate` returns `None`: it needs a JS escape (`\`), one of these
 /// characters, several `+`, an HTML reference (`&` with a `#` or a `;`) or a `/*` comment (the
 /// last two are checked as both bytes present).
-const DEOBFUSCATE_TRIGGERS: ByteSet = ByteSet::from_bytes(b"\\^'\"$+");
+const DEOBFUSCATE_TRIGGERS: ByteSet = ByteSet::from_bytes(b"\\^'\"$+`");
 /// Every byte a value `base64_text` accepts may hold (a space is read as `+`, `=` pads).
 const BASE64_BYTES: ByteSet = ByteSet::from_bytes(b"+/-_= ")
     .with_range(b'0', b'9')
@@ -35,11 +37,16 @@ pub(super) fn may_deobfuscate(present: &ByteSet) -> bool {
         || (present.contains(b'/') && present.contains(b'*'))
 }
 
-/// Shortest value tried as base64 (a URL's last segment is tried whatever its length).
+/// Lead bytes of overlong UTF-8 forms (`C0 BC` for `<`): a value without any has no overlong view.
+const OVERLONG_LEADS: ByteSet = ByteSet::from_bytes(b"\xc0\xc1\xe0\xf0\xf8\xfc");
+/// Shortest value searched for base64 tokens embedded in other text.
+const EMBEDDED_MIN_LEN: usize = 20;
+
+/// Shortest value tried as base64 (a URL's segments are tried whatever the path's length).
 const BASE64_MIN_LEN: usize = 8;
 
 /// Values made of `alphabet`'s bytes alone and shorter than this have no inspection views (a
-/// URL path always may: its last segment is tried as base64 whatever its length).
+/// URL path always may: its segments are tried as base64 whatever its length).
 pub fn views_free_below(alphabet: &ByteSet, url: bool) -> usize {
     if url || alphabet.contains(b'%') || may_deobfuscate(alphabet) {
         0
@@ -49,7 +56,7 @@ pub fn views_free_below(alphabet: &ByteSet, url: bool) -> usize {
 }
 
 /// Extra views of `value` (never equal to it, no duplicates); `present` is `ByteSet::of(value)`.
-/// `url` marks a URL path, whose last segment is also tried as base64.
+/// `url` marks a URL path, each of whose segments is also tried as base64.
 pub fn inspection_views(value: &[u8], present: &ByteSet, url: bool) -> Vec<Vec<u8>> {
     let mut out: Vec<Vec<u8>> = Vec::new();
     let push = |v: Vec<u8>, out: &mut Vec<Vec<u8>>| {
@@ -63,10 +70,24 @@ pub fn inspection_views(value: &[u8], present: &ByteSet, url: bool) -> Vec<Vec<u
         bases.push(decode_percent(value, VIEW_PASSES, &mut ev));
     }
     if url {
-        let last = value.rsplit(|&b| b == b'/').next().unwrap_or(value);
-        bases.extend(base64_text(last));
+        // REST paths carry encoded identifiers and payloads in any segment, not only the last.
+        bases.extend(value.split(|&b| b == b'/').filter_map(base64_text));
     } else if value.len() >= BASE64_MIN_LEN && present.is_subset(&BASE64_BYTES) {
         bases.extend(base64_text(value));
+    } else if value.len() >= EMBEDDED_MIN_LEN {
+        bases.extend(base64_tokens(value));
+    }
+    if present.intersects(&OVERLONG_LEADS) {
+        let folded = fold_overlong(value.to_vec(), &mut Evasions::default());
+        if folded != value {
+            bases.push(folded);
+        }
+    }
+    if present.contains(0) {
+        bases.extend(utf16_text(value));
+    }
+    if present.contains(b'<') && present.contains(b'>') {
+        bases.extend(unsplit_words(value));
     }
     if may_deobfuscate(present)
         && let Some(d) = deobfuscate(value)

@@ -66,6 +66,31 @@ pub fn walk(body: &[u8], mut visit: impl FnMut(Item)) -> Result<Shape, String> {
     Ok(shape)
 }
 
+/// [`walk`] over a sequence of documents, one a line (NDJSON, JSON Lines; the record separator of
+/// JSON text sequences counts as a line break). The shape is the largest of the documents'.
+pub fn walk_lines(body: &[u8], mut visit: impl FnMut(Item)) -> Result<Shape, String> {
+    let mut shape = Shape::default();
+    let lines = body.split(|b| matches!(b, b'\n' | 0x1e));
+    for (n, doc) in lines
+        .enumerate()
+        .filter(|(_, d)| !d.trim_ascii().is_empty())
+    {
+        let s = walk(doc, &mut visit).map_err(|e| format!("document {}: {e}", n + 1))?;
+        shape.depth = shape.depth.max(s.depth);
+        shape.longest_array = shape.longest_array.max(s.longest_array);
+        shape.longest_value = shape.longest_value.max(s.longest_value);
+    }
+    Ok(shape)
+}
+
+/// Whether `body` starts like a JSON object or array (after white space).
+pub fn starts_like_json(body: &[u8]) -> bool {
+    matches!(
+        body.iter().find(|b| !b.is_ascii_whitespace()),
+        Some(b'{' | b'[')
+    )
+}
+
 fn escape(k: &str) -> String {
     k.replace('~', "~0").replace('/', "~1")
 }

@@ -2,8 +2,9 @@
 //! a JSON walk and a basic XML well-formedness walk. Each parser returns borrowed slices or small
 //! owned values and never panics on input. The decoders here are the minimum the policy checks need;
 //! `waf::normalize` (signatures work) owns the full normalisation pipeline.
-//! Imports: nothing outside `waf::parse`.
+//! Imports: nothing outside `waf::parse` (flate2 for content codings).
 
+pub mod coding;
 pub mod cookie;
 pub mod json;
 pub mod multipart;
@@ -18,6 +19,8 @@ pub fn fuzz_all(data: &[u8]) {
     let _ = query::pairs(data, 1000).count();
     let _ = cookie::pairs(data).count();
     let _ = json::walk(data, |_| {});
+    let _ = coding::inflate(coding::Coding::Gzip, data, 1 << 16);
+    let _ = coding::inflate(coding::Coding::Deflate, data, 1 << 16);
     let _ = xml::walk(data, 64, |_| {});
     if let Some(split) = data.iter().position(|b| *b == b'\n') {
         let ct = String::from_utf8_lossy(&data[..split]);

@@ -94,7 +94,10 @@ fn decode_special(input: &[u8], at: usize, out: &mut Vec<u8>, flags: &mut Decode
                 .map(|x| a << 4 | u32::from(x))
         });
         if let Some(cp) = digits {
-            flags.percent_u = true;
+            // `escape()` in JavaScript writes non-Latin text this way (`%u4F60`): what hides
+            // from a decoder that knows only `%XX` is ASCII, or the full-width forms IIS maps
+            // onto it.
+            flags.percent_u |= cp < 0x80 || (0xff01..=0xff5e).contains(&cp);
             let ch = char::from_u32(cp).unwrap_or('\u{fffd}');
             let mut buf = [0u8; 4];
             // IIS maps full-width forms onto ASCII; keep the low byte for ASCII look-alikes.
@@ -107,7 +110,10 @@ fn decode_special(input: &[u8], at: usize, out: &mut Vec<u8>, flags: &mut Decode
             return 6;
         }
     }
-    flags.bad_escape = true;
+    // A `%` before two bytes that are not hex digits is a percent sign written as it is (`100%
+    // sure`, a URL pasted with `%sa` in it): every decoder leaves it alone. Half an escape
+    // (`%2g`, `%a` at the end) is what decoders disagree on.
+    flags.bad_escape |= input.get(at + 1).copied().and_then(hex).is_some();
     out.push(b'%');
     1
 }
@@ -146,10 +152,25 @@ fn decode_escaped(input: &[u8], plus: bool, max_passes: u8, flags: &mut DecodeFl
         std::mem::swap(&mut cur, &mut next);
         flags.passes += 1;
     }
-    flags.exhausted |= flags.passes >= max_passes && has_escape(&cur);
+    flags.exhausted |= (flags.passes >= max_passes && has_escape(&cur)) || escapes_escaped(input);
     flags.nul |= memchr::memchr(0, &cur).is_some();
     flags.overlong |= !cur.is_ascii() && has_overlong(&cur);
     cur
+}
+
+/// An escape whose hex digits are escaped themselves (`%25%37%33` for `%73`): no client encodes
+/// a hex digit, so the value was encoded to get past a single decoding; a URL carried in a
+/// parameter (`%2520`) escapes the `%` only.
+fn escapes_escaped(s: &[u8]) -> bool {
+    memchr::memmem::find_iter(s, b"%25").any(|i| {
+        let esc = |at: usize| -> Option<u8> {
+            match s.get(at..at + 3)? {
+                [b'%', h, l] => Some(hex(*h)? << 4 | hex(*l)?),
+                _ => None,
+            }
+        };
+        esc(i + 3).is_some_and(|b| b.is_ascii_hexdigit() || b == b'u' || b == b'U')
+    })
 }
 
 /// True when `s` contains a valid `%XX` or `%uXXXX` escape.
@@ -194,10 +215,34 @@ mod tests {
         assert!(f.exhausted, "still encoded after maxDecodingPasses");
         let mut f = DecodeFlags::default();
         assert_eq!(
-            &*decode(b"%u003cscript%zz", false, 2, &mut f),
-            b"<script%zz"
+            &*decode(b"%u003cscript%2z", false, 2, &mut f),
+            b"<script%2z"
         );
         assert!(f.percent_u && f.bad_escape);
+        // A percent sign written as it is, and JavaScript's escape() of Chinese text: ordinary.
+        let mut f = DecodeFlags::default();
+        decode(
+            b"https%3A%2F%safeline.com%2F&%u4F60%u60F3",
+            false,
+            3,
+            &mut f,
+        );
+        assert!(!f.bad_escape && !f.percent_u, "{f:?}");
+        // Hex digits escaped inside an escape: encoded to get past one decoding.
+        let mut f = DecodeFlags::default();
+        assert_eq!(&*decode(b"%25%37%33ql", false, 3, &mut f), b"sql");
+        assert!(f.exhausted);
+        let mut f = DecodeFlags::default();
+        decode(
+            b"dl=https%3A%2F%2Fh%2F%3Fq%3Dapple%2520watch",
+            false,
+            3,
+            &mut f,
+        );
+        assert!(
+            !f.exhausted,
+            "a URL carried in a parameter keeps its own escapes"
+        );
         let mut f = DecodeFlags::default();
         decode(b"%c0%af%00", false, 2, &mut f);
         assert!(f.overlong && f.nul);

@@ -4,7 +4,7 @@
 
 use super::compiled::{BodyKind, CompiledPolicy, MAX_ITEMS, Scratch};
 use super::decl::ParamLocation;
-use crate::waf::parse::{json, multipart, query, xml};
+use crate::waf::parse::{coding, json, multipart, query, xml};
 use crate::waf::signatures::Target;
 use crate::waf::transaction::Step;
 use crate::waf::violation::{Context, Violation, ViolationKind as K};
@@ -48,9 +48,17 @@ impl CompiledPolicy {
             return;
         }
         let kind = s.body_kind.take().unwrap_or(BodyKind::Signatures);
-        let body = std::mem::take(&mut s.body);
+        let mut body = std::mem::take(&mut s.body);
+        if let Some(c) = s.body_coding.take()
+            && let Some((plain, cut)) = coding::inflate(c, &body, self.body_limit)
+        {
+            body = plain;
+            s.body_truncated |= cut;
+        }
         self.api_body(&body, s, out);
-        if body.contains(&0) && !matches!(kind, BodyKind::Form) {
+        // NUL is part of binary encodings (protobuf, images, compressed data): it is a finding in
+        // text only, where it truncates a string for the application behind.
+        if !matches!(kind, BodyKind::Form) && body.contains(&0) && textual(&body) {
             self.protocol(out, "Null in request");
         }
         if let Some(f) = s.filetype.and_then(|i| self.filetypes.get(i))
@@ -72,6 +80,7 @@ impl CompiledPolicy {
                 for (n, v, _) in query::pairs(&body, MAX_ITEMS) {
                     self.check_param(s, out, n, v, ParamLocation::FormData, true);
                 }
+                self.scan_whole_pairs(s, out, &body, Context::Body);
             }
             BodyKind::Json(i) => {
                 self.body_json(&body, i, s, out);
@@ -104,6 +113,9 @@ impl CompiledPolicy {
             Err(_) => {}
             Ok(parts) => {
                 for p in parts {
+                    if odd_part(&p) {
+                        self.protocol(out, "Bad multipart parameters parsing");
+                    }
                     if p.value.contains(&0) {
                         self.push(
                             out,
@@ -113,16 +125,10 @@ impl CompiledPolicy {
                     }
                     if let Some(f) = p.filename {
                         self.check_upload(s, out, Some(p.name), p.value);
-                        self.scan(
-                            s,
-                            out,
-                            Target::ParamValue,
-                            Context::Parameter,
-                            Some("filename"),
-                            f,
-                            &[],
-                            false,
-                        );
+                        for target in [Target::ParamValue, Target::Filename] {
+                            let ctx = Context::Parameter;
+                            self.scan(s, out, target, ctx, Some("filename"), f, &[], false);
+                        }
                         let text = String::from_utf8_lossy(p.value);
                         self.scan(
                             s,
@@ -155,7 +161,7 @@ impl CompiledPolicy {
             );
         }
         let mut items: Vec<(String, Vec<u8>, bool)> = Vec::new();
-        let res = json::walk(body, |it| {
+        let mut visit = |it: json::Item| {
             if items.len() < MAX_ITEMS {
                 match it {
                     json::Item::Key { pointer, key } => {
@@ -166,9 +172,16 @@ impl CompiledPolicy {
                     }
                 }
             }
-        });
+        };
+        let res = if s.json_lines {
+            json::walk_lines(body, &mut visit)
+        } else {
+            json::walk(body, &mut visit)
+        };
         match res {
-            Err(e) if !s.body_truncated => {
+            // A body that does not even start like a JSON document (a PDF, a base64 blob) was
+            // mislabelled by its client rather than malformed: it is inspected as it is.
+            Err(e) if !s.body_truncated && json::starts_like_json(body) => {
                 self.push(
                     out,
                     Violation::new(K::JsonMalformed, Context::Json)
@@ -347,4 +360,30 @@ impl CompiledPolicy {
             );
         }
     }
+}
+
+/// Text as a client writes it: UTF-8 without control bytes other than white space (and NUL,
+/// the byte in question).
+fn textual(body: &[u8]) -> bool {
+    body.iter()
+        .all(|&b| b >= 0x20 || matches!(b, b'\t' | b'\n' | b'\r' | 0))
+        && std::str::from_utf8(body).is_ok()
+}
+
+/// A part a browser would not send: a field name with `;`, `&`, `=`, `"`, `\` or a control byte
+/// (read differently by parsers that split the disposition on them), a file name with a
+/// backslash, quote or control byte (`1.j\s\p` hides `1.jsp` from a check on the extension), or
+/// a `_charset_` field naming a charset no decoder knows (UTF-7 smuggles markup past filters).
+fn odd_part(p: &multipart::Part<'_>) -> bool {
+    let control = |b: &u8| *b < 0x20 || *b == 0x7f;
+    let odd_name = p
+        .name
+        .iter()
+        .any(|b| matches!(b, b';' | b'&' | b'=' | b'"' | b'\\') || control(b));
+    let odd_file = p
+        .filename
+        .is_some_and(|f| f.iter().any(|b| matches!(b, b'"' | b'\\') || control(b)));
+    let charset =
+        p.name == b"_charset_" && encoding_rs::Encoding::for_label(p.value.trim_ascii()).is_none();
+    odd_name || odd_file || charset
 }

@@ -107,7 +107,10 @@ impl CompiledPolicy {
                 let decoded;
                 let value = if c.percent_decode {
                     let mut f = query::DecodeFlags::default();
-                    decoded = query::decode(bytes, false, self.passes, &mut f);
+                    decoded = decode_header(bytes, c.url_normalize, self.passes, &mut f);
+                    if f.nul {
+                        self.protocol(out, "Null in request");
+                    }
                     &decoded[..]
                 } else {
                     bytes
@@ -123,6 +126,10 @@ impl CompiledPolicy {
                     ov,
                     mask,
                 );
+                if let Some(file) = upload_file_name(n, value) {
+                    let ctx = Context::Header;
+                    self.scan(s, out, Target::Filename, ctx, Some(n), file, ov, mask);
+                }
             }
             if header_params {
                 self.check_named_location(s, out, n.as_bytes(), bytes, ParamLocation::Header);
@@ -166,6 +173,9 @@ impl CompiledPolicy {
                     match pick(self.cookies.iter(), |c| &c.m, name, false) {
                         Some(c) if c.sig_check => {
                             let (ov, mark) = (&c.overrides, out.len());
+                            // A cookie's name is read by the application like a parameter's.
+                            let ctx = Context::Cookie;
+                            self.scan(s, out, Target::ParamName, ctx, Some(&n), name, ov, false);
                             self.scan(
                                 s,
                                 out,
@@ -195,5 +205,45 @@ impl CompiledPolicy {
         if count > self.max_cookies {
             self.protocol(out, "Check maximum number of cookies");
         }
+    }
+}
+
+/// A header value percent-decoded; with `url` (a URL-valued header such as `Referer`), its query
+/// is decoded as the page it names decoded it, `+` being a space: a payload echoed from that
+/// page's parameters reads as it did there.
+fn decode_header<'a>(
+    bytes: &'a [u8],
+    url: bool,
+    passes: u8,
+    f: &mut query::DecodeFlags,
+) -> std::borrow::Cow<'a, [u8]> {
+    match memchr::memchr(b'?', bytes) {
+        Some(q) if url && bytes[q..].contains(&b'+') => {
+            let mut v = query::decode(&bytes[..q], false, passes, f).into_owned();
+            v.extend_from_slice(&query::decode(&bytes[q..], true, passes, f));
+            std::borrow::Cow::Owned(v)
+        }
+        _ => query::decode(bytes, false, passes, f),
+    }
+}
+
+/// The name a raw upload's file is to be stored under: the whole value of the headers upload
+/// clients name the file in, or the `filename` parameter of a `Content-Disposition` request header.
+fn upload_file_name<'a>(header: &str, value: &'a [u8]) -> Option<&'a [u8]> {
+    match header {
+        "x-filename" | "x_filename" | "x-file-name" => Some(value),
+        "content-disposition" => {
+            let at = memchr::memmem::find(&value.to_ascii_lowercase(), b"filename=")?;
+            let rest = &value[at + b"filename=".len()..];
+            Some(match rest.strip_prefix(b"\"") {
+                Some(quoted) => quoted.split(|b| *b == b'"').next().unwrap_or(quoted),
+                None => rest
+                    .split(|b| *b == b';')
+                    .next()
+                    .unwrap_or(rest)
+                    .trim_ascii(),
+            })
+        }
+        _ => None,
     }
 }

@@ -8,7 +8,7 @@ use super::compiled::{BodyKind, CompiledPolicy, MAX_ITEMS, Scratch, pick};
 use super::decl::ParamLocation;
 use super::known_fields::Known;
 use crate::waf::parse::query;
-use crate::waf::signatures::{SignatureDb, Target};
+use crate::waf::signatures::Target;
 use crate::waf::violation::{Context, Violation, ViolationKind as K};
 
 /// The bytes `url_evasions` looks for besides `//`: `\\`, `%` (of `%5c`), `.`, `;`, tab,
@@ -93,56 +93,6 @@ impl CompiledPolicy {
         }
     }
 
-    /// Runs the signatures of `target` over `value`, minus disabled ones and entity overrides.
-    /// Values that may be secrets (masked, cookies, credentials) bypass the scan memo.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn scan(
-        &self,
-        s: &mut Scratch,
-        out: &mut Vec<Violation>,
-        target: Target,
-        ctx: Context,
-        name: Option<&str>,
-        value: &[u8],
-        overrides: &[(u32, bool)],
-        mask: bool,
-    ) {
-        if value.is_empty() || self.sigs.is_empty() {
-            return;
-        }
-        s.hits.clear();
-        let db = SignatureDb::builtin();
-        if mask || target == Target::Cookie || name.is_some_and(is_credential_header) {
-            db.scan(target, value, &mut s.hits);
-        } else {
-            db.scan_memoized(target, value, &mut s.hits);
-        }
-        if s.hits.is_empty() {
-            return;
-        }
-        if matches!(target, Target::ParamName | Target::ParamValue) {
-            s.param_hits.extend_from_slice(&s.hits);
-        }
-        s.hits.retain(|id| {
-            self.sigs.contains_key(id) && !overrides.iter().any(|(o, en)| o == id && !en)
-        });
-        if s.hits.is_empty() {
-            return;
-        }
-        s.hits.sort_unstable();
-        s.hits.dedup();
-        let mut v = Violation::new(K::AttackSignature, ctx).signatures(s.hits.clone());
-        if let Some(n) = name {
-            v = v.named(n);
-        }
-        v = if mask {
-            v.snippet(b"********")
-        } else {
-            v.snippet(value)
-        };
-        out.push(v);
-    }
-
     /// The client address after the policy's XFF trust settings.
     pub fn client_address(&self, head: &http::request::Parts, peer: IpAddr) -> IpAddr {
         if !self.trust_xff {
@@ -205,38 +155,42 @@ impl CompiledPolicy {
             for (n, v, _) in query::pairs(raw_query, MAX_ITEMS) {
                 self.check_param(s, out, n, v, ParamLocation::Query, true);
             }
-            let (ov, check) = self.url_sig(s);
-            if check && !self.sigs.is_empty() {
-                // The whole query string catches what no single parameter shows (an attack split
-                // across parameters, a malformed query); a signature already found in a parameter
-                // is that parameter's to judge, so its overrides and exemptions hold.
-                let ov: std::borrow::Cow<[(u32, bool)]> = if s.param_hits.is_empty() {
-                    ov.into()
-                } else {
-                    let hits = s.param_hits.iter().map(|&id| (id, false));
-                    ov.iter().copied().chain(hits).collect()
-                };
-                let mut f = query::DecodeFlags::default();
-                let q = query::decode(raw_query, true, self.passes, &mut f);
-                self.scan(
-                    s,
-                    out,
-                    Target::QueryString,
-                    Context::Query,
-                    None,
-                    &q,
-                    &ov,
-                    false,
-                );
-            }
+            self.scan_whole_pairs(s, out, raw_query, Context::Query);
         }
         let known = Known::of(&head.headers);
         self.check_header_fields(head, &known, s, out);
+        self.check_protocol(head, &known, out);
         let inspect = self.plan_body(head, &known, s, out);
         let inspect = self.api_head(head, &known, s.expects_body, s, out) || inspect;
         self.check_mandatory(s, out, false);
         self.check_declared_length(s, out);
         inspect
+    }
+
+    /// Scans a whole `k=v&k=v` string (query string, form body) after its parameters: it
+    /// catches what no single parameter shows (an attack split across parameters at an `=` or
+    /// `&`, a malformed string); a signature already found in a parameter is that parameter's to
+    /// judge, so its overrides and exemptions hold.
+    pub(super) fn scan_whole_pairs(
+        &self,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+        raw: &[u8],
+        ctx: Context,
+    ) {
+        let (ov, check) = self.url_sig(s);
+        if !check || self.sigs.is_empty() {
+            return;
+        }
+        let ov: std::borrow::Cow<[(u32, bool)]> = if s.param_hits.is_empty() {
+            ov.into()
+        } else {
+            let hits = s.param_hits.iter().map(|&id| (id, false));
+            ov.iter().copied().chain(hits).collect()
+        };
+        let mut f = query::DecodeFlags::default();
+        let q = query::decode(raw, true, self.passes, &mut f);
+        self.scan(s, out, Target::QueryString, ctx, None, &q, &ov, false);
     }
 
     fn url_sig(&self, s: &Scratch) -> (&[(u32, bool)], bool) {
@@ -261,7 +215,13 @@ impl CompiledPolicy {
         if raw.windows(3).any(|w| w == b"/./" || w == b"/..") || raw.ends_with(b"/.") {
             self.evasion(out, "Directory traversals", Context::Url, raw);
         }
-        if raw.contains(&b';') {
+        // Path parameters in the last segment (`;jsessionid=…`, an ad server's `;src=…;ord=…`)
+        // are how those applications address a resource; one in an earlier segment is dropped
+        // by servlet containers before routing, so `/admin;x/secret` reaches `/admin/secret`
+        // while a rule on that path never sees it.
+        if let Some(p) = memchr::memchr(b';', raw)
+            && raw[p..].contains(&b'/')
+        {
             self.evasion(out, "Semicolon path parameters", Context::Url, raw);
         }
         if raw.iter().any(|b| *b >= 0x80) {
@@ -555,6 +515,12 @@ impl CompiledPolicy {
                 Violation::new(K::UrlContentType, Context::Body).snippet(ct.as_bytes()),
             );
         }
+        if has_body {
+            s.body_coding = h
+                .get(http::header::CONTENT_ENCODING)
+                .and_then(|v| crate::waf::parse::coding::Coding::of(v.as_bytes()));
+            s.json_lines = matches!(kind, BodyKind::Json(_)) && json_lines(ct);
+        }
         s.body_kind = Some(kind);
         s.expects_body = has_body;
         // An HTTP/2 request announces no body length: a body may follow the head (an empty one
@@ -564,9 +530,18 @@ impl CompiledPolicy {
     }
 }
 
-/// Headers that carry credentials (not memoized: see `signatures::memo`).
-fn is_credential_header(name: &str) -> bool {
-    name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("proxy-authorization")
+/// Media types whose body is a sequence of JSON documents, one a line (`application/x-ndjson`,
+/// `application/jsonl`, `application/json-seq`, `application/x-json-stream`).
+fn json_lines(ct: &str) -> bool {
+    let media = ct
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    ["ndjson", "jsonl", "json-seq", "json-stream", "jsonlines"]
+        .iter()
+        .any(|m| media.ends_with(m))
 }
 
 /// Resolves `.`/`..` segments, collapses `//` and turns `\` into `/` (the path the URL entities see).

@@ -95,7 +95,17 @@ impl CompiledPolicy {
             (Cow::Borrowed(raw_name), Cow::Borrowed(raw_value))
         };
         if !matches!(loc, ParamLocation::Header | ParamLocation::Cookie) {
-            self.check_encoding(out, Context::Parameter, Some(&name), &value);
+            if encoded && self.passes > 1 && !(value.is_ascii() && name.is_ascii()) {
+                // The character set is about the text the application reads, which is decoded
+                // once: `%25C9%25EE` is the ASCII `%C9%EE` there, whatever bytes a second pass
+                // (there to find double-encoded attacks) makes of it.
+                let mut f = query::DecodeFlags::default();
+                let n = query::decode(raw_name, true, 1, &mut f);
+                let v = query::decode(raw_value, true, 1, &mut f);
+                self.check_encoding(out, Context::Parameter, Some(&n), &v);
+            } else {
+                self.check_encoding(out, Context::Parameter, Some(&name), &value);
+            }
         }
         let pname = as_text(&name);
         let Some(p) = self.param_for(s, &name) else {
@@ -170,6 +180,16 @@ impl CompiledPolicy {
             if !p.allow_empty {
                 self.push(out, named(K::ParameterEmptyValue));
             }
+            if p.sig_check {
+                // A parameter without a value carries what it carries in its name, and an
+                // application that reads the raw query string or body (`?<payload>`) reads it
+                // as a value.
+                let ov = &p.overrides;
+                for target in [Target::ParamName, Target::ParamValue] {
+                    let ctx = Context::Parameter;
+                    self.scan(s, out, target, ctx, Some(&pname), &name, ov, false);
+                }
+            }
             return;
         }
         if p.value_profile.is_some() {
@@ -240,8 +260,11 @@ impl CompiledPolicy {
                 ov,
                 sensitive,
             );
-        } else if !self.sigs.is_empty() && loc == ParamLocation::Query {
-            // Exempt parameter: record what it carries so the query-string scan does not flag it.
+        } else if !self.sigs.is_empty()
+            && matches!(loc, ParamLocation::Query | ParamLocation::FormData)
+        {
+            // Exempt parameter: record what it carries so the scan of the whole query string or
+            // form body does not flag it.
             let db = SignatureDb::builtin();
             s.hits.clear();
             db.scan_memoized(Target::ParamName, &name, &mut s.hits);

@@ -425,6 +425,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
                 sig_check: h.check_signatures.unwrap_or(true),
                 overrides: overrides(&h.signature_overrides),
                 percent_decode: h.percent_decoding.unwrap_or(false),
+                url_normalize: h.url_normalization.unwrap_or(false),
                 mask: h.mask_value_in_logs.unwrap_or(false),
             })
         })

@@ -252,6 +252,8 @@ pub struct CHeader {
     pub sig_check: bool,
     pub overrides: Vec<(u32, bool)>,
     pub percent_decode: bool,
+    /// `urlNormalization`: the value is a URL whose query is read as a query string.
+    pub url_normalize: bool,
     pub mask: bool,
 }
 
@@ -339,6 +341,11 @@ pub struct Scratch {
     /// Set by the parameter check when the entity it matched is in staging: where its own
     /// violations start in the list.
     pub param_staged_from: Option<usize>,
+    /// The body's `Content-Encoding`, undone before the body is inspected.
+    pub body_coding: Option<crate::waf::parse::coding::Coding>,
+    /// The JSON body is a sequence of documents, one a line (NDJSON, JSON Lines, JSON text
+    /// sequences).
+    pub json_lines: bool,
 }
 
 #[cfg(test)]

@@ -18,6 +18,8 @@ pub mod check_head;
 pub mod check_json_schema;
 pub mod check_length;
 pub mod check_params;
+pub mod check_protocol;
+pub mod check_scan;
 pub mod check_upload;
 pub mod check_value;
 pub mod compiled;

@@ -241,6 +241,7 @@ mod tests {
             systems: systems.iter().map(|s| s.to_string()).collect(),
             sets: sets.iter().map(|s| s.to_string()).collect(),
             targets: Vec::new(),
+            headers: Vec::new(),
         }
     }
 

@@ -11,6 +11,8 @@
 //! systems: MySQL, Microsoft SQL Server        (optional; empty = general)
 //! sets: Generic Detection Signatures         (optional, added to the derived sets)
 //! targets: @values, url                       (see [`parse_targets`])
+//! unless: url, binary                         (optional: value shapes it does not apply to, see `shape`)
+//! headers: accept, range                      (optional: only these header names, for `header`)
 //! literal: union                              (repeatable; any literal hit triggers the regex)
 //! regex: \bunion\b[\s\S]{0,100}?\bselect\b     (case-insensitive; omitted = literal hit is the match)
 //! engine: sqli                                (instead of literal/regex: a tokenizer from waf::injection)
@@ -44,6 +46,10 @@ pub struct SigDef {
     pub systems: Vec<String>,
     pub sets: Vec<String>,
     pub targets: Vec<Target>,
+    /// The value shapes ([`super::shape::Shape`] bits) in which a match does not count.
+    pub unless: u8,
+    /// For the `header` target: the header names (lower case) it applies to; empty = all.
+    pub headers: Vec<String>,
     pub literals: Vec<String>,
     pub regex: Option<String>,
     pub engine: Engine,
@@ -98,7 +104,7 @@ pub const VALUES: &[Target] = &[
 ];
 
 /// Parses a comma list of targets: `url`, `query`, `param-name`, `param-value`, `header`, `cookie`,
-/// `body`, `json`, `xml`, `grpc`, or the groups `@values` ([`VALUES`]) and `@all`.
+/// `body`, `json`, `xml`, `grpc`, `filename`, or the groups `@values` ([`VALUES`]) and `@all`.
 pub fn parse_targets(v: &str) -> Result<Vec<Target>, String> {
     let mut out = Vec::new();
     for name in list(v) {
@@ -113,6 +119,7 @@ pub fn parse_targets(v: &str) -> Result<Vec<Target>, String> {
             "json" => &[Target::Json],
             "xml" => &[Target::Xml],
             "grpc" => &[Target::Grpc],
+            "filename" => &[Target::Filename],
             "@values" => VALUES,
             "@all" => Target::ALL,
             other => return Err(format!("unknown target {other:?}")),
@@ -171,6 +178,8 @@ struct Partial {
     systems: Vec<String>,
     sets: Vec<String>,
     targets: Vec<Target>,
+    unless: u8,
+    headers: Vec<String>,
     literals: Vec<String>,
     regex: Option<String>,
     engine: Option<Engine>,
@@ -199,6 +208,8 @@ impl Partial {
             systems: self.systems,
             sets: self.sets,
             targets: self.targets,
+            unless: self.unless,
+            headers: self.headers,
             literals: self.literals,
             regex: self.regex,
             engine,
@@ -247,6 +258,20 @@ pub fn parse(text: &str) -> Result<Vec<SigDef>, DbError> {
             "systems" => cur.systems.extend(list(value)),
             "sets" => cur.sets.extend(list(value)),
             "targets" => cur.targets = parse_targets(value).map_err(|m| err(line, m))?,
+            "headers" => cur
+                .headers
+                .extend(list(value).into_iter().map(|h| h.to_ascii_lowercase())),
+            "unless" => {
+                for name in list(value) {
+                    let shape = super::shape::Shape::parse(&name).ok_or_else(|| {
+                        err(
+                            line,
+                            format!("unknown shape {name:?} (expected url or binary)"),
+                        )
+                    })?;
+                    cur.unless |= shape as u8;
+                }
+            }
             "literal" => cur
                 .literals
                 .push(unescape(value).map_err(|m| err(line, m))?),

@@ -377,7 +377,7 @@ impl<'a> Search<'a> {
 /// Calls `step(next, byte)` for each move out of state `s` that `allowed` permits (`byte`: it
 /// reads one; look-arounds are taken as true and read none); returns whether `s` is the match state.
 fn moves(nfa: &NFA, s: StateID, allowed: &ByteSet, mut step: impl FnMut(StateID, bool)) -> bool {
-    let any = |lo: u8, hi: u8| (lo..=hi).any(|b| allowed.contains(b));
+    let any = |lo: u8, hi: u8| allowed.intersects_range(lo, hi);
     match nfa.state(s) {
         State::ByteRange { trans } => {
             if any(trans.start, trans.end) {

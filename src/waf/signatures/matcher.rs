@@ -83,6 +83,8 @@ pub struct Matcher {
     targets: Vec<TargetMatcher>,
     confirm: Vec<Confirm>,
     ids: Vec<u32>,
+    /// Per signature: the value shapes its matches do not count in (`unless:`).
+    unless: Vec<u8>,
 }
 
 fn build_regex(id: u32, pattern: &str) -> Result<Regex, CompileError> {
@@ -199,6 +201,7 @@ impl Matcher {
             targets,
             confirm,
             ids: defs.iter().map(|d| d.id).collect(),
+            unless: defs.iter().map(|d| d.unless).collect(),
         })
     }
 
@@ -235,7 +238,14 @@ impl Matcher {
             self.literals.occurrences(&view, &mut found);
             self.scan_view(tm, &view, &ByteSet::of(&view), &found, &mut matched);
         }
-        hits.extend(matched.ones().map(|i| self.ids[i]));
+        // The shapes of the value are judged only when a match depends on them.
+        let mut value_shapes = None;
+        hits.extend(matched.ones().filter_map(|i| {
+            let unless = self.unless[i];
+            let exempt = unless != 0
+                && *value_shapes.get_or_insert_with(|| super::shape::shapes(value)) & unless != 0;
+            (!exempt).then_some(self.ids[i])
+        }));
     }
 
     /// For a value without occurrences of the automaton's patterns and without views: whether

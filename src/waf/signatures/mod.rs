@@ -12,6 +12,7 @@ mod gate;
 mod literals;
 mod matcher;
 mod memo;
+pub mod shape;
 mod table;
 
 use std::collections::HashMap;
@@ -24,11 +25,17 @@ pub use matcher::{CompileError, REGEX_DFA_LIMIT, REGEX_SIZE_LIMIT};
 /// The shipped database files, in id order.
 const BUILTIN: &[&str] = &[
     include_str!("../../../policies/signatures/sqli.sig"),
+    include_str!("../../../policies/signatures/sqli_syntax.sig"),
     include_str!("../../../policies/signatures/xss.sig"),
+    include_str!("../../../policies/signatures/xss_script.sig"),
     include_str!("../../../policies/signatures/command.sig"),
+    include_str!("../../../policies/signatures/command_shell.sig"),
     include_str!("../../../policies/signatures/traversal.sig"),
     include_str!("../../../policies/signatures/code.sig"),
+    include_str!("../../../policies/signatures/code_lang.sig"),
     include_str!("../../../policies/signatures/other.sig"),
+    include_str!("../../../policies/signatures/protocol.sig"),
+    include_str!("../../../policies/signatures/ssrf_files.sig"),
 ];
 
 /// Where in the request a value was found; signatures declare which targets they apply to.
@@ -54,6 +61,9 @@ pub enum Target {
     Xml,
     /// A string field of a gRPC message.
     Grpc,
+    /// The name an uploaded file is to be stored under (a multipart part's `filename`, the
+    /// `X-Filename` headers of raw uploads).
+    Filename,
 }
 
 impl Target {
@@ -69,6 +79,7 @@ impl Target {
         Target::Json,
         Target::Xml,
         Target::Grpc,
+        Target::Filename,
     ];
 
     /// Position in [`Target::ALL`].
@@ -109,6 +120,8 @@ pub struct SignatureInfo {
     pub sets: Vec<String>,
     /// The targets the signature applies to.
     pub targets: Vec<Target>,
+    /// For header values: the header names (lower case) it applies to; empty = every header.
+    pub headers: Vec<String>,
 }
 
 /// The signature set named after an attack type, if the declarative policy has one.
@@ -130,6 +143,9 @@ pub fn attack_type_set(attack_type: &str) -> Option<&'static str> {
         | "Server-Side Includes"
         | "Mail Command Injection"
         | "HTTP Request Smuggling Attack"
+        | "HTTP Parser Attack"
+        | "Session Hijacking"
+        | "Open Redirect"
         | "Injection Attempt"
         | "XPath Injection" => "Other Application Attacks Signatures",
         _ => return None,
@@ -225,6 +241,7 @@ impl SignatureDb {
                 systems: d.systems.clone(),
                 sets: derived_sets(d),
                 targets: d.targets.clone(),
+                headers: d.headers.clone(),
             })
             .collect();
         static NEXT_ID: AtomicU64 = AtomicU64::new(0);

@@ -1,0 +1,175 @@
+# HTTP protocol attacks in header fields (ids 300007000-300007999): the grammar of one header
+# (`headers:` scopes a signature to those header names) and headers a browser never sends.
+# Format: see src/waf/signatures/db.rs. Pass examples are real browsers' and API clients' values.
+
+id: 300007001
+name: HTTP protocol: obsolete Request-Range header
+type: HTTP Parser Attack
+accuracy: high
+risk: medium
+targets: header
+headers: request-range
+unless: binary
+literal: bytes
+regex: \bbytes\s*=
+test: bytes=0-1023
+test: bytes=1073741824-2147483647
+pass: none
+
+id: 300007002
+name: HTTP protocol: more byte ranges than a client asks for
+type: HTTP Parser Attack
+accuracy: high
+risk: medium
+targets: header
+headers: range, request-range, if-range
+unless: binary
+literal: ,
+regex: ^\s*bytes\s*=\s*(?:[^,]*,){5,}
+test: bytes=0-1,2-3,4-5,6-7,8-9,10-11
+pass: bytes=0-1023
+pass: bytes=0-50, 100-150
+
+id: 300007003
+name: HTTP protocol: response charset requested in Accept
+type: HTTP Parser Attack
+accuracy: high
+risk: medium
+targets: header
+headers: accept
+unless: binary
+literal: charset
+regex: ;\s*charset\s*=
+test: text/html;q=0.9;charset=CP1026,*/*;q=0.8
+test: text/html; charset=CP1026
+pass: text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8
+pass: application/json, text/plain, */*
+
+id: 300007004
+name: HTTP protocol: Accept-Encoding outside the content-coding grammar
+type: HTTP Parser Attack
+accuracy: high
+risk: medium
+targets: header
+headers: accept-encoding
+unless: binary
+literal: &
+literal: **
+literal: '
+literal: "
+literal: <
+literal: \\
+literal: (
+literal: |
+regex: [&'"<>\\()|{}]|\*\*
+test: AAAA,AAAA&AA&**AAAA**A,AAAA, *, ,
+pass: gzip, deflate, br, zstd
+pass: gzip;q=1.0, identity; q=0.5, *;q=0
+
+id: 300007005
+name: HTTP header injection: Proxy header (httpoxy)
+type: HTTP Parser Attack
+accuracy: high
+risk: high
+targets: header
+headers: proxy
+unless: binary
+literal: :
+literal: .
+regex: \S
+test: http://evil.example:8080
+test: 10.0.0.1:3128
+pass: none
+
+id: 300007006
+name: HTTP header injection: URL override headers
+type: HTTP Parser Attack
+accuracy: medium
+risk: high
+targets: header
+headers: x-original-url, x-rewrite-url, x-override-url
+unless: binary
+literal: /
+regex: ^\s*/
+test: /admin
+test: /console/login
+pass: https://example.com/page
+
+id: 300007007
+name: Path injection: line break in the URL path (PHP-FPM path info, response splitting)
+type: HTTP Parser Attack
+accuracy: high
+risk: high
+targets: url
+unless: binary
+literal: \n
+literal: \r
+regex: [\r\n]
+test: /index.php/PHP\ninfo.php
+test: /foo\nbar
+pass: /products/shoes
+
+id: 300007008
+name: SSRF: Apache mod_proxy unix socket target (CVE-2021-40438)
+type: Server-Side Request Forgery (SSRF)
+accuracy: high
+risk: high
+targets: @values, url, param-name
+unless: binary
+literal: unix:
+regex: \bunix:[^|]*\|\s*(?:https?|ftp|ws|fcgi|ajp|h2c?)://
+test: unix:AAAAAAAAA|http://coreruleset.org/
+pass: unix: a history
+
+id: 300007009
+name: Predictable resource: backup or editor copy of a file
+type: Predictable Resource Location
+accuracy: medium
+risk: low
+targets: url
+unless: binary
+literal: ~
+literal: .swp
+literal: .bak
+literal: .orig
+literal: .old
+regex: \.(?:php\d?|phtml|asp|aspx|jsp|cgi|pl|py|rb|inc|conf|config|ini|env|ya?ml|json|xml|sql|sh)~(?:/|$)|/\.[\w.-]+\.sw[op](?:/|$)|\.(?:php|asp|aspx|jsp|inc|conf|config)\.(?:bak|orig|old|save|backup)(?:/|$)
+test: /index.php~/foo/bar/
+test: /.index.php.swp
+test: /config.php.bak
+pass: /~user/index.html
+pass: /docs/a~b.html
+
+id: 300007010
+name: Open redirect: URL that parsers and browsers read as another host
+type: Open Redirect
+accuracy: high
+risk: medium
+targets: @values, param-name
+unless: binary
+literal: /\
+literal: \/
+literal: \\
+literal: ///
+literal: %5c
+literal: %2f%2f
+literal: :/\
+literal: :\
+literal: https:
+literal: http:
+literal: @
+regex: ^\s*(?:https?:)?//[\w-]+(?:\.[\w-]+)+(?::[^@/\s]*)?@[\w-]+(?:\.[\w-]+)*\.[a-z]{2,}|^\s*(?:/\\|\\/|\\\\|/{3,}|/%5c|%5c|%2f%2f|/%2f|%2f/)[/\\]*[\w.-]*[\w-]\.[a-z]{2,}\b|^\s*https?:(?:/\\|\\/|\\\\|\\|/{3,})\s*[\w.-]+\.[a-z]{2,}|^\s*https?:/[\w-][\w.-]*\.[a-z]{2,}|^\s*https?:[\w-]+\.[a-z]{2,}\b
+test: /\evil.com
+test: \/\/evil.com
+test: ///evil.com
+test: /%5Cevil.com
+test: https:/\evil.com
+test: https:evil.com
+test: https://trusted.example@evil.example/login
+test: //bank.example:x@203.0.113.9.nip.io/
+pass: mailto:someone@example.com
+pass: https://user@example.com/
+pass: foo.bar@example.com
+pass: //kns.cnki.net/KXReader/Detail?dbcode=CJFD
+pass: /account/settings
+pass: https://example.com/return

