@@ -117,10 +117,10 @@ Connection: keep-alive\r\n\r\n{\"id\":1,\"name\":\"Ada\"}";
         let mut out = Vec::with_capacity(4096);
         b.iter(|| {
             let Ok(req) = wire::parse_request(black_box(&head), lim) else {
-                panic!("fast path head")
+                panic!("valid head")
             };
             out.clear();
-            wire::encode_request(&mut out, &req.parts, req.seen, Some("127.0.0.1"));
+            wire::encode_request(&mut out, &req.parts, req.seen, Some("127.0.0.1"), &[]);
             let mut buf = bytes::BytesMut::from(RESPONSE);
             let Ok(Some(res)) = response::parse_response(&mut buf, &req.parts.method) else {
                 panic!("response head")
@@ -135,6 +135,7 @@ Connection: keep-alive\r\n\r\n{\"id\":1,\"name\":\"Ada\"}";
             let how = encode::Answering {
                 method: &req.parts.method,
                 close: false,
+                http10: false,
             };
             black_box(encode::encode(
                 &mut out,

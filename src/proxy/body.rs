@@ -4,7 +4,6 @@
 //!
 //! Imports: hyper bodies, tokio channels, `waf::{Transaction, Step}`.
 
-use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,6 +16,7 @@ use hyper::body::Incoming;
 use parking_lot::Mutex;
 use tokio::sync::{mpsc, watch};
 
+use super::driver::inspect::{Inspection, Inspector, Stop};
 use super::limits::Limits;
 use super::pace::Paced;
 use super::upstream::{BoxError, ProxyBody};
@@ -107,8 +107,7 @@ where
 /// Dropping the body would reset the stream instead, and some clients (curl 7.88) then drop the
 /// answer they were sent, even for a reset with `NO_ERROR`. Bounded by the body limit and the pace
 /// limits, like any body.
-pub fn discard(body: Incoming, lim: &Limits) {
-    let mut body = Paced::new(body, lim, Arc::new(AtomicBool::new(false)));
+pub fn discard(mut body: Paced<Incoming>, lim: &Limits) {
     let max = lim.max_body_bytes;
     tokio::spawn(async move {
         let mut seen = 0u64;
@@ -136,16 +135,6 @@ impl Body for ChannelBody {
     }
 }
 
-/// The body phase of the WAF, as the pump sees it.
-pub trait Inspector: Send + 'static {
-    /// One chunk of the body, in order.
-    fn body(&mut self, chunk: &[u8]) -> Step;
-    /// The end of the body.
-    fn end(&mut self) -> Step;
-    /// The body is longer than the `limit` bytes the proxy holds for inspection.
-    fn overflow(&mut self, limit: u64) -> Step;
-}
-
 impl Inspector for SharedTx {
     fn body(&mut self, chunk: &[u8]) -> Step {
         match self.lock().as_mut() {
@@ -170,8 +159,9 @@ impl Inspector for SharedTx {
     }
 }
 
-/// Starts inspecting `body` with `tx`. Returns the upstream body and the signal the handler
-/// waits on before it sends the request.
+/// Starts inspecting `body` with `tx` in a task of its own (a stream handed to hyper's HTTP/2
+/// client, which pulls it from its connection task). Returns the upstream body and the signal the
+/// handler waits on before it sends the request.
 pub fn inspect<B, I>(
     body: B,
     tx: I,
@@ -181,7 +171,7 @@ pub fn inspect<B, I>(
 where
     B: Body<Data = Bytes> + Send + Unpin + 'static,
     B::Error: Send,
-    I: Inspector,
+    I: Inspector + Send + 'static,
 {
     let (out, rx) = mpsc::channel(4);
     let (signal, signal_rx) = watch::channel(Signal::Pending);
@@ -189,13 +179,9 @@ where
         tx,
         out,
         signal,
-        held: VecDeque::new(),
-        held_bytes: 0,
-        sent: 0,
-        allowed: 0,
-        inspecting: true,
+        body: Inspection::new(true, max_body, inspect_max),
     };
-    tokio::spawn(pump.run(body, max_body, inspect_max));
+    tokio::spawn(pump.run(body));
     (ChannelBody(rx).boxed_unsync(), signal_rx)
 }
 
@@ -203,92 +189,55 @@ struct Pump<I> {
     tx: I,
     out: mpsc::Sender<Result<Frame<Bytes>, BoxError>>,
     signal: watch::Sender<Signal>,
-    held: VecDeque<Bytes>,
-    held_bytes: usize,
-    /// Body bytes sent upstream so far (the offset of the first held byte).
-    sent: u64,
-    /// Body bytes the engine allows upstream so far.
-    allowed: u64,
-    inspecting: bool,
+    body: Inspection,
 }
 
 impl<I: Inspector> Pump<I> {
-    async fn run<B>(mut self, mut body: B, max_body: u64, inspect_max: usize)
+    async fn run<B>(mut self, mut body: B)
     where
         B: Body<Data = Bytes> + Unpin,
     {
-        let mut total: u64 = 0;
         loop {
             if !self.release().await {
                 return;
             }
-            match body.frame().await {
-                None => {
-                    if self.inspecting && self.tx.end() == Step::Block {
-                        return self.stop(Signal::Blocked).await;
+            let stopped = match body.frame().await {
+                None => match self.body.end(&mut self.tx) {
+                    Ok(()) => {
+                        self.go();
+                        let _ = self.release().await;
+                        return;
                     }
-                    self.inspecting = false;
-                    self.go();
-                    let _ = self.release().await;
-                    return;
-                }
+                    Err(s) => s,
+                },
                 Some(Err(_)) => return self.stop(Signal::ClientError).await,
                 Some(Ok(frame)) => match frame.into_data() {
-                    Ok(data) => {
-                        total += data.len() as u64;
-                        if total > max_body {
-                            return self.stop(Signal::TooLarge).await;
-                        }
-                        if !self.inspecting {
-                            if self.out.send(Ok(Frame::data(data))).await.is_err() {
-                                return;
+                    Ok(data) => match self.body.feed(&mut self.tx, data) {
+                        Ok(()) => {
+                            if self.body.go() {
+                                self.go();
                             }
                             continue;
                         }
-                        self.held_bytes += data.len();
-                        self.held.push_back(data.clone());
-                        match self.tx.body(&data) {
-                            Step::Block => return self.stop(Signal::Blocked).await,
-                            Step::Release(n) => {
-                                self.allowed = self.allowed.max(n);
-                                if n > 0 {
-                                    self.go();
-                                }
-                            }
-                            Step::PassRest => {
-                                self.inspecting = false;
-                                self.go();
-                            }
-                            Step::Forward | Step::InspectBody => {}
-                        }
-                        // Bytes the engine already released are on their way, not held for
-                        // inspection (a body the engine only counts is released chunk by chunk).
-                        let unreleased = (self.held_bytes as u64)
-                            .saturating_sub(self.allowed.saturating_sub(self.sent));
-                        if self.inspecting && unreleased > inspect_max as u64 {
-                            // Past the inspection limit: the engine decides on what it saw (the
-                            // overflow is a violation, blocking by default); if it lets the
-                            // request go, the rest streams uninspected.
-                            if self.tx.overflow(inspect_max as u64) == Step::Block {
-                                return self.stop(Signal::Blocked).await;
-                            }
-                            self.inspecting = false;
+                        Err(s) => s,
+                    },
+                    Err(trailers) => match self.body.end(&mut self.tx) {
+                        Ok(()) => {
                             self.go();
-                        }
-                    }
-                    Err(frame) => {
-                        if self.inspecting && self.tx.end() == Step::Block {
-                            return self.stop(Signal::Blocked).await;
-                        }
-                        self.inspecting = false;
-                        self.go();
-                        if !self.release().await {
+                            if self.release().await {
+                                let _ = self.out.send(Ok(trailers)).await;
+                            }
                             return;
                         }
-                        let _ = self.out.send(Ok(frame)).await;
-                    }
+                        Err(s) => s,
+                    },
                 },
-            }
+            };
+            let why = match stopped {
+                Stop::Blocked => Signal::Blocked,
+                Stop::TooLarge => Signal::TooLarge,
+            };
+            return self.stop(why).await;
         }
     }
 
@@ -312,23 +261,7 @@ impl<I: Inspector> Pump<I> {
 
     /// Sends the held bytes the engine allows; false when the upstream side is gone.
     async fn release(&mut self) -> bool {
-        let limit = if self.inspecting {
-            self.allowed
-        } else {
-            u64::MAX
-        };
-        while let Some(front) = self.held.front_mut() {
-            if self.sent >= limit {
-                break;
-            }
-            let room = limit - self.sent;
-            let chunk = if (front.len() as u64) <= room {
-                self.held.pop_front().unwrap_or_default()
-            } else {
-                front.split_to(room as usize)
-            };
-            self.sent += chunk.len() as u64;
-            self.held_bytes -= chunk.len();
+        while let Some(chunk) = self.body.release() {
             if self.out.send(Ok(Frame::data(chunk))).await.is_err() {
                 return false;
             }

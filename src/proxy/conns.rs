@@ -165,12 +165,32 @@ impl HostConns {
         }
     }
 
-    /// Opens a plain TCP connection for the fast path (`http://` members only).
-    pub(super) async fn raw_connect(&self, clients: &Clients) -> std::io::Result<UpConn> {
-        match clients.inner.h1.connect(false, &self.authority).await? {
-            UpStream::Plain(tcp) => Ok(UpConn::fresh(tcp)),
-            UpStream::Tls(_) => Err(std::io::Error::other("TLS where plain TCP was asked")),
+    /// A connection for a request of the proxy: the shared HTTP/2 one when `h2` is asked (h2c
+    /// members, gRPC) or the host is known to pick it, else a fresh HTTP/1.1 one (see
+    /// [`Clients::connect`] for what `h2` and `need_h2` mean).
+    pub(super) async fn connect_for(
+        self: &Arc<Self>,
+        clients: &Clients,
+        h2: bool,
+        need_h2: bool,
+    ) -> Result<Connected, SendError> {
+        if (h2 || self.speaks_h2.load(Ordering::Relaxed))
+            && let Some(tx) = self.shared_h2()
+        {
+            return Ok(Connected::H2(tx));
         }
+        clients.connect(self, h2, need_h2).await
+    }
+
+    /// Opens a fresh HTTP/1.1 connection for a protocol upgrade (TLS offers `http/1.1` only).
+    pub(super) async fn connect_upgrade(&self, clients: &Clients) -> std::io::Result<UpConn> {
+        let io = clients.inner.h1.connect(self.tls, &self.authority).await?;
+        Ok(UpConn::fresh(io))
+    }
+
+    /// Whether a TLS host answered ALPN with `h2` last time.
+    pub(super) fn speaks_h2(&self) -> bool {
+        self.speaks_h2.load(Ordering::Relaxed)
     }
 
     fn shared_h2(&self) -> Option<http2::SendRequest<ProxyBody>> {
@@ -179,9 +199,10 @@ impl HostConns {
     }
 }
 
-/// A fresh connection, by the protocol it ended up speaking.
-enum Fresh {
-    H1(http1::SendRequest<ProxyBody>),
+/// A connection, by the protocol it ended up speaking.
+pub(super) enum Connected {
+    /// HTTP/1.1, driven by the proxy itself.
+    H1(UpConn),
     H2(http2::SendRequest<ProxyBody>),
 }
 
@@ -283,8 +304,8 @@ impl Clients {
             let (mut tx, pooled) = match host.checkout() {
                 Some(tx) => (tx, true),
                 None => match self.connect(host, false, false).await? {
-                    Fresh::H1(tx) => (tx, false),
-                    Fresh::H2(tx) => return send_on_h2(host, tx, req).await,
+                    Connected::H1(up) => (handshake_h1(up).await?, false),
+                    Connected::H2(tx) => return send_on_h2(host, tx, req).await,
                 },
             };
             match tx.try_send_request(req).await {
@@ -308,8 +329,9 @@ impl Clients {
             return send_on_h2(host, tx, req).await;
         }
         match self.connect(host, true, grpc).await? {
-            Fresh::H2(tx) => send_on_h2(host, tx, req).await,
-            Fresh::H1(mut tx) => {
+            Connected::H2(tx) => send_on_h2(host, tx, req).await,
+            Connected::H1(up) => {
+                let mut tx = handshake_h1(up).await?;
                 let res = tx.send_request(req).await.map_err(SendError::Http)?;
                 Ok(wrap(res, Some((host.clone(), tx))))
             }
@@ -318,7 +340,12 @@ impl Clients {
 
     /// Opens a connection; `h2` asks for HTTP/2 (prior knowledge in cleartext, ALPN over TLS).
     /// A TLS member that picks HTTP/1.1 gets an HTTP/1.1 connection unless `need_h2`.
-    async fn connect(&self, host: &HostConns, h2: bool, need_h2: bool) -> Result<Fresh, SendError> {
+    async fn connect(
+        &self,
+        host: &HostConns,
+        h2: bool,
+        need_h2: bool,
+    ) -> Result<Connected, SendError> {
         let connector = if host.tls {
             &self.inner.alpn
         } else {
@@ -348,52 +375,32 @@ impl Clients {
                 }
             });
             *host.h2.lock() = Some(tx.clone());
-            return Ok(Fresh::H2(tx));
+            return Ok(Connected::H2(tx));
         }
         if need_h2 {
             return Err(SendError::NoH2);
         }
-        let (tx, conn) = http1::handshake(TokioIo::new(io))
-            .await
-            .map_err(SendError::Http)?;
-        tokio::spawn(async move {
-            if let Err(e) = conn.await {
-                tracing::debug!("upstream connection ended: {e}");
-            }
-        });
-        Ok(Fresh::H1(tx))
+        Ok(Connected::H1(UpConn::fresh(io)))
     }
+}
 
-    /// Sends an upgrade request (WebSocket) on a fresh HTTP/1.1 connection that is never pooled:
-    /// after `101 Switching Protocols`, `hyper::upgrade::on(response)` yields the tunnel.
-    pub async fn send_upgrade(
-        &self,
-        member: &Member,
-        mut req: Request<ProxyBody>,
-    ) -> Result<Response<Incoming>, SendError> {
-        let host = self.host(member);
-        let io = self
-            .inner
-            .h1
-            .connect(host.tls, &host.authority)
-            .await
-            .map_err(SendError::Connect)?;
-        let (mut tx, conn) = http1::handshake(TokioIo::new(io))
-            .await
-            .map_err(SendError::Http)?;
-        tokio::spawn(async move {
-            if let Err(e) = conn.with_upgrades().await {
-                tracing::debug!("upstream upgrade connection ended: {e}");
-            }
-        });
-        *req.version_mut() = Version::HTTP_11;
-        tx.send_request(req).await.map_err(SendError::Http)
-    }
+/// hyper's HTTP/1.1 client on a fresh connection (the fetches off the request path).
+async fn handshake_h1(up: UpConn) -> Result<http1::SendRequest<ProxyBody>, SendError> {
+    let (io, _) = up.into_parts();
+    let (tx, conn) = http1::handshake(TokioIo::new(io))
+        .await
+        .map_err(SendError::Http)?;
+    tokio::spawn(async move {
+        if let Err(e) = conn.await {
+            tracing::debug!("upstream connection ended: {e}");
+        }
+    });
+    Ok(tx)
 }
 
 /// Sends on an HTTP/2 connection (absolute URI, as h2 requires), retrying once on a fresh
 /// connection when the shared one closed before the request went out.
-async fn send_on_h2(
+pub(super) async fn send_on_h2(
     host: &Arc<HostConns>,
     mut tx: http2::SendRequest<ProxyBody>,
     mut req: Request<ProxyBody>,

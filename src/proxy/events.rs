@@ -21,6 +21,8 @@ use crate::waf::SecurityEvent;
 
 /// Queue length of the built-in JSON-line event log.
 pub const LOG_QUEUE: usize = 8192;
+/// Most events the event log writes at once.
+const WRITE_BATCH: usize = 256;
 
 struct Subscription {
     name: String,
@@ -102,15 +104,29 @@ impl EventSink {
         std::thread::Builder::new()
             .name("event-log".into())
             .spawn(move || {
+                // The events queued by the time the thread wakes go out in one write: under a
+                // flood of blocked requests, one system call per batch rather than per event.
+                let mut batch = Vec::new();
+                let mut lines = Vec::with_capacity(16 * 1024);
                 while let Some(ev) = stream.recv() {
-                    match serde_json::to_string(&*ev) {
-                        Ok(mut line) => {
-                            line.push('\n');
-                            if out.write_all(line.as_bytes()).is_ok() {
-                                let _ = out.flush();
+                    batch.push(ev);
+                    stream.drain_into(&mut batch, WRITE_BATCH - 1);
+                    lines.clear();
+                    for ev in batch.drain(..) {
+                        let at = lines.len();
+                        match serde_json::to_writer(&mut lines, &*ev) {
+                            Ok(()) => lines.push(b'\n'),
+                            Err(e) => {
+                                lines.truncate(at);
+                                tracing::error!("cannot serialise a security event: {e}");
                             }
                         }
-                        Err(e) => tracing::error!("cannot serialise a security event: {e}"),
+                    }
+                    if out.write_all(&lines).is_ok() {
+                        let _ = out.flush();
+                    }
+                    if lines.capacity() > 1 << 20 {
+                        lines = Vec::with_capacity(16 * 1024);
                     }
                 }
                 let _ = out.flush();

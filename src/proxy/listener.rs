@@ -1,11 +1,11 @@
-//! One listener: the accept loop, TLS termination, the HTTP/1.1 fast path ([`super::h1`]), the
-//! head guard and hyper's HTTP/1.1 + HTTP/2 server for everything else, and graceful draining when
-//! the listener is stopped. An HTTP/1 connection starts on the fast path and moves to the guard +
-//! hyper at the first request the fast path does not serve; HTTP/2 goes to hyper at once. The listener reads its [`Site`]
-//! and TLS configuration through `ArcSwap`s, so an apply changes them for new requests (and new
-//! connections, for TLS) without touching requests in flight.
+//! One listener: the accept loop, TLS termination, and the two front-ends of the phase driver:
+//! every HTTP/1.x connection is served by the HTTP/1.1 connection code ([`super::h1`]); HTTP/2
+//! (TLS with ALPN `h2`, or a cleartext connection that opens with the preface) by hyper's HTTP/2
+//! server ([`super::handler`]). Graceful draining when the listener is stopped. The listener reads
+//! its [`Site`] and TLS configuration through `ArcSwap`s, so an apply changes them for new
+//! requests (and new connections, for TLS) without touching requests in flight.
 //!
-//! Imports: hyper-util server, tokio-rustls, `super::{guard, handler, h1, drain}`.
+//! Imports: hyper's HTTP/2 server, tokio-rustls, `super::{guard, handler, h1, drain}`.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -13,14 +13,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::{ArcSwap, ArcSwapOption};
+use hyper::server::conn::http2;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
 use super::drain::{Drain, Watch};
-use super::guard::{Guard, UpgradeLatch};
+use super::guard::Guard;
 use super::h1;
 use super::handler::{Conn, Shared, Site, handle};
 use super::limits::Limits;
@@ -31,28 +31,10 @@ pub struct Swappable {
     pub tls: ArcSwapOption<rustls::ServerConfig>,
 }
 
-/// hyper's built-in limit of header fields per HTTP/1 head.
-const HYPER_DEFAULT_MAX_HEADERS: usize = 100;
-
-/// The hyper server configuration for `lim`.
-pub fn server_builder(lim: &Limits) -> auto::Builder<TokioExecutor> {
-    let mut b = auto::Builder::new(TokioExecutor::new());
-    let mut h1 = b.http1();
-    h1.timer(TokioTimer::new())
-        // hyper's timer runs from the moment it waits for a head, so it is the idle timeout;
-        // the guard cuts a head that started but did not finish (header_read_timeout).
-        .header_read_timeout(lim.idle_timeout)
-        .keep_alive(true)
-        .auto_date_header(false)
-        .max_buf_size((lim.max_head_bytes + 8192).max(8192));
-    // The guard already refused heads with more than `max_headers` fields (431). hyper's own
-    // default cap is 100 on an uninitialised stack array; setting any value makes it initialise a
-    // fresh array for every head (measured ~0.7 % of the proxy's CPU), so only raise it.
-    if lim.max_headers > HYPER_DEFAULT_MAX_HEADERS {
-        h1.max_headers(lim.max_headers);
-    }
-    b.http2()
-        .timer(TokioTimer::new())
+/// The HTTP/2 server configuration for `lim`.
+pub fn server_builder(lim: &Limits) -> http2::Builder<TokioExecutor> {
+    let mut b = http2::Builder::new(TokioExecutor::new());
+    b.timer(TokioTimer::new())
         .auto_date_header(false)
         .max_concurrent_streams(256)
         .max_header_list_size(lim.max_head_bytes as u32)
@@ -105,7 +87,7 @@ pub async fn run(
 struct Connection {
     state: Arc<Swappable>,
     shared: Arc<Shared>,
-    builder: Arc<auto::Builder<TokioExecutor>>,
+    builder: Arc<http2::Builder<TokioExecutor>>,
     tls: Option<Arc<rustls::ServerConfig>>,
 }
 
@@ -113,26 +95,17 @@ impl Connection {
     async fn serve(self, tcp: TcpStream, peer: SocketAddr, watch: Watch) {
         let _ = tcp.set_nodelay(true);
         let lim = self.shared.limits;
-        let latch = Arc::new(UpgradeLatch::default());
         let conn = |tls| Conn {
             peer,
             tls,
-            upgrade: Some(latch.clone()),
+            peer_ip: peer.ip().to_string().into(),
         };
         match self.tls.clone() {
             None => {
-                let Some(rest) = self.fast(tcp, peer, false, true, &watch).await else {
-                    return;
-                };
-                let io = Guard::resume(
-                    rest.io,
-                    rest.buffered,
-                    rest.sniff,
-                    lim.head(),
-                    lim.header_read_timeout,
-                )
-                .with_upgrades(latch.clone());
-                self.http(io, conn(false), watch).await;
+                if let Some(rest) = self.http1(tcp, peer, false, true, &watch).await {
+                    let io = Guard::resume(rest.io, rest.buffered);
+                    self.http2(io, conn(false), watch).await;
+                }
             }
             Some(cfg) => {
                 let acceptor = tokio_rustls::TlsAcceptor::from(cfg);
@@ -146,34 +119,20 @@ impl Connection {
                     };
                 let alpn = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
                 if alpn.as_deref() == Some(b"h2") {
-                    let io = Guard::negotiated(
-                        stream,
-                        alpn.as_deref(),
-                        lim.head(),
-                        lim.header_read_timeout,
-                    )
-                    .with_upgrades(latch.clone());
-                    return self.http(io, conn(true), watch).await;
+                    let io = Guard::fresh(stream, lim.header_read_timeout);
+                    return self.http2(io, conn(true), watch).await;
                 }
                 let sniff = alpn.is_none();
-                let Some(rest) = self.fast(stream, peer, true, sniff, &watch).await else {
-                    return;
-                };
-                let io = Guard::resume(
-                    rest.io,
-                    rest.buffered,
-                    rest.sniff,
-                    lim.head(),
-                    lim.header_read_timeout,
-                )
-                .with_upgrades(latch.clone());
-                self.http(io, conn(true), watch).await;
+                if let Some(rest) = self.http1(stream, peer, true, sniff, &watch).await {
+                    let io = Guard::resume(rest.io, rest.buffered);
+                    self.http2(io, conn(true), watch).await;
+                }
             }
         }
     }
 
-    /// Serves the connection on the HTTP/1.1 fast path until it ends or is handed over.
-    async fn fast<I>(
+    /// Serves the connection as HTTP/1.x until it ends, or turns out to be HTTP/2 (`Some`).
+    async fn http1<I>(
         &self,
         io: I,
         peer: SocketAddr,
@@ -182,7 +141,7 @@ impl Connection {
         watch: &Watch,
     ) -> Option<h1::conn::Rest<I>>
     where
-        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send,
     {
         let ctx = h1::conn::Ctx {
             state: &self.state,
@@ -193,7 +152,7 @@ impl Connection {
         h1::conn::serve(io, &ctx, watch.clone(), sniff).await
     }
 
-    async fn http<I>(self, io: I, conn: Conn, mut watch: Watch)
+    async fn http2<I>(self, io: I, conn: Conn, mut watch: Watch)
     where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
@@ -206,14 +165,12 @@ impl Connection {
             let conn = conn.clone();
             async move { Ok::<_, Infallible>(handle(req, site, shared, conn).await) }
         });
-        let c = self
-            .builder
-            .serve_connection_with_upgrades(TokioIo::new(io), svc);
-        let mut c = std::pin::pin!(c.into_owned());
+        let c = self.builder.serve_connection(TokioIo::new(io), svc);
+        let mut c = std::pin::pin!(c);
         let ended = tokio::select! {
             r = c.as_mut() => r,
             _ = watch.signaled() => {
-                // HTTP/1: close after the current response; HTTP/2: GOAWAY.
+                // GOAWAY, then the streams in flight finish.
                 c.as_mut().graceful_shutdown();
                 c.await
             }

@@ -18,6 +18,7 @@ pub mod conns;
 pub mod dataplane;
 pub mod deadline;
 pub mod drain;
+pub mod driver;
 pub mod events;
 pub mod fetch;
 pub mod guard;

@@ -2,6 +2,9 @@
 //! `body_read_timeout`) or trickles it (less than `min_body_rate` bytes per second once that same
 //! time has passed), so that slow or stalled uploads cannot hold connections and descriptors.
 //!
+//! [`Pace`] is the accounting, [`Paced`] applies it to a body hyper reads; the HTTP/1.1 connection
+//! code applies it to the bodies it reads itself.
+//!
 //! Only time spent waiting for the client counts: the clock runs from the moment a read of the
 //! body has to wait until bytes arrive, so a body held back by a slow upstream (nobody reads it)
 //! is never the client's fault.
@@ -26,9 +29,10 @@ use super::upstream::BoxError;
 #[error("request body too slow")]
 pub struct TooSlow;
 
-/// A request body under the pace limits; sets `slow` when it cuts the body.
-pub struct Paced<B> {
-    inner: B,
+/// The pace accounting of one body, whoever reads it: how long the next wait for the client may
+/// last.
+#[derive(Debug)]
+pub struct Pace {
     timeout: Duration,
     min_rate: u64,
     received: u64,
@@ -36,22 +40,31 @@ pub struct Paced<B> {
     waited: Duration,
     /// The wait under way, if any.
     since: Option<Instant>,
-    sleep: Option<Pin<Box<Sleep>>>,
-    slow: Arc<AtomicBool>,
 }
 
-impl<B> Paced<B> {
-    pub fn new(inner: B, lim: &Limits, slow: Arc<AtomicBool>) -> Paced<B> {
-        Paced {
-            inner,
+impl Pace {
+    pub fn new(lim: &Limits) -> Pace {
+        Pace {
             timeout: lim.body_read_timeout,
             min_rate: lim.min_body_rate,
             received: 0,
             waited: Duration::ZERO,
             since: None,
-            sleep: None,
-            slow,
         }
+    }
+
+    /// A read has to wait: when the wait must end (the clock starts at the first call).
+    pub fn waiting(&mut self) -> Instant {
+        let since = *self.since.get_or_insert_with(Instant::now);
+        self.due(since)
+    }
+
+    /// A read ended with `n` body bytes.
+    pub fn got(&mut self, n: usize) {
+        if let Some(since) = self.since.take() {
+            self.waited += since.elapsed();
+        }
+        self.received += n as u64;
     }
 
     /// When the wait that started at `since` must end: after the read timeout, or earlier when
@@ -64,6 +77,25 @@ impl<B> Paced<B> {
             allowed = allowed.min(budget);
         }
         since + allowed
+    }
+}
+
+/// A request body under the pace limits; sets `slow` when it cuts the body.
+pub struct Paced<B> {
+    inner: B,
+    pace: Pace,
+    sleep: Option<Pin<Box<Sleep>>>,
+    slow: Arc<AtomicBool>,
+}
+
+impl<B> Paced<B> {
+    pub fn new(inner: B, lim: &Limits, slow: Arc<AtomicBool>) -> Paced<B> {
+        Paced {
+            inner,
+            pace: Pace::new(lim),
+            sleep: None,
+            slow,
+        }
     }
 }
 
@@ -82,19 +114,15 @@ where
         let this = self.get_mut();
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(frame) => {
-                if let Some(since) = this.since.take() {
-                    this.waited += since.elapsed();
-                }
-                if let Some(Ok(f)) = &frame
-                    && let Some(d) = f.data_ref()
-                {
-                    this.received += d.len() as u64;
-                }
+                let n = match &frame {
+                    Some(Ok(f)) => f.data_ref().map_or(0, Bytes::len),
+                    _ => 0,
+                };
+                this.pace.got(n);
                 Poll::Ready(frame.map(|r| r.map_err(Into::into)))
             }
             Poll::Pending => {
-                let since = *this.since.get_or_insert_with(Instant::now);
-                let due = this.due(since);
+                let due = this.pace.waiting();
                 let sleep = this
                     .sleep
                     .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));

@@ -4,18 +4,16 @@
 //! event with a support ID (VIOL_HTTP_PROTOCOL, or the length violation that fits), and the answer
 //! names the ID.
 //!
-//! The guard hands an HTTP/1 rejection to the service as a synthetic request
-//! ([`synthetic_request`], read back by [`Refusal::carried`]), so that the answer comes in order
-//! after any pipelined responses.
+//! The HTTP/1.1 connection code answers a refused head in order, after the requests pipelined
+//! before it, and reads nothing after it.
 //!
-//! Imports: `waf::{Transaction, Violation}`, `super::{head, handler, response}`.
+//! Imports: `waf::{Transaction, Violation}`, `super::{head, driver}`.
 
-use http::{HeaderValue, Response, StatusCode};
+use http::StatusCode;
 
-use super::handler::{Conn, Shared, Site, log_transaction};
-use super::head::{REJECT_HEADER, Reject};
-use super::response::simple;
-use super::upstream::ProxyBody;
+use super::driver::Env;
+use super::driver::answer::Answer;
+use super::head::Reject;
 use crate::waf::violation::{Context, Violation, ViolationKind};
 use crate::waf::{ConnInfo, Transaction};
 
@@ -32,40 +30,23 @@ pub struct Refusal {
     pub target: String,
 }
 
-/// The synthetic request the guard puts in place of the refused `head`: [`REJECT_HEADER`] carries
-/// the status, the reason and the printable part of the request line.
-pub fn synthetic_request(r: Reject, head: &[u8]) -> Vec<u8> {
-    let end = memchr::memchr2(b'\r', b'\n', head).unwrap_or(head.len());
-    let mut line = String::with_capacity(end.min(LINE_MAX));
-    for &b in &head[..end.min(LINE_MAX)] {
-        if (0x20..0x7f).contains(&b) {
-            line.push(char::from(b));
-        } else {
-            line.push_str(&format!("%{b:02X}"));
-        }
-    }
-    format!(
-        "GET / HTTP/1.1\r\nhost: portcullis.invalid\r\n{REJECT_HEADER}: {} {}\t{line}\r\n\r\n",
-        r.status, r.reason
-    )
-    .into_bytes()
-}
-
 impl Refusal {
-    /// Reads back what [`synthetic_request`] carries.
-    pub fn carried(v: &HeaderValue) -> Refusal {
-        let text = String::from_utf8_lossy(v.as_bytes());
-        let (what, line) = text.split_once('\t').unwrap_or((&text, ""));
-        let (code, reason) = what.split_once(' ').unwrap_or(("400", "bad request"));
-        let status = code
-            .parse::<u16>()
-            .ok()
-            .and_then(|c| StatusCode::from_u16(c).ok())
-            .unwrap_or(StatusCode::BAD_REQUEST);
+    /// The refusal of `head` (the bytes read of it): its method and target from the printable
+    /// part of its request line.
+    pub fn of_head(r: Reject, head: &[u8]) -> Refusal {
+        let end = memchr::memchr2(b'\r', b'\n', head).unwrap_or(head.len());
+        let mut line = String::with_capacity(end.min(LINE_MAX));
+        for &b in &head[..end.min(LINE_MAX)] {
+            if (0x20..0x7f).contains(&b) {
+                line.push(char::from(b));
+            } else {
+                line.push_str(&format!("%{b:02X}"));
+            }
+        }
         let mut parts = line.splitn(3, ' ');
         Refusal {
-            status,
-            reason: reason.to_string(),
+            status: StatusCode::from_u16(r.status).unwrap_or(StatusCode::BAD_REQUEST),
+            reason: r.reason.to_string(),
             method: parts.next().unwrap_or("").to_string(),
             target: parts.next().unwrap_or("").to_string(),
         }
@@ -82,14 +63,15 @@ impl Refusal {
         Violation::new(kind, Context::Request).detail(self.reason.clone())
     }
 
-    /// Logs the refusal as a blocked request of `site` and answers it with the status, the reason
-    /// and the support ID (`Connection: close`: nothing after a refused head is read).
-    pub fn answer(self, site: &Site, shared: &Shared, conn: &Conn) -> Response<ProxyBody> {
+    /// The refusal judged: a transaction blocked with the violation (to be logged), and the
+    /// answer (the status, the reason and the support ID; `Connection: close`: nothing after a
+    /// refused head is read).
+    pub fn judge(self, env: &Env<'_>) -> (Transaction, Answer) {
         let mut tx = Transaction::new(
-            site.engine.snapshot(),
+            env.site.engine.snapshot(),
             ConnInfo {
-                peer: conn.peer.ip(),
-                tls: conn.tls,
+                peer: env.client.peer.ip(),
+                tls: env.client.tls,
             },
         );
         tx.refuse(&self.method, &self.target, self.violation());
@@ -100,9 +82,17 @@ impl Refusal {
             "request refused before forwarding"
         );
         let text = format!("{}\nYour support ID is: {}\n", self.reason, tx.support_id());
-        log_transaction(&mut tx, site, shared, self.status);
-        simple(self.status, &text, true)
+        (tx, Answer::text(self.status, text, true))
     }
+}
+
+/// A request whose chunked body turned out malformed half-way: recorded on its transaction as a
+/// protocol violation (blocked), answered 400 with the support ID and `Connection: close`.
+pub fn malformed_body(tx: &mut Transaction, why: &'static str) -> Answer {
+    let v = Violation::new(ViolationKind::HttpProtocol, Context::Request).detail(why.to_string());
+    tx.deny(v, crate::waf::verdict::Reply::DefaultPage);
+    let text = format!("{why}\nYour support ID is: {}\n", tx.support_id());
+    Answer::text(StatusCode::BAD_REQUEST, text, true)
 }
 
 #[cfg(test)]
@@ -110,21 +100,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_rejection_survives_the_synthetic_request() {
+    fn a_refused_head_keeps_its_printable_request_line() {
         let r = Reject {
             status: 501,
             reason: "unsupported transfer coding",
         };
         let head = b"GET /a?q=<script>\x01\xff HTTP/1.1\r\nHost: a\r\n\r\n";
-        let synthetic = synthetic_request(r, head);
-        let text = String::from_utf8(synthetic).expect("ascii");
-        let value = text
-            .lines()
-            .find_map(|l| l.strip_prefix("x-portcullis-reject: "))
-            .expect("carried");
-        let refusal = Refusal::carried(&HeaderValue::from_str(value).expect("header value"));
         assert_eq!(
-            refusal,
+            Refusal::of_head(r, head),
             Refusal {
                 status: StatusCode::NOT_IMPLEMENTED,
                 reason: "unsupported transfer coding".into(),

@@ -11,7 +11,7 @@ use http_body_util::{BodyExt, Full};
 use super::upstream::ProxyBody;
 use crate::waf::BlockResponse;
 
-fn full(body: impl Into<Bytes>) -> ProxyBody {
+pub fn full(body: impl Into<Bytes>) -> ProxyBody {
     Full::new(body.into())
         .map_err(|e| match e {})
         .boxed_unsync()
@@ -20,9 +20,16 @@ fn full(body: impl Into<Bytes>) -> ProxyBody {
 /// The engine's block response as a hyper response: same status, same headers in the same order,
 /// same body. The engine renders; this only converts.
 pub fn block_reply(b: BlockResponse) -> Response<ProxyBody> {
+    let headers = block_headers(&b);
     let mut res = Response::new(full(b.body));
     *res.status_mut() = StatusCode::from_u16(b.status).unwrap_or(StatusCode::FORBIDDEN);
-    let h = res.headers_mut();
+    *res.headers_mut() = headers;
+    res
+}
+
+/// The fields of a block response as a map (a field that is not valid HTTP is left out).
+pub fn block_headers(b: &BlockResponse) -> HeaderMap {
+    let mut h = HeaderMap::with_capacity(b.headers.len());
     for (k, v) in &b.headers {
         match (
             HeaderName::from_bytes(k.as_bytes()),
@@ -34,7 +41,7 @@ pub fn block_reply(b: BlockResponse) -> Response<ProxyBody> {
             _ => tracing::warn!(header = %k, "block response header is not valid HTTP; left out"),
         }
     }
-    res
+    h
 }
 
 /// A short text answer from the proxy itself (errors, limits).

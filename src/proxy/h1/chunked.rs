@@ -1,4 +1,4 @@
-//! The chunked transfer coding of upstream response bodies: a decoder that turns what arrives into
+//! The chunked transfer coding of HTTP/1.1 bodies, request and response: a decoder that turns what arrives into
 //! data and trailer fields (pure, fed any split of the bytes; the fuzz target `h1_wire` drives it),
 //! and the encoder the client sees (hyper's format: uppercase hex sizes, trailers only where the
 //! client and the response allow them).
@@ -39,6 +39,15 @@ impl Default for Decoder {
     }
 }
 
+/// What [`Decoder::next`] took off the buffer.
+#[derive(Debug)]
+pub enum Piece {
+    /// Body bytes (split off the buffer, no copy).
+    Data(BytesMut),
+    /// The body ended (the trailers, if any, are kept); the bytes after it stay in the buffer.
+    End,
+}
+
 impl Decoder {
     /// Consumes what it can of `buf`, handing data to `data`. `Ok(true)` once the body ended (the
     /// bytes after it stay in `buf`), `Ok(false)` when more bytes are needed.
@@ -48,11 +57,22 @@ impl Decoder {
         data: &mut impl FnMut(&[u8]),
     ) -> Result<bool, &'static str> {
         loop {
+            match self.next(buf)? {
+                None => return Ok(false),
+                Some(Piece::Data(d)) => data(&d),
+                Some(Piece::End) => return Ok(true),
+            }
+        }
+    }
+
+    /// The next piece of the body at the start of `buf`; `Ok(None)` when more bytes are needed.
+    pub fn next(&mut self, buf: &mut BytesMut) -> Result<Option<Piece>, &'static str> {
+        loop {
             match self.state {
-                State::Done => return Ok(true),
+                State::Done => return Ok(Some(Piece::End)),
                 State::Size => {
                     let Some(line) = take_line(buf)? else {
-                        return Ok(false);
+                        return Ok(None);
                     };
                     self.state = match httparse::parse_chunk_size(&line) {
                         Ok(httparse::Status::Complete((_, 0))) => State::Trailers,
@@ -62,21 +82,20 @@ impl Decoder {
                 }
                 State::Data(n) => {
                     if buf.is_empty() {
-                        return Ok(false);
+                        return Ok(None);
                     }
                     let take = (buf.len() as u64).min(n) as usize;
-                    data(&buf[..take]);
-                    buf.advance(take);
                     let left = n - take as u64;
                     self.state = if left == 0 {
                         State::DataEnd
                     } else {
                         State::Data(left)
                     };
+                    return Ok(Some(Piece::Data(buf.split_to(take))));
                 }
                 State::DataEnd => {
                     if buf.len() < 2 {
-                        return Ok(false);
+                        return Ok(None);
                     }
                     if &buf[..2] != b"\r\n" {
                         return Err("malformed chunk end");
@@ -86,7 +105,7 @@ impl Decoder {
                 }
                 State::Trailers => {
                     let Some(line) = take_line(buf)? else {
-                        return Ok(false);
+                        return Ok(None);
                     };
                     if &line[..] == b"\r\n" {
                         self.state = State::Done;
@@ -98,6 +117,11 @@ impl Decoder {
                 }
             }
         }
+    }
+
+    /// True once the body ended.
+    pub fn done(&self) -> bool {
+        self.state == State::Done
     }
 
     /// The trailer fields (once the body ended), as name/value pairs; malformed ones are left out.

@@ -1,14 +1,19 @@
-//! The fast path's connection loop: reads each request head of an HTTP/1.1 keep-alive connection
-//! (idle timeout between requests, header timeout from a head's first byte and for a new
-//! connection's first head), validates it with the
-//! guard's own checks, and serves it with [`super::exchange`], all in the connection's task.
+//! The HTTP/1.1 connection loop: reads each request head of a keep-alive connection (idle timeout
+//! between requests, header timeout from a head's first byte and for a new connection's first
+//! head), validates and parses it once, and has the phase driver serve it through
+//! [`super::front::H1Front`], all in the connection's task. Pipelined requests are served in
+//! order; a head the validator refuses is answered (after the ones before it) and ends the
+//! connection.
 //!
-//! The first head the fast path does not serve (a body, an upgrade, HTTP/1.0, anything the head
-//! validator refuses, the HTTP/2 preface, a listener with access control, an HTTPS redirect or an
-//! upstream that is not `http://`) hands the connection over, with every byte read so far, to the
-//! general path (guard + hyper), which serves the rest of it exactly as before.
+//! A connection ends with a lingering close when the client may still be sending (a body left
+//! unread, bytes after a refused head): the proxy stops writing and reads and discards for a
+//! bounded time, so the client receives the last answer rather than a reset.
 //!
-//! Imports: tokio IO, `super::{wire, exchange, timer}`, `crate::proxy::{head, handler, listener, drain}`.
+//! A cleartext connection that opens with the HTTP/2 preface is handed to hyper (see
+//! [`crate::proxy::listener`]) with the bytes read so far.
+//!
+//! Imports: tokio IO, `super::{wire, front, reqbody, timer}`, `crate::proxy::{head, driver,
+//! refuse, listener, drain}`.
 
 use std::future::poll_fn;
 use std::net::SocketAddr;
@@ -20,24 +25,29 @@ use bytes::BytesMut;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::time::Instant;
 
-use super::exchange::{self, Client};
+use super::front::{After, H1Front};
+use super::reqbody::ReqBody;
 use super::timer::Timer;
-use super::wire::{self, Handover};
+use super::wire;
 use crate::proxy::drain::Watch;
-use crate::proxy::handler::{Shared, Site};
-use crate::proxy::head::find_head_end;
+use crate::proxy::driver::{self, Client, Env, Facts};
+use crate::proxy::handler::Shared;
+use crate::proxy::head::{Framing, Reject, find_head_end};
 use crate::proxy::listener::Swappable;
-use crate::proxy::upstream::Protocol;
+use crate::proxy::refuse::Refusal;
 
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-/// A connection the fast path hands to the general path.
+/// A lingering close ends after this long without a byte from the client.
+const LINGER_IDLE: Duration = Duration::from_secs(2);
+/// ... and after this long in all.
+const LINGER_MAX: Duration = Duration::from_secs(10);
+
+/// A connection that turned out to speak HTTP/2 (prior knowledge), for hyper.
 pub struct Rest<S> {
     pub io: S,
-    /// Bytes read and not served: they start at a head boundary.
+    /// Bytes read so far: the preface and what followed it.
     pub buffered: BytesMut,
-    /// Still undecided between HTTP/1 and the HTTP/2 preface.
-    pub sniff: bool,
 }
 
 /// What a connection is served with.
@@ -48,38 +58,29 @@ pub struct Ctx<'a> {
     pub tls: bool,
 }
 
-/// True when every request of `site` can take the fast path (see the module documentation).
-fn fast_site(site: &Site) -> bool {
-    site.access.is_none()
-        && !site.redirect_to_https
-        && site
-            .pool
-            .members
-            .iter()
-            .all(|m| m.protocol == Protocol::Http1)
-}
-
 enum Wait {
     Head(usize),
-    Handover,
+    Preface,
+    Refused(Reject),
     Close,
 }
 
-/// Serves the connection until it ends (`None`) or goes to the general path (`Some`).
+/// Serves the connection until it ends (`None`) or turns out to be HTTP/2 (`Some`). `sniff`: the
+/// connection may open with the HTTP/2 preface.
 pub async fn serve<S>(mut io: S, ctx: &Ctx<'_>, watch: Watch, sniff: bool) -> Option<Rest<S>>
 where
-    S: AsyncRead + AsyncWrite + Unpin,
+    S: AsyncRead + AsyncWrite + Unpin + Send,
 {
     let lim = ctx.shared.limits;
     let head_lim = lim.head();
     let peer_ip = ctx.peer.ip().to_string();
-    let now = Instant::now();
-    let mut client = Client {
+    let client = Client {
         peer: ctx.peer,
         tls: ctx.tls,
         peer_ip: &peer_ip,
-        upstream_timer: Timer::new(now + lim.upstream_response_timeout),
     };
+    let now = Instant::now();
+    let mut upstream_timer = Timer::new(now + lim.upstream_response_timeout);
     let mut client_timer = Timer::new(now + lim.header_read_timeout);
     // A new connection's first head is due within the header timeout (a client that connects,
     // or completes a TLS handshake, and sends nothing holds a socket); later ones may idle.
@@ -103,61 +104,145 @@ where
             &mut drained,
         )
         .await;
+        let site = ctx.state.site.load_full();
+        let env = Env {
+            site: &site,
+            shared: ctx.shared,
+            client,
+        };
         let end = match wait {
             Wait::Head(end) => {
                 idle = lim.idle_timeout;
                 end
             }
-            Wait::Handover => {
-                return Some(Rest {
-                    io,
-                    buffered: buf,
-                    sniff,
-                });
-            }
+            Wait::Preface => return Some(Rest { io, buffered: buf }),
             Wait::Close => return None,
+            Wait::Refused(r) => {
+                let refusal = Refusal::of_head(r, &buf);
+                refuse(
+                    &mut io,
+                    &mut buf,
+                    &mut out,
+                    &mut client_timer,
+                    refusal,
+                    &env,
+                )
+                .await;
+                return None;
+            }
         };
-        let site = ctx.state.site.load_full();
-        if !fast_site(&site) {
-            return Some(Rest {
-                io,
-                buffered: buf,
-                sniff: false,
-            });
-        }
         let head = buf.split_to(end).freeze();
         let req = match wire::parse_request(&head, &head_lim) {
             Ok(r) => r,
-            Err(Handover) => {
-                let mut all = BytesMut::from(&head[..]);
-                all.extend_from_slice(&buf);
-                return Some(Rest {
-                    io,
-                    buffered: all,
-                    sniff: false,
-                });
+            Err(r) => {
+                let refusal = Refusal::of_head(r, &head);
+                refuse(
+                    &mut io,
+                    &mut buf,
+                    &mut out,
+                    &mut client_timer,
+                    refusal,
+                    &env,
+                )
+                .await;
+                return None;
             }
         };
         drop(head);
-        let draining = watch.draining();
-        let served = exchange::serve(
-            &mut io,
-            &mut out,
-            req,
-            &site,
-            ctx.shared,
-            &mut client,
-            draining,
-        );
-        match served.await {
-            Ok(true) if !watch.draining() => {}
-            _ => {
-                let _ = io.shutdown().await;
+        let upgrade = req.framing == Framing::Upgrade;
+        let mut front = H1Front {
+            io: &mut io,
+            buf: &mut buf,
+            out: &mut out,
+            timer: &mut client_timer,
+            body: ReqBody::new(req.framing, req.expect_continue, &lim),
+            body_len: match req.framing {
+                Framing::Length(n) => Some(n),
+                _ => None,
+            },
+            has_body: ReqBody::declared(req.framing),
+            method: req.parts.method.clone(),
+            // What a client sends after an upgrade head is never read as HTTP/1: an upgrade
+            // that does not happen ends the connection.
+            close: req.close || upgrade || watch.draining(),
+            http10: req.parts.version == http::Version::HTTP_10,
+            te_trailers: req.seen.te_trailers,
+            tunnel_idle: lim.tunnel_idle_timeout,
+        };
+        let facts = Facts {
+            seen: req.seen,
+            upgrade,
+        };
+        let after = driver::serve(&mut front, req.parts, facts, &env, &mut upstream_timer).await;
+        match after {
+            After::KeepAlive if !watch.draining() => {}
+            After::KeepAlive | After::Close => {
+                if ctx.tls {
+                    // The TLS close alert; plain TCP needs no more than the close itself.
+                    let _ = io.shutdown().await;
+                }
+                return None;
+            }
+            After::Linger => {
+                linger(&mut io, &mut buf).await;
                 return None;
             }
         }
         if out.capacity() > 64 * 1024 {
             out = Vec::with_capacity(8192);
+        }
+    }
+}
+
+/// Answers a refused head (the connection ends after it).
+async fn refuse<S>(
+    io: &mut S,
+    buf: &mut BytesMut,
+    out: &mut Vec<u8>,
+    timer: &mut Timer,
+    refusal: Refusal,
+    env: &Env<'_>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    let lim = env.shared.limits;
+    let mut front = H1Front {
+        io: &mut *io,
+        buf: &mut *buf,
+        out,
+        timer,
+        body: ReqBody::new(Framing::None, false, &lim),
+        body_len: None,
+        has_body: false,
+        method: http::Method::GET,
+        close: true,
+        http10: false,
+        te_trailers: false,
+        tunnel_idle: lim.tunnel_idle_timeout,
+    };
+    driver::refuse(&mut front, refusal, env).await;
+    // Whatever follows a refused head is not read, but it may still be on its way.
+    linger(io, buf).await;
+}
+
+/// A lingering close: stops writing (the client sees the end of the last answer) and reads and
+/// discards what the client still sends, until it closes its side, is silent for
+/// [`LINGER_IDLE`], or [`LINGER_MAX`] has passed. Closing at once with unread bytes would reset
+/// the connection, and a reset can destroy the answer before the client has read it.
+async fn linger<S: AsyncRead + AsyncWrite + Unpin>(io: &mut S, buf: &mut BytesMut) {
+    if io.shutdown().await.is_err() {
+        return;
+    }
+    let end = Instant::now() + LINGER_MAX;
+    loop {
+        buf.clear();
+        if buf.capacity() < 4096 {
+            buf.reserve(4096);
+        }
+        let wait = LINGER_IDLE.min(end.saturating_duration_since(Instant::now()));
+        match tokio::time::timeout(wait, io.read_buf(buf)).await {
+            Ok(Ok(n)) if n > 0 => {}
+            _ => return,
         }
     }
 }
@@ -182,8 +267,9 @@ impl<F: Future<Output = ()>> Drained<'_, F> {
     }
 }
 
-/// Reads until `buf` holds a complete head (`Head(end)`), the connection should go to the general
-/// path, or it ends (end of stream, error, idle or header timeout, drain while idle).
+/// Reads until `buf` holds a complete head (`Head(end)`), the HTTP/2 preface, a head the
+/// validator refuses before its end (bare CR or LF, obs-fold, too large), or the connection ends
+/// (end of stream, error, idle or header timeout, drain while idle).
 async fn read_head<S: AsyncRead + Unpin>(
     io: &mut S,
     buf: &mut BytesMut,
@@ -200,14 +286,19 @@ async fn read_head<S: AsyncRead + Unpin>(
                 if buf[..n] != H2_PREFACE[..n] {
                     *sniff = false;
                 } else if n == H2_PREFACE.len() {
-                    return Wait::Handover;
+                    return Wait::Preface;
                 }
             }
             if !*sniff {
                 match find_head_end(buf) {
-                    Err(_) => return Wait::Handover,
+                    Err(r) => return Wait::Refused(r),
                     Ok(Some(end)) => return Wait::Head(end),
-                    Ok(None) if buf.len() > max_head => return Wait::Handover,
+                    Ok(None) if buf.len() > max_head => {
+                        return Wait::Refused(Reject {
+                            status: 431,
+                            reason: "request head too large",
+                        });
+                    }
                     Ok(None) => {}
                 }
             }

@@ -60,8 +60,12 @@ pub struct Head<'a> {
 #[derive(Clone, Copy)]
 pub struct Answering<'a> {
     pub method: &'a Method,
-    /// The connection will not be kept alive (client's `Connection: close`, draining).
+    /// The connection will not be kept alive (client's `Connection: close`, HTTP/1.0 without
+    /// `keep-alive`, draining).
     pub close: bool,
+    /// The client speaks HTTP/1.0: the response is HTTP/1.0, never chunked, and kept alive only
+    /// with `connection: keep-alive` (as hyper's server answers such a client).
+    pub http10: bool,
 }
 
 fn can_chunked(method: &Method, status: StatusCode) -> bool {
@@ -104,10 +108,15 @@ where
     I: Iterator<Item = (&'a [u8], Special, &'a [u8])>,
 {
     let connection = || fields().filter_map(|(_, s, v)| (s == Special::Connection).then_some(v));
-    if h.version != Version::HTTP_10 && h.status == StatusCode::OK {
+    let version = if req.http10 {
+        Version::HTTP_10
+    } else {
+        h.version
+    };
+    if version != Version::HTTP_10 && h.status == StatusCode::OK {
         out.extend_from_slice(b"HTTP/1.1 200 OK\r\n");
     } else {
-        out.extend_from_slice(if h.version == Version::HTTP_10 {
+        out.extend_from_slice(if version == Version::HTTP_10 {
             b"HTTP/1.0 "
         } else {
             b"HTTP/1.1 "
@@ -122,21 +131,29 @@ where
     } else {
         Vec::new()
     };
-    let mut last = req.close;
+    // What hyper adds to the connection field: `close` for an HTTP/1.1 client whose connection
+    // ends; `keep-alive` for an HTTP/1.0 client that asked for it, unless the response is
+    // HTTP/1.0 (then the connection ends instead).
+    let adds: Option<&[u8]> = match (req.http10, req.close) {
+        (false, true) => Some(b"close"),
+        (true, false) if h.version != Version::HTTP_10 => Some(b"keep-alive"),
+        _ => None,
+    };
+    let mut last = req.close || (req.http10 && h.version == Version::HTTP_10);
     let mut wrote_len = false;
     let mut trailers: Option<Vec<HeaderName>> = None;
-    let chunkable = h.version != Version::HTTP_10 && can_chunked(req.method, h.status);
+    let chunkable = version != Version::HTTP_10 && can_chunked(req.method, h.status);
     let mut connection_seen = false;
     // One pass over the fields; values of one name come together, so a name's group starts when
     // the name changes. `open` is a joined line (connection, trailer) not yet ended.
     let mut prev: Option<&[u8]> = None;
     let mut open: Option<Special> = None;
-    let mut closes = false;
+    let mut line = Joined::default();
     for (name, special, value) in fields() {
         let first = prev != Some(name);
         prev = Some(name);
         if first && let Some(o) = open.take() {
-            end_joined(out, o, req.close, closes, &mut last);
+            end_joined(out, o, adds, line, &mut last);
         }
         if h.strip && skipped(name, special, &named) {
             continue;
@@ -163,14 +180,15 @@ where
                 out.extend_from_slice(name);
                 out.extend_from_slice(b": ");
                 open = Some(special);
-                closes = false;
+                line = Joined::default();
             } else {
                 out.extend_from_slice(b", ");
             }
             out.extend_from_slice(value);
             if special == Special::Connection {
                 connection_seen = true;
-                closes |= has_token(value, b"close");
+                line.close |= has_token(value, b"close");
+                line.keep_alive |= has_token(value, b"keep-alive");
             } else if let Some(s) = visible_str(value) {
                 let t = trailers.get_or_insert_with(Vec::new);
                 t.extend(
@@ -183,10 +201,12 @@ where
         put_header(out, name, value);
     }
     if let Some(o) = open.take() {
-        end_joined(out, o, req.close, closes, &mut last);
+        end_joined(out, o, adds, line, &mut last);
     }
-    if req.close && !connection_seen {
-        out.extend_from_slice(b"connection: close\r\n");
+    if let (false, Some(token)) = (connection_seen, adds) {
+        out.extend_from_slice(b"connection: ");
+        out.extend_from_slice(token);
+        out.extend_from_slice(b"\r\n");
     }
     let mut body_out = BodyOut::Length(0);
     if !wrote_len {
@@ -231,14 +251,34 @@ where
     }
 }
 
-/// Ends a joined `connection` / `trailer` line; a `connection` line gets `close` appended when the
-/// connection closes and the line does not say so (as hyper appends it).
-fn end_joined(out: &mut Vec<u8>, line: Special, close: bool, closes: bool, last: &mut bool) {
+/// What the values of a joined `connection` line said.
+#[derive(Clone, Copy, Default)]
+struct Joined {
+    close: bool,
+    keep_alive: bool,
+}
+
+/// Ends a joined `connection` / `trailer` line; a `connection` line gets hyper's token `adds`
+/// appended when it does not hold it. A `close` among the values ends the connection; for an
+/// HTTP/1.0 client the line's own `keep-alive` keeps it.
+fn end_joined(
+    out: &mut Vec<u8>,
+    line: Special,
+    adds: Option<&[u8]>,
+    seen: Joined,
+    last: &mut bool,
+) {
     if line == Special::Connection {
-        if close && !closes {
-            out.extend_from_slice(b", close");
+        let holds = match adds {
+            Some(b"close") => seen.close,
+            Some(_) => seen.keep_alive,
+            None => true,
+        };
+        if let (false, Some(token)) = (holds, adds) {
+            out.extend_from_slice(b", ");
+            out.extend_from_slice(token);
         }
-        *last |= closes;
+        *last |= seen.close;
     }
     out.extend_from_slice(b"\r\n");
 }

@@ -90,7 +90,7 @@ fn ours(
     h: &HeaderMap,
     kind: Kind,
     method: &Method,
-    close: bool,
+    (close, http10): (bool, bool),
 ) -> String {
     let mut out = Vec::new();
     let body = match kind {
@@ -104,7 +104,12 @@ fn ours(
         headers: Fields::Map(h),
         strip: false,
     };
-    encode(&mut out, &head, body, Answering { method, close });
+    let answering = Answering {
+        method,
+        close,
+        http10,
+    };
+    encode(&mut out, &head, body, answering);
     String::from_utf8(out).expect("utf8")
 }
 
@@ -159,14 +164,34 @@ async fn heads_match_hyper_byte_for_byte() {
         (599, &[], Kind::Full("x")),
         (201, &[("connection", "keep-alive")], Kind::Full("x")),
     ];
+    // (request, its method, the connection closes after it, HTTP/1.0)
     let requests = [
-        ("GET / HTTP/1.1\r\nhost: a\r\n\r\n", Method::GET, false),
+        (
+            "GET / HTTP/1.1\r\nhost: a\r\n\r\n",
+            Method::GET,
+            (false, false),
+        ),
         (
             "GET / HTTP/1.1\r\nhost: a\r\nconnection: close\r\n\r\n",
             Method::GET,
-            true,
+            (true, false),
         ),
-        ("HEAD / HTTP/1.1\r\nhost: a\r\n\r\n", Method::HEAD, false),
+        (
+            "HEAD / HTTP/1.1\r\nhost: a\r\n\r\n",
+            Method::HEAD,
+            (false, false),
+        ),
+        ("GET / HTTP/1.0\r\n\r\n", Method::GET, (true, true)),
+        (
+            "GET / HTTP/1.0\r\nconnection: keep-alive\r\n\r\n",
+            Method::GET,
+            (false, true),
+        ),
+        (
+            "HEAD / HTTP/1.0\r\nconnection: keep-alive\r\n\r\n",
+            Method::HEAD,
+            (false, true),
+        ),
     ];
     for (status, list, kind) in &cases {
         for version in [Version::HTTP_11, Version::HTTP_10] {
@@ -209,6 +234,7 @@ fn hop_by_hop_fields_of_an_upstream_response_are_left_out() {
         Answering {
             method: &Method::GET,
             close: false,
+            http10: false,
         },
     );
     assert_eq!(
@@ -234,6 +260,7 @@ fn an_upstream_head_encodes_the_same_from_its_fields_as_from_a_map() {
                 let answering = Answering {
                     method: &method,
                     close,
+                    http10: false,
                 };
                 let mut a = Vec::new();
                 let mut b = Vec::new();

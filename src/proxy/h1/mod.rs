@@ -1,33 +1,38 @@
-//! The HTTP/1.1 fast path: bodiless HTTP/1.1 requests to `http://` members served in the client
-//! connection's task with our own codec (httparse), no hyper in between: one task per connection,
-//! the upstream connection driven inline, each head parsed once, responses encoded byte for byte
-//! as hyper's server encodes them. Everything else goes to the general path (guard + hyper), which
-//! takes the connection over at the first request the fast path does not serve.
-//! `docs/lifecycle.md` draws both paths.
+//! The HTTP/1.1 front-end, and the HTTP/1.1 client of the proxy: every HTTP/1.0 and HTTP/1.1
+//! connection is served here, in its own task, with our own codec (httparse) and no hyper in
+//! between: each head validated and parsed once, bodies read and relayed in place, responses
+//! encoded byte for byte as hyper's server encodes them; upstream HTTP/1.1 connections (plain or
+//! TLS) are driven in the same task. The phases themselves are the driver's
+//! ([`crate::proxy::driver`]); `docs/lifecycle.md` draws the whole path.
 //!
-//! Map: [`conn`] the connection loop and the handover; [`exchange`] one request through the WAF
-//! phases and the upstream; [`wire`] request heads in, upstream request heads out; [`response`] upstream
-//! response heads in; [`encode`] response heads out; [`relay`] + [`chunked`] response bodies; [`upconn`]
-//! upstream connections; [`timer`] the connection's timeouts.
+//! Map: [`conn`] the connection loop (heads, pipelining, lingering close, the HTTP/2 preface);
+//! [`front`] one request as the driver drives it; [`wire`] request heads in, upstream request
+//! heads out; [`reqbody`] request bodies in; [`response`] upstream response heads in; [`encode`]
+//! response heads out; [`relay`] + [`chunked`] response bodies; [`upconn`] upstream connections
+//! and [`upbody`] their bodies for hyper; [`timer`] the connection's timeouts.
 //!
-//! Imports: `crate::proxy::{head, handler, conns, upstream, drain, listener}`, `crate::waf`.
+//! Imports: `crate::proxy::{head, driver, handler, conns, upstream, drain, listener, refuse}`.
 
 pub mod chunked;
 pub mod conn;
 pub mod encode;
-pub mod exchange;
+pub mod front;
 pub mod relay;
+pub mod reqbody;
 pub mod response;
 pub mod timer;
+pub mod upbody;
 pub mod upconn;
 pub mod wire;
 
-/// The fuzz entry point of `h1_wire`: the first byte picks a parser, the rest is its input.
+/// The fuzz entry point of `h1_wire`: the first byte picks a parser, the rest is its input:
+/// request heads (and the upstream head written from them), upstream response heads (and the
+/// client's head encoded from them), the chunked decoder fed in pieces, request bodies.
 pub fn fuzz_wire(bytes: &[u8]) {
     let Some((&pick, rest)) = bytes.split_first() else {
         return;
     };
-    match pick % 3 {
+    match pick % 4 {
         0 => {
             let lim = crate::proxy::head::HeadLimits {
                 max_head_bytes: 16 * 1024,
@@ -39,7 +44,7 @@ pub fn fuzz_wire(bytes: &[u8]) {
                 if let Ok(req) = wire::parse_request(&head, &lim) {
                     let mut out = Vec::new();
                     assert_eq!(req.seen, wire::Seen::of(&req.parts.headers));
-                    wire::encode_request(&mut out, &req.parts, req.seen, Some("127.0.0.1"));
+                    wire::encode_request(&mut out, &req.parts, req.seen, Some("127.0.0.1"), &[]);
                 }
             }
         }
@@ -57,16 +62,21 @@ pub fn fuzz_wire(bytes: &[u8]) {
                     let answering = encode::Answering {
                         method: &method,
                         close: false,
+                        http10: false,
                     };
                     encode::encode(&mut out, &h, encode::BodyLen::Unknown, answering);
                 }
             }
         }
-        _ => {
-            let _ = chunked::fuzz_chunked(rest, usize::from(pick / 3).max(1));
+        2 => {
+            let _ = chunked::fuzz_chunked(rest, usize::from(pick / 4).max(1));
         }
+        _ => reqbody::fuzz_request(rest),
     }
 }
+
+#[cfg(test)]
+mod body_tests;
 
 #[cfg(test)]
 mod tests {

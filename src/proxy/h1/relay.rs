@@ -1,17 +1,20 @@
 //! Response bodies from an upstream connection to the client, in the client connection's task:
 //! `Content-Length` bodies copied as they come (the head and the first bytes in one write),
 //! chunked bodies decoded and re-chunked (trailers where allowed), bodies delimited by the
-//! upstream's close streamed until it.
+//! upstream's close streamed until it; and bodies of hyper's HTTP/2 client re-framed the same way.
 //!
-//! Imports: tokio IO, `super::{chunked, encode, upconn, response}`.
+//! Imports: tokio IO, http-body, `super::{chunked, encode, upconn, response}`.
 
 use bytes::Buf;
+use http::HeaderName;
+use http_body_util::BodyExt;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 
 use super::chunked::{Decoder, encode_chunk, encode_end};
 use super::encode::{BodyOut, Encoded};
 use super::response::BodyFraming;
 use super::upconn::UpConn;
+use crate::proxy::upstream::ProxyBody;
 
 /// How a relayed body ended.
 #[derive(Debug, PartialEq, Eq)]
@@ -115,6 +118,59 @@ pub async fn body<W: AsyncWrite + Unpin>(
             Ok(Relayed::Done)
         }
     }
+}
+
+/// Writes `out` (the encoded response head) and the body `body` of a response from hyper's
+/// HTTP/2 client: data re-framed as `enc` says, trailers where the client and the response allow
+/// them.
+pub async fn stream<W: AsyncWrite + Unpin>(
+    io: &mut W,
+    out: &mut Vec<u8>,
+    mut body: ProxyBody,
+    enc: &Encoded,
+    te_trailers: bool,
+) -> std::io::Result<Relayed> {
+    // The head goes out at once: a streamed answer may take its time.
+    io.write_all(out).await?;
+    out.clear();
+    loop {
+        match body.frame().await {
+            None => break,
+            Some(Err(e)) => {
+                tracing::warn!("upstream response body: {e}");
+                io.write_all(out).await?;
+                return Ok(Relayed::Broken);
+            }
+            Some(Ok(frame)) => match frame.into_data() {
+                Ok(data) => {
+                    if !data.is_empty() {
+                        emit(out, &data, enc.body);
+                    }
+                }
+                Err(frame) => {
+                    if let (Ok(t), BodyOut::Chunked) = (frame.into_trailers(), enc.body) {
+                        let fields: Vec<(HeaderName, Vec<u8>)> = t
+                            .iter()
+                            .map(|(n, v)| (n.clone(), v.as_bytes().to_vec()))
+                            .collect();
+                        let allowed = enc.trailers.as_deref().filter(|_| te_trailers);
+                        encode_end(out, &fields, allowed);
+                        io.write_all(out).await?;
+                        return Ok(Relayed::Done);
+                    }
+                }
+            },
+        }
+        if !out.is_empty() {
+            io.write_all(out).await?;
+            out.clear();
+        }
+    }
+    if enc.body == BodyOut::Chunked {
+        out.extend_from_slice(b"0\r\n\r\n");
+    }
+    io.write_all(out).await?;
+    Ok(Relayed::Done)
 }
 
 fn emit(out: &mut Vec<u8>, data: &[u8], how: BodyOut) {

@@ -1,4 +1,4 @@
-//! The request side of the fast path's HTTP/1.1 wire format: a validated request head into
+//! The request side of the HTTP/1.1 wire format: a validated request head into
 //! `http::request::Parts` (one parse: [`crate::proxy::head::parse_scanned`] validates and builds; the
 //! header values share the head's bytes), and the upstream request head (hop-by-hop fields left out,
 //! `X-Forwarded-For` appended). Upstream response heads are parsed in [`super::response`], response
@@ -7,16 +7,21 @@
 //! Imports: httparse, `http`, `super::super::head`.
 
 use bytes::Bytes;
-use http::header::{CONNECTION, HeaderName, HeaderValue, TE};
+use http::header::{CONNECTION, EXPECT, HeaderName, HeaderValue, TE};
 use http::{HeaderMap, Method, Uri, Version};
 
-use crate::proxy::head::{self, Framing, HeadLimits};
+use crate::proxy::head::{self, Framing, HeadLimits, Reject};
 
-/// A client request head the fast path can serve.
+/// A client request head, validated and parsed.
 pub struct RequestHead {
     pub parts: http::request::Parts,
-    /// The client asked to close the connection after this exchange (`Connection: close`).
+    /// How its body is delimited (`Framing::Upgrade`: a WebSocket upgrade, no body).
+    pub framing: Framing,
+    /// The connection ends after this exchange (`Connection: close`, or HTTP/1.0 without
+    /// `Connection: keep-alive`).
     pub close: bool,
+    /// `Expect: 100-continue` (HTTP/1.1).
+    pub expect_continue: bool,
     /// Fields seen while parsing, so that nothing looks them up in the map again.
     pub seen: Seen,
 }
@@ -43,34 +48,30 @@ impl Seen {
     }
 }
 
-/// Why a head is not served by the fast path: the connection goes to the general path (which
-/// answers rejected heads, bodies, upgrades and HTTP/1.0 the way it always has).
-#[derive(Debug, PartialEq, Eq)]
-pub struct Handover;
-
-/// Validates and parses the complete head `bytes` (as found by `find_head_end`). Only bodiless
-/// HTTP/1.1 requests come back; anything else is a [`Handover`].
-pub fn parse_request(bytes: &Bytes, lim: &HeadLimits) -> Result<RequestHead, Handover> {
+/// Validates and parses the complete head `bytes` (as found by `find_head_end`): a head the
+/// validator refuses comes back as its [`Reject`] (answered by the caller, nothing forwarded).
+pub fn parse_request(bytes: &Bytes, lim: &HeadLimits) -> Result<RequestHead, Reject> {
     let target = |t: &str| Uri::from_maybe_shared(bytes.slice_ref(t.as_bytes())).ok();
     let built = head::parse_scanned(bytes, lim, target, |req, uri| {
         build_request(bytes, req, uri)
-    });
+    })?;
     match built {
-        Ok((Framing::None, Some(head))) => Ok(head),
-        _ => Err(Handover),
+        (framing, Some(mut head)) => {
+            head.framing = framing;
+            Ok(head)
+        }
+        (_, None) => Err(Reject {
+            status: 400,
+            reason: "malformed request head",
+        }),
     }
 }
 
 fn build_request(bytes: &Bytes, req: &httparse::Request<'_, '_>, uri: Uri) -> Option<RequestHead> {
-    if req.version != Some(1) {
-        return None;
-    }
+    let http10 = req.version == Some(0);
     let method = Method::from_bytes(req.method?.as_bytes()).ok()?;
-    if method == Method::CONNECT {
-        return None;
-    }
     let mut headers = HeaderMap::with_capacity(req.headers.len());
-    let mut close = false;
+    let (mut close, mut keep_alive, mut expect_continue) = (false, false, false);
     let mut seen = Seen::default();
     for h in req.headers.iter() {
         let name = HeaderName::from_bytes(h.name.as_bytes()).ok()?;
@@ -78,17 +79,30 @@ fn build_request(bytes: &Bytes, req: &httparse::Request<'_, '_>, uri: Uri) -> Op
         if name == CONNECTION {
             seen.connection = true;
             close |= has_token(h.value, b"close");
+            keep_alive |= has_token(h.value, b"keep-alive");
         } else if name == TE {
             seen.te_trailers |= has_token(h.value, b"trailers");
+        } else if name == EXPECT {
+            expect_continue |= h.value.trim_ascii().eq_ignore_ascii_case(b"100-continue");
         }
         headers.append(name, value);
     }
     let (mut parts, ()) = http::Request::new(()).into_parts();
     parts.method = method;
     parts.uri = uri;
-    parts.version = Version::HTTP_11;
+    parts.version = if http10 {
+        Version::HTTP_10
+    } else {
+        Version::HTTP_11
+    };
     parts.headers = headers;
-    Some(RequestHead { parts, close, seen })
+    Some(RequestHead {
+        parts,
+        framing: Framing::None,
+        close: close || (http10 && !keep_alive),
+        expect_continue: expect_continue && !http10,
+        seen,
+    })
 }
 
 /// True when the comma-separated list `v` holds `token` (ASCII case-insensitive).
@@ -106,8 +120,10 @@ pub enum Special {
     Connection,
     Trailer,
     /// Never forwarded, like `Connection` and `Transfer-Encoding` (RFC 9110 7.6.1): `keep-alive`,
-    /// `proxy-connection`, `proxy-authenticate`, `proxy-authorization`, `upgrade`, `te`, and
-    /// `http2-settings`, which only means something with an `Upgrade: h2c` that is never forwarded.
+    /// `proxy-connection`, `proxy-authenticate`, `proxy-authorization`, `upgrade`, `te`;
+    /// `http2-settings`, which only means something with an `Upgrade: h2c` that is never
+    /// forwarded; and `expect`, which the proxy answers itself (`100 Continue`) before it reads
+    /// the body, so the member must not hold the body back waiting to send its own.
     HopByHop,
 }
 
@@ -125,6 +141,7 @@ impl Special {
             | b"proxy-authorization"
             | b"upgrade"
             | b"http2-settings"
+            | b"expect"
             | b"te" => Special::HopByHop,
             _ => Special::Other,
         }
@@ -183,12 +200,14 @@ pub fn put_header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
 /// Writes the upstream request head for `parts` (whose fields hold what `seen` says) into `out`:
 /// origin-form target, HTTP/1.1, the client's fields in their order without hop-by-hop ones
 /// (`Host` already set from an absolute-form target by the caller), `te: trailers` when the client
-/// asked for trailers, and `X-Forwarded-For` with `peer` appended when `xff` is set.
+/// asked for trailers, `X-Forwarded-For` with `peer` appended when `xff` is set, then the `extra`
+/// fields (the body's framing, an upgrade's `Connection` and `Upgrade`).
 pub fn encode_request(
     out: &mut Vec<u8>,
     parts: &http::request::Parts,
     seen: Seen,
     xff: Option<&str>,
+    extra: &[(&[u8], &[u8])],
 ) {
     const XFF: HeaderName = HeaderName::from_static("x-forwarded-for");
     let h = &parts.headers;
@@ -236,6 +255,9 @@ pub fn encode_request(
     if let (false, Some(peer)) = (xff_done, xff) {
         put_header(out, b"x-forwarded-for", peer.as_bytes());
     }
+    for (name, value) in extra {
+        put_header(out, name, value);
+    }
     out.extend_from_slice(b"\r\n");
 }
 
@@ -250,10 +272,10 @@ mod tests {
     };
 
     fn upstream_request(head: &str, xff: Option<&str>) -> String {
-        let req = parse_request(&Bytes::from(head.to_string()), &LIM).expect("fast path");
+        let req = parse_request(&Bytes::from(head.to_string()), &LIM).expect("valid");
         assert_eq!(req.seen, Seen::of(&req.parts.headers));
         let mut out = Vec::new();
-        encode_request(&mut out, &req.parts, req.seen, xff);
+        encode_request(&mut out, &req.parts, req.seen, xff, &[]);
         String::from_utf8(out).expect("utf8")
     }
 
@@ -307,25 +329,45 @@ mod tests {
     }
 
     #[test]
-    fn only_bodiless_http11_heads_take_the_fast_path() {
-        let parse = |h: &str| parse_request(&Bytes::from(h.to_string()), &LIM).map(|r| r.close);
+    fn heads_say_how_the_connection_goes_on_and_how_the_body_is_framed() {
+        let parse = |h: &str| {
+            parse_request(&Bytes::from(h.to_string()), &LIM)
+                .map(|r| (r.framing, r.close, r.expect_continue))
+        };
         assert_eq!(
             parse("GET / HTTP/1.1\r\nHost: a\r\nConnection: Close\r\n\r\n"),
-            Ok(true)
+            Ok((Framing::None, true, false))
         );
         assert_eq!(
             parse("DELETE / HTTP/1.1\r\nHost: a\r\ncontent-length: 0\r\n\r\n"),
-            Ok(false)
+            Ok((Framing::None, false, false))
         );
-        for h in [
-            "GET / HTTP/1.0\r\n\r\n",
-            "POST / HTTP/1.1\r\nHost: a\r\ncontent-length: 1\r\n\r\n",
-            "POST / HTTP/1.1\r\nHost: a\r\ntransfer-encoding: chunked\r\n\r\n",
-            "GET / HTTP/1.1\r\nHost: a\r\nconnection: upgrade\r\nupgrade: websocket\r\n\r\n",
-            "GET / HTTP/1.1\r\ncontent-length: 1\r\ntransfer-encoding: chunked\r\n\r\n",
-            "CONNECT h:1 HTTP/1.1\r\nHost: h:1\r\n\r\n",
-        ] {
-            assert_eq!(parse(h), Err(Handover), "{h:?}");
-        }
+        assert_eq!(
+            parse(
+                "POST / HTTP/1.1\r\nHost: a\r\ncontent-length: 1\r\nExpect: 100-Continue\r\n\r\n"
+            ),
+            Ok((Framing::Length(1), false, true))
+        );
+        assert_eq!(
+            parse("POST / HTTP/1.1\r\nHost: a\r\ntransfer-encoding: chunked\r\n\r\n"),
+            Ok((Framing::Chunked, false, false))
+        );
+        assert_eq!(
+            parse("GET / HTTP/1.1\r\nHost: a\r\nconnection: upgrade\r\nupgrade: websocket\r\n\r\n"),
+            Ok((Framing::Upgrade, false, false))
+        );
+        assert_eq!(
+            parse("GET / HTTP/1.0\r\n\r\n"),
+            Ok((Framing::None, true, false))
+        );
+        assert_eq!(
+            parse("GET / HTTP/1.0\r\nConnection: keep-alive\r\nExpect: 100-continue\r\n\r\n"),
+            Ok((Framing::None, false, false))
+        );
+        assert_eq!(
+            parse("GET / HTTP/1.1\r\ncontent-length: 1\r\ntransfer-encoding: chunked\r\n\r\n")
+                .map_err(|r| r.status),
+            Err(400)
+        );
     }
 }

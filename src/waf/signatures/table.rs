@@ -10,12 +10,9 @@
 //!
 //! Imports: `aho-corasick`.
 
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
-
+use aho_corasick::MatchKind;
 use aho_corasick::automaton::Automaton;
-use aho_corasick::dfa::DFA;
-use aho_corasick::{MatchKind, StartKind};
+use aho_corasick::nfa::contiguous::NFA;
 
 /// Most states of the table; beyond, the database is refused (it would not fit a cache anyway).
 const MAX_STATES: usize = 1 << 20;
@@ -42,9 +39,11 @@ pub struct Table {
 impl Table {
     /// The automaton of `patterns` (none empty).
     pub fn build(patterns: &[Vec<u8>]) -> Result<Table, String> {
-        let ac = DFA::builder()
+        // The contiguous NFA, not aho-corasick's DFA: the table below is the DFA, so building
+        // theirs too would only raise the peak of memory at start (and the freed pages stay
+        // resident). The NFA's `next_state` follows failure transitions, so it walks the same states.
+        let ac = NFA::builder()
             .match_kind(MatchKind::Standard)
-            .start_kind(StartKind::Unanchored)
             .ascii_case_insensitive(true)
             .prefilter(false)
             .build(patterns)
@@ -71,50 +70,83 @@ impl Table {
             .ok_or("every byte occurs in a pattern")?;
         let stride = representative.len();
 
-        // Every state reachable from the start, with its transitions (in aho-corasick's ids).
+        // Every state reachable from the start (in aho-corasick's ids), numbered as found, with
+        // its row of transitions to those numbers.
         let start = ac
             .start_state(aho_corasick::Anchored::No)
             .map_err(|e| e.to_string())?;
-        let mut index: HashMap<u32, usize> = HashMap::from([(start.as_u32(), 0)]);
+        // aho-corasick's state ids are offsets into its NFA, so below its size in u32s: a flat
+        // index from id to number is cheaper than hashing every transition.
+        const UNSEEN: u32 = u32::MAX;
+        let mut index = vec![UNSEEN; ac.memory_usage() / 4 + 1];
+        index[start.as_usize()] = 0;
         let mut states = vec![start];
-        let mut raw: Vec<u32> = Vec::new();
+        // A trie has at most one state per pattern byte (and the root). Reserving that bound up
+        // front keeps the table from being copied as it grows; only the rows written become
+        // resident, the rest of the reservation stays untouched address space.
+        let bound = patterns.iter().map(Vec::len).sum::<usize>() + 1;
+        let mut trans: Vec<u32> = Vec::with_capacity(bound.min(MAX_STATES) * stride);
         let mut k = 0;
         while k < states.len() {
             for &b in &representative {
                 let next = ac.next_state(aho_corasick::Anchored::No, states[k], b);
-                if let Entry::Vacant(slot) = index.entry(next.as_u32()) {
+                let seen = index
+                    .get_mut(next.as_usize())
+                    .ok_or("automaton state id out of range")?;
+                if *seen == UNSEEN {
                     if states.len() == MAX_STATES {
                         return Err(format!("more than {MAX_STATES} automaton states"));
                     }
-                    slot.insert(states.len());
+                    *seen = states.len() as u32;
                     states.push(next);
                 }
-                raw.push(next.as_u32());
+                trans.push(*seen);
             }
             k += 1;
         }
-        // Renumber: match states first.
+        drop(index);
+        // Renumber, match states first: the entries to premultiplied new numbers, then the rows
+        // moved to their new places in the same table (one cycle of the permutation at a time)
+        // rather than copied into a second table.
         let mut order: Vec<usize> = (0..states.len()).collect();
         order.sort_by_key(|&i| !ac.is_match(states[i]));
         let mut new_id = vec![0u32; states.len()];
         for (n, &i) in order.iter().enumerate() {
             new_id[i] = (n * stride) as u32;
         }
+        for t in &mut trans {
+            *t = new_id[*t as usize];
+        }
+        let mut placed = vec![false; states.len()];
+        let mut carried = vec![0u32; stride];
+        for first in 0..states.len() {
+            if placed[first] {
+                continue;
+            }
+            // Carry the row of `first` to its place, the row found there to its own, and so on
+            // until the cycle closes at `first`.
+            carried.copy_from_slice(&trans[first * stride..][..stride]);
+            let mut at = first;
+            loop {
+                let to = new_id[at] as usize / stride;
+                placed[to] = true;
+                let row = &mut trans[to * stride..][..stride];
+                row.swap_with_slice(&mut carried);
+                if to == first {
+                    break;
+                }
+                at = to;
+            }
+        }
         let matches = order.iter().filter(|&&i| ac.is_match(states[i])).count();
-        let mut trans = vec![0u32; states.len() * stride];
         let mut ends = Vec::with_capacity(matches);
         let mut pats = Vec::new();
-        for (n, &i) in order.iter().enumerate() {
-            for c in 0..stride {
-                trans[n * stride + c] = new_id[index[&raw[i * stride + c]]];
+        for &i in &order[..matches] {
+            let from = pats.len() as u32;
+            for m in 0..ac.match_len(states[i]) {
+                pats.push(ac.match_pattern(states[i], m).as_u32());
             }
-            if n < matches {
-                let from = pats.len() as u32;
-                for m in 0..ac.match_len(states[i]) {
-                    pats.push(ac.match_pattern(states[i], m).as_u32());
-                }
-                ends.push((from, pats.len() as u32));
-            }
+            ends.push((from, pats.len() as u32));
         }
         Ok(Table {
             class,
