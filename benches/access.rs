@@ -116,7 +116,10 @@ fn bench(c: &mut Criterion) {
         portcullis::proxy::tls::client_config(None).expect("tls"),
         Duration::from_secs(1),
     );
-    let gate = Gate::new(profile.clone(), clients);
+    let stores = portcullis::proxy::access::Stores::new(std::sync::Arc::new(
+        portcullis::proxy::metrics::Metrics::default(),
+    ));
+    let gate = Gate::new(profile.clone(), clients, stores);
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
         .expect("rt");
@@ -144,6 +147,7 @@ fn bench(c: &mut Criterion) {
         identity: "svc".into(),
         scopes: vec!["read".into()],
         headers: vec![("x-user".into(), "svc".into())],
+        revocation_id: None,
     };
     let opaque = "2YotnFZFEjr1zCsicMWpAA-opaque-access-token-of-typical-length";
     intro.remember(

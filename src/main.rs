@@ -65,6 +65,28 @@ enum AccessCommand {
     },
     /// Read a password from stdin and print its argon2id hash (for Basic users).
     HashPassword,
+    /// Revoke an API key (`key:<key id>`) or a token (`jti:<jti>`) on every node sharing the
+    /// store; they refuse it within a second.
+    Revoke {
+        #[command(flatten)]
+        store: portcullis::proxy::access::revoke::StoreArgs,
+        /// How long: seconds, or N with s, m, h or d (default: no end).
+        #[arg(long, value_parser = portcullis::proxy::access::revoke::parse_ttl)]
+        ttl: Option<std::time::Duration>,
+        /// `key:<API key id>` or `jti:<token id>`.
+        id: String,
+    },
+    /// End a revocation.
+    Unrevoke {
+        #[command(flatten)]
+        store: portcullis::proxy::access::revoke::StoreArgs,
+        id: String,
+    },
+    /// List the revocations in force.
+    Revocations {
+        #[command(flatten)]
+        store: portcullis::proxy::access::revoke::StoreArgs,
+    },
 }
 
 #[derive(Subcommand)]
@@ -120,14 +142,21 @@ struct CentralCmd {
     /// Data directory (store, certificate) [default: ./portcullis-data].
     #[arg(long)]
     data_dir: Option<PathBuf>,
+    /// Keep the fleet's security events in PostgreSQL (postgres://user:password@host/db)
+    /// instead of the embedded store.
+    #[arg(long)]
+    events_db: Option<String>,
 }
 
 fn central(cmd: CentralCmd) -> Result<(), String> {
     use portcullis::central::{CentralArgs, CentralConfig};
-    let file = match &cmd.config {
+    let mut file = match &cmd.config {
         Some(p) => CentralConfig::load(p)?,
         None => CentralConfig::default(),
     };
+    if let Some(db) = cmd.events_db {
+        file.central.events.db = Some(db);
+    }
     let mut mgmt = file.mgmt_config()?;
     if let Some(d) = cmd.data_dir.or(file.data_dir.clone()) {
         mgmt.data_dir = d;
@@ -142,6 +171,7 @@ fn central(cmd: CentralCmd) -> Result<(), String> {
         mgmt,
         limits: file.central.limits(),
         max_tasks: file.central.max_tasks,
+        events: file.central.events.clone(),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -247,6 +277,20 @@ fn exit_with(what: &str, r: Result<(), String>) -> ExitCode {
     }
 }
 
+/// Prints a command's output, or its error on stderr with exit status 1.
+fn print_or_fail(r: Result<String, String>) -> ExitCode {
+    match r {
+        Ok(out) => {
+            print!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("portcullis: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
@@ -279,6 +323,17 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Access {
+            command: AccessCommand::Revoke { store, ttl, id },
+        } => print_or_fail(portcullis::proxy::access::revoke::revoke_cli(
+            &store, &id, ttl,
+        )),
+        Command::Access {
+            command: AccessCommand::Unrevoke { store, id },
+        } => print_or_fail(portcullis::proxy::access::revoke::unrevoke_cli(&store, &id)),
+        Command::Access {
+            command: AccessCommand::Revocations { store },
+        } => print_or_fail(portcullis::proxy::access::revoke::list_cli(&store)),
         Command::Access {
             command: AccessCommand::HashPassword,
         } => {

@@ -111,13 +111,14 @@ async fn console_pages_at_a_million_events() {
     };
     let t0 = Instant::now();
     let mut count = 0;
+    let mut sequence = 1;
     let named = |e: &SecurityEvent| format!("/Common/{}", e.policy);
     let mut learn = Vec::new();
     for start in (0..total).step_by(BATCH) {
         let batch: Vec<Arc<SecurityEvent>> = (start..(start + BATCH).min(total))
             .map(|i| Arc::new(event(i, total, now, &sigs)))
             .collect();
-        count = local::write_batch(&st.store, &batch, &named, count, keep).unwrap();
+        count = local::write_batch(&st.store, &batch, &named, count, &mut sequence, keep).unwrap();
         if learn.len() < 20_000 {
             learn.extend(batch.iter().filter(|e| e.policy == "shop").cloned());
         }

@@ -1,12 +1,14 @@
 //! The fuzz entry point of the central manager's input parsing (`fuzz/fuzz_targets/central_body.rs`):
 //! one arbitrary task body through every pure parser a request or a device answer reaches —
-//! addresses, `deviceReference` links, `moduleList`, conflict resolutions, and the normalisation
-//! and comparison of device objects. Network work is never started from here.
+//! addresses, `deviceReference` links, `moduleList`, conflict resolutions, the normalisation
+//! and comparison of device objects, the events of a controller's feed page (`items`) and the
+//! fleet search's address and time parameters (`clientIp`, `since`). Network work is never started
+//! from here.
 //! Imports: `central::*`.
 
 use serde_json::{Map, Value};
 
-use super::{client, conflicts, devices, discovery, modules};
+use super::{client, conflicts, devices, discovery, events, modules};
 
 /// Runs one input; must never panic.
 pub fn body(data: &[u8]) {
@@ -55,6 +57,28 @@ pub fn body(data: &[u8]) {
         .collect();
     let plan = conflicts::compare(&modules::ADC_CORE, "m", &found, &working);
     let _ = plan.pending_step();
+    let dev: devices::Device = serde_json::from_value(serde_json::json!({
+        "machineId": "m", "address": "192.0.2.1", "port": 443, "hostname": "h", "product": "p",
+        "version": "v", "build": "b", "fingerprint": "f", "userName": "u", "password": "x",
+        "clusterName": "", "syncKey": "", "useSync": false, "trustedMicros": 0}))
+    .expect("a device record");
+    for item in obj
+        .get("items")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let _ = events::FleetEvent::from_item(&dev, item.clone());
+    }
+    if let Some(c) = obj.get("clientIp").and_then(Value::as_str)
+        && let Some(block) = events::search::Cidr::parse(c)
+    {
+        let _ = block.contains(c);
+        assert_eq!(events::search::Cidr::parse(&block.to_string()), Some(block));
+    }
+    if let Some(t) = obj.get("since").and_then(Value::as_str) {
+        let _ = events::search::instant("since", t);
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@
 //! task shares (store records, 202 answers, PATCH restarts, resume after a restart); the task kinds
 //! are [`trust`], [`discovery`], [`import`] (with [`conflicts`]) and [`deploy`]; [`resolver`] serves
 //! the device groups and the machine-id resolver; [`modules`] what each module reads from a
-//! device; [`config`] the working and current copies of imported objects. Other modules add routes through [`install`] (see docs/central.md).
+//! device; [`config`] the working and current copies of imported objects; [`events`] collects the
+//! controllers' security events into one searchable store. Other modules add routes through [`install`] (see docs/central.md).
 //!
 //! Imports: `mgmt` (wire types, server pieces, state, `apply::DetachedTopology`: a central
 //! manager runs no data plane), `store`, `support`.
@@ -18,6 +19,7 @@ pub mod conflicts;
 pub mod deploy;
 pub mod devices;
 pub mod discovery;
+pub mod events;
 pub mod fuzz;
 pub mod import;
 pub mod licensing;
@@ -63,6 +65,8 @@ pub struct OutboundConfig {
     pub backoff_ms: u64,
     /// Tasks kept per task collection.
     pub max_tasks: usize,
+    /// The fleet event store and its collection.
+    pub events: events::EventsConfig,
 }
 
 impl Default for OutboundConfig {
@@ -73,6 +77,7 @@ impl Default for OutboundConfig {
             retries: l.retries,
             backoff_ms: l.backoff.as_millis() as u64,
             max_tasks: tasks::MAX_TASKS,
+            events: events::EventsConfig::default(),
         }
     }
 }
@@ -271,11 +276,12 @@ pub struct CentralArgs {
     pub mgmt: MgmtConfig,
     pub limits: Limits,
     pub max_tasks: usize,
+    pub events: events::EventsConfig,
 }
 
 /// Runs the central manager until SIGINT/SIGTERM: the controller's admin server
 /// (`mgmt::server::run`: TLS, admin user from `PORTCULLIS_ADMIN_PASSWORD`, the
-/// `admin API listening on` line) with the central routes installed.
+/// `admin API listening on` line) with the central routes and the fleet event store installed.
 pub async fn run(args: CentralArgs) -> Result<(), String> {
     let serve = crate::mgmt::server::ServeArgs {
         admin_listen: args.admin_listen,
@@ -284,13 +290,16 @@ pub async fn run(args: CentralArgs) -> Result<(), String> {
         tls_key: args.tls_key,
         mgmt: args.mgmt,
     };
-    let (limits, max_tasks) = (args.limits, args.max_tasks);
+    let (limits, max_tasks, fleet_events) = (args.limits, args.max_tasks, args.events);
     crate::mgmt::server::run(
         serve,
         Arc::new(crate::mgmt::apply::DetachedTopology),
         Box::new(move |st, _| {
             Box::pin(async move {
                 install_with(&st, limits, max_tasks).map_err(|e| e.message)?;
+                events::install(&st, fleet_events)
+                    .await
+                    .map_err(|e| format!("fleet event store: {e}"))?;
                 println!("portcullis: central manager ready");
                 Ok(axum::Router::new())
             })

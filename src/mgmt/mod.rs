@@ -2,7 +2,8 @@
 //! object, the generic object engine with a table-driven registry of kinds (one file per kind
 //! under `objects/`), and the apply path that turns configuration into data-plane listeners.
 //!
-//! Imports: `store`, `support`, and `proxy`/`waf` only through `proxy::topology` and
+//! Imports: `store`, `support`, and `proxy`/`waf` only through `proxy::topology`,
+//! `proxy::events` (event subscriptions), `proxy::access::revoke` (the revocations writer) and
 //! `waf::{Engine, CompiledPolicy}`. Entry points: [`open`] (state over a data directory),
 //! [`router`] (the axum router), [`server::AdminServer`] (HTTPS listener), [`fuzz_request`].
 
@@ -23,6 +24,7 @@ pub mod objects;
 pub mod ops;
 pub mod query;
 pub mod reply;
+pub mod revocations;
 pub mod roles;
 pub mod seed;
 pub mod server;

@@ -200,3 +200,17 @@ pub struct Ctx<'a> {
     /// The token used to authenticate, if any.
     pub token: Option<String>,
 }
+
+impl Ctx<'_> {
+    /// For endpoints that only read: 405 for any method but GET.
+    pub fn only_get(&self) -> super::MgmtResult<()> {
+        if self.method == http::Method::GET {
+            Ok(())
+        } else {
+            Err(super::MgmtError::method_not_allowed(
+                self.method.as_str(),
+                &self.path,
+            ))
+        }
+    }
+}

@@ -15,7 +15,7 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::access::Gate;
+use super::access::{Gate, Stores};
 use super::handler::{Shared, Site};
 use super::listener::{self, Swappable};
 use super::topology::{ListenerSpec, ListenerStatus, Topology};
@@ -34,21 +34,29 @@ pub struct Dataplane {
     rt: Handle,
     running: Mutex<HashMap<SocketAddr, Running>>,
     gates: Mutex<HashMap<String, Arc<Gate>>>,
+    /// The shared stores (Redis) the listeners' access profiles name, one set for the process.
+    stores: Arc<Stores>,
 }
 
 impl Dataplane {
     /// A data plane without listeners, spawning its tasks on the current runtime.
     pub fn new(shared: Arc<Shared>) -> Dataplane {
         Dataplane {
-            shared,
             rt: Handle::current(),
             running: Mutex::new(HashMap::new()),
             gates: Mutex::new(HashMap::new()),
+            stores: Stores::new(shared.metrics.clone()),
+            shared,
         }
     }
 
     pub fn shared(&self) -> &Arc<Shared> {
         &self.shared
+    }
+
+    /// The shared stores of the process's access profiles.
+    pub fn stores(&self) -> &Arc<Stores> {
+        &self.stores
     }
 
     /// The bound address of listener `name` (useful when it was asked to bind port 0).
@@ -96,11 +104,19 @@ impl Dataplane {
             gates.remove(&spec.name);
             return None;
         };
-        let gate = gates
-            .entry(spec.name.clone())
-            .or_insert_with(|| Arc::new(Gate::new(profile.clone(), self.shared.clients.clone())));
-        gate.configure(profile.clone());
-        Some(gate.clone())
+        // A profile naming a shared store starts its connection tasks on the data plane's runtime.
+        let _rt = self.rt.enter();
+        if let Some(gate) = gates.get(&spec.name) {
+            gate.configure(profile.clone());
+            return Some(gate.clone());
+        }
+        let gate = Arc::new(Gate::new(
+            profile.clone(),
+            self.shared.clients.clone(),
+            self.stores.clone(),
+        ));
+        gates.insert(spec.name.clone(), gate.clone());
+        Some(gate)
     }
 
     /// The access gate of listener `name`, if it has one.

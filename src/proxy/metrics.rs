@@ -28,8 +28,29 @@ pub struct Metrics {
     upstream_errors: Family<Labels, Counter>,
     events_dropped: Family<Labels, Counter>,
     access_denials: Family<Labels, Counter>,
+    shared_store_up: Family<Labels, Gauge>,
+    shared_store_fallbacks: Family<Labels, Counter>,
+    shared_store_seconds: Family<Labels, Histogram, fn() -> Histogram>,
+    revocations: Family<Labels, Gauge>,
     latency: Histogram,
     tunnels: Gauge,
+}
+
+/// The metrics of one shared store (Redis), resolved once.
+#[derive(Clone)]
+pub struct StoreCounters {
+    /// 1 while the store answers, 0 while requests are decided without it.
+    pub up: Gauge,
+    /// Rate-limited requests decided without the store (unavailable, late, or an error).
+    pub fallbacks: Counter,
+    /// How long each call to the store took (what it adds to a limited request).
+    pub seconds: Histogram,
+}
+
+/// Buckets of `portcullis_shared_store_seconds`: 20 µs to ≈ 60 ms, ×1.5 per bucket (a loopback
+/// round trip is tens of microseconds; the timeout caps the rest).
+fn store_histogram() -> Histogram {
+    Histogram::new(exponential_buckets(0.000_02, 1.5, 21))
 }
 
 /// One open upgraded connection, counted in `portcullis_tunnels_open` until dropped.
@@ -49,12 +70,37 @@ impl Default for Metrics {
         let upstream_errors = Family::<Labels, Counter>::default();
         let events_dropped = Family::<Labels, Counter>::default();
         let access_denials = Family::<Labels, Counter>::default();
+        let shared_store_up = Family::<Labels, Gauge>::default();
+        let shared_store_fallbacks = Family::<Labels, Counter>::default();
+        let shared_store_seconds =
+            Family::<Labels, Histogram, fn() -> Histogram>::new_with_constructor(store_histogram);
+        let revocations = Family::<Labels, Gauge>::default();
         let latency = Histogram::new(exponential_buckets(0.0001, 2.0, 18));
         let tunnels = Gauge::default();
         registry.register(
             "access_denials",
             "Requests refused by access control (401, 403, 429), by listener and status",
             access_denials.clone(),
+        );
+        registry.register(
+            "shared_store_up",
+            "Whether a shared store (Redis) answers: 1, or 0 while requests are decided without it",
+            shared_store_up.clone(),
+        );
+        registry.register(
+            "shared_store_fallbacks",
+            "Rate-limited requests decided without their shared store (down, late or failing)",
+            shared_store_fallbacks.clone(),
+        );
+        registry.register(
+            "shared_store_seconds",
+            "Time of each rate-limit call to a shared store (Redis), answered or not",
+            shared_store_seconds.clone(),
+        );
+        registry.register(
+            "revocations",
+            "Fleet-wide revocations of API keys and token ids in force, by store",
+            revocations.clone(),
         );
         registry.register(
             "requests",
@@ -93,6 +139,10 @@ impl Default for Metrics {
             upstream_errors,
             events_dropped,
             access_denials,
+            shared_store_up,
+            shared_store_fallbacks,
+            shared_store_seconds,
+            revocations,
             latency,
             tunnels,
         }
@@ -168,6 +218,26 @@ impl Metrics {
                 ("status", status.to_string()),
             ])
             .inc();
+    }
+
+    /// The metrics of the shared store `store` (a URL without its password).
+    pub fn store(&self, store: &str) -> StoreCounters {
+        let l = vec![("store", store.to_string())];
+        StoreCounters {
+            up: self.shared_store_up.get_or_create(&l).clone(),
+            fallbacks: self.shared_store_fallbacks.get_or_create(&l).clone(),
+            seconds: self.shared_store_seconds.get_or_create(&l).clone(),
+        }
+    }
+
+    /// How many revocations under `prefix` in `store` this node holds.
+    pub fn revocations(&self, store: &str, prefix: &str) -> Gauge {
+        self.revocations
+            .get_or_create(&vec![
+                ("store", store.to_string()),
+                ("prefix", prefix.to_string()),
+            ])
+            .clone()
     }
 
     /// A slot for one more upgraded connection, unless `max` are open.

@@ -60,6 +60,10 @@ pub struct ProxyOptions {
     pub limits: Vec<String>,
 }
 
+/// Longest wait at start-up for the access profile's shared store (then requests are decided
+/// without it until it answers).
+const SHARED_STORE_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Loads the policy file with the file/http resolver.
 pub fn load_policy(path: &Path) -> Result<CompiledPolicy, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -156,6 +160,12 @@ async fn serve(opts: ProxyOptions) -> Result<(), String> {
         None => None,
     };
     let dp = Dataplane::new(shared);
+    // The shared stores connect (and revocations load) before the listener opens, so its first
+    // requests are counted across the fleet; they are held until the listener's gate has them.
+    let _prepared = match &access {
+        Some(p) => Some(super::access::shared::prepare(dp.stores(), p, SHARED_STORE_WAIT).await),
+        None => None,
+    };
     let mut spec = ListenerSpec {
         name: "proxy".into(),
         bind: opts.listen,

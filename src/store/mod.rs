@@ -198,6 +198,27 @@ impl Store {
         Ok(())
     }
 
+    /// Visits the entries under `prefix` from `from` (inclusive) forwards until `f` returns false.
+    pub fn scan_from(
+        &self,
+        table: Table,
+        prefix: &str,
+        from: &str,
+        mut f: impl FnMut(&str, serde_json::Value) -> bool,
+    ) -> Result<()> {
+        let tx = self.db.begin_read()?;
+        let t = tx.open_table(table.def())?;
+        let end = format!("{prefix}\u{10FFFF}");
+        let start = from.max(prefix);
+        for entry in t.range::<&str>(start..end.as_str())? {
+            let (k, v) = entry?;
+            if !f(k.value(), decode(k.value(), v.value())?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Visits the keys in `lo..hi` from the last backwards until `f` returns false, without
     /// reading their values (an index of keys alone is scanned this way).
     pub fn keys_rev(

@@ -1,6 +1,7 @@
 //! Small shared pieces every module may use: support ids, the clock, ISO 8601 formatting,
 //! registration keys, the UUID text form, a stack-first vector for per-request scratch lists,
-//! bounded reading of admin request bodies ([`body`]), links to policy files ([`links`]).
+//! bounded reading of admin request bodies ([`body`]), links to policy files ([`links`]), URLs with
+//! their password masked.
 //! Imports nothing internal.
 
 pub mod body;
@@ -9,12 +10,14 @@ mod inline_vec;
 pub mod links;
 mod regkey;
 mod support_id;
+mod url;
 mod uuid;
 
 pub use clock::{iso8601_utc, now_micros, parse_iso8601_utc, unix_seconds};
 pub use inline_vec::InlineVec;
 pub use regkey::parse_regkey;
 pub use support_id::SupportId;
+pub use url::redact_url;
 pub use uuid::is_uuid;
 
 /// The client address of a connection, put in each request's extensions by the admin server.

@@ -1,9 +1,10 @@
 //! The model of a security log profile's `application` entries (what to log, where, in which
 //! format) parsed from the stored JSON, with the precise error for anything we cannot honour.
 //! Used by the kind's validation (`objects/security_log.rs`) and by the event router.
-//! Imports: nothing internal (pure; no IO).
+//! Imports: nothing internal (pure; no IO); rustls-pki-types to check PEM given for TLS.
 
 use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 
@@ -26,26 +27,68 @@ pub enum MsgFormat {
     User(String),
     /// The event as one JSON object.
     Json,
+    /// ArcSight Common Event Format.
+    Cef,
+    /// QRadar Log Event Extended Format 2.0.
+    Leef,
 }
 
-/// Syslog transport.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Stream and datagram transports.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Transport {
     Udp,
-    /// TCP with RFC 6587 octet-counting framing.
+    /// TCP; syslog with RFC 6587 octet-counting framing.
     Tcp,
+    /// TLS over TCP; syslog with RFC 5425 framing (octet counting).
+    Tls(TlsSettings),
+}
+
+/// How a TLS connection to a collector is verified (and authenticated, with a client certificate).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TlsSettings {
+    /// CA certificates (PEM) the collector's certificate must chain to; none: the built-in roots.
+    pub ca_pem: Option<String>,
+    /// The name the certificate must carry; none: the server's address.
+    pub server_name: Option<String>,
+    /// A client certificate chain and its key (PEM), for collectors that require one.
+    pub client_cert_pem: Option<String>,
+    pub client_key_pem: Option<String>,
+}
+
+/// A Splunk HTTP Event Collector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hec {
+    /// `https://host:8088/services/collector/event` (the path is added when not given).
+    pub url: String,
+    pub token: String,
+    pub index: Option<String>,
+    pub source: String,
+    pub sourcetype: String,
+    /// Most events in one request.
+    pub batch: usize,
+    /// Longest an event waits for its batch to fill.
+    pub flush: Duration,
+    pub tls: TlsSettings,
 }
 
 /// Where an entry sends events besides the local store.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Remote {
     None,
+    /// RFC 5424 messages.
     Syslog {
+        servers: Vec<SocketAddr>,
+        transport: Transport,
+    },
+    /// One event JSON object per line, over TCP or TLS.
+    JsonLines {
         servers: Vec<SocketAddr>,
         transport: Transport,
     },
     /// One RFC 5424 message per line, appended to `<data-dir>/security-logs/<name>`.
     File(String),
+    /// Batches of events posted to a Splunk HTTP Event Collector.
+    Hec(Hec),
 }
 
 /// One `application` entry of a log profile.
@@ -169,8 +212,10 @@ fn format(m: &Map<String, Value>) -> Result<MsgFormat, String> {
             _ => Err("a user-defined format needs a 'userString'".into()),
         },
         "json" => Ok(MsgFormat::Json),
+        "cef" => Ok(MsgFormat::Cef),
+        "leef" => Ok(MsgFormat::Leef),
         other => Err(format!(
-            "unsupported format type '{other}' (predefined, user-defined or json)"
+            "unsupported format type '{other}' (predefined, user-defined, json, cef or leef)"
         )),
     }
 }
@@ -196,57 +241,219 @@ fn max_entry(m: &Map<String, Value>) -> Result<usize, String> {
     }
 }
 
+fn servers(m: &Map<String, Value>) -> Result<Vec<SocketAddr>, String> {
+    let servers = match m.get("servers") {
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|s| {
+                if let (Some(a), Some(p)) = (s.get("address"), s.get("port")) {
+                    let a = a.as_str().unwrap_or_default();
+                    let p = p
+                        .as_u64()
+                        .map(|n| n.to_string())
+                        .or_else(|| p.as_str().map(str::to_string));
+                    let host = if a.contains(':') {
+                        format!("[{a}]")
+                    } else {
+                        a.into()
+                    };
+                    return parse_server(&format!("{host}:{}", p.unwrap_or_default()));
+                }
+                let name = s
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .or_else(|| s.as_str())
+                    .ok_or("each server must be {\"name\": \"ip:port\"}")?;
+                parse_server(name)
+            })
+            .collect::<Result<Vec<_>, String>>()?,
+        None | Some(Value::Null) => Vec::new(),
+        Some(_) => return Err("'servers' must be an array of {name: \"ip:port\"}".into()),
+    };
+    if servers.is_empty() {
+        return Err("remote storage needs at least one server in 'servers'".into());
+    }
+    Ok(servers)
+}
+
+/// Refuses a field of the object `what` that is not one of `known`.
+fn only(m: &Map<String, Value>, what: &str, known: &[&str]) -> Result<(), String> {
+    match m.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(k) => Err(format!("unknown '{what}' field '{k}'")),
+        None => Ok(()),
+    }
+}
+
+/// Checks that `pem` holds at least one certificate (`what` names it in errors).
+fn certificates(pem: &str, what: &str) -> Result<(), String> {
+    use rustls_pki_types::CertificateDer;
+    use rustls_pki_types::pem::PemObject;
+    let certs = CertificateDer::pem_slice_iter(pem.as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("'{what}' is not PEM: {e}"))?;
+    if certs.is_empty() {
+        return Err(format!("'{what}' holds no PEM certificate"));
+    }
+    Ok(())
+}
+
+/// The `tls` object: `caCertificate`, `serverName`, `clientCertificate`, `clientKey`.
+fn tls(m: &Map<String, Value>) -> Result<TlsSettings, String> {
+    let Some(t) = m.get("tls").filter(|v| !v.is_null()) else {
+        return Ok(TlsSettings::default());
+    };
+    let t = t.as_object().ok_or(
+        "'tls' must be an object {caCertificate, serverName, clientCertificate, clientKey}",
+    )?;
+    only(
+        t,
+        "tls",
+        &[
+            "caCertificate",
+            "serverName",
+            "clientCertificate",
+            "clientKey",
+        ],
+    )?;
+    let s = TlsSettings {
+        ca_pem: text(t, "caCertificate")?.map(str::to_string),
+        server_name: text(t, "serverName")?.map(str::to_string),
+        client_cert_pem: text(t, "clientCertificate")?.map(str::to_string),
+        client_key_pem: text(t, "clientKey")?.map(str::to_string),
+    };
+    if let Some(ca) = &s.ca_pem {
+        certificates(ca, "tls.caCertificate")?;
+    }
+    if let Some(n) = &s.server_name
+        && rustls_pki_types::ServerName::try_from(n.as_str()).is_err()
+    {
+        return Err(format!(
+            "'tls.serverName' '{n}' is not a DNS name or IP address"
+        ));
+    }
+    match (&s.client_cert_pem, &s.client_key_pem) {
+        (None, None) => {}
+        (Some(c), Some(k)) => {
+            certificates(c, "tls.clientCertificate")?;
+            use rustls_pki_types::pem::PemObject;
+            rustls_pki_types::PrivateKeyDer::from_pem_slice(k.as_bytes())
+                .map_err(|e| format!("'tls.clientKey' is not a PEM private key: {e}"))?;
+        }
+        _ => return Err("'tls.clientCertificate' and 'tls.clientKey' go together".into()),
+    }
+    Ok(s)
+}
+
+fn transport(m: &Map<String, Value>) -> Result<Transport, String> {
+    let t = match text(m, "protocol")?.unwrap_or("udp") {
+        "udp" => Transport::Udp,
+        "tcp" => Transport::Tcp,
+        "tls" => Transport::Tls(tls(m)?),
+        other => {
+            return Err(format!("unsupported protocol '{other}' (udp, tcp or tls)"));
+        }
+    };
+    if !matches!(t, Transport::Tls(_)) && m.get("tls").is_some_and(|v| !v.is_null()) {
+        return Err("'tls' needs protocol 'tls'".into());
+    }
+    Ok(t)
+}
+
+/// HEC batches: at most this many events per request.
+const MAX_HEC_BATCH: u64 = 1000;
+
+fn hec(m: &Map<String, Value>) -> Result<Hec, String> {
+    let h = m
+        .get("hec")
+        .and_then(Value::as_object)
+        .ok_or("remote storage 'splunk-hec' needs 'hec': {url, token}")?;
+    only(
+        h,
+        "hec",
+        &[
+            "url",
+            "token",
+            "index",
+            "source",
+            "sourcetype",
+            "batchEvents",
+            "flushMs",
+        ],
+    )?;
+    let url = text(h, "url")?.ok_or("'hec.url' is required")?;
+    let uri: http::Uri = url
+        .parse()
+        .map_err(|_| format!("'hec.url' '{url}' is not a URL"))?;
+    if !matches!(uri.scheme_str(), Some("https" | "http")) || uri.host().is_none() {
+        return Err(format!(
+            "'hec.url' '{url}' must be an https:// (or http://) URL"
+        ));
+    }
+    let url = match uri.path() {
+        "" | "/" => format!(
+            "{}://{}/services/collector/event",
+            uri.scheme_str().unwrap_or("https"),
+            uri.authority().map(|a| a.as_str()).unwrap_or_default()
+        ),
+        _ => url.to_string(),
+    };
+    let token = text(h, "token")?
+        .filter(|t| !t.is_empty())
+        .ok_or("'hec.token' is required")?;
+    if token.chars().any(|c| c.is_control() || c == ' ') {
+        return Err("'hec.token' must not contain spaces or control characters".into());
+    }
+    let number = |k: &str, default: u64, max: u64| -> Result<u64, String> {
+        match h.get(k) {
+            None | Some(Value::Null) => Ok(default),
+            Some(v) => v
+                .as_u64()
+                .filter(|n| (1..=max).contains(n))
+                .ok_or_else(|| format!("'hec.{k}' must be a whole number from 1 to {max}")),
+        }
+    };
+    Ok(Hec {
+        url,
+        token: token.to_string(),
+        index: text(h, "index")?.map(str::to_string),
+        source: text(h, "source")?.unwrap_or("portcullis").to_string(),
+        sourcetype: text(h, "sourcetype")?
+            .unwrap_or("portcullis:security")
+            .to_string(),
+        batch: number("batchEvents", 100, MAX_HEC_BATCH)? as usize,
+        flush: Duration::from_millis(number("flushMs", 1000, 60_000)?),
+        tls: tls(m)?,
+    })
+}
+
 fn remote(m: &Map<String, Value>) -> Result<Remote, String> {
     match text(m, "remoteStorage")?.unwrap_or("none") {
         "none" | "disabled" => Ok(Remote::None),
-        "remote" | "splunk" => {
-            let transport = match text(m, "protocol")?.unwrap_or("udp") {
-                "udp" => Transport::Udp,
-                "tcp" => Transport::Tcp,
-                other => {
-                    return Err(format!("unsupported protocol '{other}' (udp or tcp)"));
-                }
+        "remote" | "splunk" | "arcsight" => Ok(Remote::Syslog {
+            transport: transport(m)?,
+            servers: servers(m)?,
+        }),
+        "json-lines" => {
+            let transport = match text(m, "protocol")? {
+                None => Transport::Tcp,
+                Some(_) => transport(m)?,
             };
-            let servers = match m.get("servers") {
-                Some(Value::Array(a)) => a
-                    .iter()
-                    .map(|s| {
-                        if let (Some(a), Some(p)) = (s.get("address"), s.get("port")) {
-                            let a = a.as_str().unwrap_or_default();
-                            let p = p
-                                .as_u64()
-                                .map(|n| n.to_string())
-                                .or_else(|| p.as_str().map(str::to_string));
-                            let host = if a.contains(':') {
-                                format!("[{a}]")
-                            } else {
-                                a.into()
-                            };
-                            return parse_server(&format!("{host}:{}", p.unwrap_or_default()));
-                        }
-                        let name = s
-                            .get("name")
-                            .and_then(Value::as_str)
-                            .or_else(|| s.as_str())
-                            .ok_or("each server must be {\"name\": \"ip:port\"}")?;
-                        parse_server(name)
-                    })
-                    .collect::<Result<Vec<_>, String>>()?,
-                None | Some(Value::Null) => Vec::new(),
-                Some(_) => return Err("'servers' must be an array of {name: \"ip:port\"}".into()),
-            };
-            if servers.is_empty() {
-                return Err("remote storage needs at least one server in 'servers'".into());
+            if transport == Transport::Udp {
+                return Err("JSON lines travel over tcp or tls, not udp".into());
             }
-            Ok(Remote::Syslog { servers, transport })
+            Ok(Remote::JsonLines {
+                transport,
+                servers: servers(m)?,
+            })
         }
+        "splunk-hec" => Ok(Remote::Hec(hec(m)?)),
         "file" => {
             let name = text(m, "file")?.ok_or("remote storage 'file' needs a 'file' name")?;
             check_file_name(name)?;
             Ok(Remote::File(name.to_string()))
         }
         other => Err(format!(
-            "unsupported remoteStorage '{other}' (none, remote, splunk or file)"
+            "unsupported remoteStorage '{other}' (none, remote, splunk, arcsight, json-lines, splunk-hec or file)"
         )),
     }
 }
@@ -260,6 +467,8 @@ pub fn parse_app(m: &Map<String, Value>, default_name: &str) -> Result<LogApp, S
         (Some("splunk"), MsgFormat::Pairs { .. }) => MsgFormat::Pairs {
             delimiter: ",".into(),
         },
+        // ArcSight reads CEF; the predefined format of an arcsight entry is CEF.
+        (Some("arcsight"), MsgFormat::Pairs { .. }) => MsgFormat::Cef,
         (_, f) => f,
     };
     Ok(LogApp {
@@ -330,128 +539,5 @@ pub fn fuzz_log_profile(data: &[u8]) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn fuzz_seeds_run_without_panicking() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/log_profile");
-        let mut n = 0;
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            fuzz_log_profile(&std::fs::read(e.path()).unwrap_or_default());
-            n += 1;
-        }
-        assert!(n >= 4, "seeds found: {n}");
-    }
-
-    fn obj(v: Value) -> Map<String, Value> {
-        v.as_object().cloned().unwrap()
-    }
-
-    #[test]
-    fn server_addresses() {
-        assert_eq!(parse_server("192.0.2.1:514").unwrap().port(), 514);
-        assert_eq!(
-            parse_server("[2001:db8::1]:6514").unwrap(),
-            "[2001:db8::1]:6514".parse().unwrap()
-        );
-        assert_eq!(
-            parse_server("2001:db8::1.514").unwrap(),
-            "[2001:db8::1]:514".parse().unwrap()
-        );
-        for bad in [
-            "",
-            "192.0.2.1",
-            "192.0.2.1:0",
-            "host:514",
-            "1.2.3.4.514",
-            "::1.x",
-        ] {
-            assert!(parse_server(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn entries_parse_with_defaults_and_precise_errors() {
-        let apps = |v: Value| -> Result<Vec<LogApp>, String> {
-            applications(&obj(v), "p")?
-                .unwrap_or_default()
-                .iter()
-                .map(|m| parse_app(m, "p"))
-                .collect()
-        };
-        let got = apps(json!({"name": "p", "application": {"p": {
-            "remoteStorage": "remote", "protocol": "tcp",
-            "servers": [{"name": "127.0.0.1:5514"}],
-            "filter": [{"name": "request-type", "values": ["all"]}]}}}))
-        .unwrap();
-        assert_eq!(got.len(), 1);
-        assert_eq!(got[0].name, "p");
-        assert!(got[0].local_storage);
-        assert_eq!(got[0].facility, 16);
-        assert_eq!(
-            got[0].remote,
-            Remote::Syslog {
-                servers: vec!["127.0.0.1:5514".parse().unwrap()],
-                transport: Transport::Tcp
-            }
-        );
-        assert_eq!(applications(&obj(json!({"name": "p"})), "p"), Ok(None));
-        let items = applications(
-            &obj(json!({"applicationReference": {"items": [{"name": "/Common/x"}]}})),
-            "p",
-        )
-        .unwrap()
-        .unwrap();
-        assert_eq!(items[0]["name"], "/Common/x");
-        let e = apps(json!({"application": [{"name": "a",
-            "remoteStorage": "remote", "servers": []}]}))
-        .unwrap_err();
-        assert!(
-            e.contains("application 'a'") && e.contains("at least one server"),
-            "{e}"
-        );
-        let e = apps(json!({"application": [{"remoteStorage": "file",
-            "file": "../x"}]}))
-        .unwrap_err();
-        assert!(e.contains("invalid log file name"), "{e}");
-        let e = parse_app(
-            &obj(json!({"protocol": "tcp-rfc3195", "remoteStorage": "remote",
-            "servers": [{"name": "127.0.0.1:1"}]})),
-            "x",
-        )
-        .unwrap_err();
-        assert!(e.contains("unsupported protocol"), "{e}");
-        let a = parse_app(
-            &obj(json!({"localStorage": "disabled", "facility": "local7",
-            "filter": {"requestType": "blocked"},
-            "format": {"type": "user-defined", "userString": "%support_id%"}})),
-            "x",
-        )
-        .unwrap();
-        assert!(!a.local_storage);
-        assert_eq!(a.facility, 23);
-        assert_eq!(a.request_type, RequestType::Blocked);
-        assert_eq!(a.format, MsgFormat::User("%support_id%".into()));
-        // The AS3 spelling: servers as {address, port}, storageFilter, localStorage as a bool.
-        let a = parse_app(
-            &obj(json!({"localStorage": false, "remoteStorage": "remote",
-            "servers": [{"address": "192.0.2.9", "port": "514"}, {"address": "2001:db8::9", "port": 6514}],
-            "storageFilter": {"requestType": "illegal"}})),
-            "x",
-        )
-        .unwrap();
-        assert!(!a.local_storage);
-        assert_eq!(
-            a.remote,
-            Remote::Syslog {
-                servers: vec![
-                    "192.0.2.9:514".parse().unwrap(),
-                    "[2001:db8::9]:6514".parse().unwrap()
-                ],
-                transport: Transport::Udp
-            }
-        );
-    }
-}
+#[path = "config_tests.rs"]
+mod tests;

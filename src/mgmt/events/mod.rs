@@ -1,23 +1,30 @@
 //! Request events on the management side: the data plane's events (through
 //! `proxy::events::EventSink`) are kept in the store with bounded retention ([`local`]), served
-//! at `/mgmt/tm/asm/events/requests` ([`rest`]), and sent to the syslog servers or files of the
-//! security log profiles attached to their virtual server ([`route`], [`config`], [`syslog`],
-//! [`sender`]), searched through indexes ([`index`], [`search`]) and summed up in traffic
-//! statistics ([`stats`]). [`install`] starts the consumers (and the learner of `asm::learn`);
-//! docs/events.md describes the whole.
+//! at `/mgmt/tm/asm/events/requests` ([`rest`]) and, in storage order for collectors, at
+//! `/mgmt/tm/asm/events/feed` ([`feed`]), searched through indexes ([`index`], [`search`]),
+//! summed up in traffic statistics ([`stats`]), and sent to the destinations of the security log
+//! profiles attached to their virtual server ([`route`], [`config`]): syslog servers and files
+//! ([`syslog`]), SIEMs in CEF, LEEF, JSON lines and Splunk HEC ([`siem`], [`hec`]), each behind a
+//! drop-oldest queue ([`sender`], TLS by [`tls`]), whose counters [`delivery`] serves. [`install`]
+//! starts the consumers (and the learner of `asm::learn`); docs/events.md describes the whole.
 //!
 //! Imports: `mgmt::*`, `store`, `support`, `waf::SecurityEvent`, `proxy::events` (the narrow
 //! subscription interface).
 
 pub mod config;
+pub mod delivery;
+pub mod feed;
+pub mod hec;
 pub mod index;
 pub mod local;
 pub mod rest;
 pub mod route;
 pub mod search;
 pub mod sender;
+pub mod siem;
 pub mod stats;
 pub mod syslog;
+pub mod tls;
 
 use std::sync::Arc;
 
@@ -36,6 +43,7 @@ const ROUTE_BATCH: usize = 256;
 /// syslog and file senders are spawned on it. The threads end when the sink is dropped.
 pub fn install(st: &Arc<MgmtState>, sink: &EventSink) -> std::io::Result<Arc<Routing>> {
     let routing = Arc::new(Routing::new(st, Handle::current()));
+    st.attach(routing.clone());
     stats::start_sampler(st)?;
     crate::mgmt::asm::learn::learner::start(st, sink, st.cfg.events_queue)?;
     let q = st.cfg.events_queue;

@@ -14,7 +14,8 @@ use serde_json::Value;
 use tokio::runtime::Handle;
 
 use super::config::{LogApp, Remote, RequestType, Transport, parse_app};
-use super::sender::{self, MAX_DATAGRAM, Output};
+use super::sender::{self, Framing, MAX_DATAGRAM, Output};
+use super::siem::{self, HecMeta};
 use super::syslog::{self, Header};
 use crate::mgmt::asm::policies::{POLICIES, virtuals_of};
 use crate::mgmt::engine::children;
@@ -60,6 +61,8 @@ pub fn policy_of(ev: &SecurityEvent, attached: &Attached) -> String {
 
 /// One `application` entry with its senders.
 pub struct Destination {
+    /// The fullPath of the log profile the entry belongs to.
+    profile: String,
     app: LogApp,
     outputs: Vec<Output>,
     hostname: Arc<str>,
@@ -97,7 +100,19 @@ impl Destination {
             max_len,
             policy,
         };
-        let msg = syslog::message(&h, ev, &self.app.format);
+        let msg = match &self.app.remote {
+            Remote::JsonLines { .. } => siem::json_event(ev, &h).to_string(),
+            Remote::Hec(hec) => siem::hec_event(
+                ev,
+                &h,
+                &HecMeta {
+                    index: hec.index.as_deref(),
+                    source: &hec.source,
+                    sourcetype: &hec.sourcetype,
+                },
+            ),
+            _ => syslog::message(&h, ev, &self.app.format),
+        };
         for o in &self.outputs {
             o.send(&msg);
         }
@@ -105,6 +120,15 @@ impl Destination {
 
     pub fn outputs(&self) -> &[Output] {
         &self.outputs
+    }
+
+    pub fn profile(&self) -> &str {
+        &self.profile
+    }
+
+    /// The entry's name.
+    pub fn name(&self) -> &str {
+        &self.app.name
     }
 }
 
@@ -143,6 +167,11 @@ impl Table {
         self.virtuals
             .get(virtual_server)
             .map_or(&[], |v| v.remote.as_slice())
+    }
+
+    /// Every remote destination in use (each once, however many virtuals share it).
+    pub fn destinations(&self) -> impl Iterator<Item = &Arc<Destination>> {
+        self.by_key.values()
     }
 }
 
@@ -222,7 +251,7 @@ impl Routing {
         t
     }
 
-    fn destination(&self, st: &MgmtState, app: LogApp) -> Destination {
+    fn destination(&self, st: &MgmtState, profile: &str, app: LogApp) -> Destination {
         let q = st.cfg.events_queue;
         let outputs = match &app.remote {
             Remote::None => Vec::new(),
@@ -230,15 +259,27 @@ impl Routing {
                 .iter()
                 .map(|a| match transport {
                     Transport::Udp => sender::udp(&self.rt, *a, q),
-                    Transport::Tcp => sender::tcp(&self.rt, *a, q),
+                    t => sender::stream(&self.rt, *a, t, Framing::OctetCounted, q),
                 })
                 .collect(),
+            Remote::JsonLines { servers, transport } => servers
+                .iter()
+                .map(|a| sender::stream(&self.rt, *a, transport, Framing::Line, q))
+                .collect(),
+            Remote::Hec(hec) => match super::hec::sender(&self.rt, hec, q) {
+                Ok(o) => vec![o],
+                Err(e) => {
+                    tracing::error!(url = %hec.url, "security log: HEC endpoint not usable: {e}");
+                    Vec::new()
+                }
+            },
             Remote::File(name) => {
                 let path = st.cfg.data_dir.join("security-logs").join(name);
                 vec![sender::file(&self.rt, path, q)]
             }
         };
         Destination {
+            profile: profile.to_string(),
             app,
             outputs,
             hostname: self.hostname.clone(),
@@ -288,7 +329,7 @@ impl Routing {
                         .get(&dkey)
                         .or_else(|| old.and_then(|o| o.by_key.get(&dkey)))
                         .cloned()
-                        .unwrap_or_else(|| Arc::new(self.destination(st, app)));
+                        .unwrap_or_else(|| Arc::new(self.destination(st, p, app)));
                     by_key.insert(dkey, d.clone());
                     log.remote.push(d);
                 }

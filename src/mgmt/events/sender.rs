@@ -1,65 +1,203 @@
-//! Background senders of formatted security-log messages: one tokio task per syslog server (UDP
-//! datagrams, or TCP with octet-counting framing and reconnect with exponential backoff) or log
-//! file, each behind a bounded queue. Queuing never waits: a full queue drops the message and
-//! counts it (logged at powers of two). A dead collector costs nothing but its queue.
-//! Imports: `super::syslog` (framing).
+//! Background senders of formatted security-log records: one tokio task per syslog server (UDP
+//! datagrams; TCP or TLS with octet-counting framing), JSON-lines collector (TCP or TLS), log file
+//! or Splunk HEC endpoint (`super::hec`), each behind a bounded queue that never waits: when a
+//! receiver is slow or dead and its queue is full, the **oldest** record is dropped and counted
+//! (logged at powers of two), so what is delivered once it recovers is the most recent. Stream
+//! senders reconnect with exponential backoff; what they could not write goes back to the front
+//! of the queue and is sent on the next connection (at least once). A dead collector costs
+//! nothing but its queue.
+//! Imports: `super::{syslog, config, tls}`.
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use bytes::Bytes;
-use tokio::io::AsyncWriteExt;
+use bytes::{Bytes, BytesMut};
+use parking_lot::Mutex;
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpStream, UdpSocket};
 use tokio::runtime::Handle;
-use tokio::sync::mpsc;
+use tokio::sync::Notify;
 
+use super::config::Transport;
 use super::syslog::octet_frame;
 
 /// Largest UDP syslog datagram (the IPv4 UDP payload limit).
 pub const MAX_DATAGRAM: usize = 65_507;
-/// First reconnect delay of a TCP sender; doubled per failure up to [`MAX_BACKOFF`].
+/// First reconnect delay of a stream sender; doubled per failure up to [`MAX_BACKOFF`].
 pub const MIN_BACKOFF: Duration = Duration::from_millis(100);
 pub const MAX_BACKOFF: Duration = Duration::from_secs(10);
-/// Connect and write deadline of a TCP sender.
-const IO_TIMEOUT: Duration = Duration::from_secs(5);
+/// Connect and write deadline of a stream sender.
+pub const IO_TIMEOUT: Duration = Duration::from_secs(5);
+/// Most records written to a stream at once (one write, one TLS record run).
+const WRITE_BATCH: usize = 256;
 
-/// How a message is put on the wire.
+/// How a record is put on the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Framing {
+pub enum Framing {
+    /// One UDP datagram.
     Datagram,
+    /// RFC 6587 / RFC 5425 octet counting: `LEN SP MSG`.
     OctetCounted,
+    /// The record and a line feed (files, JSON lines).
     Line,
+    /// As given (HEC events, batched by their sender).
+    Raw,
+}
+
+/// A bounded queue that drops its oldest record when full.
+pub struct Queue {
+    items: Mutex<VecDeque<Bytes>>,
+    cap: usize,
+    ready: Notify,
+    closed: AtomicBool,
+    dropped: AtomicU64,
+    delivered: AtomicU64,
+}
+
+impl Queue {
+    fn new(cap: usize) -> Queue {
+        Queue {
+            items: Mutex::new(VecDeque::new()),
+            cap: cap.max(1),
+            ready: Notify::new(),
+            closed: AtomicBool::new(false),
+            dropped: AtomicU64::new(0),
+            delivered: AtomicU64::new(0),
+        }
+    }
+
+    /// Appends `b`; when full, the oldest record goes. Returns the drop count after a drop.
+    fn push(&self, b: Bytes) -> Option<u64> {
+        let mut q = self.items.lock();
+        let dropped = (q.len() >= self.cap).then(|| {
+            q.pop_front();
+            self.dropped.fetch_add(1, Ordering::Relaxed) + 1
+        });
+        q.push_back(b);
+        drop(q);
+        self.ready.notify_one();
+        dropped
+    }
+
+    /// Up to `max` records, waiting for the first; empty once closed and drained.
+    pub async fn next(&self, max: usize) -> Vec<Bytes> {
+        loop {
+            let notified = self.ready.notified();
+            {
+                let mut q = self.items.lock();
+                if !q.is_empty() {
+                    let n = q.len().min(max.max(1));
+                    return q.drain(..n).collect();
+                }
+            }
+            if self.closed.load(Ordering::Acquire) {
+                return Vec::new();
+            }
+            notified.await;
+        }
+    }
+
+    /// Puts back, in front, records that could not be delivered; the oldest go when that
+    /// overfills the queue.
+    pub fn requeue(&self, batch: Vec<Bytes>) {
+        let mut q = self.items.lock();
+        for b in batch.into_iter().rev() {
+            q.push_front(b);
+        }
+        let over = q.len().saturating_sub(self.cap);
+        if over > 0 {
+            q.drain(..over);
+            self.dropped.fetch_add(over as u64, Ordering::Relaxed);
+        }
+    }
+
+    /// Waits until `n` records are queued, the queue closes, or `until` passes.
+    pub async fn fill(&self, n: usize, until: tokio::time::Instant) {
+        loop {
+            let notified = self.ready.notified();
+            if self.len() >= n || self.closed.load(Ordering::Acquire) {
+                return;
+            }
+            if tokio::time::timeout_at(until, notified).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Counts `n` records the receiver refused for good as dropped.
+    pub fn discarded(&self, n: usize) {
+        self.dropped.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    /// Whether the output is gone (its task ends once the queue is drained).
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// Counts `n` records handed to the receiver.
+    pub fn delivered(&self, n: usize) {
+        self.delivered.fetch_add(n as u64, Ordering::Relaxed);
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.ready.notify_one();
+    }
 }
 
 /// The queue in front of one sender task; dropping it ends the task once its queue is drained.
 pub struct Output {
     label: String,
     framing: Framing,
-    tx: mpsc::Sender<Bytes>,
-    dropped: AtomicU64,
+    queue: Arc<Queue>,
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        self.queue.close();
+    }
 }
 
 impl Output {
-    /// Queues one message without waiting.
+    /// Queues one record without waiting (the oldest queued one goes when the queue is full).
     pub fn send(&self, msg: &str) {
         let bytes = match self.framing {
-            Framing::Datagram => Bytes::copy_from_slice(msg.as_bytes()),
+            Framing::Datagram | Framing::Raw => Bytes::copy_from_slice(msg.as_bytes()),
             Framing::OctetCounted => Bytes::from(octet_frame(msg)),
             Framing::Line => Bytes::from(format!("{msg}\n")),
         };
-        if self.tx.try_send(bytes).is_err() {
-            let n = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
-            if n.is_power_of_two() {
-                tracing::warn!(destination = %self.label, dropped = n, "security log queue full; messages dropped");
-            }
+        if let Some(n) = self.queue.push(bytes)
+            && n.is_power_of_two()
+        {
+            tracing::warn!(destination = %self.label, dropped = n, "security log queue full; oldest messages dropped");
         }
     }
 
-    /// Messages dropped because the queue was full.
+    /// Records dropped because the queue was full.
     pub fn dropped(&self) -> u64 {
-        self.dropped.load(Ordering::Relaxed)
+        self.queue.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Records handed to the receiver (written to its socket or file, or accepted by HEC).
+    pub fn delivered(&self) -> u64 {
+        self.queue.delivered.load(Ordering::Relaxed)
+    }
+
+    /// Records waiting.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
     }
 
     pub fn label(&self) -> &str {
@@ -67,22 +205,22 @@ impl Output {
     }
 }
 
-fn output(label: String, framing: Framing, queue: usize) -> (Output, mpsc::Receiver<Bytes>) {
-    let (tx, rx) = mpsc::channel(queue.max(1));
+/// An output and the queue its task reads.
+pub fn output(label: String, framing: Framing, queue: usize) -> (Output, Arc<Queue>) {
+    let q = Arc::new(Queue::new(queue));
     (
         Output {
             label,
             framing,
-            tx,
-            dropped: AtomicU64::new(0),
+            queue: q.clone(),
         },
-        rx,
+        q,
     )
 }
 
 /// A UDP syslog sender to `addr`.
 pub fn udp(rt: &Handle, addr: SocketAddr, queue: usize) -> Output {
-    let (out, mut rx) = output(format!("udp://{addr}"), Framing::Datagram, queue);
+    let (out, q) = output(format!("udp://{addr}"), Framing::Datagram, queue);
     rt.spawn(async move {
         let local: SocketAddr = if addr.is_ipv4() {
             ([0, 0, 0, 0], 0).into()
@@ -96,57 +234,109 @@ pub fn udp(rt: &Handle, addr: SocketAddr, queue: usize) -> Output {
                 return;
             }
         };
-        while let Some(m) = rx.recv().await {
-            if let Err(e) = sock.send_to(&m, addr).await {
-                tracing::debug!(%addr, "security log: UDP send failed: {e}");
+        loop {
+            let batch = q.next(WRITE_BATCH).await;
+            if batch.is_empty() {
+                return;
             }
+            for m in &batch {
+                if let Err(e) = sock.send_to(m, addr).await {
+                    tracing::debug!(%addr, "security log: UDP send failed: {e}");
+                }
+            }
+            q.delivered(batch.len());
         }
     });
     out
 }
 
-/// A TCP syslog sender to `addr` (RFC 6587 octet counting), reconnecting with backoff. A message
-/// whose write failed is sent again on the next connection.
-pub fn tcp(rt: &Handle, addr: SocketAddr, queue: usize) -> Output {
-    let (out, mut rx) = output(format!("tcp://{addr}"), Framing::OctetCounted, queue);
+type Stream = Box<dyn AsyncWrite + Unpin + Send>;
+
+/// Connects to `addr`, with TLS when `transport` says so.
+async fn connect(addr: SocketAddr, transport: &Transport) -> Result<Stream, String> {
+    let tcp = tokio::time::timeout(IO_TIMEOUT, TcpStream::connect(addr))
+        .await
+        .map_err(|_| "connect timed out".to_string())?
+        .map_err(|e| format!("connect failed: {e}"))?;
+    let _ = tcp.set_nodelay(true);
+    let Transport::Tls(settings) = transport else {
+        return Ok(Box::new(tcp));
+    };
+    let connector = super::tls::connector(settings, &[])?;
+    let name = super::tls::server_name(settings, &addr.ip().to_string())?;
+    let tls = tokio::time::timeout(IO_TIMEOUT, connector.connect(name, tcp))
+        .await
+        .map_err(|_| "TLS handshake timed out".to_string())?
+        .map_err(|e| format!("TLS handshake failed: {e}"))?;
+    Ok(Box::new(tls))
+}
+
+/// A stream sender to `addr` over TCP or TLS with `framing` (octet counting for syslog, lines for
+/// JSON lines), reconnecting with backoff. Records whose write failed go back to the front of the
+/// queue and are sent again on the next connection.
+pub fn stream(
+    rt: &Handle,
+    addr: SocketAddr,
+    transport: &Transport,
+    framing: Framing,
+    queue: usize,
+) -> Output {
+    let scheme = match transport {
+        Transport::Tls(_) => "tls",
+        _ => "tcp",
+    };
+    let (out, q) = output(format!("{scheme}://{addr}"), framing, queue);
+    let transport = transport.clone();
     rt.spawn(async move {
-        let mut conn: Option<TcpStream> = None;
-        let mut pending: Option<Bytes> = None;
+        let mut conn: Option<Stream> = None;
         let mut backoff = MIN_BACKOFF;
+        let mut failing = false;
         loop {
-            let msg = match pending.take() {
-                Some(m) => m,
-                None => match rx.recv().await {
-                    Some(m) => m,
-                    None => return,
-                },
-            };
+            let batch = q.next(WRITE_BATCH).await;
+            if batch.is_empty() {
+                return;
+            }
             if conn.is_none() {
-                match tokio::time::timeout(IO_TIMEOUT, TcpStream::connect(addr)).await {
-                    Ok(Ok(s)) => {
-                        let _ = s.set_nodelay(true);
+                match connect(addr, &transport).await {
+                    Ok(s) => {
                         conn = Some(s);
                         backoff = MIN_BACKOFF;
+                        if failing {
+                            failing = false;
+                            tracing::info!(%addr, "security log: connected again");
+                        }
                     }
-                    Ok(Err(e)) => tracing::debug!(%addr, "security log: connect failed: {e}"),
-                    Err(_) => tracing::debug!(%addr, "security log: connect timed out"),
+                    Err(e) if !failing => {
+                        failing = true;
+                        tracing::warn!(%addr, "security log: {e}; retrying, records queue meanwhile");
+                    }
+                    Err(e) => tracing::debug!(%addr, "security log: {e}"),
                 }
             }
             let Some(s) = conn.as_mut() else {
-                pending = Some(msg);
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(MAX_BACKOFF);
-                if rx.is_closed() && rx.is_empty() {
+                if q.is_closed() {
                     return;
                 }
+                q.requeue(batch);
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
                 continue;
             };
-            match tokio::time::timeout(IO_TIMEOUT, s.write_all(&msg)).await {
-                Ok(Ok(())) => {}
+            let mut buf = BytesMut::with_capacity(batch.iter().map(Bytes::len).sum());
+            for m in &batch {
+                buf.extend_from_slice(m);
+            }
+            let written = tokio::time::timeout(IO_TIMEOUT, async {
+                s.write_all(&buf).await?;
+                s.flush().await
+            })
+            .await;
+            match written {
+                Ok(Ok(())) => q.delivered(batch.len()),
                 _ => {
                     tracing::debug!(%addr, "security log: write failed; reconnecting");
                     conn = None;
-                    pending = Some(msg);
+                    q.requeue(batch);
                 }
             }
         }
@@ -154,12 +344,16 @@ pub fn tcp(rt: &Handle, addr: SocketAddr, queue: usize) -> Output {
     out
 }
 
-/// A sender appending one message per line to `path` (reopened after a failure).
+/// A sender appending one record per line to `path` (reopened after a failure).
 pub fn file(rt: &Handle, path: PathBuf, queue: usize) -> Output {
-    let (out, mut rx) = output(format!("file://{}", path.display()), Framing::Line, queue);
+    let (out, q) = output(format!("file://{}", path.display()), Framing::Line, queue);
     rt.spawn(async move {
         let mut f: Option<tokio::fs::File> = None;
-        while let Some(m) = rx.recv().await {
+        loop {
+            let batch = q.next(WRITE_BATCH).await;
+            if batch.is_empty() {
+                return;
+            }
             if f.is_none() {
                 if let Some(dir) = path.parent() {
                     let _ = tokio::fs::create_dir_all(dir).await;
@@ -177,9 +371,14 @@ pub fn file(rt: &Handle, path: PathBuf, queue: usize) -> Output {
                     }
                 }
             }
-            if let Some(file) = f.as_mut()
-                && (file.write_all(&m).await.is_err() || file.flush().await.is_err())
-            {
+            let Some(file) = f.as_mut() else { continue };
+            let mut ok = true;
+            for m in &batch {
+                ok = ok && file.write_all(m).await.is_ok();
+            }
+            if ok && file.flush().await.is_ok() {
+                q.delivered(batch.len());
+            } else {
                 f = None;
             }
         }
@@ -193,14 +392,33 @@ mod tests {
     use tokio::io::AsyncReadExt;
 
     #[tokio::test]
-    async fn tcp_sender_survives_a_dead_collector_then_delivers() {
+    async fn a_full_queue_drops_its_oldest_records() {
+        let (out, q) = output("t".into(), Framing::Raw, 3);
+        for i in 0..5 {
+            out.send(&format!("m{i}"));
+        }
+        assert_eq!(out.dropped(), 2);
+        let got: Vec<Bytes> = q.next(10).await;
+        assert_eq!(got, [&b"m2"[..], b"m3", b"m4"]);
+        drop(out);
+        assert!(q.next(10).await.is_empty(), "closed and drained");
+    }
+
+    #[tokio::test]
+    async fn tcp_sender_survives_a_dead_collector_then_delivers_the_newest() {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
             .unwrap()
             .port();
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
-        let out = tcp(&Handle::current(), addr, 4);
+        let out = stream(
+            &Handle::current(),
+            addr,
+            &Transport::Tcp,
+            Framing::OctetCounted,
+            4,
+        );
         for i in 0..10 {
             out.send(&format!("m{i}"));
         }
@@ -211,11 +429,18 @@ mod tests {
             .await
             .expect("the sender reconnects")
             .unwrap();
-        let mut buf = vec![0u8; 64];
-        let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf))
-            .await
-            .unwrap()
-            .unwrap();
-        assert!(buf[..n].starts_with(b"2 m0"), "{:?}", &buf[..n]);
+        let mut got = Vec::new();
+        while !got.ends_with(b"2 m9") {
+            let mut buf = vec![0u8; 256];
+            let n = tokio::time::timeout(Duration::from_secs(5), s.read(&mut buf))
+                .await
+                .unwrap()
+                .unwrap();
+            assert!(n > 0, "{:?}", String::from_utf8_lossy(&got));
+            got.extend_from_slice(&buf[..n]);
+        }
+        let text = String::from_utf8_lossy(&got);
+        assert!(text.contains("2 m9") && !text.contains("2 m0"), "{text}");
+        assert_eq!(out.delivered() as usize + out.dropped() as usize, 10);
     }
 }

@@ -1,11 +1,13 @@
-//! RFC 5424 formatting of a security event, and RFC 6587 octet-counting framing for TCP.
+//! RFC 5424 formatting of a security event, and RFC 6587 octet-counting framing for TCP (the
+//! framing RFC 5425 uses over TLS too).
 //!
 //! `<PRI>1 TIMESTAMP HOSTNAME APP-NAME PROCID MSGID [asm@32473 k="v" ...] MSG`: PRI is
 //! facility × 8 + severity (3 `err` for a blocked request, 4 `warning` for an alarmed one); the
 //! timestamp is UTC with microseconds; header fields are printable US-ASCII cut to their RFC
 //! lengths (NILVALUE `-` when empty); PARAM-VALUEs escape `"`, `\` and `]`; the MSG is the
-//! entry's format (`key="value"` pairs, a user-defined string, or JSON) with line breaks escaped
-//! so a file holds one message per line. 32473 is the private enterprise number reserved for
+//! entry's format (`key="value"` pairs, a user-defined string, JSON, or a CEF or LEEF record from
+//! `super::siem`, which carries every field itself, so the structured data is then `-`) with line
+//! breaks escaped so a file holds one message per line. 32473 is the private enterprise number reserved for
 //! documentation (RFC 5612). Imports: `waf::SecurityEvent`, `support`, `super::config`.
 
 use std::fmt::Write as _;
@@ -170,7 +172,9 @@ fn msg(ev: &SecurityEvent, format: &MsgFormat, h: &Header<'_>) -> String {
             out.replace('\r', "\\r").replace('\n', "\\n")
         }
         // serde_json escapes control characters, so JSON never contains a raw line break.
-        MsgFormat::Json => serde_json::to_string(ev).unwrap_or_default(),
+        MsgFormat::Json => super::siem::json_event(ev, h).to_string(),
+        MsgFormat::Cef => super::siem::cef(ev, h),
+        MsgFormat::Leef => super::siem::leef(ev, h),
     }
 }
 
@@ -180,26 +184,33 @@ pub fn message(h: &Header<'_>, ev: &SecurityEvent, format: &MsgFormat) -> String
     let severity = if ev.action == Action::Block { 3 } else { 4 };
     let pri = u16::from(h.facility.min(23)) * 8 + severity;
     let mut out = format!(
-        "<{pri}>1 {} {} {} {} {} [{SD_ID}",
+        "<{pri}>1 {} {} {} {} {} ",
         timestamp(ev.time_micros),
         header_field(h.hostname, 255),
         header_field(h.app_name, 48),
         header_field(h.procid, 128),
         header_field(status(ev), 32),
     );
-    let names: Vec<&str> = ev.violations.iter().map(|v| v.kind.name()).collect();
-    for (k, v) in [
-        ("supportId", ev.support_id.as_str()),
-        ("requestStatus", status(ev)),
-        ("clientIp", ev.client_ip.as_str()),
-        ("virtualServer", ev.virtual_server.as_str()),
-        ("policy", h.policy),
-        ("violations", &names.join(",")),
-        ("violationRating", &ev.rating.to_string()),
-    ] {
-        let _ = write!(out, " {k}=\"{}\"", param_value(v));
+    if matches!(format, MsgFormat::Cef | MsgFormat::Leef) {
+        // The record carries every field itself; SIEM parsers look for it right after the header.
+        out.push_str("- ");
+    } else {
+        out.push('[');
+        out.push_str(SD_ID);
+        let names: Vec<&str> = ev.violations.iter().map(|v| v.kind.name()).collect();
+        for (k, v) in [
+            ("supportId", ev.support_id.as_str()),
+            ("requestStatus", status(ev)),
+            ("clientIp", ev.client_ip.as_str()),
+            ("virtualServer", ev.virtual_server.as_str()),
+            ("policy", h.policy),
+            ("violations", &names.join(",")),
+            ("violationRating", &ev.rating.to_string()),
+        ] {
+            let _ = write!(out, " {k}=\"{}\"", param_value(v));
+        }
+        out.push_str("] ");
     }
-    out.push_str("] ");
     let body = msg(ev, format, h);
     let room = h.max_len.saturating_sub(out.len());
     let mut cut = body.len().min(room);
@@ -218,11 +229,13 @@ pub fn octet_frame(msg: &str) -> Vec<u8> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::waf::{Context, Violation, ViolationKind};
 
-    fn event() -> SecurityEvent {
+    /// A blocked request's event with characters every format must escape (shared by the
+    /// format tests of this module's siblings).
+    pub fn event() -> SecurityEvent {
         SecurityEvent {
             support_id: "1234567890123456789".into(),
             time: "2026-11-22T06:25:26Z".into(),
@@ -246,7 +259,7 @@ mod tests {
         }
     }
 
-    fn header(max_len: usize) -> Header<'static> {
+    pub fn header(max_len: usize) -> Header<'static> {
         Header {
             facility: 16,
             hostname: "waf-1",

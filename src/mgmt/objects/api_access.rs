@@ -29,6 +29,7 @@ const DOCUMENT_FIELDS: &[&str] = &[
     "rules",
     "default",
     "rateLimit",
+    "revocations",
     "forwardCredentials",
     "openapi",
 ];

@@ -56,6 +56,21 @@ pub static ROUTES: &[Route] = &[
         handler: index::handle,
     },
     Route {
+        path: crate::mgmt::revocations::PATH,
+        prefix: true,
+        handler: crate::mgmt::revocations::handle,
+    },
+    Route {
+        path: crate::mgmt::events::feed::PATH,
+        prefix: true,
+        handler: crate::mgmt::events::feed::handle,
+    },
+    Route {
+        path: crate::mgmt::events::delivery::PATH,
+        prefix: true,
+        handler: crate::mgmt::events::delivery::handle,
+    },
+    Route {
         path: crate::mgmt::events::rest::PATH,
         prefix: true,
         handler: crate::mgmt::events::rest::handle,

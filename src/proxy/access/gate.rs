@@ -1,29 +1,35 @@
 //! The access gate of one listener: holds the current profile (swapped whole on apply) and the
 //! state that outlives a profile change — JWKS caches by URL, introspection caches by endpoint,
-//! rate-limit buckets, and a short cache of Basic successes (argon2 is deliberately slow). One
-//! call per request decides pass (adding identity headers) or a [`Denial`].
+//! rate-limit buckets, the shared store and revocation list the profile names, and a short cache
+//! of Basic successes (argon2 is deliberately slow). One call per request decides pass (adding
+//! identity headers) or a [`Denial`].
 //!
-//! Imports: `waf::access`, `super::{jwks, introspect, ratelimit}`, `proxy::upstream::Clients`.
+//! Imports: `waf::access`, `super::{jwks, introspect, ratelimit, shared, revocations}`,
+//! `proxy::upstream::Clients`.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use arc_swap::ArcSwap;
+use arc_swap::{ArcSwap, ArcSwapOption};
 use http::HeaderValue;
 use parking_lot::Mutex;
 
 use super::introspect::Introspector;
 use super::jwks::Jwks;
 use super::ratelimit::Limiter;
+use super::revocations::Revocations;
+use super::shared::{RedisStore, Stores};
 use crate::proxy::upstream::Clients;
 use crate::waf::CompiledPolicy;
 use crate::waf::access::check::{self, Presented};
 use crate::waf::access::credentials::strip_query_key;
 use crate::waf::access::jwt::JwtError;
 use crate::waf::access::openapi::operation_requirement;
-use crate::waf::access::profile::{KeyLocation, MethodId, MethodKind, RateKey, Requirement};
+use crate::waf::access::profile::{
+    KeyLocation, MethodId, MethodKind, RateKey, RateLimit, Requirement, Unavailable,
+};
 use crate::waf::access::secrets::sha256;
 use crate::waf::access::{AccessProfile, Denial, Outcome, decide};
 
@@ -37,19 +43,30 @@ pub struct Gate {
     jwks: Mutex<HashMap<String, Arc<Jwks>>>,
     introspection: Mutex<HashMap<String, Arc<Introspector>>>,
     limiter: Limiter,
+    stores: Arc<Stores>,
+    /// The shared store of the profile's rate limit, if it names one.
+    rate_store: ArcSwapOption<RedisStore>,
+    /// The fleet-wide revocations the profile follows, if any.
+    revocations: ArcSwapOption<Revocations>,
     basic_ok: Mutex<HashMap<[u8; 32], Instant>>,
 }
 
 impl Gate {
-    pub fn new(profile: Arc<AccessProfile>, clients: Clients) -> Gate {
-        Gate {
-            profile: ArcSwap::new(profile),
+    /// A gate for `profile`; its shared stores come from `stores`. Call inside a runtime.
+    pub fn new(profile: Arc<AccessProfile>, clients: Clients, stores: Arc<Stores>) -> Gate {
+        let g = Gate {
+            profile: ArcSwap::new(profile.clone()),
             clients,
             jwks: Mutex::default(),
             introspection: Mutex::default(),
             limiter: Limiter::default(),
+            stores,
+            rate_store: ArcSwapOption::empty(),
+            revocations: ArcSwapOption::empty(),
             basic_ok: Mutex::default(),
-        }
+        };
+        g.configure(profile);
+        g
     }
 
     pub fn profile(&self) -> Arc<AccessProfile> {
@@ -71,7 +88,55 @@ impl Gate {
         self.jwks.lock().retain(|u, _| urls.contains(&u.as_str()));
         self.introspection.lock().clear();
         self.basic_ok.lock().clear();
+        let shared = profile.rate_limit.as_ref().and_then(|r| r.store.as_ref());
+        self.rate_store.store(shared.and_then(|s| {
+            self.stores
+                .redis(&s.url)
+                .inspect_err(|e| tracing::error!(profile = %profile.name, "shared store: {e}"))
+                .ok()
+        }));
+        self.revocations
+            .store(profile.revocations.as_ref().and_then(|s| {
+                self.stores
+                    .revocations(s)
+                    .inspect_err(|e| tracing::error!(profile = %profile.name, "revocations: {e}"))
+                    .ok()
+            }));
         self.profile.store(profile);
+    }
+
+    /// Takes one request of `key` from the rate limit `rl`: in its shared store when it names
+    /// one and the store answers, else as `onUnavailable` says (this node's buckets by default).
+    async fn limit(&self, key: &str, rl: &RateLimit) -> Result<(), u64> {
+        if let Some(cfg) = &rl.store {
+            let decided = match self.rate_store.load_full() {
+                Some(store) => store.take(cfg, key, rl).await,
+                None => None,
+            };
+            match (decided, cfg.on_unavailable) {
+                (Some(d), _) => return d,
+                (None, Unavailable::Allow) => return Ok(()),
+                (None, Unavailable::Deny) => return Err(1),
+                (None, Unavailable::Local) => {}
+            }
+        }
+        self.limiter.take(key, rl, Instant::now())
+    }
+
+    /// `outcome`, refused when its credential is revoked fleet-wide.
+    fn unless_revoked(&self, outcome: Outcome) -> Outcome {
+        if let Outcome::Valid(g) = &outcome
+            && let (Some(id), Some(list)) = (&g.revocation_id, &*self.revocations.load())
+            && list.is_revoked(id)
+        {
+            let what = if id.starts_with("key:") {
+                "the API key"
+            } else {
+                "the token"
+            };
+            return Outcome::Invalid(format!("{what} has been revoked"));
+        }
+        outcome
     }
 
     /// The JWKS cache of `url` (created on first use).
@@ -107,8 +172,8 @@ impl Gate {
         }
         let ip = client.to_string();
         if let Some(rl) = p.rate_limit.as_ref().filter(|r| r.by == RateKey::Ip) {
-            self.limiter
-                .take(&ip, rl, Instant::now())
+            self.limit(&format!("ip:{ip}"), rl)
+                .await
                 .map_err(Denial::rate_limited)?;
         }
         let (method, path) = (head.method.as_str(), head.uri.path());
@@ -135,9 +200,7 @@ impl Gate {
             let key = grants
                 .first()
                 .map_or_else(|| format!("ip:{ip}"), |g| format!("id:{}", g.identity));
-            self.limiter
-                .take(&key, rl, Instant::now())
-                .map_err(Denial::rate_limited)?;
+            self.limit(&key, rl).await.map_err(Denial::rate_limited)?;
         }
         let headers: Vec<(String, String)> =
             grants.iter().flat_map(|g| g.headers.clone()).collect();
@@ -170,7 +233,7 @@ impl Gate {
             for (id, _) in alt {
                 if !out.iter().any(|(m, _)| m == id) {
                     let o = self.outcome(p, *id, &presented).await;
-                    out.push((*id, o));
+                    out.push((*id, self.unless_revoked(o)));
                 }
             }
             let this = Requirement {

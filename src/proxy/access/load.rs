@@ -8,6 +8,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::support::redact_url;
+
 use crate::waf::access::{AccessProfile, from_value};
 
 const MAX_JWKS_FILE: u64 = 256 << 10;
@@ -71,11 +73,26 @@ pub fn summary(path: &Path) -> Result<String, String> {
         out.push_str(&format!("  method {}: {what}\n", m.name));
     }
     out.push_str(&format!("  rules: {}\n", p.rules.len()));
-    if let Some(r) = p.rate_limit {
-        out.push_str(&format!(
-            "  rate limit: {}/s, burst {}, by {:?}\n",
-            r.per_second, r.burst, r.by
-        ));
+    if let Some(r) = &p.rate_limit {
+        match r.window {
+            Some(w) => out.push_str(&format!(
+                "  rate limit: {} per {} s, by {:?}",
+                r.burst,
+                w.as_secs(),
+                r.by
+            )),
+            None => out.push_str(&format!(
+                "  rate limit: {}/s, burst {}, by {:?}",
+                r.per_second, r.burst, r.by
+            )),
+        }
+        if let Some(s) = &r.store {
+            out.push_str(&format!(", shared in {}", redact_url(&s.url)));
+        }
+        out.push('\n');
+    }
+    if let Some(s) = &p.revocations {
+        out.push_str(&format!("  revocations: {}\n", redact_url(&s.url)));
     }
     Ok(out)
 }

@@ -1,15 +1,21 @@
 //! API access control, the stateful part: the per-listener [`Gate`] (profile swap, JWKS and
 //! introspection caches, rate-limit buckets), bounded HTTP exchanges for JWKS and introspection,
-//! and loading a profile file for `portcullis proxy --access FILE`. Decisions are made by the pure
+//! rate limits and revocations shared by a fleet in Redis ([`shared`], [`revocations`]), and
+//! loading a profile file for `portcullis proxy --access FILE`. Decisions are made by the pure
 //! `waf::access`.
 //!
-//! Imports: `waf::access`, `proxy::upstream`, tokio, hyper (through the pooled client).
+//! Imports: `waf::access`, `proxy::{upstream, metrics}`, tokio, hyper (through the pooled
+//! client), redis.
 
 pub mod gate;
 pub mod introspect;
 pub mod jwks;
 pub mod load;
 pub mod ratelimit;
+pub mod revocations;
+pub mod revoke;
+pub mod shared;
 
 pub use gate::Gate;
 pub use load::load_file;
+pub use shared::Stores;

@@ -1,4 +1,6 @@
-//! Token buckets per client: `burst` requests at once, refilled continuously at `per_second`.
+//! This node's token buckets per client: `burst` requests at once, refilled continuously at
+//! `per_second` (a window limit, `requests` per `windowSeconds`, is the bucket of the same rate;
+//! shared counting in Redis is `super::shared`).
 //! A refused request learns how many whole seconds until one token is back (`Retry-After`).
 //! The table is bounded by `max_clients`: when full, buckets that are full again (idle clients)
 //! are forgotten first, then all of them.
@@ -62,8 +64,10 @@ mod tests {
         let rl = RateLimit {
             per_second: 0.5,
             burst: 2,
+            window: None,
             by: RateKey::Ip,
             max_clients: 2,
+            store: None,
         };
         let l = Limiter::default();
         let t = Instant::now();

@@ -48,7 +48,10 @@ pub fn api_key(m: &Method, p: &Presented<'_>) -> Outcome {
         None => Outcome::Absent,
         Some(Err(e)) => Outcome::Invalid(e.to_string()),
         Some(Ok(k)) => match keys.lookup(&k) {
-            Some(id) => Outcome::Valid(Grant::of(m, id.to_string())),
+            Some(id) => Outcome::Valid(Grant {
+                revocation_id: Some(format!("key:{id}")),
+                ..Grant::of(m, id.to_string())
+            }),
             None => Outcome::Invalid("the API key is not valid".into()),
         },
     }

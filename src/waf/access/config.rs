@@ -94,6 +94,11 @@ pub fn from_value(v: &Value, name: &str) -> Result<AccessProfile, AccessError> {
         rules: Vec::new(),
         default: Requirement::default(),
         rate_limit: None,
+        revocations: d
+            .revocations
+            .as_ref()
+            .map(|r| shared_store(r, "revocations"))
+            .transpose()?,
         forward_credentials: d.forward_credentials.unwrap_or(true),
         openapi: d.openapi.unwrap_or(false),
         identity_headers,
@@ -360,19 +365,65 @@ fn jwt(j: JwtDecl, p: &str) -> Result<JwtMethod, AccessError> {
     })
 }
 
+/// Most requests a window may admit: a shared window keeps one entry per admitted request.
+const MAX_WINDOW_REQUESTS: u32 = 100_000;
+
 fn rate_limit(r: &RateDecl) -> Result<RateLimit, AccessError> {
-    if !(r.requests_per_second.is_finite() && r.requests_per_second > 0.0) {
-        return Err(err(
-            "rateLimit.requestsPerSecond",
-            "must be a positive number",
-        ));
-    }
-    let burst = r
-        .burst
-        .unwrap_or_else(|| r.requests_per_second.ceil().max(1.0) as u32);
-    if burst == 0 {
-        return Err(err("rateLimit.burst", "must be at least 1"));
-    }
+    let (per_second, burst, window) = match (r.requests_per_second, r.requests) {
+        (Some(rate), None) => {
+            if !(rate.is_finite() && rate > 0.0) {
+                return Err(err(
+                    "rateLimit.requestsPerSecond",
+                    "must be a positive number",
+                ));
+            }
+            if r.window_seconds.is_some() {
+                return Err(err(
+                    "rateLimit.windowSeconds",
+                    "goes with requests, not with requestsPerSecond",
+                ));
+            }
+            let burst = r.burst.unwrap_or_else(|| rate.ceil().max(1.0) as u32);
+            if burst == 0 {
+                return Err(err("rateLimit.burst", "must be at least 1"));
+            }
+            (rate, burst, None)
+        }
+        (None, Some(n)) => {
+            if n == 0 || n > MAX_WINDOW_REQUESTS {
+                return Err(err(
+                    "rateLimit.requests",
+                    format!("must be between 1 and {MAX_WINDOW_REQUESTS}"),
+                ));
+            }
+            if r.burst.is_some() {
+                return Err(err(
+                    "rateLimit.burst",
+                    "goes with requestsPerSecond; a window admits requests at once",
+                ));
+            }
+            let secs = r
+                .window_seconds
+                .ok_or_else(|| err("rateLimit.windowSeconds", "is required with requests"))?;
+            if secs == 0 || secs > 86_400 {
+                return Err(err(
+                    "rateLimit.windowSeconds",
+                    "must be between 1 and 86400",
+                ));
+            }
+            (
+                f64::from(n) / secs as f64,
+                n,
+                Some(Duration::from_secs(secs)),
+            )
+        }
+        _ => {
+            return Err(err(
+                "rateLimit",
+                "give requestsPerSecond (a token bucket) or requests with windowSeconds",
+            ));
+        }
+    };
     let by = match r.by.as_deref().unwrap_or("identity") {
         "identity" => RateKey::Identity,
         "ip" => RateKey::Ip,
@@ -384,9 +435,72 @@ fn rate_limit(r: &RateDecl) -> Result<RateLimit, AccessError> {
         }
     };
     Ok(RateLimit {
-        per_second: r.requests_per_second,
+        per_second,
         burst,
+        window,
         by,
         max_clients: r.max_clients.unwrap_or(100_000).clamp(1, 10_000_000),
+        store: r
+            .store
+            .as_ref()
+            .map(|s| shared_store(s, "rateLimit.store"))
+            .transpose()?,
+    })
+}
+
+/// A `redis://` / `rediss://` store declared at `path`.
+fn shared_store(d: &StoreDecl, path: &str) -> Result<SharedStore, AccessError> {
+    let uri = d.redis.parse::<http::Uri>().ok();
+    let scheme_ok = uri
+        .as_ref()
+        .and_then(|u| u.scheme_str())
+        .is_some_and(|s| s == "redis" || s == "rediss");
+    if !scheme_ok
+        || uri
+            .as_ref()
+            .and_then(|u| u.host())
+            .is_none_or(str::is_empty)
+    {
+        return Err(err(
+            format!("{path}.redis"),
+            "must be a redis:// or rediss:// URL with a host",
+        ));
+    }
+    let key_prefix = d.key_prefix.clone().unwrap_or_else(|| "portcullis:".into());
+    if key_prefix.len() > 128 || key_prefix.chars().any(|c| c.is_control() || c == ' ') {
+        return Err(err(
+            format!("{path}.keyPrefix"),
+            "must have at most 128 characters, without spaces or control characters",
+        ));
+    }
+    let timeout = Duration::from_millis(d.timeout_ms.unwrap_or(50));
+    if timeout.is_zero() || timeout > Duration::from_secs(5) {
+        return Err(err(
+            format!("{path}.timeoutMs"),
+            "must be between 1 and 5000",
+        ));
+    }
+    let on_unavailable = match (d.on_unavailable.as_deref(), path) {
+        (None | Some("local"), _) => Unavailable::Local,
+        (Some(_), "revocations") => {
+            return Err(err(
+                format!("{path}.onUnavailable"),
+                "applies to rate limits only (revocations keep the last list read)",
+            ));
+        }
+        (Some("allow"), _) => Unavailable::Allow,
+        (Some("deny"), _) => Unavailable::Deny,
+        (Some(other), _) => {
+            return Err(err(
+                format!("{path}.onUnavailable"),
+                format!("must be local, allow or deny, not {other:?}"),
+            ));
+        }
+    };
+    Ok(SharedStore {
+        url: d.redis.clone(),
+        key_prefix,
+        timeout,
+        on_unavailable,
     })
 }

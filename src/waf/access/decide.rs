@@ -31,6 +31,9 @@ pub struct Grant {
     pub scopes: Vec<String>,
     /// Headers to add upstream (identity and mapped claims).
     pub headers: Vec<(String, String)>,
+    /// How a fleet-wide revocation names this credential: `key:<key id>` for an API key,
+    /// `jti:<jti>` for a token with a `jti` claim.
+    pub revocation_id: Option<String>,
 }
 
 impl Grant {
@@ -43,6 +46,10 @@ impl Grant {
             .to_string();
         let mut g = Grant::of(method, identity);
         g.scopes = super::jwt::scopes(claims);
+        g.revocation_id = claims
+            .get("jti")
+            .and_then(Value::as_str)
+            .map(|j| format!("jti:{j}"));
         for (claim, header) in &method.claim_headers {
             if let Some(text) = claims.get(claim).and_then(super::jwt::claim_text) {
                 g.headers.push((header.clone(), text));
@@ -62,6 +69,7 @@ impl Grant {
             identity,
             scopes: Vec::new(),
             headers,
+            revocation_id: None,
         }
     }
 }

@@ -20,6 +20,7 @@ pub struct ProfileDecl {
     pub rules: Vec<RuleDecl>,
     pub default: Option<Security>,
     pub rate_limit: Option<RateDecl>,
+    pub revocations: Option<StoreDecl>,
     pub forward_credentials: Option<bool>,
     pub openapi: Option<bool>,
 }
@@ -120,8 +121,20 @@ pub struct RuleDecl {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RateDecl {
-    pub requests_per_second: f64,
+    pub requests_per_second: Option<f64>,
     pub burst: Option<u32>,
+    pub requests: Option<u32>,
+    pub window_seconds: Option<u64>,
     pub by: Option<String>,
     pub max_clients: Option<usize>,
+    pub store: Option<StoreDecl>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct StoreDecl {
+    pub redis: String,
+    pub key_prefix: Option<String>,
+    pub timeout_ms: Option<u64>,
+    pub on_unavailable: Option<String>,
 }

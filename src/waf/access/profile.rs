@@ -28,6 +28,8 @@ pub struct AccessProfile {
     /// What a request no rule matches needs.
     pub default: Requirement,
     pub rate_limit: Option<RateLimit>,
+    /// Where fleet-wide revocations of API keys and token ids are read (none: not checked).
+    pub revocations: Option<SharedStore>,
     /// Forward the client's credentials (Authorization header, API key) upstream.
     pub forward_credentials: bool,
     /// Derive rules from the attached policy's OpenAPI `security` requirements.
@@ -149,14 +151,42 @@ pub enum RateKey {
     Ip,
 }
 
-/// A token bucket per client: `burst` requests at once, refilled at `per_second`.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// A limit per client: a token bucket of `burst` refilled at `per_second`, or (with `window`) at
+/// most `burst` requests in any `window` (a sliding window when counted in a shared store; the
+/// local counters approximate it with the token bucket of the same rate).
+#[derive(Debug, Clone, PartialEq)]
 pub struct RateLimit {
     pub per_second: f64,
     pub burst: u32,
+    pub window: Option<Duration>,
     pub by: RateKey,
     /// Most clients tracked at once (the least recently refilled are forgotten first).
     pub max_clients: usize,
+    /// Counters shared by every node (Redis/Valkey) instead of this process's own.
+    pub store: Option<SharedStore>,
+}
+
+/// A Redis (or Valkey) server shared by the nodes of a fleet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SharedStore {
+    /// `redis://[user:password@]host[:port][/db]` or `rediss://…` (TLS).
+    pub url: String,
+    /// Prepended to every key and channel, so profiles (or fleets) sharing a server stay apart.
+    pub key_prefix: String,
+    /// Longest wait for an answer before the request is decided without the store.
+    pub timeout: Duration,
+    pub on_unavailable: Unavailable,
+}
+
+/// What a rate limit does while its shared store does not answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unavailable {
+    /// Count with this node's own token buckets.
+    Local,
+    /// Admit every request.
+    Allow,
+    /// Refuse every request (429).
+    Deny,
 }
 
 impl AccessProfile {

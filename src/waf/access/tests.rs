@@ -84,6 +84,41 @@ fn profile_errors_name_the_field() {
             "rateLimit.requestsPerSecond",
         ),
         (
+            json!({"methods": {"a": jwt}, "rateLimit": {"requests": 10}}),
+            "rateLimit.windowSeconds: is required with requests",
+        ),
+        (
+            json!({"methods": {"a": jwt}, "rateLimit": {"requests": 10, "windowSeconds": 60, "burst": 3}}),
+            "rateLimit.burst: goes with requestsPerSecond",
+        ),
+        (
+            json!({"methods": {"a": jwt}, "rateLimit": {"requestsPerSecond": 1, "requests": 5}}),
+            "rateLimit: give requestsPerSecond",
+        ),
+        (
+            json!({"methods": {"a": jwt}, "rateLimit": {"requestsPerSecond": 1,
+                   "store": {"redis": "http://r:6379"}}}),
+            "rateLimit.store.redis: must be a redis:// or rediss:// URL",
+        ),
+        (
+            json!({"methods": {"a": jwt}, "rateLimit": {"requestsPerSecond": 1,
+                   "store": {"redis": "redis://r", "onUnavailable": "open"}}}),
+            "rateLimit.store.onUnavailable: must be local, allow or deny",
+        ),
+        (
+            json!({"methods": {"a": jwt}, "rateLimit": {"requestsPerSecond": 1,
+                   "store": {"redis": "redis://r", "timeoutMs": 0}}}),
+            "rateLimit.store.timeoutMs",
+        ),
+        (
+            json!({"methods": {"a": jwt}, "revocations": {"redis": "redis://r", "onUnavailable": "deny"}}),
+            "revocations.onUnavailable: applies to rate limits only",
+        ),
+        (
+            json!({"methods": {"a": jwt}, "revocations": {"redis": "redis://r", "keyPrefix": "a b"}}),
+            "revocations.keyPrefix",
+        ),
+        (
             json!({"methods": {"a": {"jwt": {"jwksUrl": "http://x/"}, "identityHeader": "Host"}}}),
             "methods.a.identityHeader: Host cannot",
         ),
@@ -102,8 +137,23 @@ fn profile_errors_name_the_field() {
     }
     let yaml = "methods:\n  k:\n    apiKey: {in: query, name: key, keys: [{id: a, key: x}]}\nrateLimit: {requestsPerSecond: 5}\n";
     let p = parse(yaml.as_bytes(), "a.yaml").expect("yaml profile");
-    assert_eq!(p.rate_limit.map(|r| r.burst), Some(5));
+    assert_eq!(p.rate_limit.as_ref().map(|r| r.burst), Some(5));
     assert!(parse(b"methods: [", "a.yaml").is_err());
+    let doc = json!({"methods": {"a": jwt},
+        "rateLimit": {"requests": 100, "windowSeconds": 60,
+                      "store": {"redis": "rediss://gw:pw@redis.internal:6380/2", "onUnavailable": "deny"}},
+        "revocations": {"redis": "redis://redis.internal", "keyPrefix": "orders:"}});
+    let p = from_value(&doc, "p").expect("shared profile");
+    let rl = p.rate_limit.expect("limit");
+    assert_eq!(
+        (rl.burst, rl.window),
+        (100, Some(std::time::Duration::from_secs(60)))
+    );
+    let store = rl.store.expect("store");
+    assert_eq!(store.key_prefix, "portcullis:");
+    assert_eq!(store.timeout, std::time::Duration::from_millis(50));
+    assert_eq!(store.on_unavailable, super::profile::Unavailable::Deny);
+    assert_eq!(p.revocations.expect("revocations").key_prefix, "orders:");
 }
 
 #[test]
@@ -200,6 +250,7 @@ fn decisions_combine_alternatives_and_scopes() {
             identity: "u".into(),
             scopes: scopes.iter().map(|s| s.to_string()).collect(),
             headers: vec![],
+            revocation_id: None,
         })
     };
     let req = super::config::requirement(

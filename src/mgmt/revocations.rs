@@ -1,0 +1,126 @@
+//! `/mgmt/shared/access/revocations/<profile>`: fleet-wide revocations of API keys and token ids
+//! in the shared store (Redis) an `api-access` profile names in `revocations`. Every node following
+//! that store refuses a revoked credential within a second (see docs/access.md).
+//!
+//! | request | answer |
+//! | --- | --- |
+//! | `GET …/~Common~orders` | the revocations in force |
+//! | `POST …/~Common~orders` `{"id": "key:partner-a", "ttlSeconds": 3600}` | the revocation |
+//! | `DELETE …/~Common~orders/key:partner-a` | 200, or 404 when it was not revoked |
+//!
+//! Imports: `mgmt::{error,names,reply,state,objects::api_access}`, `store`, `proxy::access::revoke`
+//! (the writer side of the shared list).
+
+use std::time::Duration;
+
+use http::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use super::error::{MgmtError, MgmtResult};
+use super::names::ObjName;
+use super::objects::api_access::{API_ACCESS, compile};
+use super::ops::parse_object;
+use super::reply::Reply;
+use super::state::Ctx;
+use crate::proxy::access::revocations::Revoked;
+use crate::proxy::access::revoke;
+use crate::store::Table;
+use crate::waf::access::profile::SharedStore;
+
+pub const PATH: &str = "/mgmt/shared/access/revocations";
+const KIND: &str = "shared:access:revocations:revocationstate";
+const COLLECTION_KIND: &str = "shared:access:revocations:revocationcollectionstate";
+/// Longest revocation given a TTL (ten years); without `ttlSeconds` it has no end.
+const MAX_TTL_SECS: u64 = 10 * 365 * 86_400;
+
+/// The revocations store of profile `name`, or the error naming what is missing.
+fn store_of(ctx: &Ctx<'_>, name: &ObjName) -> MgmtResult<SharedStore> {
+    let fp = name.full_path();
+    let key = format!("{}/{}", API_ACCESS.path, name.tilde());
+    let Some(Value::Object(obj)) = ctx.st.store.get(Table::Objects, &key)? else {
+        return Err(MgmtError::not_found("Profile", &fp));
+    };
+    compile(&obj, &fp)
+        .map_err(MgmtError::bad_request)?
+        .revocations
+        .ok_or_else(|| {
+            MgmtError::bad_request(format!(
+                "Access profile {fp} has no revocations store; set its revocations.redis first."
+            ))
+        })
+}
+
+fn item(ctx: &Ctx<'_>, profile: &ObjName, r: &Revoked) -> Value {
+    json!({
+        "kind": KIND,
+        "id": r.id,
+        "profile": profile.full_path(),
+        "until": r.until.map(|ms| crate::support::iso8601_utc(ms / 1000)),
+        "untilMillis": r.until,
+        "selfLink": ctx.st.link(&format!("{PATH}/{}/{}", profile.tilde(), r.id)),
+    })
+}
+
+/// Runs a shared-store call from this blocking handler; its failure is a 503 naming the store.
+fn call<T>(f: impl Future<Output = Result<T, String>>) -> MgmtResult<T> {
+    tokio::runtime::Handle::current()
+        .block_on(f)
+        .map_err(|e| MgmtError::new(StatusCode::SERVICE_UNAVAILABLE, format!("Shared store {e}")))
+}
+
+pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
+    let rest = ctx.path[PATH.len()..].trim_start_matches('/');
+    let (segment, id) = match rest.split_once('/') {
+        Some((p, id)) => (p, Some(id)),
+        None => (rest, None),
+    };
+    if segment.is_empty() {
+        return Err(MgmtError::no_such_uri(&ctx.path));
+    }
+    let profile = ObjName::from_segment(segment)?;
+    let store = store_of(ctx, &profile)?;
+    let (url, prefix) = (store.url.as_str(), store.key_prefix.as_str());
+    match (&ctx.method, id) {
+        (&Method::GET, None) => {
+            let all = call(revoke::list(url, prefix))?;
+            let items: Vec<Value> = all.iter().map(|r| item(ctx, &profile, r)).collect();
+            Ok(Reply::json(json!({
+                "kind": COLLECTION_KIND,
+                "selfLink": ctx.st.link(&format!("{PATH}/{}", profile.tilde())),
+                "items": ctx.query.apply(items),
+            })))
+        }
+        (&Method::POST, None) => {
+            let b = parse_object(body)?;
+            let id = b.get("id").and_then(Value::as_str).ok_or_else(|| {
+                MgmtError::bad_request("'id' is required: key:<API key id> or jti:<token id>.")
+            })?;
+            revoke::check_id(id).map_err(MgmtError::bad_request)?;
+            let ttl = match b.get("ttlSeconds") {
+                None | Some(Value::Null) => None,
+                Some(v) => match v.as_u64() {
+                    Some(s) if (1..=MAX_TTL_SECS).contains(&s) => Some(Duration::from_secs(s)),
+                    _ => {
+                        return Err(MgmtError::bad_request(format!(
+                            "'ttlSeconds' must be a whole number from 1 to {MAX_TTL_SECS}."
+                        )));
+                    }
+                },
+            };
+            let r = call(revoke::revoke(url, prefix, id, ttl))?;
+            Ok(Reply::json(item(ctx, &profile, &r)))
+        }
+        (&Method::DELETE, Some(id)) => {
+            revoke::check_id(id).map_err(MgmtError::bad_request)?;
+            if call(revoke::unrevoke(url, prefix, id))? {
+                Ok(Reply::empty(StatusCode::OK))
+            } else {
+                Err(MgmtError::not_found("Revocation", id))
+            }
+        }
+        _ => Err(MgmtError::method_not_allowed(
+            ctx.method.as_str(),
+            &ctx.path,
+        )),
+    }
+}
