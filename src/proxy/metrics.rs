@@ -47,8 +47,9 @@ pub struct StoreCounters {
     pub seconds: Histogram,
 }
 
-/// Buckets of `portcullis_shared_store_seconds`: 20 µs to ≈ 60 ms, ×1.5 per bucket (a loopback
-/// round trip is tens of microseconds; the timeout caps the rest).
+/// Buckets of `portcullis_shared_store_seconds`, growing by half each: the first is below a
+/// loopback round trip to the store, the last above any store timeout worth configuring, so both a
+/// healthy store and one running into its timeout are resolved.
 fn store_histogram() -> Histogram {
     Histogram::new(exponential_buckets(0.000_02, 1.5, 21))
 }
