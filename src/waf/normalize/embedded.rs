@@ -22,25 +22,36 @@ fn base64_byte(b: u8) -> bool {
 /// A value that is base64 as a whole is decoded by [`base64_text`] instead.
 pub fn base64_tokens(value: &[u8]) -> Option<Vec<u8>> {
     let mut out: Option<Vec<u8>> = None;
+    // Invariant: `i` is 0 or follows a byte outside the alphabet, so a run found from a probe
+    // starts where its token does.
     let mut i = 0;
-    while i < value.len() {
-        if !base64_byte(value[i]) {
-            i += 1;
+    while i + MIN_RUN <= value.len() {
+        // A run of MIN_RUN or more starting anywhere in i..=probe holds the byte at `probe`:
+        // prose and JSON, whose words are shorter, are skipped MIN_RUN bytes at a time.
+        let probe = i + MIN_RUN - 1;
+        if !base64_byte(value[probe]) {
+            i = probe + 1;
             continue;
         }
-        let start = i;
-        while i < value.len() && base64_byte(value[i]) {
-            i += 1;
+        let mut start = probe;
+        while start > i && base64_byte(value[start - 1]) {
+            start -= 1;
         }
-        let mut end = i;
-        while end < value.len() && end - i < 2 && value[end] == b'=' {
+        let mut run_end = probe + 1;
+        while run_end < value.len() && base64_byte(value[run_end]) {
+            run_end += 1;
+        }
+        let mut end = run_end;
+        while end < value.len() && end - run_end < 2 && value[end] == b'=' {
             end += 1;
         }
+        // Past the padding, or past the byte after the run (outside the alphabet).
+        i = if end > run_end { end } else { run_end + 1 };
         let run = &value[start..end];
         let whole = start == 0 && end == value.len();
         let mixed =
             run.iter().any(u8::is_ascii_uppercase) && run.iter().any(u8::is_ascii_lowercase);
-        if whole || i - start < MIN_RUN || !mixed {
+        if whole || run_end - start < MIN_RUN || !mixed {
             continue;
         }
         if let Some(text) = base64_text(run) {
@@ -50,7 +61,6 @@ pub fn base64_tokens(value: &[u8]) -> Option<Vec<u8>> {
             }
             o.extend_from_slice(&text);
         }
-        i = end;
     }
     out
 }
@@ -177,5 +187,79 @@ mod tests {
         );
         assert_eq!(unsplit_words(b"<b>bold</b> and <i>x</i>"), None);
         assert_eq!(unsplit_words(b"a<b and c>d"), None);
+    }
+
+    /// The tokens as a byte-by-byte scan finds them: every maximal run of the alphabet.
+    fn tokens_byte_by_byte(value: &[u8]) -> Option<Vec<u8>> {
+        let mut out: Option<Vec<u8>> = None;
+        let mut i = 0;
+        while i < value.len() {
+            if !base64_byte(value[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < value.len() && base64_byte(value[i]) {
+                i += 1;
+            }
+            let mut end = i;
+            while end < value.len() && end - i < 2 && value[end] == b'=' {
+                end += 1;
+            }
+            let run = &value[start..end];
+            let whole = start == 0 && end == value.len();
+            let mixed =
+                run.iter().any(u8::is_ascii_uppercase) && run.iter().any(u8::is_ascii_lowercase);
+            if whole || i - start < MIN_RUN || !mixed {
+                continue;
+            }
+            if let Some(text) = base64_text(run) {
+                let o = out.get_or_insert_with(Vec::new);
+                if !o.is_empty() {
+                    o.push(b' ');
+                }
+                o.extend_from_slice(&text);
+            }
+            i = end;
+        }
+        out
+    }
+
+    #[test]
+    fn probing_finds_the_tokens_a_byte_by_byte_scan_finds() {
+        // Tokens of every length around the bound, glued to padding, separators and each other.
+        let pieces: [&[u8]; 12] = [
+            b"L2V0Yy9wYXNzd2Q=",
+            b"JyBhbmQgMT0yIHVuaW9uIHNlbGVjdCAxLDIsMyAtLSA=",
+            b"PHNjcmlwdD4=",
+            b"Zm9vYmFyYmF6cXV4",
+            b"abcdefghijk",
+            b"ABCDEFGHIJKl",
+            b"==",
+            b"=",
+            b" ",
+            b"\"",
+            b",",
+            b"x",
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20_000 {
+            let mut v = Vec::new();
+            for _ in 0..next() % 8 {
+                v.extend_from_slice(pieces[(next() % pieces.len() as u64) as usize]);
+            }
+            assert_eq!(
+                base64_tokens(&v),
+                tokens_byte_by_byte(&v),
+                "{}",
+                String::from_utf8_lossy(&v)
+            );
+        }
     }
 }

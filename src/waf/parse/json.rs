@@ -83,6 +83,119 @@ pub fn walk_lines(body: &[u8], mut visit: impl FnMut(Item)) -> Result<Shape, Str
     Ok(shape)
 }
 
+/// One key or scalar of a document, as [`scalars`] visits it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scalar<'a> {
+    Key(&'a str),
+    /// A string as it reads unescaped, or a number as [`walk`] writes it; booleans and nulls
+    /// carry no text and are not visited.
+    Value(&'a str),
+}
+
+/// Visits every key and scalar of `doc` in document order, without building the document:
+/// unescaped strings are borrowed from `doc`, numbers written into a buffer on the stack. A value
+/// scanned key by key needs no tree and no pointers, and a tree allocates per key and string.
+/// The visits of a document that turns out malformed have already happened when the error is
+/// returned: a caller that must not act on them undoes what they did. A key repeated in an object
+/// is visited each time it occurs (the applications behind do not agree on which one wins).
+pub fn scalars(doc: &[u8], mut visit: impl FnMut(Scalar<'_>)) -> Result<(), String> {
+    use serde::Deserializer as _;
+    let mut de = serde_json::Deserializer::from_slice(doc);
+    (&mut de)
+        .deserialize_any(ScalarVisitor(&mut visit))
+        .and_then(|()| de.end())
+        .map_err(|e| format!("line {} column {}: {}", e.line(), e.column(), e))
+}
+
+struct ScalarVisitor<'f, F>(&'f mut F);
+
+impl<'de, F: FnMut(Scalar<'_>)> serde::de::DeserializeSeed<'de> for ScalarVisitor<'_, F> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+/// A map key, visited as a [`Scalar::Key`].
+struct KeyVisitor<'f, F>(&'f mut F);
+
+impl<'de, F: FnMut(Scalar<'_>)> serde::de::DeserializeSeed<'de> for KeyVisitor<'_, F> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de, F: FnMut(Scalar<'_>)> serde::de::Visitor<'de> for KeyVisitor<'_, F> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an object key")
+    }
+    fn visit_str<E>(self, v: &str) -> Result<(), E> {
+        (self.0)(Scalar::Key(v));
+        Ok(())
+    }
+}
+
+impl<F: FnMut(Scalar<'_>)> ScalarVisitor<'_, F> {
+    /// A number as `Value`'s `Display` writes it (what [`walk`] visits), formatted on the stack.
+    fn number(self, n: serde_json::Number) {
+        use std::io::Write as _;
+        let mut buf = [0u8; 64];
+        let mut w = &mut buf[..];
+        if write!(w, "{n}").is_ok() {
+            let len = 64 - w.len();
+            if let Ok(text) = std::str::from_utf8(&buf[..len]) {
+                (self.0)(Scalar::Value(text));
+            }
+        }
+    }
+}
+
+impl<'de, F: FnMut(Scalar<'_>)> serde::de::Visitor<'de> for ScalarVisitor<'_, F> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<(), E> {
+        self.number(n.into());
+        Ok(())
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<(), E> {
+        self.number(n.into());
+        Ok(())
+    }
+    fn visit_f64<E>(self, n: f64) -> Result<(), E> {
+        if let Some(n) = serde_json::Number::from_f64(n) {
+            self.number(n);
+        }
+        Ok(())
+    }
+    fn visit_str<E>(self, v: &str) -> Result<(), E> {
+        (self.0)(Scalar::Value(v));
+        Ok(())
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq
+            .next_element_seed(ScalarVisitor(&mut *self.0))?
+            .is_some()
+        {}
+        Ok(())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while map.next_key_seed(KeyVisitor(&mut *self.0))?.is_some() {
+            map.next_value_seed(ScalarVisitor(&mut *self.0))?;
+        }
+        Ok(())
+    }
+}
+
 /// Whether `body` starts like a JSON object or array (after white space).
 pub fn starts_like_json(body: &[u8]) -> bool {
     matches!(
@@ -117,5 +230,50 @@ mod tests {
             }
         );
         assert!(walk(b"{\"a\":", |_| {}).unwrap_err().contains("line 1"));
+    }
+
+    #[test]
+    fn scalars_visit_what_walk_visits_in_document_order() {
+        let doc =
+            br#"{"a":[1,-2,"x\u0041",{"b/c":"y","n":null,"t":true}],"f":12.50,"e":1e3,"k":{}}"#;
+        let mut seen = Vec::new();
+        scalars(doc, |s| seen.push(format!("{s:?}"))).unwrap();
+        assert_eq!(
+            seen,
+            [
+                "Key(\"a\")",
+                "Value(\"1\")",
+                "Value(\"-2\")",
+                "Value(\"xA\")",
+                "Key(\"b/c\")",
+                "Value(\"y\")",
+                "Key(\"n\")",
+                "Key(\"t\")",
+                "Key(\"f\")",
+                "Value(\"12.5\")",
+                "Key(\"e\")",
+                "Value(\"1000.0\")",
+                "Key(\"k\")",
+            ]
+        );
+        // The same keys and scalars as the tree walk (which visits in its own order).
+        let mut from_tree = Vec::new();
+        walk(doc, |i| match i {
+            Item::Key { key, .. } => from_tree.push(format!("Key({key:?})")),
+            Item::Value { value, .. } => from_tree.push(format!("Value({value:?})")),
+        })
+        .unwrap();
+        from_tree.sort();
+        seen.sort();
+        assert_eq!(seen, from_tree);
+        // Malformed documents and trailing text are errors, as for the tree walk.
+        for bad in [&b"{\"a\":"[..], b"{\"a\":1} x", b"[1,]", b"{1:2}"] {
+            assert!(
+                scalars(bad, |_| {}).is_err(),
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
+            assert!(walk(bad, |_| {}).is_err());
+        }
     }
 }

@@ -56,27 +56,27 @@ impl CompiledPolicy {
             )
             && is_document(value)
         {
-            let mut items: Vec<(Vec<u8>, bool)> = Vec::new();
-            let walked = json::walk(value, |it| {
-                if items.len() < MAX_ITEMS {
-                    items.push(match it {
-                        json::Item::Key { key, .. } => (key.as_bytes().to_vec(), true),
-                        json::Item::Value { value, .. } => (value.as_bytes().to_vec(), false),
-                    });
+            // Each key and string is scanned as it is read; if the document turns out malformed,
+            // what its items found is taken back and the value is scanned as the text it is.
+            let (found, named) = (out.len(), s.param_hits.len());
+            let mut items = 0;
+            let walked = json::scalars(value, |item| {
+                items += 1;
+                if items > MAX_ITEMS {
+                    return;
                 }
+                let (t, text) = match item {
+                    json::Scalar::Key(k) => (Target::ParamName, k),
+                    json::Scalar::Value(v) => (Target::Json, v),
+                };
+                let d = depth + 1;
+                self.scan_nested(s, out, t, ctx, name, text.as_bytes(), overrides, mask, d);
             });
             if walked.is_ok() {
-                for (item, is_key) in items {
-                    let t = if is_key {
-                        Target::ParamName
-                    } else {
-                        Target::Json
-                    };
-                    let d = depth + 1;
-                    self.scan_nested(s, out, t, ctx, name, &item, overrides, mask, d);
-                }
                 return;
             }
+            out.truncate(found);
+            s.param_hits.truncate(named);
         }
         s.hits.clear();
         let db = SignatureDb::builtin();
