@@ -383,7 +383,6 @@ unless: binary
 literal: /*
 literal: */
 literal: --
-literal: ;
 literal: #
 regex: \b(?:select|union|from|where|and|or|insert|update|delete|drop|exec|order|group|having|into|values|table|sleep|benchmark)\s*/\*[^*]*\*+(?:[^/*][^*]*\*+)*/|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/\s*(?:select|union|from|where|and|or|insert|update|delete|drop|exec|order|group|having|into|values|table|concat|char|sleep|benchmark|\d)\b|\w/\*[^*]{0,40}\*/\w|;\s*(?:--|#)\s*$|;\s*/\*|\b(?:table|drop|select|from|union)\w*\s*;\s*--|['"]\s*/\*|\*/\s*['"]|\)\s*--\s*[+\-]*\s*$
 test: DROP/*comment*/sampletable
