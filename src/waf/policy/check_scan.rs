@@ -80,10 +80,14 @@ impl CompiledPolicy {
         }
         s.hits.clear();
         let db = SignatureDb::builtin();
-        if mask || target == Target::Cookie || name.is_some_and(is_credential_header) {
-            db.scan(target, value, &mut s.hits);
-        } else {
-            db.scan_memoized(target, value, &mut s.hits);
+        let memoize = !(mask || target == Target::Cookie || name.is_some_and(is_credential_header));
+        match (target, name) {
+            // A signature about one header's grammar (`Accept`, `Range`) says nothing of others.
+            (Target::Header, header) => {
+                db.scan_header(header.unwrap_or(""), value, &mut s.hits, memoize)
+            }
+            _ if memoize => db.scan_memoized(target, value, &mut s.hits),
+            _ => db.scan(target, value, &mut s.hits),
         }
         if s.hits.is_empty() {
             return;
@@ -97,15 +101,6 @@ impl CompiledPolicy {
         s.hits.retain(|id| {
             self.sigs.contains_key(id) && !overrides.iter().any(|(o, en)| o == id && !en)
         });
-        if target == Target::Header {
-            // A signature about one header's grammar (`Accept`, `Range`) says nothing of others.
-            let header = name.unwrap_or("");
-            s.hits.retain(|id| {
-                db.get(*id).is_none_or(|info| {
-                    info.headers.is_empty() || info.headers.iter().any(|h| h == header)
-                })
-            });
-        }
         if s.hits.is_empty() {
             return;
         }

@@ -61,6 +61,28 @@ impl Confirm {
     }
 }
 
+/// Which signatures a scan runs: a target's, or a header value's by the header's name
+/// ([`Matcher::selection`], [`Matcher::header_selection`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Selection(usize);
+
+impl Selection {
+    /// A number telling selections apart (in the scan memo).
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
+
+/// Which of a target's signatures a [`TargetMatcher`] holds.
+#[derive(Clone, Copy)]
+enum Scope<'a> {
+    All,
+    /// Those scoped to no header name.
+    Unscoped,
+    /// Those scoped to no header name or to this one.
+    Header(&'a String),
+}
+
 /// What each target inspects.
 #[derive(Default)]
 struct TargetMatcher {
@@ -80,7 +102,11 @@ struct TargetMatcher {
 /// The literal automaton plus the per-signature confirmations and per-target selections.
 pub struct Matcher {
     literals: Literals,
+    /// Per [`Selection`]: one per target, in [`Target::ALL`] order, then the header values of
+    /// headers no signature is scoped to, then one per name in `scoped_headers`.
     targets: Vec<TargetMatcher>,
+    /// The header names signatures are scoped to (`headers:`), lower case.
+    scoped_headers: Vec<String>,
     confirm: Vec<Confirm>,
     ids: Vec<u32>,
     /// Per signature: the value shapes its matches do not count in (`unless:`).
@@ -154,9 +180,28 @@ impl Matcher {
             }
             confirm.push(c);
         }
+        let mut scoped_headers: Vec<String> = Vec::new();
+        for h in defs.iter().flat_map(|d| &d.headers) {
+            if !scoped_headers.contains(h) {
+                scoped_headers.push(h.clone());
+            }
+        }
+        // A signature scoped to some header names says nothing of the others' values: a
+        // header's value is scanned with the unscoped signatures and those of its name only.
+        let header_scopes = std::iter::once(Scope::Unscoped)
+            .chain(scoped_headers.iter().map(Scope::Header))
+            .map(|scope| (Target::Header, scope));
         let targets = Target::ALL
             .iter()
-            .map(|t| {
+            .map(|t| (*t, Scope::All))
+            .chain(header_scopes)
+            .map(|(t, scope)| {
+                let t = &t;
+                let in_scope = |d: &SigDef| match scope {
+                    Scope::All => true,
+                    Scope::Unscoped => d.headers.is_empty(),
+                    Scope::Header(name) => d.headers.is_empty() || d.headers.contains(name),
+                };
                 let url = *t == Target::Url;
                 let mut tm = TargetMatcher {
                     plain_below: PLAIN_ALPHABETS.map(|a| normalize::views_free_below(&a, url)),
@@ -165,7 +210,7 @@ impl Matcher {
                 for (i, d) in defs
                     .iter()
                     .enumerate()
-                    .filter(|(_, d)| d.targets.contains(t))
+                    .filter(|(_, d)| d.targets.contains(t) && in_scope(d))
                 {
                     let free_below: [usize; PLAIN_ALPHABETS.len()] = match d.engine {
                         Engine::Sqli => {
@@ -199,6 +244,7 @@ impl Matcher {
                 message: format!("literal automaton: {e}"),
             })?,
             targets,
+            scoped_headers,
             confirm,
             ids: defs.iter().map(|d| d.id).collect(),
             unless: defs.iter().map(|d| d.unless).collect(),
@@ -210,8 +256,8 @@ impl Matcher {
     /// of the target's signatures spelt with that alphabet. Most parameter names and many values
     /// are such (`q`, `id`, `20`, `en`), and are settled for the cost of one pass over a few bytes.
     #[inline]
-    pub fn plainly_clean(&self, target: Target, value: &[u8]) -> bool {
-        let Some(tm) = self.targets.get(target.index()) else {
+    pub fn plainly_clean(&self, sel: Selection, value: &[u8]) -> bool {
+        let Some(tm) = self.targets.get(sel.0) else {
             return true;
         };
         value.len() < tm.plain_max
@@ -220,12 +266,13 @@ impl Matcher {
 
     /// Pushes onto `hits` the ids of the signatures for `target` matching `value` (or one of its
     /// inspection views), each at most once, in database order.
-    pub fn scan(&self, target: Target, value: &[u8], hits: &mut Vec<u32>) {
-        let Some(tm) = self.targets.get(target.index()) else {
+    pub fn scan(&self, sel: Selection, value: &[u8], hits: &mut Vec<u32>) {
+        let Some(tm) = self.targets.get(sel.0) else {
             return;
         };
         let present = ByteSet::of(value);
-        let views = normalize::inspection_views(value, &present, target == Target::Url);
+        let url = sel.0 == Target::Url.index();
+        let views = normalize::inspection_views(value, &present, url);
         let mut found = Occurrences::default();
         self.literals.occurrences(value, &mut found);
         if found.is_empty() && views.is_empty() && self.quiet(tm, value, &present) {
@@ -246,6 +293,28 @@ impl Matcher {
                 && *value_shapes.get_or_insert_with(|| super::shape::shapes(value)) & unless != 0;
             (!exempt).then_some(self.ids[i])
         }));
+    }
+
+    /// The signatures of `target`.
+    pub fn selection(&self, target: Target) -> Selection {
+        Selection(target.index())
+    }
+
+    /// The signatures of the `header` target that apply to a header named `name` (lower case):
+    /// those scoped to no header, and those scoped to `name`.
+    pub fn header_selection(&self, name: &str) -> Selection {
+        let scoped = self.scoped_headers.iter().position(|h| h == name);
+        Selection(Target::ALL.len() + scoped.map_or(0, |k| k + 1))
+    }
+
+    /// Every selection that scans `target`'s values.
+    #[cfg(test)]
+    pub fn selections_of(&self, target: Target) -> Vec<Selection> {
+        let mut all = vec![self.selection(target)];
+        if target == Target::Header {
+            all.extend((Target::ALL.len()..self.targets.len()).map(Selection));
+        }
+        all
     }
 
     /// For a value without occurrences of the automaton's patterns and without views: whether

@@ -4,7 +4,7 @@
 //! repeats most of what it sends: a browser's `User-Agent`, `Accept` and `Accept-Language`, the
 //! names of an application's parameters, their common values. The memo is a two-way set-associative
 //! table of [`SLOTS`] slots per thread (the less recently used of a set's two is replaced), indexed by
-//! a randomly seeded hash of (database, target, value) and checked against the stored bytes, so a
+//! a randomly seeded hash of (database, selection of signatures, value) and checked against the stored bytes, so a
 //! hit is exact and a collision is only a miss. Values longer
 //! than [`MAX_VALUE`] bytes are not kept; a thread holds at most `SLOTS × MAX_VALUE` bytes of values.
 //!
@@ -13,21 +13,20 @@
 //! sensitive parameters; see `CompiledPolicy::scan`) so that a response's timing cannot tell whether
 //! someone else sent the same secret recently.
 //!
-//! Imports: `foldhash` (a fast seeded hash), the parent module's `Target`.
+//! Imports: `foldhash` (a fast seeded hash).
 
 use std::cell::RefCell;
 use std::hash::{BuildHasher, Hasher};
-
-use super::Target;
 
 /// Slots per thread (a power of two).
 pub const SLOTS: usize = 1024;
 /// Longest value kept, in bytes.
 pub const MAX_VALUE: usize = 512;
 
-/// Where a value was scanned: the database and the target, packed (never 0, the empty slot's).
-fn source(db: u64, target: Target) -> u64 {
-    db << 8 | (target.index() as u64 + 1)
+/// What a value was scanned by: the database and the selection of its signatures (a target's,
+/// or a header name's), packed (never 0, the empty slot's).
+fn source(db: u64, selection: usize) -> u64 {
+    db << 16 | (selection as u64 + 1)
 }
 
 #[derive(Default)]
@@ -86,11 +85,11 @@ thread_local! {
     static MEMO: RefCell<Option<Memo>> = const { RefCell::new(None) };
 }
 
-/// Appends to `hits` what `scan` appends for (`db`, `target`, `value`), from this thread's memo
+/// Appends to `hits` what `scan` appends for (`db`, `selection`, `value`), from this thread's memo
 /// when it holds the answer, else from `scan` (whose answer is then kept).
 pub fn scan(
     db: u64,
-    target: Target,
+    selection: usize,
     value: &[u8],
     hits: &mut Vec<u32>,
     scan: impl FnOnce(&mut Vec<u32>),
@@ -98,7 +97,7 @@ pub fn scan(
     if value.len() > MAX_VALUE {
         return scan(hits);
     }
-    let source = source(db, target);
+    let source = source(db, selection);
     // The hash when the memo misses; `None` when it answered.
     let miss = MEMO.with_borrow_mut(|memo| {
         let (slot, other) = match memo.get_or_insert_with(Memo::new).find(source, value) {
@@ -133,9 +132,9 @@ fn set_of(slots: &mut [Slot], hash: u64) -> [&mut Slot; 2] {
     [&mut a[0], &mut b[0]]
 }
 
-/// Whether this thread's memo holds the answer for (`db`, `target`, `value`).
+/// Whether this thread's memo holds the answer for (`db`, `selection`, `value`).
 #[cfg(test)]
-pub fn holds(db: u64, target: Target, value: &[u8]) -> bool {
-    let source = source(db, target);
+pub fn holds(db: u64, selection: usize, value: &[u8]) -> bool {
+    let source = source(db, selection);
     MEMO.with_borrow_mut(|memo| memo.as_mut().is_some_and(|m| m.find(source, value).is_ok()))
 }

@@ -20,6 +20,7 @@ use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use db::{DbError, SigDef};
+use matcher::Selection;
 pub use matcher::{CompileError, REGEX_DFA_LIMIT, REGEX_SIZE_LIMIT};
 
 /// The shipped database files, in id order.
@@ -292,27 +293,44 @@ impl SignatureDb {
     /// Appends to `hits` the ids of every signature for `target` that matches `value`.
     /// `value` is decoded once by the caller (percent-decoding, JSON unescaping); the database applies
     /// its own transforms (case folding, entity decoding, comment removal) as each signature needs.
+    /// For `Target::Header`, every header signature runs, whatever header names it is scoped to
+    /// ([`Self::scan_header`] runs those of one header).
     pub fn scan(&self, target: Target, value: &[u8], hits: &mut Vec<u32>) {
-        if !self.matcher.plainly_clean(target, value) {
-            self.matcher.scan(target, value, hits);
-        }
+        self.scan_selected(self.matcher.selection(target), value, hits, false);
     }
 
     /// [`Self::scan`], answered from this thread's memo of recent scans when it holds `value`
     /// (see `memo`). Not for secrets: whether a value was memoized shows in the time taken.
     pub fn scan_memoized(&self, target: Target, value: &[u8], hits: &mut Vec<u32>) {
-        if self.matcher.plainly_clean(target, value) {
-            return;
-        }
-        memo::scan(self.id, target, value, hits, |hits| {
-            self.matcher.scan(target, value, hits)
-        });
+        self.scan_selected(self.matcher.selection(target), value, hits, true);
     }
 
-    /// Whether this thread's scan memo holds the answer for `value`.
+    /// [`Self::scan`] of the value of the header `name` (lower case): the `header` signatures
+    /// scoped to no header name (`headers:`) or to this one. `memoize` as [`Self::scan_memoized`].
+    pub fn scan_header(&self, name: &str, value: &[u8], hits: &mut Vec<u32>, memoize: bool) {
+        self.scan_selected(self.matcher.header_selection(name), value, hits, memoize);
+    }
+
+    fn scan_selected(&self, sel: Selection, value: &[u8], hits: &mut Vec<u32>, memoize: bool) {
+        if self.matcher.plainly_clean(sel, value) {
+            return;
+        }
+        if memoize {
+            memo::scan(self.id, sel.index(), value, hits, |hits| {
+                self.matcher.scan(sel, value, hits)
+            });
+        } else {
+            self.matcher.scan(sel, value, hits);
+        }
+    }
+
+    /// Whether this thread's scan memo holds an answer for `value` scanned as `target` (for
+    /// `Target::Header`, as any header's value).
     #[cfg(test)]
     pub(crate) fn memoizes(&self, target: Target, value: &[u8]) -> bool {
-        memo::holds(self.id, target, value)
+        let sels = self.matcher.selections_of(target);
+        sels.into_iter()
+            .any(|sel| memo::holds(self.id, sel.index(), value))
     }
 }
 

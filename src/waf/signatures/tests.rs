@@ -451,32 +451,87 @@ fn plain_and_near_plain_values() -> Vec<Vec<u8>> {
         .collect()
 }
 
-/// What `plainly_clean` settles without scanning, a full scan finds nothing in, on every target.
+/// What `plainly_clean` settles without scanning, a full scan finds nothing in, on every target
+/// (and every header name's selection).
 #[test]
 fn plainly_clean_values_hold_no_match() {
     let db = db();
     let mut settled = 0;
     for v in plain_and_near_plain_values() {
         for &target in Target::ALL {
-            if db.matcher.plainly_clean(target, &v) {
-                settled += 1;
-                let mut hits = Vec::new();
-                db.matcher.scan(target, &v, &mut hits);
-                assert!(
-                    hits.is_empty(),
-                    "{target:?} {:?}: {hits:?}",
-                    String::from_utf8_lossy(&v)
-                );
+            for sel in db.matcher.selections_of(target) {
+                if db.matcher.plainly_clean(sel, &v) {
+                    settled += 1;
+                    let mut hits = Vec::new();
+                    db.matcher.scan(sel, &v, &mut hits);
+                    assert!(
+                        hits.is_empty(),
+                        "{sel:?} {:?}: {hits:?}",
+                        String::from_utf8_lossy(&v)
+                    );
+                }
             }
         }
     }
     assert!(settled > 10_000, "plain values must be settled: {settled}");
     // Attack words are not settled, however short.
     for v in [&b"rO0AB"[..], b"exec", b"drop"] {
-        assert!(!db.matcher.plainly_clean(Target::ParamValue, v));
+        assert!(
+            !db.matcher
+                .plainly_clean(db.matcher.selection(Target::ParamValue), v)
+        );
     }
     for v in [&b"20"[..], b"2024", b"en", b"q"] {
-        assert!(db.matcher.plainly_clean(Target::ParamValue, v));
+        assert!(
+            db.matcher
+                .plainly_clean(db.matcher.selection(Target::ParamValue), v)
+        );
     }
-    assert!(!db.matcher.plainly_clean(Target::Url, b"x"));
+    assert!(
+        !db.matcher
+            .plainly_clean(db.matcher.selection(Target::Url), b"x")
+    );
+}
+
+#[test]
+fn header_values_are_scanned_with_the_signatures_of_their_header() {
+    let names = [
+        "accept",
+        "range",
+        "proxy",
+        "user-agent",
+        "referer",
+        "x-original-url",
+    ];
+    let mut values: Vec<&str> = vec!["text/html;q=0.9,*/*;q=0.8", "Mozilla/5.0 (X11)"];
+    for d in db().definitions() {
+        if d.targets.contains(&Target::Header) {
+            values.extend(d.tests.iter().chain(&d.passes).map(String::as_str));
+        }
+    }
+    let mut scoped_hits = 0;
+    for v in values {
+        let mut all = Vec::new();
+        db().scan(Target::Header, v.as_bytes(), &mut all);
+        for name in names {
+            // What scanning with every header signature and then keeping the header's own
+            // gives, the header's selection gives directly (memoized or not).
+            let mut expected = all.clone();
+            expected.retain(|id| {
+                db().get(*id)
+                    .is_some_and(|s| s.headers.is_empty() || s.headers.iter().any(|h| h == name))
+            });
+            for memoize in [false, true, true] {
+                let mut hits = Vec::new();
+                db().scan_header(name, v.as_bytes(), &mut hits, memoize);
+                assert_eq!(hits, expected, "{v:?} in {name}, memoized: {memoize}");
+            }
+            scoped_hits += expected
+                .iter()
+                .filter(|id| db().get(**id).is_some_and(|s| !s.headers.is_empty()))
+                .count();
+        }
+    }
+    // The examples include header-scoped signatures' own, found on their headers.
+    assert!(scoped_hits > 5, "{scoped_hits}");
 }
