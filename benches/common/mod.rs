@@ -193,30 +193,39 @@ const GET_PARAMS: [(&str, &str); 10] = [
     ("session", "b6f1c2d4e5a69788"),
     ("ref", "https://www.example.com/home"),
 ];
-const GET_HEADERS: [&str; 12] = [
-    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/122.0.0.0 Safari/537.36",
-    "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
-    "en-US,en;q=0.9",
-    "https://www.example.com/catalog",
-    "no-cache",
-    "1",
-    "same-origin",
-    "navigate",
-    "document",
-    "?1",
-    "\"Chromium\";v=\"122\", \"Google Chrome\";v=\"122\"",
-    "keep-alive",
+const GET_HEADERS: [(&str, &str); 12] = [
+    (
+        "user-agent",
+        "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/122.0.0.0 Safari/537.36",
+    ),
+    (
+        "accept",
+        "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+    ),
+    ("accept-language", "en-US,en;q=0.9"),
+    ("referer", "https://www.example.com/catalog"),
+    ("cache-control", "no-cache"),
+    ("upgrade-insecure-requests", "1"),
+    ("sec-fetch-site", "same-origin"),
+    ("sec-fetch-mode", "navigate"),
+    ("sec-fetch-dest", "document"),
+    ("sec-fetch-user", "?1"),
+    (
+        "sec-ch-ua",
+        "\"Chromium\";v=\"122\", \"Google Chrome\";v=\"122\"",
+    ),
+    ("connection", "keep-alive"),
 ];
 
 /// The signature scans of a typical GET's values: the path, 10 parameter names and values, 12
-/// header values (33 scans).
+/// header values, each with its header's signatures as the engine scans it (33 scans).
 pub fn scan_get_values(db: &SignatureDb, hits: &mut Vec<u32>) {
     db.scan(Target::Url, b"/shop/products/list", hits);
     for (k, v) in GET_PARAMS {
         db.scan(Target::ParamName, k.as_bytes(), hits);
         db.scan(Target::ParamValue, v.as_bytes(), hits);
     }
-    for h in GET_HEADERS {
-        db.scan(Target::Header, h.as_bytes(), hits);
+    for (name, value) in GET_HEADERS {
+        db.scan_header(name, value.as_bytes(), hits, false);
     }
 }
