@@ -1,4 +1,4 @@
-//! The `/mgmt` REST surface of a controller: router, authentication and roles, the part-7 error
+//! The `/mgmt` REST surface of a controller: router, authentication and roles, the REST error
 //! object, the generic object engine with a table-driven registry of kinds (one file per kind
 //! under `objects/`), and the apply path that turns configuration into data-plane listeners.
 //!

@@ -1,4 +1,4 @@
-//! Meta-character tables per context (waf-semantics §5, BIG-IP 13.1 Rapid Deployment defaults),
+//! Meta-character tables per context (the BIG-IP 13.1 Rapid Deployment defaults),
 //! overridable by `character-sets` and per-entity `metacharOverrides`. A table flags the
 //! disallowed bytes, checked with one lookup per byte. Imports: nothing.
 
@@ -143,7 +143,7 @@ mod tests {
     }
 
     #[test]
-    fn defaults_follow_the_research_tables() {
+    fn defaults_follow_the_rapid_deployment_tables() {
         assert!(Table::url().disallows(b'<'));
         assert!(!Table::url().disallows(b'/'));
         assert!(Table::param_value().disallows(b'\''));

@@ -1,5 +1,5 @@
 //! VIOL_ENCODING: request text that is not valid in the policy's character set
-//! (`applicationLanguage`, waf-semantics §1; BIG-IP calls it "Failed to convert character").
+//! (`applicationLanguage`; BIG-IP calls it "Failed to convert character").
 //!
 //! Checked after percent-decoding: the URL path, and every parameter name and value (query string,
 //! form and multipart fields, path segments, JSON values handled as parameters). Header and cookie

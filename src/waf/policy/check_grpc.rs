@@ -1,4 +1,4 @@
-//! gRPC enforcement of the compiled policy (issue 5, `docs/grpc.md`): `grpc-profiles` compiled
+//! gRPC enforcement of the compiled policy (`docs/grpc.md`): `grpc-profiles` compiled
 //! through the resolver, the headers-phase call checks of a URL bound to a profile (`grpc_urls`
 //! binds them) and the body phase that streams the call message by message through the profile's
 //! [`GrpcStream`], string fields checked by the policy's signatures and meta-characters.

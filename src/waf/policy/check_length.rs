@@ -1,5 +1,5 @@
 //! VIOL_REQUEST_MAX_LENGTH: a request longer than the maximum request length (10 MiB, fixed as in
-//! the systems we stand in for: "any request > 10 MB", waf-semantics §1; rated 5, alarm and block in
+//! the systems we stand in for, which reject any request over 10 MB; rated 5, alarm and block in
 //! every shipped template), or whose body is longer than what the engine or the proxy can hold for
 //! inspection (`check_inspection_overflow`).
 //!

@@ -100,7 +100,8 @@ fn limit_opt(check: Option<bool>, n: Option<u64>) -> Option<u64> {
     if check.unwrap_or(true) { n } else { None }
 }
 
-/// `general.allowedResponseCodes` (numbers or numeric strings); the defaults of §1 when absent.
+/// `general.allowedResponseCodes` (numbers or numeric strings); when absent, the
+/// default of the systems we stand in for (400, 401, 404, 407, 417, 503).
 fn allowed_codes(d: &decl::Policy) -> Vec<u16> {
     match d
         .general

@@ -1,4 +1,4 @@
-//! The URLs a `grpc-profiles` entry is enforced on (issue 5, `docs/grpc.md`).
+//! The URLs a `grpc-profiles` entry is enforced on (`docs/grpc.md`).
 //!
 //! A URL entity is bound to a profile by a content profile of `type: grpc` naming it
 //! (`urlContentProfiles[{type: "grpc", contentProfile: {name}}]`, as real policies write it), and

@@ -1,4 +1,4 @@
-//! Policy layering on the raw JSON (waf-semantics §1 build order, §8.6 merge keys):
+//! Policy layering on the raw JSON (`docs/policy.md`, "Pipeline"):
 //! template → OpenAPI → policy body → `modifications`, later layers win field by field;
 //! `$action: "delete"` removes the entity with the same merge key (a URL deleted without a protocol
 //! is deleted for both). Imports: `sections`, serde_json.

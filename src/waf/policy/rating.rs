@@ -1,4 +1,4 @@
-//! Violation rating and the blocking decision (waf-semantics §8.2–8.3; table in `docs/policy.md`).
+//! Violation rating and the blocking decision (the table is in `docs/policy.md`).
 //!
 //! Rating of one violation: enforced attack signature of high accuracy 5, medium 4, low 3;
 //! malformed bodies, threat campaigns and oversize requests 5; evasions, HTTP-protocol and

@@ -1,4 +1,4 @@
-//! Signature selection (waf-semantics §5, §8.4–8.5): which signatures of the database a policy
+//! Signature selection (`docs/policy.md`, "Signatures"): which signatures of the database a policy
 //! enables, and with what action. Sets select by explicit membership or by the derived names
 //! (`All Signatures`, `High Accuracy Signatures`, `Generic Detection Signatures`, `<attack type>
 //! Signatures`, custom filter sets); server technologies add system-specific signatures (with the
@@ -19,7 +19,8 @@ pub struct SigAction {
     pub accuracy: Level,
 }
 
-/// Technologies that imply others (waf-semantics §5).
+/// Technologies that imply others: a policy naming an application framework also gets the
+/// signatures of the platform it runs on (ASP.NET: IIS and Windows; WordPress: PHP).
 const IMPLIED: &[(&str, &[&str])] = &[
     ("ASP.NET", &["Microsoft IIS", "Microsoft Windows"]),
     ("Microsoft IIS", &["Microsoft Windows"]),

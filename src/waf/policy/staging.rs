@@ -1,4 +1,4 @@
-//! Entity staging (`performStaging`, waf-semantics §5 and §8.5): a URL, parameter, cookie or file
+//! Entity staging (`performStaging`, `docs/policy.md`): a URL, parameter, cookie or file
 //! type entity with `performStaging: true` is being tried out. The violations its own checks raise
 //! are recorded and logged (`Violation::staged`, `"staged": true` in the event) but never block and
 //! never raise the violation rating (`rating`); a request whose only violations are staged is
