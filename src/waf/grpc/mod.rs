@@ -21,6 +21,7 @@
 pub mod call;
 pub mod compile;
 pub mod frame;
+#[cfg(any(test, fuzzing))]
 pub mod fuzzing;
 mod idl;
 pub mod opaque;

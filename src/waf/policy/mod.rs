@@ -27,6 +27,7 @@ pub mod decl;
 pub mod decl_entities;
 pub mod entities;
 pub mod explain;
+#[cfg(any(test, fuzzing))]
 pub mod fuzzing;
 pub mod glob;
 pub mod grpc_urls;
@@ -256,6 +257,7 @@ fn unwrap_root(
 
 /// The fuzz entry point (`fuzz/fuzz_targets/policy_json.rs`): loads `data` as a policy document
 /// with no resolver, in both strict and lenient mode; never panics.
+#[cfg(any(test, fuzzing))]
 pub fn fuzz_policy_json(data: &[u8]) {
     for lenient in [false, true] {
         let _ = load_with(
