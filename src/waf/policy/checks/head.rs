@@ -491,7 +491,7 @@ impl CompiledPolicy {
             && crate::waf::grpc::is_grpc_content_type(ct)
         {
             // A gRPC call the policy allows by URL but has no profile for: inspected message by
-            // message so that streams flow (check_grpc::opaque_chunk); a block is a gRPC one.
+            // message so that streams flow (grpc::opaque_chunk); a block is a gRPC one.
             s.grpc = true;
             let encoding = h.get("grpc-encoding").and_then(|v| v.to_str().ok());
             let encoding = crate::waf::grpc::Encoding::from_header(encoding);

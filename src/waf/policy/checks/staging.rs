@@ -67,7 +67,7 @@ impl CompiledPolicy {
         }
     }
 
-    /// Checks one parameter (`check_params`); the violations of a staged parameter entity are
+    /// Checks one parameter (`params`); the violations of a staged parameter entity are
     /// marked staged. `encoded` says the name and value are still percent-encoded.
     pub fn check_param(
         &self,

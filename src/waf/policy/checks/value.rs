@@ -3,7 +3,7 @@
 //! format's schema has it, `{"contentProfile": {"name": …}}`; the `Default` profile when absent).
 //!
 //! - JSON: unparsable → VIOL_JSON_MALFORMED (and the raw value still goes through the signatures);
-//!   the profile's schema (`check_json_schema`) → VIOL_JSON_SCHEMA; the profile's limits (total length, depth, array length, value length) → VIOL_JSON_FORMAT;
+//!   the profile's schema (`json_schema`) → VIOL_JSON_SCHEMA; the profile's limits (total length, depth, array length, value length) → VIOL_JSON_FORMAT;
 //!   every key and scalar checked by the profile's meta-characters
 //!   (VIOL_PARAMETER_VALUE_METACHAR) and by the signatures (keys as parameter names, values as
 //!   JSON values), minus the parameter's and the profile's `signatureOverrides`.

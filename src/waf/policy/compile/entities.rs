@@ -208,9 +208,9 @@ pub struct CUrl {
     pub positional: Vec<(usize, String)>,
     /// `performStaging`: the URL's violations are reported, never enforced.
     pub staged: bool,
-    /// `disallowFileUploadOfExecutables` (`check_upload`).
+    /// `disallowFileUploadOfExecutables` (`checks/upload.rs`).
     pub no_executables: bool,
-    /// `html5CrossOriginRequestsEnforcement` in `enforce` mode (`check_cors`).
+    /// `html5CrossOriginRequestsEnforcement` in `enforce` mode (`checks/cors.rs`).
     pub cors: Option<Box<crate::waf::policy::checks::cors::Cors>>,
 }
 

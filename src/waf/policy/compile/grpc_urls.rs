@@ -8,7 +8,7 @@
 //! `isAllowed`, `performStaging`, …) apply to the service. Either way a bound URL is an ordinary URL
 //! entity of the headers phase (URL matching and precedence, method overrides, URL meta-characters
 //! and signatures, staging); only the body plan differs: a call whose URL's first matching content
-//! profile is the gRPC one is streamed through that profile (`check_grpc`).
+//! profile is the gRPC one is streamed through that profile (`checks/grpc.rs`).
 //!
 //! Imports: `compiled`, `entities`, `decl`, `glob`, `waf::grpc`.
 
@@ -24,7 +24,7 @@ use crate::waf::policy::PolicyError;
 use crate::waf::policy::decl::{self, EntityType};
 
 /// Compile time: the index of the `grpc-profiles` entry that content profile `j` of URL `i` names.
-/// The profiles are compiled later in the same order (`check_grpc::compile_profiles`).
+/// The profiles are compiled later in the same order (`checks::grpc::compile_profiles`).
 pub(in crate::waf::policy) fn profile_index(
     d: &decl::Policy,
     cp: &decl::UrlContentProfile,

@@ -89,7 +89,7 @@ pub fn resolve_policy(policy: &mut Map<String, Value>, cx: &mut RefCtx) -> Resul
             continue;
         }
         if key == "open-api-files" {
-            continue; // read and compiled by `check_api::load_api`
+            continue; // read and compiled by `checks::api::load_api`
         }
         if let Some(v) = policy.get_mut(&key) {
             let raw = RAW_SECTIONS.contains(&key.as_str());
