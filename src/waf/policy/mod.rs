@@ -22,7 +22,7 @@ pub use compile::glob;
 pub use decl::model::Summary;
 pub use decl::{layers, templates};
 
-use compile::compiled;
+use compile::build;
 use decl::{model, refs, sections, unenforced};
 
 use super::Resolver;
@@ -125,7 +125,7 @@ pub fn load_with(
 
     // Validate the body's own entities first, so error paths index the user's document.
     let body_model = model::Model::build(body_decl.clone(), template, &body_decl, &mut Vec::new())?;
-    compiled::validate(&body_model)?;
+    build::validate(&body_model)?;
 
     // JSON profile schemas of the body alone first, so errors index the user's json-profiles.
     checks::json_schema::compile(&body_decl)?;
@@ -146,7 +146,7 @@ pub fn load_with(
     let decl = model::read_decl(&Value::Object(merged), "policy", &mut ignored)?;
     let model = model::Model::build(decl, template, &body_decl, &mut warnings)?;
     let mut summary = model.summary();
-    let mut policy = compiled::compile(&model)?;
+    let mut policy = build::compile(&model)?;
     policy.api = api;
     policy.set_json_schemas(checks::json_schema::compile(&model.decl)?);
     if let Some(raw) = &model.decl.grpc_profiles {

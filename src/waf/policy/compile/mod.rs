@@ -1,8 +1,10 @@
-//! Compilation: the validated model turned into the immutable [`compiled::CompiledPolicy`] every
-//! request consults, with its building blocks: compiled entities and name matchers
-//! ([`entities`], [`glob`]), meta-character tables ([`charset`]), signature selection
-//! ([`sigsel`]), block pages ([`pages`]) and the gRPC URL bindings ([`grpc_urls`]).
+//! Compilation: the validated model turned ([`build`]) into the immutable
+//! [`compiled::CompiledPolicy`] every request consults, with its building blocks: compiled
+//! entities and name matchers ([`entities`], [`glob`]), meta-character tables ([`charset`]),
+//! signature selection ([`sigsel`]), block pages ([`pages`]) and the gRPC URL bindings
+//! ([`grpc_urls`]).
 
+pub(super) mod build;
 pub(super) mod charset;
 pub(super) mod compiled;
 pub(super) mod entities;
