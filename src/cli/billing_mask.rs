@@ -273,6 +273,7 @@ pub fn fuzz_billing_input(data: &[u8]) {
     }
 }
 
+#[cfg(any(test, fuzzing))]
 fn same_shape(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
