@@ -13,6 +13,7 @@ use super::compiled::{
 use super::glob::Glob;
 use super::sigsel;
 use crate::waf::policy::PolicyError;
+use crate::waf::policy::checks::{cors, length, staging, value};
 use crate::waf::policy::decl::lenient::Limit;
 use crate::waf::policy::decl::model::{Model, Setting};
 use crate::waf::policy::decl::{self, Base64Mode, DataType, EntityType, ParamLocation, ValueType};
@@ -145,7 +146,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
         grpc_profiles: Vec::new(),
         grpc_table: tables.param_value,
         charset: m.charset,
-        request_max_len: crate::waf::policy::checks::length::REQUEST_MAX_LENGTH,
+        request_max_len: length::REQUEST_MAX_LENGTH,
         json_schemas: Vec::new(),
     })
 }
@@ -309,9 +310,9 @@ fn urls(
             } else {
                 Vec::new()
             },
-            staged: crate::waf::policy::checks::staging::staged(d, u.perform_staging),
+            staged: staging::staged(d, u.perform_staging),
             no_executables: u.disallow_file_upload_of_executables.unwrap_or(false),
-            cors: crate::waf::policy::checks::cors::compile(u, i)?,
+            cors: cors::compile(u, i)?,
         });
     }
     Ok(urls)
@@ -497,8 +498,8 @@ fn param(
         name_table: table_with(tables.param_name, &p.name_metachar_overrides),
         base64: p.decode_value_as_base64.unwrap_or(Base64Mode::Disabled),
         sensitive: p.sensitive_parameter.unwrap_or(false) || m.sensitive.iter().any(|s| s == name),
-        staged: crate::waf::policy::checks::staging::staged(d, p.perform_staging),
-        value_profile: crate::waf::policy::checks::value::value_profile(p, path, json, xml)?,
+        staged: staging::staged(d, p.perform_staging),
+        value_profile: value::value_profile(p, path, json, xml)?,
     }))
 }
 
@@ -532,7 +533,7 @@ fn cookies(d: &decl::Policy) -> Vec<CCookie> {
                 m: NameMatch::new(c.name.as_deref()?, c.kind, c.wildcard_order, false, true),
                 sig_check: c.attack_signatures_check.unwrap_or(true),
                 overrides: overrides(&c.signature_overrides),
-                staged: crate::waf::policy::checks::staging::staged(d, c.perform_staging),
+                staged: staging::staged(d, c.perform_staging),
             })
         })
         .collect()
@@ -551,7 +552,7 @@ fn filetypes(d: &decl::Policy) -> Vec<CFiletype> {
                 qs_len: limit_opt(f.check_query_string_length, f.query_string_length),
                 post_len: limit_opt(f.check_post_data_length, f.post_data_length),
                 req_len: limit_opt(f.check_request_length, f.request_length),
-                staged: crate::waf::policy::checks::staging::staged(d, f.perform_staging),
+                staged: staging::staged(d, f.perform_staging),
             })
         })
         .collect()
