@@ -13,6 +13,7 @@
 //! - [`cli`]: command-line tools that are not servers (`policy check`, `billing-report`). Imports `waf`,
 //!   `central::client` and `proxy::{tls, fetch}` (the billing tool talks HTTPS).
 
+pub mod admin;
 pub mod central;
 pub mod cli;
 pub mod demo;
@@ -23,3 +24,6 @@ pub mod soap;
 pub mod store;
 pub mod support;
 pub mod waf;
+
+#[cfg(test)]
+mod architecture_test;

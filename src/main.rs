@@ -238,7 +238,7 @@ fn serve(cmd: ServeCmd) -> Result<(), String> {
 /// port's body bounds) and starts the DNS listener serving the same zones, when `--dns-listen`
 /// is given.
 fn soap_and_dns(
-    st: Arc<portcullis::mgmt::MgmtState>,
+    st: Arc<portcullis::admin::MgmtState>,
     dns_listen: Option<SocketAddr>,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<axum::Router, String>> + Send>> {
     Box::pin(async move {
@@ -255,7 +255,7 @@ fn soap_and_dns(
         let users = st.clone();
         let auth: soap::Authenticator = Arc::new(move |user, pass, peer| {
             let u = users.check_password(user, pass, peer).ok()?;
-            Some(if portcullis::mgmt::roles::may_change_zones(u.role) {
+            Some(if portcullis::admin::roles::may_change_zones(u.role) {
                 soap::Access::ReadWrite
             } else {
                 soap::Access::Read
@@ -340,7 +340,7 @@ fn main() -> ExitCode {
             let mut line = String::new();
             let _ = std::io::stdin().read_line(&mut line);
             let password = line.trim_end_matches(['\r', '\n']);
-            match portcullis::mgmt::auth::hash_password(password) {
+            match portcullis::admin::auth::hash_password(password) {
                 Ok(h) => {
                     println!("{h}");
                     ExitCode::SUCCESS

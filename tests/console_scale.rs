@@ -16,8 +16,9 @@ mod mgmt_common;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use portcullis::admin::{self, MgmtConfig};
+use portcullis::mgmt;
 use portcullis::mgmt::events::local::{self, Retention};
-use portcullis::mgmt::{self, MgmtConfig};
 use portcullis::support::now_micros;
 use portcullis::waf::signatures::SignatureDb;
 use portcullis::waf::{Action, Context, SecurityEvent, Violation, ViolationKind};
@@ -143,7 +144,7 @@ async fn console_pages_at_a_million_events() {
     let tls = mgmt::server::admin_tls(&st.cfg.data_dir, None, None).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("https://{}", listener.local_addr().unwrap());
-    let app = mgmt::console::router(st.clone()).merge(mgmt::router(st.clone()));
+    let app = mgmt::console::router(st.clone()).merge(admin::router(st.clone()));
     tokio::spawn(mgmt::server::serve(
         listener,
         tls,

@@ -9,7 +9,8 @@ use axum::body::Body;
 use base64::Engine as _;
 use http::{Request, StatusCode};
 use parking_lot::Mutex;
-use portcullis::mgmt::{self, MgmtConfig};
+use portcullis::admin::{self, MgmtConfig};
+use portcullis::mgmt;
 use portcullis::proxy::topology::{ListenerSpec, ListenerStatus, Topology};
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
@@ -87,7 +88,7 @@ async fn virtual_and_pool_drive_listeners() {
     };
     let (st, generated) = mgmt::open(cfg, topo.clone(), Some("pw-apply-test".into())).unwrap();
     assert!(generated.is_none());
-    let app = mgmt::router(st);
+    let app = admin::router(st);
     assert!(topo.last().is_empty());
 
     let (s, b) = call(&app, "POST", "/mgmt/tm/ltm/pool", Some(json!({"name": "web", "members": [{"name": "127.0.0.1:9001"}, {"name": "127.0.0.1:9002"}]}))).await;
@@ -220,7 +221,7 @@ async fn health_monitors_take_failing_members_out_of_rotation() {
         ..Default::default()
     };
     let (st, _) = mgmt::open(cfg, topo.clone(), Some("pw-apply-test".into())).unwrap();
-    let app = mgmt::router(st.clone());
+    let app = admin::router(st.clone());
     // A member that answers HTTP, and an address where nothing listens.
     let up = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let up_addr = up.local_addr().unwrap();
@@ -312,17 +313,17 @@ async fn health_monitors_take_failing_members_out_of_rotation() {
     server.abort();
 }
 
-static WIDGET: mgmt::kinds::KindSpec = mgmt::kinds::KindSpec {
+static WIDGET: admin::kinds::KindSpec = admin::kinds::KindSpec {
     path: "/mgmt/tm/asm/widgets",
     label: "Widget",
-    ..mgmt::kinds::KindSpec::BASE
+    ..admin::kinds::KindSpec::BASE
 };
 
-fn hello(ctx: &mgmt::state::Ctx<'_>, _: &[u8]) -> mgmt::MgmtResult<mgmt::reply::Reply> {
-    Ok(mgmt::reply::Reply::json(json!({"hello": ctx.user.name})))
+fn hello(ctx: &admin::state::Ctx<'_>, _: &[u8]) -> admin::MgmtResult<admin::reply::Reply> {
+    Ok(admin::reply::Reply::json(json!({"hello": ctx.user.name})))
 }
 
-static HELLO: [mgmt::dispatch::Route; 1] = [mgmt::dispatch::Route {
+static HELLO: [admin::dispatch::Route; 1] = [admin::dispatch::Route {
     path: "/mgmt/shared/hello",
     prefix: false,
     handler: hello,
@@ -341,9 +342,9 @@ async fn other_modules_extend_the_surface_with_the_same_auth_and_engine() {
         Some("pw-apply-test".into()),
     )
     .unwrap();
-    static KINDS: [&mgmt::kinds::KindSpec; 1] = [&WIDGET];
+    static KINDS: [&admin::kinds::KindSpec; 1] = [&WIDGET];
     st.extend(&HELLO, &KINDS);
-    let app = mgmt::router(st);
+    let app = admin::router(st);
     let (s, b) = call(&app, "GET", "/mgmt/shared/hello", None).await;
     assert_eq!((s, b), (StatusCode::OK, json!({"hello": "admin"})));
     let (s, b) = call(

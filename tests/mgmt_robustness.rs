@@ -6,11 +6,12 @@ use std::sync::Arc;
 use axum::body::Body;
 use base64::Engine as _;
 use http::{Request, StatusCode};
-use portcullis::mgmt::{self, MgmtConfig};
+use portcullis::admin::{self, MgmtConfig};
+use portcullis::mgmt;
 use serde_json::Value;
 use tower::ServiceExt as _;
 
-fn open(dir: &std::path::Path, pw: &str) -> Arc<mgmt::MgmtState> {
+fn open(dir: &std::path::Path, pw: &str) -> Arc<admin::MgmtState> {
     let cfg = MgmtConfig {
         data_dir: dir.to_path_buf(),
         ..Default::default()
@@ -56,7 +57,7 @@ async fn call_raw(
 async fn random_requests_get_answers_never_panics() {
     use rand::RngExt as _;
     let dir = tempfile::tempdir().unwrap();
-    let app = mgmt::router(open(dir.path(), "pw-apply-test"));
+    let app = admin::router(open(dir.path(), "pw-apply-test"));
     let colls = [
         "/mgmt/tm/ltm/pool",
         "/mgmt/tm/ltm/virtual",

@@ -7,8 +7,9 @@
 use std::path::Path;
 use std::sync::Arc;
 
+use portcullis::admin::{self, MgmtConfig};
 use portcullis::cli::policy_check::{CheckFor, CheckOptions, run_with};
-use portcullis::mgmt::{self, MgmtConfig};
+use portcullis::mgmt;
 
 /// A spec with `n` operations under `/p<i>`.
 fn spec(n: usize) -> String {
@@ -54,7 +55,7 @@ fn via_proxy(file: &Path) -> Outcome {
     Some(p.api().map_or(0, |a| a.operations.len()))
 }
 
-fn via_controller(st: &mgmt::MgmtState, file: &Path) -> Outcome {
+fn via_controller(st: &admin::MgmtState, file: &Path) -> Outcome {
     let doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(file).expect("policy")).expect("json");
     let base = "file:///var/config/rest/downloads/policy.json";

@@ -421,6 +421,15 @@ pub fn basic_credentials(headers: &http::HeaderMap) -> Option<(String, String)> 
     Some((u.to_string(), p.to_string()))
 }
 
+/// A random password of 20 characters from an unambiguous alphabet.
+pub fn random_password() -> String {
+    const ALPHA: &[u8] = b"abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+    let mut r = rand::rng();
+    (0..20)
+        .map(|_| ALPHA[r.random_range(0..ALPHA.len())] as char)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,7 +449,7 @@ mod tests {
     fn a_spray_of_unknown_user_names_does_not_evict_a_lockout() {
         use argon2::{Algorithm, Params, Version};
         let dir = tempfile::tempdir().unwrap();
-        let cfg = crate::mgmt::MgmtConfig {
+        let cfg = crate::admin::MgmtConfig {
             data_dir: dir.path().to_path_buf(),
             login_source_attempts: u32::MAX,
             login_global_rate: 0,

@@ -17,7 +17,7 @@ use super::error::{MgmtError, MgmtResult};
 use super::query::Query;
 use super::reply::Reply;
 use super::state::{Ctx, MgmtState};
-use super::{engine, kinds, objects, roles};
+use super::{engine, kinds, roles};
 pub use crate::support::Peer;
 use crate::support::body::{self, BodyError};
 
@@ -192,7 +192,7 @@ pub fn route(
     }
     let Some((user, token)) = who else {
         return if is_login(parts, &path) {
-            objects::tokens::login(st, &parts.headers, body, peer)
+            (st.builtins.login)(st, &parts.headers, body, peer)
         } else {
             Err(MgmtError::no_such_uri(&path))
         };
@@ -223,10 +223,10 @@ pub fn route(
             http::Method::POST | http::Method::PUT | http::Method::PATCH | http::Method::DELETE
         )
     {
-        return objects::transaction::enqueue(&ctx, id.trim(), parts.uri.query(), body);
+        return (st.builtins.coordinated)(&ctx, id.trim(), parts.uri.query(), body);
     }
     let extra = st.extensions.read().routes.clone();
-    for r in extra.iter().copied().chain(objects::ROUTES.iter()) {
+    for r in extra.iter().copied().chain(st.builtins.routes.iter()) {
         if ctx.path == r.path || (r.prefix && ctx.path.starts_with(&format!("{}/", r.path))) {
             return (r.handler)(&ctx, body);
         }

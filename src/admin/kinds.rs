@@ -8,7 +8,6 @@ use serde_json::{Map, Value};
 
 use super::error::{MgmtError, MgmtResult};
 use super::names::{ObjName, check_name};
-use super::objects;
 use super::state::MgmtState;
 use crate::store::WriteTx;
 
@@ -160,7 +159,9 @@ pub enum Target {
 pub fn resolve(st: &MgmtState, segs: &[String]) -> MgmtResult<Option<Target>> {
     let path = format!("/{}", segs.join("/"));
     let extra = st.extensions.read().kinds.clone();
-    let best = objects::REGISTRY
+    let best = st
+        .builtins
+        .kinds
         .iter()
         .chain(extra.iter())
         .filter(|s| path == s.path || path.starts_with(&format!("{}/", s.path)))

@@ -12,8 +12,10 @@ use serde_json::Value;
 
 use super::auth::{AuthCache, User};
 use super::dispatch::Route;
+use super::error::{MgmtError, MgmtResult};
 use super::kinds::KindSpec;
 use super::query::Query;
+use super::reply::Reply;
 use crate::proxy::topology::Topology;
 use crate::store::{Store, Table};
 use crate::waf::Engine;
@@ -58,7 +60,7 @@ pub struct MgmtConfig {
     /// syslog server or file); a full queue drops and counts.
     pub events_queue: usize,
     /// Limits and destination rules of server-side pulls (`fileReference.link`, policy links).
-    pub fetch: super::fetch::FetchConfig,
+    pub fetch: crate::support::fetch::FetchConfig,
     /// Finished ASM tasks kept per task type (oldest dropped first).
     pub asm_tasks_kept: usize,
     /// Seconds for the TLS handshake, and for an HTTP/1.1 request head.
@@ -129,8 +131,23 @@ pub struct MgmtState {
     pub member_up: RwLock<std::collections::HashSet<String>>,
     /// Routes and kinds registered by other modules (ASM policies and tasks, AS3, central tasks).
     pub extensions: RwLock<Extensions>,
+    /// The surface the state was opened with.
+    pub builtins: Builtins,
     /// The `Arc` this state lives in, for work that outlives a request (asynchronous tasks).
     pub this: std::sync::Weak<MgmtState>,
+}
+
+/// The surface a state is opened with (the controller's objects): its fixed routes, matched
+/// after the routes of [`Extensions`], its kinds, its login, and the queue of requests sent with
+/// a coordination id (transactions).
+pub struct Builtins {
+    pub routes: &'static [Route],
+    pub kinds: &'static [&'static KindSpec],
+    /// Answers `POST /mgmt/shared/authn/login`: the state, the headers, the body, the peer.
+    pub login: fn(&MgmtState, &http::HeaderMap, &[u8], &str) -> MgmtResult<Reply>,
+    /// Queues a write sent with `X-F5-REST-Coordination-Id`: the context, the id, the raw
+    /// query and the body.
+    pub coordinated: fn(&Ctx<'_>, &str, Option<&str>, &[u8]) -> MgmtResult<Reply>,
 }
 
 /// What other modules add to the `/mgmt` surface; see [`MgmtState::extend`].
@@ -203,11 +220,11 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// For endpoints that only read: 405 for any method but GET.
-    pub fn only_get(&self) -> super::MgmtResult<()> {
+    pub fn only_get(&self) -> MgmtResult<()> {
         if self.method == http::Method::GET {
             Ok(())
         } else {
-            Err(super::MgmtError::method_not_allowed(
+            Err(MgmtError::method_not_allowed(
                 self.method.as_str(),
                 &self.path,
             ))

@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 use super::config::{self, CURRENT, WORKING};
 use super::modules::{Found, Module};
-use crate::mgmt::error::{MgmtError, MgmtResult};
+use crate::admin::error::{MgmtError, MgmtResult};
 
 pub const USE_BIGIQ: &str = "USE_BIGIQ";
 pub const USE_BIGIP: &str = "USE_BIGIP";

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::client::{Auth, ControllerClient, Limits};
-use crate::mgmt::error::{MgmtError, MgmtResult};
+use crate::admin::error::{MgmtError, MgmtResult};
 use crate::store::{Store, Table, WriteTx};
 
 const PREFIX: &str = "cm-device/";

@@ -23,9 +23,9 @@ use super::modules::{self, Module};
 use super::tasks::{
     self, Outcome, PENDING_CHILD_CONFLICTS, PENDING_CONFLICTS, Resume, Run, RunFuture, TaskKind,
 };
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 
 macro_rules! import_kind {
     ($name:ident, $cm:literal) => {

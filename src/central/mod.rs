@@ -38,9 +38,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::mgmt::dispatch::Route;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::{MgmtConfig, MgmtState};
+use crate::admin::dispatch::Route;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::{MgmtConfig, MgmtState};
 use crate::store::Store;
 pub use client::{Auth, ClientError, ControllerClient, Limits};
 pub use devices::Device;

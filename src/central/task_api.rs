@@ -10,10 +10,10 @@ use serde_json::{Map, Value, json};
 
 use super::Central;
 use super::tasks::{CANCELED, STARTED, TaskKind, WORKER, now_text, spawn, touch};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 use crate::store::{Table, WriteTx};
 use crate::support::now_micros;
 
@@ -210,7 +210,7 @@ fn create(
         t.remove(*k);
     }
     let secret = (kind.prepare)(ctx, c, &mut t, None)?;
-    let id = crate::mgmt::seed::new_uuid();
+    let id = crate::support::new_uuid();
     let now = now_micros();
     let mut rec = Map::new();
     rec.insert("id".into(), json!(id));

@@ -20,8 +20,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::Central;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::state::{Ctx, MgmtState};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::state::{Ctx, MgmtState};
 use crate::store::Table;
 use crate::support::{iso8601_utc, now_micros, unix_seconds};
 

@@ -16,9 +16,9 @@ use rustls::{DigitallySignedStruct, SignatureScheme};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use super::engine::children;
 use super::objects::pool::split_member;
-use super::state::MgmtState;
+use crate::admin::engine::children;
+use crate::admin::state::MgmtState;
 
 #[derive(Clone, Debug, PartialEq)]
 enum Kind {

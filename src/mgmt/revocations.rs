@@ -16,12 +16,12 @@ use std::time::Duration;
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use super::error::{MgmtError, MgmtResult};
-use super::names::ObjName;
 use super::objects::api_access::{API_ACCESS, compile};
-use super::ops::parse_object;
-use super::reply::Reply;
-use super::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::names::ObjName;
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 use crate::proxy::access::revocations::Revoked;
 use crate::proxy::access::revoke;
 use crate::store::Table;

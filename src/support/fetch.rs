@@ -26,7 +26,7 @@ use serde::Deserialize;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use crate::support::links::FileLinks;
+use super::links::FileLinks;
 
 /// Limits and destination rules of server-side pulls (the `fetch` section of the `mgmt` config).
 #[derive(Clone, Debug, Deserialize)]

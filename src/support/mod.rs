@@ -6,6 +6,7 @@
 
 pub mod body;
 mod clock;
+pub mod fetch;
 mod inline_vec;
 pub mod links;
 mod regkey;
@@ -18,7 +19,7 @@ pub use inline_vec::InlineVec;
 pub use regkey::parse_regkey;
 pub use support_id::SupportId;
 pub use url::redact_url;
-pub use uuid::is_uuid;
+pub use uuid::{is_uuid, new_uuid};
 
 /// The client address of a connection, put in each request's extensions by the admin server.
 #[derive(Clone, Copy, Debug)]

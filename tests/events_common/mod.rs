@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::mgmt_common::{Api, PASS, client, free_port};
-use portcullis::mgmt::{self, MgmtConfig, MgmtState};
+use portcullis::admin::{self, MgmtConfig, MgmtState};
+use portcullis::mgmt;
 use portcullis::proxy::Dataplane;
 use portcullis::proxy::handler::Shared;
 use reqwest::Method;
@@ -41,7 +42,7 @@ pub async fn controller(tweak: impl FnOnce(&mut MgmtConfig)) -> Controller {
     tokio::spawn(mgmt::server::serve(
         listener,
         tls,
-        mgmt::router(st.clone()),
+        admin::router(st.clone()),
         portcullis::mgmt::server::ConnLimits::default(),
         std::future::pending(),
     ));

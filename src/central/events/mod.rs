@@ -20,7 +20,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::devices::Device;
-use crate::mgmt::MgmtState;
+use crate::admin::MgmtState;
 use crate::store::Store;
 
 /// The `central.events` section of the config file.

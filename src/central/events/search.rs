@@ -10,11 +10,11 @@ use http::StatusCode;
 use serde_json::{Value, json};
 
 use super::{FleetEvents, Search};
+use crate::admin::dispatch::Route;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 use crate::central::devices;
-use crate::mgmt::dispatch::Route;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
 use crate::support::{iso8601_utc, parse_iso8601_utc};
 
 pub const PATH: &str = "/mgmt/cm/asm/events/requests";

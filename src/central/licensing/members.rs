@@ -12,13 +12,13 @@ use serde_json::{Map, Value, json};
 
 use super::grant::{self, Source, Target};
 use super::{POOLS, pools};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::central::{Central, devices};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::seed::new_uuid;
-use crate::mgmt::state::{Ctx, MgmtState};
 use crate::store::{Store, Table, WriteTx};
+use crate::support::new_uuid;
 use crate::support::now_micros;
 
 const KIND: &str = "cm:shared:licensing:pools:licensepoolmemberstate";

@@ -9,12 +9,12 @@ use serde_json::{Value, json};
 
 use super::POOLS;
 use super::members;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::seed::new_uuid;
-use crate::mgmt::state::{Ctx, MgmtState};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::store::{Store, Table};
+use crate::support::new_uuid;
 use crate::support::{iso8601_utc, now_micros, parse_regkey, unix_seconds};
 
 const PREFIX: &str = "cm-license-pool/";

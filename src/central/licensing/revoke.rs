@@ -9,11 +9,11 @@ use serde_json::{Map, Value, json};
 use super::grant::{self, Target};
 use super::members::{get, key, text_field, view};
 use super::pools;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 use crate::central::devices;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
 use crate::store::{Store, Table};
 
 /// DELETE: revokes the license on the device (unless `localOnly: true`), then removes the member.

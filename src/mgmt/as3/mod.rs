@@ -18,8 +18,8 @@ pub mod service;
 mod tests;
 pub mod waf;
 
-use super::dispatch::Route;
-use super::state::MgmtState;
+use crate::admin::dispatch::Route;
+use crate::admin::state::MgmtState;
 
 static ROUTES: &[Route] = &[
     Route {

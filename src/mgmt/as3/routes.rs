@@ -8,9 +8,9 @@ use serde_json::{Value, json};
 
 use super::deploy::{self, DECLARE, Outcome};
 use super::model::{self, Action};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::{Ctx, MgmtState};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::store::Table;
 use crate::support::now_micros;
 
@@ -185,7 +185,7 @@ fn post_async(ctx: &Ctx<'_>, req: model::Request, only: Option<&[String]>) -> Mg
         .this
         .upgrade()
         .ok_or_else(|| MgmtError::internal("the management state is shutting down"))?;
-    let id = crate::mgmt::seed::new_uuid();
+    let id = crate::support::new_uuid();
     let link = ctx.st.link(&format!("{TASK}/{id}"));
     let pending = json!({"id": id, "results": [{"message": "in progress", "tenant": "", "host": "localhost",
                          "runTime": 0, "code": 0}], "declaration": {}, "selfLink": link, "created": now_micros()});

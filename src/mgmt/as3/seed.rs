@@ -7,11 +7,11 @@ use serde_json::{Value, json};
 
 use super::deploy::coll_of;
 use super::plan::HTTPS_REDIRECT_RULE;
-use crate::mgmt::error::MgmtResult;
-use crate::mgmt::kinds::Coll;
+use crate::admin::error::MgmtResult;
+use crate::admin::kinds::Coll;
+use crate::admin::ops::create_in;
+use crate::admin::state::MgmtState;
 use crate::mgmt::objects::{profile, rule};
-use crate::mgmt::ops::create_in;
-use crate::mgmt::state::MgmtState;
 use crate::store::Table;
 
 /// The text of the redirect rule, as on BIG-IP.

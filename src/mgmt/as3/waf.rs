@@ -13,10 +13,10 @@ use sha2::{Digest, Sha256};
 
 use super::classes::WafSource;
 use super::plan::Plan;
+use crate::admin::state::MgmtState;
 use crate::mgmt::asm;
-use crate::mgmt::fetch::fetch_blocking;
-use crate::mgmt::state::MgmtState;
 use crate::store::Table;
+use crate::support::fetch::fetch_blocking;
 
 /// A declared policy ready to store.
 #[derive(Debug)]
@@ -196,7 +196,7 @@ pub fn activate(
     prepared: &[Prepared],
     stored: Option<&Value>,
 ) -> Result<(), String> {
-    let err = |fp: &str, e: crate::mgmt::MgmtError| format!("{fp}: {}", e.message);
+    let err = |fp: &str, e: crate::admin::MgmtError| format!("{fp}: {}", e.message);
     for p in prepared {
         // Virtuals of other tenants that point to this policy (`use: /Common/Shared/...`) keep it.
         let tenant = format!("/{}/", p.full_path.split('/').nth(1).unwrap_or_default());

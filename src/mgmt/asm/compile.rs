@@ -19,8 +19,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
-use crate::mgmt::fetch;
-use crate::mgmt::state::MgmtState;
+use crate::admin::state::MgmtState;
+use crate::support::fetch;
 use crate::support::links;
 use crate::waf::CompiledPolicy;
 use crate::waf::policy::{self, Loaded};

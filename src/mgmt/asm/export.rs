@@ -11,12 +11,12 @@ use serde_json::{Map, Value, json};
 use super::apply::target_of;
 use super::policies::{edited_key, policy_id, stored};
 use super::tasks::{self, Outcome, TaskType};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::names::check_name;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::names::check_name;
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::mgmt::objects::sys_file::write_durably;
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::{Ctx, MgmtState};
 
 pub static EXPORT: TaskType = TaskType {
     path: "/mgmt/tm/asm/tasks/export-policy",

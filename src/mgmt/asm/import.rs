@@ -22,13 +22,13 @@ use serde_json::{Map, Value, json};
 use super::apply::{Target, target_of, template_title};
 use super::policies::{fp_of, normalize, object, put_policy_linked};
 use super::tasks::{self, Outcome, TaskType};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::fetch::fetch_blocking;
-use crate::mgmt::names::{ObjName, check_name};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::names::{ObjName, check_name};
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::mgmt::objects::sys_file::{DOWNLOADS, resolve_download};
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::{Ctx, MgmtState};
+use crate::support::fetch::fetch_blocking;
 use crate::waf::policy::parse_document;
 
 pub static IMPORT: TaskType = TaskType {

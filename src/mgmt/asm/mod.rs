@@ -23,8 +23,8 @@ pub mod policies;
 pub mod tasks;
 pub mod templates;
 
-use super::dispatch::Route;
-use super::state::MgmtState;
+use crate::admin::dispatch::Route;
+use crate::admin::state::MgmtState;
 
 pub use apply::{apply_policy, attached_policy, running_policy};
 pub use policies::{attach_policy, delete_policy, policy_id, put_policy};

@@ -8,9 +8,9 @@ use serde_json::{Value, json};
 
 use super::apply::template_title;
 use super::policies::policy_id;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::{Ctx, MgmtState};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::waf::policy::templates::SHIPPED;
 
 pub const TEMPLATES: &str = "/mgmt/tm/asm/policy-templates";

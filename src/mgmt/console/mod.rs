@@ -31,7 +31,7 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use http::{HeaderValue, Method, StatusCode, header};
 
-use super::state::MgmtState;
+use crate::admin::state::MgmtState;
 use crate::support::body::{self, BodyError};
 use session::Session;
 
@@ -56,7 +56,7 @@ pub fn router(st: Arc<MgmtState>) -> Router {
 
 async fn handle(State(st): State<Arc<MgmtState>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let peer = super::dispatch::peer_of(&parts);
+    let peer = crate::admin::dispatch::peer_of(&parts);
     // The admin port's body bounds: a declared length over the limit is refused before it is
     // read, and a form must keep coming (no slow sender holds the connection).
     let limits = st.cfg.body_limits(MAX_FORM);
@@ -255,7 +255,7 @@ mod tests {
     #[test]
     fn fuzz_seeds_get_answers() {
         let dir = tempfile::tempdir().expect("tmp");
-        let cfg = crate::mgmt::MgmtConfig {
+        let cfg = crate::admin::MgmtConfig {
             data_dir: dir.path().to_path_buf(),
             ..Default::default()
         };

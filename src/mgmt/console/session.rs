@@ -20,9 +20,9 @@ use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
 use super::{Req, html, see_other, view};
-use crate::mgmt::auth::User;
-use crate::mgmt::roles;
-use crate::mgmt::state::MgmtState;
+use crate::admin::auth::User;
+use crate::admin::roles;
+use crate::admin::state::MgmtState;
 use crate::store::{StoreError, Table};
 
 pub const COOKIE: &str = "__Host-portcullis-session";

@@ -81,7 +81,7 @@ pub fn error_page(status: StatusCode, message: &str) -> Response {
 }
 
 /// The error page of a REST error (its status and message).
-pub fn rest_error(e: &crate::mgmt::error::MgmtError) -> Response {
+pub fn rest_error(e: &crate::admin::error::MgmtError) -> Response {
     error_page(e.status, &e.message)
 }
 

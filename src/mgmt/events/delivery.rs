@@ -8,9 +8,9 @@
 use serde_json::{Value, json};
 
 use super::route::Routing;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 
 pub const PATH: &str = "/mgmt/tm/security/log/destinations";
 const KIND: &str = "tm:security:log:destinations:destinationstate";

@@ -9,9 +9,9 @@
 use serde_json::{Value, json};
 
 use super::local::{SEQUENCE, next_sequence, sequence_key};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 use crate::store::Table;
 
 pub const PATH: &str = "/mgmt/tm/asm/events/feed";

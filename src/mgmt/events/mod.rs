@@ -30,7 +30,7 @@ use std::sync::Arc;
 
 use tokio::runtime::Handle;
 
-use super::state::MgmtState;
+use crate::admin::state::MgmtState;
 use crate::proxy::events::EventSink;
 use local::Retention;
 use route::Routing;

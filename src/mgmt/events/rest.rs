@@ -10,11 +10,11 @@ use serde_json::{Map, Value, json};
 use super::local;
 use super::search::{self, Criteria};
 use super::syslog::{policy_path, split_uri};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::query::{Filter, Lit, Query};
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::mgmt::asm::policy_id;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::query::{Filter, Lit, Query};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::{Ctx, MgmtState};
 
 pub const PATH: &str = "/mgmt/tm/asm/events/requests";
 const ITEM_KIND: &str = "tm:asm:events:requests:requeststate";

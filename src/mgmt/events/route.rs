@@ -17,9 +17,9 @@ use super::config::{LogApp, Remote, RequestType, Transport, parse_app};
 use super::sender::{self, Framing, MAX_DATAGRAM, Output};
 use super::siem::{self, HecMeta};
 use super::syslog::{self, Header};
+use crate::admin::engine::children;
+use crate::admin::state::MgmtState;
 use crate::mgmt::asm::policies::{POLICIES, virtuals_of};
-use crate::mgmt::engine::children;
-use crate::mgmt::state::MgmtState;
 use crate::store::Table as StoreTable;
 use crate::waf::{Action, SecurityEvent};
 

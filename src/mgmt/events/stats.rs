@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 
 use super::index::signature_ids;
 use super::syslog::split_uri;
-use crate::mgmt::state::MgmtState;
+use crate::admin::state::MgmtState;
 use crate::store::{Result, Store, Table, WriteTx};
 use crate::support::now_micros;
 

@@ -6,10 +6,10 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::{KindSpec, Prep};
-use crate::mgmt::names::ObjName;
-use crate::mgmt::state::MgmtState;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::{KindSpec, Prep};
+use crate::admin::names::ObjName;
+use crate::admin::state::MgmtState;
 use crate::store::{Table, WriteTx};
 use crate::waf::access::{AccessProfile, from_value};
 

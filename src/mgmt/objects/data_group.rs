@@ -7,8 +7,8 @@ use std::net::IpAddr;
 
 use serde_json::{Map, Value, json};
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::{KindSpec, Prep, str_field};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::{KindSpec, Prep, str_field};
 
 pub static INTERNAL: KindSpec = KindSpec {
     path: "/mgmt/tm/ltm/data-group/internal",

@@ -5,9 +5,9 @@
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 
 /// The collections listed, with what each holds.
 const ENTRIES: &[(&str, &str)] = &[

@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::{KindSpec, Prep, str_field};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::{KindSpec, Prep, str_field};
 
 pub static DEVICE_GROUP: KindSpec = KindSpec {
     path: "/mgmt/tm/cm/device-group",

@@ -20,8 +20,8 @@ pub mod upload;
 pub mod util;
 pub mod virtual_server;
 
-use super::dispatch::Route;
-use super::kinds::KindSpec;
+use crate::admin::dispatch::Route;
+use crate::admin::kinds::KindSpec;
 
 /// Every kind served by the generic engine.
 pub static REGISTRY: &[&KindSpec] = &[

@@ -6,11 +6,11 @@ use std::net::IpAddr;
 
 use serde_json::{Map, Value, json};
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::{Coll, KindSpec, Prep, str_field};
-use crate::mgmt::names::{ObjName, full_path_of};
-use crate::mgmt::ops::commit;
-use crate::mgmt::state::MgmtState;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::{Coll, KindSpec, Prep, str_field};
+use crate::admin::names::{ObjName, full_path_of};
+use crate::admin::ops::commit;
+use crate::admin::state::MgmtState;
 use crate::store::{Table, WriteTx};
 
 pub static POOL: KindSpec = KindSpec {

@@ -4,9 +4,9 @@
 
 use serde_json::{Value, json};
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::{KindSpec, Prep, str_field};
-use crate::mgmt::names::full_path_of;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::{KindSpec, Prep, str_field};
+use crate::admin::names::full_path_of;
 use crate::store::{Table, WriteTx};
 
 pub static TCP: KindSpec = KindSpec {

@@ -7,11 +7,11 @@
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::roles::Role;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::roles::Role;
+use crate::admin::state::Ctx;
 use crate::store::Table;
 use crate::support::{iso8601_utc, now_micros, unix_seconds};
 
@@ -111,7 +111,7 @@ pub fn license(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
     match ctx.method {
         Method::GET => {}
         Method::POST | Method::DELETE if ctx.user.role != Role::Admin => {
-            return Err(crate::mgmt::roles::denied(
+            return Err(crate::admin::roles::denied(
                 &ctx.user.name,
                 &ctx.method,
                 &ctx.path,

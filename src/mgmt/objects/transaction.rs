@@ -7,16 +7,16 @@
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::mgmt::dispatch::segments;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::{Target, resolve};
-use crate::mgmt::ops::{
+use crate::admin::dispatch::segments;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::{Target, resolve};
+use crate::admin::ops::{
     create_in, delete_in, parse_body, parse_object, touches_data_plane, update_in,
 };
-use crate::mgmt::query::Query;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::roles::Role;
-use crate::mgmt::state::Ctx;
+use crate::admin::query::Query;
+use crate::admin::reply::Reply;
+use crate::admin::roles::Role;
+use crate::admin::state::Ctx;
 use crate::store::Table;
 use crate::support::now_micros;
 

@@ -10,10 +10,10 @@ use http::Method;
 use serde_json::json;
 
 use super::sys_file::DOWNLOADS;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::names::check_name;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::names::check_name;
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 use crate::store::Table;
 use crate::support::now_micros;
 

@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::mgmt::engine::children;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::str_field;
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::roles::{Role, denied};
-use crate::mgmt::state::Ctx;
+use crate::admin::engine::children;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::str_field;
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::roles::{Role, denied};
+use crate::admin::state::Ctx;
 
 /// How long a bash command may run.
 const BASH_TIMEOUT: Duration = Duration::from_secs(30);

@@ -132,7 +132,7 @@ mod tests {
     fn argon2_users_verify() {
         let mut u = Users::default();
         // Test-only use of the management plane's hasher (the engine itself never hashes).
-        let h = crate::mgmt::auth::hash_password("wonder").unwrap();
+        let h = crate::admin::auth::hash_password("wonder").unwrap();
         u.add("alice", &h).unwrap();
         assert!(u.verify("alice", "wonder"));
         assert!(!u.verify("alice", "nope"));

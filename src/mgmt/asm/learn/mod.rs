@@ -29,8 +29,8 @@ use serde_json::{Map, Value};
 
 use super::compile::{Stored, compiled};
 use super::policies::{applied_key, by_path, compile_error, edited_key, fp_of, policy_id, stored};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::state::MgmtState;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::state::MgmtState;
 use crate::waf::CompiledPolicy;
 use crate::waf::policy::{layers, templates};
 use fix::{Fix, Scope};

@@ -13,10 +13,10 @@ use serde_json::{Value, json};
 
 use super::request::Request;
 use super::{PolicyView, Version};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::state::MgmtState;
 use crate::mgmt::asm::policies::{by_path, virtuals_of};
-use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::events::{search, stats};
-use crate::mgmt::state::MgmtState;
 use crate::support::now_micros;
 
 /// Most events judged for one answer: enough for the share within about ±2 points (95 %

@@ -177,7 +177,7 @@ pub fn detail(r: &Req<'_>, s: &Session, id: &str) -> Response {
 }
 
 /// Starts an apply of policy `id` through REST; the task id.
-fn apply(r: &Req<'_>, s: &Session, id: &str) -> Result<String, crate::mgmt::error::MgmtError> {
+fn apply(r: &Req<'_>, s: &Session, id: &str) -> Result<String, crate::admin::error::MgmtError> {
     let link = r.st.link(&format!("{POLICIES}/{id}"));
     let t = rest::call(
         r,
