@@ -149,7 +149,7 @@ struct CentralCmd {
 }
 
 fn central(cmd: CentralCmd) -> Result<(), String> {
-    use portcullis::central::{CentralArgs, CentralConfig};
+    use portcullis::central::CentralConfig;
     let mut file = match &cmd.config {
         Some(p) => CentralConfig::load(p)?,
         None => CentralConfig::default(),
@@ -161,7 +161,7 @@ fn central(cmd: CentralCmd) -> Result<(), String> {
     if let Some(d) = cmd.data_dir.or(file.data_dir.clone()) {
         mgmt.data_dir = d;
     }
-    let args = CentralArgs {
+    let args = portcullis::central::CentralArgs {
         admin_listen: cmd
             .admin_listen
             .or(file.admin_listen)
@@ -177,7 +177,36 @@ fn central(cmd: CentralCmd) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    rt.block_on(portcullis::central::run(args))
+    rt.block_on(run_central(args))
+}
+
+/// Runs the central manager until SIGINT/SIGTERM: a controller's admin server with no data plane
+/// (`mgmt::server::run`: TLS, admin user from `PORTCULLIS_ADMIN_PASSWORD`, the
+/// `admin API listening on` line) with the central routes and the fleet event store installed.
+async fn run_central(args: portcullis::central::CentralArgs) -> Result<(), String> {
+    let serve = portcullis::mgmt::server::ServeArgs {
+        admin_listen: args.admin_listen,
+        dns_listen: None,
+        tls_cert: args.tls_cert,
+        tls_key: args.tls_key,
+        mgmt: args.mgmt,
+    };
+    let (limits, max_tasks, fleet_events) = (args.limits, args.max_tasks, args.events);
+    portcullis::mgmt::server::run(
+        serve,
+        std::sync::Arc::new(portcullis::mgmt::apply::DetachedTopology),
+        Box::new(move |st, _| {
+            Box::pin(async move {
+                portcullis::central::install_with(&st, limits, max_tasks).map_err(|e| e.message)?;
+                portcullis::central::events::install(&st, fleet_events)
+                    .await
+                    .map_err(|e| format!("fleet event store: {e}"))?;
+                println!("portcullis: central manager ready");
+                Ok(axum::Router::new())
+            })
+        }),
+    )
+    .await
 }
 
 /// Diagnostic logs on stderr (`RUST_LOG` filters, default `info`), coloured only when stderr is

@@ -14,8 +14,6 @@
 //! * an unknown name costs one argon2 verification too (against a fixed hash), so the time of a
 //!   failure does not tell either;
 //! * tokens are stored as their SHA-256: the store holds nothing that authenticates.
-//!
-//! Imports: `store`, `support`, `mgmt::{error,roles,state}`.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;

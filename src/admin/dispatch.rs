@@ -3,7 +3,6 @@
 //! limit, reads the body under the admin port's bounds (`support::body`), authorizes, then hands
 //! the request to a special route or to the generic engine. A request refused before its body
 //! is read gets its answer through `body::answer_early`. Store work runs on the blocking pool.
-//! Imports: `mgmt::*`, `support::body`.
 
 use std::sync::Arc;
 

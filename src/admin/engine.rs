@@ -1,7 +1,7 @@
 //! The generic object engine: collection GET (with `$filter`/`$select`/`$top`/`$skip` and
 //! `expandSubcollections`), POST, object GET/PUT/PATCH/DELETE for every registered kind.
 //! Every write is one store transaction (`ops.rs`, durable before the answer); data-plane kinds
-//! re-apply the topology after the commit. Imports: `store`, `mgmt::{error,kinds,names,ops,reply,state}`.
+//! re-apply the topology after the commit.
 
 use http::{Method, StatusCode};
 use serde_json::{Map, Value, json};

@@ -2,7 +2,6 @@
 //!
 //! Every non-2xx answer of the admin API is `{code, message, errorStack, apiError?, referer,
 //! restOperationId, kind: ":resterrorresponse"}` with `code` equal to the HTTP status.
-//! Imports: `store` (to convert its errors), nothing else internal.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

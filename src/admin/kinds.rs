@@ -2,7 +2,7 @@
 //! collection or an object of one kind (`/mgmt/tm/ltm/pool`, `.../~Common~p`,
 //! `.../~Common~p/members`, `.../~Common~p/members/~Common~10.0.0.1:80`).
 //! Each kind is one `KindSpec` declared in its own file under `objects/`; the generic engine
-//! (`engine.rs`) does the rest. Imports: `store`, `mgmt::{error,names,state}`.
+//! (`engine.rs`) does the rest.
 
 use serde_json::{Map, Value};
 

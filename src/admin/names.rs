@@ -1,6 +1,5 @@
 //! Object addressing: `~Partition~name`, `~Partition~subPath~name`, a bare `name` (partition
 //! Common), a `/Partition/name` full path in a body, and the names we accept at all.
-//! Imports: `mgmt::error` only.
 
 use super::error::{MgmtError, MgmtResult};
 

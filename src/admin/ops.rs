@@ -1,7 +1,6 @@
 //! Object writes inside one store write transaction: create, replace (PUT), patch, delete, with
 //! the identity stamping, generation counter, read-only-key and boolean-pair rules. The HTTP
 //! engine runs one op per transaction; `/mgmt/tm/transaction` runs many in one.
-//! Imports: `store`, `mgmt::{error,kinds,names,state}`.
 
 use serde_json::{Map, Value, json};
 

@@ -2,7 +2,6 @@
 //! `not`, parentheses, `contains(f,'x')`, `startswith(f,'x')`, `*` wildcards in `eq` values,
 //! `a/b` paths into nested objects), `$top`, `$skip`, `expandSubcollections`, `options`.
 //! The query string is form-decoded, so `+` and `%20` both mean a space.
-//! Imports: `mgmt::error` only.
 
 use serde_json::Value;
 

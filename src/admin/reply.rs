@@ -1,5 +1,4 @@
 //! A handler's successful answer: a status, a JSON body (or none, or raw bytes) and headers.
-//! Imports: nothing internal.
 
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;

@@ -1,5 +1,4 @@
 //! Authorization: the role matrix (documented in docs/mgmt.md) and the exact part-7 401.
-//! Imports: `mgmt::error` only.
 
 use http::{Method, StatusCode};
 

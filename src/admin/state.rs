@@ -1,5 +1,4 @@
 //! The management plane's shared state and configuration, and the per-request context handlers see.
-//! Imports: `store`, `proxy::topology` (the narrow apply interface), `waf::Engine`, `mgmt::*`.
 
 use std::any::{Any, TypeId};
 use std::collections::HashMap;

@@ -7,7 +7,6 @@
 //! `deviceReference/link eq '*<machineId>*'`). An object has the same `id` in both areas:
 //! a deterministic UUID of (machine id, device path), stable across re-imports.
 //! Stored in the `Objects` table under `cm-config/<module>/<area>/<id>`.
-//! Imports: `mgmt::*`, `store`, `central::{modules,devices}`.
 
 use http::{Method, StatusCode};
 use serde_json::{Map, Value, json};

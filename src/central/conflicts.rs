@@ -6,7 +6,7 @@
 //! listed on the import task as `{id, name, objectKind, devicePath, isChild, fromReference (central
 //! copy), toReference (device copy), resolution, centralVersion, deviceVersion, differences}`;
 //! `resolution` is `NONE` until the user sets `USE_BIGIQ` (keep the central copy) or `USE_BIGIP`
-//! (take the device's version). Pure functions; imports `central::{config,modules}`, `mgmt::error`.
+//! (take the device's version). Pure functions.
 
 use std::collections::{BTreeSet, HashMap};
 

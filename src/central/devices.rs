@@ -2,8 +2,7 @@
 //! the controller reports in `device-info`. A record holds everything later calls need: where the
 //! controller listens, the pinned certificate fingerprint, and the credentials of the dedicated
 //! account the trust task created on it (never the administrator password it was given).
-//! Stored in the `Objects` table under `cm-device/<machine id>`. Imports: `store`, `mgmt::error`,
-//! `central::client`.
+//! Stored in the `Objects` table under `cm-device/<machine id>`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

@@ -4,7 +4,6 @@
 //! provisioned on the device, read its configuration (object counts per module), and record the
 //! modules on the device (they put it in the per-module resolver groups and allow imports).
 //! Steps: `CHECK_TRUST` → `CHECK_PROVISIONING` → `READ_CONFIG` → `SAVE_DEVICE` → `DONE`.
-//! Imports: `mgmt::*`, `central::*`.
 
 use serde_json::{Map, Value, json};
 

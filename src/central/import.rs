@@ -11,7 +11,6 @@
 //! device's version seen at import, or removes it when the device no longer has the object;
 //! `USE_BIGIQ` keeps it) and the task ends `DONE`. `PATCH {status: STARTED}` of a task that
 //! ended `DONE` or `FAILED` re-imports (`reimport: true`) without a new trust.
-//! Imports: `mgmt::*`, `central::*`.
 
 use serde_json::{Map, Value, json};
 

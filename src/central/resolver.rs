@@ -3,7 +3,7 @@
 //! clients read machine ids from. Group names follow the real ones: `cm-<product>-allDevices`,
 //! `cm-bigip-allBigIpDevices` (f5-sdk), and per-module groups (`cm-adccore-allbigipDevices`,
 //! `cm-asm-allAsmDevices`, `cm-firewall-allFirewallDevices`) that list the devices on which that
-//! module was discovered. Imports: `mgmt::*`, `central::devices`.
+//! module was discovered.
 
 use http::{Method, StatusCode};
 use serde_json::{Value, json};

@@ -1,7 +1,6 @@
 //! The HTTP side of the central manager's tasks (see `tasks` for the state machine): `GET`/`POST`
 //! on a task collection, `GET`/`PATCH`/`DELETE` on a task, with the checks done inside the store
 //! write that starts a task (one task per device where the kind says so, bounded retention).
-//! Imports: `mgmt::*`, `store`, `support`, `central::{Central, tasks}`.
 
 use std::sync::Arc;
 

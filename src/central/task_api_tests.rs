@@ -8,6 +8,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
+use crate::admin;
 use crate::admin::MgmtConfig;
 use crate::admin::dispatch::Route;
 use crate::admin::error::MgmtResult;
@@ -15,8 +16,9 @@ use crate::admin::reply::Reply;
 use crate::admin::state::{Ctx, MgmtState};
 use crate::central::tasks::{self, Resume, Run, RunFuture, TaskKind};
 use crate::central::{Central, Limits};
+use crate::mgmt::apply::DetachedTopology;
+use crate::mgmt::open;
 use crate::store::Table;
-use crate::{admin, mgmt};
 
 fn prep(
     _: &Ctx<'_>,
@@ -125,12 +127,7 @@ async fn tasks_follow_the_state_machine() {
         data_dir: dir.path().to_path_buf(),
         ..Default::default()
     };
-    let (st, _) = mgmt::open(
-        cfg,
-        Arc::new(mgmt::apply::DetachedTopology),
-        Some("pw".into()),
-    )
-    .unwrap();
+    let (st, _) = open(cfg, Arc::new(DetachedTopology), Some("pw".into())).unwrap();
     crate::central::install_with(&st, Limits::default(), 2).unwrap();
     st.extend(ROUTES, &[]);
 

@@ -10,7 +10,6 @@
 //! isolated from panics, and never runs twice at once. At start-up [`resume_all`] re-runs the tasks a
 //! previous process left `STARTED`, or fails them with a clear message when they cannot be re-run
 //! (a trust task: its device password is never stored). The HTTP side is `task_api`.
-//! Imports: `mgmt::*`, `store`, `support`, `central::Central`.
 
 use std::future::Future;
 use std::pin::Pin;

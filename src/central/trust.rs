@@ -3,7 +3,7 @@
 //! machine id from `device-info`, create a dedicated administrator account on it for the central
 //! manager's later calls (so the password given here is never stored), and record the device with
 //! `clusterName` and the `use<Product>Sync` flag. Steps: `CONNECT` → `AUTHENTICATE` →
-//! `CREATE_ACCOUNT` → `SAVE_DEVICE` → `DONE`. Imports: `mgmt::*`, `central::*`.
+//! `CREATE_ACCOUNT` → `SAVE_DEVICE` → `DONE`.
 
 use serde_json::{Map, Value, json};
 

@@ -4,8 +4,6 @@
 //! order on a [`Transaction`] (headers; the body only when one was framed; the response phase with
 //! the `200` of an upstream that answers everything). `tests/replay_proxy.rs` holds the two to the
 //! same verdict, request by request.
-//!
-//! Imports: `proxy::{head, limits}`, `waf`.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;

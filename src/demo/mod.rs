@@ -6,8 +6,6 @@
 //! policy `/Common/demo_api_policy` attached to it. A blocked request's support id finds its
 //! event at `/mgmt/tm/asm/events/requests/<id>` and in the web console at `/ui/`. The banner
 //! prints curl commands for all of it.
-//!
-//! Imports: `proxy`, `waf`, `mgmt` (the controller), `support`.
 
 pub mod grpc;
 pub mod upstream;

@@ -2,7 +2,7 @@
 //! pool members round-robin with their health, client-ssl → TLS, http `xForwardedFor`,
 //! server-ssl → https upstreams) and hands the whole set to the `Topology`. Runs after every
 //! committed change of a data-plane kind; a listener that cannot run is reported in the
-//! virtual's `status`. Imports: `proxy::topology`, `waf::{Engine, CompiledPolicy}`, `mgmt::*`, `store`.
+//! virtual's `status`.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};

@@ -7,9 +7,6 @@
 //! | `GET …/~Common~orders` | the revocations in force |
 //! | `POST …/~Common~orders` `{"id": "key:partner-a", "ttlSeconds": 3600}` | the revocation |
 //! | `DELETE …/~Common~orders/key:partner-a` | 200, or 404 when it was not revoked |
-//!
-//! Imports: `mgmt::{error,names,reply,state,objects::api_access}`, `store`, `proxy::access::revoke`
-//! (the writer side of the shared list).
 
 use std::time::Duration;
 

@@ -1,7 +1,6 @@
 //! First start: the machine id, the `admin` user, and the built-in objects every controller has
 //! (`/Common/tcp`, `udp`, `http`, `clientssl` with `default.crt`/`default.key`, `serverssl`,
 //! monitors `http`, `https`, `tcp`, the `device_trust_group`). Runs once per data directory.
-//! Imports: `mgmt::*`, `store`.
 
 use crate::admin::auth::random_password;
 use crate::support::new_uuid;

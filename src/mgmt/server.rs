@@ -1,6 +1,6 @@
 //! `portcullis serve`: the admin API over HTTPS (rustls, ring), HTTP/1.1 and h2. The certificate
 //! is configured, or generated self-signed (rcgen) into the data directory on first start and
-//! reused afterwards. Imports: `mgmt::*`, `proxy::topology`.
+//! reused afterwards.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

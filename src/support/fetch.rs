@@ -11,7 +11,6 @@
 //! Built on hyper's client connection API (already a dependency) rather than reqwest: we resolve
 //! names ourselves and connect to the checked address, which a higher-level client hides.
 //! TLS is rustls with the ring provider and the webpki roots.
-//! Imports: `support::links` and nothing else; no `proxy` (the data plane's client is not ours to use).
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::Path;

@@ -1,7 +1,9 @@
-//! Certificate pinning for calls to controllers: a rustls verifier that accepts the certificate a
-//! controller presents only when its SHA-256 fingerprint is the pinned one (any certificate when no
-//! pin is set, the trust task's first contact), records the fingerprint it saw, and always verifies
-//! the handshake signatures. Imports: `mgmt::monitor::AnyCert` (signature checks).
+//! The one certificate verifier for servers that are trusted by fingerprint, not by a CA: the
+//! central manager's calls to controllers and the controller's HTTPS monitors. It accepts the
+//! certificate a server presents only when its SHA-256 fingerprint is the pinned one (any
+//! certificate when no pin is set: the trust task's first contact, a monitor probing a member),
+//! records the fingerprint it saw, and always verifies the handshake signatures, so a peer must
+//! hold the key of the certificate it shows.
 
 use std::sync::Arc;
 
@@ -10,8 +12,6 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 use sha2::{Digest, Sha256};
-
-use crate::mgmt::monitor::AnyCert;
 
 /// Uppercase hex SHA-256 of a DER certificate, bytes separated by `:` (as `openssl x509 -fingerprint`).
 pub fn fingerprint_of(der: &[u8]) -> String {
@@ -23,7 +23,7 @@ pub fn fingerprint_of(der: &[u8]) -> String {
 /// The certificate verifier: records the leaf fingerprint and enforces the pin.
 #[derive(Debug)]
 pub struct Pinned {
-    inner: AnyCert,
+    provider: Arc<rustls::crypto::CryptoProvider>,
     pin: Option<String>,
     seen: Mutex<Option<String>>,
 }
@@ -52,7 +52,12 @@ impl ServerCertVerifier for Pinned {
         c: &CertificateDer<'_>,
         d: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls12_signature(m, c, d)
+        rustls::crypto::verify_tls12_signature(
+            m,
+            c,
+            d,
+            &self.provider.signature_verification_algorithms,
+        )
     }
     fn verify_tls13_signature(
         &self,
@@ -60,10 +65,17 @@ impl ServerCertVerifier for Pinned {
         c: &CertificateDer<'_>,
         d: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.inner.verify_tls13_signature(m, c, d)
+        rustls::crypto::verify_tls13_signature(
+            m,
+            c,
+            d,
+            &self.provider.signature_verification_algorithms,
+        )
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.inner.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 
@@ -74,23 +86,23 @@ impl Pinned {
     }
 }
 
-/// A TLS connector (HTTP/1.1 ALPN) enforcing `pin`, and its verifier (to read what was seen).
-pub fn connector(
+/// A client configuration (ring, safe default protocol versions, no ALPN) enforcing `pin`, and
+/// its verifier (to read what was seen).
+pub fn client_config(
     pin: Option<String>,
-) -> Result<(tokio_rustls::TlsConnector, Arc<Pinned>), rustls::Error> {
+) -> Result<(rustls::ClientConfig, Arc<Pinned>), rustls::Error> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let verifier = Arc::new(Pinned {
-        inner: AnyCert(provider.clone()),
+        provider: provider.clone(),
         pin,
         seen: Mutex::new(None),
     });
-    let mut cfg = rustls::ClientConfig::builder_with_provider(provider)
+    let cfg = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
         .dangerous()
         .with_custom_certificate_verifier(verifier.clone())
         .with_no_client_auth();
-    cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok((tokio_rustls::TlsConnector::from(Arc::new(cfg)), verifier))
+    Ok((cfg, verifier))
 }
 
 #[cfg(test)]
@@ -102,5 +114,27 @@ mod tests {
         let fp = fingerprint_of(b"abc");
         assert_eq!(fp.len(), 32 * 3 - 1);
         assert!(fp.starts_with("BA:78:16:BF"));
+    }
+
+    fn check(v: &Pinned, der: &[u8]) -> Result<ServerCertVerified, rustls::Error> {
+        let name = ServerName::try_from("controller.example").unwrap();
+        v.verify_server_cert(&CertificateDer::from(der), &[], &name, &[], UnixTime::now())
+    }
+
+    #[test]
+    fn a_pin_accepts_its_certificate_only_and_records_what_it_saw() {
+        let (_, any) = client_config(None).unwrap();
+        assert!(check(&any, b"first contact").is_ok());
+        assert_eq!(any.seen(), Some(fingerprint_of(b"first contact")));
+
+        let pinned = fingerprint_of(b"the controller").to_lowercase();
+        let (_, v) = client_config(Some(pinned)).unwrap();
+        assert!(check(&v, b"the controller").is_ok());
+        let err = check(&v, b"an impostor").unwrap_err();
+        assert!(
+            err.to_string().contains("pinned fingerprint mismatch"),
+            "{err}"
+        );
+        assert_eq!(v.seen(), Some(fingerprint_of(b"an impostor")));
     }
 }

@@ -2,7 +2,6 @@
 //! first, `$top`/`$skip`/`$select`, `totalItems`), one event by support id
 //! (`/mgmt/cm/asm/events/requests/<supportId>`), and how collection goes
 //! (`/mgmt/cm/asm/events/collection`). See docs/central.md.
-//! Imports: `mgmt::{dispatch,error,reply,state}`, `central::devices`, `support`.
 
 use std::net::IpAddr;
 

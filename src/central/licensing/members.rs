@@ -3,7 +3,6 @@
 //! central manager's runtime: `LICENSED` when the controller shows the key, `FAILED` with
 //! `errorText` otherwise. DELETE is [`super::revoke`].
 //! Unmanaged devices' credentials are used for the call and never stored.
-//! Imports: `central::{state, devices}`, `mgmt` (wire types), `store`, `support`, `super::*`.
 
 use std::sync::Arc;
 

@@ -10,7 +10,6 @@
 //! manager's runtime).
 //! Records live in the store's `Objects` table under `cm-license-pool/<uuid>` and
 //! `cm-license-member/<pool uuid>/<member uuid>`.
-//! Imports: `central::{client, devices, state}`, `mgmt` (wire types), `store`, `support`.
 
 pub mod grant;
 pub mod members;

@@ -2,7 +2,6 @@
 //! `GET`/`DELETE .../pools/<uuid>`. A pool is made from one base registration key (unique across
 //! pools) and offers `totalDeviceLicenses` seats; `freeDeviceLicenses` counts the seats left.
 //! There is no vendor activation server here, so a pool is `LICENSED` as soon as it is created.
-//! Imports: `mgmt` (wire types), `store`, `support`, `super::members`.
 
 use http::{Method, StatusCode};
 use serde_json::{Value, json};

@@ -1,7 +1,6 @@
 //! `DELETE /mgmt/cm/shared/licensing/pools/<uuid>/members/<uuid>`: revokes the member's license on
 //! the device (trusted device: its account and pinned certificate; unmanaged: the credentials in
 //! the body and the fingerprint pinned at the grant), then forgets the member.
-//! Imports: `central::{state, devices}`, `mgmt` (wire types), `store`, `super::*`.
 
 use http::StatusCode;
 use serde_json::{Map, Value, json};

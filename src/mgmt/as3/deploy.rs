@@ -2,7 +2,7 @@
 //! else replace the tenant's objects in **one** store write (old objects removed, new ones
 //! created through the object engine, the tenant record stored) followed by one re-apply of the
 //! data plane; a failure leaves the tenant as it was. Also removal of tenants, and the restore of
-//! non-persisted tenants at start. Imports: `mgmt::*`, `mgmt::as3::*`, `store`, `support`.
+//! non-persisted tenants at start.
 
 use std::time::Instant;
 

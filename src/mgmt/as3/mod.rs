@@ -3,7 +3,6 @@
 //! `classes.rs`, `props.rs`), planned into objects of the object model under
 //! `/<Tenant>/<Application>/` (`plan.rs`), and deployed atomically per tenant (`deploy.rs`);
 //! WAF policies go through `mgmt::asm` (`waf.rs`). See docs/as3.md.
-//! Imports: `mgmt::*`, `store`, `support`.
 
 pub mod classes;
 pub mod deploy;

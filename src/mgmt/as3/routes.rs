@@ -1,7 +1,6 @@
 //! The `/mgmt/shared/appsvcs` endpoints: `declare` (POST deploys, GET returns the declaration,
 //! DELETE removes tenants; `/declare/T1,T2` narrows to tenants), `info`, and `task` (the records
 //! of `?async=true` deploys). Answers follow AS3's shapes (client-compat §5 and §7).
-//! Imports: `mgmt::*`, `mgmt::as3::*`, `store`, `support`.
 
 use http::{Method, StatusCode};
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! The built-in objects of a real controller that AS3 declarations name and our first-start seed
 //! does not create: the TCP profiles `f5-tcp-wan`, `f5-tcp-lan`, `f5-tcp-progressive` (`profileTCP`
 //! `wan`/`lan`) and the `_sys_https_redirect` rule (the redirect virtual of `redirect80`).
-//! Added once when missing, through the object engine. Imports: `mgmt::*`, `store`.
+//! Added once when missing, through the object engine.
 
 use serde_json::{Value, json};
 

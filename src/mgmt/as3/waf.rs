@@ -1,10 +1,9 @@
 //! The WAF policies of a tenant, through `mgmt::asm` (no policy store or fetcher of our own):
 //! before the tenant's object write, declared `WAF_Policy` items are pulled (`url` through
-//! `mgmt::fetch`, unless `ignoreChanges` and already deployed; `file` from the downloads
+//! `support::fetch`, unless `ignoreChanges` and already deployed; `file` from the downloads
 //! directory; inline `policy`) and stored with `asm::put_policy`, which compiles them; after the
 //! write, each is applied and attached to exactly its virtuals, `bigip` policies gain the
 //! tenant's virtuals, and policies the tenant no longer declares are deleted.
-//! Imports: `mgmt::{asm, fetch, error, state}`, `mgmt::as3::{plan, classes}`.
 
 use std::collections::BTreeSet;
 

@@ -6,7 +6,6 @@
 //! previous policies are swapped back. A policy that fails to compile fails the apply and leaves
 //! the running version in place.
 //! `/mgmt/tm/asm/tasks/apply-policy` wraps [`apply_policy`] as a task.
-//! Imports: `mgmt::*`, `store`, `waf::{Engine, CompiledPolicy}`.
 
 use std::sync::Arc;
 

@@ -3,7 +3,6 @@
 //! format). The result is the policy's current (edited) document: inline in `result.file` when
 //! `inline` is true, else written to `<filename>` in the downloads directory, downloadable from
 //! `/mgmt/tm/asm/file-transfer/downloads/<filename>` (as on the real system).
-//! Imports: `mgmt::*`, `store`.
 
 use http::Method;
 use serde_json::{Map, Value, json};

@@ -1,7 +1,7 @@
 //! The import task, `/mgmt/tm/asm/tasks/import-policy` (spec 2.2, 4.1). The body names a source
 //! and optionally a target:
 //! - source: `filename` (a file uploaded to `/mgmt/tm/asm/file-transfer/uploads/<name>`),
-//!   `fileReference: {link}` (pulled with `mgmt::fetch`), `file` (inline, `isBase64` allowed),
+//!   `fileReference: {link}` (pulled with `support::fetch`), `file` (inline, `isBase64` allowed),
 //!   or only `policyTemplateReference: {link}` (a new policy from a template);
 //! - target: `policy: {fullPath}`, `fullPath`, `name` (a full path, or a name with `partition`),
 //!   or `policyReference: {link}` (overwrite an existing policy); without one the policy is
@@ -12,7 +12,6 @@
 //! `policy.name` must equal the name part of that path. An uploaded or inline document is
 //! renamed to its target instead (what clients that send `name` + `filename` expect).
 //! [`parse_request`] is pure (the fuzz target); the work runs on a task thread.
-//! Imports: `mgmt::*`, `store`, `waf::policy`.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;

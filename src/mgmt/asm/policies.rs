@@ -3,7 +3,7 @@
 //! the object clients read (`.../<id>`), the edited document (`.../<id>/edited`) and the applied
 //! one (`.../<id>/applied`); a change reaches traffic only through an apply (spec part 3).
 //! Attaching (`virtualServers`) is configuration of the virtual and takes effect at once with the
-//! policy's applied version. Imports: `mgmt::*`, `store`, `support`, `waf::policy`.
+//! policy's applied version.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

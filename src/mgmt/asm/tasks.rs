@@ -3,7 +3,7 @@
 //! COMPLETED (with `result`) or FAILURE (with `result.message` saying why). Records live in the
 //! store's task table, so they survive restarts; tasks a restart interrupted end in FAILURE.
 //! Finished tasks are kept up to `asm_tasks_kept` per type (oldest dropped first); at most
-//! [`MAX_RUNNING`] tasks run at once (503 beyond). Imports: `mgmt::*`, `store`, `support`.
+//! [`MAX_RUNNING`] tasks run at once (503 beyond).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -1,7 +1,6 @@
 //! Policy templates at `/mgmt/tm/asm/policy-templates[/<id>]` (read-only): the templates shipped
 //! under `policies/templates/`, id = URL-safe base64 MD5 of the template name (the link a policy's
 //! `templateReference` and an import's `policyTemplateReference` carry).
-//! Imports: `mgmt::*`, `waf::policy::templates`.
 
 use http::Method;
 use serde_json::{Value, json};

@@ -13,8 +13,6 @@
 //! - [`view`]: the templates' data and shared formatting;
 //! - [`chart`]: SVG line and bar charts; [`diff`]: the pending-changes diff;
 //! - [`pages`]: one file per page.
-//!
-//! Imports: `mgmt::*`, `store`, `support`.
 
 pub mod chart;
 pub mod diff;

@@ -1,7 +1,6 @@
 //! A REST request on behalf of a console session: built as a client would send it (the session's
 //! token in `X-F5-Auth-Token`, a JSON body) and handed to the `/mgmt` dispatcher, so the console
 //! can do exactly what the REST API lets this user do, with the API's checks and error messages.
-//! Imports: `mgmt::{dispatch, error}`.
 
 use http::Method;
 use serde_json::Value;

@@ -7,7 +7,6 @@
 //! random per data directory, kept in the store's meta table, so forms survive a restart), and a
 //! request whose `Origin` or `Sec-Fetch-Site` names another site is refused. The login form, which
 //! has no session yet, is protected by a double-submit cookie.
-//! Imports: `mgmt::{auth, roles, objects::tokens, state, store}`.
 
 use std::sync::Arc;
 

@@ -1,6 +1,5 @@
 //! What the templates show: one struct per page (askama templates under `templates/`, escaped
 //! HTML by default), the navigation every page carries, and small formatting helpers.
-//! Imports: askama, `support`.
 
 use askama::Template;
 use axum::response::Response;

@@ -3,7 +3,6 @@
 //! queue holds and its counters since the controller started: records delivered, and records
 //! dropped (the oldest, when the receiver was slow or dead and the queue full, or refused for good
 //! by a HEC endpoint). How an operator sees that a SIEM is missing events.
-//! Imports: `mgmt::{error,reply,state}`, `super::route`.
 
 use serde_json::{Value, json};
 

@@ -4,7 +4,6 @@
 //! the events' arrival times; `lastSequence` tells a collector whose cursor is beyond it that this
 //! controller's log started over. Items are those of `/mgmt/tm/asm/events/requests`, plus
 //! `sequence`.
-//! Imports: `mgmt::{error,reply,state}`, `store`, `super::{local,rest}`.
 
 use serde_json::{Value, json};
 

@@ -2,7 +2,6 @@
 //! `totalItems`) and `GET /mgmt/tm/asm/events/requests/<id>`: the stored request events in the
 //! shape of the real request log (see docs/events.md). `$filter=supportId eq '<id>'` (or `id`)
 //! is answered from the index; other filters scan the retained events.
-//! Imports: `mgmt::{error,query,reply,state}`, `super::{local,syslog}`.
 
 use http::Method;
 use serde_json::{Map, Value, json};

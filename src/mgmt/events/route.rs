@@ -2,8 +2,7 @@
 //! `securityLogProfiles` decide whether its events are kept in the local store and which remote
 //! destinations (syslog servers, files) receive them. The table is rebuilt when the
 //! configuration generation changes; destinations whose settings did not change keep their
-//! sender (and its TCP connection). Imports: `mgmt::{state,engine,asm::policies}`, `store`, `waf`,
-//! `super::{config,syslog,sender}`.
+//! sender (and its TCP connection).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};

@@ -9,7 +9,6 @@
 //! count under `(other)`, so a scan from many addresses cannot grow a bucket without bound (the
 //! tops are exact while a dimension has fewer values than that). Minute buckets are kept for
 //! [`MINUTES_KEPT`], hour buckets for [`HOURS_KEPT`].
-//! Imports: `store`, `support`, `mgmt::state`, `super::{index, local}`.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! Basic credentials, rate limits; the document format of `docs/access.md`) stored as an object
 //! and attached to a virtual server through its `profiles` like any other profile. Plain `key`
 //! values of API keys are replaced by their SHA-256 before the object is stored, so keys are never
-//! kept or shown. Imports: `mgmt::*`, `waf::access` (validation only).
+//! kept or shown.
 
 use serde_json::{Map, Value, json};
 

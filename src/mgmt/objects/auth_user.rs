@@ -1,7 +1,7 @@
 //! Local users at `/mgmt/tm/auth/user[/<name>]`: roles administrator, resource-admin, manager,
 //! operator, guest (`partitionAccess: [{name: all-partitions, role}]` or a top-level `role`);
 //! passwords are stored only as argon2id hashes and never shown. Any user may change their own
-//! password; only administrators create, delete or change roles. Imports: `mgmt::*`, `store`.
+//! password; only administrators create, delete or change roles.
 
 use http::Method;
 use serde_json::{Map, Value, json};

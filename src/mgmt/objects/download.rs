@@ -2,7 +2,6 @@
 //! `GET /mgmt/shared/file-transfer/downloads/<name>` with an optional request header
 //! `Content-Range: first-last/<anything>` (bigrest, f5-sdk FileDownloadMixin); the answer carries
 //! `Content-Range: first-last/<size>`. Administrators and resource administrators only.
-//! Imports: `mgmt::*`.
 
 use std::io::{Read as _, Seek as _, SeekFrom};
 

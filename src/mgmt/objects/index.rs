@@ -1,6 +1,5 @@
 //! `GET /mgmt`: where to start. The address the demo banner and the README give answers with
 //! the main collections of the API, the product and version, and who is asking.
-//! Imports: `mgmt::{error,reply,state}`.
 
 use http::Method;
 use serde_json::{Value, json};

@@ -1,6 +1,5 @@
 //! `cm device-group` (with its `devices` sub-collection, shown inline with
 //! `expandSubcollections=true`) and the `gtm distributed-app` collection.
-//! Imports: `mgmt::*`.
 
 use serde_json::{Value, json};
 

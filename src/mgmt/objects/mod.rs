@@ -1,6 +1,5 @@
 //! One file per `/mgmt` object kind or surface. `REGISTRY` lists the kinds served by the
 //! generic engine; `ROUTES` the fixed endpoints with their own handlers (checked first).
-//! Imports: `mgmt::*`, `store`, `support`.
 
 pub mod api_access;
 pub mod auth_user;

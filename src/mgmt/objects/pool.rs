@@ -1,6 +1,6 @@
 //! `ltm pool` with its `members` sub-collection, and `ltm node`. Members are `addr:port`
 //! (IPv6 `addr.port`); a pool may be created with inline `members`. A pool used by a virtual
-//! server cannot be deleted. Imports: `mgmt::*`, `store`.
+//! server cannot be deleted.
 
 use std::net::IpAddr;
 

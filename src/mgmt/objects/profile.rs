@@ -1,6 +1,6 @@
 //! Profiles (`tcp`, `udp`, `http` with `xForwardedFor`, `client-ssl` with `cert`/`key`/`chain`
 //! and `certKeyChain`, `server-ssl`) and health monitors (`http`, `https`, `tcp`). PATCH or PUT
-//! on the client-ssl collection path is the part-7 403. Imports: `mgmt::*`, `store`.
+//! on the client-ssl collection path is the part-7 403.
 
 use serde_json::{Value, json};
 

@@ -1,5 +1,5 @@
 //! `ltm rule`: the rule text is `apiAnonymous` (kept verbatim). A rule attached to a virtual
-//! server cannot be deleted. Imports: `mgmt::*`, `store`.
+//! server cannot be deleted.
 
 use crate::admin::error::{MgmtError, MgmtResult};
 use crate::admin::kinds::{KindSpec, Prep, str_field};

@@ -3,7 +3,7 @@
 //! with a precise error; entries given inline in the profile body replace the sub-collection in
 //! the same transaction. And the virtual server's `securityLogProfiles` (fullPaths
 //! of existing profiles, or the built-in `Log illegal requests` / `Log all requests`). A profile a
-//! virtual uses cannot be deleted. Imports: `mgmt::*`, `store`.
+//! virtual uses cannot be deleted.
 
 use serde_json::{Value, json};
 

@@ -2,7 +2,7 @@
 //! `sys/version`, `sys/provision` (ltm and asm provisioned), `sys/license` (GET, and POST
 //! `{command: install, registrationKey, source?}` used by a central manager's licensing pools, DELETE
 //! `{registrationKey?}` revokes), `/mgmt/shared/echo-query`
-//! and `device-info` with a stable `machineId`. Imports: `mgmt::*`, `store`, `support`.
+//! and `device-info` with a stable `machineId`.
 
 use http::Method;
 use serde_json::{Value, json};

@@ -1,7 +1,7 @@
 //! `sys file ifile`, `sys file ssl-cert`, `sys file ssl-key` (created from a `sourcePath` under
 //! the downloads directory; the bytes are copied into the file store, checksum
 //! `SHA1:<size>:<hex>`; PUT points the object at a new file), and the `sys crypto cert|key`
-//! install command with real X.509 / private-key parsing. Imports: `mgmt::*`, `store`, `support`.
+//! install command with real X.509 / private-key parsing.
 
 use std::io::Write as _;
 use std::path::PathBuf;

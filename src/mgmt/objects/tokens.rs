@@ -2,7 +2,6 @@
 //! (`timeout` ≤ 36000 s) and DELETE. Tokens are stored (they survive a restart) under their
 //! SHA-256 (`auth::token_key`), and expire. A token is addressed by itself, or, in the
 //! collection an administrator lists, by that key (the list cannot show the tokens).
-//! Imports: `mgmt::*`, `store`, `support`.
 
 use http::{Method, StatusCode};
 use serde_json::{Value, json};

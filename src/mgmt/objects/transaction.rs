@@ -2,7 +2,7 @@
 //! `X-F5-REST-Coordination-Id: <transId>` are queued (and answered with the queued command);
 //! PATCH `{"state": "VALIDATING"}` runs every queued command in **one** store transaction, so
 //! they all apply or none does (`"validateOnly": true` runs them and rolls back). Only generic
-//! object kinds can be queued. Imports: `mgmt::*`, `store`, `support`.
+//! object kinds can be queued.
 
 use http::{Method, StatusCode};
 use serde_json::{Value, json};

@@ -2,7 +2,7 @@
 //! `/mgmt/tm/asm/file-transfer/uploads/<name>`: `Content-Range: first-last/total` (last
 //! inclusive), bytes written at their offset under `<data-dir>/downloads/<name>` and synced
 //! before the answer, which is the upload state of spec 2.7. Names with `/` or `..` and files
-//! over the size limit are refused. Imports: `mgmt::*`, `store`, `support`.
+//! over the size limit are refused.
 
 use std::io::{Seek, SeekFrom, Write as _};
 

@@ -1,7 +1,6 @@
 //! Commands: `/mgmt/tm/util/bash` (GET is the part-7 403; POST runs `bash -c` only when
 //! `util_bash` is enabled in the configuration, for administrators, with a time limit) and
 //! `POST /mgmt/tm` (`show sys version`, a tmsh-like `list <module> <kind> [name]`).
-//! Imports: `mgmt::*`.
 
 use std::io::Read as _;
 use std::process::{Command, Stdio};

@@ -9,7 +9,6 @@
 //! disabled). Up to [`EXHAUSTIVE_MAX`] candidates every subset is tried; beyond, violations are
 //! added greedily, blocking ones first. A request that carried a high-accuracy attack signature is
 //! accepted only when the caller insists (`force`).
-//! Imports: `mgmt::{asm, events}`, `waf`.
 
 use serde_json::{Value, json};
 

@@ -9,7 +9,6 @@
 //! high-accuracy signature count as attack evidence (see `suggestions::score`). In `automatic`
 //! mode, suggestions that reach 100 and may be applied automatically are accepted and applied,
 //! at most once per [`AUTO_EVERY`] per policy.
-//! Imports: `mgmt::{asm, events}`, `proxy::events` (the subscription), `waf`.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -11,7 +11,6 @@
 //!
 //! Every change goes the one way a change goes: appended to the edited document's
 //! `modifications` (it must compile), then applied by an apply-policy task.
-//! Imports: `mgmt::{asm, events, store}`, `waf::policy` (compile side).
 
 pub mod accept;
 pub mod fix;

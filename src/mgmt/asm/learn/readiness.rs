@@ -5,7 +5,6 @@
 //! events of the window are counted on the policy index; the newest [`SAMPLE`] are judged, and
 //! when there are more, the share found in them is scaled to all (the answer says how many were
 //! judged), so the answer costs the same at a thousand events or a million.
-//! Imports: `mgmt::{asm, events}`, `waf`.
 
 use std::collections::HashMap;
 

@@ -10,7 +10,6 @@
 //!
 //! Authentication, roles (reads for all, changes for administrators and resource administrators)
 //! and error objects are the dispatcher's, as for every `/mgmt` route.
-//! Imports: `mgmt::*`, `super::*`.
 
 use std::collections::HashMap;
 

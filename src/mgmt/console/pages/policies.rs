@@ -2,7 +2,6 @@
 //! with its pending changes (the applied document against the edited one, as a diff), the last
 //! apply, apply and export, and — for a transparent policy — switching to blocking with the
 //! readiness figures beside it. Changes are the REST requests they stand for.
-//! Imports: `mgmt::asm`, `super::super::*`.
 
 use askama::Template;
 use axum::response::Response;
