@@ -160,7 +160,8 @@ impl Walker<'_> {
             }
         }
         to.extend(rest.iter().filter(|s| *s != "self" && *s != "*").cloned());
-        if to.is_empty() || to.first() == self.module.first() {
+        // The crate root only declares modules; within one top-level module anything goes.
+        if to.is_empty() || self.module.is_empty() || to.first() == self.module.first() {
             return;
         }
         self.out.push(Import {
