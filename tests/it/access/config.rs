@@ -2,14 +2,12 @@
 //! virtual server (enforced without a restart, keys replaced live), derived from the OpenAPI
 //! `security` of the policy's spec, and refused with the field named when the file is wrong.
 
-mod access_support;
-mod mgmt_common;
-mod proxy_support;
 
 use std::time::Duration;
 
-use access_support::*;
-use proxy_support::{PASS_POLICY, Proxy, free_port};
+use crate::support::access::*;
+use crate::support::proxy::{PASS_POLICY, Proxy};
+use crate::support::free_addr;
 use serde_json::{Value, json};
 
 #[test]
@@ -27,7 +25,7 @@ fn a_bad_access_file_stops_the_proxy_with_the_field_named() {
         .args([
             "proxy",
             "--listen",
-            &free_port().to_string(),
+            &free_addr().to_string(),
             "--upstream",
             "http://127.0.0.1:9",
         ])
@@ -94,14 +92,14 @@ fn a_bad_access_file_stops_the_proxy_with_the_field_named() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_access_profile_created_over_rest_is_enforced_without_a_restart() {
-    use mgmt_common::{Api, assert_error, start};
+    use crate::support::mgmt::{Api, assert_error, start};
     use reqwest::Method;
 
     let dir = tempfile::tempdir().expect("tmp");
     let server = start(dir.path(), None);
     let api = Api::new(&server);
     let upstream = echo_upstream().await;
-    let port = free_port().port();
+    let port = free_addr().port();
 
     let (st, b) = api
         .req(

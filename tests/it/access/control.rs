@@ -4,15 +4,12 @@
 //! The controller's `/mgmt` objects, OpenAPI `security` and file validation are in
 //! `access_config.rs`.
 
-mod access_support;
-#[path = "grpc_support/codec.rs"]
-mod codec;
-mod proxy_support;
 
 use std::time::{Duration, Instant};
 
-use access_support::*;
-use proxy_support::{PASS_POLICY, Proxy, free_port};
+use crate::support::access::*;
+use crate::support::proxy::{PASS_POLICY, Proxy};
+use crate::support::free_addr;
 use serde_json::{Value, json};
 
 fn profile(idp: &Idp, alice_hash: &str, partner_keys: Value) -> Value {
@@ -74,7 +71,7 @@ async fn setup(jwks_with_ec: bool) -> Setup {
             json!([{"id": "partner-a", "sha256": sha256_hex("key-a-123")}]),
         ),
     );
-    let metrics = free_port();
+    let metrics = free_addr();
     let m = metrics.to_string();
     let proxy = Proxy::start(
         &[format!("http://{upstream}")],
@@ -438,7 +435,7 @@ async fn a_grpc_call_without_credentials_gets_unauthenticated() {
         .unary(
             tonic::Request::new(bytes::Bytes::from_static(b"\x0a\x03bob")),
             http::uri::PathAndQuery::from_static("/demo.Greeter/SayHello"),
-            codec::BytesCodec,
+            crate::support::grpc::codec::BytesCodec,
         )
         .await
         .expect_err("refused");
@@ -461,7 +458,7 @@ async fn a_grpc_call_without_credentials_gets_unauthenticated() {
         .unary(
             req,
             http::uri::PathAndQuery::from_static("/demo.Greeter/SayHello"),
-            codec::BytesCodec,
+            crate::support::grpc::codec::BytesCodec,
         )
         .await;
     if let Err(st) = r {

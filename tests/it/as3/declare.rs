@@ -3,14 +3,13 @@
 //! "no change"; HTTPS with an inline certificate and the port-80 redirect; a WAF policy pulled
 //! from a URL protects its listener in one call; tenant removal; restart and `persist`.
 
-mod as3_support;
-mod mgmt_common;
 
 use std::sync::Arc;
 
-use as3_support::{DECLARE, as3, body_of, http_app, virtual_names};
-use mgmt_common::upstream::{get_when_up, gone, http_server, http_server_shared};
-use mgmt_common::{Api, free_port, start};
+use crate::support::as3::{DECLARE, as3, body_of, http_app, virtual_names};
+use crate::support::upstream::{get_when_up, gone, http_server, http_server_shared};
+use crate::support::mgmt::{Api, start};
+use crate::support::free_port;
 use parking_lot::Mutex;
 use reqwest::Method;
 use serde_json::{Value, json};

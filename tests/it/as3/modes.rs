@@ -2,12 +2,11 @@
 //! with its task record, the Common/Shared application used by other tenants, `updateMode:
 //! complete`, and a body that is not JSON.
 
-mod as3_support;
-mod mgmt_common;
 
-use as3_support::{DECLARE, as3, body_of, http_app};
-use mgmt_common::upstream::{gone, http_server};
-use mgmt_common::{Api, free_port, start};
+use crate::support::as3::{DECLARE, as3, body_of, http_app};
+use crate::support::upstream::{gone, http_server};
+use crate::support::mgmt::{Api, start};
+use crate::support::free_port;
 use reqwest::Method;
 use serde_json::{Value, json};
 

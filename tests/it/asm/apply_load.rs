@@ -4,17 +4,15 @@
 //! (goal 0) and the time from the apply POST to the first response showing the new policy
 //! (goal < 100 ms for the demo policy).
 //!
-//! `cargo test --profile dist --test asm_apply_load -- --ignored --nocapture`
+//! `cargo test --profile dist --test it asm::apply_load -- --ignored --nocapture`
 
-mod asm_common;
-mod mgmt_common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use asm_common::{import, run_task, status, upload, virtual_server};
-use mgmt_common::{Api, start};
+use crate::support::asm::{attach, policy_link, import, run_task, status, upload};
+use crate::support::mgmt::{Api, start, virtual_server};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 
@@ -98,11 +96,7 @@ async fn bench_apply_under_load() {
         json!({"file": permissive.to_string(), "policy": {"fullPath": "/Common/demo"}}),
     )
     .await;
-    assert_eq!(t["status"], "COMPLETED", "{t}");
-    let link = t["result"]["policyReference"]["link"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let link = policy_link(&t);
     let id = link
         .split('?')
         .next()
@@ -111,14 +105,7 @@ async fn bench_apply_under_load() {
         .next()
         .unwrap()
         .to_string();
-    let (s, b) = api
-        .req(
-            reqwest::Method::PATCH,
-            &format!("/mgmt/tm/asm/policies/{id}"),
-            Some(json!({"virtualServers": ["/Common/vs"]})),
-        )
-        .await;
-    assert_eq!(s, 200, "{b}");
+    attach(&api, &id).await;
     assert_eq!(status(port, "/not-in-the-spec").await, 200);
 
     let stop = Arc::new(AtomicBool::new(false));

@@ -1,19 +1,17 @@
 //! Request events end to end, through real sockets: on the real `portcullis serve` binary the
 //! real path (upload, import, attach, apply, attack) ends with the event found by its support id;
-//! in this process (`events_common`: the controller wired as `serve` wires it, engines at hand) a
+//! in this process (`crate::support::events`: the controller wired as `serve` wires it, engines at hand) a
 //! blocked request is found by its support id with its violations, `$top`/`$skip`/`$select` and
 //! the retention bound hold, security log profiles deliver RFC 5424 messages to UDP and TCP
 //! syslog receivers and a file, and a dead TCP collector neither slows nor fails requests.
 
-mod asm_common;
-mod events_common;
-mod mgmt_common;
 
 use std::time::{Duration, Instant};
 
-use asm_common::{apply, assert_blocked, hit, import, md5_id, policy, upload, virtual_server};
-use events_common::{attack, controller, event_by_support_id, rfc5424};
-use mgmt_common::{Api, assert_error, free_port, start};
+use crate::support::asm::{attach, policy_link, apply, assert_blocked, hit, import, md5_id, policy, upload};
+use crate::support::events::{attack, controller, event_by_support_id, rfc5424};
+use crate::support::mgmt::{Api, assert_error, start, virtual_server};
+use crate::support::free_port;
 use reqwest::Method;
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
@@ -352,20 +350,9 @@ async fn import_attach_apply_attack_then_the_event_by_support_id() {
         json!({"filename": "evp.json", "policy": {"fullPath": "/Tenant1/evp"}}),
     )
     .await;
-    assert_eq!(t["status"], "COMPLETED", "{t}");
-    let link = t["result"]["policyReference"]["link"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let link = policy_link(&t);
     let id = md5_id("/Tenant1/evp");
-    let (s, b) = api
-        .req(
-            Method::PATCH,
-            &format!("/mgmt/tm/asm/policies/{id}"),
-            Some(json!({"virtualServers": ["/Common/vs"]})),
-        )
-        .await;
-    assert_eq!(s, 200, "{b}");
+    attach(&api, &id).await;
     apply(&api, &link).await;
 
     let r = hit(port, "/other?x=1").await.expect("the virtual answers");

@@ -5,15 +5,12 @@
 //! evidence from several sources (trusted ones too), one-source and attack-tainted ones score low,
 //! bots teach nothing, suggestions are accepted and dismissed; readiness of a transparent policy.
 
-mod asm_common;
-mod events_common;
-mod mgmt_common;
 
 use std::time::{Duration, Instant};
 
-use asm_common::{protect, virtual_server, wait_task};
-use events_common::{Controller, controller, event_by_support_id};
-use mgmt_common::{Api, assert_error};
+use crate::support::asm::{protect, wait_task};
+use crate::support::events::{Controller, controller, event_by_support_id};
+use crate::support::mgmt::{Api, assert_error, virtual_server};
 use reqwest::Method;
 use serde_json::{Value, json};
 

@@ -4,7 +4,7 @@
 //! ```text
 //! PORTCULLIS_CORPORA=/path/dev.jsonl,/path/dev-crs.jsonl,/path/dev-blaze.jsonl.gz \
 //! PORTCULLIS_CORPUS_POLICY=/path/eval-policy.json \
-//!   cargo test --test asm_learning_corpus -- --ignored --nocapture
+//!   cargo test --test it asm::learning_corpus -- --ignored --nocapture
 //! ```
 //!
 //! Every request of the corpora (JSON lines: `method`, `path`, `headers`, `body`, `version`,
@@ -15,16 +15,13 @@
 //! auto-applicable; and with *every* suggestion accepted and applied, whatever its score, every
 //! attack that a high-accuracy signature blocked is still blocked when replayed.
 
-mod asm_common;
-mod events_common;
-mod mgmt_common;
 
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use events_common::controller;
-use mgmt_common::upstream;
+use crate::support::events::controller;
+use crate::support::upstream;
 use portcullis::waf::signatures::{Level, SignatureDb};
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -176,7 +173,7 @@ async fn corpus_suggestions_never_relax_a_check_for_a_high_accuracy_block() {
     .await;
     let api = &c.api;
     let member = upstream().await;
-    let port = mgmt_common::free_port();
+    let port = crate::support::free_port();
     for (path, body) in [
         (
             "/mgmt/tm/ltm/pool",
@@ -337,7 +334,7 @@ async fn corpus_suggestions_never_relax_a_check_for_a_high_accuracy_block() {
     assert_eq!(s, 200, "{b}");
     let accepted = t0.elapsed();
     if b["applyTask"].is_object() {
-        let t = asm_common::wait_task(api, &b["applyTask"]).await;
+        let t = crate::support::asm::wait_task(api, &b["applyTask"]).await;
         assert_eq!(t["status"], "COMPLETED", "{t}");
     }
     println!(

@@ -5,14 +5,12 @@
 //! the failure cases (rule 1, bad JSON, a policy that does not compile), and the pull limits
 //! (metadata address, redirect to it, `file:` outside the data directory, oversize).
 
-mod asm_common;
-mod mgmt_common;
 
 use std::collections::HashMap;
 
-use asm_common::*;
+use crate::support::asm::*;
 use base64::Engine as _;
-use mgmt_common::{Api, Server, http_table, start};
+use crate::support::mgmt::{Api, Server, http_table, start, virtual_server};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -450,6 +448,6 @@ async fn import_from_a_url_and_the_pull_limits() {
             )
             .await;
         assert_eq!(s, 400, "{body}: {e}");
-        mgmt_common::assert_error(&e, 400);
+        crate::support::mgmt::assert_error(&e, 400);
     }
 }

@@ -6,13 +6,13 @@
 //! `billing-report` binary writes the manual report, uploads the automatic one to a loopback TLS
 //! endpoint, and `billing-report mask` pseudonymises it; revoking removes the license on the device.
 
-mod central_support;
 
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use central_support::{Api, PASS, Server, address, central, device_ref, signal, spawn, trust};
+use crate::support::central::{address, central, device_ref, signal, trust};
+use crate::support::mgmt::{Api, PASS, Server, spawn};
 use reqwest::Method;
 use serde_json::{Value, json};
 

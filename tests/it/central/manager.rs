@@ -6,11 +6,11 @@
 //! within the timeout), and tasks, devices and central copies across a restart.
 //! (`central_restart.rs`: interrupted tasks, a changed certificate, one task per device, retention.)
 
-mod central_support;
 
 use std::time::{Duration, Instant};
 
-use central_support::{Api, address, central, device_ref, run_task, spawn, trust, wait};
+use crate::support::central::{address, central, device_ref, run_task, trust, wait};
+use crate::support::mgmt::{Api, spawn};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -99,13 +99,13 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
         "the password is never stored"
     );
 
-    let ta = trust(&cm, &a, central_support::PASS).await;
+    let ta = trust(&cm, &a, crate::support::mgmt::PASS).await;
     assert_eq!(ta["status"], "FINISHED", "{ta}");
     assert_eq!(ta["currentStep"], "DONE");
     let id_a = machine_id(&api_a).await;
     assert_eq!(ta["machineId"], id_a.as_str());
     assert!(ta["certificateFingerprint"].as_str().unwrap().len() == 95);
-    let tb = trust(&cm, &b, central_support::PASS).await;
+    let tb = trust(&cm, &b, crate::support::mgmt::PASS).await;
     assert_eq!(tb["status"], "FINISHED", "{tb}");
     let id_b = machine_id(&api_b).await;
 
@@ -262,7 +262,7 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
     let (st, again) = cm
         .req(
             Method::PATCH,
-            &central_support::path_of(&imp),
+            &crate::support::central::path_of(&imp),
             Some(json!({"status": "STARTED", "deviceReference": device_ref(&id_a)})),
         )
         .await;
@@ -283,7 +283,7 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
     let (_, t) = cm
         .req(
             Method::PATCH,
-            &central_support::path_of(&imp),
+            &crate::support::central::path_of(&imp),
             Some(json!({"status": "STARTED", "deviceReference": device_ref(&id_a), "name": "import_a"})),
         )
         .await;
@@ -319,7 +319,7 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
     let (st, e) = cm
         .req(
             Method::PATCH,
-            &central_support::path_of(&imp),
+            &crate::support::central::path_of(&imp),
             Some(json!({"status": "STARTED"})),
         )
         .await;
@@ -330,7 +330,7 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
     let (st, t) = cm
         .req(
             Method::PATCH,
-            &central_support::path_of(&imp),
+            &crate::support::central::path_of(&imp),
             Some(json!({"status": "STARTED", "conflicts": [resolved]})),
         )
         .await;
@@ -357,7 +357,7 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
     let (_, t) = cm
         .req(
             Method::PATCH,
-            &central_support::path_of(&imp),
+            &crate::support::central::path_of(&imp),
             Some(json!({"status": "STARTED"})),
         )
         .await;
@@ -382,7 +382,7 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
     let (_, t) = cm
         .req(
             Method::PATCH,
-            &central_support::path_of(&imp),
+            &crate::support::central::path_of(&imp),
             Some(json!({"status": "STARTED", "conflicts": all_bigip})),
         )
         .await;
@@ -405,7 +405,7 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
     let (_, t) = cm
         .req(
             Method::PATCH,
-            &central_support::path_of(&imp),
+            &crate::support::central::path_of(&imp),
             Some(json!({"status": "STARTED"})),
         )
         .await;
@@ -419,7 +419,7 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
     let (_, t) = cm
         .req(
             Method::PATCH,
-            &central_support::path_of(&imp),
+            &crate::support::central::path_of(&imp),
             Some(json!({"status": "STARTED", "conflicts": [child]})),
         )
         .await;
@@ -427,7 +427,7 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
 
     // Deploy: edit the central copy, push it back; a deleted object is recreated.
     let web = working(&cm, "ltm/pool", &id_a, "/Common/web").await;
-    let web_path = central_support::path_of(&web);
+    let web_path = crate::support::central::path_of(&web);
     let (st, edited) = cm
         .req(
             Method::PATCH,
@@ -441,7 +441,7 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
     let (st, _) = cm
         .req(
             Method::PATCH,
-            &central_support::path_of(&vs),
+            &crate::support::central::path_of(&vs),
             Some(json!({"description": "vs-from-central"})),
         )
         .await;
@@ -510,7 +510,7 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
     let (_, t) = cm
         .req(
             Method::PATCH,
-            &central_support::path_of(&imp),
+            &crate::support::central::path_of(&imp),
             Some(json!({"status": "STARTED"})),
         )
         .await;
@@ -552,12 +552,12 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
     let (_, devs) = cm.req(Method::GET, DEVICES, None).await;
     assert_eq!(devs["items"].as_array().unwrap().len(), 2, "{devs}");
     let (st, t) = cm
-        .req(Method::GET, &central_support::path_of(&imp), None)
+        .req(Method::GET, &crate::support::central::path_of(&imp), None)
         .await;
     assert_eq!(st, 200);
     assert_eq!(t["currentStep"], "DONE");
     let (_, dead_again) = cm
-        .req(Method::GET, &central_support::path_of(&dead), None)
+        .req(Method::GET, &crate::support::central::path_of(&dead), None)
         .await;
     assert_eq!(dead_again["status"], "FAILED");
     assert_eq!(

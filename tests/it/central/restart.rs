@@ -4,11 +4,11 @@
 //! refused (409); a controller whose certificate changed fails discovery and trust with a precise
 //! message until it is forgotten and trusted again; old tasks are pruned beyond `max_tasks`.
 
-mod central_support;
 
 use std::time::Duration;
 
-use central_support::{Api, address, central, device_ref, run_task, signal, spawn, trust, wait};
+use crate::support::central::{address, central, device_ref, run_task, signal, trust, wait};
+use crate::support::mgmt::{Api, spawn};
 use reqwest::Method;
 use serde_json::json;
 
@@ -23,7 +23,7 @@ async fn interrupted_tasks_resume_or_fail_and_a_changed_certificate_is_caught() 
     let a_port: u16 = address(&a).rsplit(':').next().unwrap().parse().unwrap();
     let mut cm_proc = central(&tmp.path().join("cm"), 20, 4);
     let cm = Api::new(&cm_proc);
-    let ta = trust(&cm, &a, central_support::PASS).await;
+    let ta = trust(&cm, &a, crate::support::mgmt::PASS).await;
     assert_eq!(ta["status"], "FINISHED", "{ta}");
     let id_a = ta["machineId"].as_str().unwrap().to_string();
 
@@ -67,7 +67,7 @@ async fn interrupted_tasks_resume_or_fail_and_a_changed_certificate_is_caught() 
     tokio::time::sleep(Duration::from_millis(800)).await;
     for t in [&stuck_trust, &stuck_disc] {
         let (_, now) = cm
-            .req(Method::GET, &central_support::path_of(t), None)
+            .req(Method::GET, &crate::support::central::path_of(t), None)
             .await;
         assert_eq!(now["status"], "STARTED", "{now}");
     }
@@ -117,7 +117,7 @@ async fn interrupted_tasks_resume_or_fail_and_a_changed_certificate_is_caught() 
         msg.contains(&ta["certificateFingerprint"].as_str().unwrap()[..20]),
         "{msg}"
     );
-    let again = trust(&cm, &a, central_support::PASS).await;
+    let again = trust(&cm, &a, crate::support::mgmt::PASS).await;
     assert_eq!(again["status"], "FAILED", "{again}");
     assert!(
         again["errorMessage"]
@@ -137,7 +137,7 @@ async fn interrupted_tasks_resume_or_fail_and_a_changed_certificate_is_caught() 
     assert_eq!(st, 200);
     let (_, devs) = cm.req(Method::GET, DEVICES, None).await;
     assert_eq!(devs["items"].as_array().unwrap().len(), 0, "{devs}");
-    let fresh = trust(&cm, &a, central_support::PASS).await;
+    let fresh = trust(&cm, &a, crate::support::mgmt::PASS).await;
     assert_eq!(fresh["status"], "FINISHED", "{fresh}");
     assert_ne!(
         fresh["certificateFingerprint"],

@@ -9,16 +9,9 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use crate::support::free_port;
 
 use serde_json::Value;
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
-}
 
 fn demo(listen: u16, admin: u16, tmp: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_portcullis"));

@@ -4,13 +4,11 @@
 //! CSRF and origin checks on every change; role checks (a guest sees no accept button and cannot
 //! accept); escaping of request data; logout revoking the token.
 
-mod asm_common;
-mod mgmt_common;
 
 use std::time::Duration;
 
-use asm_common::{protect, virtual_server};
-use mgmt_common::{Api, PASS, start};
+use crate::support::asm::{protect};
+use crate::support::mgmt::{Api, PASS, start, virtual_server};
 use reqwest::header::{HeaderMap, LOCATION, SET_COOKIE};
 use reqwest::{Method, StatusCode, redirect};
 use serde_json::json;

@@ -2,7 +2,7 @@
 //! events (ignored: it writes the million events first; figures in docs/console.md):
 //!
 //! ```text
-//! cargo test --release --test console_scale -- --ignored --nocapture
+//! cargo test --release --test it console::scale -- --ignored --nocapture
 //! ```
 //!
 //! The events are synthetic but shaped like traffic: spread over the last 24 hours, 5,000 client
@@ -11,7 +11,6 @@
 //! same transactions); a real policy learns from 20,000 of them. Then each page is fetched over
 //! HTTPS with a logged-in session, five times, and the median and slowest times are printed.
 
-mod mgmt_common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -91,7 +90,7 @@ async fn console_pages_at_a_million_events() {
     let (st, _) = mgmt::open(
         cfg,
         Arc::new(mgmt::apply::DetachedTopology),
-        Some(mgmt_common::PASS.into()),
+        Some(crate::support::mgmt::PASS.into()),
     )
     .unwrap();
     let doc = serde_json::json!({"policy": {"name": "shop", "template": {"name": "POLICY_TEMPLATE_NGINX_BASE"},
@@ -161,7 +160,7 @@ async fn console_pages_at_a_million_events() {
     // A session: the REST login's token is the console's cookie.
     let login: serde_json::Value = c
         .post(format!("{base}/mgmt/shared/authn/login"))
-        .json(&serde_json::json!({"username": "admin", "password": mgmt_common::PASS}))
+        .json(&serde_json::json!({"username": "admin", "password": crate::support::mgmt::PASS}))
         .send()
         .await
         .unwrap()

@@ -6,10 +6,6 @@
 //! again, is caught up once reachable, each event stored once. The PostgreSQL store itself: every
 //! search criterion, paging, and retention by age and count.
 
-mod asm_common;
-mod mgmt_common;
-mod postgres_support;
-
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
@@ -17,8 +13,8 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use asm_common::{apply, assert_blocked, hit, import, md5_id, policy, upload, virtual_server};
-use mgmt_common::{Api, PASS, Server, log_file, server_log, start};
+use crate::support::asm::{attach, policy_link, apply, assert_blocked, hit, import, md5_id, policy, upload};
+use crate::support::mgmt::{Api, PASS, Server, command, launch, log_file, server_log, start, virtual_server};
 use reqwest::Method;
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -36,41 +32,9 @@ fn central(dir: &Path, events_db: &str, ca_pem: &str) -> Server {
         .to_string(),
     )
     .expect("config");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_portcullis"))
-        .args([
-            "central",
-            "--admin-listen",
-            "127.0.0.1:0",
-            "--events-db",
-            events_db,
-        ])
-        .arg("--data-dir")
-        .arg(dir.join("data"))
-        .arg("--config")
-        .arg(&cfg)
-        .env("PORTCULLIS_ADMIN_PASSWORD", PASS)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(log_file(dir))
-        .spawn()
-        .expect("portcullis central");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let mut base = None;
-    for line in lines.by_ref() {
-        let line = line.expect("line");
-        if let Some(rest) = line.strip_prefix("portcullis: admin API listening on ") {
-            base = Some(rest.trim_end_matches("/mgmt").to_string());
-        }
-        if line == "portcullis: central manager ready" {
-            break;
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    Server {
-        child,
-        base: base
-            .unwrap_or_else(|| panic!("the central manager did not start: {}", server_log(dir))),
-    }
+    let mut cmd = command("central", &dir.join("data"), 0, Some(&cfg));
+    cmd.args(["--events-db", events_db]);
+    launch(cmd, "central", &dir.join("data"))
 }
 
 /// A TCP relay to a controller that the test can cut (connections in flight are closed, new ones
@@ -130,19 +94,8 @@ async fn controller() -> Controller {
         json!({"filename": "fleet.json", "policy": {"fullPath": "/Common/fleet"}}),
     )
     .await;
-    assert_eq!(t["status"], "COMPLETED", "{t}");
-    let link = t["result"]["policyReference"]["link"]
-        .as_str()
-        .expect("link")
-        .to_string();
-    let (s, b) = api
-        .req(
-            Method::PATCH,
-            &format!("/mgmt/tm/asm/policies/{}", md5_id("/Common/fleet")),
-            Some(json!({"virtualServers": ["/Common/vs"]})),
-        )
-        .await;
-    assert_eq!(s, 200, "{b}");
+    let link = policy_link(&t);
+    attach(&api, &md5_id("/Common/fleet")).await;
     apply(&api, &link).await;
     Controller {
         server,
@@ -246,7 +199,7 @@ async fn search(cm: &Api, q: &str, n: usize) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_controllers_one_search_and_one_partitioned_then_down_catches_up() {
-    let pg = postgres_support::shared();
+    let pg = crate::support::postgres::shared();
     let db = pg.create_db("fleet_e2e");
     let cm_dir = tempfile::tempdir().expect("tmp");
     // Over TLS, the server's certificate verified.
@@ -426,7 +379,7 @@ async fn the_postgres_store_searches_every_criterion_and_keeps_its_retention() {
     use portcullis::central::events::search::Cidr;
     use portcullis::central::events::{Retention, Search, postgres::Postgres};
 
-    let pg = postgres_support::shared();
+    let pg = crate::support::postgres::shared();
     let store = Arc::new(
         Postgres::connect(
             &format!("{}?sslmode=disable", pg.create_db("fleet_store")),

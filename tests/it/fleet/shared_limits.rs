@@ -5,10 +5,6 @@
 //! revocation reaches every node within a second and outlives a node's restart; the controller's
 //! REST revokes in the store its profile names.
 
-mod access_support;
-mod mgmt_common;
-mod proxy_support;
-mod redis_support;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -16,8 +12,9 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use proxy_support::{PASS_POLICY, Proxy, Upstream, free_port};
-use redis_support::Redis;
+use crate::support::proxy::{PASS_POLICY, Proxy, Upstream};
+use crate::support::free_addr;
+use crate::support::redis::Redis;
 use serde_json::{Value, json};
 
 fn write_access(dir: &Path, doc: &Value) -> String {
@@ -35,7 +32,7 @@ struct Node {
 fn node(upstream: &Upstream, access: &str) -> Node {
     // reqwest is built without a default TLS provider.
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let metrics = free_port();
+    let metrics = free_addr();
     let proxy = Proxy::start(
         &[format!("http://{}", upstream.addr)],
         PASS_POLICY,
@@ -380,7 +377,7 @@ async fn a_revocation_reaches_every_node_within_a_second() {
     // A token id, for a while.
     let token = jsonwebtoken::encode(
         &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
-        &json!({"sub": "u1", "jti": "t-77", "exp": access_support::now() + 600}),
+        &json!({"sub": "u1", "jti": "t-77", "exp": crate::support::access::now() + 600}),
         &jsonwebtoken::EncodingKey::from_secret(secret.as_bytes()),
     )
     .expect("token");
@@ -447,7 +444,7 @@ async fn a_revocation_reaches_every_node_within_a_second() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_controller_revokes_in_the_store_its_profile_names() {
-    use mgmt_common::{Api, assert_error, start};
+    use crate::support::mgmt::{Api, assert_error, start};
     use reqwest::Method;
 
     let redis = Redis::start();

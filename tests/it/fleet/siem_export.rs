@@ -5,9 +5,6 @@
 //! token; and a dead receiver, which drops its oldest events (counted) without slowing a request.
 //! The controller runs in this process, wired as `portcullis serve` wires it.
 
-mod events_common;
-mod mgmt_common;
-mod siem_support;
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -16,12 +13,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use events_common::{attack, controller};
+use crate::support::events::{attack, controller};
 use http_body_util::{BodyExt, Full};
 use parking_lot::Mutex;
 use reqwest::Method;
 use serde_json::{Value, json};
-use siem_support::{Rsyslog, parse_cef, parse_leef, pki};
+use crate::support::siem::{Rsyslog, parse_cef, parse_leef, pki};
+use crate::support::tls::tls_listener;
 
 fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -31,7 +29,7 @@ fn hostname() -> String {
 }
 
 /// The stored event of `id` (its REST item).
-async fn stored(c: &events_common::Controller, id: &str) -> Value {
+async fn stored(c: &crate::support::events::Controller, id: &str) -> Value {
     c.event_by_support_id(id).await["items"][0].clone()
 }
 
@@ -220,35 +218,12 @@ struct Hec {
     batches: Arc<Mutex<Vec<Vec<Value>>>>,
 }
 
-async fn hec(pki: &siem_support::Pki) -> Hec {
-    use rustls_pki_types::pem::PemObject;
-    let certs = rustls_pki_types::CertificateDer::pem_slice_iter(pki.server_cert.as_bytes())
-        .collect::<Result<Vec<_>, _>>()
-        .expect("cert");
-    let key =
-        rustls_pki_types::PrivateKeyDer::from_pem_slice(pki.server_key.as_bytes()).expect("key");
-    let cfg = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .expect("versions")
-    .with_no_client_auth()
-    .with_single_cert(certs, key)
-    .expect("server config");
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(cfg));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
+async fn hec(pki: &crate::support::siem::Pki) -> Hec {
     let batches: Arc<Mutex<Vec<Vec<Value>>>> = Arc::default();
     let b = batches.clone();
-    tokio::spawn(async move {
-        while let Ok((tcp, _)) = listener.accept().await {
-            let (acceptor, b) = (acceptor.clone(), b.clone());
-            tokio::spawn(async move {
-                let Ok(tls) = acceptor.accept(tcp).await else {
-                    return;
-                };
+    let addr = tls_listener(&pki.server_cert, &pki.server_key, &[], move |tls| {
+        let b = b.clone();
+        async move {
                 let svc =
                     hyper::service::service_fn(move |r: http::Request<hyper::body::Incoming>| {
                         let b = b.clone();
@@ -285,9 +260,9 @@ async fn hec(pki: &siem_support::Pki) -> Hec {
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(hyper_util::rt::TokioIo::new(tls), svc)
                     .await;
-            });
         }
-    });
+    })
+    .await;
     Hec { addr, batches }
 }
 
@@ -382,7 +357,7 @@ async fn splunk_hec_receives_batches_over_https_with_its_token() {
 }
 
 /// The controller's `/mgmt/tm/security/log/destinations` items.
-async fn destinations(c: &events_common::Controller) -> Vec<Value> {
+async fn destinations(c: &crate::support::events::Controller) -> Vec<Value> {
     let (s, b) = c
         .api
         .req(Method::GET, "/mgmt/tm/security/log/destinations", None)
@@ -393,7 +368,7 @@ async fn destinations(c: &events_common::Controller) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_receiver_drops_its_oldest_events_without_slowing_requests() {
-    let port = mgmt_common::free_port();
+    let port = crate::support::free_port();
     let c = controller(|cfg| cfg.events_queue = 8).await;
     let (s, b) = c
         .api

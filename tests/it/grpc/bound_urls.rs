@@ -6,13 +6,12 @@
 //! - bound gRPC URLs get the URL-level checks of every URL (meta-characters on the URL, its
 //!   `metacharsOnUrlCheck` switch), whichever way they are bound.
 
-mod grpc_support;
 
-use grpc_support::client::{TonicClient, frame, raw_call};
-use grpc_support::messages::*;
-use grpc_support::proxy::{Proxy, has_support_id};
-use grpc_support::scenarios::assert_blocked;
-use grpc_support::upstream::start_tonic;
+use crate::support::grpc::client::{TonicClient, frame, raw_call};
+use crate::support::grpc::messages::*;
+use crate::support::grpc::proxy::{Proxy, has_support_id};
+use crate::support::grpc::scenarios::assert_blocked;
+use crate::support::grpc::upstream::start_tonic;
 use serde_json::{Value, json};
 
 fn blocking(names: &[&str]) -> Value {

@@ -2,13 +2,12 @@
 //! upstream and against the demo's hyper server (`portcullis::demo::grpc::server`). These pass on
 //! their own; `grpc_proxy.rs` puts `portcullis proxy` between the same client and server.
 
-mod grpc_support;
 
 use std::net::SocketAddr;
 
-use grpc_support::client::{TonicClient, frame, raw_call};
-use grpc_support::messages::*;
-use grpc_support::upstream::{start_demo, start_tonic};
+use crate::support::grpc::client::{TonicClient, frame, raw_call};
+use crate::support::grpc::messages::*;
+use crate::support::grpc::upstream::{start_demo, start_tonic};
 
 async fn exercise(addr: SocketAddr) {
     let mut c = TonicClient::connect(addr).await;

@@ -2,11 +2,10 @@
 //! with the demo policy's gRPC profile: a real tonic client through `demo::start` (in process, on a
 //! free port) to the demo upstream, which serves the JSON API and gRPC on one port.
 
-mod grpc_support;
 
 use std::net::SocketAddr;
 
-use grpc_support::scenarios;
+use crate::support::grpc::scenarios;
 
 async fn demo() -> (portcullis::demo::Demo, SocketAddr) {
     let d = portcullis::demo::start(&portcullis::demo::DemoOptions {

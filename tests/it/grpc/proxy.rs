@@ -1,12 +1,11 @@
 //! gRPC through the real `portcullis proxy` (issue 5): a real tonic client → the proxy (policy with
 //! a gRPC profile over policies/demo/demo.proto) → a real tonic server. The scenarios are in
-//! `grpc_support/scenarios.rs`; `grpc_reference.rs` runs them against a reference front.
+//! `crate::support::grpc/scenarios.rs`; `grpc_reference.rs` runs them against a reference front.
 //!
 
-mod grpc_support;
 
-use grpc_support::proxy::Proxy;
-use grpc_support::upstream::start_tonic;
+use crate::support::grpc::proxy::Proxy;
+use crate::support::grpc::upstream::start_tonic;
 
 /// The tonic upstream behind a freshly started `portcullis proxy` (stopped when dropped).
 async fn front() -> (Proxy, std::net::SocketAddr) {

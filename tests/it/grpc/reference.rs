@@ -1,11 +1,10 @@
 //! The gRPC scenarios of `grpc_proxy.rs` against the reference front of
-//! `grpc_support/reference_proxy.rs` (the engine's gRPC API driven as docs/grpc.md describes, any
+//! `crate::support::grpc/reference_proxy.rs` (the engine's gRPC API driven as docs/grpc.md describes, any
 //! violation blocking): proves the scenarios and the engine contract right with real tonic traffic.
 
-mod grpc_support;
 
-use grpc_support::reference_proxy;
-use grpc_support::upstream::start_tonic;
+use crate::support::grpc::reference_proxy;
+use crate::support::grpc::upstream::start_tonic;
 
 async fn front() -> ((), std::net::SocketAddr) {
     ((), reference_proxy::start(start_tonic().await).await)

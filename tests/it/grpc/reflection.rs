@@ -5,7 +5,6 @@
 //! the stream), each message still scanned by the signatures; a policy that does not list it
 //! refuses it, as any path that is not one of its gRPC URLs.
 
-mod grpc_support;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -14,9 +13,10 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use grpc_support::client::{frame, raw_call};
-use grpc_support::codec::BytesCodec;
-use grpc_support::proxy::{Proxy, has_support_id, policy};
+use crate::support::grpc::client::{frame, raw_call};
+use crate::support::grpc::codec::BytesCodec;
+use crate::support::grpc::proxy::{Proxy, has_support_id, policy};
+use crate::support::grpc::upstream::serve_tonic;
 use http::uri::PathAndQuery;
 use tonic::server::NamedService;
 use tonic::transport::Endpoint;
@@ -68,16 +68,7 @@ impl tower::Service<http::Request<tonic::body::Body>> for Reflection {
 }
 
 async fn reflection_upstream() -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(Reflection)
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
-    );
-    addr
+    serve_tonic(tonic::transport::Server::builder().add_service(Reflection)).await
 }
 
 /// The gRPC test policy plus the reflection service's URL.

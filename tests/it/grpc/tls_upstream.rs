@@ -4,62 +4,33 @@
 //! TLS (ALPN h2 only, a self-signed certificate trusted with `--upstream-ca`); a TLS member that
 //! only speaks HTTP/1.1 fails a gRPC call with 502 instead of receiving it in a form it cannot read.
 
-mod grpc_support;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use grpc_support::client::{frame, raw_call};
-use grpc_support::messages::{demo, hello};
-use grpc_support::proxy::Proxy;
-use rustls_pki_types::pem::PemObject;
+use crate::support::grpc::client::{frame, raw_call};
+use crate::support::grpc::messages::{demo, hello};
+use crate::support::grpc::proxy::Proxy;
+use crate::support::tls::tls_listener;
 
-/// A TLS listener with the given ALPN protocols; every accepted connection is served by `serve`.
-async fn tls_listener<F, Fut>(alpn: &[&[u8]], serve: F) -> (SocketAddr, String)
+/// A TLS listener with a fresh self-signed certificate for `localhost` and the given ALPN
+/// protocols: its address and the certificate (PEM), for `--upstream-ca`.
+async fn tls_upstream<F, Fut>(alpn: &[&[u8]], serve: F) -> (SocketAddr, String)
 where
     F: Fn(tokio_rustls::server::TlsStream<tokio::net::TcpStream>) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
     let ck = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("rcgen");
-    let certs = rustls_pki_types::CertificateDer::pem_slice_iter(ck.cert.pem().as_bytes())
-        .collect::<Result<Vec<_>, _>>()
-        .expect("cert");
-    let key =
-        rustls_pki_types::PrivateKeyDer::from_pem_slice(ck.signing_key.serialize_pem().as_bytes())
-            .expect("key");
-    let mut cfg = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .expect("versions")
-    .with_no_client_auth()
-    .with_single_cert(certs, key)
-    .expect("server config");
-    cfg.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(cfg));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let serve = Arc::new(serve);
-    tokio::spawn(async move {
-        while let Ok((tcp, _)) = listener.accept().await {
-            let (acceptor, serve) = (acceptor.clone(), serve.clone());
-            tokio::spawn(async move {
-                if let Ok(tls) = acceptor.accept(tcp).await {
-                    serve(tls).await;
-                }
-            });
-        }
-    });
-    (addr, ck.cert.pem())
+    let cert = ck.cert.pem();
+    let addr = tls_listener(&cert, &ck.signing_key.serialize_pem(), alpn, serve).await;
+    (addr, cert)
 }
 
 /// The demo gRPC service over TLS, HTTP/2 only (ALPN `h2`).
 async fn tls_grpc_upstream() -> (SocketAddr, String) {
     let d = demo();
-    tls_listener(&[b"h2"], move |tls| {
+    tls_upstream(&[b"h2"], move |tls| {
         let d = d.clone();
         async move {
             let svc =
@@ -98,7 +69,7 @@ all_grpc_scenarios!(front);
 
 #[tokio::test]
 async fn a_grpc_call_to_an_http1_only_tls_member_gets_502() {
-    let (up, ca) = tls_listener(&[b"http/1.1"], |tls| async move {
+    let (up, ca) = tls_upstream(&[b"http/1.1"], |tls| async move {
         let svc = hyper::service::service_fn(|_req: http::Request<hyper::body::Incoming>| async {
             Ok::<_, Infallible>(http::Response::new(http_body_util::Full::new(
                 bytes::Bytes::from_static(b"http/1.1 only"),

@@ -14,6 +14,8 @@ use portcullis::proxy::topology::{ListenerSpec, ListenerStatus, Topology};
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
 
+use crate::support::router::{ROUTER_PASS, call};
+
 /// Records every apply; refuses to "bind" port 1 (as a busy or privileged port would).
 #[derive(Default)]
 struct Recording {
@@ -41,40 +43,6 @@ impl Recording {
     }
 }
 
-async fn call(
-    app: &axum::Router,
-    method: &str,
-    path: &str,
-    body: Option<Value>,
-) -> (StatusCode, Value) {
-    call_raw(app, method, path, body.map(|b| b.to_string())).await
-}
-
-async fn call_raw(
-    app: &axum::Router,
-    method: &str,
-    path: &str,
-    body: Option<String>,
-) -> (StatusCode, Value) {
-    let auth = format!(
-        "Basic {}",
-        base64::engine::general_purpose::STANDARD.encode("admin:pw-apply-test")
-    );
-    let req = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("authorization", auth)
-        .header("content-type", "application/json")
-        .body(body.map_or_else(Body::empty, Body::from))
-        .unwrap();
-    let res = app.clone().oneshot(req).await.unwrap();
-    let st = res.status();
-    let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    (st, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
-}
-
 #[tokio::test]
 async fn virtual_and_pool_drive_listeners() {
     let dir = tempfile::tempdir().unwrap();
@@ -85,7 +53,7 @@ async fn virtual_and_pool_drive_listeners() {
         data_dir: dir.path().to_path_buf(),
         ..Default::default()
     };
-    let (st, generated) = mgmt::open(cfg, topo.clone(), Some("pw-apply-test".into())).unwrap();
+    let (st, generated) = mgmt::open(cfg, topo.clone(), Some(ROUTER_PASS.into())).unwrap();
     assert!(generated.is_none());
     let app = mgmt::router(st);
     assert!(topo.last().is_empty());
@@ -219,7 +187,7 @@ async fn health_monitors_take_failing_members_out_of_rotation() {
         data_dir: dir.path().to_path_buf(),
         ..Default::default()
     };
-    let (st, _) = mgmt::open(cfg, topo.clone(), Some("pw-apply-test".into())).unwrap();
+    let (st, _) = mgmt::open(cfg, topo.clone(), Some(ROUTER_PASS.into())).unwrap();
     let app = mgmt::router(st.clone());
     // A member that answers HTTP, and an address where nothing listens.
     let up = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -338,7 +306,7 @@ async fn other_modules_extend_the_surface_with_the_same_auth_and_engine() {
     let (st, _) = mgmt::open(
         cfg,
         Arc::new(Recording::default()),
-        Some("pw-apply-test".into()),
+        Some(ROUTER_PASS.into()),
     )
     .unwrap();
     static KINDS: [&mgmt::kinds::KindSpec; 1] = [&WIDGET];

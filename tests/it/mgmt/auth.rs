@@ -2,9 +2,8 @@
 //! PATCH limits, expiry by DELETE), the login-failure array, other auth sources, lockout, and the
 //! role matrix with the exact part-7 401.
 
-mod mgmt_common;
 
-use mgmt_common::{Api, PASS, assert_error, start};
+use crate::support::mgmt::{Api, PASS, assert_error, start};
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -261,7 +260,7 @@ async fn roles_are_enforced_with_the_part7_message() {
 }
 
 /// A server whose lockout and throttles are out of the way, for tests about something else.
-fn lenient(dir: &std::path::Path) -> mgmt_common::Server {
+fn lenient(dir: &std::path::Path) -> crate::support::mgmt::Server {
     let config = dir.join("serve.json");
     std::fs::write(
         &config,

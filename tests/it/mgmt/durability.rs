@@ -1,11 +1,10 @@
 //! Durability and speed: kill -9 during a burst of writes loses nothing acknowledged; the
 //! (ignored) benchmark of durable creates per second and GET latency.
 
-mod mgmt_common;
 
 use std::time::{Duration, Instant};
 
-use mgmt_common::{Api, PASS, start};
+use crate::support::mgmt::{Api, PASS, start};
 use reqwest::Method;
 use serde_json::json;
 
@@ -63,7 +62,7 @@ async fn kill_9_during_a_burst_of_writes_loses_nothing_acknowledged() {
 }
 
 /// Benchmark (run explicitly): durable creations per second with 8 concurrent clients, then
-/// GET latency percentiles of one object. `cargo test --profile dist --test mgmt_durability -- --ignored --nocapture bench_`
+/// GET latency percentiles of one object. `cargo test --profile dist --test it mgmt::durability -- --ignored --nocapture bench_`
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore]
 async fn bench_durable_creates_and_get_latency() {

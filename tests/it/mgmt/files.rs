@@ -1,9 +1,8 @@
 //! Files over real HTTPS: chunked uploads (Content-Range, names, limits), iFiles and their
 //! checksums, certificate install with real X.509 parsing.
 
-mod mgmt_common;
 
-use mgmt_common::{Api, PASS, assert_error, start};
+use crate::support::mgmt::{Api, PASS, assert_error, start};
 use reqwest::Method;
 use serde_json::{Value, json};
 

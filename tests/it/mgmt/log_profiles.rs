@@ -3,13 +3,12 @@
 //! profile in use cannot be deleted; `localStorage: disabled` keeps a virtual's events out of the
 //! store while its syslog server still gets them. In this process, through real sockets.
 
-mod events_common;
-mod mgmt_common;
 
 use std::time::Duration;
 
-use events_common::{attack, controller};
-use mgmt_common::{assert_error, free_port};
+use crate::support::events::{attack, controller};
+use crate::support::mgmt::assert_error;
+use crate::support::free_port;
 use reqwest::Method;
 use serde_json::json;
 

@@ -1,9 +1,8 @@
 //! The object model over real HTTPS: addressing, trailing slashes, PATCH/PUT/DELETE rules,
 //! queries, and every part-7 error of the object endpoints.
 
-mod mgmt_common;
 
-use mgmt_common::{Api, assert_error, start};
+use crate::support::mgmt::{Api, assert_error, start};
 use reqwest::Method;
 use serde_json::json;
 

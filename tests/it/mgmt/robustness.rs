@@ -10,6 +10,8 @@ use portcullis::mgmt::{self, MgmtConfig};
 use serde_json::Value;
 use tower::ServiceExt as _;
 
+use crate::support::router::{ROUTER_PASS, call_raw};
+
 fn open(dir: &std::path::Path, pw: &str) -> Arc<mgmt::MgmtState> {
     let cfg = MgmtConfig {
         data_dir: dir.to_path_buf(),
@@ -24,31 +26,6 @@ fn open(dir: &std::path::Path, pw: &str) -> Arc<mgmt::MgmtState> {
     .0
 }
 
-async fn call_raw(
-    app: &axum::Router,
-    method: &str,
-    path: &str,
-    body: Option<String>,
-) -> (StatusCode, Value) {
-    let auth = format!(
-        "Basic {}",
-        base64::engine::general_purpose::STANDARD.encode("admin:pw-apply-test")
-    );
-    let req = Request::builder()
-        .method(method)
-        .uri(path)
-        .header("authorization", auth)
-        .header("content-type", "application/json")
-        .body(body.map_or_else(Body::empty, Body::from))
-        .unwrap();
-    let res = app.clone().oneshot(req).await.unwrap();
-    let st = res.status();
-    let bytes = axum::body::to_bytes(res.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    (st, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
-}
-
 /// A cheap stand-in for the fuzzer on stable: thousands of random requests built from the API's
 /// own vocabulary (paths, names with `../`, long and non-ASCII names, malformed and mistyped
 /// JSON, odd queries) must each get an answer: 2xx, or an error object with a 4xx status.
@@ -56,7 +33,7 @@ async fn call_raw(
 async fn random_requests_get_answers_never_panics() {
     use rand::RngExt as _;
     let dir = tempfile::tempdir().unwrap();
-    let app = mgmt::router(open(dir.path(), "pw-apply-test"));
+    let app = mgmt::router(open(dir.path(), ROUTER_PASS));
     let colls = [
         "/mgmt/tm/ltm/pool",
         "/mgmt/tm/ltm/virtual",

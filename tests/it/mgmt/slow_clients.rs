@@ -4,7 +4,6 @@
 //! over HTTP/1.1 and HTTP/2. Every connection must be answered or closed within the configured
 //! bounds (2 s here, to keep the tests fast), and every oversized body must get its 413.
 
-mod mgmt_common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,7 +12,7 @@ use base64::Engine as _;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use mgmt_common::{PASS, Server, start};
+use crate::support::mgmt::{PASS, Server, start};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;

@@ -3,14 +3,13 @@
 //! `Expect: 100-continue`, early answers (a block while the client is still sending, an upstream
 //! that answers before reading the body), and `https://` members.
 
-mod proxy_support;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use proxy_support::*;
+use crate::support::proxy::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -333,11 +332,7 @@ async fn a_client_still_sending_its_body_receives_the_block_page() {
 
 #[tokio::test]
 async fn https_members_take_bodies_on_the_same_path() {
-    let ck = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("rcgen");
-    let up = Upstream::start_tls(&ck.cert.pem(), &ck.signing_key.serialize_pem()).await;
-    let dir = tempfile::tempdir().expect("tmp");
-    let ca = dir.path().join("ca.pem");
-    std::fs::write(&ca, ck.cert.pem()).expect("ca");
+    let (up, _dir, ca) = Upstream::start_tls().await;
     let url = format!("https://localhost:{}", up.addr.port());
     let proxy = Proxy::start(
         &[url],

@@ -2,7 +2,6 @@
 //! Host and authority, message framing, CONNECT, and requests the parser refuses, which are
 //! logged with a support ID like any blocked request.
 
-mod proxy_support;
 
 use std::time::Duration;
 
@@ -10,7 +9,7 @@ use bytes::Bytes;
 use http::Request;
 use http_body_util::Full;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use proxy_support::*;
+use crate::support::proxy::*;
 
 const WAIT: Duration = Duration::from_secs(5);
 

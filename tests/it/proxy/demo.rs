@@ -1,15 +1,14 @@
 //! `portcullis demo` started through its library entry point on a free port.
 
-mod proxy_support;
 
 use bytes::Bytes;
 use http::Request;
 use http_body_util::Full;
-use proxy_support::*;
+use crate::support::proxy::*;
 
 async fn demo() -> portcullis::demo::Demo {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    // On free ports; the events are not read here (tests/demo_walkthrough.rs reads them).
+    // On free ports; the events are not read here (tests/it/cli/demo_walkthrough.rs reads them).
     portcullis::demo::start(&portcullis::demo::DemoOptions {
         listen: "127.0.0.1:0".parse().expect("addr"),
         admin_listen: "127.0.0.1:0".parse().expect("addr"),

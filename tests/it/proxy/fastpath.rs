@@ -3,14 +3,13 @@
 //! connections closed while pooled, silence), and raw clients check what comes back, including a
 //! keep-alive connection that moves to the general path mid-way.
 
-mod proxy_support;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use proxy_support::*;
+use crate::support::proxy::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 

@@ -1,12 +1,12 @@
 //! Limits, timeouts and request smuggling against the real proxy binary on loopback.
 
-mod proxy_support;
 
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use proxy_support::*;
+use crate::support::free_addr;
+use crate::support::proxy::*;
 
 const WAIT: Duration = Duration::from_secs(5);
 
@@ -56,7 +56,7 @@ async fn each_smuggling_form_gets_400_and_nothing_reaches_the_upstream() {
 
 #[tokio::test]
 async fn upstream_down_gives_502_fast() {
-    let dead = free_port();
+    let dead = free_addr();
     let proxy = Proxy::start(&[format!("http://{dead}")], PASS_POLICY, &[]);
     let started = Instant::now();
     let out = raw(
@@ -72,7 +72,7 @@ async fn upstream_down_gives_502_fast() {
 #[tokio::test]
 async fn a_dead_member_is_skipped_and_the_live_one_serves() {
     let up = Upstream::start().await;
-    let dead = free_port();
+    let dead = free_addr();
     let proxy = Proxy::start(&[format!("http://{dead}"), up.url()], PASS_POLICY, &[]);
     let client = h1_client();
     for _ in 0..4 {

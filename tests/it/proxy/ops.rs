@@ -1,13 +1,13 @@
 //! Operations against the real binary: SIGHUP policy swaps under load, SIGTERM draining,
 //! metrics, and the block responses once the policy engine is in.
 
-mod proxy_support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use proxy_support::*;
+use crate::support::free_addr;
+use crate::support::proxy::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sighup_under_load_fails_no_request() {
@@ -83,7 +83,7 @@ async fn sigterm_drains_in_flight_requests_then_exits() {
 #[tokio::test]
 async fn metrics_are_served_as_prometheus_text() {
     let up = Upstream::start().await;
-    let maddr = free_port();
+    let maddr = free_addr();
     let proxy = Proxy::start(
         &[up.url()],
         PASS_POLICY,

@@ -1,12 +1,11 @@
 //! The real proxy in front of a real upstream, on loopback: what passes comes out unchanged.
 
-mod proxy_support;
 
 use bytes::Bytes;
 use http::Request;
 use http_body_util::Full;
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use proxy_support::*;
+use crate::support::proxy::*;
 
 #[tokio::test]
 async fn get_and_post_pass_byte_for_byte_with_a_1_mib_body() {
@@ -138,11 +137,7 @@ async fn h2_over_tls_downstream() {
 
 #[tokio::test]
 async fn https_upstreams_are_verified_against_the_given_ca() {
-    let ck = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("rcgen");
-    let up = Upstream::start_tls(&ck.cert.pem(), &ck.signing_key.serialize_pem()).await;
-    let dir = tempfile::tempdir().expect("tmp");
-    let ca = dir.path().join("ca.pem");
-    std::fs::write(&ca, ck.cert.pem()).expect("ca");
+    let (up, _dir, ca) = Upstream::start_tls().await;
     let url = format!("https://localhost:{}", up.addr.port());
 
     let trusted = Proxy::start(

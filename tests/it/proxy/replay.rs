@@ -4,13 +4,12 @@
 //! in-process by the real binary and sent byte for byte to the real proxy in front of a real
 //! upstream; the outcomes (blocked, passed, refused with the same status) must be the same.
 
-mod proxy_support;
 
 use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Duration;
 
-use proxy_support::{Proxy, Upstream};
+use crate::support::proxy::{Proxy, Upstream};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const POLICY: &str = concat!(

@@ -1,39 +1,23 @@
 //! A virtual server and pool created through `/mgmt` on the real `portcullis serve` binary carry
 //! traffic to the pool member; deleting the virtual stops its listener.
 
-mod mgmt_common;
-
 use std::time::Duration;
 
-use mgmt_common::{Api, free_port, get, start, upstream};
+use crate::support::mgmt::{Api, get, start, virtual_server};
 use reqwest::Method;
-use serde_json::json;
 
 #[tokio::test]
 async fn a_virtual_and_pool_created_over_rest_serve_traffic() {
     let dir = tempfile::tempdir().unwrap();
     let server = start(dir.path(), None);
     let api = Api::new(&server);
-    let member = upstream().await;
-    let port = free_port();
-
+    let port = virtual_server(&api).await;
     let (s, b) = api
-        .req(
-            Method::POST,
-            "/mgmt/tm/ltm/pool",
-            Some(json!({"name": "web", "members": [{"name": member.to_string()}]})),
-        )
-        .await;
-    assert_eq!(s, 200, "{b}");
-    let (s, b) = api
-        .req(
-            Method::POST,
-            "/mgmt/tm/ltm/virtual",
-            Some(json!({"name": "vs", "destination": format!("127.0.0.1:{port}"), "pool": "/Common/web"})),
-        )
+        .req(Method::GET, "/mgmt/tm/ltm/virtual/vs", None)
         .await;
     assert_eq!(s, 200, "{b}");
     assert_eq!(b["destination"], format!("/Common/127.0.0.1:{port}"));
+    assert_eq!(b["pool"], "/Common/web");
 
     let url = format!("http://127.0.0.1:{port}/anything");
     let mut last = None;

@@ -1,7 +1,6 @@
 //! The data plane behind the management plane's `Topology` interface: listeners are started,
 //! updated in place without dropping requests in flight, reported when they cannot bind, stopped.
 
-mod proxy_support;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +12,8 @@ use portcullis::proxy::topology::{ListenerSpec, Topology, UpstreamSpec};
 use portcullis::proxy::upstream::Clients;
 use portcullis::proxy::{Dataplane, Limits};
 use portcullis::waf::{CompiledPolicy, Engine};
-use proxy_support::*;
+use crate::support::free_addr;
+use crate::support::proxy::*;
 
 fn dataplane() -> Dataplane {
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -59,7 +59,7 @@ async fn get(addr: std::net::SocketAddr, path: &str) -> Result<u16, String> {
 async fn apply_starts_updates_and_stops_listeners() {
     let (a, b) = (Upstream::start().await, Upstream::start().await);
     let dp = dataplane();
-    let (l1, l2) = (free_port(), free_port());
+    let (l1, l2) = (free_addr(), free_addr());
 
     let st = dp.apply(vec![
         spec("/Common/vs1", l1, &a.url()),
@@ -96,11 +96,11 @@ async fn a_bind_failure_is_reported_per_listener() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let busy = taken.local_addr().expect("addr");
     let dp = dataplane();
-    let ok = free_port();
+    let ok = free_addr();
     let st = dp.apply(vec![
         spec("/Common/busy", busy, &up.url()),
         spec("/Common/ok", ok, &up.url()),
-        spec("/Common/bad", free_port(), "ftp://nope"),
+        spec("/Common/bad", free_addr(), "ftp://nope"),
     ]);
     assert_eq!(st[0].name, "/Common/busy");
     assert!(

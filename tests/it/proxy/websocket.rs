@@ -5,7 +5,6 @@
 //! read as HTTP, idle tunnels are closed, the tunnel count is capped, and no other protocol (h2c,
 //! any token) ever opens a tunnel.
 
-mod proxy_support;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -13,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use base64::Engine as _;
-use proxy_support::{GENERIC_POLICY, PASS_POLICY, Proxy};
+use crate::support::proxy::{GENERIC_POLICY, PASS_POLICY, Proxy};
 use sha1::Digest;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

@@ -2,14 +2,13 @@
 //! answers, NXDOMAIN/NODATA with the SOA, REFUSED outside the zones, changes visible at once, and
 //! `dig` (bind9-dnsutils) against it.
 
-mod soap_common;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use hickory_proto::op::{Edns, Message, MessageType, OpCode, Query, ResponseCode};
 use hickory_proto::rr::{Name, RData, RecordType};
-use soap_common::*;
+use crate::support::soap::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const SOA: &str =

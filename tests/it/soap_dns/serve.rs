@@ -2,7 +2,6 @@
 //! (users of the /mgmt user store, the 401 challenge first), and `--dns-listen` answering from the
 //! zones the portal manages.
 
-mod soap_common;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -11,7 +10,7 @@ use std::time::Duration;
 
 use hickory_proto::op::{Message, MessageType, OpCode, Query};
 use hickory_proto::rr::{Name, RData, RecordType};
-use soap_common::{ZONE_NS, add_zone, envelope, view_zones};
+use crate::support::soap::{ZONE_NS, add_zone, envelope, view_zones};
 
 const PASS: &str = "Serve-soap-dns-1";
 

@@ -1,9 +1,8 @@
 //! The iControl SOAP portal over real HTTPS, driven with the envelopes bigsuds sends: the 401
 //! challenge, WSDL, zone and record methods, nested-array responses, faults, atomicity.
 
-mod soap_common;
 
-use soap_common::*;
+use crate::support::soap::*;
 
 const PORTAL: &str = "/iControl/iControlPortal.cgi";
 const SOA: &str = "example.com. 3600 IN SOA ns1.example.com. hostmaster.example.com. 2024010101 10800 3600 604800 86400";

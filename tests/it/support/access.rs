@@ -2,7 +2,6 @@
 //! ring, RS256 from a fixture since ring cannot generate RSA keys), JWTs signed with them, an
 //! upstream that echoes the headers it receives, and one loopback server for the JWKS document and
 //! the introspection endpoint that counts its calls.
-#![allow(dead_code)]
 
 use std::convert::Infallible;
 use std::net::SocketAddr;

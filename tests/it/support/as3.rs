@@ -1,11 +1,10 @@
 //! Helpers of the AS3 integration tests: the declaration builders and URL polling.
-#![allow(dead_code)]
 
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::mgmt_common::Api;
-use crate::mgmt_common::upstream::get_when_up;
+use super::mgmt::Api;
+use super::upstream::get_when_up;
 
 pub const DECLARE: &str = "/mgmt/shared/appsvcs/declare";
 

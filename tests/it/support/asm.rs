@@ -1,6 +1,5 @@
 //! Shared helpers of the ASM integration tests: policies, chunked uploads, tasks polled to the
 //! end, a virtual server in front of a loopback upstream, and data-plane probes.
-#![allow(dead_code)]
 
 use std::time::{Duration, Instant};
 
@@ -9,7 +8,7 @@ use md5::{Digest as _, Md5};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::mgmt_common::{Api, free_port, upstream};
+use super::mgmt::Api;
 
 /// Allows GET /allowed only (`/open` too when `open`): other URLs are VIOL_URL, blocked.
 pub fn policy(name: &str, open: bool) -> Value {
@@ -109,6 +108,27 @@ pub async fn import(api: &Api, body: Value) -> Value {
     .await
 }
 
+/// The link of the policy a finished import task created (the task must have completed).
+pub fn policy_link(t: &Value) -> String {
+    assert_eq!(t["status"], "COMPLETED", "{t}");
+    t["result"]["policyReference"]["link"]
+        .as_str()
+        .expect("policyReference")
+        .to_string()
+}
+
+/// Attaches the policy `id` to the virtual server `/Common/vs` (not applied yet).
+pub async fn attach(api: &Api, id: &str) {
+    let (s, b) = api
+        .req(
+            Method::PATCH,
+            &format!("/mgmt/tm/asm/policies/{id}"),
+            Some(json!({"virtualServers": ["/Common/vs"]})),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+}
+
 pub async fn apply(api: &Api, link: &str) -> Value {
     let t = run_task(
         api,
@@ -171,11 +191,7 @@ pub async fn protect(api: &Api, full_path: &str, doc: &Value) -> String {
         json!({"file": doc.to_string(), "policy": {"fullPath": full_path}}),
     )
     .await;
-    assert_eq!(t["status"], "COMPLETED", "{t}");
-    let link = t["result"]["policyReference"]["link"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let link = policy_link(&t);
     let id = link
         .rsplit('/')
         .next()
@@ -184,37 +200,8 @@ pub async fn protect(api: &Api, full_path: &str, doc: &Value) -> String {
         .next()
         .unwrap()
         .to_string();
-    let (s, b) = api
-        .req(
-            Method::PATCH,
-            &format!("/mgmt/tm/asm/policies/{id}"),
-            Some(json!({"virtualServers": ["/Common/vs"]})),
-        )
-        .await;
-    assert_eq!(s, 200, "{b}");
+    attach(api, &id).await;
     apply(api, &link).await;
     id
 }
 
-/// A virtual server on a free port with a pool whose member is a loopback upstream.
-pub async fn virtual_server(api: &Api) -> u16 {
-    let member = upstream().await;
-    let port = free_port();
-    let (s, b) = api
-        .req(
-            Method::POST,
-            "/mgmt/tm/ltm/pool",
-            Some(json!({"name": "web", "members": [{"name": member.to_string()}]})),
-        )
-        .await;
-    assert_eq!(s, 200, "{b}");
-    let (s, b) = api
-        .req(
-            Method::POST,
-            "/mgmt/tm/ltm/virtual",
-            Some(json!({"name": "vs", "destination": format!("127.0.0.1:{port}"), "pool": "/Common/web"})),
-        )
-        .await;
-    assert_eq!(s, 200, "{b}");
-    port
-}

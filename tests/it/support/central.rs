@@ -1,64 +1,14 @@
-//! Shared helpers of the central manager tests: spawn the real `portcullis central` and
-//! `portcullis serve` binaries on loopback (any port, or a given one to restart a device in place),
-//! and poll central manager tasks until they leave `STARTED`.
-#![allow(dead_code)]
+//! The central manager's side of the tests: a `portcullis central` with its outbound timeouts
+//! configured, trusting devices, and polling central manager tasks until they leave `STARTED`.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use reqwest::Method;
 use serde_json::{Value, json};
 
-#[path = "../mgmt_common/mod.rs"]
-mod mgmt_common;
-pub use mgmt_common::{Api, PASS, Server};
-
-/// Starts `portcullis <role>` with `--admin-listen 127.0.0.1:<port>` (0 = any).
-pub fn spawn(role: &str, dir: &Path, port: u16, config: Option<&Path>) -> Server {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_portcullis"));
-    cmd.arg(role)
-        .arg("--admin-listen")
-        .arg(format!("127.0.0.1:{port}"))
-        .arg("--data-dir")
-        .arg(dir);
-    if let Some(c) = config {
-        cmd.arg("--config").arg(c);
-    }
-    let mut child = cmd
-        .env("PORTCULLIS_ADMIN_PASSWORD", PASS)
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(mgmt_common::log_file(dir))
-        .spawn()
-        .expect("spawn portcullis");
-    let out = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(out).lines();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut base = None;
-    loop {
-        assert!(Instant::now() < deadline, "portcullis {role} did not start");
-        let Some(line) = lines.next() else {
-            panic!("portcullis {role} exited: {}", mgmt_common::server_log(dir));
-        };
-        let line = line.expect("read line");
-        if let Some(rest) = line.strip_prefix("portcullis: admin API listening on ") {
-            base = Some(rest.trim_end_matches("/mgmt").to_string());
-            if role != "central" {
-                break;
-            }
-        }
-        if line == "portcullis: central manager ready" {
-            break;
-        }
-    }
-    std::thread::spawn(move || for _ in lines {});
-    Server {
-        child,
-        base: base.expect("listening line"),
-    }
-}
+use super::mgmt::{Api, Server, spawn};
 
 /// A central manager whose outbound calls time out after `timeout_secs` with one retry, keeping
 /// `max_tasks` tasks per collection.

@@ -1,13 +1,13 @@
 //! Shared pieces of the request-event tests: a controller (admin API over HTTPS, data plane,
 //! event consumers) in this process, wired as `portcullis serve` wires it; a virtual server
 //! running the demo policy; an attack it blocks; event queries; an RFC 5424 syntax check.
-#![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::mgmt_common::{Api, PASS, client, free_port};
+use super::mgmt::{Api, PASS, client};
+use crate::support::free_port;
 use portcullis::mgmt::{self, MgmtConfig, MgmtState};
 use portcullis::proxy::Dataplane;
 use portcullis::proxy::handler::Shared;

@@ -1,10 +1,8 @@
 //! Shared helpers of the `mgmt_*` integration tests: spawn the real `portcullis serve` binary
 //! on a loopback port with a temporary data directory, and talk to it over HTTPS.
-#![allow(dead_code)]
-
-pub mod upstream;
 
 use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -26,18 +24,38 @@ impl Drop for Server {
     }
 }
 
-pub fn start(dir: &std::path::Path, config: Option<&std::path::Path>) -> Server {
+/// Starts `portcullis serve` on any loopback admin port with `dir` as its data directory.
+pub fn start(dir: &Path, config: Option<&Path>) -> Server {
+    spawn("serve", dir, 0, config)
+}
+
+/// Starts `portcullis <role>` with `--admin-listen 127.0.0.1:<port>` (0 = any; a given port
+/// restarts a device in place).
+pub fn spawn(role: &str, dir: &Path, port: u16, config: Option<&Path>) -> Server {
+    launch(command(role, dir, port, config), role, dir)
+}
+
+/// The command line of [`spawn`], for a test that adds its own arguments before [`launch`].
+pub fn command(role: &str, dir: &Path, port: u16, config: Option<&Path>) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_portcullis"));
-    cmd.arg("serve")
+    cmd.arg(role)
         .arg("--admin-listen")
-        .arg("127.0.0.1:0")
+        .arg(format!("127.0.0.1:{port}"))
         .arg("--data-dir")
         .arg(dir);
     if let Some(c) = config {
         cmd.arg("--config").arg(c);
     }
+    cmd
+}
+
+/// Runs `cmd` (a `portcullis <role>` with its data directory `dir`) with the admin password of
+/// the tests and waits until it serves: its admin API listens and, for `central`, the central
+/// manager says it is ready. Its stderr goes to [`log_file`].
+pub fn launch(mut cmd: Command, role: &str, dir: &Path) -> Server {
     let mut child = cmd
         .env("PORTCULLIS_ADMIN_PASSWORD", PASS)
+        .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(log_file(dir))
         .spawn()
@@ -45,29 +63,39 @@ pub fn start(dir: &std::path::Path, config: Option<&std::path::Path>) -> Server 
     let out = child.stdout.take().expect("stdout");
     let mut lines = BufReader::new(out).lines();
     let deadline = Instant::now() + Duration::from_secs(60);
-    let base = loop {
-        assert!(Instant::now() < deadline, "server did not start");
+    let mut base = None;
+    loop {
+        assert!(Instant::now() < deadline, "portcullis {role} did not start");
         let Some(line) = lines.next() else {
-            panic!("server exited: {}", server_log(dir));
+            panic!("portcullis {role} exited: {}", server_log(dir));
         };
         let line = line.expect("read line");
         if let Some(rest) = line.strip_prefix("portcullis: admin API listening on ") {
-            break rest.trim_end_matches("/mgmt").to_string();
+            base = Some(rest.trim_end_matches("/mgmt").to_string());
+            if role != "central" {
+                break;
+            }
         }
-    };
+        if line == "portcullis: central manager ready" {
+            break;
+        }
+    }
     std::thread::spawn(move || for _ in lines {});
-    Server { child, base }
+    Server {
+        child,
+        base: base.expect("listening line"),
+    }
 }
 
 /// Where a spawned server's diagnostics go: a file in its data directory, so that test output
 /// stays quiet and a failing test can still show them ([`server_log`]).
-pub fn log_file(dir: &std::path::Path) -> Stdio {
+pub fn log_file(dir: &Path) -> Stdio {
     std::fs::create_dir_all(dir).expect("data dir");
     Stdio::from(std::fs::File::create(dir.join("stderr.log")).expect("log file"))
 }
 
 /// What a server started with [`log_file`] wrote to stderr so far.
-pub fn server_log(dir: &std::path::Path) -> String {
+pub fn server_log(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("stderr.log")).unwrap_or_default()
 }
 
@@ -155,12 +183,20 @@ pub async fn http_table(
     table: std::collections::HashMap<String, Canned>,
     default: Canned,
 ) -> std::net::SocketAddr {
+    http_fn(move |path| table.get(path).unwrap_or(&default).clone()).await
+}
+
+/// A tiny HTTP/1.1 server on loopback answering each request with what `answer` returns for its
+/// path, one request per connection.
+pub async fn http_fn(
+    answer: impl Fn(&str) -> Canned + Send + Sync + 'static,
+) -> std::net::SocketAddr {
     let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
-    let table = std::sync::Arc::new(table);
+    let answer = std::sync::Arc::new(answer);
     tokio::spawn(async move {
         while let Ok((mut s, _)) = l.accept().await {
-            let (table, default) = (table.clone(), default.clone());
+            let answer = answer.clone();
             tokio::spawn(async move {
                 let mut buf = vec![0u8; 8192];
                 let mut seen = Vec::new();
@@ -172,13 +208,13 @@ pub async fn http_table(
                 }
                 let head = String::from_utf8_lossy(&seen).to_string();
                 let path = head.split(' ').nth(1).unwrap_or("/");
-                let (status, extra, body) = table.get(path).unwrap_or(&default);
+                let (status, extra, body) = answer(path);
                 let resp = format!(
                     "HTTP/1.1 {status} X\r\ncontent-length: {}\r\n{extra}connection: close\r\n\r\n",
                     body.len()
                 );
                 let _ = s.write_all(resp.as_bytes()).await;
-                let _ = s.write_all(body).await;
+                let _ = s.write_all(&body).await;
             });
         }
     });
@@ -191,14 +227,6 @@ pub async fn upstream() -> std::net::SocketAddr {
     http_table(Default::default(), hello).await
 }
 
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 pub async fn get(url: &str) -> Result<(u16, String), reqwest::Error> {
     let r = reqwest::Client::builder()
         .timeout(Duration::from_secs(5))
@@ -208,4 +236,27 @@ pub async fn get(url: &str) -> Result<(u16, String), reqwest::Error> {
         .await?;
     let status = r.status().as_u16();
     Ok((status, r.text().await?))
+}
+
+/// A virtual server on a free port with a pool whose member is a loopback upstream.
+pub async fn virtual_server(api: &Api) -> u16 {
+    let member = upstream().await;
+    let port = super::free_port();
+    let (s, b) = api
+        .req(
+            Method::POST,
+            "/mgmt/tm/ltm/pool",
+            Some(json!({"name": "web", "members": [{"name": member.to_string()}]})),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    let (s, b) = api
+        .req(
+            Method::POST,
+            "/mgmt/tm/ltm/virtual",
+            Some(json!({"name": "vs", "destination": format!("127.0.0.1:{port}"), "pool": "/Common/web"})),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    port
 }

@@ -5,7 +5,6 @@
 //! [`Postgres::ca_pem`]) and durability off (fast). A small shell holds it: when the
 //! test process ends its standard input closes and the shell stops the server and removes the
 //! directory, so nothing outlives the tests even when one panics.
-#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;

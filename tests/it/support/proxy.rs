@@ -1,6 +1,5 @@
 //! Shared pieces of the proxy integration tests: a real upstream on loopback that records what
 //! reaches it, the real `portcullis proxy` binary started on a free port, and raw/hyper clients.
-#![allow(dead_code)]
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -63,49 +62,31 @@ impl Upstream {
         Upstream { addr, hits }
     }
 
-    /// The same upstream behind TLS (HTTP/1.1), with the given certificate and key.
-    pub async fn start_tls(cert_pem: &str, key_pem: &str) -> Upstream {
-        use rustls_pki_types::pem::PemObject;
-        let certs = rustls_pki_types::CertificateDer::pem_slice_iter(cert_pem.as_bytes())
-            .collect::<Result<Vec<_>, _>>()
-            .expect("cert");
-        let key = rustls_pki_types::PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).expect("key");
-        let cfg = rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .expect("versions")
-        .with_no_client_auth()
-        .with_single_cert(certs, key)
-        .expect("server config");
-        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(cfg));
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
+    /// The same upstream behind TLS (HTTP/1.1) with a fresh self-signed certificate for
+    /// `localhost`, and that certificate in a file for `--upstream-ca` (in the returned
+    /// directory, removed when it drops).
+    pub async fn start_tls() -> (Upstream, tempfile::TempDir, std::path::PathBuf) {
+        let ck = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("rcgen");
+        let (cert_pem, key_pem) = (ck.cert.pem(), ck.signing_key.serialize_pem());
+        let dir = tempfile::tempdir().expect("tmp");
+        let ca = dir.path().join("ca.pem");
+        std::fs::write(&ca, &cert_pem).expect("ca");
         let hits = Arc::new(AtomicUsize::new(0));
         let h = hits.clone();
-        tokio::spawn(async move {
-            loop {
-                let Ok((tcp, _)) = listener.accept().await else {
-                    continue;
-                };
-                let (h, acceptor) = (h.clone(), acceptor.clone());
-                tokio::spawn(async move {
-                    let Ok(tls) = acceptor.accept(tcp).await else {
-                        return;
-                    };
-                    let svc = hyper::service::service_fn(move |req| {
-                        h.fetch_add(1, Ordering::SeqCst);
-                        answer(req)
-                    });
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(tls), svc)
-                        .await;
+        let addr = super::tls::tls_listener(&cert_pem, &key_pem, &[], move |tls| {
+            let h = h.clone();
+            async move {
+                let svc = hyper::service::service_fn(move |req| {
+                    h.fetch_add(1, Ordering::SeqCst);
+                    answer(req)
                 });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(tls), svc)
+                    .await;
             }
-        });
-        Upstream { addr, hits }
+        })
+        .await;
+        (Upstream { addr, hits }, dir, ca)
     }
 
     pub fn url(&self) -> String {
@@ -196,12 +177,6 @@ impl http_body::Body for TrailerBody {
         }
         std::task::Poll::Ready(this.trailers.take().map(|t| Ok(Frame::trailers(t))))
     }
-}
-
-/// A free loopback port (bound then released; the proxy binds it right after).
-pub fn free_port() -> SocketAddr {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr")
 }
 
 /// A policy the scaffold and the real engine both load and that passes ordinary traffic.

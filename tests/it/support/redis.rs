@@ -2,7 +2,6 @@
 //! in a temporary directory and the append-only file synced on every write (so a SIGKILL loses
 //! nothing, as a production server configured for revocations would). It can be killed, stopped
 //! (SIGSTOP: a server that no longer answers) and restarted on the same port and data.
-#![allow(dead_code)]
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};

@@ -3,12 +3,12 @@
 //! `rsyslog-gnutls`) configured by the test to receive syslog over UDP, TCP and TLS (RFC 5425, with
 //! client certificates required) and JSON lines over TCP, each written to its own file with the
 //! fields rsyslog parsed; and parsers for what comes back (CEF, LEEF).
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use super::free_port;
 
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, KeyUsagePurpose};
 
@@ -50,13 +50,6 @@ pub fn pki() -> Pki {
         client_cert,
         client_key,
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("port")
-        .port()
 }
 
 /// A running `rsyslogd -n` with four inputs, each writing to its own file.

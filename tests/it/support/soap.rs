@@ -1,7 +1,6 @@
 //! Test harness shared by `tests/soap_*.rs` and `tests/dns_*.rs`: the SOAP portal served over real
 //! HTTPS on loopback (self-signed certificate) plus the DNS listener, both on a temporary store,
 //! and a minimal HTTPS client that trusts exactly that certificate.
-#![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::sync::Arc;

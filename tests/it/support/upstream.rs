@@ -7,40 +7,21 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::mgmt::{http_fn, http_table};
 
 /// An HTTP/1.1 server on 127.0.0.1 answering every request with 200 and `body` (JSON).
 pub async fn http_server(body: String) -> SocketAddr {
-    let json = "content-type: application/json\r\n".to_string();
-    super::http_table(Default::default(), (200, json, body.into_bytes())).await
+    http_table(Default::default(), (200, JSON.to_string(), body.into_bytes())).await
 }
+
+/// The header line of a JSON answer.
+const JSON: &str = "content-type: application/json\r\n";
 
 /// Like [`http_server`], answering with whatever `body` holds at the time of the request
 /// (a policy repository whose document changes between deploys).
 pub async fn http_server_shared(body: Arc<Mutex<String>>) -> SocketAddr {
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = l.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((mut s, _)) = l.accept().await {
-            let body = body.lock().clone();
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 8192];
-                let mut seen = Vec::new();
-                while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match s.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => seen.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let resp = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = s.write_all(resp.as_bytes()).await;
-            });
-        }
-    });
-    addr
+    http_fn(move |_| (200, JSON.to_string(), body.lock().clone().into_bytes())).await
 }
 
 /// A plain client that neither follows redirects nor verifies certificates.

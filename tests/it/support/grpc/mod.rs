@@ -2,9 +2,6 @@
 //! `policies/demo/demo.proto` (no codegen: a raw-bytes codec around the demo service logic), a real
 //! tonic client, a raw HTTP/2 client for what tonic refuses to send (broken frames, wrong paths), the
 //! demo messages, and a harness that runs the real `portcullis proxy` binary.
-//!
-//! Each test binary uses part of it.
-#![allow(dead_code)]
 
 pub mod client;
 pub mod codec;
@@ -16,19 +13,17 @@ pub mod upstream;
 
 /// One `#[tokio::test]` per scenario of [`scenarios`], each run against a fresh front built by
 /// `$front` (an async fn returning `(guard, addr)`; the guard keeps the front alive).
-#[macro_export]
 macro_rules! grpc_scenario_tests {
     ($front:ident: $($scenario:ident),* $(,)?) => {$(
         #[tokio::test]
         async fn $scenario() {
             let (_front, addr) = $front().await;
-            grpc_support::scenarios::$scenario(addr).await;
+            $crate::support::grpc::scenarios::$scenario(addr).await;
         }
     )*};
 }
 
 /// Every scenario, for the fronts that must pass all of them.
-#[macro_export]
 macro_rules! all_grpc_scenarios {
     ($front:ident) => {
         grpc_scenario_tests!($front:

@@ -1,6 +1,7 @@
 //! Runs the real `portcullis proxy` binary in front of an upstream with a policy that protects the
 //! demo gRPC API, and stops it when dropped.
 
+use crate::support::free_addr;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -53,11 +54,6 @@ impl Drop for Proxy {
     }
 }
 
-fn free_port() -> SocketAddr {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr")
-}
-
 impl Proxy {
     /// Writes the policy and demo.proto into a temporary directory and starts
     /// `portcullis proxy --listen <addr> --upstream http://<upstream> --policy <dir>/policy.json`.
@@ -90,7 +86,7 @@ impl Proxy {
             serde_json::to_vec_pretty(&make(&link)).expect("json"),
         )
         .expect("policy");
-        let addr = free_port();
+        let addr = free_addr();
         let child = Command::new(env!("CARGO_BIN_EXE_portcullis"))
             .arg("proxy")
             .arg("--listen")

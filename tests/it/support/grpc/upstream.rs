@@ -131,16 +131,23 @@ demo_service!(InventoryService, "demo.v1.Inventory");
 
 /// Starts the tonic upstream on 127.0.0.1 (ephemeral port).
 pub async fn start_tonic() -> SocketAddr {
+    let d = demo();
+    serve_tonic(
+        tonic::transport::Server::builder()
+            .add_service(GreeterService(d.clone()))
+            .add_service(InventoryService(d)),
+    )
+    .await
+}
+
+/// Serves a tonic router on 127.0.0.1 (ephemeral port) for the rest of the test.
+pub async fn serve_tonic(router: tonic::transport::server::Router) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
-    let d = demo();
     tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(GreeterService(d.clone()))
-            .add_service(InventoryService(d))
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+        router.serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
     );
     addr
 }
