@@ -2,13 +2,13 @@
 //! virtual server (enforced without a restart, keys replaced live), derived from the OpenAPI
 //! `security` of the policy's spec, and refused with the field named when the file is wrong.
 
-
 use std::time::Duration;
 
-use crate::support::access::*;
-use crate::support::proxy::{PASS_POLICY, Proxy};
-use crate::support::free_addr;
 use serde_json::{Value, json};
+
+use crate::support::access::*;
+use crate::support::free_addr;
+use crate::support::proxy::{PASS_POLICY, Proxy};
 
 #[test]
 fn a_bad_access_file_stops_the_proxy_with_the_field_named() {

@@ -2,15 +2,15 @@
 //! (RS256, ES256) against a JWKS served over HTTP, token introspection (RFC 7662), API keys added
 //! and revoked without a restart, Basic credentials, a gRPC call without credentials, rate limits.
 //! The controller's `/mgmt` objects, OpenAPI `security` and file validation are in
-//! `access_config.rs`.
-
+//! `access/config.rs`.
 
 use std::time::{Duration, Instant};
 
-use crate::support::access::*;
-use crate::support::proxy::{PASS_POLICY, Proxy};
-use crate::support::free_addr;
 use serde_json::{Value, json};
+
+use crate::support::access::*;
+use crate::support::free_addr;
+use crate::support::proxy::{PASS_POLICY, Proxy};
 
 fn profile(idp: &Idp, alice_hash: &str, partner_keys: Value) -> Value {
     let base = format!("http://{}", idp.addr);

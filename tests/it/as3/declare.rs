@@ -3,16 +3,16 @@
 //! "no change"; HTTPS with an inline certificate and the port-80 redirect; a WAF policy pulled
 //! from a URL protects its listener in one call; tenant removal; restart and `persist`.
 
-
 use std::sync::Arc;
 
-use crate::support::as3::{DECLARE, as3, body_of, http_app, virtual_names};
-use crate::support::upstream::{get_when_up, gone, http_server, http_server_shared};
-use crate::support::mgmt::{Api, start};
-use crate::support::free_port;
 use parking_lot::Mutex;
 use reqwest::Method;
 use serde_json::{Value, json};
+
+use crate::support::as3::{DECLARE, as3, body_of, http_app, virtual_names};
+use crate::support::free_port;
+use crate::support::mgmt::{Api, start};
+use crate::support::upstream::{get_when_up, gone, http_server, http_server_shared};
 
 #[tokio::test]
 async fn http_service_serves_traffic_redeploy_is_no_change_bad_declaration_changes_nothing() {

@@ -2,13 +2,13 @@
 //! with its task record, the Common/Shared application used by other tenants, `updateMode:
 //! complete`, and a body that is not JSON.
 
-
-use crate::support::as3::{DECLARE, as3, body_of, http_app};
-use crate::support::upstream::{gone, http_server};
-use crate::support::mgmt::{Api, start};
-use crate::support::free_port;
 use reqwest::Method;
 use serde_json::{Value, json};
+
+use crate::support::as3::{DECLARE, as3, body_of, http_app};
+use crate::support::free_port;
+use crate::support::mgmt::{Api, start};
+use crate::support::upstream::{gone, http_server};
 
 #[tokio::test]
 async fn info_async_tasks_and_dry_run() {

@@ -6,15 +6,15 @@
 //!
 //! `cargo test --profile dist --test it asm::apply_load -- --ignored --nocapture`
 
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::support::asm::{attach, policy_link, import, run_task, status, upload};
-use crate::support::mgmt::{Api, start, virtual_server};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
+
+use crate::support::asm::{attach, import, policy_link, run_task, status, upload};
+use crate::support::mgmt::{Api, start, virtual_server};
 
 const CLIENTS: usize = 8;
 const ROUNDS: usize = 3;

@@ -5,16 +5,18 @@
 //! the retention bound hold, security log profiles deliver RFC 5424 messages to UDP and TCP
 //! syslog receivers and a file, and a dead TCP collector neither slows nor fails requests.
 
-
 use std::time::{Duration, Instant};
 
-use crate::support::asm::{attach, policy_link, apply, assert_blocked, hit, import, md5_id, policy, upload};
-use crate::support::events::{attack, controller, event_by_support_id, rfc5424};
-use crate::support::mgmt::{Api, assert_error, start, virtual_server};
-use crate::support::free_port;
 use reqwest::Method;
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
+
+use crate::support::asm::{
+    apply, assert_blocked, attach, hit, import, md5_id, policy, policy_link, upload,
+};
+use crate::support::events::{attack, controller, event_by_support_id, rfc5424};
+use crate::support::free_port;
+use crate::support::mgmt::{Api, assert_error, start, virtual_server};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_blocked_request_is_found_by_its_support_id() {

@@ -5,14 +5,14 @@
 //! evidence from several sources (trusted ones too), one-source and attack-tainted ones score low,
 //! bots teach nothing, suggestions are accepted and dismissed; readiness of a transparent policy.
 
-
 use std::time::{Duration, Instant};
+
+use reqwest::Method;
+use serde_json::{Value, json};
 
 use crate::support::asm::{protect, wait_task};
 use crate::support::events::{Controller, controller, event_by_support_id};
 use crate::support::mgmt::{Api, assert_error, virtual_server};
-use reqwest::Method;
-use serde_json::{Value, json};
 
 const BROWSER: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36";
 

@@ -15,18 +15,18 @@
 //! auto-applicable; and with *every* suggestion accepted and applied, whatever its score, every
 //! attack that a high-accuracy signature blocked is still blocked when replayed.
 
-
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::support::events::controller;
-use crate::support::upstream;
 use portcullis::waf::signatures::{Level, SignatureDb};
 use reqwest::Method;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::Semaphore;
+
+use crate::support::events::controller;
+use crate::support::mgmt::upstream;
 
 /// One corpus request: its bytes (without the X-Forwarded-For the replay adds) and whether it is
 /// an attack.

@@ -5,14 +5,14 @@
 //! the failure cases (rule 1, bad JSON, a policy that does not compile), and the pull limits
 //! (metadata address, redirect to it, `file:` outside the data directory, oversize).
 
-
 use std::collections::HashMap;
 
-use crate::support::asm::*;
 use base64::Engine as _;
-use crate::support::mgmt::{Api, Server, http_table, start, virtual_server};
 use reqwest::Method;
 use serde_json::{Value, json};
+
+use crate::support::asm::*;
+use crate::support::mgmt::{Api, Server, http_table, start, virtual_server};
 
 #[tokio::test]
 async fn upload_import_attach_apply_blocks_and_changes_wait_for_apply() {

@@ -6,15 +6,15 @@
 //! `billing-report` binary writes the manual report, uploads the automatic one to a loopback TLS
 //! endpoint, and `billing-report mask` pseudonymises it; revoking removes the license on the device.
 
-
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use crate::support::central::{address, central, device_ref, signal, trust};
-use crate::support::mgmt::{Api, PASS, Server, spawn};
 use reqwest::Method;
 use serde_json::{Value, json};
+
+use crate::support::central::{address, central, device_ref, signal, trust};
+use crate::support::mgmt::{Api, PASS, Server, spawn};
 
 const POOLS: &str = "/mgmt/cm/shared/licensing/pools";
 const KEY: &str = "ABCDE-FGHIJ-KLMNO-PQRST-UVWXYZ1";

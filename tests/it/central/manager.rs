@@ -4,15 +4,15 @@
 //! re-import by PATCH → conflicts with both versions → resolution → FINISHED, deploy back to the
 //! device, failures with precise messages (bad password, module not provisioned, dead device
 //! within the timeout), and tasks, devices and central copies across a restart.
-//! (`central_restart.rs`: interrupted tasks, a changed certificate, one task per device, retention.)
-
+//! (`central/restart.rs`: interrupted tasks, a changed certificate, one task per device, retention.)
 
 use std::time::{Duration, Instant};
 
-use crate::support::central::{address, central, device_ref, run_task, trust, wait};
-use crate::support::mgmt::{Api, spawn};
 use reqwest::Method;
 use serde_json::{Value, json};
+
+use crate::support::central::{address, central, device_ref, run_task, trust, wait};
+use crate::support::mgmt::{Api, spawn};
 
 const DISCOVERY: &str = "/mgmt/cm/global/tasks/device-discovery";
 const IMPORT: &str = "/mgmt/cm/adc-core/tasks/declare-mgmt-authority";

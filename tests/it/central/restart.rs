@@ -4,13 +4,13 @@
 //! refused (409); a controller whose certificate changed fails discovery and trust with a precise
 //! message until it is forgotten and trusted again; old tasks are pruned beyond `max_tasks`.
 
-
 use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::json;
 
 use crate::support::central::{address, central, device_ref, run_task, signal, trust, wait};
 use crate::support::mgmt::{Api, spawn};
-use reqwest::Method;
-use serde_json::json;
 
 const DISCOVERY: &str = "/mgmt/cm/global/tasks/device-discovery";
 const DEVICES: &str = "/mgmt/shared/resolver/device-groups/cm-bigip-allBigIpDevices/devices";

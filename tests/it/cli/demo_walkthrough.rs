@@ -9,9 +9,10 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use crate::support::free_port;
 
 use serde_json::Value;
+
+use crate::support::free_port;
 
 fn demo(listen: u16, admin: u16, tmp: &Path) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_portcullis"));

@@ -4,14 +4,14 @@
 //! CSRF and origin checks on every change; role checks (a guest sees no accept button and cannot
 //! accept); escaping of request data; logout revoking the token.
 
-
 use std::time::Duration;
 
-use crate::support::asm::{protect};
-use crate::support::mgmt::{Api, PASS, start, virtual_server};
 use reqwest::header::{HeaderMap, LOCATION, SET_COOKIE};
 use reqwest::{Method, StatusCode, redirect};
 use serde_json::json;
+
+use crate::support::asm::protect;
+use crate::support::mgmt::{Api, PASS, start, virtual_server};
 
 fn browser() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();

@@ -11,7 +11,6 @@
 //! same transactions); a real policy learns from 20,000 of them. Then each page is fetched over
 //! HTTPS with a logged-in session, five times, and the median and slowest times are printed.
 
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

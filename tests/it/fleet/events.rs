@@ -6,18 +6,19 @@
 //! again, is caught up once reachable, each event stored once. The PostgreSQL store itself: every
 //! search criterion, paging, and retention by age and count.
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::support::asm::{attach, policy_link, apply, assert_blocked, hit, import, md5_id, policy, upload};
-use crate::support::mgmt::{Api, PASS, Server, command, launch, log_file, server_log, start, virtual_server};
 use reqwest::Method;
 use serde_json::{Value, json};
 use tokio::sync::watch;
+
+use crate::support::asm::{
+    apply, assert_blocked, attach, hit, import, md5_id, policy, policy_link, upload,
+};
+use crate::support::mgmt::{Api, PASS, Server, command, launch, start, virtual_server};
 
 /// `portcullis central --events-db URL`, collecting every second, the database's certificate
 /// checked against `ca_pem`; waits until it is ready.

@@ -5,17 +5,17 @@
 //! revocation reaches every node within a second and outlives a node's restart; the controller's
 //! REST revokes in the store its profile names.
 
-
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::support::proxy::{PASS_POLICY, Proxy, Upstream};
-use crate::support::free_addr;
-use crate::support::redis::Redis;
 use serde_json::{Value, json};
+
+use crate::support::free_addr;
+use crate::support::proxy::{PASS_POLICY, Proxy, Upstream};
+use crate::support::redis::Redis;
 
 fn write_access(dir: &Path, doc: &Value) -> String {
     let p = dir.join("access.json");

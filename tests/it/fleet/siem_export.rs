@@ -5,7 +5,6 @@
 //! token; and a dead receiver, which drops its oldest events (counted) without slowing a request.
 //! The controller runs in this process, wired as `portcullis serve` wires it.
 
-
 use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -13,11 +12,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use crate::support::events::{attack, controller};
 use http_body_util::{BodyExt, Full};
 use parking_lot::Mutex;
 use reqwest::Method;
 use serde_json::{Value, json};
+
+use crate::support::events::{attack, controller};
 use crate::support::siem::{Rsyslog, parse_cef, parse_leef, pki};
 use crate::support::tls::tls_listener;
 
@@ -224,42 +224,40 @@ async fn hec(pki: &crate::support::siem::Pki) -> Hec {
     let addr = tls_listener(&pki.server_cert, &pki.server_key, &[], move |tls| {
         let b = b.clone();
         async move {
-                let svc =
-                    hyper::service::service_fn(move |r: http::Request<hyper::body::Incoming>| {
-                        let b = b.clone();
-                        async move {
-                            let auth = r
-                                .headers()
-                                .get("authorization")
-                                .and_then(|v| v.to_str().ok())
-                                .unwrap_or_default()
-                                .to_string();
-                            let path = r.uri().path().to_string();
-                            let body = r.into_body().collect().await.expect("body").to_bytes();
-                            let (status, answer) = if path != "/services/collector/event" {
-                                (404, json!({"text": "not found", "code": 404}))
-                            } else if auth != "Splunk good-token" {
-                                (403, json!({"text": "Invalid token", "code": 4}))
-                            } else {
-                                let events: Vec<Value> =
-                                    serde_json::Deserializer::from_slice(&body)
-                                        .into_iter::<Value>()
-                                        .collect::<Result<_, _>>()
-                                        .expect("concatenated JSON events");
-                                b.lock().push(events);
-                                (200, json!({"text": "Success", "code": 0}))
-                            };
-                            Ok::<_, Infallible>(
-                                http::Response::builder()
-                                    .status(status)
-                                    .body(Full::new(Bytes::from(answer.to_string())))
-                                    .expect("response"),
-                            )
-                        }
-                    });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(tls), svc)
-                    .await;
+            let svc = hyper::service::service_fn(move |r: http::Request<hyper::body::Incoming>| {
+                let b = b.clone();
+                async move {
+                    let auth = r
+                        .headers()
+                        .get("authorization")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default()
+                        .to_string();
+                    let path = r.uri().path().to_string();
+                    let body = r.into_body().collect().await.expect("body").to_bytes();
+                    let (status, answer) = if path != "/services/collector/event" {
+                        (404, json!({"text": "not found", "code": 404}))
+                    } else if auth != "Splunk good-token" {
+                        (403, json!({"text": "Invalid token", "code": 4}))
+                    } else {
+                        let events: Vec<Value> = serde_json::Deserializer::from_slice(&body)
+                            .into_iter::<Value>()
+                            .collect::<Result<_, _>>()
+                            .expect("concatenated JSON events");
+                        b.lock().push(events);
+                        (200, json!({"text": "Success", "code": 0}))
+                    };
+                    Ok::<_, Infallible>(
+                        http::Response::builder()
+                            .status(status)
+                            .body(Full::new(Bytes::from(answer.to_string())))
+                            .expect("response"),
+                    )
+                }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(tls), svc)
+                .await;
         }
     })
     .await;

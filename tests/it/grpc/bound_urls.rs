@@ -6,13 +6,13 @@
 //! - bound gRPC URLs get the URL-level checks of every URL (meta-characters on the URL, its
 //!   `metacharsOnUrlCheck` switch), whichever way they are bound.
 
+use serde_json::{Value, json};
 
 use crate::support::grpc::client::{TonicClient, frame, raw_call};
 use crate::support::grpc::messages::*;
 use crate::support::grpc::proxy::{Proxy, has_support_id};
 use crate::support::grpc::scenarios::assert_blocked;
 use crate::support::grpc::upstream::start_tonic;
-use serde_json::{Value, json};
 
 fn blocking(names: &[&str]) -> Value {
     let list: Vec<Value> = names

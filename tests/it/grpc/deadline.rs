@@ -3,16 +3,16 @@
 //! `grpc-timeout` ends when the client said, with DEADLINE_EXCEEDED (grpc-status 4) from the
 //! proxy; without one, the proxy's own upstream response timeout answers 504 as for any request.
 
-
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use http_body_util::Empty;
+
 use crate::support::grpc::client::{frame, raw_call};
 use crate::support::grpc::messages::{SAY_HELLO, hello};
 use crate::support::grpc::proxy::Proxy;
-use http_body_util::Empty;
 
 /// An h2c server that takes every request and never answers it.
 async fn silent_upstream() -> SocketAddr {

@@ -2,7 +2,6 @@
 //! with the demo policy's gRPC profile: a real tonic client through `demo::start` (in process, on a
 //! free port) to the demo upstream, which serves the JSON API and gRPC on one port.
 
-
 use std::net::SocketAddr;
 
 use crate::support::grpc::scenarios;

@@ -1,8 +1,6 @@
 //! gRPC through the real `portcullis proxy` (issue 5): a real tonic client → the proxy (policy with
 //! a gRPC profile over policies/demo/demo.proto) → a real tonic server. The scenarios are in
-//! `crate::support::grpc/scenarios.rs`; `grpc_reference.rs` runs them against a reference front.
-//!
-
+//! `support/grpc/scenarios.rs`; `grpc/reference.rs` runs them against a reference front.
 
 use crate::support::grpc::proxy::Proxy;
 use crate::support::grpc::upstream::start_tonic;

@@ -1,7 +1,6 @@
-//! The gRPC scenarios of `grpc_proxy.rs` against the reference front of
-//! `crate::support::grpc/reference_proxy.rs` (the engine's gRPC API driven as docs/grpc.md describes, any
+//! The gRPC scenarios of `grpc/proxy.rs` against the reference front of
+//! `support/grpc/reference_proxy.rs` (the engine's gRPC API driven as docs/grpc.md describes, any
 //! violation blocking): proves the scenarios and the engine contract right with real tonic traffic.
-
 
 use crate::support::grpc::reference_proxy;
 use crate::support::grpc::upstream::start_tonic;

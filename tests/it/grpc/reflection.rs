@@ -5,7 +5,6 @@
 //! the stream), each message still scanned by the signatures; a policy that does not list it
 //! refuses it, as any path that is not one of its gRPC URLs.
 
-
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -13,14 +12,15 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use crate::support::grpc::client::{frame, raw_call};
-use crate::support::grpc::codec::BytesCodec;
-use crate::support::grpc::proxy::{Proxy, has_support_id, policy};
-use crate::support::grpc::upstream::serve_tonic;
 use http::uri::PathAndQuery;
 use tonic::server::NamedService;
 use tonic::transport::Endpoint;
 use tonic::{Status, Streaming};
+
+use crate::support::grpc::client::{frame, raw_call};
+use crate::support::grpc::codec::BytesCodec;
+use crate::support::grpc::proxy::{Proxy, has_support_id, policy};
+use crate::support::grpc::upstream::serve_tonic;
 
 const REFLECTION: &str = "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo";
 

@@ -4,10 +4,8 @@
 //! TLS (ALPN h2 only, a self-signed certificate trusted with `--upstream-ca`); a TLS member that
 //! only speaks HTTP/1.1 fails a gRPC call with 502 instead of receiving it in a form it cannot read.
 
-
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::Arc;
 
 use crate::support::grpc::client::{frame, raw_call};
 use crate::support::grpc::messages::{demo, hello};

@@ -6,12 +6,11 @@
 use std::sync::Arc;
 
 use axum::body::Body;
-use base64::Engine as _;
 use http::{Request, StatusCode};
 use parking_lot::Mutex;
 use portcullis::mgmt::{self, MgmtConfig};
 use portcullis::proxy::topology::{ListenerSpec, ListenerStatus, Topology};
-use serde_json::{Value, json};
+use serde_json::json;
 use tower::ServiceExt as _;
 
 use crate::support::router::{ROUTER_PASS, call};

@@ -2,10 +2,10 @@
 //! PATCH limits, expiry by DELETE), the login-failure array, other auth sources, lockout, and the
 //! role matrix with the exact part-7 401.
 
-
-use crate::support::mgmt::{Api, PASS, assert_error, start};
 use reqwest::Method;
 use serde_json::{Value, json};
+
+use crate::support::mgmt::{Api, PASS, assert_error, start};
 
 #[tokio::test]
 async fn login_tokens_and_lockout() {

@@ -1,12 +1,12 @@
 //! Durability and speed: kill -9 during a burst of writes loses nothing acknowledged; the
 //! (ignored) benchmark of durable creates per second and GET latency.
 
-
 use std::time::{Duration, Instant};
 
-use crate::support::mgmt::{Api, PASS, start};
 use reqwest::Method;
 use serde_json::json;
+
+use crate::support::mgmt::{Api, PASS, start};
 
 #[tokio::test]
 async fn kill_9_during_a_burst_of_writes_loses_nothing_acknowledged() {

@@ -1,10 +1,10 @@
 //! Files over real HTTPS: chunked uploads (Content-Range, names, limits), iFiles and their
 //! checksums, certificate install with real X.509 parsing.
 
-
-use crate::support::mgmt::{Api, PASS, assert_error, start};
 use reqwest::Method;
 use serde_json::{Value, json};
+
+use crate::support::mgmt::{Api, PASS, assert_error, start};
 
 #[tokio::test]
 async fn uploads_ifiles_and_certificate_install() {

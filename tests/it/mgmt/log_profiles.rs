@@ -3,14 +3,14 @@
 //! profile in use cannot be deleted; `localStorage: disabled` keeps a virtual's events out of the
 //! store while its syslog server still gets them. In this process, through real sockets.
 
-
 use std::time::Duration;
 
-use crate::support::events::{attack, controller};
-use crate::support::mgmt::assert_error;
-use crate::support::free_port;
 use reqwest::Method;
 use serde_json::json;
+
+use crate::support::events::{attack, controller};
+use crate::support::free_port;
+use crate::support::mgmt::assert_error;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_storage_disabled_keeps_a_virtuals_events_out_of_the_store() {

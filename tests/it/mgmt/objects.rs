@@ -1,10 +1,10 @@
 //! The object model over real HTTPS: addressing, trailing slashes, PATCH/PUT/DELETE rules,
 //! queries, and every part-7 error of the object endpoints.
 
-
-use crate::support::mgmt::{Api, assert_error, start};
 use reqwest::Method;
 use serde_json::json;
+
+use crate::support::mgmt::{Api, assert_error, start};
 
 #[tokio::test]
 async fn objects_follow_the_icontrol_rules_and_every_error_is_part7() {

@@ -3,12 +3,7 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
-use base64::Engine as _;
-use http::{Request, StatusCode};
 use portcullis::mgmt::{self, MgmtConfig};
-use serde_json::Value;
-use tower::ServiceExt as _;
 
 use crate::support::router::{ROUTER_PASS, call_raw};
 

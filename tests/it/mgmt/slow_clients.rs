@@ -4,7 +4,6 @@
 //! over HTTP/1.1 and HTTP/2. Every connection must be answered or closed within the configured
 //! bounds (2 s here, to keep the tests fast), and every oversized body must get its 413.
 
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,10 +11,11 @@ use base64::Engine as _;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use crate::support::mgmt::{PASS, Server, start};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
+
+use crate::support::mgmt::{PASS, Server, start};
 
 /// The admin port's bounds in these tests.
 const CONFIG: &str = r#"{"mgmt": {"header_read_timeout": 2, "idle_timeout": 2,

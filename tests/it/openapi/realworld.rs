@@ -2,10 +2,11 @@
 //! skipped when absent), GitHub's REST API (fetched by `benches/github-spec.sh`, skipped when
 //! absent), plus the URL table and the undocumented-endpoint records on the petstore.
 
-use portcullis::waf::openapi::{ApiMatch, CompiledApi, Head, Limits, load};
-use portcullis::waf::resolver::NoResolver;
 use std::path::PathBuf;
 use std::time::Instant;
+
+use portcullis::waf::openapi::{ApiMatch, CompiledApi, Head, Limits, load};
+use portcullis::waf::resolver::NoResolver;
 
 fn first_existing(candidates: &[PathBuf]) -> Option<PathBuf> {
     candidates.iter().find(|p| p.is_file()).cloned()

@@ -3,15 +3,15 @@
 //! `Expect: 100-continue`, early answers (a block while the client is still sending, an upstream
 //! that answers before reading the body), and `https://` members.
 
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::support::proxy::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+
+use crate::support::proxy::*;
 
 const WAIT: Duration = Duration::from_secs(10);
 

@@ -2,13 +2,13 @@
 //! Host and authority, message framing, CONNECT, and requests the parser refuses, which are
 //! logged with a support ID like any blocked request.
 
-
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::Request;
 use http_body_util::Full;
 use hyper_util::rt::{TokioExecutor, TokioIo};
+
 use crate::support::proxy::*;
 
 const WAIT: Duration = Duration::from_secs(5);

@@ -1,9 +1,9 @@
 //! `portcullis demo` started through its library entry point on a free port.
 
-
 use bytes::Bytes;
 use http::Request;
 use http_body_util::Full;
+
 use crate::support::proxy::*;
 
 async fn demo() -> portcullis::demo::Demo {

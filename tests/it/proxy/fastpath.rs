@@ -3,15 +3,15 @@
 //! connections closed while pooled, silence), and raw clients check what comes back, including a
 //! keep-alive connection that moves to the general path mid-way.
 
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use crate::support::proxy::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+
+use crate::support::proxy::*;
 
 /// A raw upstream: for every request head it reads, `answer(n)` gives the bytes to send back
 /// (n counts requests over all connections) and whether to close the connection after them.

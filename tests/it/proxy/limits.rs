@@ -1,6 +1,5 @@
 //! Limits, timeouts and request smuggling against the real proxy binary on loopback.
 
-
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -1,7 +1,6 @@
 //! Operations against the real binary: SIGHUP policy swaps under load, SIGTERM draining,
 //! metrics, and the block responses once the policy engine is in.
 
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;

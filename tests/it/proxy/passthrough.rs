@@ -1,10 +1,10 @@
 //! The real proxy in front of a real upstream, on loopback: what passes comes out unchanged.
 
-
 use bytes::Bytes;
 use http::Request;
 use http_body_util::Full;
 use hyper_util::rt::{TokioExecutor, TokioIo};
+
 use crate::support::proxy::*;
 
 #[tokio::test]

@@ -4,13 +4,13 @@
 //! in-process by the real binary and sent byte for byte to the real proxy in front of a real
 //! upstream; the outcomes (blocked, passed, refused with the same status) must be the same.
 
-
 use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::support::proxy::{Proxy, Upstream};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::support::proxy::{Proxy, Upstream};
 
 const POLICY: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),

@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
-use crate::support::mgmt::{Api, get, start, virtual_server};
 use reqwest::Method;
+
+use crate::support::mgmt::{Api, get, start, virtual_server};
 
 #[tokio::test]
 async fn a_virtual_and_pool_created_over_rest_serve_traffic() {
@@ -12,9 +13,7 @@ async fn a_virtual_and_pool_created_over_rest_serve_traffic() {
     let server = start(dir.path(), None);
     let api = Api::new(&server);
     let port = virtual_server(&api).await;
-    let (s, b) = api
-        .req(Method::GET, "/mgmt/tm/ltm/virtual/vs", None)
-        .await;
+    let (s, b) = api.req(Method::GET, "/mgmt/tm/ltm/virtual/vs", None).await;
     assert_eq!(s, 200, "{b}");
     assert_eq!(b["destination"], format!("/Common/127.0.0.1:{port}"));
     assert_eq!(b["pool"], "/Common/web");

@@ -1,7 +1,6 @@
 //! The data plane behind the management plane's `Topology` interface: listeners are started,
 //! updated in place without dropping requests in flight, reported when they cannot bind, stopped.
 
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,6 +11,7 @@ use portcullis::proxy::topology::{ListenerSpec, Topology, UpstreamSpec};
 use portcullis::proxy::upstream::Clients;
 use portcullis::proxy::{Dataplane, Limits};
 use portcullis::waf::{CompiledPolicy, Engine};
+
 use crate::support::free_addr;
 use crate::support::proxy::*;
 

@@ -5,17 +5,17 @@
 //! read as HTTP, idle tunnels are closed, the tunnel count is capped, and no other protocol (h2c,
 //! any token) ever opens a tunnel.
 
-
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use base64::Engine as _;
-use crate::support::proxy::{GENERIC_POLICY, PASS_POLICY, Proxy};
 use sha1::Digest;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+
+use crate::support::proxy::{GENERIC_POLICY, PASS_POLICY, Proxy};
 
 const WS_GUID: &str = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 const KEY: &str = "dGhlIHNhbXBsZSBub25jZQ==";

@@ -2,14 +2,14 @@
 //! answers, NXDOMAIN/NODATA with the SOA, REFUSED outside the zones, changes visible at once, and
 //! `dig` (bind9-dnsutils) against it.
 
-
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use hickory_proto::op::{Edns, Message, MessageType, OpCode, Query, ResponseCode};
 use hickory_proto::rr::{Name, RData, RecordType};
-use crate::support::soap::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::support::soap::*;
 
 const SOA: &str =
     "example.com. 3600 IN SOA ns1.example.com. hostmaster.example.com. 7 10800 3600 604800 300";

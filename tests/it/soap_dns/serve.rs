@@ -2,7 +2,6 @@
 //! (users of the /mgmt user store, the 401 challenge first), and `--dns-listen` answering from the
 //! zones the portal manages.
 
-
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
@@ -10,6 +9,7 @@ use std::time::Duration;
 
 use hickory_proto::op::{Message, MessageType, OpCode, Query};
 use hickory_proto::rr::{Name, RData, RecordType};
+
 use crate::support::soap::{ZONE_NS, add_zone, envelope, view_zones};
 
 const PASS: &str = "Serve-soap-dns-1";

@@ -1,7 +1,6 @@
 //! The iControl SOAP portal over real HTTPS, driven with the envelopes bigsuds sends: the 401
 //! challenge, WSDL, zone and record methods, nested-array responses, faults, atomicity.
 
-
 use crate::support::soap::*;
 
 const PORTAL: &str = "/iControl/iControlPortal.cgi";

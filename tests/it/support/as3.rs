@@ -1,4 +1,4 @@
-//! Helpers of the AS3 integration tests: the declaration builders and URL polling.
+//! The AS3 side of the tests: the declaration builders and URL polling.
 
 use reqwest::Method;
 use serde_json::{Value, json};

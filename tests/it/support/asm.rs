@@ -1,5 +1,5 @@
-//! Shared helpers of the ASM integration tests: policies, chunked uploads, tasks polled to the
-//! end, a virtual server in front of a loopback upstream, and data-plane probes.
+//! The firewall-policy side of the tests: policies, chunked uploads, tasks polled to the end,
+//! attaching and applying a policy, and data-plane probes.
 
 use std::time::{Duration, Instant};
 
@@ -204,4 +204,3 @@ pub async fn protect(api: &Api, full_path: &str, doc: &Value) -> String {
     apply(api, &link).await;
     id
 }
-

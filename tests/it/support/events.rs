@@ -6,13 +6,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::mgmt::{Api, PASS, client};
-use crate::support::free_port;
 use portcullis::mgmt::{self, MgmtConfig, MgmtState};
 use portcullis::proxy::Dataplane;
 use portcullis::proxy::handler::Shared;
 use reqwest::Method;
 use serde_json::{Value, json};
+
+use super::mgmt::{Api, PASS, client};
+use crate::support::free_port;
 
 /// A controller in this process: admin API on a loopback port, data plane, event consumers.
 pub struct Controller {

@@ -1,5 +1,6 @@
-//! Shared helpers of the `mgmt_*` integration tests: spawn the real `portcullis serve` binary
-//! on a loopback port with a temporary data directory, and talk to it over HTTPS.
+//! The admin API side of the tests: the real `portcullis serve` and `portcullis central`
+//! binaries on a loopback port with a data directory of the test, a client that talks to them over
+//! HTTPS, the error object, loopback HTTP upstreams, and a virtual server in front of one.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -7,7 +8,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use reqwest::{Client, Method, StatusCode};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 pub const PASS: &str = "Adm1n-pass-for-tests";

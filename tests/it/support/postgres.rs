@@ -1,4 +1,4 @@
-//! A real PostgreSQL server (Debian package `postgresql`) for the tests of one test binary: the
+//! A real PostgreSQL server (Debian package `postgresql`) shared by the tests of the process: the
 //! test runs `initdb` and `pg_ctl` from `/usr/lib/postgresql/<version>/bin` in a temporary
 //! directory (as the `postgres` user when the tests run as root, which PostgreSQL refuses), with
 //! trust authentication on 127.0.0.1, TLS offered (a certificate for 127.0.0.1 from a test CA,

@@ -245,7 +245,7 @@ impl Proxy {
         extra: &[&str],
         nofile: Option<u32>,
     ) -> Proxy {
-        let addr = free_port();
+        let addr = super::free_addr();
         let bin = env!("CARGO_BIN_EXE_portcullis");
         let mut cmd = match nofile {
             // util-linux's prlimit sets the limit for the program it runs.

@@ -1,4 +1,4 @@
-//! Test harness shared by `tests/soap_*.rs` and `tests/dns_*.rs`: the SOAP portal served over real
+//! The SOAP portal and DNS side of the tests: the SOAP portal served over real
 //! HTTPS on loopback (self-signed certificate) plus the DNS listener, both on a temporary store,
 //! and a minimal HTTPS client that trusts exactly that certificate.
 

@@ -11,7 +11,12 @@ use tokio_rustls::server::TlsStream;
 /// A TLS listener presenting `cert_pem` (a chain) and `key_pem`, offering the `alpn` protocols
 /// (none: no ALPN); every connection that completes its handshake is served by `serve` on its own
 /// task, and a failed handshake is dropped.
-pub async fn tls_listener<F, Fut>(cert_pem: &str, key_pem: &str, alpn: &[&[u8]], serve: F) -> SocketAddr
+pub async fn tls_listener<F, Fut>(
+    cert_pem: &str,
+    key_pem: &str,
+    alpn: &[&[u8]],
+    serve: F,
+) -> SocketAddr
 where
     F: Fn(TlsStream<tokio::net::TcpStream>) -> Fut + Send + Sync + 'static,
     Fut: std::future::Future<Output = ()> + Send + 'static,

@@ -12,7 +12,11 @@ use super::mgmt::{http_fn, http_table};
 
 /// An HTTP/1.1 server on 127.0.0.1 answering every request with 200 and `body` (JSON).
 pub async fn http_server(body: String) -> SocketAddr {
-    http_table(Default::default(), (200, JSON.to_string(), body.into_bytes())).await
+    http_table(
+        Default::default(),
+        (200, JSON.to_string(), body.into_bytes()),
+    )
+    .await
 }
 
 /// The header line of a JSON answer.

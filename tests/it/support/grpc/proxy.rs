@@ -1,11 +1,12 @@
 //! Runs the real `portcullis proxy` binary in front of an upstream with a policy that protects the
 //! demo gRPC API, and stops it when dropped.
 
-use crate::support::free_addr;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::support::free_addr;
 
 /// `maximumDataLength` of the test policy (bytes per message).
 pub const MAX_MESSAGE: usize = 1024;

@@ -1,6 +1,6 @@
 //! A reference front for the gRPC scenarios: a minimal h2c proxy built only from the engine's public
 //! gRPC API (`compile`, `covers`, `start_call`, `GrpcStream::feed/finish`, `response::render`), driven
-//! the way docs/grpc.md asks the data plane to drive it. It proves the scenarios of `grpc_proxy.rs`
+//! the way docs/grpc.md asks the data plane to drive it. It proves the scenarios of `grpc/proxy.rs`
 //! right against real tonic traffic before the real proxy and policy branches are merged. Any
 //! violation blocks; the signature engine is stood in for by two literal patterns.
 

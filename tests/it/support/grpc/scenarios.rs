@@ -1,5 +1,5 @@
 //! The gRPC scenarios of issue 5, run against a front (the real `portcullis proxy` in
-//! `grpc_proxy.rs`, the reference front in `grpc_reference.rs`) that protects the tonic upstream
+//! `grpc/proxy.rs`, the reference front in `grpc/reference.rs`) that protects the tonic upstream
 //! with the test policy of [`super::proxy::policy`].
 
 use std::net::SocketAddr;
