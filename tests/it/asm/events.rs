@@ -14,7 +14,7 @@ use tokio::io::AsyncReadExt;
 use crate::support::asm::{
     apply, assert_blocked, attach, hit, import, md5_id, policy, policy_link, upload,
 };
-use crate::support::events::{attack, controller, event_by_support_id, rfc5424};
+use crate::support::events::{attack, controller, datagram, event_by_support_id, rfc5424};
 use crate::support::free_port;
 use crate::support::mgmt::{Api, assert_error, start, virtual_server};
 
@@ -199,12 +199,7 @@ async fn log_profiles_send_rfc5424_to_udp_tcp_and_file() {
     );
     let id = attack(vs).await;
 
-    let mut buf = vec![0u8; 65536];
-    let (n, _) = tokio::time::timeout(Duration::from_secs(10), udp.recv_from(&mut buf))
-        .await
-        .expect("a UDP datagram")
-        .unwrap();
-    let m = std::str::from_utf8(&buf[..n]).unwrap().to_string();
+    let m = datagram(&udp, "a UDP datagram").await;
     let (sd, msg) = rfc5424(&m);
     assert!(m.starts_with("<131>1 "), "local0.err: {m}");
     assert!(sd.starts_with("[asm@32473 "), "{sd}");
@@ -217,6 +212,7 @@ async fn log_profiles_send_rfc5424_to_udp_tcp_and_file() {
         .await
         .expect("a TCP connection")
         .unwrap();
+    let mut buf = vec![0u8; 65536];
     let mut got = Vec::new();
     let frame = loop {
         let n = tokio::time::timeout(Duration::from_secs(10), s.read(&mut buf))
@@ -378,12 +374,7 @@ async fn import_attach_apply_attack_then_the_event_by_support_id() {
     assert_eq!(e["violations"][0]["name"], "VIOL_URL", "{e}");
     assert_eq!(e["responseCode"], 403);
 
-    let mut buf = vec![0u8; 65536];
-    let (n, _) = tokio::time::timeout(Duration::from_secs(10), udp.recv_from(&mut buf))
-        .await
-        .expect("the log profile's syslog server gets the event")
-        .unwrap();
-    let m = String::from_utf8_lossy(&buf[..n]).to_string();
+    let m = datagram(&udp, "the log profile's syslog server gets the event").await;
     let (sd, msg) = rfc5424(&m);
     assert!(sd.contains(&format!("supportId=\"{support}\"")), "{sd}");
     assert!(sd.contains("policy=\"/Tenant1/evp\""), "{sd}");

@@ -132,17 +132,7 @@ async fn soap_changes_are_visible_to_the_next_query() {
     let h = setup().await;
     let old = [("www.example.com.", "10.0.0.1", 300)];
     let new = [("www.example.com.", "10.0.0.2", 300)];
-    let upd = envelope(
-        RR_NS,
-        "update_a",
-        &format!(
-            "{}{}{}{}",
-            view_zones(&["example.com."]),
-            a_records("old_records", &[&old]),
-            a_records("new_records", &[&new]),
-            sync_ptrs("0")
-        ),
-    );
+    let upd = update_a(&old, &new);
     assert_eq!(h.call(&upd).await.status, 200);
     assert_eq!(
         a_of(&udp(h.dns, "www.example.com.", RecordType::A).await),

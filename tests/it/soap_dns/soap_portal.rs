@@ -170,17 +170,7 @@ async fn add_a_as_bigsuds_sends_it_then_update_and_delete() {
     assert!(rrs.contains("2024010102 10800"), "serial bumped: {rrs}");
 
     let new = [("www.example.com.", "10.0.0.2", 60)];
-    let upd = envelope(
-        RR_NS,
-        "update_a",
-        &format!(
-            "{}{}{}{}",
-            view_zones(&["example.com."]),
-            a_records("old_records", &[&www]),
-            a_records("new_records", &[&new]),
-            sync_ptrs("0")
-        ),
-    );
+    let upd = update_a(&www, &new);
     assert_eq!(h.call(&upd).await.status, 200);
     let rrs = h
         .call(&envelope(RR_NS, "get_rrs", &view_zones(&["example.com."])))

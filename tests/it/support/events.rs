@@ -202,3 +202,14 @@ pub fn rfc5424(m: &str) -> (String, String) {
         msg.strip_prefix(' ').unwrap_or(msg).to_string(),
     )
 }
+
+/// The next syslog datagram `udp` receives, which must be UTF-8 text (within 10 s, else the test
+/// fails with `what`).
+pub async fn datagram(udp: &tokio::net::UdpSocket, what: &str) -> String {
+    let mut buf = vec![0u8; 65536];
+    let (n, _) = tokio::time::timeout(Duration::from_secs(10), udp.recv_from(&mut buf))
+        .await
+        .expect(what)
+        .expect("recv");
+    String::from_utf8(buf[..n].to_vec()).expect("a UTF-8 datagram")
+}

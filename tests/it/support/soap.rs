@@ -176,6 +176,21 @@ pub fn sync_ptrs(v: &str) -> String {
     )
 }
 
+/// `update_a` in the `example.com.` zone: the A records `old` replaced by `new`, PTRs untouched.
+pub fn update_a(old: &[(&str, &str, u32)], new: &[(&str, &str, u32)]) -> String {
+    envelope(
+        RR_NS,
+        "update_a",
+        &format!(
+            "{}{}{}{}",
+            view_zones(&["example.com."]),
+            a_records("old_records", &[old]),
+            a_records("new_records", &[new]),
+            sync_ptrs("0")
+        ),
+    )
+}
+
 /// `add_zone_text` for one zone with its record texts.
 pub fn add_zone(zone: &str, records: &[&str]) -> String {
     let mut text = String::from(
