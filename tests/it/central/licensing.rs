@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::central::{address, central, device_ref, signal, trust};
+use crate::support::central::{address, central, device_ref, trust};
 use crate::support::mgmt::{Api, PASS, Server, spawn};
+use crate::support::signal;
 
 const POOLS: &str = "/mgmt/cm/shared/licensing/pools";
 const KEY: &str = "ABCDE-FGHIJ-KLMNO-PQRST-UVWXYZ1";

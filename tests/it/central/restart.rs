@@ -9,8 +9,9 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::json;
 
-use crate::support::central::{address, central, device_ref, run_task, signal, trust, wait};
+use crate::support::central::{address, central, device_ref, run_task, trust, wait};
 use crate::support::mgmt::{Api, spawn};
+use crate::support::signal;
 
 const DISCOVERY: &str = "/mgmt/cm/global/tasks/device-discovery";
 const DEVICES: &str = "/mgmt/shared/resolver/device-groups/cm-bigip-allBigIpDevices/devices";

@@ -18,6 +18,7 @@ use tokio::sync::watch;
 use crate::support::asm::{
     apply, assert_blocked, attach, hit, import, md5_id, policy, policy_link, upload,
 };
+use crate::support::central::trust_address;
 use crate::support::mgmt::{Api, PASS, Server, command, launch, start, virtual_server};
 
 /// `portcullis central --events-db URL`, collecting every second, the database's certificate
@@ -152,33 +153,6 @@ impl Controller {
     }
 }
 
-async fn trust(cm: &Api, address: &str) -> String {
-    let (s, t) = cm
-        .req(
-            Method::POST,
-            "/mgmt/cm/global/tasks/device-trust",
-            Some(
-                json!({"address": address, "userName": "admin", "password": PASS, "name": address}),
-            ),
-        )
-        .await;
-    assert_eq!(s, 202, "{t}");
-    let path = format!(
-        "/mgmt/cm/global/tasks/device-trust/{}",
-        t["id"].as_str().expect("id")
-    );
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let (_, t) = cm.req(Method::GET, &path, None).await;
-        if t["status"] != "STARTED" {
-            assert_eq!(t["status"], "FINISHED", "{t}");
-            return t["machineId"].as_str().expect("machineId").to_string();
-        }
-        assert!(Instant::now() < deadline, "{t}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// The central search with query `q`, polled until it has `n` items (or 15 s passed).
 async fn search(cm: &Api, q: &str, n: usize) -> Value {
     let deadline = Instant::now() + Duration::from_secs(15);
@@ -216,7 +190,9 @@ async fn three_controllers_one_search_and_one_partitioned_then_down_catches_up()
         } else {
             addr(c)
         };
-        machines.push(trust(&cm, &a).await);
+        let t = trust_address(&cm, &a, PASS).await;
+        assert_eq!(t["status"], "FINISHED", "{t}");
+        machines.push(t["machineId"].as_str().expect("machineId").to_string());
     }
 
     // A blocked request on each: the central search finds each by its support id.

@@ -26,13 +26,6 @@ async fn h2(proxy: &Proxy) -> hyper::client::conn::http2::SendRequest<Full<Bytes
     send
 }
 
-fn header<'a>(answer: &'a str, name: &str) -> Option<&'a str> {
-    answer.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
-    })
-}
-
 #[tokio::test]
 async fn host_and_authority_attacks_get_400() {
     let up = Upstream::start().await;

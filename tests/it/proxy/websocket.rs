@@ -15,7 +15,7 @@ use sha1::Digest;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::support::proxy::{GENERIC_POLICY, PASS_POLICY, Proxy};
+use crate::support::proxy::{GENERIC_POLICY, PASS_POLICY, Proxy, header};
 
 const WS_GUID: &str = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 const KEY: &str = "dGhlIHNhbXBsZSBub25jZQ==";
@@ -32,13 +32,6 @@ async fn read_head<R: AsyncRead + Unpin>(r: &mut R) -> String {
         head.push(byte[0]);
     }
     String::from_utf8_lossy(&head).into_owned()
-}
-
-fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
-    head.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
-    })
 }
 
 /// One WebSocket frame: (opcode, payload), unmasking a masked frame.

@@ -2,7 +2,6 @@
 //! configured, trusting devices, and polling central manager tasks until they leave `STARTED`.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use reqwest::Method;
@@ -67,11 +66,17 @@ pub async fn run_task(api: &Api, path: &str, body: Value, secs: u64) -> Value {
 
 /// Trusts `device` from the central manager; returns the finished task.
 pub async fn trust(cm: &Api, device: &Server, password: &str) -> Value {
+    trust_address(cm, &address(device), password).await
+}
+
+/// Trusts the controller at `address` (`host:port`, which may be a relay in front of it); returns
+/// the finished task.
+pub async fn trust_address(cm: &Api, address: &str, password: &str) -> Value {
     run_task(
         cm,
         "/mgmt/cm/global/tasks/device-trust",
-        json!({"address": address(device), "userName": "admin", "password": password,
-               "clusterName": "", "useBigiqSync": false, "name": format!("trust_{}", address(device))}),
+        json!({"address": address, "userName": "admin", "password": password,
+               "clusterName": "", "useBigiqSync": false, "name": format!("trust_{address}")}),
         60,
     )
     .await
@@ -80,14 +85,4 @@ pub async fn trust(cm: &Api, device: &Server, password: &str) -> Value {
 /// The `deviceReference` of a machine id.
 pub fn device_ref(machine_id: &str) -> Value {
     json!({"link": format!("cm/system/machineid-resolver/{machine_id}")})
-}
-
-/// Sends a signal (`STOP`, `CONT`, `KILL`, ...) to a process with the `kill` command.
-pub fn signal(pid: u32, sig: &str) {
-    let st = Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(pid.to_string())
-        .status()
-        .expect("kill");
-    assert!(st.success());
 }

@@ -33,3 +33,14 @@ pub fn free_addr() -> SocketAddr {
 pub fn free_port() -> u16 {
     free_addr().port()
 }
+
+/// Sends a signal (`STOP`, `CONT`, `KILL`, ...) to a process with the `kill` command.
+pub fn signal(pid: u32, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("kill")
+        .success();
+    assert!(ok, "kill -{sig} {pid} failed");
+}

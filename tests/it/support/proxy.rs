@@ -420,3 +420,11 @@ pub async fn collect(res: Response<Incoming>) -> (u16, HeaderMap, Bytes, Option<
     let trailers = c.trailers().cloned();
     (parts.status.as_u16(), parts.headers, c.to_bytes(), trailers)
 }
+
+/// The value of header `name` (any case) in a raw HTTP/1.1 head, trimmed.
+pub fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}

@@ -6,20 +6,12 @@
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::signal;
+
 pub struct Redis {
     pub port: u16,
     dir: tempfile::TempDir,
     child: Option<Child>,
-}
-
-fn signal(pid: u32, sig: &str) {
-    let ok = Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(pid.to_string())
-        .status()
-        .expect("kill")
-        .success();
-    assert!(ok, "kill -{sig} {pid} failed");
 }
 
 impl Redis {
