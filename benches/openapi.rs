@@ -1,6 +1,6 @@
 //! OpenAPI enforcement speed: compiling GitHub's REST API description (fetch it with
 //! `sh benches/github-spec.sh`; skipped when absent) and matching + validating one request
-//! against it and against the petstore fixture. Goals (issue #4): compile < 1 s, request < 2 µs.
+//! against it and against the petstore fixture. Figures and goals: `docs/benchmarks.md`.
 //!
 //! Every bench runs twice: wall-clock time (`wall/…`) and this thread's CPU time (`cpu/…`, from
 //! `/proc/thread-self/schedstat`, Linux), which stays meaningful on a box shared with other builds.

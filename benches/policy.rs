@@ -1,7 +1,7 @@
 //! Criterion bench of the whole engine: a typical GET (10 query parameters, 12 headers) and JSON
 //! POSTs of 1 KB and 100 KB (head, body chunks, body end) through `Transaction` under the NGINX base
 //! template with a few explicit URLs and parameters, signatures included; and compiling that policy.
-//! Goals (issue #3): under 5 µs per typical GET, over 500 MB/s of body.
+//! Figures and goals: `docs/benchmarks.md`.
 //!
 //! The typical GET runs three ways: the same request again and again (its values answered from the
 //! signature scan memo after the first), new query values and session cookie each time (the

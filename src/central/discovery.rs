@@ -1,4 +1,4 @@
-//! The discovery task (`/mgmt/cm/global/tasks/device-discovery`, spec 2.8 and 4.3): for a trusted
+//! The discovery task (`/mgmt/cm/global/tasks/device-discovery`): for a trusted
 //! device (`deviceReference.link` = `cm/system/machineid-resolver/<machineId>`) and a `moduleList`
 //! (`["adc_core"]` or `[{"module": "adc_core"}]`), check the trust, check each module is
 //! provisioned on the device, read its configuration (object counts per module), and record the

@@ -1,5 +1,5 @@
-//! The import task (`/mgmt/cm/{adc-core,asm,firewall}/tasks/declare-mgmt-authority`, spec 2.8
-//! and part 3): copy a trusted, discovered device's configuration of one module into the central
+//! The import task (`/mgmt/cm/{adc-core,asm,firewall}/tasks/declare-mgmt-authority`):
+//! copy a trusted, discovered device's configuration of one module into the central
 //! manager's database.
 //!
 //! Steps: `CHECK_TRUST` (device-info answers with the pinned certificate and the same machine id)

@@ -20,6 +20,7 @@ pub mod deploy;
 pub mod devices;
 pub mod discovery;
 pub mod events;
+#[cfg(any(test, fuzzing))]
 pub mod fuzz;
 pub mod import;
 pub mod licensing;

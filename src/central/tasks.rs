@@ -1,4 +1,4 @@
-//! The task state machine every central manager task shares (spec part 3).
+//! The task state machine every central manager task shares (`docs/central.md` lists the states).
 //!
 //! A task is a JSON record in the `Tasks` table under `<collection>/<id>`. `POST` on the collection
 //! validates the body (the kind's `prepare`), stores the record with `status: STARTED` and answers

@@ -1,4 +1,4 @@
-//! The trust task (`/mgmt/cm/global/tasks/device-trust`, spec 2.8): contact the controller at
+//! The trust task (`/mgmt/cm/global/tasks/device-trust`): contact the controller at
 //! `address` over HTTPS, pin its certificate fingerprint, check `userName`/`password`, learn its
 //! machine id from `device-info`, create a dedicated administrator account on it for the central
 //! manager's later calls (so the password given here is never stored), and record the device with

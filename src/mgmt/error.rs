@@ -1,4 +1,5 @@
-//! The part-7 error object of the `/mgmt` surface: one type, one place that turns it into bytes.
+//! The error object of the `/mgmt` surface (`docs/mgmt.md`): one type, one place that turns it
+//! into bytes.
 //!
 //! Every non-2xx answer of the admin API is `{code, message, errorStack, apiError?, referer,
 //! restOperationId, kind: ":resterrorresponse"}` with `code` equal to the HTTP status.
@@ -22,7 +23,7 @@ pub struct MgmtError {
     pub api_error: Option<u64>,
     /// The client address, echoed as `referer` (filled in by the dispatcher).
     pub referer: String,
-    /// Wrap the object in a one-element array (the spec's login failure form).
+    /// Wrap the object in a one-element array (the form a failed login answers with).
     pub in_array: bool,
 }
 

@@ -1,11 +1,12 @@
-//! The `/mgmt` REST surface of a controller: router, authentication and roles, the part-7 error
+//! The `/mgmt` REST surface of a controller: router, authentication and roles, the REST error
 //! object, the generic object engine with a table-driven registry of kinds (one file per kind
 //! under `objects/`), and the apply path that turns configuration into data-plane listeners.
 //!
 //! Imports: `store`, `support`, and `proxy`/`waf` only through `proxy::topology`,
 //! `proxy::events` (event subscriptions), `proxy::access::revoke` (the revocations writer) and
 //! `waf::{Engine, CompiledPolicy}`. Entry points: [`open`] (state over a data directory),
-//! [`router`] (the axum router), [`server::AdminServer`] (HTTPS listener), [`fuzz_request`].
+//! [`router`] (the axum router), [`server::AdminServer`] (HTTPS listener), and `fuzz_request`
+//! (built for tests and cargo-fuzz only).
 
 pub mod apply;
 pub mod as3;
@@ -72,6 +73,7 @@ pub fn open(
 
 /// Drives the router with one request made from arbitrary bytes (the fuzz target): the first
 /// line is `METHOD PATH`, the second an optional `Authorization` value, the rest the body.
+#[cfg(any(test, fuzzing))]
 pub fn fuzz_request(st: &MgmtState, data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let mut lines = text.splitn(3, '\n');
@@ -89,4 +91,27 @@ pub fn fuzz_request(st: &MgmtState, data: &[u8]) {
     let Ok(req) = b.body(()) else { return };
     let (parts, ()) = req.into_parts();
     let _ = dispatch::dispatch(st, &parts, body.as_bytes(), "127.0.0.1");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn router_survives_fuzz_seeds() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let cfg = MgmtConfig {
+            data_dir: dir.path().to_path_buf(),
+            ..Default::default()
+        };
+        let (st, _) =
+            open(cfg, Arc::new(apply::DetachedTopology), Some("pw".into())).expect("open");
+        let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/mgmt_router");
+        let mut n = 0;
+        for e in std::fs::read_dir(&seeds).expect("seeds").flatten() {
+            fuzz_request(&st, &std::fs::read(e.path()).expect("seed"));
+            n += 1;
+        }
+        assert!(n >= 5, "seed corpus present");
+    }
 }

@@ -49,7 +49,7 @@ pub fn strip_read_only(m: &mut Map<String, Value>) {
     });
 }
 
-/// Parses a JSON object body; anything else is the part-7 invalid-JSON 400.
+/// Parses a JSON object body; anything else is the invalid-JSON 400 (apiError 1).
 pub fn parse_object(body: &[u8]) -> MgmtResult<Map<String, Value>> {
     match serde_json::from_slice::<Value>(body) {
         Ok(Value::Object(m)) => Ok(m),

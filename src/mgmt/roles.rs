@@ -1,4 +1,4 @@
-//! Authorization: the role matrix (documented in docs/mgmt.md) and the exact part-7 401.
+//! Authorization: the role matrix (documented in docs/mgmt.md) and the exact 401 clients match on.
 //! Imports: `mgmt::error` only.
 
 use http::{Method, StatusCode};
@@ -108,7 +108,7 @@ pub fn operator_body_ok(role: Role, path: &str, body: &[u8]) -> bool {
     }
 }
 
-/// The part-7 401 for an authenticated user lacking rights.
+/// The 401 for an authenticated user lacking rights (`Authorization failed: user=...`).
 pub fn denied(user: &str, method: &Method, path: &str, peer: &str) -> MgmtError {
     let resource = path.strip_prefix("/mgmt").unwrap_or(path);
     MgmtError::new(

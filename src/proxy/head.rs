@@ -366,6 +366,7 @@ fn parse_length(v: &[u8]) -> Result<u64, Reject> {
 }
 
 /// The fuzz entry point: splits `bytes` at the first head end and validates that head.
+#[cfg(any(test, fuzzing))]
 pub fn fuzz_head(bytes: &[u8]) -> Option<Framing> {
     let lim = HeadLimits {
         max_head_bytes: 16 * 1024,

@@ -1,8 +1,9 @@
-//! Wall-clock helpers: microseconds since the epoch and ISO 8601 UTC strings (spec 2.1).
+//! Wall-clock helpers: microseconds since the epoch and ISO 8601 UTC strings
+//! (`YYYY-MM-DDThh:mm:ssZ`), the timestamp forms of the REST objects.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Microseconds since the Unix epoch (the spec's `lastUpdateMicros`).
+/// Microseconds since the Unix epoch (`lastUpdateMicros` of the REST objects).
 pub fn now_micros() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)

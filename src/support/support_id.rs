@@ -4,7 +4,8 @@ use std::fmt;
 
 use rand::RngExt as _;
 
-/// The id shown to a blocked client and written to the event log (spec 4.6, DESIGN "Support id").
+/// The id shown to a blocked client and written to the event log, so a user's report
+/// can be matched to the event that blocked them.
 /// Random, unsigned 64-bit, rendered in decimal without padding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SupportId(pub u64);

@@ -1,4 +1,5 @@
-//! Block responses, rendered in one place and byte-exact (spec part 4.6).
+//! Block responses, rendered in one place and byte-exact: clients of the
+//! systems we stand in for match on these bytes.
 //!
 //! The proxy turns a [`BlockResponse`] into a wire response without changing a byte of it.
 
@@ -120,7 +121,8 @@ pub fn render(reply: &Reply, id: SupportId) -> BlockResponse {
     }
 }
 
-/// The default gRPC block reply (spec 4.6: `grpc-status: 3` with the support id in the message).
+/// The default gRPC block reply: `grpc-status: 3` (INVALID_ARGUMENT) with the support id in the
+/// message, so a gRPC client reports it the way it reports any refused call.
 pub fn default_grpc_reply() -> Reply {
     Reply::Grpc {
         status: 3,

@@ -60,7 +60,7 @@ pub struct Transaction {
     verdict: Option<Verdict>,
     scratch: super::policy::Scratch,
     /// Body bytes fed so far, when the transaction counts a body of unknown length against the
-    /// maximum request length (`policy::check_length`).
+    /// maximum request length (`policy/checks/length.rs`).
     body_count: Option<u64>,
     /// The policy is done with the body (never planned it, or past its inspection limit): chunks
     /// are only counted and released.
@@ -224,7 +224,7 @@ impl Transaction {
     /// refused credential, a rate limit): records `v` and answers with `reply`.
     pub fn deny(&mut self, v: Violation, reply: super::verdict::Reply) {
         self.violations.push(v);
-        // Rated like every violation that is not an attack signature (2, `policy::rating`).
+        // Rated like every violation that is not an attack signature (2, `policy/checks/rating.rs`).
         let rating = self.verdict.as_ref().map_or(0, |v| v.rating).max(2);
         self.verdict = Some(Verdict {
             action: Action::Block,

@@ -20,11 +20,11 @@ pub enum Action {
 /// Which block response a blocked request gets (rendered by [`super::response`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Reply {
-    /// The default HTML "Request Rejected" page, HTTP 200 (spec 4.6).
+    /// The default HTML "Request Rejected" page, HTTP 200 (what clients of the real system expect).
     DefaultPage,
-    /// The API-security JSON response: 403 `{"supportID":"<id>"}` (spec 4.6).
+    /// The API-security JSON response: 403 `{"supportID":"<id>"}`, no-cache, closing.
     ApiJson,
-    /// gRPC trailers-only response (spec 4.6): HTTP 200, `grpc-status`, `grpc-message`.
+    /// gRPC trailers-only response: HTTP 200, `grpc-status`, `grpc-message`.
     Grpc { status: u32, message: String },
     /// A custom page from the policy's `response-pages`; `<%TS.request.ID()%>` is replaced by the id.
     Custom {

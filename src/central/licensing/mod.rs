@@ -1,4 +1,4 @@
-//! Licensing pools of the central manager (spec 1.5, 4.3): `/mgmt/cm/shared/licensing/pools`
+//! Licensing pools of the central manager: `/mgmt/cm/shared/licensing/pools`
 //! (pools made from a base registration key) and `/pools/<uuid>/members` (one member per device
 //! licensed from the pool). Granting a member really licenses the controller through its
 //! `/mgmt/tm/sys/license`; revoking removes it there. Wire shapes follow the real system's

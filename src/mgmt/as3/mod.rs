@@ -1,4 +1,4 @@
-//! Application-services declarations (AS3, spec 2.6 and part 8): `/mgmt/shared/appsvcs/declare`,
+//! Application-services declarations (AS3): `/mgmt/shared/appsvcs/declare`,
 //! `/info` and `/task`. A declaration is parsed and validated into a typed model (`model.rs`,
 //! `classes.rs`, `props.rs`), planned into objects of the object model under
 //! `/<Tenant>/<Application>/` (`plan.rs`), and deployed atomically per tenant (`deploy.rs`);

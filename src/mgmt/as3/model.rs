@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::classes::{self, Item};
 use super::props::{Errors, Props, valid_name};
 
-/// The schema versions we accept (part 8: external WAF policies need 3.18 or later).
+/// The schema versions we accept (external WAF policies need 3.18 or later).
 pub const SCHEMA_MINIMUM: &str = "3.0.0";
 pub const SCHEMA_CURRENT: &str = "3.50.0";
 

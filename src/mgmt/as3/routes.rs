@@ -1,6 +1,6 @@
 //! The `/mgmt/shared/appsvcs` endpoints: `declare` (POST deploys, GET returns the declaration,
 //! DELETE removes tenants; `/declare/T1,T2` narrows to tenants), `info`, and `task` (the records
-//! of `?async=true` deploys). Answers follow AS3's shapes (client-compat §5 and §7).
+//! of `?async=true` deploys). Answers follow AS3's shapes (`docs/as3.md`), which its clients parse.
 //! Imports: `mgmt::*`, `mgmt::as3::*`, `store`, `support`.
 
 use http::{Method, StatusCode};
@@ -274,7 +274,8 @@ pub fn task(ctx: &Ctx<'_>, _body: &[u8]) -> MgmtResult<Reply> {
     }
 }
 
-/// `GET /mgmt/shared/appsvcs/info` (part 8: at least 3.18 for external WAF policies).
+/// `GET /mgmt/shared/appsvcs/info` (external WAF policies need 3.18 or later, so
+/// clients check the version first).
 pub fn info(ctx: &Ctx<'_>, _body: &[u8]) -> MgmtResult<Reply> {
     if ctx.method != Method::GET {
         return Err(MgmtError::method_not_allowed(

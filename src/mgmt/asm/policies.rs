@@ -1,7 +1,7 @@
 //! Firewall policies at `/mgmt/tm/asm/policies/<id>`, id = URL-safe base64 of MD5(fullPath)
-//! without `=` (spec 2.3). Each policy keeps three records in the store, written together:
+//! without `=`. Each policy keeps three records in the store, written together:
 //! the object clients read (`.../<id>`), the edited document (`.../<id>/edited`) and the applied
-//! one (`.../<id>/applied`); a change reaches traffic only through an apply (spec part 3).
+//! one (`.../<id>/applied`); a change reaches traffic only through an apply.
 //! Attaching (`virtualServers`) is configuration of the virtual and takes effect at once with the
 //! policy's applied version. Imports: `mgmt::*`, `store`, `support`, `waf::policy`.
 

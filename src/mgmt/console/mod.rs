@@ -161,6 +161,7 @@ fn route(st: &MgmtState, parts: &http::request::Parts, body: &[u8], peer: &str) 
 /// Drives the console with one request made from arbitrary bytes (the fuzz target): the first
 /// line is `METHOD PATH`, the second a `Cookie` value, the rest the body. Every input gets an
 /// answer, never a panic.
+#[cfg(any(test, fuzzing))]
 pub fn fuzz_request(st: &MgmtState, data: &[u8]) -> StatusCode {
     let text = String::from_utf8_lossy(data);
     let mut lines = text.splitn(3, '\n');

@@ -523,6 +523,7 @@ pub fn applications(
 /// The fuzz target `log_profile`: a profile body (JSON) through [`applications`] and
 /// [`parse_app`], and every line
 /// of the text through [`parse_server`] (a parsed address must parse back to itself).
+#[cfg(any(test, fuzzing))]
 pub fn fuzz_log_profile(data: &[u8]) {
     if let Ok(Value::Object(m)) = serde_json::from_slice::<Value>(data)
         && let Ok(Some(apps)) = applications(&m, "p")

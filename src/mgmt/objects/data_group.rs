@@ -1,7 +1,7 @@
 //! `ltm data-group internal`: records `[{name, data}]` of type string, ip or integer, and the
 //! tmsh-style PATCH `?options=records add { k { data v } }` / `records delete { k1 k2 }`
 //! (the query is form-decoded, so `%20` and `+` both work; keys and values may be quoted).
-//! A PATCH that names no property is the part-7 400 (apiError 26214401). Imports: `mgmt::*`.
+//! A PATCH that names no property is a 400 (apiError 26214401). Imports: `mgmt::*`.
 
 use std::net::IpAddr;
 

@@ -16,7 +16,7 @@ use crate::mgmt::state::{Ctx, MgmtState};
 use crate::store::Table;
 use crate::support::now_micros;
 
-/// The longest token lifetime a PATCH may set (the spec's 10 hours).
+/// The longest token lifetime a PATCH may set (10 hours, the longest the clients accept).
 pub const MAX_TIMEOUT: u64 = 36_000;
 
 /// Login with the body credentials (or Basic): the token object real clients read.
@@ -57,7 +57,7 @@ pub fn login(
         .to_string();
     if !matches!(provider.as_str(), "tmos" | "local") {
         // Only local authentication exists here: any other source (ldap, radius, ...) gets the
-        // part-7 "service unavailable" answer.
+        // real system's 401 "service unavailable" answer.
         return Err(fail(MgmtError::new(
             StatusCode::UNAUTHORIZED,
             "Unable to process request /tm/auth/source. Service is unavailable.",

@@ -1,7 +1,7 @@
 //! Chunked uploads at `/mgmt/shared/file-transfer/uploads/<name>` (also `ucs-uploads`) and
 //! `/mgmt/tm/asm/file-transfer/uploads/<name>`: `Content-Range: first-last/total` (last
 //! inclusive), bytes written at their offset under `<data-dir>/downloads/<name>` and synced
-//! before the answer, which is the upload state of spec 2.7. Names with `/` or `..` and files
+//! before the answer, which is the whole upload state. Names with `/` or `..` and files
 //! over the size limit are refused. Imports: `mgmt::*`, `store`, `support`.
 
 use std::io::{Seek, SeekFrom, Write as _};

@@ -1,4 +1,4 @@
-//! Commands: `/mgmt/tm/util/bash` (GET is the part-7 403; POST runs `bash -c` only when
+//! Commands: `/mgmt/tm/util/bash` (GET is a 403 as on the real system; POST runs `bash -c` only when
 //! `util_bash` is enabled in the configuration, for administrators, with a time limit) and
 //! `POST /mgmt/tm` (`show sys version`, a tmsh-like `list <module> <kind> [name]`).
 //! Imports: `mgmt::*`.

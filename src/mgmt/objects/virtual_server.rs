@@ -1,6 +1,6 @@
 //! `ltm virtual` (destination normalised to `/Common/ip:port`, `pool`, `rules`, `metadata`
-//! replaced as a whole by PATCH, the `profiles` sub-collection with contexts and the rule of
-//! spec 4.2 #2: exactly one server-side transport profile) and `ltm virtual-address`.
+//! replaced as a whole by PATCH, the `profiles` sub-collection with contexts and the rule
+//! the real system enforces: exactly one server-side transport profile) and `ltm virtual-address`.
 //! The virtual's listener state from the last apply appears in `status`. Imports: `mgmt::*`, `store`.
 
 use std::net::IpAddr;

@@ -28,9 +28,9 @@ const LIM: HeadLimits = HeadLimits {
 async fn hyper_body(raw: &'static [u8]) -> Result<Vec<u8>, ()> {
     let (mut client, io) = tokio::io::duplex(1 << 16);
     let (tx, rx) = tokio::sync::oneshot::channel();
-    let tx = std::sync::Mutex::new(Some(tx));
+    let tx = parking_lot::Mutex::new(Some(tx));
     let svc = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-        let sender = tx.lock().ok().and_then(|mut t| t.take());
+        let sender = tx.lock().take();
         async move {
             let got = req
                 .into_body()

@@ -199,6 +199,7 @@ pub fn encode_end(
 }
 
 /// The fuzz entry point: decodes `bytes` as a chunked body fed in pieces of `split` bytes.
+#[cfg(any(test, fuzzing))]
 pub fn fuzz_chunked(bytes: &[u8], split: usize) -> Option<(Vec<u8>, usize)> {
     let mut dec = Decoder::default();
     let mut buf = BytesMut::new();

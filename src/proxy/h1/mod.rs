@@ -28,6 +28,7 @@ pub mod wire;
 /// The fuzz entry point of `h1_wire`: the first byte picks a parser, the rest is its input:
 /// request heads (and the upstream head written from them), upstream response heads (and the
 /// client's head encoded from them), the chunked decoder fed in pieces, request bodies.
+#[cfg(any(test, fuzzing))]
 pub fn fuzz_wire(bytes: &[u8]) {
     let Some((&pick, rest)) = bytes.split_first() else {
         return;

@@ -198,6 +198,7 @@ impl ReqBody {
 /// The fuzz entry point of request bodies (`h1_wire`): a request head and what follows it, the
 /// body read off the bytes as the connection code reads it, then sent on as the proxy frames an
 /// upstream body of unknown length and read back: the same bytes must come out.
+#[cfg(any(test, fuzzing))]
 pub fn fuzz_request(bytes: &[u8]) {
     let lim = crate::proxy::head::HeadLimits {
         max_head_bytes: 16 * 1024,

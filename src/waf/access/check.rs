@@ -88,6 +88,7 @@ pub fn jwt(m: &Method, jm: &JwtMethod, token: &str, keys: &KeySet) -> Result<Out
 
 /// The fuzz entry point: the Authorization-header parser and, for a bearer token, the JWT parser
 /// and the verifier (with an empty key set and with one HMAC key).
+#[cfg(any(test, fuzzing))]
 pub fn fuzz_credentials(data: &[u8]) {
     if let Ok(Authorization::Bearer(t)) = credentials::parse_authorization(data) {
         let _ = jwt::parse_unverified(&t);

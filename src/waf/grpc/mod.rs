@@ -1,4 +1,4 @@
-//! gRPC protection: IDL compilation and per-stream message inspection (issue 5).
+//! gRPC protection: IDL compilation and per-stream message inspection (`docs/grpc.md`).
 //!
 //! Map of this module:
 //! - [`spec`]: serde mirror of one `grpc-profiles[]` entry of the declarative policy.
@@ -21,6 +21,7 @@
 pub mod call;
 pub mod compile;
 pub mod frame;
+#[cfg(any(test, fuzzing))]
 pub mod fuzzing;
 mod idl;
 pub mod opaque;

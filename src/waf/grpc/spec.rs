@@ -1,5 +1,5 @@
 //! The declaration of one gRPC profile: a serde mirror of a `grpc-profiles[]` entry, field for
-//! field as the declarative policy writes it (spec part 2.5). Nothing here is validated beyond
+//! field as the declarative policy writes it. Nothing here is validated beyond
 //! JSON shape; [`super::GrpcProfile::compile`] turns it into a usable profile.
 
 use serde::{Deserialize, Deserializer, Serialize};

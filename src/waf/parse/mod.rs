@@ -13,6 +13,7 @@ pub mod xml;
 
 /// The fuzz entry point (`fuzz/fuzz_targets/request_parsers.rs`): runs every parser of this module
 /// over `data`; none may panic or run unbounded.
+#[cfg(any(test, fuzzing))]
 pub fn fuzz_all(data: &[u8]) {
     let mut flags = query::DecodeFlags::default();
     let _ = query::decode(data, true, 5, &mut flags);

@@ -1,53 +1,29 @@
 //! Declarative security policies: declaration → validated model → compiled policy.
 //!
-//! - [`decl`]: serde mirror of the JSON (`lenient` scalars for real-world quirks);
-//! - [`refs`], [`layers`], [`templates`], [`sections`]: references, layering and merge keys;
-//! - [`model`]: the validated policy with every default applied;
-//! - [`compiled`]: the immutable [`CompiledPolicy`] the transaction consults (split over `check_*`).
+//! - [`decl`]: the document: serde mirror of the JSON, references, layering over the template,
+//!   merge keys, and the validated model with every default applied;
+//! - [`compile`]: the immutable [`CompiledPolicy`] the transaction consults, and its matchers;
+//! - [`checks`]: the request checks of each phase, staging, rating and the decision.
 //!
+//! The folders are private: what the rest of the crate uses is re-exported here.
 //! Imports: `waf::{resolver, signatures, parse, violation, verdict, response}`, `support`. No IO.
 
-pub mod charset;
-pub mod check_api;
-pub mod check_body;
-pub mod check_cors;
-pub mod check_encoding;
-pub mod check_fields;
-pub mod check_grpc;
-pub mod check_head;
-pub mod check_json_schema;
-pub mod check_length;
-pub mod check_params;
-pub mod check_protocol;
-pub mod check_scan;
-pub mod check_upload;
-pub mod check_value;
-pub mod compiled;
-pub mod decl;
-pub mod decl_entities;
-pub mod entities;
-pub mod explain;
+mod checks;
+mod compile;
+mod decl;
+#[cfg(any(test, fuzzing))]
 pub mod fuzzing;
-pub mod glob;
-pub mod grpc_urls;
-pub mod known_fields;
-pub mod layers;
-pub mod lenient;
-pub mod model;
-pub mod pages;
-pub mod rating;
-pub mod refs;
-pub mod sections;
-pub mod sigsel;
-pub mod staging;
-pub mod templates;
-pub mod unenforced;
-pub mod validate;
 
 use serde_json::{Map, Value};
 
-pub use compiled::{CompiledPolicy, Scratch};
-pub use model::Summary;
+pub use checks::explain;
+pub use compile::compiled::{CompiledPolicy, Scratch};
+pub use compile::glob;
+pub use decl::model::Summary;
+pub use decl::{layers, templates};
+
+use compile::build;
+use decl::{model, refs, sections, unenforced};
 
 use super::Resolver;
 
@@ -112,7 +88,7 @@ pub fn load(doc: &[u8], base: &str, resolver: &dyn Resolver) -> Result<Loaded, P
 }
 
 /// [`load`] with options. A linked OpenAPI spec (`open-api-files`) is compiled into the policy
-/// ([`check_api`]): its operations sit between the explicit and the wildcard URLs.
+/// ([`checks::api`]): its operations sit between the explicit and the wildcard URLs.
 pub fn load_with(
     doc: &[u8],
     base: &str,
@@ -149,11 +125,11 @@ pub fn load_with(
 
     // Validate the body's own entities first, so error paths index the user's document.
     let body_model = model::Model::build(body_decl.clone(), template, &body_decl, &mut Vec::new())?;
-    compiled::validate(&body_model)?;
+    build::validate(&body_model)?;
 
     // JSON profile schemas of the body alone first, so errors index the user's json-profiles.
-    check_json_schema::compile(&body_decl)?;
-    let api = check_api::load_api(&body, base, resolver)?;
+    checks::json_schema::compile(&body_decl)?;
+    let api = checks::api::load_api(&body, base, resolver)?;
     if let Some(api) = &api {
         warnings.extend(
             api.warnings
@@ -170,11 +146,11 @@ pub fn load_with(
     let decl = model::read_decl(&Value::Object(merged), "policy", &mut ignored)?;
     let model = model::Model::build(decl, template, &body_decl, &mut warnings)?;
     let mut summary = model.summary();
-    let mut policy = compiled::compile(&model)?;
+    let mut policy = build::compile(&model)?;
     policy.api = api;
-    policy.set_json_schemas(check_json_schema::compile(&model.decl)?);
+    policy.set_json_schemas(checks::json_schema::compile(&model.decl)?);
     if let Some(raw) = &model.decl.grpc_profiles {
-        policy.set_grpc_profiles(check_grpc::compile_profiles(raw, base, resolver)?);
+        policy.set_grpc_profiles(checks::grpc::compile_profiles(raw, base, resolver)?);
     }
     summary.signatures_enabled = policy.signatures_enabled();
     summary.api_operations = policy.api().map_or(0, |a| a.operations.len());
@@ -256,6 +232,7 @@ fn unwrap_root(
 
 /// The fuzz entry point (`fuzz/fuzz_targets/policy_json.rs`): loads `data` as a policy document
 /// with no resolver, in both strict and lenient mode; never panics.
+#[cfg(any(test, fuzzing))]
 pub fn fuzz_policy_json(data: &[u8]) {
     for lenient in [false, true] {
         let _ = load_with(

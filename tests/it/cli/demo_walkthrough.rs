@@ -7,9 +7,10 @@ use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use parking_lot::Mutex;
 use serde_json::Value;
 
 use crate::support::free_port;
@@ -73,7 +74,7 @@ fn start(listen: u16, admin: u16, tmp: &Path, stderr: &Path) -> Running {
     let sink = events.clone();
     std::thread::spawn(move || {
         for l in lines.map_while(Result::ok) {
-            sink.lock().expect("events").push(l);
+            sink.lock().push(l);
         }
     });
     Running {
@@ -232,7 +233,7 @@ fn every_command_the_demo_banner_prints_works_as_it_says() {
     // Events: one JSON line each on stdout, camelCase, every blocked request's id among them.
     let deadline = Instant::now() + Duration::from_secs(5);
     let events: Vec<Value> = loop {
-        let lines = d.events.lock().expect("events").clone();
+        let lines = d.events.lock().clone();
         let events: Vec<Value> = lines
             .iter()
             .filter(|l| !l.trim().is_empty())

@@ -1,5 +1,6 @@
-//! Robustness of the router: randomized hostile requests and the fuzz seed corpus must all get
-//! an answer (2xx or a 4xx error object), never a panic. In-process, no sockets.
+//! Robustness of the router: randomized hostile requests must all get an answer (2xx or a 4xx
+//! error object), never a panic. In-process, no sockets. (The fuzz seed corpus replays through
+//! `mgmt::fuzz_request` in the library's unit tests: that entry point is not built for this crate.)
 
 use std::sync::Arc;
 
@@ -113,18 +114,4 @@ async fn random_requests_get_answers_never_panics() {
             assert_eq!(e["kind"], ":resterrorresponse");
         }
     }
-}
-
-#[test]
-fn router_survives_fuzz_seeds() {
-    let dir = tempfile::tempdir().unwrap();
-    let st = open(dir.path(), "pw");
-    let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/mgmt_router");
-    let mut n = 0;
-    for e in std::fs::read_dir(&seeds).unwrap() {
-        let data = std::fs::read(e.unwrap().path()).unwrap();
-        mgmt::fuzz_request(&st, &data);
-        n += 1;
-    }
-    assert!(n >= 5, "seed corpus present");
 }

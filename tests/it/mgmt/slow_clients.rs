@@ -50,9 +50,13 @@ impl Admin {
         for c in rustls_pki_types::CertificateDer::pem_slice_iter(&pem) {
             roots.add(c.expect("pem")).expect("root");
         }
-        let mut cfg = rustls::ClientConfig::builder()
-            .with_root_certificates(roots)
-            .with_no_client_auth();
+        let mut cfg = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("ring supports the default versions")
+        .with_root_certificates(roots)
+        .with_no_client_auth();
         cfg.alpn_protocols = vec![alpn.to_vec()];
         let tcp = TcpStream::connect(self.addr()).await.expect("connect");
         let name = rustls_pki_types::ServerName::try_from("localhost").expect("name");

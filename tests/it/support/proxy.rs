@@ -371,9 +371,13 @@ impl TlsProxy {
         &self,
         alpn: &[&[u8]],
     ) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
-        let mut cfg = rustls::ClientConfig::builder()
-            .with_root_certificates(self.roots.clone())
-            .with_no_client_auth();
+        let mut cfg = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .expect("ring supports the default versions")
+        .with_root_certificates(self.roots.clone())
+        .with_no_client_auth();
         cfg.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
         let tcp = tokio::net::TcpStream::connect(self.proxy.addr)
             .await

@@ -1,0 +1,252 @@
+//! OpenAPI enforcement inside the compiled policy: compiles the policy's single `open-api-files`
+//! item into a [`CompiledApi`] (through the injected resolver) and runs it per request. URL
+//! resolution: explicit policy URLs → OpenAPI operations → policy wildcards. Head checks run in
+//! phase 1, the body schema at body end. Imports: `compiled`, `waf::{openapi, parse, resolver,
+//! violation}`, serde_json.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use super::known_fields::Known;
+use crate::support::InlineVec;
+use crate::waf::Resolver;
+use crate::waf::openapi::{self, ApiMatch, Caps, CompiledApi, Head, Limits, Located, Location};
+use crate::waf::parse::{cookie, query};
+use crate::waf::policy::PolicyError;
+use crate::waf::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch};
+use crate::waf::violation::{Context, Violation, ViolationKind as K};
+
+/// The operation phase 1 matched (kept in [`Scratch`]): looked up once per request, no allocation.
+#[derive(Debug, Default, Clone)]
+pub struct ApiRequest {
+    /// Index in `CompiledApi::operations`.
+    pub op: usize,
+    /// The captured path values, as byte ranges of the request's path.
+    caps: InlineVec<(u32, u32), 8>,
+    /// The request's `Content-Type` (shares the head's bytes), for the body phase.
+    pub content_type: Option<http::HeaderValue>,
+}
+
+impl ApiRequest {
+    fn content_type(&self) -> Option<std::borrow::Cow<'_, str>> {
+        self.content_type
+            .as_ref()
+            .map(|v| String::from_utf8_lossy(v.as_bytes()))
+    }
+}
+
+/// Compiles the spec linked from `policy.open-api-files` (one item, `link` or `$ref`), if any.
+/// Errors name the policy field, or the spec file, JSON pointer and reason.
+pub fn load_api(
+    body: &Map<String, Value>,
+    base: &str,
+    resolver: &dyn Resolver,
+) -> Result<Option<Arc<CompiledApi>>, PolicyError> {
+    let Some(files) = body.get("open-api-files") else {
+        return Ok(None);
+    };
+    let items = files
+        .as_array()
+        .ok_or_else(|| PolicyError("policy.open-api-files: expected an array".into()))?;
+    let item = match items.as_slice() {
+        [] => return Ok(None),
+        [one] => one,
+        _ => {
+            return Err(PolicyError(format!(
+                "policy.open-api-files: {} files given, one is supported",
+                items.len()
+            )));
+        }
+    };
+    let link = ["link", "$ref"]
+        .iter()
+        .find_map(|k| item.get(*k).and_then(Value::as_str))
+        .ok_or_else(|| {
+            PolicyError(
+                "policy.open-api-files[0]: expected {\"link\": \"...\"} or {\"$ref\": \"...\"}"
+                    .into(),
+            )
+        })?;
+    let bytes = resolver
+        .fetch(base, link)
+        .map_err(|e| PolicyError(format!("policy.open-api-files[0].link: cannot read {e}")))?;
+    let limits = Limits::default();
+    let spec_link = openapi::join_link(base, link);
+    let compiled = openapi::load_with(&bytes, &spec_link, resolver, &limits)
+        .and_then(|spec| CompiledApi::compile(&spec, &limits))
+        .map_err(|e| PolicyError(format!("policy.open-api-files[0]: {e}")))?;
+    Ok(Some(Arc::new(compiled)))
+}
+
+impl CompiledPolicy {
+    /// The compiled OpenAPI spec of this policy, if it links one.
+    pub fn api(&self) -> Option<&CompiledApi> {
+        self.api.as_deref()
+    }
+
+    /// Phase 1, URL resolution when no explicit policy URL matched. `wildcard` says whether a policy
+    /// wildcard URL matched (it allows what the spec does not know). Returns true when the spec
+    /// decided the URL (an operation or a wrong method), so the caller skips its own VIOL_URL.
+    pub(in crate::waf::policy) fn api_url(
+        &self,
+        method: &str,
+        raw_path: &str,
+        wildcard: bool,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+    ) -> bool {
+        let Some(api) = self.api() else {
+            return false;
+        };
+        let mut caps = Caps::new();
+        let at = api.locate(method, raw_path, &mut caps);
+        if let Located::Operation(op) = at {
+            let mut req = ApiRequest {
+                op,
+                ..ApiRequest::default()
+            };
+            let base = raw_path.as_ptr() as usize;
+            for c in caps.iter() {
+                let from = (c.as_ptr() as usize - base) as u32;
+                req.caps.push((from, from + c.len() as u32));
+            }
+            s.api = Some(req);
+            return true;
+        }
+        match api.miss(method, raw_path, at) {
+            ApiMatch::Operation(_) => true,
+            ApiMatch::WrongMethod {
+                allowed,
+                undocumented,
+            } => {
+                let detail = format!(
+                    "{} {} is not in the OpenAPI spec (allowed: {})",
+                    undocumented.method,
+                    undocumented.template,
+                    allowed.join(", ")
+                );
+                self.push(
+                    out,
+                    Violation::new(K::Method, Context::Request)
+                        .snippet(method.as_bytes())
+                        .detail(detail),
+                );
+                true
+            }
+            ApiMatch::NoUrl(u) if !wildcard => {
+                // Recorded as an undocumented endpoint (alarm in transparent mode, block otherwise).
+                self.push(
+                    out,
+                    Violation::new(K::Url, Context::Url)
+                        .snippet(raw_path.as_bytes())
+                        .detail(format!(
+                            "undocumented endpoint {} {} (not in the OpenAPI spec)",
+                            u.method, u.template
+                        )),
+                );
+                true
+            }
+            ApiMatch::NoUrl(_) => false,
+        }
+    }
+
+    /// Phase 1 for a spec operation: path, query, header and cookie parameters; a missing body is
+    /// checked here (no body phase follows). Returns true when the body must be inspected.
+    pub(in crate::waf::policy) fn api_head(
+        &self,
+        head: &http::request::Parts,
+        known: &Known<'_>,
+        has_body: bool,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+    ) -> bool {
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let (Some(api), Some(req)) = (self.api(), s.api.as_mut()) else {
+            return false;
+        };
+        req.content_type = known.content_type.cloned();
+        let req = &*req;
+        let Some(op) = api.operations.get(req.op) else {
+            return false;
+        };
+        let raw_path = head.uri.path();
+        let mut path_params: InlineVec<(&str, &str), 8> = InlineVec::new();
+        for (name, &(from, to)) in op.path_param_names().iter().zip(req.caps.iter()) {
+            path_params.push((name, raw_path.get(from as usize..to as usize).unwrap_or("")));
+        }
+        // Only what the operation reads is gathered (and decoded).
+        let raw_query = head.uri.query().unwrap_or("").as_bytes();
+        let query: Vec<(String, String)> = query::pairs(raw_query, MAX_ITEMS)
+            .map(|(n, v, _)| (decode(n), decode(v)))
+            .collect();
+        let headers: Vec<(String, String)> = if op.reads(Location::Header) {
+            head.headers
+                .iter()
+                .take(MAX_ITEMS)
+                .map(|(n, v)| (n.as_str().to_string(), text(v.as_bytes())))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let cookies: Vec<(String, String)> = if op.reads(Location::Cookie) {
+            head.headers
+                .get_all(http::header::COOKIE)
+                .iter()
+                .flat_map(|v| cookie::pairs(v.as_bytes()).filter_map(Result::ok))
+                .take(MAX_ITEMS)
+                .map(|(n, v)| (text(n), text(v)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let (q, h, c) = (pairs(&query), pairs(&headers), pairs(&cookies));
+        let mut found = Vec::new();
+        op.validate_head(
+            &path_params,
+            &Head {
+                query: &q,
+                headers: &h,
+                cookies: &c,
+            },
+            &mut found,
+        );
+        if !has_body {
+            op.validate_body(req.content_type().as_deref(), b"", &mut found);
+        }
+        self.push_all(out, found);
+        has_body
+    }
+
+    /// Body end for a spec operation: content type, JSON schema or form fields. A body cut at the
+    /// inspection limit is not schema-checked (it would read as malformed).
+    pub(in crate::waf::policy) fn api_body(
+        &self,
+        body: &[u8],
+        s: &Scratch,
+        out: &mut Vec<Violation>,
+    ) {
+        let (Some(api), Some(req)) = (self.api(), s.api.as_ref()) else {
+            return;
+        };
+        if s.body_truncated {
+            return;
+        }
+        if let Some(op) = api.operations.get(req.op) {
+            let mut found = Vec::new();
+            op.validate_body(req.content_type().as_deref(), body, &mut found);
+            self.push_all(out, found);
+        }
+    }
+}
+
+fn decode(raw: &[u8]) -> String {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut flags = query::DecodeFlags::default();
+    query::decode_once(raw, true, &mut out, &mut flags);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn pairs(l: &[(String, String)]) -> Vec<(&str, &str)> {
+    l.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect()
+}

@@ -1,0 +1,389 @@
+//! Phase 2 checks: the request body, buffered up to the inspection limit and parsed by the kind the
+//! URL's content profiles chose (form, multipart, JSON, XML, or raw with signatures), and the
+//! response-status check of phase 3. Imports: `compiled`, `waf::{parse, signatures, violation}`.
+
+use crate::waf::parse::{coding, json, multipart, query, xml};
+use crate::waf::policy::compile::compiled::{BodyKind, CompiledPolicy, MAX_ITEMS, Scratch};
+use crate::waf::policy::decl::ParamLocation;
+use crate::waf::signatures::Target;
+use crate::waf::transaction::Step;
+use crate::waf::violation::{Context, Violation, ViolationKind as K};
+
+impl CompiledPolicy {
+    pub fn check_body_chunk(
+        &self,
+        chunk: &[u8],
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+    ) -> Step {
+        if s.grpc_profile.is_some() {
+            return self.grpc_chunk(chunk, s, out);
+        }
+        if s.grpc_opaque.is_some() {
+            return self.opaque_chunk(chunk, s, out);
+        }
+        s.body_len += chunk.len() as u64;
+        let room = self.body_limit.saturating_sub(s.body.len());
+        s.body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if s.body_len > self.body_limit as u64 {
+            // Inspect what fits; the rest cannot be inspected, which is a violation of its own.
+            self.check_inspection_overflow(self.body_limit as u64, out);
+            s.body_truncated = true;
+            self.check_body_end(s, out);
+            return Step::PassRest;
+        }
+        Step::Release(0)
+    }
+
+    pub fn check_body_end(&self, s: &mut Scratch, out: &mut Vec<Violation>) {
+        if s.grpc_profile.is_some() {
+            return self.grpc_end(s, out);
+        }
+        if s.grpc_opaque.is_some() {
+            return self.opaque_end(s, out);
+        }
+        // No plan, or an HTTP/2 body announced without a length that turned out empty (no body,
+        // as the headers phase judged it).
+        if s.body_kind.is_none() || (s.body_len == 0 && !s.expects_body) {
+            return;
+        }
+        let kind = s.body_kind.take().unwrap_or(BodyKind::Signatures);
+        let mut body = std::mem::take(&mut s.body);
+        if let Some(c) = s.body_coding.take()
+            && let Some((plain, cut)) = coding::inflate(c, &body, self.body_limit)
+        {
+            body = plain;
+            s.body_truncated |= cut;
+        }
+        self.api_body(&body, s, out);
+        // NUL is part of binary encodings (protobuf, images, compressed data): it is a finding in
+        // text only, where it truncates a string for the application behind.
+        if !matches!(kind, BodyKind::Form) && body.contains(&0) && textual(&body) {
+            self.protocol(out, "Null in request");
+        }
+        if let Some(f) = s.filetype.and_then(|i| self.filetypes.get(i))
+            && f.post_len.is_some_and(|l| s.body_len > l)
+        {
+            self.push(
+                out,
+                Violation::new(K::PostDataLength, Context::Body)
+                    .detail(format!("{} bytes", s.body_len)),
+            );
+        }
+        let (ov, sig) = match s.url.and_then(|i| self.urls.get(i)) {
+            Some(u) => (u.overrides.clone(), u.sig_check),
+            None => (Vec::new(), true),
+        };
+        match kind {
+            BodyKind::Form if s.boundary.is_some() => self.body_multipart(&body, s, out),
+            BodyKind::Form => {
+                for (n, v, _) in query::pairs(&body, MAX_ITEMS) {
+                    self.check_param(s, out, n, v, ParamLocation::FormData, true);
+                }
+                self.scan_whole_pairs(s, out, &body, Context::Body);
+            }
+            BodyKind::Json(i) => {
+                self.body_json(&body, i, s, out);
+                self.check_json_schema(i, &body, "", s, out);
+            }
+            BodyKind::Xml(i) => self.body_xml(&body, i, s, out),
+            BodyKind::Signatures => {
+                self.check_upload(s, out, None, &body);
+                if sig {
+                    self.scan(s, out, Target::Body, Context::Body, None, &body, &ov, false);
+                }
+            }
+            BodyKind::Disallow | BodyKind::Ignore => {}
+        }
+        self.check_mandatory(s, out, true);
+        s.body = body;
+        s.body.clear();
+    }
+
+    fn body_multipart(&self, body: &[u8], s: &mut Scratch, out: &mut Vec<Violation>) {
+        let boundary = s.boundary.clone().unwrap_or_default();
+        match multipart::parts(body, &boundary, MAX_ITEMS) {
+            Err(e) if !s.body_truncated => {
+                self.protocol(out, "Bad multipart/form-data request parsing");
+                self.push(
+                    out,
+                    Violation::new(K::MultipartMalformed, Context::Body).detail(e),
+                );
+            }
+            Err(_) => {}
+            Ok(parts) => {
+                for p in parts {
+                    if odd_part(&p) {
+                        self.protocol(out, "Bad multipart parameters parsing");
+                    }
+                    if p.value.contains(&0) {
+                        self.push(
+                            out,
+                            Violation::new(K::ParameterMultipartNullValue, Context::Parameter)
+                                .named(String::from_utf8_lossy(p.name)),
+                        );
+                    }
+                    if let Some(f) = p.filename {
+                        self.check_upload(s, out, Some(p.name), p.value);
+                        for target in [Target::ParamValue, Target::Filename] {
+                            let ctx = Context::Parameter;
+                            self.scan(s, out, target, ctx, Some("filename"), f, &[], false);
+                        }
+                        let text = String::from_utf8_lossy(p.value);
+                        self.scan(
+                            s,
+                            out,
+                            Target::Body,
+                            Context::Body,
+                            Some(&String::from_utf8_lossy(p.name)),
+                            text.as_bytes(),
+                            &[],
+                            false,
+                        );
+                        continue;
+                    }
+                    self.check_param(s, out, p.name, p.value, ParamLocation::FormData, false);
+                }
+            }
+        }
+    }
+
+    fn body_json(&self, body: &[u8], i: usize, s: &mut Scratch, out: &mut Vec<Violation>) {
+        let Some(prof) = self.json.get(i) else {
+            self.scan(s, out, Target::Body, Context::Body, None, body, &[], false);
+            return;
+        };
+        if prof.max_total.exceeded(s.body_len) {
+            self.push(
+                out,
+                Violation::new(K::JsonFormat, Context::Json)
+                    .detail(format!("{} bytes of JSON", s.body_len)),
+            );
+        }
+        let mut items: Vec<(String, Vec<u8>, bool)> = Vec::new();
+        let mut visit = |it: json::Item| {
+            if items.len() < MAX_ITEMS {
+                match it {
+                    json::Item::Key { pointer, key } => {
+                        items.push((format!("{pointer}/{key}"), key.as_bytes().to_vec(), true))
+                    }
+                    json::Item::Value { pointer, value } => {
+                        items.push((pointer.to_string(), value.as_bytes().to_vec(), false))
+                    }
+                }
+            }
+        };
+        let res = if s.json_lines {
+            json::walk_lines(body, &mut visit)
+        } else {
+            json::walk(body, &mut visit)
+        };
+        match res {
+            // A body that does not even start like a JSON document (a PDF, a base64 blob) was
+            // mislabelled by its client rather than malformed: it is inspected as it is.
+            Err(e) if !s.body_truncated && json::starts_like_json(body) => {
+                self.push(
+                    out,
+                    Violation::new(K::JsonMalformed, Context::Json)
+                        .detail(e)
+                        .snippet(body),
+                );
+                if prof.sig_check {
+                    self.scan(
+                        s,
+                        out,
+                        Target::Body,
+                        Context::Json,
+                        None,
+                        body,
+                        &prof.overrides,
+                        false,
+                    );
+                }
+                return;
+            }
+            Err(_) => {
+                self.scan(
+                    s,
+                    out,
+                    Target::Body,
+                    Context::Json,
+                    None,
+                    body,
+                    &prof.overrides,
+                    false,
+                );
+                return;
+            }
+            Ok(shape) => {
+                let bad = prof.max_depth.exceeded(shape.depth as u64)
+                    || prof.max_array.exceeded(shape.longest_array as u64)
+                    || prof.max_value.exceeded(shape.longest_value as u64);
+                if bad {
+                    self.push(
+                        out,
+                        Violation::new(K::JsonFormat, Context::Json).detail(format!(
+                            "depth {}, longest array {}, longest value {}",
+                            shape.depth, shape.longest_array, shape.longest_value
+                        )),
+                    );
+                }
+            }
+        }
+        for (pointer, value, is_key) in items {
+            if prof.as_params && !is_key {
+                let name = pointer.rsplit('/').next().unwrap_or("").to_string();
+                self.check_param(
+                    s,
+                    out,
+                    name.as_bytes(),
+                    &value,
+                    ParamLocation::FormData,
+                    false,
+                );
+                continue;
+            }
+            if prof.meta_check
+                && let Some(c) = prof.table.first_bad(&value)
+            {
+                self.push(
+                    out,
+                    Violation::new(K::ParameterValueMetachar, Context::Json)
+                        .named(pointer.clone())
+                        .metachar(c),
+                );
+            }
+            if prof.sig_check {
+                let target = if is_key {
+                    Target::ParamName
+                } else {
+                    Target::Json
+                };
+                self.scan(
+                    s,
+                    out,
+                    target,
+                    Context::Json,
+                    Some(&pointer),
+                    &value,
+                    &prof.overrides,
+                    false,
+                );
+            }
+        }
+    }
+
+    fn body_xml(&self, body: &[u8], i: usize, s: &mut Scratch, out: &mut Vec<Violation>) {
+        let Some(prof) = self.xml.get(i) else {
+            self.scan(s, out, Target::Body, Context::Body, None, body, &[], false);
+            return;
+        };
+        let mut texts: Vec<Vec<u8>> = Vec::new();
+        match xml::walk(body, prof.max_depth, |t| {
+            if texts.len() < MAX_ITEMS && !t.iter().all(u8::is_ascii_whitespace) {
+                texts.push(t.to_vec());
+            }
+        }) {
+            Err(e) if !s.body_truncated => {
+                self.push(
+                    out,
+                    Violation::new(K::XmlMalformed, Context::Xml)
+                        .detail(e)
+                        .snippet(body),
+                );
+            }
+            Err(_) => {}
+            Ok(f) => {
+                let bad = (f.has_doctype && !prof.allow_dtd)
+                    || (f.has_external_ref && !prof.allow_external)
+                    || (f.has_pi && !prof.allow_pi)
+                    || (f.has_cdata && !prof.allow_cdata);
+                if bad {
+                    self.push(
+                        out,
+                        Violation::new(K::XmlFormat, Context::Xml).detail(
+                            "DTD, external reference, CDATA or processing instruction not allowed",
+                        ),
+                    );
+                }
+            }
+        }
+        if prof.sig_check {
+            self.scan(
+                s,
+                out,
+                Target::Xml,
+                Context::Xml,
+                None,
+                body,
+                &prof.overrides,
+                false,
+            );
+        }
+        for t in texts {
+            if prof.meta_check
+                && let Some(c) = prof.table.first_bad(&t)
+            {
+                self.push(
+                    out,
+                    Violation::new(K::ParameterValueMetachar, Context::Xml).metachar(c),
+                );
+            }
+            if prof.sig_check {
+                self.scan(
+                    s,
+                    out,
+                    Target::Xml,
+                    Context::Xml,
+                    None,
+                    &t,
+                    &prof.overrides,
+                    false,
+                );
+            }
+        }
+    }
+
+    /// Phase 3: an error status (4xx/5xx) not in `general.allowedResponseCodes` is
+    /// VIOL_HTTP_RESPONSE_STATUS.
+    pub fn check_response_headers(
+        &self,
+        status: u16,
+        _h: &http::HeaderMap,
+        out: &mut Vec<Violation>,
+    ) {
+        if status >= 400 && !self.allowed_codes.contains(&status) {
+            self.push(
+                out,
+                Violation::new(K::HttpResponseStatus, Context::Request)
+                    .detail(format!("response status {status}")),
+            );
+        }
+    }
+}
+
+/// Text as a client writes it: UTF-8 without control bytes other than white space (and NUL,
+/// the byte in question).
+fn textual(body: &[u8]) -> bool {
+    body.iter()
+        .all(|&b| b >= 0x20 || matches!(b, b'\t' | b'\n' | b'\r' | 0))
+        && std::str::from_utf8(body).is_ok()
+}
+
+/// A part a browser would not send: a field name with `;`, `&`, `=`, `"`, `\` or a control byte
+/// (read differently by parsers that split the disposition on them), a file name with a
+/// backslash, quote or control byte (`1.j\s\p` hides `1.jsp` from a check on the extension), or
+/// a `_charset_` field naming a charset no decoder knows (UTF-7 smuggles markup past filters).
+fn odd_part(p: &multipart::Part<'_>) -> bool {
+    let control = |b: &u8| *b < 0x20 || *b == 0x7f;
+    let odd_name = p
+        .name
+        .iter()
+        .any(|b| matches!(b, b';' | b'&' | b'=' | b'"' | b'\\') || control(b));
+    let odd_file = p
+        .filename
+        .is_some_and(|f| f.iter().any(|b| matches!(b, b'"' | b'\\') || control(b)));
+    let charset =
+        p.name == b"_charset_" && encoding_rs::Encoding::for_label(p.value.trim_ascii()).is_none();
+    odd_name || odd_file || charset
+}

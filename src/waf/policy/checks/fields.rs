@@ -1,0 +1,249 @@
+//! Phase 1 checks on header fields: counts, repetition, lengths, metacharacters, signatures,
+//! header-located parameters, mandatory headers, and the Cookie header (malformed pairs, cookie
+//! entities, cookie-located parameters). Imports: `compiled`, `waf::{parse, signatures, violation}`.
+
+use std::net::IpAddr;
+
+use super::known_fields::Known;
+use crate::waf::parse::{cookie, query};
+use crate::waf::policy::compile::charset::HeaderBytes;
+use crate::waf::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch, pick};
+use crate::waf::policy::decl::ParamLocation;
+use crate::waf::signatures::Target;
+use crate::waf::violation::{Context, Violation, ViolationKind as K};
+
+impl CompiledPolicy {
+    pub(in crate::waf::policy) fn check_header_fields(
+        &self,
+        head: &http::request::Parts,
+        known: &Known<'_>,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+    ) {
+        let h = &head.headers;
+        let header_params = self
+            .params
+            .iter()
+            .any(|p| p.location == ParamLocation::Header);
+        if h.len() as u64 > self.max_headers {
+            self.protocol(out, "Check maximum number of headers");
+        }
+        const MULTIPLE_HOSTS: &str = "Multiple host headers";
+        const IP_HOST: &str = "Host header contains IP address";
+        if known.hosts > 1 && self.protocol_on(MULTIPLE_HOSTS) {
+            self.protocol(out, MULTIPLE_HOSTS);
+        }
+        if self.protocol_on(IP_HOST)
+            && let Some(host) = known.host.and_then(|v| v.to_str().ok())
+        {
+            let bare = host.rsplit_once(':').map_or(host, |(a, p)| {
+                if p.bytes().all(|b| b.is_ascii_digit()) {
+                    a
+                } else {
+                    host
+                }
+            });
+            if bare.trim_matches(['[', ']']).parse::<IpAddr>().is_ok() {
+                self.protocol(out, IP_HOST);
+            }
+        }
+        if known.transfer_encoding && known.content_length.is_some() {
+            self.protocol(out, "Chunked request with Content-Length header");
+        }
+        // A header map lists each name's values one after another: the entity is picked once per
+        // name, and a repetition is the next field having the same name (no lookup by name).
+        let mut fields = h.iter().peekable();
+        let (mut current, mut cfg) = (None, None);
+        while let Some((name, v)) = fields.next() {
+            let n = name.as_str();
+            if current != Some(name) {
+                current = Some(name);
+                cfg = pick(self.headers.iter(), |c| &c.m, n.as_bytes(), true);
+                let repeated = fields.peek().is_some_and(|(next, _)| *next == name);
+                if repeated && cfg.is_some_and(|c| !c.allow_repeat) {
+                    self.push(
+                        out,
+                        Violation::new(K::HeaderRepeated, Context::Header).named(n),
+                    );
+                }
+            }
+            let bytes = v.as_bytes();
+            if bytes.is_empty() {
+                self.protocol(out, "Header name with no header value");
+            }
+            if self.max_header_len.exceeded(bytes.len() as u64) {
+                self.push(
+                    out,
+                    Violation::new(K::HeaderLength, Context::Header)
+                        .named(n)
+                        .detail(format!("{} bytes", bytes.len())),
+                );
+            }
+            let seen = self.header_bytes.classes(bytes);
+            if seen & HeaderBytes::HIGH != 0 {
+                self.protocol(out, "High ASCII characters in headers");
+            }
+            if seen & HeaderBytes::NUL != 0 {
+                self.protocol(out, "Null in request");
+            }
+            if n == "cookie" {
+                self.check_cookies(bytes, s, out);
+                continue;
+            }
+            if seen & HeaderBytes::METACHAR != 0
+                && let Some(c) = self.header_bytes.first_bad(bytes)
+            {
+                self.push(
+                    out,
+                    Violation::new(K::HeaderMetachar, Context::Header)
+                        .named(n)
+                        .metachar(c),
+                );
+            }
+            if let Some(c) = cfg
+                && c.sig_check
+                && !self.sigs.is_empty()
+            {
+                let decoded;
+                let value = if c.percent_decode {
+                    let mut f = query::DecodeFlags::default();
+                    decoded = decode_header(bytes, c.url_normalize, self.passes, &mut f);
+                    if f.nul {
+                        self.protocol(out, "Null in request");
+                    }
+                    &decoded[..]
+                } else {
+                    bytes
+                };
+                let (ov, mask) = (&c.overrides, c.mask);
+                self.scan(
+                    s,
+                    out,
+                    Target::Header,
+                    Context::Header,
+                    Some(n),
+                    value,
+                    ov,
+                    mask,
+                );
+                if let Some(file) = upload_file_name(n, value) {
+                    let ctx = Context::Header;
+                    self.scan(s, out, Target::Filename, ctx, Some(n), file, ov, mask);
+                }
+            }
+            if header_params {
+                self.check_named_location(s, out, n.as_bytes(), bytes, ParamLocation::Header);
+            }
+        }
+        for c in self
+            .headers
+            .iter()
+            .filter(|c| c.mandatory && c.m.glob.is_none())
+        {
+            if !h.contains_key(c.m.name.as_str()) {
+                self.push(
+                    out,
+                    Violation::new(K::MandatoryHeader, Context::Header).named(c.m.name.clone()),
+                );
+            }
+        }
+        s.ajax = known
+            .requested_with
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"XMLHttpRequest"));
+    }
+
+    fn check_cookies(&self, header: &[u8], s: &mut Scratch, out: &mut Vec<Violation>) {
+        if self.max_cookie_len.exceeded(header.len() as u64) {
+            self.push(
+                out,
+                Violation::new(K::CookieLength, Context::Cookie)
+                    .detail(format!("{} bytes", header.len())),
+            );
+        }
+        let mut count = 0u64;
+        for pair in cookie::pairs(header).take(MAX_ITEMS) {
+            count += 1;
+            match pair {
+                Err(bad) => self.push(
+                    out,
+                    Violation::new(K::CookieMalformed, Context::Cookie).snippet(bad),
+                ),
+                Ok((name, value)) => {
+                    let n = super::params::as_text(name);
+                    match pick(self.cookies.iter(), |c| &c.m, name, false) {
+                        Some(c) if c.sig_check => {
+                            let (ov, mark) = (&c.overrides, out.len());
+                            // A cookie's name is read by the application like a parameter's.
+                            let ctx = Context::Cookie;
+                            self.scan(s, out, Target::ParamName, ctx, Some(&n), name, ov, false);
+                            self.scan(
+                                s,
+                                out,
+                                Target::Cookie,
+                                Context::Cookie,
+                                Some(&n),
+                                value,
+                                ov,
+                                false,
+                            );
+                            if c.staged {
+                                super::staging::mark_staged(out, mark);
+                            }
+                        }
+                        _ => {}
+                    }
+                    if self
+                        .params
+                        .iter()
+                        .any(|p| p.location == ParamLocation::Cookie)
+                    {
+                        self.check_named_location(s, out, name, value, ParamLocation::Cookie);
+                    }
+                }
+            }
+        }
+        if count > self.max_cookies {
+            self.protocol(out, "Check maximum number of cookies");
+        }
+    }
+}
+
+/// A header value percent-decoded; with `url` (a URL-valued header such as `Referer`), its query
+/// is decoded as the page it names decoded it, `+` being a space: a payload echoed from that
+/// page's parameters reads as it did there.
+fn decode_header<'a>(
+    bytes: &'a [u8],
+    url: bool,
+    passes: u8,
+    f: &mut query::DecodeFlags,
+) -> std::borrow::Cow<'a, [u8]> {
+    match memchr::memchr(b'?', bytes) {
+        Some(q) if url && bytes[q..].contains(&b'+') => {
+            let mut v = query::decode(&bytes[..q], false, passes, f).into_owned();
+            v.extend_from_slice(&query::decode(&bytes[q..], true, passes, f));
+            std::borrow::Cow::Owned(v)
+        }
+        _ => query::decode(bytes, false, passes, f),
+    }
+}
+
+/// The name a raw upload's file is to be stored under: the whole value of the headers upload
+/// clients name the file in, or the `filename` parameter of a `Content-Disposition` request header.
+fn upload_file_name<'a>(header: &str, value: &'a [u8]) -> Option<&'a [u8]> {
+    match header {
+        "x-filename" | "x_filename" | "x-file-name" => Some(value),
+        "content-disposition" => {
+            let at = memchr::memmem::find(&value.to_ascii_lowercase(), b"filename=")?;
+            let rest = &value[at + b"filename=".len()..];
+            Some(match rest.strip_prefix(b"\"") {
+                Some(quoted) => quoted.split(|b| *b == b'"').next().unwrap_or(quoted),
+                None => rest
+                    .split(|b| *b == b';')
+                    .next()
+                    .unwrap_or(rest)
+                    .trim_ascii(),
+            })
+        }
+        _ => None,
+    }
+}

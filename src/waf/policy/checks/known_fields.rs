@@ -1,0 +1,79 @@
+//! The request fields the phase-1 checks read by name (`Host`, `Content-Length`, `Content-Type`,
+//! `Transfer-Encoding`, `X-Requested-With`), found in one pass over the head's fields: a map lookup
+//! hashes the name and probes (≈ 110 instructions even in a map of one field), and one pass over a
+//! request's fields costs less than the half-dozen lookups it replaces. Imports: `http`.
+
+use http::header::TRANSFER_ENCODING;
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderMap, HeaderName, HeaderValue};
+
+/// Parsed once: a `&str` name is parsed on every comparison.
+const X_REQUESTED_WITH: HeaderName = HeaderName::from_static("x-requested-with");
+
+/// The first value of each field (what `HeaderMap::get` gives), and how many `Host` fields there
+/// are.
+#[derive(Default)]
+pub(in crate::waf::policy) struct Known<'h> {
+    pub host: Option<&'h HeaderValue>,
+    pub hosts: usize,
+    pub content_length: Option<&'h HeaderValue>,
+    pub content_type: Option<&'h HeaderValue>,
+    pub transfer_encoding: bool,
+    pub requested_with: Option<&'h HeaderValue>,
+}
+
+impl<'h> Known<'h> {
+    pub fn of(h: &'h HeaderMap) -> Known<'h> {
+        let mut k = Known::default();
+        for (name, v) in h {
+            if *name == HOST {
+                k.hosts += 1;
+                k.host.get_or_insert(v);
+            } else if *name == CONTENT_LENGTH {
+                k.content_length.get_or_insert(v);
+            } else if *name == CONTENT_TYPE {
+                k.content_type.get_or_insert(v);
+            } else if *name == TRANSFER_ENCODING {
+                k.transfer_encoding = true;
+            } else if *name == X_REQUESTED_WITH {
+                k.requested_with.get_or_insert(v);
+            }
+        }
+        k
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_as_lookups() {
+        let mut h = HeaderMap::new();
+        for (n, v) in [
+            ("accept", "*/*"),
+            ("Host", "a"),
+            ("content-type", "text/plain"),
+            ("host", "b"),
+            ("X-Requested-With", "XMLHttpRequest"),
+            ("content-length", "3"),
+            ("content-type", "application/json"),
+        ] {
+            h.append(
+                HeaderName::from_bytes(n.as_bytes()).expect("name"),
+                HeaderValue::from_static(v),
+            );
+        }
+        let k = Known::of(&h);
+        assert_eq!(k.host, h.get(HOST));
+        assert_eq!(k.hosts, h.get_all(HOST).iter().count());
+        assert_eq!(k.content_length, h.get(CONTENT_LENGTH));
+        assert_eq!(k.content_type, h.get(CONTENT_TYPE));
+        assert_eq!(k.requested_with, h.get("x-requested-with"));
+        assert!(!k.transfer_encoding);
+        h.append(TRANSFER_ENCODING, HeaderValue::from_static("chunked"));
+        assert!(Known::of(&h).transfer_encoding);
+        let empty = HeaderMap::new();
+        let k = Known::of(&empty);
+        assert_eq!((k.host, k.hosts, k.content_type), (None, 0, None));
+    }
+}

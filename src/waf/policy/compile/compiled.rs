@@ -1,0 +1,136 @@
+//! The compiled policy: immutable matchers built once from the validated model (by [`super::build`]),
+//! shared by every request (`Send + Sync`, no locks), plus the per-request [`Scratch`]. The request
+//! checks live in `checks/` (`head`, `params`, `body`, ...); rating and the decision in
+//! `checks/rating.rs`.
+
+use std::collections::HashMap;
+
+use super::charset::{HeaderBytes, Table};
+pub use super::entities::*;
+use super::sigsel::SigAction;
+use crate::waf::policy::decl::lenient::Limit;
+use crate::waf::policy::decl::model::Setting;
+use crate::waf::policy::decl::templates::TemplateId;
+use crate::waf::response::default_grpc_reply;
+use crate::waf::verdict::Reply;
+use crate::waf::violation::ViolationKind;
+
+/// An immutable, shareable, compiled policy.
+pub struct CompiledPolicy {
+    pub(in crate::waf::policy) name: String,
+    pub(in crate::waf::policy) template: TemplateId,
+    pub(in crate::waf::policy) blocking: bool,
+    pub(in crate::waf::policy) fold: bool,
+    pub(in crate::waf::policy) settings: Vec<Setting>,
+    pub(in crate::waf::policy) evasions: SubChecks,
+    pub(in crate::waf::policy) passes: u8,
+    pub(in crate::waf::policy) http_checks: SubChecks,
+    pub(in crate::waf::policy) max_headers: u64,
+    pub(in crate::waf::policy) max_params: u64,
+    pub(in crate::waf::policy) max_cookies: u64,
+    pub(in crate::waf::policy) max_header_len: Limit,
+    pub(in crate::waf::policy) max_cookie_len: Limit,
+    pub(in crate::waf::policy) urls: Vec<CUrl>,
+    pub(in crate::waf::policy) methods: Vec<String>,
+    pub(in crate::waf::policy) params: Vec<CParam>,
+    pub(in crate::waf::policy) headers: Vec<CHeader>,
+    pub(in crate::waf::policy) cookies: Vec<CCookie>,
+    pub(in crate::waf::policy) filetypes: Vec<CFiletype>,
+    /// Precompiled lookup of `filetypes`.
+    pub(in crate::waf::policy) index: Indexes,
+    pub(in crate::waf::policy) json: Vec<CJson>,
+    pub(in crate::waf::policy) xml: Vec<CXml>,
+    pub(in crate::waf::policy) header_bytes: HeaderBytes,
+    /// The policy's URL character set (for URLs the OpenAPI spec matched).
+    pub(in crate::waf::policy) url_table: Table,
+    pub(in crate::waf::policy) reply: Reply,
+    pub(in crate::waf::policy) ajax_reply: Option<Reply>,
+    pub(in crate::waf::policy) grpc_reply: Reply,
+    pub(in crate::waf::policy) trust_xff: bool,
+    pub(in crate::waf::policy) xff_headers: Vec<String>,
+    pub(in crate::waf::policy) sigs: HashMap<u32, SigAction>,
+    pub(in crate::waf::policy) sensitive: Vec<String>,
+    pub(in crate::waf::policy) body_limit: usize,
+    pub(in crate::waf::policy) allowed_codes: Vec<u16>,
+    /// The linked OpenAPI spec (`open-api-files`), set by `load_with` after compiling.
+    pub(in crate::waf::policy) api: Option<std::sync::Arc<crate::waf::openapi::CompiledApi>>,
+    /// `grpc-profiles`, compiled by `policy::load` (they need the resolver).
+    pub(in crate::waf::policy) grpc_profiles:
+        Vec<std::sync::Arc<crate::waf::grpc::CompiledGrpcProfile>>,
+    /// Meta-characters refused in gRPC string values (the parameter-value set).
+    pub(in crate::waf::policy) grpc_table: Table,
+    /// `applicationLanguage`, for VIOL_ENCODING (`checks/encoding.rs`).
+    pub(in crate::waf::policy) charset: crate::waf::policy::checks::encoding::Charset,
+    /// Longest request (head + body) before VIOL_REQUEST_MAX_LENGTH (`checks/length.rs`).
+    pub(in crate::waf::policy) request_max_len: u64,
+    /// The JSON profiles' schemas (`validationFiles`), by profile index (`checks/json_schema.rs`).
+    pub(in crate::waf::policy) json_schemas:
+        Vec<Option<std::sync::Arc<crate::waf::openapi::JsonSchema>>>,
+}
+
+/// Most request-body bytes buffered for inspection (larger bodies are inspected up to this size).
+pub const BODY_INSPECT_LIMIT: usize = 1 << 20;
+/// Most parameters, parts or cookies examined per request.
+pub const MAX_ITEMS: usize = 5000;
+
+impl CompiledPolicy {
+    /// A policy that allows everything (what a listener without a policy runs).
+    pub fn allow_all(name: &str) -> Self {
+        CompiledPolicy {
+            api: None,
+            name: name.to_string(),
+            template: TemplateId::NginxBase,
+            blocking: false,
+            fold: false,
+            settings: vec![Setting::default(); ViolationKind::ALL.len()],
+            evasions: SubChecks::default(),
+            passes: 2,
+            http_checks: SubChecks::default(),
+            max_headers: u64::MAX,
+            max_params: u64::MAX,
+            max_cookies: u64::MAX,
+            max_header_len: Limit::Any,
+            max_cookie_len: Limit::Any,
+            urls: Vec::new(),
+            methods: Vec::new(),
+            params: Vec::new(),
+            headers: Vec::new(),
+            cookies: Vec::new(),
+            filetypes: Vec::new(),
+            index: Indexes::default(),
+            json: Vec::new(),
+            xml: Vec::new(),
+            header_bytes: HeaderBytes::new(&Table::EMPTY),
+            url_table: Table::EMPTY,
+            reply: Reply::DefaultPage,
+            ajax_reply: None,
+            grpc_reply: default_grpc_reply(),
+            trust_xff: false,
+            xff_headers: Vec::new(),
+            sigs: HashMap::new(),
+            sensitive: Vec::new(),
+            body_limit: 0,
+            allowed_codes: Vec::new(),
+            grpc_profiles: Vec::new(),
+            grpc_table: Table::EMPTY,
+            charset: crate::waf::policy::checks::encoding::Charset::Unchecked,
+            request_max_len: u64::MAX,
+            json_schemas: Vec::new(),
+        }
+    }
+
+    /// The template the policy was built on.
+    pub fn template(&self) -> &'static str {
+        self.template.name()
+    }
+
+    /// Whether the policy blocks (enforcementMode blocking).
+    pub fn is_blocking(&self) -> bool {
+        self.blocking
+    }
+
+    /// Number of signatures the policy enables.
+    pub fn signatures_enabled(&self) -> usize {
+        self.sigs.len()
+    }
+}

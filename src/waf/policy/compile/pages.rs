@@ -1,0 +1,146 @@
+//! Block replies from `response-pages` (default, ajax, grpc; custom status line, headers and body
+//! with the support-id placeholder; redirects). Imports: `decl`, `templates`, `waf::{verdict, response}`.
+
+use crate::waf::policy::PolicyError;
+use crate::waf::policy::decl;
+use crate::waf::policy::decl::templates::TemplateId;
+use crate::waf::response::default_grpc_reply;
+use crate::waf::verdict::Reply;
+
+/// The block replies from `response-pages` (default, ajax, grpc).
+pub fn pages(
+    d: &decl::Policy,
+    t: TemplateId,
+) -> Result<(Reply, Option<Reply>, Reply), PolicyError> {
+    let mut default = if t == TemplateId::ApiSecurity {
+        Reply::ApiJson
+    } else {
+        Reply::DefaultPage
+    };
+    let mut ajax = None;
+    let mut grpc = default_grpc_reply();
+    for (i, p) in d.response_pages.iter().flatten().enumerate() {
+        let path = format!("policy.response-pages[{i}]");
+        let action = p.response_action_type.unwrap_or(decl::PageAction::Default);
+        match p.response_page_type.unwrap_or(decl::PageType::Default) {
+            decl::PageType::Default => {
+                if let Some(r) = custom(p, action, &path)? {
+                    default = r;
+                }
+            }
+            decl::PageType::Ajax if p.ajax_enabled == Some(true) => {
+                let body = p
+                    .ajax_custom_content
+                    .clone()
+                    .or_else(|| p.ajax_popup_message.clone())
+                    .unwrap_or_default();
+                ajax = Some(match p.ajax_action_type.as_deref() {
+                    Some("redirect") => Reply::Redirect {
+                        location: p.ajax_redirect_url.clone().unwrap_or_default(),
+                    },
+                    _ => Reply::Custom {
+                        status: 200,
+                        headers: vec![(
+                            "content-type".into(),
+                            "application/json; charset=utf-8".into(),
+                        )],
+                        body,
+                    },
+                });
+            }
+            decl::PageType::Grpc => {
+                if let Some(code) = &p.grpc_status_code {
+                    let status = grpc_code(code).ok_or_else(|| PolicyError(format!(
+                        "{path}.grpcStatusCode: unknown value \"{code}\" (expected a gRPC status name or number 0-16)"
+                    )))?;
+                    let message = p.grpc_status_message.clone().unwrap_or_else(|| {
+                        "Request Rejected. Your support ID is: <%TS.request.ID()%>".into()
+                    });
+                    grpc = Reply::Grpc { status, message };
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok((default, ajax, grpc))
+}
+
+fn custom(
+    p: &decl::ResponsePage,
+    action: decl::PageAction,
+    path: &str,
+) -> Result<Option<Reply>, PolicyError> {
+    Ok(match action {
+        decl::PageAction::Custom => {
+            let (status, headers) = parse_header_block(p.response_header.as_deref().unwrap_or(""))
+                .map_err(|e| PolicyError(format!("{path}.responseHeader: {e}")))?;
+            Some(Reply::Custom {
+                status,
+                headers,
+                body: p.response_content.clone().unwrap_or_default(),
+            })
+        }
+        decl::PageAction::Redirect => Some(Reply::Redirect {
+            location: p.response_redirect_url.clone().ok_or_else(|| {
+                PolicyError(format!(
+                    "{path}.responseRedirectUrl: missing for a redirect page"
+                ))
+            })?,
+        }),
+        _ => None,
+    })
+}
+
+/// `HTTP/1.1 403 Forbidden\r\nContent-Type: ...` → status and headers.
+fn parse_header_block(s: &str) -> Result<(u16, Vec<(String, String)>), String> {
+    let mut status = 200;
+    let mut headers = Vec::new();
+    for (i, line) in s.split("\r\n").flat_map(|l| l.split('\n')).enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if i == 0 && line.starts_with("HTTP/") {
+            status = line
+                .split_whitespace()
+                .nth(1)
+                .and_then(|c| c.parse().ok())
+                .filter(|c| (100..600).contains(c))
+                .ok_or_else(|| format!("invalid status line \"{line}\""))?;
+            continue;
+        }
+        let (k, v) = line
+            .split_once(':')
+            .ok_or_else(|| format!("invalid header line \"{line}\""))?;
+        headers.push((k.trim().to_string(), v.trim().to_string()));
+    }
+    Ok((status, headers))
+}
+
+fn grpc_code(s: &str) -> Option<u32> {
+    const NAMES: &[&str] = &[
+        "OK",
+        "CANCELLED",
+        "UNKNOWN",
+        "INVALID_ARGUMENT",
+        "DEADLINE_EXCEEDED",
+        "NOT_FOUND",
+        "ALREADY_EXISTS",
+        "PERMISSION_DENIED",
+        "RESOURCE_EXHAUSTED",
+        "FAILED_PRECONDITION",
+        "ABORTED",
+        "OUT_OF_RANGE",
+        "UNIMPLEMENTED",
+        "INTERNAL",
+        "UNAVAILABLE",
+        "DATA_LOSS",
+        "UNAUTHENTICATED",
+    ];
+    s.parse::<u32>().ok().filter(|n| *n <= 16).or_else(|| {
+        NAMES
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(s))
+            .map(|p| p as u32)
+    })
+}

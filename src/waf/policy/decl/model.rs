@@ -1,0 +1,439 @@
+//! The validated model: the merged declaration with every default applied, every enumeration and
+//! cross-reference checked, and errors named by JSON path. Imports: `decl`, `templates`, `sections`,
+//! `waf::violation`.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use super::lenient::Limit;
+use super::sections;
+use super::templates::TemplateId;
+use crate::waf::policy::PolicyError;
+use crate::waf::policy::decl::{self, EnforcementMode, EntityType};
+use crate::waf::violation::ViolationKind;
+
+/// Reads a `policy` object into the declaration, collecting unknown fields as warnings.
+pub fn read_decl(
+    v: &Value,
+    root: &str,
+    warnings: &mut Vec<String>,
+) -> Result<decl::Policy, PolicyError> {
+    let mut unknown = Vec::new();
+    let mut track = |p: serde_ignored::Path| unknown.push(path_text(root, &p));
+    let de = serde_ignored::Deserializer::new(v, &mut track);
+    let policy: decl::Policy = serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let msg = friendly(&e.inner().to_string());
+        if path == "." {
+            PolicyError(format!("{root}: {msg}"))
+        } else {
+            PolicyError(format!("{root}.{path}: {msg}"))
+        }
+    })?;
+    for p in unknown {
+        let key = p.rsplit(['.', ']']).next().unwrap_or(&p).to_string();
+        let top = p.strip_prefix(&format!("{root}.")).unwrap_or(&p);
+        if sections::UNENFORCED.contains(&top) || sections::KNOWN_FIELDS.contains(&key.as_str()) {
+            warnings.push(format!("{p}: accepted but not enforced by this engine"));
+        } else {
+            let hint = sections::suggest(&key, sections::ENFORCED)
+                .map(|s| format!(" (did you mean \"{s}\"?)"))
+                .unwrap_or_default();
+            warnings.push(format!("{p}: unknown field ignored{hint}"));
+        }
+    }
+    Ok(policy)
+}
+
+fn path_text(root: &str, p: &serde_ignored::Path) -> String {
+    use serde_ignored::Path as P;
+    match p {
+        P::Root => root.to_string(),
+        P::Seq { parent, index } => format!("{}[{index}]", path_text(root, parent)),
+        P::Map { parent, key } => format!("{}.{key}", path_text(root, parent)),
+        P::Some { parent } | P::NewtypeStruct { parent } | P::NewtypeVariant { parent } => {
+            path_text(root, parent)
+        }
+    }
+}
+
+/// Rewrites serde's wording: "unknown variant `x`, expected `a` or `b`" →
+/// `unknown value "x" (expected a or b)`.
+fn friendly(msg: &str) -> String {
+    if let Some(rest) = msg.strip_prefix("unknown variant `")
+        && let Some((value, expected)) = rest.split_once("`, expected ")
+    {
+        let expected = expected.replace('`', "");
+        let expected = expected.strip_prefix("one of ").unwrap_or(&expected);
+        return format!("unknown value \"{value}\" (expected {expected})");
+    }
+    msg.to_string()
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Setting {
+    pub alarm: bool,
+    pub block: bool,
+}
+
+/// Evasion sub-checks (`blocking-settings.evasions[].description`).
+pub const EVASIONS: &[&str] = &[
+    "%u decoding",
+    "Apache whitespace",
+    "Bad unescape",
+    "Bare byte decoding",
+    "Directory traversals",
+    "IIS Unicode codepoints",
+    "IIS backslashes",
+    "Multiple decoding",
+    "Multiple slashes",
+    "Semicolon path parameters",
+    "NGINX whitespace",
+    "Multiple slashes in URL",
+];
+
+/// HTTP-protocol sub-checks (`blocking-settings.http-protocols[].description`).
+pub const HTTP_CHECKS: &[&str] = &[
+    "POST request with Content-Length: 0",
+    "Multiple host headers",
+    "Host header contains IP address",
+    "Null in request",
+    "Header name with no header value",
+    "Chunked request with Content-Length header",
+    "Check maximum number of cookies",
+    "Check maximum number of parameters",
+    "Check maximum number of headers",
+    "Body in GET or HEAD requests",
+    "Bad multipart/form-data request parsing",
+    "Bad multipart parameters parsing",
+    "Unescaped space in URL",
+    "High ASCII characters in headers",
+    "Bad HTTP version",
+    "Bad host header value",
+    "CRLF characters before request start",
+    "Content length should be a positive number",
+    "Several Content-Length headers",
+    "No Host header in HTTP/1.1 request",
+    "Unparsable request content",
+];
+
+#[derive(Clone, Debug)]
+pub struct Model {
+    pub name: String,
+    pub template: TemplateId,
+    pub blocking: bool,
+    pub case_insensitive: bool,
+    pub violations: HashMap<ViolationKind, Setting>,
+    pub evasions: HashMap<&'static str, bool>,
+    pub max_decoding_passes: u32,
+    pub http_checks: HashMap<&'static str, bool>,
+    pub max_headers: u64,
+    pub max_params: u64,
+    pub max_cookies: u64,
+    pub decl: decl::Policy,
+    pub max_header_length: Limit,
+    pub max_cookie_length: Limit,
+    pub trust_xff: bool,
+    pub xff_headers: Vec<String>,
+    pub staging: bool,
+    pub staging_cutoff: Option<String>,
+    pub sensitive: Vec<String>,
+    /// `applicationLanguage`: what VIOL_ENCODING validates against.
+    pub charset: crate::waf::policy::checks::encoding::Charset,
+}
+
+/// What `policy check` prints.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    pub name: String,
+    pub template: String,
+    pub mode: String,
+    /// URLs enforced: the policy's own plus the operations of its OpenAPI spec.
+    pub urls: usize,
+    /// Of those, the operations of the OpenAPI spec (the rows of `policy check --urls`).
+    pub api_operations: usize,
+    pub parameters: usize,
+    pub methods: usize,
+    pub signature_sets: usize,
+    pub signatures_enabled: usize,
+}
+
+impl Model {
+    pub fn build(
+        d: decl::Policy,
+        template: TemplateId,
+        body: &decl::Policy,
+        warnings: &mut Vec<String>,
+    ) -> Result<Model, PolicyError> {
+        let name = body
+            .name
+            .clone()
+            .or_else(|| d.name.clone())
+            .unwrap_or_default();
+        if name.is_empty() {
+            return Err(PolicyError(
+                "policy.name: missing (every policy needs a name)".into(),
+            ));
+        }
+        super::validate::check_body_entities(body)?;
+        for (i, u) in body.urls.iter().flatten().enumerate() {
+            if let Some(n) = &u.name
+                && u.kind.unwrap_or(EntityType::Explicit) == EntityType::Explicit
+                && !n.starts_with('/')
+            {
+                warnings.push(format!("policy.urls[{i}].name: explicit URL \"{n}\" does not start with \"/\"; read as \"/{n}\""));
+            }
+        }
+        let mut violations = HashMap::new();
+        let bs = d.blocking_settings.clone().unwrap_or_default();
+        // `d` is the merged policy (template entries first): name the entry by its index in
+        // the user's own document when it comes from there.
+        let in_body = |name: &str| {
+            body.blocking_settings
+                .as_ref()
+                .and_then(|b| b.violations.as_ref())
+                .and_then(|vs| vs.iter().position(|v| v.name == name))
+        };
+        for (merged_index, v) in bs.violations.iter().flatten().enumerate() {
+            let i = in_body(&v.name).unwrap_or(merged_index);
+            match ViolationKind::from_name(&v.name) {
+                Some(k) => {
+                    violations.insert(k, Setting { alarm: v.alarm.unwrap_or(false), block: v.block.unwrap_or(false) });
+                }
+                None if KNOWN_UNENFORCED_VIOLATIONS.contains(&v.name.as_str()) => {}
+                None if v.name.starts_with("VIOL_") => warnings.push(format!(
+                    "policy.blocking-settings.violations[{i}].name: violation \"{}\" is not raised by this engine; setting ignored{}",
+                    v.name,
+                    suggest_violation(&v.name)
+                )),
+                None => {
+                    return Err(PolicyError(format!(
+                        "policy.blocking-settings.violations[{i}].name: unknown violation \"{}\" (expected a VIOL_* name){}",
+                        v.name,
+                        suggest_violation(&v.name)
+                    )));
+                }
+            }
+        }
+        if violations.contains_key(&ViolationKind::AttackSignature) {
+            warnings.push(
+                "policy.blocking-settings.violations: VIOL_ATTACK_SIGNATURE is driven by signature sets; its setting is ignored".into(),
+            );
+        }
+        let mut evasions = HashMap::new();
+        let mut passes = 2;
+        for (i, e) in bs.evasions.iter().flatten().enumerate() {
+            let Some(name) = EVASIONS.iter().find(|n| **n == e.description) else {
+                return Err(PolicyError(format!(
+                    "policy.blocking-settings.evasions[{i}].description: unknown value \"{}\" (expected one of {})",
+                    e.description,
+                    EVASIONS.join(", ")
+                )));
+            };
+            evasions.insert(*name, e.enabled.unwrap_or(false));
+            if let Some(p) = e.max_decoding_passes {
+                if !(2..=5).contains(&p) {
+                    return Err(PolicyError(format!(
+                        "policy.blocking-settings.evasions[{i}].maxDecodingPasses: {p} out of range (expected 2 to 5)"
+                    )));
+                }
+                passes = p as u32;
+            }
+        }
+        let mut http_checks = HashMap::new();
+        let (mut max_headers, mut max_params, mut max_cookies) = (50, 500, 100);
+        for (i, h) in bs.http_protocols.iter().flatten().enumerate() {
+            let Some(name) = HTTP_CHECKS.iter().find(|n| **n == h.description) else {
+                return Err(PolicyError(format!(
+                    "policy.blocking-settings.http-protocols[{i}].description: unknown value \"{}\" (expected one of {})",
+                    h.description,
+                    HTTP_CHECKS.join(", ")
+                )));
+            };
+            http_checks.insert(*name, h.enabled.unwrap_or(false));
+            max_headers = h.max_headers.unwrap_or(max_headers);
+            max_params = h.max_params.unwrap_or(max_params);
+            max_cookies = h.max_cookies.unwrap_or(max_cookies);
+        }
+        let general = d.general.clone().unwrap_or_default();
+        let sigset = d.signature_settings.clone().unwrap_or_default();
+        let staging_cutoff = sigset
+            .staging_certification_datetime
+            .clone()
+            .filter(|s| !s.is_empty());
+        let staging = sigset.signature_staging.unwrap_or(false) && staging_cutoff.is_some()
+            || body
+                .signature_settings
+                .as_ref()
+                .and_then(|s| s.signature_staging)
+                == Some(true);
+        let mut sensitive: Vec<String> = d
+            .sensitive_parameters
+            .iter()
+            .flatten()
+            .filter_map(|n| n.name.clone())
+            .collect();
+        for p in d.parameters.iter().flatten() {
+            if p.sensitive_parameter == Some(true)
+                && let Some(n) = &p.name
+            {
+                sensitive.push(n.clone());
+            }
+        }
+        sensitive.push("password".into());
+        let charset = crate::waf::policy::checks::encoding::Charset::from_decl(&d, warnings)?;
+        Ok(Model {
+            name,
+            template,
+            blocking: d.enforcement_mode.unwrap_or(EnforcementMode::Blocking)
+                == EnforcementMode::Blocking,
+            case_insensitive: d.case_insensitive.unwrap_or(false),
+            violations,
+            evasions,
+            max_decoding_passes: passes,
+            http_checks,
+            max_headers,
+            max_params,
+            max_cookies,
+            max_header_length: d
+                .header_settings
+                .as_ref()
+                .and_then(|h| h.maximum_http_header_length)
+                .unwrap_or(Limit::Any),
+            max_cookie_length: d
+                .cookie_settings
+                .as_ref()
+                .and_then(|h| h.maximum_cookie_header_length)
+                .unwrap_or(Limit::Any),
+            trust_xff: general.trust_xff.unwrap_or(false),
+            xff_headers: general.custom_xff_headers.unwrap_or_default(),
+            staging,
+            staging_cutoff,
+            sensitive,
+            charset,
+            decl: d,
+        })
+    }
+
+    pub fn summary(&self) -> Summary {
+        let d = &self.decl;
+        Summary {
+            name: self.name.clone(),
+            template: self.template.name().to_string(),
+            mode: if self.blocking {
+                "blocking"
+            } else {
+                "transparent"
+            }
+            .to_string(),
+            urls: d.urls.as_ref().map_or(0, Vec::len),
+            api_operations: 0,
+            parameters: d.parameters.as_ref().map_or(0, Vec::len),
+            methods: d.methods.as_ref().map_or(0, Vec::len),
+            signature_sets: d.signature_sets.as_ref().map_or(0, Vec::len),
+            signatures_enabled: 0,
+        }
+    }
+
+    pub fn setting(&self, k: ViolationKind) -> Setting {
+        self.violations.get(&k).copied().unwrap_or(Setting {
+            alarm: true,
+            block: false,
+        })
+    }
+}
+
+/// Violation names of the format that this engine accepts but never raises.
+const KNOWN_UNENFORCED_VIOLATIONS: &[&str] = &[
+    "VIOL_ACCESS_INVALID",
+    "VIOL_ACCESS_MALFORMED",
+    "VIOL_ACCESS_MISSING",
+    "VIOL_GRAPHQL_ERROR_RESPONSE",
+    "VIOL_LOGIN",
+    "VIOL_MALICIOUS_IP",
+    "VIOL_HOSTNAME",
+    "VIOL_HOSTNAME_MISMATCH",
+    "VIOL_FLOW",
+    "VIOL_FLOW_DISALLOWED_INPUT",
+    "VIOL_FLOW_ENTRY_POINT",
+    "VIOL_FLOW_MANDATORY_PARAMS",
+    "VIOL_SESSION_AWARENESS",
+    "VIOL_HTTP_SANITY_CHECK_FAILED",
+    "VIOL_REQUEST",
+    "VIOL_XML_SCHEMA",
+    "VIOL_XML_SOAP_ATTACHMENT",
+    "VIOL_XML_SOAP_METHOD",
+    "VIOL_XML_WEB_SERVICES_SECURITY",
+    "VIOL_BROWSER",
+    "VIOL_DYNAMIC_SESSION",
+    "VIOL_HEADER_LENGTH",
+    "VIOL_PLAINTEXT_FORMAT",
+    "VIOL_GWT_FORMAT",
+    "VIOL_GWT_MALFORMED",
+    "VIOL_CONVICTION",
+    "VIOL_MALICIOUS_DEVICE",
+    "VIOL_WEBSOCKET_BINARY_MESSAGE_LENGTH",
+    "VIOL_WEBSOCKET_BINARY_MESSAGE_NOT_ALLOWED",
+    "VIOL_WEBSOCKET_EXTENSION",
+    "VIOL_WEBSOCKET_FRAMES_PER_MESSAGE_COUNT",
+    "VIOL_WEBSOCKET_FRAME_LENGTH",
+    "VIOL_WEBSOCKET_FRAME_MASKING",
+    "VIOL_WEBSOCKET_FRAMING_PROTOCOL",
+    "VIOL_WEBSOCKET_TEXT_MESSAGE_NOT_ALLOWED",
+    "VIOL_WEBSOCKET_TEXT_NULL_VALUE",
+    "VIOL_BLOCKING_CONDITION",
+    "VIOL_GRPC_METHOD_NOT_FOUND",
+    "VIOL_URL_CONTENT_TYPE",
+    "VIOL_HTTP_RESPONSE_STATUS",
+];
+
+fn suggest_violation(name: &str) -> String {
+    let names: Vec<&str> = ViolationKind::ALL.iter().map(|k| k.name()).collect();
+    sections::suggest(name, &names)
+        .map(|s| format!(" (did you mean {s}?)"))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn enum_errors_name_the_path_and_the_choices() {
+        let v = serde_json::json!({"name": "p", "enforcementMode": "sometimes"});
+        let e = read_decl(&v, "policy", &mut Vec::new()).unwrap_err();
+        assert_eq!(
+            e.0,
+            "policy.enforcementMode: unknown value \"sometimes\" (expected blocking or transparent)"
+        );
+    }
+
+    #[test]
+    fn unknown_fields_are_warnings_with_paths() {
+        let v = serde_json::json!({"name": "p", "urls": [{"name": "/a", "colour": 1}], "bot-defense": {}});
+        let mut w = Vec::new();
+        read_decl(&v, "policy", &mut w).unwrap();
+        assert!(
+            w.iter()
+                .any(|w| w.starts_with("policy.urls[0].colour: unknown field")),
+            "{w:?}"
+        );
+        assert!(
+            w.iter()
+                .any(|w| w.starts_with("policy.bot-defense: accepted but not enforced")),
+            "{w:?}"
+        );
+    }
+
+    #[test]
+    fn nested_type_errors_name_the_field() {
+        let v = serde_json::json!({"name": "p", "filetypes": [{"name": "bak", "type": "bak"}]});
+        let e = read_decl(&v, "policy", &mut Vec::new()).unwrap_err();
+        assert!(
+            e.0.starts_with("policy.filetypes[0].type: unknown value \"bak\""),
+            "{}",
+            e.0
+        );
+    }
+}
