@@ -26,7 +26,7 @@ async fn upload_import_attach_apply_blocks_and_changes_wait_for_apply() {
         "no policy: all traffic passes"
     );
 
-    // Upload in chunks, import (form 1), check the task fields of spec 2.2.
+    // Upload in chunks, import (form 1), check the import task's fields.
     let v1 = serde_json::to_vec_pretty(&policy("p1", false)).unwrap();
     upload(&api, "p1.json", &v1, 100).await;
     let t = import(

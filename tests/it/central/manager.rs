@@ -170,7 +170,7 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
         "{early}"
     );
 
-    // Discovery of both, then the spec 4.3 `$filter` query.
+    // Discovery of both, then the device list's `$filter` query.
     let asm_served = api_a
         .req(Method::GET, "/mgmt/tm/asm/policies", None)
         .await

@@ -1,4 +1,4 @@
-//! gRPC URLs bound to a profile other than by `associateUrls` (issue 5), through the real
+//! gRPC URLs bound to a profile other than by `associateUrls`, through the real
 //! `portcullis proxy` binary between a real tonic client and a real tonic server:
 //!
 //! - URLs bound through their `urlContentProfiles` (`type: grpc`, `contentProfile.name`, as real

@@ -1,4 +1,4 @@
-//! gRPC deadlines through the real `portcullis proxy` (issue 5: "`grpc-timeout` respected"): in
+//! gRPC deadlines through the real `portcullis proxy` (`grpc-timeout` is respected): in
 //! front of an HTTP/2 upstream that accepts calls and never answers, a call carrying
 //! `grpc-timeout` ends when the client said, with DEADLINE_EXCEEDED (grpc-status 4) from the
 //! proxy; without one, the proxy's own upstream response timeout answers 504 as for any request.

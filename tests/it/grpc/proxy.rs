@@ -1,4 +1,4 @@
-//! gRPC through the real `portcullis proxy` (issue 5): a real tonic client → the proxy (policy with
+//! gRPC through the real `portcullis proxy`: a real tonic client → the proxy (policy with
 //! a gRPC profile over policies/demo/demo.proto) → a real tonic server. The scenarios are in
 //! `support/grpc/scenarios.rs`; `grpc/reference.rs` runs them against a reference front.
 

@@ -1,5 +1,5 @@
-//! gRPC server reflection through the real `portcullis proxy` (issue 5: "server reflection passed
-//! through when the policy allows its URL"). Reflection is a bidirectional stream whose messages
+//! gRPC server reflection through the real `portcullis proxy`: it passes through when the policy
+//! allows its URL. Reflection is a bidirectional stream whose messages
 //! are not in the service's IDL: a policy that lists its URL lets it through message by message
 //! (each reply arrives before the client sends the next request: nothing waits for the end of
 //! the stream), each message still scanned by the signatures; a policy that does not list it

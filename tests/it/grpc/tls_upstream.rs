@@ -1,4 +1,4 @@
-//! gRPC to a TLS upstream (issue 5, "h2 with TLS on both sides"): the proxy offers ALPN `h2` and
+//! gRPC to a TLS upstream (h2 with TLS on both sides): the proxy offers ALPN `h2` and
 //! `http/1.1` to `https://` members and speaks HTTP/2 when the member picks `h2`. The gRPC
 //! scenarios run through the real `portcullis proxy` in front of the demo gRPC service served over
 //! TLS (ALPN h2 only, a self-signed certificate trusted with `--upstream-ca`); a TLS member that

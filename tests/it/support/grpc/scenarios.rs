@@ -1,6 +1,8 @@
-//! The gRPC scenarios of issue 5, run against a front (the real `portcullis proxy` in
-//! `grpc/proxy.rs`, the reference front in `grpc/reference.rs`) that protects the tonic upstream
-//! with the test policy of [`super::proxy::policy`].
+//! The gRPC scenarios (valid and compressed calls pass; unknown methods and fields, oversized and
+//! malformed messages and injections are blocked, streams at their first bad message), run against a
+//! front (the real `portcullis proxy` in `grpc/proxy.rs`, the reference front in
+//! `grpc/reference.rs`) that protects the tonic upstream with the test policy of
+//! [`super::proxy::policy`].
 
 use std::net::SocketAddr;
 
@@ -60,7 +62,7 @@ pub async fn unknown_method_is_blocked_with_grpc_status_3(front: SocketAddr) {
         .await
         .expect_err("blocked");
     assert_blocked(&err);
-    // On the wire: HTTP 200, trailers-only, content-length 0, the gRPC content type of spec 4.6.
+    // On the wire: HTTP 200, trailers-only, content-length 0, the gRPC content type (docs/grpc.md).
     let r = raw_call(
         front,
         "/demo.v1.Greeter/SayGoodbye",
