@@ -217,7 +217,7 @@ fn configure(st: &MgmtState, listen: SocketAddr, upstream: SocketAddr) -> Result
 }
 
 /// What the demo prints once it runs: every command a new user can paste, the admin API's
-/// included (`tests/demo_walkthrough.rs` runs each of them).
+/// included (`tests/it/cli/demo_walkthrough.rs` runs each of them).
 pub fn banner(d: &Demo) -> String {
     let p = d.proxy;
     let a = d.admin;
