@@ -1,7 +1,7 @@
 #!/bin/sh
 # Fetches GitHub's REST API description (npm package @octokit/openapi, ~29 MB tarball, 13 MB
 # api.github.com.json, OpenAPI 3.0.3, ~800 paths) into benches/data/ for benches/openapi.rs and
-# tests/openapi_realworld.rs. The spec is never committed (benches/data/.gitignore).
+# tests/it/openapi/realworld.rs. The spec is never committed (benches/data/.gitignore).
 # Usage: sh benches/github-spec.sh [version]   (needs npm; default version below)
 set -eu
 version="${1:-23.0.2}"

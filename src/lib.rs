@@ -1,18 +1,20 @@
 //! Portcullis: a WAF reverse proxy with an embedded management plane.
 //!
-//! Module map (who may import whom is the architecture, see `docs/architecture.md`):
-//! - [`support`]: support ids, clock, small shared types. Imports nothing internal.
-//! - [`waf`]: the engine, pure and IO-free: policy → compiled matchers → verdicts. Imports `support`.
-//! - [`proxy`]: the hyper/tokio data plane. Imports `waf`, `support`.
-//! - [`store`]: the embedded crash-safe configuration store. Imports `support`.
-//! - [`mgmt`]: the `/mgmt` REST surface. Imports `store`, `support`, `proxy::topology`, `waf::Engine`.
-//! - [`central`]: the central manager (`/mgmt/cm` tasks over controllers). Imports `mgmt`, `store`, `support`.
-//! - [`dns`]: DNS zones, zone-file text, the DNS listener. Imports `store`, `support`.
-//! - [`soap`]: the iControl SOAP portal for DNS zones. Imports `dns`, `store`, `support`.
-//! - [`demo`]: `portcullis demo`, the embedded default and its demo upstreams. Imports `proxy`, `waf`.
-//! - [`cli`]: command-line tools that are not servers (`policy check`, `billing-report`). Imports `waf`,
-//!   `central::client` and `proxy::{tls, fetch}` (the billing tool talks HTTPS).
+//! Modules (who may import whom is the table in `docs/architecture.md`, enforced by
+//! `architecture_test`):
+//! - [`support`]: support ids, clock, bounded body reads and URL pulls, certificate pinning.
+//! - [`waf`]: the engine, pure and IO-free: policy → compiled matchers → verdicts.
+//! - [`proxy`]: the hyper/tokio data plane.
+//! - [`store`]: the embedded crash-safe configuration store.
+//! - [`admin`]: the admin-server core: dispatch, authentication, roles, errors, the object engine.
+//! - [`mgmt`]: the controller's `/mgmt` object model on that core.
+//! - [`central`]: the central manager (`/mgmt/cm` tasks over controllers).
+//! - [`dns`]: DNS zones, zone-file text, the DNS listener.
+//! - [`soap`]: the iControl SOAP portal for DNS zones.
+//! - [`demo`]: `portcullis demo`, the embedded default and its demo upstreams.
+//! - [`cli`]: command-line tools that are not servers (`policy check`, `billing-report`, `replay`).
 
+pub mod admin;
 pub mod central;
 pub mod cli;
 pub mod demo;
@@ -23,3 +25,6 @@ pub mod soap;
 pub mod store;
 pub mod support;
 pub mod waf;
+
+#[cfg(test)]
+mod architecture_test;

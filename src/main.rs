@@ -149,7 +149,7 @@ struct CentralCmd {
 }
 
 fn central(cmd: CentralCmd) -> Result<(), String> {
-    use portcullis::central::{CentralArgs, CentralConfig};
+    use portcullis::central::CentralConfig;
     let mut file = match &cmd.config {
         Some(p) => CentralConfig::load(p)?,
         None => CentralConfig::default(),
@@ -161,7 +161,7 @@ fn central(cmd: CentralCmd) -> Result<(), String> {
     if let Some(d) = cmd.data_dir.or(file.data_dir.clone()) {
         mgmt.data_dir = d;
     }
-    let args = CentralArgs {
+    let args = portcullis::central::CentralArgs {
         admin_listen: cmd
             .admin_listen
             .or(file.admin_listen)
@@ -177,7 +177,36 @@ fn central(cmd: CentralCmd) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    rt.block_on(portcullis::central::run(args))
+    rt.block_on(run_central(args))
+}
+
+/// Runs the central manager until SIGINT/SIGTERM: a controller's admin server with no data plane
+/// (`mgmt::server::run`: TLS, admin user from `PORTCULLIS_ADMIN_PASSWORD`, the
+/// `admin API listening on` line) with the central routes and the fleet event store installed.
+async fn run_central(args: portcullis::central::CentralArgs) -> Result<(), String> {
+    let serve = portcullis::mgmt::server::ServeArgs {
+        admin_listen: args.admin_listen,
+        dns_listen: None,
+        tls_cert: args.tls_cert,
+        tls_key: args.tls_key,
+        mgmt: args.mgmt,
+    };
+    let (limits, max_tasks, fleet_events) = (args.limits, args.max_tasks, args.events);
+    portcullis::mgmt::server::run(
+        serve,
+        std::sync::Arc::new(portcullis::mgmt::apply::DetachedTopology),
+        Box::new(move |st, _| {
+            Box::pin(async move {
+                portcullis::central::install_with(&st, limits, max_tasks).map_err(|e| e.message)?;
+                portcullis::central::events::install(&st, fleet_events)
+                    .await
+                    .map_err(|e| format!("fleet event store: {e}"))?;
+                println!("portcullis: central manager ready");
+                Ok(axum::Router::new())
+            })
+        }),
+    )
+    .await
 }
 
 /// Diagnostic logs on stderr (`RUST_LOG` filters, default `info`), coloured only when stderr is
@@ -238,7 +267,7 @@ fn serve(cmd: ServeCmd) -> Result<(), String> {
 /// port's body bounds) and starts the DNS listener serving the same zones, when `--dns-listen`
 /// is given.
 fn soap_and_dns(
-    st: Arc<portcullis::mgmt::MgmtState>,
+    st: Arc<portcullis::admin::MgmtState>,
     dns_listen: Option<SocketAddr>,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<axum::Router, String>> + Send>> {
     Box::pin(async move {
@@ -255,7 +284,7 @@ fn soap_and_dns(
         let users = st.clone();
         let auth: soap::Authenticator = Arc::new(move |user, pass, peer| {
             let u = users.check_password(user, pass, peer).ok()?;
-            Some(if portcullis::mgmt::roles::may_change_zones(u.role) {
+            Some(if portcullis::admin::roles::may_change_zones(u.role) {
                 soap::Access::ReadWrite
             } else {
                 soap::Access::Read
@@ -340,7 +369,7 @@ fn main() -> ExitCode {
             let mut line = String::new();
             let _ = std::io::stdin().read_line(&mut line);
             let password = line.trim_end_matches(['\r', '\n']);
-            match portcullis::mgmt::auth::hash_password(password) {
+            match portcullis::admin::auth::hash_password(password) {
                 Ok(h) => {
                     println!("{h}");
                     ExitCode::SUCCESS

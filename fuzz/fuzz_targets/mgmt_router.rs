@@ -5,7 +5,8 @@
 use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
-use portcullis::mgmt::{self, MgmtConfig, MgmtState};
+use portcullis::admin::{self, MgmtConfig, MgmtState};
+use portcullis::mgmt;
 
 fn state() -> &'static Arc<MgmtState> {
     static ST: OnceLock<Arc<MgmtState>> = OnceLock::new();

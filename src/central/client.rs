@@ -10,7 +10,7 @@
 //! Trust is a pinned SHA-256 fingerprint of the controller's certificate: with a pin, a handshake
 //! presenting any other certificate fails with [`ClientError::CertificateChanged`]; without one
 //! (the trust task's first contact), the fingerprint seen is reported by [`ControllerClient::fingerprint`].
-//! Handshake signatures are always verified (`central::pin`). Imports: `central::pin`.
+//! Handshake signatures are always verified (`support::pin`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,7 +23,7 @@ use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
 use serde_json::Value;
 
-use super::pin::Pinned;
+use crate::support::pin::{self, Pinned};
 
 /// Largest response body read from a controller.
 pub const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
@@ -110,7 +110,7 @@ impl ClientError {
     }
 }
 
-pub use super::pin::fingerprint_of;
+pub use crate::support::pin::fingerprint_of;
 
 /// A client for one controller: `host:port`, credentials, an optional pinned fingerprint, limits.
 #[derive(Clone, Debug)]
@@ -334,14 +334,16 @@ impl ControllerClient {
     }
 
     fn connector(&self) -> Result<(tokio_rustls::TlsConnector, Arc<Pinned>), Attempt> {
-        super::pin::connector(self.pin.clone()).map_err(|e| Attempt {
+        let (mut cfg, verifier) = pin::client_config(self.pin.clone()).map_err(|e| Attempt {
             err: ClientError::Tls {
                 addr: self.address(),
                 detail: e.to_string(),
             },
             delivered: false,
             transient: false,
-        })
+        })?;
+        cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok((tokio_rustls::TlsConnector::from(Arc::new(cfg)), verifier))
     }
 
     async fn tls_connect(

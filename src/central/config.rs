@@ -7,17 +7,16 @@
 //! `deviceReference/link eq '*<machineId>*'`). An object has the same `id` in both areas:
 //! a deterministic UUID of (machine id, device path), stable across re-imports.
 //! Stored in the `Objects` table under `cm-config/<module>/<area>/<id>`.
-//! Imports: `mgmt::*`, `store`, `central::{modules,devices}`.
 
 use http::{Method, StatusCode};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::modules::{self, Found, Module};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 use crate::store::{Store, Table, WriteTx};
 use crate::support::now_micros;
 

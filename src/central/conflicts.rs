@@ -6,7 +6,7 @@
 //! listed on the import task as `{id, name, objectKind, devicePath, isChild, fromReference (central
 //! copy), toReference (device copy), resolution, centralVersion, deviceVersion, differences}`;
 //! `resolution` is `NONE` until the user sets `USE_BIGIQ` (keep the central copy) or `USE_BIGIP`
-//! (take the device's version). Pure functions; imports `central::{config,modules}`, `mgmt::error`.
+//! (take the device's version). Pure functions.
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 use super::config::{self, CURRENT, WORKING};
 use super::modules::{Found, Module};
-use crate::mgmt::error::{MgmtError, MgmtResult};
+use crate::admin::error::{MgmtError, MgmtResult};
 
 pub const USE_BIGIQ: &str = "USE_BIGIQ";
 pub const USE_BIGIP: &str = "USE_BIGIP";

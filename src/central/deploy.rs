@@ -7,7 +7,7 @@
 //! object the device lacks is created (POST on its collection), one that differs is replaced (PUT,
 //! or PATCH for ASM policies), one that is equal is left alone; the device's `current-config` copy
 //! is updated after each write. Steps: `CHECK_TRUST` → `DEPLOY` → `DONE`; the first device error
-//! fails the task naming the object and the device. Imports: `mgmt::*`, `central::*`.
+//! fails the task naming the object and the device.
 
 use http::Method;
 use serde_json::{Map, Value, json};
@@ -18,9 +18,9 @@ use super::devices::{self, Device};
 use super::import::check_device;
 use super::modules::{self, Module};
 use super::tasks::{self, Outcome, Resume, Run, RunFuture, TaskKind};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 
 macro_rules! deploy_kind {
     ($name:ident, $cm:literal) => {

@@ -2,14 +2,13 @@
 //! the controller reports in `device-info`. A record holds everything later calls need: where the
 //! controller listens, the pinned certificate fingerprint, and the credentials of the dedicated
 //! account the trust task created on it (never the administrator password it was given).
-//! Stored in the `Objects` table under `cm-device/<machine id>`. Imports: `store`, `mgmt::error`,
-//! `central::client`.
+//! Stored in the `Objects` table under `cm-device/<machine id>`.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::client::{Auth, ControllerClient, Limits};
-use crate::mgmt::error::{MgmtError, MgmtResult};
+use crate::admin::error::{MgmtError, MgmtResult};
 use crate::store::{Store, Table, WriteTx};
 
 const PREFIX: &str = "cm-device/";

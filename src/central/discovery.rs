@@ -4,7 +4,6 @@
 //! provisioned on the device, read its configuration (object counts per module), and record the
 //! modules on the device (they put it in the per-module resolver groups and allow imports).
 //! Steps: `CHECK_TRUST` → `CHECK_PROVISIONING` → `READ_CONFIG` → `SAVE_DEVICE` → `DONE`.
-//! Imports: `mgmt::*`, `central::*`.
 
 use serde_json::{Map, Value, json};
 
@@ -13,9 +12,9 @@ use super::devices;
 use super::import::check_device;
 use super::modules::{self, Module};
 use super::tasks::{self, Outcome, Resume, Run, RunFuture, TaskKind};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 
 pub static KIND: TaskKind = TaskKind {
     collection: "/mgmt/cm/global/tasks/device-discovery",

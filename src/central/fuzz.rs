@@ -4,7 +4,6 @@
 //! and comparison of device objects, the events of a controller's feed page (`items`) and the
 //! fleet search's address and time parameters (`clientIp`, `since`). Network work is never started
 //! from here.
-//! Imports: `central::*`.
 
 use serde_json::{Map, Value};
 

@@ -11,7 +11,6 @@
 //! device's version seen at import, or removes it when the device no longer has the object;
 //! `USE_BIGIQ` keeps it) and the task ends `DONE`. `PATCH {status: STARTED}` of a task that
 //! ended `DONE` or `FAILED` re-imports (`reimport: true`) without a new trust.
-//! Imports: `mgmt::*`, `central::*`.
 
 use serde_json::{Map, Value, json};
 
@@ -23,9 +22,9 @@ use super::modules::{self, Module};
 use super::tasks::{
     self, Outcome, PENDING_CHILD_CONFLICTS, PENDING_CONFLICTS, Resume, Run, RunFuture, TaskKind,
 };
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 
 macro_rules! import_kind {
     ($name:ident, $cm:literal) => {

@@ -9,9 +9,6 @@
 //! the device groups and the machine-id resolver; [`modules`] what each module reads from a
 //! device; [`config`] the working and current copies of imported objects; [`events`] collects the
 //! controllers' security events into one searchable store. Other modules add routes through [`install`] (see docs/central.md).
-//!
-//! Imports: `mgmt` (wire types, server pieces, state, `apply::DetachedTopology`: a central
-//! manager runs no data plane), `store`, `support`.
 
 pub mod client;
 pub mod config;
@@ -25,7 +22,6 @@ pub mod fuzz;
 pub mod import;
 pub mod licensing;
 pub mod modules;
-pub mod pin;
 pub mod resolver;
 pub mod task_api;
 pub mod tasks;
@@ -39,9 +35,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::mgmt::dispatch::Route;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::{MgmtConfig, MgmtState};
+use crate::admin::dispatch::Route;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::{MgmtConfig, MgmtState};
 use crate::store::Store;
 pub use client::{Auth, ClientError, ControllerClient, Limits};
 pub use devices::Device;
@@ -278,33 +274,4 @@ pub struct CentralArgs {
     pub limits: Limits,
     pub max_tasks: usize,
     pub events: events::EventsConfig,
-}
-
-/// Runs the central manager until SIGINT/SIGTERM: the controller's admin server
-/// (`mgmt::server::run`: TLS, admin user from `PORTCULLIS_ADMIN_PASSWORD`, the
-/// `admin API listening on` line) with the central routes and the fleet event store installed.
-pub async fn run(args: CentralArgs) -> Result<(), String> {
-    let serve = crate::mgmt::server::ServeArgs {
-        admin_listen: args.admin_listen,
-        dns_listen: None,
-        tls_cert: args.tls_cert,
-        tls_key: args.tls_key,
-        mgmt: args.mgmt,
-    };
-    let (limits, max_tasks, fleet_events) = (args.limits, args.max_tasks, args.events);
-    crate::mgmt::server::run(
-        serve,
-        Arc::new(crate::mgmt::apply::DetachedTopology),
-        Box::new(move |st, _| {
-            Box::pin(async move {
-                install_with(&st, limits, max_tasks).map_err(|e| e.message)?;
-                events::install(&st, fleet_events)
-                    .await
-                    .map_err(|e| format!("fleet event store: {e}"))?;
-                println!("portcullis: central manager ready");
-                Ok(axum::Router::new())
-            })
-        }),
-    )
-    .await
 }

@@ -2,7 +2,6 @@
 //! is read from a controller: which provisioning it needs, which `/mgmt/tm` collections hold it (in
 //! dependency order: what an object refers to comes first, so a deploy creates it first), and which
 //! fields are state rather than configuration (left out of comparisons).
-//! Imports: `central::{client,devices}`.
 
 use serde_json::{Map, Value};
 

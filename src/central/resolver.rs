@@ -3,15 +3,15 @@
 //! clients read machine ids from. Group names follow the real ones: `cm-<product>-allDevices`,
 //! `cm-bigip-allBigIpDevices` (f5-sdk), and per-module groups (`cm-adccore-allbigipDevices`,
 //! `cm-asm-allAsmDevices`, `cm-firewall-allFirewallDevices`) that list the devices on which that
-//! module was discovered. Imports: `mgmt::*`, `central::devices`.
+//! module was discovered.
 
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::devices::{self, Device};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 
 const GROUPS: &str = "/mgmt/shared/resolver/device-groups";
 const MACHINE_IDS: &str = "/mgmt/cm/system/machineid-resolver";
@@ -130,8 +130,8 @@ pub fn device_groups(ctx: &Ctx<'_>, _: &[u8]) -> MgmtResult<Reply> {
 /// `DELETE .../devices/<machineId>`: forgets the device (its trust and discovered modules; the
 /// imported copies stay) and removes the central manager's account from it when it answers.
 fn remove_device(ctx: &Ctx<'_>, id: &str) -> MgmtResult<Reply> {
-    if ctx.user.role != crate::mgmt::roles::Role::Admin {
-        return Err(crate::mgmt::roles::denied(
+    if ctx.user.role != crate::admin::roles::Role::Admin {
+        return Err(crate::admin::roles::denied(
             &ctx.user.name,
             &ctx.method,
             &ctx.path,

@@ -1,7 +1,6 @@
 //! The HTTP side of the central manager's tasks (see `tasks` for the state machine): `GET`/`POST`
 //! on a task collection, `GET`/`PATCH`/`DELETE` on a task, with the checks done inside the store
 //! write that starts a task (one task per device where the kind says so, bounded retention).
-//! Imports: `mgmt::*`, `store`, `support`, `central::{Central, tasks}`.
 
 use std::sync::Arc;
 
@@ -10,10 +9,10 @@ use serde_json::{Map, Value, json};
 
 use super::Central;
 use super::tasks::{CANCELED, STARTED, TaskKind, WORKER, now_text, spawn, touch};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 use crate::store::{Table, WriteTx};
 use crate::support::now_micros;
 
@@ -210,7 +209,7 @@ fn create(
         t.remove(*k);
     }
     let secret = (kind.prepare)(ctx, c, &mut t, None)?;
-    let id = crate::mgmt::seed::new_uuid();
+    let id = crate::support::new_uuid();
     let now = now_micros();
     let mut rec = Map::new();
     rec.insert("id".into(), json!(id));

@@ -8,13 +8,16 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
+use crate::admin;
+use crate::admin::MgmtConfig;
+use crate::admin::dispatch::Route;
+use crate::admin::error::MgmtResult;
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::central::tasks::{self, Resume, Run, RunFuture, TaskKind};
 use crate::central::{Central, Limits};
-use crate::mgmt::dispatch::Route;
-use crate::mgmt::error::MgmtResult;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::{Ctx, MgmtState};
-use crate::mgmt::{self, MgmtConfig};
+use crate::mgmt::apply::DetachedTopology;
+use crate::mgmt::open;
 use crate::store::Table;
 
 fn prep(
@@ -97,7 +100,7 @@ async fn call(st: &Arc<MgmtState>, method: &str, path: &str, body: Value) -> (u1
         } else {
             body.to_string().into_bytes()
         };
-        match mgmt::dispatch::dispatch(&st, &parts, &bytes, "127.0.0.1") {
+        match admin::dispatch::dispatch(&st, &parts, &bytes, "127.0.0.1") {
             Ok(r) => (r.status.as_u16(), r.body.unwrap_or(Value::Null)),
             Err(e) => (e.status.as_u16(), e.body()),
         }
@@ -124,12 +127,7 @@ async fn tasks_follow_the_state_machine() {
         data_dir: dir.path().to_path_buf(),
         ..Default::default()
     };
-    let (st, _) = mgmt::open(
-        cfg,
-        Arc::new(mgmt::apply::DetachedTopology),
-        Some("pw".into()),
-    )
-    .unwrap();
+    let (st, _) = open(cfg, Arc::new(DetachedTopology), Some("pw".into())).unwrap();
     crate::central::install_with(&st, Limits::default(), 2).unwrap();
     st.extend(ROUTES, &[]);
 

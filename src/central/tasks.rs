@@ -10,7 +10,6 @@
 //! isolated from panics, and never runs twice at once. At start-up [`resume_all`] re-runs the tasks a
 //! previous process left `STARTED`, or fails them with a clear message when they cannot be re-run
 //! (a trust task: its device password is never stored). The HTTP side is `task_api`.
-//! Imports: `mgmt::*`, `store`, `support`, `central::Central`.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -20,8 +19,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::Central;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::state::{Ctx, MgmtState};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::state::{Ctx, MgmtState};
 use crate::store::Table;
 use crate::support::{iso8601_utc, now_micros, unix_seconds};
 

@@ -3,7 +3,7 @@
 //! machine id from `device-info`, create a dedicated administrator account on it for the central
 //! manager's later calls (so the password given here is never stored), and record the device with
 //! `clusterName` and the `use<Product>Sync` flag. Steps: `CONNECT` → `AUTHENTICATE` →
-//! `CREATE_ACCOUNT` → `SAVE_DEVICE` → `DONE`. Imports: `mgmt::*`, `central::*`.
+//! `CREATE_ACCOUNT` → `SAVE_DEVICE` → `DONE`.
 
 use serde_json::{Map, Value, json};
 
@@ -11,9 +11,9 @@ use super::Central;
 use super::client::{Auth, ClientError, ControllerClient};
 use super::devices::{self, Device};
 use super::tasks::{self, Outcome, Resume, Run, RunFuture, TaskKind, required_str};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 use crate::support::now_micros;
 
 pub static KIND: TaskKind = TaskKind {
@@ -206,7 +206,7 @@ async fn trust(r: &Run) -> Outcome {
 
     r.step("CREATE_ACCOUNT")?;
     let account = account_name(&r.c);
-    let secret = crate::mgmt::seed::random_password();
+    let secret = crate::admin::auth::random_password();
     let user_body = json!({
         "name": account, "password": secret,
         "partitionAccess": [{"name": "all-partitions", "role": "admin"}],

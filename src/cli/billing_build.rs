@@ -2,7 +2,6 @@
 //! licensing pools (`/mgmt/cm/shared/licensing/pools`), their members, and its own device-info.
 //! Pure: no IO, so the report's shape is tested without a server. The format is documented in
 //! docs/licensing.md ("Billing report").
-//! Imports: `support`.
 
 use serde_json::{Value, json};
 

@@ -7,7 +7,6 @@
 //! comma-separated fields the key is the first one (exports with more columns work); fields may
 //! be wrapped in double quotes; a first line whose first field is a column title (`key`, `regkey`,
 //! `registrationKey`, `registration key`, any case) is a header and skipped.
-//! Imports: `support`.
 
 use crate::support::parse_regkey;
 

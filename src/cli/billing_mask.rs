@@ -5,7 +5,6 @@
 //! range), IPv6 addresses `2001:db8::<n>` (documentation prefix), host names `host-<n>.invalid`.
 //! Numbering follows the order of first appearance, so the pseudonyms reveal nothing of the originals.
 //! Values under version and build keys are left alone (`16.1.3.1` is a version, not an address).
-//! Imports: nothing internal.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};

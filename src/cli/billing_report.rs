@@ -4,7 +4,6 @@
 //! `PORTCULLIS_Billing_License_Report.<YYYY-MM-DD>.json` (`-r manual`) or uploads it over TLS to the
 //! configured billing endpoint (`-r automatic`, the default). `billing-report mask FILE` is the
 //! companion that masks addresses and host names (see [`super::billing_mask`]).
-//! Imports: `cli::billing_*`, `support`.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -2,8 +2,6 @@
 //! and the POST of the report to the billing endpoint. Every call has a deadline and bounded
 //! retries (connection failures only: a request the server answered is never repeated).
 //! Blocking API over a private current-thread runtime (the tool is a short-lived CLI).
-//! Imports: `central::client` (calls to the central manager), `proxy::{tls, fetch, upstream}`
-//! (the upload).
 
 use std::net::IpAddr;
 use std::path::Path;
@@ -14,9 +12,8 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use crate::central::client::{Auth, ClientError, ControllerClient, Limits};
-use crate::proxy::fetch::{FetchError, exchange};
+use crate::proxy::fetch::{FetchError, Outbound};
 use crate::proxy::tls::client_config;
-use crate::proxy::upstream::Clients;
 
 /// Deadline of one request (connect, TLS, answer and body).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -47,7 +44,7 @@ fn tls_from(ca: Option<&Path>, what: &str) -> Result<Arc<rustls::ClientConfig>, 
 /// One POST with retries on connection failure (nothing was sent then); returns the status and
 /// the body.
 async fn post_with_retries(
-    clients: &Clients,
+    outbound: &Outbound,
     url: &str,
     body: Bytes,
     target: &str,
@@ -57,16 +54,16 @@ async fn post_with_retries(
         if attempt > 0 {
             tokio::time::sleep(Duration::from_millis(300 * u64::from(attempt))).await;
         }
-        let sent = exchange(
-            clients,
-            http::Method::POST,
-            url,
-            &[("content-type", "application/json".into())],
-            Some(body.clone()),
-            REQUEST_TIMEOUT,
-            MAX_ANSWER_BYTES,
-        )
-        .await;
+        let sent = outbound
+            .exchange(
+                http::Method::POST,
+                url,
+                &[("content-type", "application/json".into())],
+                Some(body.clone()),
+                REQUEST_TIMEOUT,
+                MAX_ANSWER_BYTES,
+            )
+            .await;
         match sent {
             Ok(answer) => return Ok(answer),
             Err(FetchError::Timeout) => {
@@ -181,10 +178,10 @@ pub fn upload(url: &str, ca: Option<&Path>, report: Vec<u8>) -> Result<String, S
     }
     let tls = tls_from(ca, "--upload-ca")?;
     let rt = runtime()?;
-    let clients = Clients::new(tls, CONNECT_TIMEOUT);
+    let outbound = Outbound::new(tls, CONNECT_TIMEOUT);
     let target = format!("billing endpoint {url}");
     let (status, answer) = rt.block_on(post_with_retries(
-        &clients,
+        &outbound,
         url,
         Bytes::from(report),
         &target,

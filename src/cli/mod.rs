@@ -1,8 +1,6 @@
 //! Command-line helpers that do IO on behalf of the pure engine (the binary's side of `waf`).
 //! `billing-report` is here too: it talks to a central manager over HTTPS. `replay` runs recorded
 //! requests through the engine as the proxy takes them (`proxy::head`, `proxy::run`'s loader).
-//! Imports: `waf`, `support`, `central::client`, `proxy::{tls, upstream}` (the billing tool's
-//! HTTPS) and `proxy::resolver` (`policy check` loads a policy as the proxy does).
 
 pub mod billing_build;
 pub mod billing_keys;

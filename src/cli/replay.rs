@@ -8,9 +8,6 @@
 //! `path` (the request target as sent), `headers` (an object, or a list of `[name, value]` pairs),
 //! `body` and `version` (`HTTP/1.1` when absent, none when `null`); `expect` (`block` or `pass`),
 //! `id`, `source` and `category` are optional labels.
-//!
-//! Imports: `proxy::{run, limits}` (the proxy's own policy loader and limits), `super::replay_wire`,
-//! `super::replay_report`.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};

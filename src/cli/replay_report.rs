@@ -2,8 +2,6 @@
 //! attacks blocked per category and per source, benign requests blocked per source (the false
 //! alarms), what caused the false alarms (violation and signature id), the missed attacks, and
 //! the time per request.
-//!
-//! Imports: `super::replay_wire`, `waf::violation`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -2,10 +2,8 @@
 //! the same head validator and limits (a head the proxy refuses is refused here with the same
 //! status), the same `http` types hyper builds, the same framing of the body, and the same phase
 //! order on a [`Transaction`] (headers; the body only when one was framed; the response phase with
-//! the `200` of an upstream that answers everything). `tests/replay_proxy.rs` holds the two to the
+//! the `200` of an upstream that answers everything). `tests/it/proxy/replay.rs` holds the two to the
 //! same verdict, request by request.
-//!
-//! Imports: `proxy::{head, limits}`, `waf`.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;

@@ -5,8 +5,6 @@
 //! takes each request message (protobuf bytes) and returns the response messages to send now,
 //! [`DemoCall::on_end`] runs when the client half-closes. [`server`] serves it over HTTP/2 (h2c) with
 //! hyper so `portcullis demo` can mount it; the integration tests also mount it inside tonic.
-//!
-//! Imports: `waf::grpc` (IDL compiler), `waf::resolver`; prost, prost-reflect.
 
 pub mod server;
 

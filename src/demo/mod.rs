@@ -6,8 +6,6 @@
 //! policy `/Common/demo_api_policy` attached to it. A blocked request's support id finds its
 //! event at `/mgmt/tm/asm/events/requests/<id>` and in the web console at `/ui/`. The banner
 //! prints curl commands for all of it.
-//!
-//! Imports: `proxy`, `waf`, `mgmt` (the controller), `support`.
 
 pub mod grpc;
 pub mod upstream;
@@ -19,13 +17,13 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use crate::admin::auth::User;
+use crate::admin::dispatch::call_as;
+use crate::admin::roles::Role;
+use crate::admin::{MgmtConfig, MgmtState};
 use crate::mgmt::asm::policies::put_policy_linked;
 use crate::mgmt::asm::{apply_policy, attach_policy};
-use crate::mgmt::auth::User;
-use crate::mgmt::dispatch::call_as;
-use crate::mgmt::roles::Role;
 use crate::mgmt::server::{AdminServer, ServeArgs, shutdown_signal};
-use crate::mgmt::{MgmtConfig, MgmtState};
 use crate::proxy::Dataplane;
 use crate::proxy::handler::Shared;
 use crate::support::links::DOWNLOADS;
@@ -136,7 +134,7 @@ pub async fn start(opts: &DemoOptions) -> Result<Demo, String> {
         .map_err(|e| format!("demo upstream: {e}"))?;
     let shared = Shared::with_defaults(opts.event_log.as_deref())?;
     let dataplane = Arc::new(Dataplane::new(shared.clone()));
-    let password = crate::mgmt::seed::random_password();
+    let password = crate::admin::auth::random_password();
     let args = ServeArgs {
         admin_listen: opts.admin_listen,
         dns_listen: None,
@@ -219,7 +217,7 @@ fn configure(st: &MgmtState, listen: SocketAddr, upstream: SocketAddr) -> Result
 }
 
 /// What the demo prints once it runs: every command a new user can paste, the admin API's
-/// included (`tests/demo_walkthrough.rs` runs each of them).
+/// included (`tests/it/cli/demo_walkthrough.rs` runs each of them).
 pub fn banner(d: &Demo) -> String {
     let p = d.proxy;
     let a = d.admin;

@@ -1,6 +1,6 @@
 //! The built-in demo upstream: a small JSON API (users and orders) on loopback, matching
 //! `policies/demo/demo-api.yaml`, and the demo gRPC service of `policies/demo/demo.proto` on the
-//! same port (HTTP/2 prior knowledge). Imports: `demo::grpc`; axum.
+//! same port (HTTP/2 prior knowledge).
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -2,8 +2,6 @@
 //! message out. Covers exact matches, CNAME chains inside the served zones, wildcards, delegations
 //! below the apex (referral with glue), NODATA and NXDOMAIN with the zone's SOA in the authority
 //! section (TTL capped by the SOA minimum, RFC 2308), REFUSED outside the served zones.
-//!
-//! Imports: `dns::{catalog, zone, record}`, hickory-proto for the wire types.
 
 use hickory_proto::op::{Edns, Message, MessageType, Metadata, OpCode, ResponseCode};
 use hickory_proto::rr::rdata::{A, AAAA, CNAME, MX, NS, PTR, SOA, SRV, TXT};

@@ -2,8 +2,6 @@
 //! (`ArcSwap`) when the SOAP portal commits a change, so an answer never sees half a change and
 //! the next query sees the new data at once. Cloning a [`ZoneCatalog`] shares the same zones:
 //! it is the zone-change notifier handed to both the SOAP portal and the listener.
-//!
-//! Imports: `store`, `dns::zone`.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -6,8 +6,6 @@
 //! - [`catalog`]: the served zones, swapped atomically on every committed change.
 //! - [`answer`]: authoritative answers from a snapshot (pure).
 //! - [`server`]: the UDP + TCP listener (`portcullis serve --dns-listen ADDR`).
-//!
-//! Imports: `store`, `support`.
 
 pub mod answer;
 pub mod catalog;

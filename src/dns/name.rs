@@ -1,8 +1,6 @@
 //! Domain names as the zone tool handles them: lower-case, fully qualified (trailing dot), checked
 //! label by label (RFC 1035 lengths; letters, digits, `-`, `_`, and `*` as a whole leftmost label),
 //! plus the reverse (`in-addr.arpa.` / `ip6.arpa.`) names of addresses.
-//!
-//! Imports: std only.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 

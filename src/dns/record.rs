@@ -4,8 +4,6 @@
 //! the store keeps), and `Display` writes it back in the same canonical form, so text round-trips.
 //! Supported types: SOA, NS, A, AAAA, CNAME, PTR, MX, TXT, SRV. This is the parser the
 //! `zone_record` fuzz target drives.
-//!
-//! Imports: `dns::name`.
 
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};

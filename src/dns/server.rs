@@ -4,8 +4,6 @@
 //! Limits: UDP answers larger than the client's EDNS payload (512 without EDNS, at most 1232) are
 //! truncated with TC set so the client retries over TCP; TCP connections are capped at
 //! [`MAX_TCP_CONNS`] and closed after [`TCP_IDLE`] without a query.
-//!
-//! Imports: `dns::{answer, catalog}`, tokio, hickory-proto.
 
 use std::future::Future;
 use std::io;

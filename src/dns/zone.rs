@@ -4,8 +4,6 @@
 //!
 //! Zones persist in the store (`Table::Zones`, key `view/zone`) as [`ZoneDoc`]: the records as
 //! zone-file text lines, so what is stored is what `get_rrs` shows.
-//!
-//! Imports: `dns::{name, record}`.
 
 use serde::{Deserialize, Serialize};
 

@@ -2,7 +2,7 @@
 //! pool members round-robin with their health, client-ssl → TLS, http `xForwardedFor`,
 //! server-ssl → https upstreams) and hands the whole set to the `Topology`. Runs after every
 //! committed change of a data-plane kind; a listener that cannot run is reported in the
-//! virtual's `status`. Imports: `proxy::topology`, `waf::{Engine, CompiledPolicy}`, `mgmt::*`, `store`.
+//! virtual's `status`.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
@@ -10,10 +10,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::engine::children;
 use super::objects::profile::PROFILE_TYPES;
 use super::objects::sys_file::stored_path;
-use super::state::MgmtState;
+use crate::admin::engine::children;
+use crate::admin::state::MgmtState;
 use crate::proxy::topology::{ListenerSpec, ListenerStatus, TlsSpec, Topology, UpstreamSpec};
 use crate::store::Table;
 use crate::waf::Engine;
@@ -93,7 +93,7 @@ impl MgmtState {
     #[allow(clippy::type_complexity)]
     pub fn listener_specs(
         &self,
-    ) -> Result<(Vec<ListenerSpec>, HashMap<String, String>), super::error::MgmtError> {
+    ) -> Result<(Vec<ListenerSpec>, HashMap<String, String>), crate::admin::error::MgmtError> {
         let mut specs = Vec::new();
         let mut errors = HashMap::new();
         for vs in children(self, "/mgmt/tm/ltm/virtual")? {

@@ -1,42 +1,25 @@
-//! The `/mgmt` REST surface of a controller: router, authentication and roles, the REST error
-//! object, the generic object engine with a table-driven registry of kinds (one file per kind
-//! under `objects/`), and the apply path that turns configuration into data-plane listeners.
-//!
-//! Imports: `store`, `support`, and `proxy`/`waf` only through `proxy::topology`,
-//! `proxy::events` (event subscriptions), `proxy::access::revoke` (the revocations writer) and
-//! `waf::{Engine, CompiledPolicy}`. Entry points: [`open`] (state over a data directory),
-//! [`router`] (the axum router), [`server::AdminServer`] (HTTPS listener), and `fuzz_request`
+//! The controller's object model on the admin-server core (`admin`): one file per object kind
+//! under `objects/`, ASM policies and tasks (`asm`), AS3 (`as3`), request events (`events`),
+//! monitors, revocations, the web console, first-start seeding, the apply path that turns
+//! configuration into data-plane listeners, and the `serve` HTTPS server. Entry points: [`open`]
+//! (state over a data directory), [`server::AdminServer`] (HTTPS listener), and `fuzz_request`
 //! (built for tests and cargo-fuzz only).
 
 pub mod apply;
 pub mod as3;
 pub mod asm;
-pub mod auth;
 pub mod console;
-pub mod dispatch;
-pub mod engine;
-pub mod error;
 pub mod events;
-pub mod fetch;
-pub mod kinds;
 pub mod monitor;
-pub mod names;
 pub mod objects;
-pub mod ops;
-pub mod query;
-pub mod reply;
 pub mod revocations;
-pub mod roles;
 pub mod seed;
 pub mod server;
-pub mod state;
 
 use std::sync::Arc;
 
-pub use dispatch::{Peer, router};
-pub use error::{MgmtError, MgmtResult};
-pub use state::{MgmtConfig, MgmtState};
-
+use crate::admin::state::Builtins;
+use crate::admin::{MgmtConfig, MgmtResult, MgmtState, auth};
 use crate::proxy::topology::Topology;
 use crate::store::Store;
 
@@ -61,6 +44,12 @@ pub fn open(
         member_down: Default::default(),
         member_up: Default::default(),
         extensions: Default::default(),
+        builtins: Builtins {
+            routes: objects::ROUTES,
+            kinds: objects::REGISTRY,
+            login: objects::tokens::login,
+            coordinated: objects::transaction::enqueue,
+        },
         this: this.clone(),
     });
     asm::install(&st);
@@ -90,7 +79,7 @@ pub fn fuzz_request(st: &MgmtState, data: &[u8]) {
     }
     let Ok(req) = b.body(()) else { return };
     let (parts, ()) = req.into_parts();
-    let _ = dispatch::dispatch(st, &parts, body.as_bytes(), "127.0.0.1");
+    let _ = crate::admin::dispatch::dispatch(st, &parts, body.as_bytes(), "127.0.0.1");
 }
 
 #[cfg(test)]

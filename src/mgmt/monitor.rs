@@ -3,22 +3,20 @@
 //! fail leave the rotation (`UpstreamSpec::healthy = false`) and come back when they pass.
 //! `min N of { a b }` needs N passing monitors, `a and b` all of them. https probes do not
 //! verify the member's certificate (like the real monitor) but do verify handshake signatures.
-//! Imports: `mgmt::*`, `store`.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{DigitallySignedStruct, SignatureScheme};
+use rustls::pki_types::ServerName;
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use super::engine::children;
 use super::objects::pool::split_member;
-use super::state::MgmtState;
+use crate::admin::engine::children;
+use crate::admin::state::MgmtState;
+use crate::support::pin;
 
 #[derive(Clone, Debug, PartialEq)]
 enum Kind {
@@ -145,51 +143,10 @@ fn targets(st: &MgmtState) -> Vec<Target> {
     out
 }
 
-/// Accepts any server certificate but verifies the handshake signatures with the provider's
-/// algorithms; `central::client` wraps it to pin a certificate fingerprint.
-#[derive(Debug)]
-pub struct AnyCert(pub Arc<rustls::crypto::CryptoProvider>);
-
-impl ServerCertVerifier for AnyCert {
-    fn verify_server_cert(
-        &self,
-        _: &CertificateDer<'_>,
-        _: &[CertificateDer<'_>],
-        _: &ServerName<'_>,
-        _: &[u8],
-        _: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-    fn verify_tls12_signature(
-        &self,
-        m: &[u8],
-        c: &CertificateDer<'_>,
-        d: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(m, c, d, &self.0.signature_verification_algorithms)
-    }
-    fn verify_tls13_signature(
-        &self,
-        m: &[u8],
-        c: &CertificateDer<'_>,
-        d: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(m, c, d, &self.0.signature_verification_algorithms)
-    }
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
+/// Monitors probe members by address: any certificate is accepted, its handshake signatures
+/// are still verified.
 fn tls_connector() -> Option<tokio_rustls::TlsConnector> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let cfg = rustls::ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .ok()?
-        .dangerous()
-        .with_custom_certificate_verifier(Arc::new(AnyCert(provider)))
-        .with_no_client_auth();
+    let (cfg, _) = pin::client_config(None).ok()?;
     Some(tokio_rustls::TlsConnector::from(Arc::new(cfg)))
 }
 

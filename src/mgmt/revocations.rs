@@ -7,21 +7,18 @@
 //! | `GET …/~Common~orders` | the revocations in force |
 //! | `POST …/~Common~orders` `{"id": "key:partner-a", "ttlSeconds": 3600}` | the revocation |
 //! | `DELETE …/~Common~orders/key:partner-a` | 200, or 404 when it was not revoked |
-//!
-//! Imports: `mgmt::{error,names,reply,state,objects::api_access}`, `store`, `proxy::access::revoke`
-//! (the writer side of the shared list).
 
 use std::time::Duration;
 
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use super::error::{MgmtError, MgmtResult};
-use super::names::ObjName;
 use super::objects::api_access::{API_ACCESS, compile};
-use super::ops::parse_object;
-use super::reply::Reply;
-use super::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::names::ObjName;
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 use crate::proxy::access::revocations::Revoked;
 use crate::proxy::access::revoke;
 use crate::store::Table;

@@ -1,19 +1,19 @@
 //! First start: the machine id, the `admin` user, and the built-in objects every controller has
 //! (`/Common/tcp`, `udp`, `http`, `clientssl` with `default.crt`/`default.key`, `serverssl`,
 //! monitors `http`, `https`, `tcp`, the `device_trust_group`). Runs once per data directory.
-//! Imports: `mgmt::*`, `store`.
 
-use rand::RngExt as _;
+use crate::admin::auth::random_password;
+use crate::support::new_uuid;
 use serde_json::{Map, Value, json};
 
-use super::auth::put_user;
-use super::error::MgmtResult;
-use super::kinds::{Coll, KindSpec};
-use super::names::ObjName;
 use super::objects::{misc, profile, sys_file};
-use super::ops::commit;
-use super::roles::Role;
-use super::state::MgmtState;
+use crate::admin::auth::put_user;
+use crate::admin::error::MgmtResult;
+use crate::admin::kinds::{Coll, KindSpec};
+use crate::admin::names::ObjName;
+use crate::admin::ops::commit;
+use crate::admin::roles::Role;
+use crate::admin::state::MgmtState;
 use crate::store::Table;
 
 fn coll(spec: &'static KindSpec) -> Coll {
@@ -23,29 +23,6 @@ fn coll(spec: &'static KindSpec) -> Coll {
         kind_base: spec.path.trim_start_matches("/mgmt/").replace('/', ":"),
         parent: None,
     }
-}
-
-/// A random password of 20 characters from an unambiguous alphabet.
-pub fn random_password() -> String {
-    const ALPHA: &[u8] = b"abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789";
-    let mut r = rand::rng();
-    (0..20)
-        .map(|_| ALPHA[r.random_range(0..ALPHA.len())] as char)
-        .collect()
-}
-
-/// A random (version 4) UUID: machine ids, central manager task ids.
-pub fn new_uuid() -> String {
-    let b: [u8; 16] = rand::rng().random();
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-4{}-a{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[13..16],
-        &h[17..20],
-        &h[20..32]
-    )
 }
 
 /// Seeds what is missing; returns the generated admin password if one was generated.
@@ -158,6 +135,6 @@ fn seed_objects(st: &MgmtState, files: &[(&'static KindSpec, &str)]) -> MgmtResu
             json!({"type": "sync-only"}),
         )?;
         tx.put(Table::Meta, "seeded", &json!(true))?;
-        Ok::<_, super::error::MgmtError>(())
+        Ok::<_, crate::admin::error::MgmtError>(())
     })
 }

@@ -1,6 +1,6 @@
 //! `portcullis serve`: the admin API over HTTPS (rustls, ring), HTTP/1.1 and h2. The certificate
 //! is configured, or generated self-signed (rcgen) into the data directory on first start and
-//! reused afterwards. Imports: `mgmt::*`, `proxy::topology`.
+//! reused afterwards.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -16,8 +16,8 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde::Deserialize;
 use tower::ServiceExt as _;
 
-use super::dispatch::Peer;
-use super::state::MgmtConfig;
+use crate::admin::dispatch::Peer;
+use crate::admin::state::MgmtConfig;
 use crate::proxy::topology::Topology;
 
 /// The `serve` configuration file (JSON); command-line flags override it.
@@ -333,7 +333,7 @@ impl AdminServer {
             self.tls,
             extra
                 .merge(super::console::router(st.clone()))
-                .merge(super::router(st)),
+                .merge(crate::admin::router(st)),
             limits,
             shutdown,
         )

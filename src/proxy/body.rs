@@ -1,8 +1,6 @@
 //! Request bodies on their way upstream: [`Capped`] counts an uninspected body against the body
 //! limit; [`inspect`] feeds a body to the WAF transaction, holding only the bytes not yet released
 //! (at most the inspection limit), and streams released bytes upstream through a channel.
-//!
-//! Imports: hyper bodies, tokio channels, `waf::{Transaction, Step}`.
 
 use std::pin::Pin;
 use std::sync::Arc;

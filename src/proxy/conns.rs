@@ -10,9 +10,6 @@
 //!
 //! The HTTP/1.1 fast path (`super::h1`) keeps its own idle connections per host here too (plain
 //! TCP streams it drives itself, in the client connection's task).
-//!
-//! Imports: hyper client connections, `super::upstream::{Connector, Member, Protocol}`,
-//! `super::h1::upconn`.
 
 use std::collections::HashMap;
 use std::pin::Pin;

@@ -2,8 +2,6 @@
 //! [`Topology::apply`]. A listener whose address stays is updated in place (new requests see the
 //! new site, new connections the new TLS; requests in flight finish as they started); new
 //! addresses are bound; listeners no longer wanted are stopped and drained.
-//!
-//! Imports: `super::{listener, handler, upstream, tls}`, `super::topology`.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

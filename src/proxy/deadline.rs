@@ -2,8 +2,6 @@
 //! enforces it too); the proxy waits for the upstream's answer no longer than that, so a call to
 //! a member that hangs ends when the client said, with `DEADLINE_EXCEEDED` (grpc-status 4) in a
 //! trailers-only response, instead of after the proxy's own upstream response timeout.
-//!
-//! Imports: `http`, the proxy's body type.
 
 use std::time::Duration;
 

@@ -6,8 +6,6 @@
 //!
 //! (hyper-util's `GracefulShutdown` does the same for hyper connections only: its connection trait is
 //! sealed, so a connection that is not a hyper connection cannot be watched by it.)
-//!
-//! Imports: tokio `watch`.
 
 use tokio::sync::watch;
 

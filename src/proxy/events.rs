@@ -4,8 +4,6 @@
 //! (`portcullis_events_dropped_total{subscriber}`). Subscribers consume on their own threads or
 //! tasks: the JSON-line event log (file or stdout) is one; a management plane adds its own
 //! (store, remote logging) with [`EventSink::subscribe`] without the data plane knowing them.
-//!
-//! Imports: `waf::SecurityEvent`, `super::metrics`.
 
 use std::io::Write;
 use std::path::Path;

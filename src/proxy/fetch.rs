@@ -2,8 +2,6 @@
 //! connections (`Clients`): a time limit for the whole exchange and a size limit on the answer.
 //! Used off the request path by access control (JWKS, token introspection), the policy-link
 //! resolver of `portcullis proxy`, and the billing tool's upload.
-//!
-//! Imports: `super::upstream::{Clients, Member, ProxyBody}`, hyper, http-body-util.
 
 use std::time::Duration;
 
@@ -25,6 +23,30 @@ pub enum FetchError {
     Connect(String),
     #[error("{0}")]
     Failed(String),
+}
+
+/// Connections of their own for exchanges made outside the data plane (the billing tool's
+/// upload), so that the upstream pools stay the data plane's.
+pub struct Outbound(Clients);
+
+impl Outbound {
+    /// Pools over `tls`, with `connect_timeout` for each TCP connect and TLS handshake.
+    pub fn new(tls: std::sync::Arc<rustls::ClientConfig>, connect_timeout: Duration) -> Self {
+        Outbound(Clients::new(tls, connect_timeout))
+    }
+
+    /// [`exchange`] over these connections.
+    pub async fn exchange(
+        &self,
+        method: http::Method,
+        url: &str,
+        headers: &[(&'static str, String)],
+        body: Option<Bytes>,
+        timeout: Duration,
+        limit: usize,
+    ) -> Result<(u16, Bytes), FetchError> {
+        exchange(&self.0, method, url, headers, body, timeout, limit).await
+    }
 }
 
 /// Sends `method` `url` with `headers` and `body`; returns the status and at most `limit` bytes

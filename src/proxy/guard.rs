@@ -5,8 +5,6 @@
 //!
 //! Every HTTP/1 head is validated by the HTTP/1.1 connection code itself ([`super::h1`]), which
 //! never hands an HTTP/1 connection over.
-//!
-//! Imports: tokio IO and time.
 
 use std::io;
 use std::pin::Pin;

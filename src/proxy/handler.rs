@@ -8,8 +8,6 @@
 //! Also what every listener shares ([`Shared`]) and serves ([`Site`]), and the pieces of the
 //! phases that are about the request's head: the HTTP/2 head checks, `Host`, the access gate, the
 //! logging phase.
-//!
-//! Imports: `waf`, `super::{driver, body, pace, access, events, metrics, upstream, h1}`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

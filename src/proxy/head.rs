@@ -3,7 +3,7 @@
 //! `Transfer-Encoding` is present, see `docs/limits.md`). A head that could be framed two ways
 //! (request smuggling) or breaks a limit is rejected with a status, and nothing of it is forwarded.
 //!
-//! Pure: bytes in, [`Framing`] or [`Reject`] out. Imports: httparse, memchr. This is the fuzz target
+//! Pure: bytes in, [`Framing`] or [`Reject`] out. This is the fuzz target
 //! `http1_head`.
 
 use std::mem::MaybeUninit;

@@ -1,5 +1,5 @@
 //! Every limit and timeout of the data plane, in one place. The reasons for each default are in
-//! `docs/limits.md`; keep the two in step. Imports: `super::head`.
+//! `docs/limits.md`; keep the two in step.
 
 use std::time::Duration;
 

@@ -4,8 +4,6 @@
 //! server ([`super::handler`]). Graceful draining when the listener is stopped. The listener reads
 //! its [`Site`] and TLS configuration through `ArcSwap`s, so an apply changes them for new
 //! requests (and new connections, for TLS) without touching requests in flight.
-//!
-//! Imports: hyper's HTTP/2 server, tokio-rustls, `super::{guard, handler, h1, drain}`.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;

@@ -1,7 +1,7 @@
 //! Prometheus metrics of the data plane (prometheus-client): requests by listener and status
 //! class, blocks by violation, upstream errors, security events dropped by a full subscriber
 //! queue, and a latency histogram; served as text on
-//! `--metrics-listen`. Imports: prometheus-client, hyper (the tiny metrics server).
+//! `--metrics-listen`.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;

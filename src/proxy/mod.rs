@@ -1,6 +1,6 @@
 //! The data plane: hyper/tokio listeners, TLS, connection handling, upstream pools, the phase
 //! driver that feeds the WAF [`crate::waf::Transaction`], body buffering under limits, the event log
-//! and metrics. Imports: `waf`, `support`. Never the management plane.
+//! and metrics. Never the management plane.
 //!
 //! Map: [`h1`] serves bodiless HTTP/1.1 requests itself, in the connection's task; [`head`] +
 //! [`guard`] validate HTTP/1 framing before hyper for everything else; [`listener`] accepts and

@@ -8,8 +8,6 @@
 //! Only time spent waiting for the client counts: the clock runs from the moment a read of the
 //! body has to wait until bytes arrive, so a body held back by a slow upstream (nobody reads it)
 //! is never the client's fault.
-//!
-//! Imports: http-body, tokio time, `super::limits`.
 
 use std::pin::Pin;
 use std::sync::Arc;

@@ -6,8 +6,6 @@
 //!
 //! The HTTP/1.1 connection code answers a refused head in order, after the requests pipelined
 //! before it, and reads nothing after it.
-//!
-//! Imports: `waf::{Transaction, Violation}`, `super::{head, driver}`.
 
 use http::StatusCode;
 

@@ -2,8 +2,6 @@
 //! (`support::links`: relative to the policy file's directory, unconfined), `http(s)://` links
 //! fetched with a bounded size and time. Loading runs off the hot path, so fetching blocks: each
 //! fetch runs a small current-thread runtime on its own thread, reusing the upstream connections.
-//!
-//! Imports: `waf::Resolver`, `support::links`, `super::{fetch, upstream, tls}`.
 
 use std::path::Path;
 use std::time::Duration;

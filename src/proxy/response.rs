@@ -1,7 +1,5 @@
 //! Responses the proxy itself produces: the engine's block response converted without changing a
 //! byte (status, header order, body), short error answers, and hop-by-hop header removal.
-//!
-//! Imports: `waf::BlockResponse`.
 
 use bytes::Bytes;
 use http::header::{CONNECTION, HeaderName, HeaderValue, TE, TRANSFER_ENCODING, UPGRADE};

@@ -1,8 +1,6 @@
 //! `portcullis proxy`: one listener, one policy file, through the same [`Dataplane`] machinery the
 //! management plane uses. SIGHUP re-reads the policy and swaps it atomically (a policy that fails
 //! to load keeps the old one, and the log says why); SIGTERM or Ctrl-C drains and exits.
-//!
-//! Imports: `waf::{policy, Engine}`, `super::*`.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

@@ -1,8 +1,6 @@
 //! TLS configuration with rustls and the ring provider (one provider compiled, selected
 //! explicitly so feature unification cannot change it): the server side for listeners (ALPN `h2`
 //! and `http/1.1`) and the client side for `https://` upstreams (webpki roots or a given CA).
-//!
-//! Imports: rustls, rustls-pki-types, webpki-roots.
 
 use std::sync::Arc;
 

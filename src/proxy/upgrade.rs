@@ -7,8 +7,6 @@
 //! byte in either direction; at most `max_tunnels` are open (503 beyond). An upgrade that does
 //! not happen closes the client connection after its answer, so what the client sent after the
 //! upgrade head is never read as HTTP/1.
-//!
-//! Imports: tokio IO.
 
 use std::time::Duration;
 

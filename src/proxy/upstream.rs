@@ -1,8 +1,6 @@
 //! Upstreams: pool members and their round-robin selection with passive health (a member that
 //! refuses connections is skipped for a while), and the connector (TCP, TLS with rustls/ring,
 //! connect timeout). The connections themselves are pooled per host in [`super::conns`].
-//!
-//! Imports: tokio, tokio-rustls, `super::conns`.
 
 use std::io;
 use std::pin::Pin;

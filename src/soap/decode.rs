@@ -2,8 +2,6 @@
 //! the entries, whatever they are named, `xsi:nil` is empty), structs by member name, booleans in
 //! every spelling clients send (0/1/true/false/True/False), longs, and the iControl types
 //! `ViewZone` and `ZoneInfo`. Every failure is an `InvalidArgument` fault naming the parameter.
-//!
-//! Imports: `soap::{envelope, fault}`.
 
 use super::envelope::{Call, Node};
 use super::fault::Fault;

@@ -10,8 +10,6 @@
 //!
 //! Limits: [`MAX_DEPTH`] nested elements and [`MAX_NODES`] elements per envelope (and per
 //! reference expansion).
-//!
-//! Imports: quick-xml only.
 
 use std::collections::HashMap;
 

@@ -1,8 +1,6 @@
 //! SOAP faults: one type for every error a call can end in, turned into an HTTP 500 SOAP Fault
 //! whose faultstring reads like BIG-IP's (`Exception caught in Management::<ns>::<method>()`,
 //! exception name, primary error code, error string), which bigsuds raises as `ServerError`.
-//!
-//! Imports: `soap::response`, `dns::zone`, `store`.
 
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};

@@ -10,8 +10,6 @@
 //! - [`response`]: strict response envelopes. [`fault`]: SOAP faults (HTTP 500).
 //! - [`zone_methods`], [`rr_methods`]: the methods. [`workset`]: one atomic store write per call.
 //! - [`wsdl`]: the WSDL documents. [`standalone`]: HTTPS serving for tests and the example.
-//!
-//! Imports: `store`, `dns`, `support::body`.
 
 pub mod decode;
 pub mod envelope;

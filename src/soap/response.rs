@@ -2,8 +2,6 @@
 //! (`E` envelope, `A` SOAP-ENC, `s` xsi, `y` xsd, `iControl`), the `<op>Response` wrapper in the
 //! interface namespace, an unqualified `return` part, `A:arrayType` on every array (nested ones
 //! included, `y:string[][N]` outside, `y:string[M]` inside), booleans as 0/1, text escaped.
-//!
-//! Imports: quick-xml (escaping) only.
 
 use quick_xml::escape::escape;
 

@@ -2,8 +2,6 @@
 //! record types of [`RR_TYPES`] (a, aaaa, cname, mx, ns, ptr, srv, txt). The table drives both the
 //! dispatch and the WSDL, so they cannot disagree. `sync_ptrs` (a, aaaa) keeps the PTR records of
 //! the matching reverse zone in step.
-//!
-//! Imports: `soap::{decode, fault, response, workset, state}`, `dns`.
 
 use crate::dns::{RData, Record, name, record};
 

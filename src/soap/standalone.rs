@@ -1,8 +1,6 @@
 //! Serving the portal on its own over HTTPS (the admin server merges [`super::router`] instead):
 //! a self-signed rustls configuration (ring provider) and an accept loop with graceful shutdown.
 //! Used by the integration tests and `examples/soap_server.rs`; listens where it is told.
-//!
-//! Imports: `soap` (router type only), rustls, rcgen, hyper-util.
 
 use std::future::Future;
 use std::sync::Arc;

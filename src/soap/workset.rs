@@ -2,8 +2,6 @@
 //! from the transaction on first use, changed in memory, and written back together at the end,
 //! each changed zone with its SOA serial bumped once. Any fault leaves the transaction
 //! uncommitted, so a call changes all the zones it addresses or none.
-//!
-//! Imports: `store`, `dns`, `soap::fault`.
 
 use std::collections::{BTreeMap, BTreeSet};
 

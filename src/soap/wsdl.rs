@@ -4,8 +4,6 @@
 //! names, arrays as `SOAP-ENC:Array` restrictions carrying `wsdl:arrayType` (bigsuds finds list
 //! parameters through it), structs as `xsd:all`, messages `<Interface>.<op>Request/Response` with
 //! the F5 part names and the output part `return`.
-//!
-//! Imports: `soap::rr_methods` (the record type table).
 
 use super::rr_methods::RR_TYPES;
 

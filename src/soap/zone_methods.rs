@@ -1,6 +1,4 @@
 //! `Management.Zone`: `zone_exist`, `add_zone_text`, `get_zone_v2`, `delete_zone`.
-//!
-//! Imports: `soap::{decode, fault, response, workset, state}`, `dns`.
 
 use crate::dns::{RData, Zone};
 

@@ -4,8 +4,6 @@
 //! copy-on-write with a checksummed root and fsync before `commit` returns, so a write is durable
 //! before it is acknowledged and a crash (kill -9) leaves either the old or the new state, never a
 //! mix. Values are JSON documents; keys are strings whose prefixes give collections their order.
-//!
-//! Imports: `support` only.
 
 use std::path::Path;
 

@@ -1,13 +1,15 @@
 //! Small shared pieces every module may use: support ids, the clock, ISO 8601 formatting,
 //! registration keys, the UUID text form, a stack-first vector for per-request scratch lists,
-//! bounded reading of admin request bodies ([`body`]), links to policy files ([`links`]), URLs with
-//! their password masked.
-//! Imports nothing internal.
+//! bounded reading of admin request bodies ([`body`]), bounded server-side pulls of URLs behind the
+//! destination guard ([`fetch`]), the certificate-pinning verifier ([`pin`]), links to policy files
+//! ([`links`]), URLs with their password masked.
 
 pub mod body;
 mod clock;
+pub mod fetch;
 mod inline_vec;
 pub mod links;
+pub mod pin;
 mod regkey;
 mod support_id;
 mod url;
@@ -18,7 +20,7 @@ pub use inline_vec::InlineVec;
 pub use regkey::parse_regkey;
 pub use support_id::SupportId;
 pub use url::redact_url;
-pub use uuid::is_uuid;
+pub use uuid::{is_uuid, new_uuid};
 
 /// The client address of a connection, put in each request's extensions by the admin server.
 #[derive(Clone, Copy, Debug)]

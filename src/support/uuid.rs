@@ -1,5 +1,7 @@
 //! The text form of UUIDs (`8-4-4-4-12` hex digits): OpenAPI's `uuid` format, pool and member ids.
-//! (New random ones come from `mgmt::seed::new_uuid`.)
+//! and new random (version 4) ones.
+
+use rand::RngExt as _;
 
 /// Whether `s` has the text form of a UUID (any version).
 pub fn is_uuid(s: &str) -> bool {
@@ -9,6 +11,20 @@ pub fn is_uuid(s: &str) -> bool {
             8 | 13 | 18 | 23 => *c == b'-',
             _ => c.is_ascii_hexdigit(),
         })
+}
+
+/// A random (version 4) UUID: machine ids, central manager task ids.
+pub fn new_uuid() -> String {
+    let b: [u8; 16] = rand::rng().random();
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-4{}-a{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[13..16],
+        &h[17..20],
+        &h[20..32]
+    )
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! compiled matchers); requests are inspected phase by phase in a [`Transaction`] that yields one
 //! [`Verdict`]; block responses are rendered in [`response`].
 //!
-//! Imports: `support` only. Never `proxy`, `mgmt`, tokio or hyper: files a policy links to are read
+//! Never `proxy`, `mgmt`, tokio or hyper: files a policy links to are read
 //! through an injected [`Resolver`].
 
 pub mod access;

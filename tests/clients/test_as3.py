@@ -1,15 +1,14 @@
 """AS3 through bigrest 1.7.3 (`create`/`load`/`delete` on /mgmt/shared/appsvcs), as client-compat §5
 describes: a declaration deploys, loads back whole and per tenant, redeploys as "no change", an
 invalid one raises, and the tenant is deleted. The declared listener carries real traffic."""
-import http.server
-import socket
-import threading
 import time
 import urllib.request
 
 import pytest
 from bigrest.bigip import BIGIP
 from bigrest.common.exceptions import RESTAPIError
+
+from support import free_port, hello_upstream
 
 DECLARE = "/mgmt/shared/appsvcs/declare"
 
@@ -22,27 +21,9 @@ def big(server, request):
 
 @pytest.fixture(scope="module")
 def upstream():
-    class Hello(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = b"hello from the as3 upstream"
-            self.send_response(200)
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hello)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    srv = hello_upstream(b"hello from the as3 upstream")
     yield srv.server_address[1]
     srv.shutdown()
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def declaration(tenant, port, member_port):

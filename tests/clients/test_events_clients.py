@@ -3,11 +3,9 @@ creates a log profile and its `application` entry (the real sub-collection) and 
 virtual; a policy is imported and applied with f5-sdk; a blocked request is then found with
 bigrest under /mgmt/tm/asm/events/requests by its support id, and its RFC 5424 message reaches a
 UDP syslog receiver (docs/events.md)."""
-import http.server
 import json
 import re
 import socket
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -15,37 +13,7 @@ import urllib.request
 from bigrest.bigip import BIGIP
 from f5.bigip import ManagementRoot
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def upstream():
-    class Ok(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = b"hello"
-            self.send_response(200)
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Ok)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    return srv
-
-
-def wait(task):
-    deadline = time.time() + 60
-    while task.status not in ("COMPLETED", "FAILURE"):
-        assert time.time() < deadline, task.raw
-        time.sleep(0.2)
-        task.refresh()
-    return task
+from support import free_port, hello_upstream, wait
 
 
 def blocked(port, path):
@@ -85,7 +53,7 @@ def test_log_profile_policy_and_event_with_real_clients(server, tmp_path):
     assert app.fullPath == "/Common/siem"
     assert profile.applications.application.exists(name="siem", partition="Common")
 
-    web = upstream()
+    web = hello_upstream(b"hello")
     pool = mgmt.tm.ltm.pools.pool.create(name="evpool", partition="Common")
     pool.members_s.members.create(name="127.0.0.1:%d" % web.server_address[1],
                                   partition="Common")

@@ -3,25 +3,17 @@ policies list/load, attach, apply-policy, export, delete (client-compat.md §2, 
 import base64
 import hashlib
 import json
-import time
 
 import pytest
 from f5.bigip import ManagementRoot
+
+from support import wait
 
 
 @pytest.fixture(params=[False, True], ids=["basic", "token"])
 def mgmt(server, request):
     return ManagementRoot(server.host, server.user, server.password, port=server.port,
                           token=request.param, verify=False)
-
-
-def wait(task):
-    deadline = time.time() + 60
-    while task.status not in ("COMPLETED", "FAILURE"):
-        assert time.time() < deadline, task.raw
-        time.sleep(0.2)
-        task.refresh()
-    return task
 
 
 def policy_doc(name):

@@ -6,7 +6,6 @@
 //! id), so a controller that was down catches up where it stopped, and a page read twice after a
 //! failure is stored once. A controller whose log started over (its last sequence is below the
 //! cursor) is read again from the start. Retention runs every minute.
-//! Imports: `central::{devices, client}`, `store`, `support`, `super`.
 
 use std::collections::HashMap;
 use std::sync::Arc;

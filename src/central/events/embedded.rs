@@ -3,7 +3,6 @@
 //! `s/<supportId>/<machineId>` → its `f/` key. A search by support id reads the index; other
 //! searches walk the events newest first (between `since` and `until` only), so they cost in
 //! proportion to what is kept: PostgreSQL is the store for large fleets.
-//! Imports: `store`, `support`, `super::{FleetEvent, Search, Found, Retention}`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -4,9 +4,6 @@
 //! store ([`embedded`], the default) or PostgreSQL ([`postgres`], `--events-db postgres://…`),
 //! prunes them by age and count, and answers one search across the fleet
 //! (`/mgmt/cm/asm/events/requests`, [`search`]). docs/central.md describes the whole.
-//!
-//! Imports: `central::{devices, client}`, `mgmt` (routes, errors, state), `store`, `support`,
-//! tokio-postgres and deadpool-postgres (in [`postgres`]).
 
 pub mod collect;
 pub mod embedded;
@@ -20,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::devices::Device;
-use crate::mgmt::MgmtState;
+use crate::admin::MgmtState;
 use crate::store::Store;
 
 /// The `central.events` section of the config file.

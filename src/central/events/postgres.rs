@@ -5,8 +5,6 @@
 //! deadpool-postgres pool, over TLS when the URL's `sslmode` asks (rustls, the server's certificate
 //! verified); a search is a page and a count, built from the criteria given (so the planner sees
 //! only real conditions), newest first.
-//! Imports: tokio-postgres, deadpool-postgres, tokio-postgres-rustls, `support`,
-//! `super::{FleetEvent, Search, Found, Retention}`.
 
 use std::path::Path;
 use std::str::FromStr;

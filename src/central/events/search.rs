@@ -2,7 +2,6 @@
 //! first, `$top`/`$skip`/`$select`, `totalItems`), one event by support id
 //! (`/mgmt/cm/asm/events/requests/<supportId>`), and how collection goes
 //! (`/mgmt/cm/asm/events/collection`). See docs/central.md.
-//! Imports: `mgmt::{dispatch,error,reply,state}`, `central::devices`, `support`.
 
 use std::net::IpAddr;
 
@@ -10,11 +9,11 @@ use http::StatusCode;
 use serde_json::{Value, json};
 
 use super::{FleetEvents, Search};
+use crate::admin::dispatch::Route;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 use crate::central::devices;
-use crate::mgmt::dispatch::Route;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
 use crate::support::{iso8601_utc, parse_iso8601_utc};
 
 pub const PATH: &str = "/mgmt/cm/asm/events/requests";

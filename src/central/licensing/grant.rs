@@ -3,7 +3,6 @@
 //! from, read the license back) and revoking (`DELETE /mgmt/tm/sys/license {registrationKey}`).
 //! Every call goes through `central::client` (pinned certificate, per-attempt timeout, bounded
 //! retries), so a dead controller fails the grant with a message naming it, never hangs.
-//! Imports: `central::{client, devices}`, `store` (member records), `support`.
 
 use http::{Method, StatusCode};
 use serde_json::{Map, Value, json};

@@ -3,7 +3,6 @@
 //! central manager's runtime: `LICENSED` when the controller shows the key, `FAILED` with
 //! `errorText` otherwise. DELETE is [`super::revoke`].
 //! Unmanaged devices' credentials are used for the call and never stored.
-//! Imports: `central::{state, devices}`, `mgmt` (wire types), `store`, `support`, `super::*`.
 
 use std::sync::Arc;
 
@@ -12,13 +11,13 @@ use serde_json::{Map, Value, json};
 
 use super::grant::{self, Source, Target};
 use super::{POOLS, pools};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::central::{Central, devices};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::seed::new_uuid;
-use crate::mgmt::state::{Ctx, MgmtState};
 use crate::store::{Store, Table, WriteTx};
+use crate::support::new_uuid;
 use crate::support::now_micros;
 
 const KIND: &str = "cm:shared:licensing:pools:licensepoolmemberstate";

@@ -10,18 +10,17 @@
 //! manager's runtime).
 //! Records live in the store's `Objects` table under `cm-license-pool/<uuid>` and
 //! `cm-license-member/<pool uuid>/<member uuid>`.
-//! Imports: `central::{client, devices, state}`, `mgmt` (wire types), `store`, `support`.
 
 pub mod grant;
 pub mod members;
 pub mod pools;
 pub mod revoke;
 
-use crate::mgmt::dispatch::{Route, segments};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::roles::Role;
-use crate::mgmt::state::{Ctx, MgmtState};
+use crate::admin::dispatch::{Route, segments};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::roles::Role;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::support::is_uuid;
 
 /// The collection path.
@@ -55,7 +54,7 @@ fn route(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
     }
     let write = !matches!(ctx.method, http::Method::GET | http::Method::HEAD);
     if write && ctx.user.role != Role::Admin {
-        return Err(crate::mgmt::roles::denied(
+        return Err(crate::admin::roles::denied(
             &ctx.user.name,
             &ctx.method,
             &ctx.path,

@@ -2,19 +2,18 @@
 //! `GET`/`DELETE .../pools/<uuid>`. A pool is made from one base registration key (unique across
 //! pools) and offers `totalDeviceLicenses` seats; `freeDeviceLicenses` counts the seats left.
 //! There is no vendor activation server here, so a pool is `LICENSED` as soon as it is created.
-//! Imports: `mgmt` (wire types), `store`, `support`, `super::members`.
 
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::POOLS;
 use super::members;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::seed::new_uuid;
-use crate::mgmt::state::{Ctx, MgmtState};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::store::{Store, Table};
+use crate::support::new_uuid;
 use crate::support::{iso8601_utc, now_micros, parse_regkey, unix_seconds};
 
 const PREFIX: &str = "cm-license-pool/";

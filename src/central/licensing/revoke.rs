@@ -1,7 +1,6 @@
 //! `DELETE /mgmt/cm/shared/licensing/pools/<uuid>/members/<uuid>`: revokes the member's license on
 //! the device (trusted device: its account and pinned certificate; unmanaged: the credentials in
 //! the body and the fingerprint pinned at the grant), then forgets the member.
-//! Imports: `central::{state, devices}`, `mgmt` (wire types), `store`, `super::*`.
 
 use http::StatusCode;
 use serde_json::{Map, Value, json};
@@ -9,11 +8,11 @@ use serde_json::{Map, Value, json};
 use super::grant::{self, Target};
 use super::members::{get, key, text_field, view};
 use super::pools;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 use crate::central::devices;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
 use crate::store::{Store, Table};
 
 /// DELETE: revokes the license on the device (unless `localOnly: true`), then removes the member.

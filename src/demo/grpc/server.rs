@@ -3,8 +3,6 @@
 //!
 //! [`serve_listener`] runs an h2c (prior knowledge) accept loop; [`handle`] is the per-request
 //! function for a server the caller already runs.
-//!
-//! Imports: [`super`], `waf::grpc::frame`; tokio, hyper, hyper-util, http-body, flate2.
 
 use std::convert::Infallible;
 use std::io::Read as _;

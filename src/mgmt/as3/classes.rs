@@ -1,8 +1,7 @@
 //! The item classes of an AS3 application we support, each parsed from its JSON object with
 //! AS3's defaults: Service_HTTP, Service_HTTPS, Pool, HTTP_Profile, TCP_Profile, TLS_Server,
 //! Certificate, WAF_Policy. Unknown classes and properties are errors (docs/as3.md lists what
-//! is supported). Pure: no IO, no store. Imports: `mgmt::as3::props`, `mgmt::objects::sys_file`
-//! (certificate parsing only).
+//! is supported). Pure: no IO, no store.
 
 use serde_json::{Map, Value};
 

@@ -2,7 +2,7 @@
 //! else replace the tenant's objects in **one** store write (old objects removed, new ones
 //! created through the object engine, the tenant record stored) followed by one re-apply of the
 //! data plane; a failure leaves the tenant as it was. Also removal of tenants, and the restore of
-//! non-persisted tenants at start. Imports: `mgmt::*`, `mgmt::as3::*`, `store`, `support`.
+//! non-persisted tenants at start.
 
 use std::time::Instant;
 
@@ -12,12 +12,12 @@ use serde_json::{Map, Value, json};
 use super::model::{Adc, Request, Tenant};
 use super::plan::{Plan, plan_tenant};
 use super::waf;
-use crate::mgmt::dispatch::segments;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::{Coll, Target, resolve};
+use crate::admin::dispatch::segments;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::{Coll, Target, resolve};
+use crate::admin::ops::{create_in, delete_in};
+use crate::admin::state::MgmtState;
 use crate::mgmt::objects::sys_file::write_durably;
-use crate::mgmt::ops::{create_in, delete_in};
-use crate::mgmt::state::MgmtState;
 use crate::store::{Table, WriteTx};
 use crate::support::{iso8601_utc, unix_seconds};
 

@@ -3,7 +3,6 @@
 //! `classes.rs`, `props.rs`), planned into objects of the object model under
 //! `/<Tenant>/<Application>/` (`plan.rs`), and deployed atomically per tenant (`deploy.rs`);
 //! WAF policies go through `mgmt::asm` (`waf.rs`). See docs/as3.md.
-//! Imports: `mgmt::*`, `store`, `support`.
 
 pub mod classes;
 pub mod deploy;
@@ -18,8 +17,8 @@ pub mod service;
 mod tests;
 pub mod waf;
 
-use super::dispatch::Route;
-use super::state::MgmtState;
+use crate::admin::dispatch::Route;
+use crate::admin::state::MgmtState;
 
 static ROUTES: &[Route] = &[
     Route {

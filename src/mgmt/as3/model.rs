@@ -2,7 +2,6 @@
 //! applications and their items, parsed and validated in one pass that collects every error
 //! (see `classes.rs` for the item classes). `use` pointers are resolved here, so the plan only
 //! sees full paths. Pure: no IO, no store (the fuzz target calls [`parse`]).
-//! Imports: `mgmt::as3::{props, classes}`.
 
 use std::collections::BTreeMap;
 

@@ -1,8 +1,7 @@
 //! Declaration → objects: what one tenant of a validated declaration becomes in the object model
 //! under `/<Tenant>/<Application>/` (ltm virtuals, pools with members, http/tcp/client-ssl
 //! profiles, sys file ssl-cert/ssl-key for inline certificates), in creation order, plus the WAF
-//! policies to install and attach. Pure: no IO, no store. Imports: `mgmt::as3::{model, classes}`,
-//! `mgmt::objects` (collection paths).
+//! policies to install and attach. Pure: no IO, no store.
 
 use std::collections::BTreeMap;
 

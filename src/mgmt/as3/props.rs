@@ -1,6 +1,6 @@
 //! Reading typed properties out of a declaration's JSON objects while collecting every error
 //! with its JSON path (`/Tenant/App/item/property: message`, AS3's error form), so one answer
-//! lists all that is wrong. Pure: no IO, no store. Imports: nothing internal.
+//! lists all that is wrong. Pure: no IO, no store.
 
 use serde_json::{Map, Value};
 

@@ -1,16 +1,15 @@
 //! The `/mgmt/shared/appsvcs` endpoints: `declare` (POST deploys, GET returns the declaration,
 //! DELETE removes tenants; `/declare/T1,T2` narrows to tenants), `info`, and `task` (the records
 //! of `?async=true` deploys). Answers follow AS3's shapes (`docs/as3.md`), which its clients parse.
-//! Imports: `mgmt::*`, `mgmt::as3::*`, `store`, `support`.
 
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::deploy::{self, DECLARE, Outcome};
 use super::model::{self, Action};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::{Ctx, MgmtState};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::store::Table;
 use crate::support::now_micros;
 
@@ -185,7 +184,7 @@ fn post_async(ctx: &Ctx<'_>, req: model::Request, only: Option<&[String]>) -> Mg
         .this
         .upgrade()
         .ok_or_else(|| MgmtError::internal("the management state is shutting down"))?;
-    let id = crate::mgmt::seed::new_uuid();
+    let id = crate::support::new_uuid();
     let link = ctx.st.link(&format!("{TASK}/{id}"));
     let pending = json!({"id": id, "results": [{"message": "in progress", "tenant": "", "host": "localhost",
                          "runTime": 0, "code": 0}], "declaration": {}, "selfLink": link, "created": now_micros()});

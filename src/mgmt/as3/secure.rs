@@ -1,6 +1,6 @@
 //! The TLS and WAF classes of an AS3 application: TLS_Server, Certificate (inline PEM, checked
 //! to parse and to match its key) and WAF_Policy (`url`, `file` or inline `policy`).
-//! Pure: no IO. Imports: `mgmt::as3::{props, classes}`, `mgmt::objects::sys_file` (parsing).
+//! Pure: no IO.
 
 use std::sync::Arc;
 

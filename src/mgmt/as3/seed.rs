@@ -1,17 +1,17 @@
 //! The built-in objects of a real controller that AS3 declarations name and our first-start seed
 //! does not create: the TCP profiles `f5-tcp-wan`, `f5-tcp-lan`, `f5-tcp-progressive` (`profileTCP`
 //! `wan`/`lan`) and the `_sys_https_redirect` rule (the redirect virtual of `redirect80`).
-//! Added once when missing, through the object engine. Imports: `mgmt::*`, `store`.
+//! Added once when missing, through the object engine.
 
 use serde_json::{Value, json};
 
 use super::deploy::coll_of;
 use super::plan::HTTPS_REDIRECT_RULE;
-use crate::mgmt::error::MgmtResult;
-use crate::mgmt::kinds::Coll;
+use crate::admin::error::MgmtResult;
+use crate::admin::kinds::Coll;
+use crate::admin::ops::create_in;
+use crate::admin::state::MgmtState;
 use crate::mgmt::objects::{profile, rule};
-use crate::mgmt::ops::create_in;
-use crate::mgmt::state::MgmtState;
 use crate::store::Table;
 
 /// The text of the redirect rule, as on BIG-IP.

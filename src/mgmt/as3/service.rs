@@ -1,6 +1,6 @@
 //! The service and pool classes of an AS3 application: Service_HTTP, Service_HTTPS (with
 //! `redirect80`, `profileTCP` ingress/egress, `policyWAF`, `securityLogProfiles`) and Pool
-//! (monitors, members). Pure: no IO. Imports: `mgmt::as3::{props, classes}`.
+//! (monitors, members). Pure: no IO.
 
 use std::net::IpAddr;
 

@@ -1,10 +1,9 @@
 //! The WAF policies of a tenant, through `mgmt::asm` (no policy store or fetcher of our own):
 //! before the tenant's object write, declared `WAF_Policy` items are pulled (`url` through
-//! `mgmt::fetch`, unless `ignoreChanges` and already deployed; `file` from the downloads
+//! `support::fetch`, unless `ignoreChanges` and already deployed; `file` from the downloads
 //! directory; inline `policy`) and stored with `asm::put_policy`, which compiles them; after the
 //! write, each is applied and attached to exactly its virtuals, `bigip` policies gain the
 //! tenant's virtuals, and policies the tenant no longer declares are deleted.
-//! Imports: `mgmt::{asm, fetch, error, state}`, `mgmt::as3::{plan, classes}`.
 
 use std::collections::BTreeSet;
 
@@ -13,10 +12,10 @@ use sha2::{Digest, Sha256};
 
 use super::classes::WafSource;
 use super::plan::Plan;
+use crate::admin::state::MgmtState;
 use crate::mgmt::asm;
-use crate::mgmt::fetch::fetch_blocking;
-use crate::mgmt::state::MgmtState;
 use crate::store::Table;
+use crate::support::fetch::fetch_blocking;
 
 /// A declared policy ready to store.
 #[derive(Debug)]
@@ -196,7 +195,7 @@ pub fn activate(
     prepared: &[Prepared],
     stored: Option<&Value>,
 ) -> Result<(), String> {
-    let err = |fp: &str, e: crate::mgmt::MgmtError| format!("{fp}: {}", e.message);
+    let err = |fp: &str, e: crate::admin::MgmtError| format!("{fp}: {}", e.message);
     for p in prepared {
         // Virtuals of other tenants that point to this policy (`use: /Common/Shared/...`) keep it.
         let tenant = format!("/{}/", p.full_path.split('/').nth(1).unwrap_or_default());

@@ -6,7 +6,6 @@
 //! previous policies are swapped back. A policy that fails to compile fails the apply and leaves
 //! the running version in place.
 //! `/mgmt/tm/asm/tasks/apply-policy` wraps [`apply_policy`] as a task.
-//! Imports: `mgmt::*`, `store`, `waf::{Engine, CompiledPolicy}`.
 
 use std::sync::Arc;
 
@@ -19,11 +18,11 @@ use super::policies::{
     policy_id, stored, virtuals_of,
 };
 use super::tasks::{self, TaskType};
-use crate::mgmt::engine::children;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::{Ctx, MgmtState};
+use crate::admin::engine::children;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::store::Table;
 use crate::support::now_micros;
 use crate::waf::CompiledPolicy;

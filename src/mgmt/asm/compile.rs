@@ -1,14 +1,13 @@
 //! Compiling a policy document in the management plane. The engine reads linked files (OpenAPI
 //! specs, IDL files and their imports, modification documents) through a `Resolver` and does no
 //! IO, so links are pulled here first: the loader runs over an in-memory resolver that records
-//! every link it misses; those are pulled with `mgmt::fetch` and the load runs again, until it
+//! every link it misses; those are pulled with `support::fetch` and the load runs again, until it
 //! succeeds or fails for another reason. The pulled files are kept with the document, so an
 //! apply (and a restart) compiles exactly what was imported, without the network.
 //!
 //! Compiling a stored record is a pure function of the record, so the last few compiled
 //! policies are remembered by the SHA-256 of the record: the apply that follows an import is a
 //! swap, not a second compile, and virtuals sharing an applied policy share one compiled copy.
-//! Imports: `mgmt::fetch`, `mgmt::state`, `support::links`, `waf::{policy, resolver}`.
 
 use std::sync::Arc;
 
@@ -19,8 +18,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
-use crate::mgmt::fetch;
-use crate::mgmt::state::MgmtState;
+use crate::admin::state::MgmtState;
+use crate::support::fetch;
 use crate::support::links;
 use crate::waf::CompiledPolicy;
 use crate::waf::policy::{self, Loaded};

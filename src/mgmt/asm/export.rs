@@ -3,7 +3,6 @@
 //! format). The result is the policy's current (edited) document: inline in `result.file` when
 //! `inline` is true, else written to `<filename>` in the downloads directory, downloadable from
 //! `/mgmt/tm/asm/file-transfer/downloads/<filename>` (as on the real system).
-//! Imports: `mgmt::*`, `store`.
 
 use http::Method;
 use serde_json::{Map, Value, json};
@@ -11,12 +10,12 @@ use serde_json::{Map, Value, json};
 use super::apply::target_of;
 use super::policies::{edited_key, policy_id, stored};
 use super::tasks::{self, Outcome, TaskType};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::names::check_name;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::names::check_name;
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::mgmt::objects::sys_file::write_durably;
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::{Ctx, MgmtState};
 
 pub static EXPORT: TaskType = TaskType {
     path: "/mgmt/tm/asm/tasks/export-policy",

@@ -1,7 +1,7 @@
 //! The import task, `/mgmt/tm/asm/tasks/import-policy` (`docs/asm.md`). The body names a source
 //! and optionally a target:
 //! - source: `filename` (a file uploaded to `/mgmt/tm/asm/file-transfer/uploads/<name>`),
-//!   `fileReference: {link}` (pulled with `mgmt::fetch`), `file` (inline, `isBase64` allowed),
+//!   `fileReference: {link}` (pulled with `support::fetch`), `file` (inline, `isBase64` allowed),
 //!   or only `policyTemplateReference: {link}` (a new policy from a template);
 //! - target: `policy: {fullPath}`, `fullPath`, `name` (a full path, or a name with `partition`),
 //!   or `policyReference: {link}` (overwrite an existing policy); without one the policy is
@@ -12,7 +12,6 @@
 //! `policy.name` must equal the name part of that path. An uploaded or inline document is
 //! renamed to its target instead (what clients that send `name` + `filename` expect).
 //! [`parse_request`] is pure (the fuzz target); the work runs on a task thread.
-//! Imports: `mgmt::*`, `store`, `waf::policy`.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
@@ -22,13 +21,13 @@ use serde_json::{Map, Value, json};
 use super::apply::{Target, target_of, template_title};
 use super::policies::{fp_of, normalize, object, put_policy_linked};
 use super::tasks::{self, Outcome, TaskType};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::fetch::fetch_blocking;
-use crate::mgmt::names::{ObjName, check_name};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::names::{ObjName, check_name};
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::mgmt::objects::sys_file::{DOWNLOADS, resolve_download};
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::{Ctx, MgmtState};
+use crate::support::fetch::fetch_blocking;
 use crate::waf::policy::parse_document;
 
 pub static IMPORT: TaskType = TaskType {

@@ -3,7 +3,7 @@
 //! virtual servers they are attached to.
 //!
 //! - [`policies`]: the policy objects, their edited and applied documents, `put/attach/delete`;
-//! - [`compile`]: pulls the links of a policy (through `mgmt::fetch`) and compiles it;
+//! - [`compile`]: pulls the links of a policy (through `support::fetch`) and compiles it;
 //! - [`apply`]: `apply_policy`, the apply task, and the policy a virtual starts with;
 //! - [`tasks`]: the asynchronous task records (NEW → STARTED → COMPLETED | FAILURE);
 //! - [`import`]: the import task (upload, URL, inline forms);
@@ -11,8 +11,6 @@
 //! - [`templates`]: the read-only policy templates;
 //! - [`learn`]: the tuning loop: suggestions learned from events, accepting a request by its
 //!   support id, readiness for blocking.
-//!
-//! Imports: `mgmt::*`, `store`, `support`, `waf::{policy, resolver, Engine, CompiledPolicy}`.
 
 pub mod apply;
 pub mod compile;
@@ -23,8 +21,8 @@ pub mod policies;
 pub mod tasks;
 pub mod templates;
 
-use super::dispatch::Route;
-use super::state::MgmtState;
+use crate::admin::dispatch::Route;
+use crate::admin::state::MgmtState;
 
 pub use apply::{apply_policy, attached_policy, running_policy};
 pub use policies::{attach_policy, delete_policy, policy_id, put_policy};

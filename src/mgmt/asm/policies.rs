@@ -3,7 +3,7 @@
 //! the object clients read (`.../<id>`), the edited document (`.../<id>/edited`) and the applied
 //! one (`.../<id>/applied`); a change reaches traffic only through an apply.
 //! Attaching (`virtualServers`) is configuration of the virtual and takes effect at once with the
-//! policy's applied version. Imports: `mgmt::*`, `store`, `support`, `waf::policy`.
+//! policy's applied version.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -13,12 +13,12 @@ use serde_json::{Map, Value, json};
 
 use super::apply::{publish_running, template_title};
 use super::compile::{Stored, compile_fetching, compile_stored, remember};
-use crate::mgmt::engine::children;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::names::{ObjName, full_path_of};
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::{Ctx, MgmtState};
+use crate::admin::engine::children;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::names::{ObjName, full_path_of};
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::store::{Table, WriteTx};
 use crate::support::{iso8601_utc, now_micros, unix_seconds};
 use crate::waf::policy::{Loaded, Summary};

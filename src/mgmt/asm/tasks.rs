@@ -3,7 +3,7 @@
 //! COMPLETED (with `result`) or FAILURE (with `result.message` saying why). Records live in the
 //! store's task table, so they survive restarts; tasks a restart interrupted end in FAILURE.
 //! Finished tasks are kept up to `asm_tasks_kept` per type (oldest dropped first); at most
-//! [`MAX_RUNNING`] tasks run at once (503 beyond). Imports: `mgmt::*`, `store`, `support`.
+//! [`MAX_RUNNING`] tasks run at once (503 beyond).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -13,9 +13,9 @@ use http::{Method, StatusCode};
 use rand::RngExt as _;
 use serde_json::{Map, Value, json};
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::{Ctx, MgmtState};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::store::Table;
 use crate::support::{iso8601_utc, now_micros, unix_seconds};
 
@@ -229,7 +229,8 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
-    use crate::mgmt::{MgmtConfig, apply::DetachedTopology};
+    use crate::admin::MgmtConfig;
+    use crate::mgmt::apply::DetachedTopology;
 
     static TEST: TaskType = TaskType {
         path: "/mgmt/tm/asm/tasks/test-task",

@@ -1,16 +1,15 @@
 //! Policy templates at `/mgmt/tm/asm/policy-templates[/<id>]` (read-only): the templates shipped
 //! under `policies/templates/`, id = URL-safe base64 MD5 of the template name (the link a policy's
 //! `templateReference` and an import's `policyTemplateReference` carry).
-//! Imports: `mgmt::*`, `waf::policy::templates`.
 
 use http::Method;
 use serde_json::{Value, json};
 
 use super::apply::template_title;
 use super::policies::policy_id;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::{Ctx, MgmtState};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::waf::policy::templates::SHIPPED;
 
 pub const TEMPLATES: &str = "/mgmt/tm/asm/policy-templates";

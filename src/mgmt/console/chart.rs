@@ -2,7 +2,6 @@
 //! series over time and a horizontal bar chart of top values (each bar a link). Colours and
 //! fonts come from the console's stylesheet through classes, so the strict Content-Security-Policy
 //! (no inline style) holds. Every text is escaped.
-//! Imports: askama's HTML escaper.
 
 use std::fmt::Write as _;
 

@@ -2,7 +2,6 @@
 //! compared by their longest common subsequence of lines. Documents longer than [`MAX_LINES`] are
 //! compared by their common head and tail only (the part between shows as removed and added), so a
 //! huge document costs a bounded amount of work.
-//! Imports: nothing internal.
 
 /// Lines compared by the full algorithm (its table has MAX_LINES² cells at most).
 pub const MAX_LINES: usize = 3000;

@@ -13,8 +13,6 @@
 //! - [`view`]: the templates' data and shared formatting;
 //! - [`chart`]: SVG line and bar charts; [`diff`]: the pending-changes diff;
 //! - [`pages`]: one file per page.
-//!
-//! Imports: `mgmt::*`, `store`, `support`.
 
 pub mod chart;
 pub mod diff;
@@ -31,7 +29,7 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use http::{HeaderValue, Method, StatusCode, header};
 
-use super::state::MgmtState;
+use crate::admin::state::MgmtState;
 use crate::support::body::{self, BodyError};
 use session::Session;
 
@@ -56,7 +54,7 @@ pub fn router(st: Arc<MgmtState>) -> Router {
 
 async fn handle(State(st): State<Arc<MgmtState>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let peer = super::dispatch::peer_of(&parts);
+    let peer = crate::admin::dispatch::peer_of(&parts);
     // The admin port's body bounds: a declared length over the limit is refused before it is
     // read, and a form must keep coming (no slow sender holds the connection).
     let limits = st.cfg.body_limits(MAX_FORM);
@@ -256,7 +254,7 @@ mod tests {
     #[test]
     fn fuzz_seeds_get_answers() {
         let dir = tempfile::tempdir().expect("tmp");
-        let cfg = crate::mgmt::MgmtConfig {
+        let cfg = crate::admin::MgmtConfig {
             data_dir: dir.path().to_path_buf(),
             ..Default::default()
         };

@@ -1,15 +1,14 @@
 //! A REST request on behalf of a console session: built as a client would send it (the session's
 //! token in `X-F5-Auth-Token`, a JSON body) and handed to the `/mgmt` dispatcher, so the console
 //! can do exactly what the REST API lets this user do, with the API's checks and error messages.
-//! Imports: `mgmt::{dispatch, error}`.
 
 use http::Method;
 use serde_json::Value;
 
 use super::Req;
 use super::session::Session;
-use crate::mgmt::dispatch;
-use crate::mgmt::error::MgmtError;
+use crate::admin::dispatch;
+use crate::admin::error::MgmtError;
 
 /// Sends `method path` (path with its query string) with `body`; the answer's JSON body (Null
 /// when empty) or the REST error.

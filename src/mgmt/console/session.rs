@@ -7,7 +7,6 @@
 //! random per data directory, kept in the store's meta table, so forms survive a restart), and a
 //! request whose `Origin` or `Sec-Fetch-Site` names another site is refused. The login form, which
 //! has no session yet, is protected by a double-submit cookie.
-//! Imports: `mgmt::{auth, roles, objects::tokens, state, store}`.
 
 use std::sync::Arc;
 
@@ -20,9 +19,9 @@ use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
 use super::{Req, html, see_other, view};
-use crate::mgmt::auth::User;
-use crate::mgmt::roles;
-use crate::mgmt::state::MgmtState;
+use crate::admin::auth::User;
+use crate::admin::roles;
+use crate::admin::state::MgmtState;
 use crate::store::{StoreError, Table};
 
 pub const COOKIE: &str = "__Host-portcullis-session";

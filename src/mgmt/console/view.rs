@@ -1,6 +1,5 @@
 //! What the templates show: one struct per page (askama templates under `templates/`, escaped
 //! HTML by default), the navigation every page carries, and small formatting helpers.
-//! Imports: askama, `support`.
 
 use askama::Template;
 use axum::response::Response;
@@ -81,7 +80,7 @@ pub fn error_page(status: StatusCode, message: &str) -> Response {
 }
 
 /// The error page of a REST error (its status and message).
-pub fn rest_error(e: &crate::mgmt::error::MgmtError) -> Response {
+pub fn rest_error(e: &crate::admin::error::MgmtError) -> Response {
     error_page(e.status, &e.message)
 }
 

@@ -1,7 +1,6 @@
 //! The model of a security log profile's `application` entries (what to log, where, in which
 //! format) parsed from the stored JSON, with the precise error for anything we cannot honour.
 //! Used by the kind's validation (`objects/security_log.rs`) and by the event router.
-//! Imports: nothing internal (pure; no IO); rustls-pki-types to check PEM given for TLS.
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;

@@ -3,14 +3,13 @@
 //! queue holds and its counters since the controller started: records delivered, and records
 //! dropped (the oldest, when the receiver was slow or dead and the queue full, or refused for good
 //! by a HEC endpoint). How an operator sees that a SIEM is missing events.
-//! Imports: `mgmt::{error,reply,state}`, `super::route`.
 
 use serde_json::{Value, json};
 
 use super::route::Routing;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 
 pub const PATH: &str = "/mgmt/tm/security/log/destinations";
 const KIND: &str = "tm:security:log:destinations:destinationstate";

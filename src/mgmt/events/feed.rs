@@ -4,14 +4,13 @@
 //! the events' arrival times; `lastSequence` tells a collector whose cursor is beyond it that this
 //! controller's log started over. Items are those of `/mgmt/tm/asm/events/requests`, plus
 //! `sequence`.
-//! Imports: `mgmt::{error,reply,state}`, `store`, `super::{local,rest}`.
 
 use serde_json::{Value, json};
 
 use super::local::{SEQUENCE, next_sequence, sequence_key};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 use crate::store::Table;
 
 pub const PATH: &str = "/mgmt/tm/asm/events/feed";

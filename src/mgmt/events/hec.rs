@@ -5,7 +5,6 @@
 //! settings). A batch the collector did not take (no connection, 5xx, 429) goes back to the front
 //! of the queue and is posted again with backoff; one it refuses for good (4xx: a wrong token, a
 //! bad index) is dropped and counted, so a misconfiguration cannot hold the queue.
-//! Imports: hyper (client connection API), `super::{config, sender, tls}`.
 
 use std::net::SocketAddr;
 

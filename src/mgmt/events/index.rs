@@ -6,7 +6,6 @@
 //! `/a` must not match `/a/b`), and the time order within one value makes "newest first" a reverse
 //! range scan, a time range a key range, and a page cursor a key. The entries of an event are
 //! derived from its stored JSON alone, so the writer and the pruner compute the same ones.
-//! Imports: `store`, `super::local` (item keys), `super::syslog::split_uri`.
 
 use serde_json::Value;
 

@@ -11,8 +11,6 @@
 //! misses none (`super::feed`). The last sequence is kept apart from the `w/` keys, which go with
 //! their events: a log pruned empty and then restarted goes on numbering after it, and a
 //! collector's cursor never skips the first events stored after the restart.
-//! Imports: `store`, `support`, `waf::SecurityEvent`, `proxy::events::EventStream`,
-//! `super::{index, stats}`.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -7,9 +7,6 @@
 //! ([`syslog`]), SIEMs in CEF, LEEF, JSON lines and Splunk HEC ([`siem`], [`hec`]), each behind a
 //! drop-oldest queue ([`sender`], TLS by [`tls`]), whose counters [`delivery`] serves. [`install`]
 //! starts the consumers (and the learner of `asm::learn`); docs/events.md describes the whole.
-//!
-//! Imports: `mgmt::*`, `store`, `support`, `waf::SecurityEvent`, `proxy::events` (the narrow
-//! subscription interface).
 
 pub mod config;
 pub mod delivery;
@@ -30,7 +27,7 @@ use std::sync::Arc;
 
 use tokio::runtime::Handle;
 
-use super::state::MgmtState;
+use crate::admin::state::MgmtState;
 use crate::proxy::events::EventSink;
 use local::Retention;
 use route::Routing;

@@ -2,7 +2,6 @@
 //! `totalItems`) and `GET /mgmt/tm/asm/events/requests/<id>`: the stored request events in the
 //! shape of the real request log (see docs/events.md). `$filter=supportId eq '<id>'` (or `id`)
 //! is answered from the index; other filters scan the retained events.
-//! Imports: `mgmt::{error,query,reply,state}`, `super::{local,syslog}`.
 
 use http::Method;
 use serde_json::{Map, Value, json};
@@ -10,11 +9,11 @@ use serde_json::{Map, Value, json};
 use super::local;
 use super::search::{self, Criteria};
 use super::syslog::{policy_path, split_uri};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::query::{Filter, Lit, Query};
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::mgmt::asm::policy_id;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::query::{Filter, Lit, Query};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::{Ctx, MgmtState};
 
 pub const PATH: &str = "/mgmt/tm/asm/events/requests";
 const ITEM_KIND: &str = "tm:asm:events:requests:requeststate";

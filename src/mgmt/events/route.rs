@@ -2,8 +2,7 @@
 //! `securityLogProfiles` decide whether its events are kept in the local store and which remote
 //! destinations (syslog servers, files) receive them. The table is rebuilt when the
 //! configuration generation changes; destinations whose settings did not change keep their
-//! sender (and its TCP connection). Imports: `mgmt::{state,engine,asm::policies}`, `store`, `waf`,
-//! `super::{config,syslog,sender}`.
+//! sender (and its TCP connection).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
@@ -17,9 +16,9 @@ use super::config::{LogApp, Remote, RequestType, Transport, parse_app};
 use super::sender::{self, Framing, MAX_DATAGRAM, Output};
 use super::siem::{self, HecMeta};
 use super::syslog::{self, Header};
+use crate::admin::engine::children;
+use crate::admin::state::MgmtState;
 use crate::mgmt::asm::policies::{POLICIES, virtuals_of};
-use crate::mgmt::engine::children;
-use crate::mgmt::state::MgmtState;
 use crate::store::Table as StoreTable;
 use crate::waf::{Action, SecurityEvent};
 

@@ -4,7 +4,6 @@
 //! and the others are checked on the events it yields; a page ends after `limit` matches or after
 //! [`EXAMINE_MAX`] candidates, so one page costs a bounded amount of work whatever the store
 //! holds, and the next page starts at the cursor the previous one returned.
-//! Imports: `store`, `super::{index, local}`.
 
 use serde_json::Value;
 

@@ -6,7 +6,6 @@
 //! senders reconnect with exponential backoff; what they could not write goes back to the front
 //! of the queue and is sent on the next connection (at least once). A dead collector costs
 //! nothing but its queue.
-//! Imports: `super::{syslog, config, tls}`.
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;

@@ -2,8 +2,6 @@
 //! event as a JSON object (JSON lines, the syslog `json` format) and the Splunk HTTP Event
 //! Collector envelope. CEF and LEEF travel as the MSG of an RFC 5424 message (`super::syslog`).
 //! The field tables are in docs/events.md.
-//!
-//! Imports: `waf::SecurityEvent`, `super::syslog` (header fields, URI split), serde_json.
 
 use std::fmt::Write as _;
 

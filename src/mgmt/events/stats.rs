@@ -9,7 +9,6 @@
 //! count under `(other)`, so a scan from many addresses cannot grow a bucket without bound (the
 //! tops are exact while a dimension has fewer values than that). Minute buckets are kept for
 //! [`MINUTES_KEPT`], hour buckets for [`HOURS_KEPT`].
-//! Imports: `store`, `support`, `mgmt::state`, `super::{index, local}`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,7 +18,7 @@ use serde_json::{Map, Value, json};
 
 use super::index::signature_ids;
 use super::syslog::split_uri;
-use crate::mgmt::state::MgmtState;
+use crate::admin::state::MgmtState;
 use crate::store::{Result, Store, Table, WriteTx};
 use crate::support::now_micros;
 

@@ -8,7 +8,7 @@
 //! entry's format (`key="value"` pairs, a user-defined string, JSON, or a CEF or LEEF record from
 //! `super::siem`, which carries every field itself, so the structured data is then `-`) with line
 //! breaks escaped so a file holds one message per line. 32473 is the private enterprise number reserved for
-//! documentation (RFC 5612). Imports: `waf::SecurityEvent`, `support`, `super::config`.
+//! documentation (RFC 5612).
 
 use std::fmt::Write as _;
 

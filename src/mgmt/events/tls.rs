@@ -1,7 +1,6 @@
 //! TLS towards a collector (syslog over TLS, JSON lines over TLS, Splunk HEC over HTTPS): rustls
 //! with the ring provider, the profile's CA certificates (or the built-in webpki roots) and an
 //! optional client certificate.
-//! Imports: `super::config::TlsSettings`, rustls, tokio-rustls.
 
 use std::sync::Arc;
 

@@ -2,14 +2,14 @@
 //! Basic credentials, rate limits; the document format of `docs/access.md`) stored as an object
 //! and attached to a virtual server through its `profiles` like any other profile. Plain `key`
 //! values of API keys are replaced by their SHA-256 before the object is stored, so keys are never
-//! kept or shown. Imports: `mgmt::*`, `waf::access` (validation only).
+//! kept or shown.
 
 use serde_json::{Map, Value, json};
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::{KindSpec, Prep};
-use crate::mgmt::names::ObjName;
-use crate::mgmt::state::MgmtState;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::{KindSpec, Prep};
+use crate::admin::names::ObjName;
+use crate::admin::state::MgmtState;
 use crate::store::{Table, WriteTx};
 use crate::waf::access::{AccessProfile, from_value};
 

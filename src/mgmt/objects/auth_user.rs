@@ -1,19 +1,19 @@
 //! Local users at `/mgmt/tm/auth/user[/<name>]`: roles administrator, resource-admin, manager,
 //! operator, guest (`partitionAccess: [{name: all-partitions, role}]` or a top-level `role`);
 //! passwords are stored only as argon2id hashes and never shown. Any user may change their own
-//! password; only administrators create, delete or change roles. Imports: `mgmt::*`, `store`.
+//! password; only administrators create, delete or change roles.
 
 use http::Method;
 use serde_json::{Map, Value, json};
 
-use crate::mgmt::auth::{put_user, revoke_tokens};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::str_field;
-use crate::mgmt::names::check_name;
-use crate::mgmt::ops::{next_generation, parse_object};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::roles::{Role, denied};
-use crate::mgmt::state::{Ctx, MgmtState};
+use crate::admin::auth::{put_user, revoke_tokens};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::str_field;
+use crate::admin::names::check_name;
+use crate::admin::ops::{next_generation, parse_object};
+use crate::admin::reply::Reply;
+use crate::admin::roles::{Role, denied};
+use crate::admin::state::{Ctx, MgmtState};
 use crate::store::Table;
 
 const BASE: &str = "/mgmt/tm/auth/user";

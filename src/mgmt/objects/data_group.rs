@@ -1,14 +1,14 @@
 //! `ltm data-group internal`: records `[{name, data}]` of type string, ip or integer, and the
 //! tmsh-style PATCH `?options=records add { k { data v } }` / `records delete { k1 k2 }`
 //! (the query is form-decoded, so `%20` and `+` both work; keys and values may be quoted).
-//! A PATCH that names no property is a 400 (apiError 26214401). Imports: `mgmt::*`.
+//! A PATCH that names no property is a 400 (apiError 26214401).
 
 use std::net::IpAddr;
 
 use serde_json::{Map, Value, json};
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::{KindSpec, Prep, str_field};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::{KindSpec, Prep, str_field};
 
 pub static INTERNAL: KindSpec = KindSpec {
     path: "/mgmt/tm/ltm/data-group/internal",

@@ -2,18 +2,17 @@
 //! `GET /mgmt/shared/file-transfer/downloads/<name>` with an optional request header
 //! `Content-Range: first-last/<anything>` (bigrest, f5-sdk FileDownloadMixin); the answer carries
 //! `Content-Range: first-last/<size>`. Administrators and resource administrators only.
-//! Imports: `mgmt::*`.
 
 use std::io::{Read as _, Seek as _, SeekFrom};
 
 use bytes::Bytes;
 use http::Method;
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::names::check_name;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::roles::{Role, denied};
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::names::check_name;
+use crate::admin::reply::Reply;
+use crate::admin::roles::{Role, denied};
+use crate::admin::state::Ctx;
 
 /// The largest range served in one answer.
 const MAX_RANGE: u64 = 8 * 1024 * 1024;

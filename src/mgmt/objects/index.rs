@@ -1,13 +1,12 @@
 //! `GET /mgmt`: where to start. The address the demo banner and the README give answers with
 //! the main collections of the API, the product and version, and who is asking.
-//! Imports: `mgmt::{error,reply,state}`.
 
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 
 /// The collections listed, with what each holds.
 const ENTRIES: &[(&str, &str)] = &[

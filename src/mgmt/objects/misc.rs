@@ -1,11 +1,10 @@
 //! `cm device-group` (with its `devices` sub-collection, shown inline with
 //! `expandSubcollections=true`) and the `gtm distributed-app` collection.
-//! Imports: `mgmt::*`.
 
 use serde_json::{Value, json};
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::{KindSpec, Prep, str_field};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::{KindSpec, Prep, str_field};
 
 pub static DEVICE_GROUP: KindSpec = KindSpec {
     path: "/mgmt/tm/cm/device-group",

@@ -1,6 +1,5 @@
 //! One file per `/mgmt` object kind or surface. `REGISTRY` lists the kinds served by the
 //! generic engine; `ROUTES` the fixed endpoints with their own handlers (checked first).
-//! Imports: `mgmt::*`, `store`, `support`.
 
 pub mod api_access;
 pub mod auth_user;
@@ -20,8 +19,8 @@ pub mod upload;
 pub mod util;
 pub mod virtual_server;
 
-use super::dispatch::Route;
-use super::kinds::KindSpec;
+use crate::admin::dispatch::Route;
+use crate::admin::kinds::KindSpec;
 
 /// Every kind served by the generic engine.
 pub static REGISTRY: &[&KindSpec] = &[

@@ -1,16 +1,16 @@
 //! `ltm pool` with its `members` sub-collection, and `ltm node`. Members are `addr:port`
 //! (IPv6 `addr.port`); a pool may be created with inline `members`. A pool used by a virtual
-//! server cannot be deleted. Imports: `mgmt::*`, `store`.
+//! server cannot be deleted.
 
 use std::net::IpAddr;
 
 use serde_json::{Map, Value, json};
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::{Coll, KindSpec, Prep, str_field};
-use crate::mgmt::names::{ObjName, full_path_of};
-use crate::mgmt::ops::commit;
-use crate::mgmt::state::MgmtState;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::{Coll, KindSpec, Prep, str_field};
+use crate::admin::names::{ObjName, full_path_of};
+use crate::admin::ops::commit;
+use crate::admin::state::MgmtState;
 use crate::store::{Table, WriteTx};
 
 pub static POOL: KindSpec = KindSpec {

@@ -1,13 +1,13 @@
 //! Profiles (`tcp`, `udp`, `http` with `xForwardedFor`, `client-ssl` with `cert`/`key`/`chain`
 //! and `certKeyChain`, `server-ssl`) and health monitors (`http`, `https`, `tcp`). PATCH or PUT
 //! on the client-ssl collection path is a 403 (`Operation is not supported
-//! on component /ltm/profile/client-ssl.`). Imports: `mgmt::*`, `store`.
+//! on component /ltm/profile/client-ssl.`).
 
 use serde_json::{Value, json};
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::{KindSpec, Prep, str_field};
-use crate::mgmt::names::full_path_of;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::{KindSpec, Prep, str_field};
+use crate::admin::names::full_path_of;
 use crate::store::{Table, WriteTx};
 
 pub static TCP: KindSpec = KindSpec {

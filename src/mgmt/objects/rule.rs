@@ -1,10 +1,10 @@
 //! `ltm rule`: the rule text is `apiAnonymous` (kept verbatim). A rule attached to a virtual
-//! server cannot be deleted. Imports: `mgmt::*`, `store`.
+//! server cannot be deleted.
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::{KindSpec, Prep, str_field};
-use crate::mgmt::names::ObjName;
-use crate::mgmt::state::MgmtState;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::{KindSpec, Prep, str_field};
+use crate::admin::names::ObjName;
+use crate::admin::state::MgmtState;
 use crate::store::{Table, WriteTx};
 
 pub static RULE: KindSpec = KindSpec {

@@ -3,18 +3,18 @@
 //! with a precise error; entries given inline in the profile body replace the sub-collection in
 //! the same transaction. And the virtual server's `securityLogProfiles` (fullPaths
 //! of existing profiles, or the built-in `Log illegal requests` / `Log all requests`). A profile a
-//! virtual uses cannot be deleted. Imports: `mgmt::*`, `store`.
+//! virtual uses cannot be deleted.
 
 use serde_json::{Value, json};
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::{Coll, ParentRef};
+use crate::admin::kinds::{KindSpec, Prep};
+use crate::admin::names::{ObjName, full_path_of};
+use crate::admin::ops::{commit, strip_read_only};
+use crate::admin::state::MgmtState;
 use crate::mgmt::events::config::{applications, parse_app};
 use crate::mgmt::events::route::{BUILTIN_PROFILES, PROFILE_PATH};
-use crate::mgmt::kinds::{Coll, ParentRef};
-use crate::mgmt::kinds::{KindSpec, Prep};
-use crate::mgmt::names::{ObjName, full_path_of};
-use crate::mgmt::ops::{commit, strip_read_only};
-use crate::mgmt::state::MgmtState;
 use crate::store::{Table, WriteTx};
 
 pub static LOG_PROFILE: KindSpec = KindSpec {

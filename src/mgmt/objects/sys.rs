@@ -2,16 +2,16 @@
 //! `sys/version`, `sys/provision` (ltm and asm provisioned), `sys/license` (GET, and POST
 //! `{command: install, registrationKey, source?}` used by a central manager's licensing pools, DELETE
 //! `{registrationKey?}` revokes), `/mgmt/shared/echo-query`
-//! and `device-info` with a stable `machineId`. Imports: `mgmt::*`, `store`, `support`.
+//! and `device-info` with a stable `machineId`.
 
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::roles::Role;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::roles::Role;
+use crate::admin::state::Ctx;
 use crate::store::Table;
 use crate::support::{iso8601_utc, now_micros, unix_seconds};
 
@@ -111,7 +111,7 @@ pub fn license(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
     match ctx.method {
         Method::GET => {}
         Method::POST | Method::DELETE if ctx.user.role != Role::Admin => {
-            return Err(crate::mgmt::roles::denied(
+            return Err(crate::admin::roles::denied(
                 &ctx.user.name,
                 &ctx.method,
                 &ctx.path,

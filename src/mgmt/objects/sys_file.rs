@@ -1,7 +1,7 @@
 //! `sys file ifile`, `sys file ssl-cert`, `sys file ssl-key` (created from a `sourcePath` under
 //! the downloads directory; the bytes are copied into the file store, checksum
 //! `SHA1:<size>:<hex>`; PUT points the object at a new file), and the `sys crypto cert|key`
-//! install command with real X.509 / private-key parsing. Imports: `mgmt::*`, `store`, `support`.
+//! install command with real X.509 / private-key parsing.
 
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -13,12 +13,12 @@ use rustls_pki_types::pem::PemObject;
 use serde_json::{Map, Value, json};
 use sha1::{Digest, Sha1};
 
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::{Coll, KindSpec, Prep, str_field};
-use crate::mgmt::names::{ObjName, check_name};
-use crate::mgmt::ops::{commit, parse_object};
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::{Ctx, MgmtState};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::{Coll, KindSpec, Prep, str_field};
+use crate::admin::names::{ObjName, check_name};
+use crate::admin::ops::{commit, parse_object};
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::store::Table;
 use crate::support::{iso8601_utc, unix_seconds};
 
@@ -270,7 +270,7 @@ pub fn crypto_install(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
     };
     let kind = format!("tm:sys:crypto:{what}:{what}state");
     if ctx.method == Method::GET {
-        let items: Vec<Value> = crate::mgmt::engine::children(ctx.st, spec.path)?
+        let items: Vec<Value> = crate::admin::engine::children(ctx.st, spec.path)?
             .into_iter()
             .map(|mut m| {
                 m.insert("kind".into(), json!(kind));

@@ -2,17 +2,16 @@
 //! (`timeout` ≤ 36000 s) and DELETE. Tokens are stored (they survive a restart) under their
 //! SHA-256 (`auth::token_key`), and expire. A token is addressed by itself, or, in the
 //! collection an administrator lists, by that key (the list cannot show the tokens).
-//! Imports: `mgmt::*`, `store`, `support`.
 
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::mgmt::auth::{basic_credentials, is_token_key, new_token, token_key};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::roles::Role;
-use crate::mgmt::state::{Ctx, MgmtState};
+use crate::admin::auth::{basic_credentials, is_token_key, new_token, token_key};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::roles::Role;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::store::Table;
 use crate::support::now_micros;
 

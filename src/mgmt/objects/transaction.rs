@@ -2,21 +2,21 @@
 //! `X-F5-REST-Coordination-Id: <transId>` are queued (and answered with the queued command);
 //! PATCH `{"state": "VALIDATING"}` runs every queued command in **one** store transaction, so
 //! they all apply or none does (`"validateOnly": true` runs them and rolls back). Only generic
-//! object kinds can be queued. Imports: `mgmt::*`, `store`, `support`.
+//! object kinds can be queued.
 
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::mgmt::dispatch::segments;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::{Target, resolve};
-use crate::mgmt::ops::{
+use crate::admin::dispatch::segments;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::{Target, resolve};
+use crate::admin::ops::{
     create_in, delete_in, parse_body, parse_object, touches_data_plane, update_in,
 };
-use crate::mgmt::query::Query;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::roles::Role;
-use crate::mgmt::state::Ctx;
+use crate::admin::query::Query;
+use crate::admin::reply::Reply;
+use crate::admin::roles::Role;
+use crate::admin::state::Ctx;
 use crate::store::Table;
 use crate::support::now_micros;
 

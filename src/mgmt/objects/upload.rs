@@ -2,7 +2,7 @@
 //! `/mgmt/tm/asm/file-transfer/uploads/<name>`: `Content-Range: first-last/total` (last
 //! inclusive), bytes written at their offset under `<data-dir>/downloads/<name>` and synced
 //! before the answer, which is the whole upload state. Names with `/` or `..` and files
-//! over the size limit are refused. Imports: `mgmt::*`, `store`, `support`.
+//! over the size limit are refused.
 
 use std::io::{Seek, SeekFrom, Write as _};
 
@@ -10,10 +10,10 @@ use http::Method;
 use serde_json::json;
 
 use super::sys_file::DOWNLOADS;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::names::check_name;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::Ctx;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::names::check_name;
+use crate::admin::reply::Reply;
+use crate::admin::state::Ctx;
 use crate::store::Table;
 use crate::support::now_micros;
 

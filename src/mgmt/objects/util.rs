@@ -1,7 +1,6 @@
 //! Commands: `/mgmt/tm/util/bash` (GET is a 403 as on the real system; POST runs `bash -c` only when
 //! `util_bash` is enabled in the configuration, for administrators, with a time limit) and
 //! `POST /mgmt/tm` (`show sys version`, a tmsh-like `list <module> <kind> [name]`).
-//! Imports: `mgmt::*`.
 
 use std::io::Read as _;
 use std::process::{Command, Stdio};
@@ -10,13 +9,13 @@ use std::time::{Duration, Instant};
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::mgmt::engine::children;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::str_field;
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::roles::{Role, denied};
-use crate::mgmt::state::Ctx;
+use crate::admin::engine::children;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::str_field;
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::roles::{Role, denied};
+use crate::admin::state::Ctx;
 
 /// How long a bash command may run.
 const BASH_TIMEOUT: Duration = Duration::from_secs(30);

@@ -1,18 +1,18 @@
 //! `ltm virtual` (destination normalised to `/Common/ip:port`, `pool`, `rules`, `metadata`
 //! replaced as a whole by PATCH, the `profiles` sub-collection with contexts and the rule
 //! the real system enforces: exactly one server-side transport profile) and `ltm virtual-address`.
-//! The virtual's listener state from the last apply appears in `status`. Imports: `mgmt::*`, `store`.
+//! The virtual's listener state from the last apply appears in `status`.
 
 use std::net::IpAddr;
 
 use serde_json::{Map, Value, json};
 
 use super::profile::profile_type;
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::kinds::{Coll, KindSpec, Prep, str_field};
-use crate::mgmt::names::{ObjName, full_path_of};
-use crate::mgmt::ops::commit;
-use crate::mgmt::state::MgmtState;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::kinds::{Coll, KindSpec, Prep, str_field};
+use crate::admin::names::{ObjName, full_path_of};
+use crate::admin::ops::commit;
+use crate::admin::state::MgmtState;
 use crate::store::Table;
 
 pub static VIRTUAL: KindSpec = KindSpec {
@@ -60,7 +60,7 @@ pub fn normalise_destination(dest: &str, default_partition: &str) -> MgmtResult<
         Some(r) => r.split_once('/').ok_or_else(bad)?,
         None => (default_partition, dest),
     };
-    crate::mgmt::names::check_name(partition).map_err(|_| bad())?;
+    crate::admin::names::check_name(partition).map_err(|_| bad())?;
     let v6 = rest.matches(':').count() > 1;
     let (addr, port) = if v6 {
         rest.rsplit_once('.')

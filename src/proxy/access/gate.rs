@@ -3,9 +3,6 @@
 //! rate-limit buckets, the shared store and revocation list the profile names, and a short cache
 //! of Basic successes (argon2 is deliberately slow). One call per request decides pass (adding
 //! identity headers) or a [`Denial`].
-//!
-//! Imports: `waf::access`, `super::{jwks, introspect, ratelimit, shared, revocations}`,
-//! `proxy::upstream::Clients`.
 
 use std::collections::HashMap;
 use std::net::IpAddr;

@@ -2,8 +2,6 @@
 //! remaining lifetime (an active token never beyond its `exp`, nor beyond the method's cache TTL;
 //! an inactive one for at most a minute). Timeouts and endpoint errors are not cached and refuse
 //! the token. The cache is keyed by the token's SHA-256, so no token is kept in memory.
-//!
-//! Imports: `waf::access::{decide, profile, secrets}`, `super::fetch`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

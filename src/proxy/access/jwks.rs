@@ -1,8 +1,6 @@
 //! JWKS from a URL: fetched on first use, used for `refresh` then fetched again, and refetched
 //! early when a token names an unknown `kid` — at most once per `min_refresh`, with concurrent
 //! requests waiting on one fetch. A failed fetch keeps the previous keys (and is logged).
-//!
-//! Imports: `waf::access::jwt::KeySet`, `super::fetch`, tokio, arc-swap.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

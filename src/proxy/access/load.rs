@@ -1,8 +1,6 @@
 //! Loads an access profile file (JSON or YAML) for `portcullis proxy --access FILE`:
 //! `jwksFile` entries are read (relative to the file's directory, at most 256 KiB) and put inline
 //! as `jwks` before the pure validation in `waf::access::config`.
-//!
-//! Imports: `waf::access`, `waf::policy::parse_document`, std::fs.
 
 use std::path::Path;
 

@@ -3,9 +3,6 @@
 //! rate limits and revocations shared by a fleet in Redis ([`shared`], [`revocations`]), and
 //! loading a profile file for `portcullis proxy --access FILE`. Decisions are made by the pure
 //! `waf::access`.
-//!
-//! Imports: `waf::access`, `proxy::{upstream, metrics}`, tokio, hyper (through the pooled
-//! client), redis.
 
 pub mod gate;
 pub mod introspect;

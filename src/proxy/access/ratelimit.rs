@@ -4,8 +4,6 @@
 //! A refused request learns how many whole seconds until one token is back (`Retry-After`).
 //! The table is bounded by `max_clients`: when full, buckets that are full again (idle clients)
 //! are forgotten first, then all of them.
-//!
-//! Imports: `waf::access::profile::RateLimit`, parking_lot.
 
 use std::collections::HashMap;
 use std::time::Instant;

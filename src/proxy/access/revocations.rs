@@ -11,8 +11,6 @@
 //! from memory: the request path never waits on Redis. While Redis is unreachable the last list
 //! read stays in force. Redis is the source of truth: run it with persistence (AOF) so the list
 //! survives a Redis restart.
-//!
-//! Imports: redis (pub/sub, sorted sets), futures-util, `waf::access::profile::SharedStore`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};

@@ -2,8 +2,6 @@
 //! end a revocation, list them; and `portcullis access revoke|unrevoke|revocations`, which do it
 //! from the command line. Each change is one pipeline: the sorted set changes and the change is
 //! published to the nodes.
-//!
-//! Imports: redis, clap, `super::{revocations, shared}`, `support` (ISO 8601).
 
 use std::time::Duration;
 

@@ -11,9 +11,6 @@
 //! first successful reconnect brings the store back (logged once). Requests decided without the
 //! store are counted in `portcullis_shared_store_fallbacks_total`; the time of every call is in
 //! `portcullis_shared_store_seconds`.
-//!
-//! Imports: redis (multiplexed async connections, scripts), `waf::access::profile`,
-//! `proxy::metrics`.
 
 use std::cell::Cell;
 use std::collections::HashMap;

@@ -3,8 +3,6 @@
 //! An [`Answer`] is what the driver decides; each front-end writes it in its protocol (hyper: as a
 //! response, [`Answer::into_response`]; the HTTP/1.1 connection code: straight into its output
 //! buffer, byte for byte as hyper would).
-//!
-//! Imports: `waf::BlockResponse`, `super::super::{response, deadline, metrics}`.
 
 use std::borrow::Cow;
 

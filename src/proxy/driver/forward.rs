@@ -9,8 +9,6 @@
 //! A pooled connection the upstream closed before any byte of a response is replaced by a fresh
 //! one once, when what was sent can be sent again (the request is idempotent or did not go out
 //! whole, and no body byte beyond the first write was consumed).
-//!
-//! Imports: `super::{inspect, answer, tx}`, `crate::proxy::{conns, upstream, h1}`.
 
 use std::future::poll_fn;
 use std::pin::pin;

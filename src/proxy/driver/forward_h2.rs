@@ -6,9 +6,6 @@
 //! (HTTP/1.1 clients), while the response is awaited. The upstream request starts only once the
 //! engine released some bytes (or the body ended), so a body blocked during inspection never
 //! reaches the member. A gRPC call waits no longer than its own `grpc-timeout`.
-//!
-//! Imports: hyper's HTTP/2 client (`crate::proxy::conns`), `crate::proxy::{body, deadline}`,
-//! `super::{inspect, forward}`.
 
 use std::pin::{Pin, pin};
 use std::sync::Arc;

@@ -6,8 +6,6 @@
 //!
 //! Every body path uses it: the HTTP/1.1 connection code and the hyper front-end feeding an
 //! upstream connection in place, and the pump of streams handed to hyper's HTTP/2 client.
-//!
-//! Imports: `waf::{Step, Transaction}`.
 
 use std::collections::VecDeque;
 

@@ -12,9 +12,6 @@
 //!
 //! A front-end implements [`Front`]: how the body is read, and how an [`answer::Answer`], an
 //! upstream response or a WebSocket tunnel reaches the client in its protocol.
-//!
-//! Imports: `waf::{Transaction, Step}`, `super::{handler, access, refuse, upgrade, conns}`,
-//! `super::h1::{wire, upconn, timer, response}`.
 
 pub mod answer;
 pub mod forward;

@@ -1,8 +1,6 @@
 //! Where a request's transaction lives while the driver runs: in the driver itself, or shared with
 //! the task that pumps a body to hyper's HTTP/2 client (which feeds the body phase). The logging
 //! phase takes it from either.
-//!
-//! Imports: `waf::Transaction`, `super::super::{body, handler}`.
 
 use http::StatusCode;
 

@@ -2,8 +2,6 @@
 //! data and trailer fields (pure, fed any split of the bytes; the fuzz target `h1_wire` drives it),
 //! and the encoder the client sees (hyper's format: uppercase hex sizes, trailers only where the
 //! client and the response allow them).
-//!
-//! Imports: httparse, `http`.
 
 use bytes::{Buf, BytesMut};
 use http::HeaderName;

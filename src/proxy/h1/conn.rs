@@ -11,9 +11,6 @@
 //!
 //! A cleartext connection that opens with the HTTP/2 preface is handed to hyper (see
 //! [`crate::proxy::listener`]) with the bytes read so far.
-//!
-//! Imports: tokio IO, `super::{wire, front, reqbody, timer}`, `crate::proxy::{head, driver,
-//! refuse, listener, drain}`.
 
 use std::future::poll_fn;
 use std::net::SocketAddr;

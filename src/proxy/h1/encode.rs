@@ -3,8 +3,6 @@
 //! the way hyper adds them, `connection: close` when the connection ends after the response), so a
 //! response reads the same on the wire whichever path served it. The test at the bottom compares
 //! the bytes with hyper's own server for each kind of response.
-//!
-//! Imports: `http`, `super::wire` (the names told apart), `super::response` (upstream fields).
 
 use http::header::HeaderName;
 use http::{HeaderMap, Method, StatusCode, Version};

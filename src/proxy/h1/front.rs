@@ -7,8 +7,6 @@
 //! that answered first) either keeps the connection, after the rest of a small body is read and
 //! discarded, or says `connection: close`, and the connection then lingers (see
 //! [`super::conn`]) so that a client still sending receives the answer instead of a reset.
-//!
-//! Imports: `crate::proxy::driver`, `super::{reqbody, encode, relay, upconn, timer}`.
 
 use bytes::{Bytes, BytesMut};
 use http::header::{CONNECTION, UPGRADE};

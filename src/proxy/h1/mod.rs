@@ -10,8 +10,6 @@
 //! heads out; [`reqbody`] request bodies in; [`response`] upstream response heads in; [`encode`]
 //! response heads out; [`relay`] + [`chunked`] response bodies; [`upconn`] upstream connections
 //! and [`upbody`] their bodies for hyper; [`timer`] the connection's timeouts.
-//!
-//! Imports: `crate::proxy::{head, driver, handler, conns, upstream, drain, listener, refuse}`.
 
 pub mod chunked;
 pub mod conn;

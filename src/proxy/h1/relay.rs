@@ -2,8 +2,6 @@
 //! `Content-Length` bodies copied as they come (the head and the first bytes in one write),
 //! chunked bodies decoded and re-chunked (trailers where allowed), bodies delimited by the
 //! upstream's close streamed until it; and bodies of hyper's HTTP/2 client re-framed the same way.
-//!
-//! Imports: tokio IO, http-body, `super::{chunked, encode, upconn, response}`.
 
 use bytes::Buf;
 use http::HeaderName;

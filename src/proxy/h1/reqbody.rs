@@ -7,8 +7,6 @@
 //!
 //! Chunked framing is followed strictly (chunk-size lines and trailer lines of at most 4 KiB, CRLF
 //! after each chunk); trailer fields of a request are read and dropped.
-//!
-//! Imports: tokio IO, `super::{chunked, timer}`, `crate::proxy::{head, pace}`.
 
 use std::future::poll_fn;
 use std::pin::pin;

@@ -4,8 +4,6 @@
 //! `HeaderName` built: the response head is only re-encoded for the client), how the body is delimited and whether the connection can be reused.
 //! Malformed heads (bad status, invalid names or values, differing `Content-Length`s, too large) are
 //! errors the exchange answers with 502.
-//!
-//! Imports: httparse, `http`, `super::wire::{Special, has_token}`.
 
 use std::mem::MaybeUninit;
 

@@ -4,8 +4,6 @@
 //! armed; when it fires before the deadline in force, it is moved to that deadline once, so a busy
 //! keep-alive connection touches the timer wheel about once per timeout period instead of twice
 //! per request. A deadline earlier than the armed one moves the sleep at once.
-//!
-//! Imports: tokio time.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};

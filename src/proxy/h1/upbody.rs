@@ -2,8 +2,6 @@
 //! HTTP/2 client's request answered by an HTTP/1.1 member): read off the connection as hyper
 //! polls it, `Content-Length`, chunked (trailers become a trailers frame) or until the upstream
 //! closes; at a clean end the connection goes back to its host's pool.
-//!
-//! Imports: http-body, `super::{upconn, chunked, response}`, `crate::proxy::conns`.
 
 use std::pin::Pin;
 use std::sync::Arc;

@@ -2,8 +2,6 @@
 //! serve: a plain TCP or TLS stream and its read buffer. Idle ones wait in their host's pool
 //! ([`crate::proxy::conns::HostConns`]); one that shows a sign of life while idle (bytes or the
 //! upstream's close) is not reused.
-//!
-//! Imports: tokio IO, `crate::proxy::upstream::UpStream`.
 
 use std::future::Future;
 use std::io;

@@ -3,8 +3,6 @@
 //! header values share the head's bytes), and the upstream request head (hop-by-hop fields left out,
 //! `X-Forwarded-For` appended). Upstream response heads are parsed in [`super::response`], response
 //! heads to the client encoded in [`super::encode`].
-//!
-//! Imports: httparse, `http`, `super::super::head`.
 
 use bytes::Bytes;
 use http::header::{CONNECTION, EXPECT, HeaderName, HeaderValue, TE};

@@ -1,8 +1,6 @@
 //! The pure checks of one method against one request: API key lookup, Basic credentials (the
 //! password check is injected so the proxy can cache argon2 successes), bearer token extraction
 //! and JWT verification with given keys. Each yields an [`Outcome`].
-//!
-//! Imports: `super::{credentials, jwt, profile, decide}`.
 
 use super::credentials::{self, Authorization, CredentialError};
 use super::decide::{Grant, Outcome};

@@ -2,9 +2,6 @@
 //! wrong types and inconsistent values are refused with an error naming the field
 //! (`methods.sso.jwt.audiences[0]: ...`), like `portcullis policy check`. The format is described
 //! in `docs/access.md`.
-//!
-//! Imports: serde, serde_json, serde_path_to_error, `waf::policy::{parse_document, glob}`,
-//! `super::{decl, profile, jwt, secrets}`.
 
 use std::sync::Arc;
 use std::time::Duration;

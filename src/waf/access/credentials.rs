@@ -1,8 +1,6 @@
 //! Credential extraction: the `Authorization` header (`Bearer`, `Basic`; RFC 9110 11.6.2,
 //! RFC 6750 2.1, RFC 7617) and API keys from a header or a query parameter. Parsing only: nothing
 //! here checks a credential. Parsers never panic and never copy a secret into an error message.
-//!
-//! Imports: base64, percent-encoding (via `form_urlencoded`), `http`.
 
 use base64::Engine as _;
 

@@ -3,8 +3,6 @@
 //! (alternatives of all-of sets with scopes) into pass or a [`Denial`] with its challenges; a
 //! denial becomes a violation and a reply in the listener's format (JSON with the support id, or
 //! gRPC status 16/7/8 for gRPC calls).
-//!
-//! Imports: `waf::{verdict, violation, response}`, `super::{profile, jwt, credentials}`.
 
 use serde_json::{Map, Value};
 

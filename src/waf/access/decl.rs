@@ -1,7 +1,5 @@
 //! The serde mirror of the access profile document: field names, types and unknown-field
 //! refusal. Nothing is validated here beyond types; `super::config` turns it into the profile.
-//!
-//! Imports: serde, serde_json.
 
 use std::collections::BTreeMap;
 

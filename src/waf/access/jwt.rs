@@ -4,7 +4,7 @@
 //! may verify (RSA → RS*/PS*, P-256 → ES256, P-384 → ES384, Ed25519 → EdDSA, oct → HS*), so an
 //! `alg: none` token or an HS256 token "signed" with an RSA public key never verifies.
 //!
-//! Imports: jsonwebtoken, serde_json, base64. Pure: keys come in as JWKS bytes.
+//! Pure: keys come in as JWKS bytes.
 
 use base64::Engine as _;
 use jsonwebtoken::jwk::{

@@ -4,8 +4,7 @@
 //! pass or a denial rendered as a reply ([`decide`]), and OpenAPI `security` → rules ([`openapi`]).
 //! Fetching JWKS, introspection, caches and rate-limit buckets live in `proxy::access`.
 //!
-//! Imports: `waf::{policy::glob, openapi, response, verdict, violation}`, jsonwebtoken, argon2,
-//! sha2, base64. No IO, no tokio, no hyper.
+//! No IO, no tokio, no hyper.
 
 pub mod check;
 pub mod config;

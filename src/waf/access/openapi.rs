@@ -12,8 +12,6 @@
 //!
 //! Scopes listed in the requirement (oauth2, openIdConnect) become scope checks. A requirement
 //! naming a scheme no method can serve cannot be met (fail closed).
-//!
-//! Imports: serde_json, `super::profile`, `waf::openapi::{CompiledApi, ApiMatch}`.
 
 use std::collections::HashMap;
 

@@ -2,8 +2,6 @@
 //! scopes) a URL or OpenAPI operation requires, rate limiting, and what identity goes upstream.
 //! Built from the declaration by [`super::config`]; immutable once built and shared by every
 //! request of a listener (the proxy swaps whole profiles).
-//!
-//! Imports: `waf::policy::glob`, `super::{jwt, secrets}`.
 
 use std::borrow::Cow;
 use std::sync::Arc;

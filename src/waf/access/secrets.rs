@@ -1,7 +1,5 @@
 //! Stored secrets: API keys kept only as SHA-256 digests (a lookup hashes the presented key), and
 //! Basic users with argon2 password hashes (PHC strings, verified with the `argon2` crate).
-//!
-//! Imports: sha2, argon2.
 
 use std::collections::HashMap;
 
@@ -131,8 +129,13 @@ mod tests {
     #[test]
     fn argon2_users_verify() {
         let mut u = Users::default();
-        // Test-only use of the management plane's hasher (the engine itself never hashes).
-        let h = crate::mgmt::auth::hash_password("wonder").unwrap();
+        // The engine only verifies; the hash is made here the way any argon2id tool makes one.
+        use argon2::password_hash::{PasswordHasher, SaltString};
+        let salt = SaltString::encode_b64(b"a fixed test salt").unwrap();
+        let h = argon2::Argon2::default()
+            .hash_password(b"wonder", &salt)
+            .unwrap()
+            .to_string();
         u.add("alice", &h).unwrap();
         assert!(u.verify("alice", "wonder"));
         assert!(!u.verify("alice", "nope"));

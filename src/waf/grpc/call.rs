@@ -8,8 +8,6 @@
 //!   services names its method by its last two segments (`/api/grpc/demo.v1.Greeter/SayHello`);
 //! - a content type that is not gRPC (`application/grpc`, `application/grpc+proto`, or gRPC-Web's
 //!   binary `application/grpc-web[+proto]`, which frames requests the same way) → `VIOL_GRPC_MALFORMED`.
-//!
-//! Imports: [`super::compile`], [`super::stream`], `waf::violation`; http.
 
 use super::compile::{CompiledGrpcProfile, GrpcMethod};
 use super::stream::{Encoding, GrpcStream};

@@ -6,8 +6,6 @@
 //! Imports are resolved among the listed files first (by import name, then by path suffix), then
 //! fetched relative to the primary file's link, then from the Google well-known types protox ships.
 //! A broken IDL is a [`GrpcError::Idl`] naming the file, line, column and reason.
-//!
-//! Imports: `waf::resolver`, [`super::spec`], [`super::idl`], [`super::stream`] (limits); prost-reflect.
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -6,8 +6,6 @@
 //! before the payload arrives), then each complete message. A message wholly inside one chunk is
 //! lent straight from that chunk; otherwise it is gathered into one buffer that never holds more
 //! than the message being assembled, and never more than the parser's cap.
-//!
-//! Imports: nothing internal.
 
 /// The prefix length: 1 flag byte + 4 length bytes.
 pub const PREFIX_LEN: usize = 5;

@@ -1,8 +1,6 @@
 //! Entry points for the cargo-fuzz targets `grpc_frame` (frames, and undescribed calls), `grpc_message` and `proto_idl` (see `fuzz/`), also
 //! replayed over the seed files by a unit test so `cargo test` exercises them on stable. They
 //! assert the invariants a caller relies on; any panic is a bug.
-//!
-//! Imports: [`super`] (the whole gRPC module), `waf::resolver`.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;

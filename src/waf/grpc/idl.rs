@@ -1,8 +1,6 @@
 //! Reading and compiling the IDL text of a profile with protox: link → file name, the protox file
 //! resolver that serves listed files, Google well-known types and records missing imports (fetched
 //! relative to the primary file, then compiled again), and protox errors → file, line, column.
-//!
-//! Imports: `waf::resolver`, [`super::compile`] (error type); protox, prost-reflect, miette.
 
 use std::collections::HashMap;
 use std::sync::Arc;

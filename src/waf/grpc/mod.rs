@@ -16,7 +16,7 @@
 //!   inflated, scanned as raw bytes, released message by message).
 //!
 //! The contract with the policy and the proxy is written down in `docs/grpc.md`.
-//! Imports: `waf::violation`, `waf::resolver`, `support`; protox, prost-reflect, flate2. Pure: no IO.
+//! Pure: no IO.
 
 pub mod call;
 pub mod compile;

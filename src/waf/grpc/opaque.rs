@@ -7,9 +7,6 @@
 //! Violations: `VIOL_GRPC_MALFORMED` for broken framing, compression that is absent, unsupported
 //! or broken, a message over the inspection cap, a body ending inside a frame; after one the
 //! call is passed through uninspected ([`FeedResult::passthrough`]), as [`super::GrpcStream`] does.
-//!
-//! Imports: [`super::frame`], [`super::stream`] (the shared `Framing`, encoding, inflation, results),
-//! `waf::violation`.
 
 use super::frame::FrameEvent;
 use super::stream::{DEFAULT_INSPECT_CAP, Encoding, FeedResult, Framing, inflate};

@@ -3,8 +3,6 @@
 //! built once when the profile is compiled. Looking a field up is an array index (numbers below
 //! 256) or a binary search, with no reference counting, so inspecting a message touches no shared
 //! counter.
-//!
-//! Imports: prost-reflect.
 
 use std::collections::HashMap;
 

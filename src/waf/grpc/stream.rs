@@ -8,8 +8,6 @@
 //! unary call, a body ending inside a frame), `VIOL_GRPC_FORMAT` (a message longer than
 //! `maximumDataLength`, unknown fields when not allowed). After a MALFORMED the stream cannot be
 //! re-synchronised: it stops inspecting and [`FeedResult::passthrough`] is set.
-//!
-//! Imports: [`super::frame`], [`super::walk`], [`super::compile`] (method), `waf::violation`; flate2.
 
 use std::io::Read as _;
 

@@ -5,8 +5,6 @@
 //! Field paths: `name`, `user.name`, `user.tags[2]`, `items[0].sku`, map values `attrs["k"]` (string
 //! keys quoted, integer and bool keys bare), map keys themselves are reported with the path of the
 //! map field (`attrs`), unknown fields as `#<number>` under their parent (`user.#99`).
-//!
-//! Imports: `waf::violation`, [`super::schema`]; prost-reflect, base64.
 
 use std::fmt::Write as _;
 

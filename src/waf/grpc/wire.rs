@@ -7,8 +7,6 @@
 //!
 //! Every occurrence of a field is visited: a singular field sent twice has both values checked
 //! (the receiver keeps the last one), so nothing the upstream may read escapes the checks.
-//!
-//! Imports: [`super::walk`] (the walker and its reporting), [`super::schema`]; prost, prost-reflect.
 
 use std::fmt::Write as _;
 

@@ -1,8 +1,6 @@
 //! Cheap checks run before a tokenizer: a value that fails them cannot be flagged, so the
 //! tokenizer's work is skipped. The XSS check is exact in that direction (it follows libinjection's
 //! HTML5 tokenizer: see [`xss_candidate`]); the SQL check is a cheaper, documented approximation.
-//!
-//! Imports: `memchr`, [`ByteSet`].
 
 use crate::waf::normalize::{ByteSet, has_pair};
 

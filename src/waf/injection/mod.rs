@@ -4,8 +4,6 @@
 //! fingerprint folding, HTML5 tokenizer for XSS). It is a young crate, so it sits behind a trait, is
 //! gated by cheap checks (`gate`: a value that cannot be flagged is never tokenized), is
 //! size-capped, and has its own tests and fuzz targets here.
-//!
-//! Imports: `libinjectionrs`, `gate` (the checks before tokenizing), `waf::normalize::ByteSet`.
 
 mod gate;
 

@@ -1,7 +1,5 @@
 //! A 256-bit set of byte values, built in one pass over a value: the matcher and the view builders
 //! consult it instead of searching the value again for each character they care about.
-//!
-//! Imports: nothing.
 
 /// Which byte values occur (or are allowed, or are wanted), one bit per value.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -2,8 +2,6 @@
 //! see: the text of base64 tokens embedded in other text (`s:44:"JyBhbmQg…"` in a serialized object, a JSON field
 //! `"L2V0Yy9wYXNzd2Q="`), UTF-16 text (every other byte NUL), and markup split into words with
 //! short tags a sanitizer strips (`autof<x>ocus`, `al<b>ert`).
-//!
-//! Imports: the sibling `base64_text` only.
 
 use super::base64_text;
 

@@ -1,8 +1,6 @@
 //! Request normalisation before matching: percent-decoding (repeated, `%u`, overlong UTF-8), path
 //! normalisation, HTML entities, JSON string escapes, de-obfuscation for signatures; each decoder
 //! reports the evasion techniques it saw, named as the declarative policy's `evasions[].description`.
-//!
-//! Imports: `base64`, `memchr` only.
 
 mod byteset;
 mod embedded;

@@ -1,7 +1,5 @@
 //! URL path normalisation: backslashes, repeated slashes, `.`/`..` segments, `;` path parameters,
 //! trailing dots and slashes, Apache whitespace; reports each as an evasion.
-//!
-//! Imports: the parent module's [`Evasion`]/[`Evasions`].
 
 use super::{Evasion, Evasions};
 

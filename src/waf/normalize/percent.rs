@@ -1,6 +1,4 @@
 //! Percent-decoding: `%XX`, IIS `%uXXXX`, overlong UTF-8, bare bytes, repeated up to a pass limit.
-//!
-//! Imports: the parent module's [`Evasion`]/[`Evasions`].
 
 use super::{Evasion, Evasions};
 

@@ -1,7 +1,5 @@
 //! Text decoders for inspection: HTML character references (XSS contexts), JSON string escapes, NUL
 //! detection, ASCII case folding and the de-obfuscated variant the signature matcher also scans.
-//!
-//! Imports: std only.
 
 use std::borrow::Cow;
 

@@ -1,8 +1,6 @@
 //! The extra views of one value that signatures are matched against, besides the value itself:
 //! leftover percent-encoding decoded, de-obfuscated text, and base64-wrapped text. Each view is only
 //! built when the value's byte set says it can differ, so clean values cost no pass of their own.
-//!
-//! Imports: the sibling decoders and [`ByteSet`] only.
 
 use super::embedded::{base64_tokens, unsplit_words, utf16_text};
 use super::percent::fold_overlong;

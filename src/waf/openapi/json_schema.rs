@@ -8,7 +8,6 @@
 //! the policy's other validation files by `fileName`. Draft-04 schemas (boolean
 //! `exclusiveMinimum`/`exclusiveMaximum`) use the OpenAPI 3.0 dialect, every other draft the 3.1
 //! (JSON Schema 2020-12) one.
-//! Imports: [`super::load`], [`super::schema`], [`super::validate`], `waf::resolver`.
 
 use serde_json::Value;
 

@@ -7,8 +7,7 @@
 //! per operation) → per request [`CompiledApi::find`] then [`Operation::validate_head`] and
 //! [`Operation::validate_body`].
 //!
-//! Imports: `waf::{violation, resolver}`, serde_json, serde_yaml_ng, regex, percent-encoding,
-//! form_urlencoded. Pure: no IO (files come through the injected [`Resolver`]).
+//! Pure: no IO (files come through the injected [`Resolver`]).
 
 mod compile;
 mod formats;

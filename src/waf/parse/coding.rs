@@ -2,7 +2,6 @@
 //! JSON, and a WAF that inspects the compressed bytes sees neither the JSON nor an attack in it.
 //! The body is inflated (bounded: at most `limit` bytes of output, so a small bomb costs no more
 //! than the inspection limit) and inspected as what it is.
-//! Imports: flate2.
 
 use std::io::Read;
 

@@ -2,7 +2,6 @@
 //! a JSON walk and a basic XML well-formedness walk. Each parser returns borrowed slices or small
 //! owned values and never panics on input. The decoders here are the minimum the policy checks need;
 //! `waf::normalize` (signatures work) owns the full normalisation pipeline.
-//! Imports: nothing outside `waf::parse` (flate2 for content codings).
 
 pub mod coding;
 pub mod cookie;

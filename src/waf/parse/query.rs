@@ -1,6 +1,5 @@
 //! Query strings and `application/x-www-form-urlencoded` bodies: `name=value` pairs split on `&`
 //! (and `;` is left alone), `+` as space, percent-decoding with evasion flags.
-//! Imports: `memchr`.
 
 /// What decoding noticed: evasion techniques and encoding errors.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -19,8 +19,6 @@
 //! test: 1 union select password from users    (repeatable positive example, checked by unit tests)
 //! pass: the union of two sets                 (repeatable negative example)
 //! ```
-//!
-//! Imports: the parent module's [`Target`]/[`Level`] only.
 
 use super::{Level, Target};
 

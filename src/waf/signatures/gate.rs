@@ -15,8 +15,6 @@
 //! - **shortest plain matches**: the length of the shortest match spelt with letters and digits
 //!   (and some ordinary punctuation) alone, so that a shorter value of those bytes, such as most
 //!   parameter names and many values, is settled by its bytes alone.
-//!
-//! Imports: `regex-automata` (NFA), `regex-syntax` (prefix literals), [`ByteSet`].
 
 use regex_automata::nfa::thompson::{NFA, State};
 use regex_automata::util::primitives::StateID;

@@ -9,8 +9,6 @@
 //! the view ([`ViewState::present`]) and where those with anchors may start a match
 //! ([`ViewState::anchors`]); a signature whose regex cannot match the view (its byte groups, asked
 //! once per view) records nothing, and one with too many places is run over the whole view.
-//!
-//! Imports: [`Table`] (the automaton), `memchr`, [`ByteSet`], `support::InlineVec`.
 
 use std::collections::HashMap;
 

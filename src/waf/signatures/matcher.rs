@@ -15,9 +15,6 @@
 //! A signature matches a view exactly when one of its literals occurs in it and its regex (if any)
 //! matches it: the gates and anchors only skip work whose answer is already known
 //! (`examples/detect_corpus --dump` shows it scan by scan).
-//!
-//! Imports: `regex-automata`, the parent module, `gate`, `literals`, `waf::injection`,
-//! `waf::normalize`.
 
 use regex_automata::meta::{self, Regex};
 use regex_automata::{Anchored, Input};

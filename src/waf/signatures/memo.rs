@@ -12,8 +12,6 @@
 //! costs a scan, as it would without the memo. Callers keep secrets out of it (cookies, credentials,
 //! sensitive parameters; see `CompiledPolicy::scan`) so that a response's timing cannot tell whether
 //! someone else sent the same secret recently.
-//!
-//! Imports: `foldhash` (a fast seeded hash).
 
 use std::cell::RefCell;
 use std::hash::{BuildHasher, Hasher};

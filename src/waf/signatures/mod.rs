@@ -3,9 +3,6 @@
 //!
 //! One global database, compiled once; a policy selects signatures by id (a bitset computed from its
 //! signature sets, server technologies and `signatures` entries) and filters the hits of [`SignatureDb::scan`].
-//!
-//! Imports: `db` (file format), `gate` (facts proved about each regex), `literals` (the literal
-//! automaton), `matcher` (compiled signatures), `waf::injection`, `waf::normalize`.
 
 pub mod db;
 mod gate;

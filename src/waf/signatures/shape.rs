@@ -5,7 +5,7 @@
 //! query is a payload, and in another site's URL carried in a `Referer` it is that site's search.
 //!
 //! The shapes are judged only for a value some such signature matched (rarely), never on the
-//! clean path. Imports: std only.
+//! clean path.
 
 /// A shape a signature can be exempt in (bit flags).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

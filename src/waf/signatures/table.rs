@@ -7,8 +7,6 @@
 //! this a match" is that comparison. The aho-corasick API asks two calls and a branch per byte
 //! through its trait, which measured 3x slower in this loop (callgrind, `benches/instructions.sh
 //! body100k`).
-//!
-//! Imports: `aho-corasick`.
 
 use aho_corasick::MatchKind;
 use aho_corasick::automaton::Automaton;

@@ -9,16 +9,15 @@
 //! disabled). Up to [`EXHAUSTIVE_MAX`] candidates every subset is tried; beyond, violations are
 //! added greedily, blocking ones first. A request that carried a high-accuracy attack signature is
 //! accepted only when the caller insists (`force`).
-//! Imports: `mgmt::{asm, events}`, `waf`.
 
 use serde_json::{Value, json};
 
 use super::fix::Fix;
 use super::request::Request;
 use super::{PolicyView, Version};
-use crate::mgmt::error::{MgmtError, MgmtResult};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::state::MgmtState;
 use crate::mgmt::events::local;
-use crate::mgmt::state::MgmtState;
 use crate::waf::Violation;
 
 /// Violations tried in every combination (2^12 decisions at most).

@@ -9,7 +9,6 @@
 //! high-accuracy signature count as attack evidence (see `suggestions::score`). In `automatic`
 //! mode, suggestions that reach 100 and may be applied automatically are accepted and applied,
 //! at most once per [`AUTO_EVERY`] per policy.
-//! Imports: `mgmt::{asm, events}`, `proxy::events` (the subscription), `waf`.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,9 +21,9 @@ use super::request::Request;
 use super::settings::{Mode, is_bot};
 use super::suggestions::{self, Sample};
 use super::{PolicyView, Version, append_modifications};
-use crate::mgmt::error::{MgmtError, MgmtResult};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::state::MgmtState;
 use crate::mgmt::events::route::{attached_policies, policy_of};
-use crate::mgmt::state::MgmtState;
 use crate::proxy::events::EventSink;
 use crate::support::now_micros;
 use crate::waf::SecurityEvent;

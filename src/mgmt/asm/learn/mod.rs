@@ -11,7 +11,6 @@
 //!
 //! Every change goes the one way a change goes: appended to the edited document's
 //! `modifications` (it must compile), then applied by an apply-policy task.
-//! Imports: `mgmt::{asm, events, store}`, `waf::policy` (compile side).
 
 pub mod accept;
 pub mod fix;
@@ -29,8 +28,8 @@ use serde_json::{Map, Value};
 
 use super::compile::{Stored, compiled};
 use super::policies::{applied_key, by_path, compile_error, edited_key, fp_of, policy_id, stored};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::state::MgmtState;
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::state::MgmtState;
 use crate::waf::CompiledPolicy;
 use crate::waf::policy::{layers, templates};
 use fix::{Fix, Scope};

@@ -5,7 +5,6 @@
 //! events of the window are counted on the policy index; the newest [`SAMPLE`] are judged, and
 //! when there are more, the share found in them is scaled to all (the answer says how many were
 //! judged), so the answer costs the same at a thousand events or a million.
-//! Imports: `mgmt::{asm, events}`, `waf`.
 
 use std::collections::HashMap;
 
@@ -13,10 +12,10 @@ use serde_json::{Value, json};
 
 use super::request::Request;
 use super::{PolicyView, Version};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::state::MgmtState;
 use crate::mgmt::asm::policies::{by_path, virtuals_of};
-use crate::mgmt::error::{MgmtError, MgmtResult};
 use crate::mgmt::events::{search, stats};
-use crate::mgmt::state::MgmtState;
 use crate::support::now_micros;
 
 /// Most events judged for one answer: enough for the share within about ±2 points (95 %

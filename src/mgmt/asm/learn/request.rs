@@ -1,6 +1,5 @@
 //! A stored request event read back for the tuning loop: its violations as the engine's own
 //! [`Violation`]s, and its request head rebuilt so the engine can say which entities judged it.
-//! Imports: `waf::{Violation, ViolationKind, Context}`, `mgmt::events::index`.
 
 use serde_json::Value;
 

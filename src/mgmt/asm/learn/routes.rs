@@ -10,7 +10,6 @@
 //!
 //! Authentication, roles (reads for all, changes for administrators and resource administrators)
 //! and error objects are the dispatcher's, as for every `/mgmt` route.
-//! Imports: `mgmt::*`, `super::*`.
 
 use std::collections::HashMap;
 
@@ -19,12 +18,12 @@ use serde_json::{Map, Value, json};
 
 use super::settings::Settings;
 use super::{PolicyView, Version, accept, append_modifications, readiness, suggestions};
+use crate::admin::error::{MgmtError, MgmtResult};
+use crate::admin::ops::parse_object;
+use crate::admin::reply::Reply;
+use crate::admin::state::{Ctx, MgmtState};
 use crate::mgmt::asm::apply::start_apply;
 use crate::mgmt::asm::policies::{POLICIES, fp_of, object};
-use crate::mgmt::error::{MgmtError, MgmtResult};
-use crate::mgmt::ops::parse_object;
-use crate::mgmt::reply::Reply;
-use crate::mgmt::state::{Ctx, MgmtState};
 use crate::support::now_micros;
 
 fn method_not_allowed(ctx: &Ctx<'_>) -> MgmtError {

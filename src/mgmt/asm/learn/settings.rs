@@ -4,7 +4,6 @@
 //! `whitelist-ips` entry marks `trustedByPolicyBuilder`, and the evidence
 //! `trustedTrafficLoosen` / `untrustedTrafficLoosen` ask for (`differentSources` 1 / 20,
 //! `minHoursBetweenSamples` 0 / 1, `maxDaysBetweenSamples` 7). Also which clients count as bots.
-//! Imports: `waf::policy` (nothing), serde_json.
 
 use std::net::IpAddr;
 

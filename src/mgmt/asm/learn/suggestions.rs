@@ -9,7 +9,6 @@
 //! [`EVENTS_KEPT`] requests, requests that also carried a high-accuracy attack signature, and what
 //! was learned (data type, longest value). The learning score (0–100) is computed when read, from
 //! the evidence and the policy's `policy-builder` settings (see [`score`] and docs/asm.md).
-//! Imports: `mgmt::{state, store}`, `support`, `super::{fix, settings}`.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;

@@ -3,7 +3,6 @@
 //! one request in detail (the request as received, credentials masked; each violation with its
 //! entity, matched text, and signatures by name); and "accept this request" with its preview
 //! (the REST accept, on behalf of the session).
-//! Imports: `mgmt::events`, `mgmt::asm::learn` (through REST), `waf::signatures`.
 
 use askama::Template;
 use axum::response::Response;

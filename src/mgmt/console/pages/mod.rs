@@ -1,7 +1,6 @@
 //! The console's pages, one file each, and the table that routes a path to them. A GET renders a
 //! page; a POST (CSRF-checked before it gets here) makes one change and redirects (303) to the
 //! page that shows it.
-//! Imports: `super::*`.
 
 pub mod events;
 pub mod overview;

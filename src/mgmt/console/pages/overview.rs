@@ -1,7 +1,6 @@
 //! Overview: requests, blocked and alarmed per second over the last hour (by minute) or day (by
 //! hour), and the top violations, signatures, URLs, sources and policies, as charts; from the
 //! controller's own statistics (`events::stats`), a few records whatever the event log holds.
-//! Imports: `mgmt::events::stats`, `super::super::*`.
 
 use askama::Template;
 use axum::response::Response;

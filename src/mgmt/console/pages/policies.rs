@@ -2,7 +2,6 @@
 //! with its pending changes (the applied document against the edited one, as a diff), the last
 //! apply, apply and export, and — for a transparent policy — switching to blocking with the
 //! readiness figures beside it. Changes are the REST requests they stand for.
-//! Imports: `mgmt::asm`, `super::super::*`.
 
 use askama::Template;
 use axum::response::Response;
@@ -177,7 +176,7 @@ pub fn detail(r: &Req<'_>, s: &Session, id: &str) -> Response {
 }
 
 /// Starts an apply of policy `id` through REST; the task id.
-fn apply(r: &Req<'_>, s: &Session, id: &str) -> Result<String, crate::mgmt::error::MgmtError> {
+fn apply(r: &Req<'_>, s: &Session, id: &str) -> Result<String, crate::admin::error::MgmtError> {
     let link = r.st.link(&format!("{POLICIES}/{id}"));
     let t = rest::call(
         r,

@@ -1,7 +1,6 @@
 //! Suggestions of one policy: sortable (score, requests, sources, last seen), with their evidence
 //! and the modification each would add; accept, dismiss, and accept all pending suggestions at or
 //! above a score (the REST routes of `asm::learn`, on behalf of the session).
-//! Imports: `mgmt::asm::learn`, `super::super::*`.
 
 use askama::Template;
 use axum::response::Response;

@@ -1,6 +1,5 @@
 //! Virtual servers and pools: what is attached where (pool, policy, log profiles) and the status
 //! of each (the listener's availability, each member's monitor state), read through REST.
-//! Imports: `super::super::*`.
 
 use std::collections::HashMap;
 

@@ -1,6 +1,5 @@
 //! Each kind of change: a signature or metacharacter allowed on an entity, a parameter field, a
 //! URL added, JSON limits raised (never lowered), the character-set fallbacks.
-//! Imports: `super`, `waf::{policy::explain, signatures}`.
 
 use serde_json::{Map, Value, json};
 

@@ -1,6 +1,5 @@
 //! Which entity a change goes to: the parameter, header, cookie or URL entity the engine used,
 //! found in the merged policy; a wildcard becomes an explicit entity carrying its settings.
-//! Imports: `super`, `waf::policy::explain`.
 
 use serde_json::{Map, Value, json};
 

@@ -16,7 +16,6 @@
 //! | anything else | the violation set not to block (broad; accept only) |
 //!
 //! [`entity`] finds the entity a change goes to; [`change`] builds each kind of change.
-//! Imports: `waf::{policy, signatures, violation}`, `super::request`.
 
 use serde_json::{Map, Value, json};
 

@@ -1,0 +1,4 @@
+//! API access control: JWT, introspection and API keys on the real proxy, and access profiles as configuration.
+
+mod config;
+mod control;

@@ -1,0 +1,4 @@
+//! AS3 declarations on the real `portcullis serve`.
+
+mod declare;
+mod modes;

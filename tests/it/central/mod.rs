@@ -1,0 +1,5 @@
+//! The central manager (`portcullis central`) against real controllers.
+
+mod licensing;
+mod manager;
+mod restart;

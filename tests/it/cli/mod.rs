@@ -1,0 +1,4 @@
+//! The command line as a new user meets it.
+
+mod demo_walkthrough;
+mod help;

@@ -1,0 +1,4 @@
+//! The web console: over HTTPS, and at scale.
+
+mod http;
+mod scale;

@@ -1,0 +1,81 @@
+//! gRPC deadlines through the real `portcullis proxy` (`grpc-timeout` is respected): in
+//! front of an HTTP/2 upstream that accepts calls and never answers, a call carrying
+//! `grpc-timeout` ends when the client said, with DEADLINE_EXCEEDED (grpc-status 4) from the
+//! proxy; without one, the proxy's own upstream response timeout answers 504 as for any request.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::Empty;
+
+use crate::support::grpc::client::{frame, raw_call};
+use crate::support::grpc::messages::{SAY_HELLO, hello};
+use crate::support::grpc::proxy::Proxy;
+
+/// An h2c server that takes every request and never answers it.
+async fn silent_upstream() -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let never = hyper::service::service_fn(|_req| async {
+                    std::future::pending::<Result<http::Response<Empty<Bytes>>, Infallible>>().await
+                });
+                let _ =
+                    hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+                        .serve_connection(hyper_util::rt::TokioIo::new(tcp), never)
+                        .await;
+            });
+        }
+    });
+    addr
+}
+
+#[tokio::test]
+async fn a_call_past_its_grpc_timeout_ends_with_deadline_exceeded() {
+    let upstream = silent_upstream().await;
+    let proxy = Proxy::start_url(
+        &format!("h2c://{upstream}"),
+        &["--limit", "upstream_response_timeout=2s"],
+    )
+    .await;
+
+    let started = Instant::now();
+    let r = raw_call(
+        proxy.addr,
+        SAY_HELLO,
+        frame(&hello("alice")),
+        &[("grpc-timeout", "300m")],
+    )
+    .await;
+    let took = started.elapsed();
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.grpc_status(), Some(4), "{r:?}");
+    assert_eq!(r.grpc_message().as_deref(), Some("Deadline Exceeded"));
+    assert!(
+        r.header("content-type")
+            .is_some_and(|c| c.starts_with("application/grpc"))
+    );
+    assert!(r.body.is_empty(), "trailers-only");
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(3),
+        "answered after {took:?}"
+    );
+
+    // A deadline longer than the proxy's own upstream timeout: the proxy's timeout answers.
+    let started = Instant::now();
+    let r = raw_call(
+        proxy.addr,
+        SAY_HELLO,
+        frame(&hello("bob")),
+        &[("grpc-timeout", "1M")],
+    )
+    .await;
+    assert_eq!(r.status, 504, "{r:?}");
+    assert!(started.elapsed() >= Duration::from_secs(2));
+}

@@ -1,0 +1,204 @@
+//! HTTP conformance of the data plane (RFC 9110, 9112, 9113) against the real binary on loopback:
+//! Host and authority, message framing, CONNECT, and requests the parser refuses, which are
+//! logged with a support ID like any blocked request.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::Request;
+use http_body_util::Full;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+
+use crate::support::proxy::*;
+
+const WAIT: Duration = Duration::from_secs(5);
+
+/// An HTTP/2 (prior knowledge) connection to the proxy.
+async fn h2(proxy: &Proxy) -> hyper::client::conn::http2::SendRequest<Full<Bytes>> {
+    let tcp = tokio::net::TcpStream::connect(proxy.addr)
+        .await
+        .expect("tcp");
+    let (send, conn) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+            .await
+            .expect("h2 handshake");
+    tokio::spawn(conn);
+    send
+}
+
+#[tokio::test]
+async fn host_and_authority_attacks_get_400() {
+    let up = Upstream::start().await;
+    let proxy = Proxy::start(&[up.url()], PASS_POLICY, &[]);
+    let refused: [(&str, &[u8]); 5] = [
+        (
+            "two Host fields",
+            b"GET / HTTP/1.1\r\nHost: good.example\r\nHost: evil.example\r\n\r\n",
+        ),
+        ("no Host", b"GET / HTTP/1.1\r\nAccept: */*\r\n\r\n"),
+        ("Host a/b@c", b"GET / HTTP/1.1\r\nHost: a/b@c\r\n\r\n"),
+        (
+            "authority-form GET",
+            b"GET good.example:80 HTTP/1.1\r\nHost: good.example\r\n\r\n",
+        ),
+        (
+            "userinfo in an absolute-form target",
+            b"GET http://good.example@evil.example/ HTTP/1.1\r\nHost: good.example\r\n\r\n",
+        ),
+    ];
+    for (name, bytes) in refused {
+        let out = raw(proxy.addr, bytes, WAIT).await;
+        assert!(out.starts_with("HTTP/1.1 400 "), "{name}: {out}");
+    }
+    assert_eq!(up.hits(), 0, "no refused request reaches the upstream");
+
+    // An absolute-form target's authority wins over Host, on the fast path and with a body.
+    for request in [
+        &b"GET http://evil.example/abs HTTP/1.1\r\nHost: good.example\r\nConnection: close\r\n\r\n"
+            [..],
+        b"POST http://evil.example/abs HTTP/1.1\r\nHost: good.example\r\nContent-Length: 2\r\n\
+          Connection: close\r\n\r\nhi",
+    ] {
+        let out = raw(proxy.addr, request, WAIT).await;
+        assert!(out.starts_with("HTTP/1.1 200 "), "{out}");
+        assert_eq!(header(&out, "x-seen-host"), Some("evil.example"), "{out}");
+    }
+
+    // HTTP/2: a `host` that differs from `:authority` is malformed.
+    let mut send = h2(&proxy).await;
+    let req = Request::get("http://good.example/h2")
+        .header("host", "evil.example")
+        .body(Full::new(Bytes::new()))
+        .expect("req");
+    let res = send.send_request(req).await.expect("answer");
+    assert_eq!(res.status(), 400);
+    let req = Request::get("http://good.example/h2")
+        .header("host", "good.example")
+        .body(Full::new(Bytes::new()))
+        .expect("req");
+    let (status, headers, _, _) = collect(send.send_request(req).await.expect("answer")).await;
+    assert_eq!(status, 200);
+    assert_eq!(headers["x-seen-host"], "good.example");
+    assert_eq!(up.hits(), 3);
+}
+
+#[tokio::test]
+async fn framing_attacks_are_refused_or_kept_whole() {
+    let up = Upstream::start().await;
+    let proxy = Proxy::start(&[up.url()], PASS_POLICY, &[]);
+    // A transfer coding the proxy cannot undo is not silently dropped.
+    let out = raw(
+        proxy.addr,
+        b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+        WAIT,
+    )
+    .await;
+    assert!(out.starts_with("HTTP/1.1 501 "), "{out}");
+    assert_eq!(up.hits(), 0);
+
+    // A GET with a chunked body keeps it (the upstream echoes what it received).
+    let out = raw(
+        proxy.addr,
+        b"GET /echo HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n\
+          5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
+        WAIT,
+    )
+    .await;
+    assert!(out.starts_with("HTTP/1.1 200 "), "{out}");
+    assert!(out.ends_with("\r\n\r\nhello world"), "{out}");
+    assert_eq!(up.hits(), 1);
+
+    // A valid request pipelined before an invalid one is forwarded and answered first.
+    let out = raw(
+        proxy.addr,
+        b"POST /first HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello\
+          GET /second HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+        WAIT,
+    )
+    .await;
+    assert!(out.starts_with("HTTP/1.1 200 "), "{out}");
+    let second = out.find("HTTP/1.1 400 ").expect("the 400 after the 200");
+    assert!(out[..second].contains("hello"), "{out}");
+    assert_eq!(up.hits(), 2);
+}
+
+/// Allows only the usual methods, and blocks the others (VIOL_METHOD).
+const METHOD_POLICY: &str = r#"{"policy":{"name":"methods","template":{"name":"POLICY_TEMPLATE_NGINX_BASE"},
+  "enforcementMode":"blocking",
+  "blocking-settings":{"violations":[{"name":"VIOL_METHOD","alarm":true,"block":true}]}}}"#;
+
+#[tokio::test]
+async fn connect_is_refused_with_a_reply_or_blocked_with_the_page() {
+    let up = Upstream::start().await;
+    let open = Proxy::start(&[up.url()], PASS_POLICY, &[]);
+    let connect = b"CONNECT evil.example:443 HTTP/1.1\r\nHost: evil.example:443\r\n\r\n";
+    let out = raw(open.addr, connect, WAIT).await;
+    assert!(out.starts_with("HTTP/1.1 501 "), "{out}");
+    assert!(header(&out, "content-length").is_some(), "{out}");
+    assert_eq!(header(&out, "connection"), Some("close"), "{out}");
+    let mut send = h2(&open).await;
+    let req = Request::connect("evil.example:443")
+        .body(Full::new(Bytes::new()))
+        .expect("req");
+    let res = send
+        .send_request(req)
+        .await
+        .expect("an answer, not a reset");
+    assert_eq!(res.status(), 501);
+
+    let blocking = Proxy::start(&[up.url()], METHOD_POLICY, &[]);
+    let out = raw(blocking.addr, connect, WAIT).await;
+    assert!(out.contains("Request Rejected"), "{out}");
+    let mut send = h2(&blocking).await;
+    let req = Request::connect("evil.example:443")
+        .body(Full::new(Bytes::new()))
+        .expect("req");
+    let (_, _, body, _) = collect(send.send_request(req).await.expect("answer")).await;
+    assert!(String::from_utf8_lossy(&body).contains("Request Rejected"));
+    let events = blocking.events_containing("VIOL_METHOD");
+    assert!(events.contains("VIOL_METHOD"), "{events}");
+    assert_eq!(up.hits(), 0, "nothing is tunnelled or forwarded");
+}
+
+#[tokio::test]
+async fn a_request_the_parser_refuses_is_logged_with_a_support_id() {
+    let up = Upstream::start().await;
+    let proxy = Proxy::start(&[up.url()], PASS_POLICY, &[]);
+    for (request, target, violation) in [
+        (
+            &b"GET /a?q=<script> HTTP/1.1\r\nHost: a\r\n\r\n"[..],
+            "/a?q=<script>",
+            "VIOL_HTTP_PROTOCOL",
+        ),
+        (
+            b"GET /b HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+            "/b",
+            "VIOL_HTTP_PROTOCOL",
+        ),
+        (
+            b"GET /c HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+            "/c",
+            "VIOL_HTTP_PROTOCOL",
+        ),
+    ] {
+        let out = raw(proxy.addr, request, WAIT).await;
+        assert!(out.starts_with("HTTP/1.1 400 "), "{out}");
+        let id = out
+            .split("Your support ID is: ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap_or_else(|| panic!("no support ID in {out}"))
+            .to_string();
+        let events = proxy.events_containing(&id);
+        let event = events
+            .lines()
+            .find(|l| l.contains(&id))
+            .unwrap_or_else(|| panic!("no event for {id}: {events}"));
+        let event: serde_json::Value = serde_json::from_str(event).expect("json");
+        assert_eq!(event["uri"], target, "{event}");
+        assert_eq!(event["responseCode"], 400, "{event}");
+        assert_eq!(event["action"], "block", "{event}");
+        assert_eq!(event["violations"][0]["kind"], violation, "{event}");
+    }
+    assert_eq!(up.hits(), 0);
+}

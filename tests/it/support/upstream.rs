@@ -1,0 +1,65 @@
+//! Loopback helpers for tests that send traffic through listeners the management plane
+//! creates: HTTP/1.1 servers answering every request with one body, and polling a URL until
+//! its listener answers (or until it is gone).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use super::mgmt::{http_fn, http_table};
+
+/// An HTTP/1.1 server on 127.0.0.1 answering every request with 200 and `body` (JSON).
+pub async fn http_server(body: String) -> SocketAddr {
+    http_table(
+        Default::default(),
+        (200, JSON.to_string(), body.into_bytes()),
+    )
+    .await
+}
+
+/// The header line of a JSON answer.
+const JSON: &str = "content-type: application/json\r\n";
+
+/// Like [`http_server`], answering with whatever `body` holds at the time of the request
+/// (a policy repository whose document changes between deploys).
+pub async fn http_server_shared(body: Arc<Mutex<String>>) -> SocketAddr {
+    http_fn(move |_| (200, JSON.to_string(), body.lock().clone().into_bytes())).await
+}
+
+/// A plain client that neither follows redirects nor verifies certificates.
+pub fn plain_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .redirect(reqwest::redirect::Policy::none())
+        .tls_danger_accept_invalid_certs(true)
+        .tls_info(true)
+        .build()
+        .unwrap()
+}
+
+/// GETs `url` until a listener answers (up to ~10 s); the response, or `None`.
+pub async fn get_when_up(url: &str) -> Option<reqwest::Response> {
+    let c = plain_client();
+    for _ in 0..100 {
+        if let Ok(r) = c.get(url).send().await {
+            return Some(r);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    None
+}
+
+/// Waits until nothing listens at `url` any more (up to ~10 s); whether it went away.
+pub async fn gone(url: &str) -> bool {
+    let c = plain_client();
+    for _ in 0..100 {
+        if c.get(url).send().await.is_err() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
