@@ -6,7 +6,6 @@
 //!
 //! Input layout: byte 0 picks HTTP/2 (bit 0) and the body chunk size (bits 1–4, 1 to 16 × 7
 //! bytes); then `METHOD SP TARGET LF`, header lines `name: value LF`, an empty line, and the body.
-//! Imports: `waf::{policy, resolver, transaction}`.
 
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr};

@@ -6,7 +6,7 @@
 //! - [`checks`]: the request checks of each phase, staging, rating and the decision.
 //!
 //! The folders are private: what the rest of the crate uses is re-exported here.
-//! Imports: `waf::{resolver, signatures, parse, violation, verdict, response}`, `support`. No IO.
+//! No IO.
 
 mod checks;
 mod compile;

@@ -1,8 +1,7 @@
 //! OpenAPI enforcement inside the compiled policy: compiles the policy's single `open-api-files`
 //! item into a [`CompiledApi`] (through the injected resolver) and runs it per request. URL
 //! resolution: explicit policy URLs → OpenAPI operations → policy wildcards. Head checks run in
-//! phase 1, the body schema at body end. Imports: `compiled`, `waf::{openapi, parse, resolver,
-//! violation}`, serde_json.
+//! phase 1, the body schema at body end.
 
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 //! Phase 2 checks: the request body, buffered up to the inspection limit and parsed by the kind the
 //! URL's content profiles chose (form, multipart, JSON, XML, or raw with signatures), and the
-//! response-status check of phase 3. Imports: `compiled`, `waf::{parse, signatures, violation}`.
+//! response-status check of phase 3.
 
 use crate::waf::parse::{coding, json, multipart, query, xml};
 use crate::waf::policy::compile::compiled::{BodyKind, CompiledPolicy, MAX_ITEMS, Scratch};

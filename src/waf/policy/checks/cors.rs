@@ -8,7 +8,6 @@
 //! response-side settings (`allowOriginsEnforcementMode: replace-with`, `checkAllowedMethods`) are
 //! accepted and not enforced: the engine does not rewrite responses. The violation belongs to the
 //! URL entity (staged with it). URLs without the setting pay one `Option` test.
-//! Imports: `compiled`, `decl`, `glob`, `waf::violation`.
 
 use crate::waf::policy::PolicyError;
 use crate::waf::policy::compile::compiled::{CompiledPolicy, Scratch};

@@ -11,7 +11,6 @@
 //!
 //! Cost: ASCII values (nearly all) are settled by `<[u8]>::is_ascii`; the rest go through
 //! `from_utf8`, or for the other charsets a decoder writing into a stack buffer (no allocation).
-//! Imports: `compiled`, `decl`, `waf::violation`; encoding_rs.
 
 use encoding_rs::{DecoderResult, Encoding};
 

@@ -3,7 +3,6 @@
 //! entities of a name. The management plane's tuning loop turns a violation into a change of
 //! exactly the entity that raised it, so it asks the engine itself rather than re-implementing
 //! its lookups: [`CompiledPolicy::owners`] runs the real headers phase on a scratch of its own.
-//! Imports: `compiled`, `entities`, `waf::{signatures, violation}`.
 
 use crate::waf::policy::compile::compiled::{CompiledPolicy, Scratch};
 use crate::waf::policy::compile::entities::{BodyKind, NameMatch, pick};

@@ -1,6 +1,6 @@
 //! Phase 1 checks on header fields: counts, repetition, lengths, metacharacters, signatures,
 //! header-located parameters, mandatory headers, and the Cookie header (malformed pairs, cookie
-//! entities, cookie-located parameters). Imports: `compiled`, `waf::{parse, signatures, violation}`.
+//! entities, cookie-located parameters).
 
 use std::net::IpAddr;
 

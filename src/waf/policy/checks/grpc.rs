@@ -2,7 +2,6 @@
 //! through the resolver, the headers-phase call checks of a URL bound to a profile (`grpc_urls`
 //! binds them) and the body phase that streams the call message by message through the profile's
 //! [`GrpcStream`], string fields checked by the policy's signatures and meta-characters.
-//! Imports: `compiled`, `waf::{grpc, signatures, violation, resolver, transaction}`.
 
 use std::sync::Arc;
 

@@ -1,6 +1,5 @@
 //! Phase 1 checks: request line, URL (evasions, metacharacters, URL and method entities),
 //! file types and lengths, headers, cookies, query parameters, XFF, and the body plan.
-//! Imports: `compiled`, `waf::{parse, signatures, violation}`.
 
 use std::net::IpAddr;
 

@@ -10,7 +10,6 @@
 //! not cut by the inspection limit), and a json-valued parameter, is validated: each breach is one
 //! VIOL_JSON_SCHEMA named by its JSON pointer (at most 10 per request). Only profiles with a schema
 //! cost anything (the body is parsed a second time into a value).
-//! Imports: `compiled`, `decl`, `waf::{openapi, resolver, violation}`; base64.
 
 use std::collections::HashMap;
 use std::sync::Arc;

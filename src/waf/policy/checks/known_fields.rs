@@ -1,7 +1,7 @@
 //! The request fields the phase-1 checks read by name (`Host`, `Content-Length`, `Content-Type`,
 //! `Transfer-Encoding`, `X-Requested-With`), found in one pass over the head's fields: a map lookup
 //! hashes the name and probes (≈ 110 instructions even in a map of one field), and one pass over a
-//! request's fields costs less than the half-dozen lookups it replaces. Imports: `http`.
+//! request's fields costs less than the half-dozen lookups it replaces.
 
 use http::header::TRANSFER_ENCODING;
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderMap, HeaderName, HeaderValue};

@@ -11,7 +11,6 @@
 //! uninspected, and blocks as soon as the count goes over. A gRPC call is judged per message
 //! instead: a message over the 10 MiB inspection cap raises this violation together with
 //! VIOL_GRPC_MALFORMED (`grpc::stream`), and a long-lived stream of small messages is legitimate.
-//! Imports: `compiled`, `waf::violation`.
 
 use crate::waf::policy::compile::compiled::{CompiledPolicy, Scratch};
 use crate::waf::violation::{Context, Violation, ViolationKind as K};

@@ -1,7 +1,7 @@
 //! Parameter checks (query, form, multipart, JSON-as-parameters, header and cookie locations):
 //! entity lookup (URL-level before global), location, repetition, empty values, lengths, data
 //! types, numeric ranges, static/enum values, regular expressions, base64, metacharacters and
-//! signatures. Imports: `compiled`, `waf::{parse, signatures, violation}`.
+//! signatures.
 
 use std::borrow::Cow;
 

@@ -5,7 +5,6 @@
 //! `boundary` on a type that has no parts), and method override (`X-HTTP-Method-Override`,
 //! `_method`) to a method the policy does not allow (VIOL_METHOD), which is how a request gets a
 //! method past a check that only reads the request line.
-//! Imports: `compiled`, `known_fields`, `waf::{parse, violation}`.
 
 use super::known_fields::Known;
 use crate::waf::parse::query;

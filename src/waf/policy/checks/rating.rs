@@ -8,7 +8,6 @@
 //! VIOL_RATING_THREAT blocks, or the rating is 3 and VIOL_RATING_NEED_EXAMINATION blocks.
 //! Violations of an entity in staging (`Violation::staged`, see `staging`) are reported but
 //! neither rated nor blocking.
-//! Imports: `compiled`, `waf::{verdict, violation, signatures}`, `support`.
 
 use crate::support::SupportId;
 use crate::waf::policy::compile::compiled::{CompiledPolicy, Scratch};

@@ -3,7 +3,7 @@
 //! document of its own (telemetry sends events as JSON text inside JSON bodies and form fields)
 //! scanned key by key and string by string, as the JSON it is: read as one flat text, the quotes,
 //! braces and markup of neighbouring fields look like injections, and a field's value is never
-//! seen alone. Imports: `compiled`, `waf::{parse, signatures, violation}`.
+//! seen alone.
 
 use crate::waf::parse::json;
 use crate::waf::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch};

@@ -17,7 +17,6 @@
 //!
 //! The checks mark what they appended since a mark (`out[mark..]`), so the per-request cost of a
 //! policy without staged entities is one flag test per entity check, no allocation.
-//! Imports: `compiled`, `decl`, `waf::violation`.
 
 use crate::waf::policy::compile::compiled::{CompiledPolicy, Scratch};
 use crate::waf::policy::decl::{self, ParamLocation};

@@ -8,7 +8,6 @@
 //! files share) and scripts with a `#!/` interpreter line. Both violations alarm (not block) in
 //! the shipped templates, as in the systems we stand in for. On a URL in staging they are staged.
 //! Only URLs with the switch pay anything (one flag test per upload otherwise).
-//! Imports: `compiled`, `waf::violation`.
 
 use crate::waf::policy::compile::compiled::{CompiledPolicy, Scratch};
 use crate::waf::violation::{Context, Violation, ViolationKind as K};

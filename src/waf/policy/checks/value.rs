@@ -16,7 +16,6 @@
 //! type, numeric range, regex, base64, meta-characters and signatures of the raw value); the
 //! entity checks before them (location, repetition, empty value, name meta-characters) still apply.
 //! Only parameters with these value types pay anything (`CParam::value_profile`).
-//! Imports: `compiled`, `decl`, `waf::{parse, signatures, violation}`.
 
 use crate::waf::parse::{json, xml};
 use crate::waf::policy::PolicyError;

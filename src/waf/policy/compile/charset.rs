@@ -1,6 +1,6 @@
 //! Meta-character tables per context (the BIG-IP 13.1 Rapid Deployment defaults),
 //! overridable by `character-sets` and per-entity `metacharOverrides`. A table flags the
-//! disallowed bytes, checked with one lookup per byte. Imports: nothing.
+//! disallowed bytes, checked with one lookup per byte.
 
 /// Disallowed bytes, one flag per byte value (a lookup per byte, the cheapest test a header's
 /// every byte can get).

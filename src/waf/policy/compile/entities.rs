@@ -1,6 +1,6 @@
 //! The compiled entities: name matchers with precedence (and [`NameIndex`], their precompiled
 //! lookup), URL/parameter/header/cookie/filetype entities, JSON and XML profiles, and the per-request [`Scratch`]. Plain data, built by
-//! `compiled::compile`, read-only afterwards. Imports: `charset`, `glob`, `decl`, `lenient`.
+//! `compiled::compile`, read-only afterwards.
 
 use regex::Regex;
 

@@ -1,7 +1,7 @@
 //! Shell-style wildcards of the policy format (`* ? [abc] [!abc] [a-e]`, not regexes), compiled once.
 //! `*` spans `/` unless the entity says otherwise. Matching is iterative with one backtrack point,
 //! so it is linear-ish and never recursive; `*`, `lit*`, `*lit` and plain literals (most entity
-//! names) skip that loop. Imports: nothing.
+//! names) skip that loop.
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Tok {

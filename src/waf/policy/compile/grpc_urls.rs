@@ -9,8 +9,6 @@
 //! entity of the headers phase (URL matching and precedence, method overrides, URL meta-characters
 //! and signatures, staging); only the body plan differs: a call whose URL's first matching content
 //! profile is the gRPC one is streamed through that profile (`checks/grpc.rs`).
-//!
-//! Imports: `compiled`, `entities`, `decl`, `glob`, `waf::grpc`.
 
 use std::sync::Arc;
 

@@ -1,5 +1,5 @@
 //! Block replies from `response-pages` (default, ajax, grpc; custom status line, headers and body
-//! with the support-id placeholder; redirects). Imports: `decl`, `templates`, `waf::{verdict, response}`.
+//! with the support-id placeholder; redirects).
 
 use crate::waf::policy::PolicyError;
 use crate::waf::policy::decl;

@@ -3,7 +3,7 @@
 //! (`All Signatures`, `High Accuracy Signatures`, `Generic Detection Signatures`, `<attack type>
 //! Signatures`, custom filter sets); server technologies add system-specific signatures (with the
 //! implied technologies); `signatures[]` enable or disable one id; staging keeps a signature from
-//! blocking and from the rating. Imports: `decl`, `waf::signatures`.
+//! blocking and from the rating.
 
 use std::collections::HashMap;
 

@@ -1,7 +1,7 @@
 //! The declaration: a serde mirror of the declarative policy JSON.
 //! Every field is optional here (a missing field takes the template's value during layering);
 //! enumerations are typed so a bad value fails with the JSON path of the field. Unknown fields
-//! are not errors: `load` reports them as warnings with their path. Imports: serde, `lenient`.
+//! are not errors: `load` reports them as warnings with their path.
 
 use serde::Deserialize;
 use serde_json::Value;

@@ -1,6 +1,6 @@
 //! The declaration's entity lists: URLs, parameters, headers, cookies, file types, character sets,
 //! JSON/XML profiles, response pages and the override items they carry. Serde mirror of the JSON;
-//! see `decl` for the conventions. Imports: serde, `decl` enums, `lenient`.
+//! see `decl` for the conventions.
 
 use serde::Deserialize;
 use serde_json::Value;

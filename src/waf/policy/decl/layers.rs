@@ -1,7 +1,7 @@
 //! Policy layering on the raw JSON (`docs/policy.md`, "Pipeline"):
 //! template → OpenAPI → policy body → `modifications`, later layers win field by field;
 //! `$action: "delete"` removes the entity with the same merge key (a URL deleted without a protocol
-//! is deleted for both). Imports: `sections`, serde_json.
+//! is deleted for both).
 
 use serde_json::{Map, Value};
 

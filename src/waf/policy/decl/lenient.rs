@@ -1,6 +1,6 @@
 //! Lenient scalar deserialisers for the quirks of real policy documents: numbers written as strings
 //! (`"signatureId": "200001834"`, YAML-born `"maxDecodingPasses": "3"`), limits written as `"any"`,
-//! booleans written as strings. Imports: serde only.
+//! booleans written as strings.
 
 use serde::de::{self, Deserializer, Visitor};
 use std::fmt;

@@ -1,6 +1,5 @@
 //! The validated model: the merged declaration with every default applied, every enumeration and
-//! cross-reference checked, and errors named by JSON path. Imports: `decl`, `templates`, `sections`,
-//! `waf::violation`.
+//! cross-reference checked, and errors named by JSON path.
 
 use std::collections::HashMap;
 

@@ -1,6 +1,6 @@
 //! Reference resolution on the raw document: `xxxReference: {"link": ...}` sections, `{"$ref": ...}`
 //! objects, `modificationsReference`, and the `link`s of validation and OpenAPI files, all read through
-//! the injected [`Resolver`] (the engine does no IO). Imports: `waf::resolver`, serde_json.
+//! the injected [`Resolver`] (the engine does no IO).
 
 use serde_json::{Map, Value};
 

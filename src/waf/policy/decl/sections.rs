@@ -1,5 +1,5 @@
 //! The section catalogue of the declarative policy: which sections exist, which this engine enforces,
-//! and the merge key of each entity list. Imports: serde_json.
+//! and the merge key of each entity list.
 
 use serde_json::Value;
 

@@ -1,7 +1,7 @@
 //! Policy templates shipped as data under `policies/templates/`: the first layer of every
 //! policy. Known template names of the systems we stand in for map to the nearest shipped
 //! template with a warning; any other name is an error (a typo must not silently change the
-//! policy's defaults). Imports: serde_json, `policy::{sections, PolicyError}`.
+//! policy's defaults).
 
 use serde_json::{Map, Value};
 

@@ -1,6 +1,6 @@
 //! Shape checks for sections this engine accepts but does not enforce (bot defense, brute force,
 //! override rules): a value the product would refuse is refused here too, with its JSON path,
-//! so `policy check` agrees with the product on what is a valid document. Imports: serde_json.
+//! so `policy check` agrees with the product on what is a valid document.
 
 use serde_json::Value;
 

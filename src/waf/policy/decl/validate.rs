@@ -1,6 +1,5 @@
 //! Checks on the user's own entities, before layering, so error paths index the user's document:
 //! names, methods, regular expressions, lengths, metacharacters, XFF header names, staging time.
-//! Imports: `decl`, `charset`.
 
 use crate::waf::policy::PolicyError;
 use crate::waf::policy::decl;
