@@ -4,7 +4,7 @@
 //! never raise the violation rating (`rating`); a request whose only violations are staged is
 //! alarmed, not blocked. The policy-level `performStaging: false` switches staging off for every
 //! entity ("all entities are enforced"). Signature staging is separate (`signature-settings`,
-//! `sigsel`).
+//! `signature_selection`).
 //!
 //! What belongs to an entity:
 //! - URL: what the URL check raises for the matched URL (illegal/disallowed URL, method overrides,

@@ -11,7 +11,7 @@ use super::compiled::{
     CompiledPolicy, ContentRule, Indexes, NameMatch, SubChecks,
 };
 use super::glob::Glob;
-use super::sigsel;
+use super::signature_selection;
 use crate::waf::policy::PolicyError;
 use crate::waf::policy::checks::{cors, length, staging, value};
 use crate::waf::policy::decl::lenient::Limit;
@@ -131,7 +131,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
             .map(|h| h.to_ascii_lowercase())
             .collect(),
         sigs: if with_signatures {
-            sigsel::select(
+            signature_selection::select(
                 SignatureDb::builtin(),
                 d,
                 m.staging,

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::charset::{HeaderBytes, Table};
 pub use super::entities::*;
-use super::sigsel::SigAction;
+use super::signature_selection::SigAction;
 use crate::waf::policy::decl::lenient::Limit;
 use crate::waf::policy::decl::model::Setting;
 use crate::waf::policy::decl::templates::TemplateId;

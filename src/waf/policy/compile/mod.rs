@@ -1,7 +1,7 @@
 //! Compilation: the validated model turned ([`build`]) into the immutable
 //! [`compiled::CompiledPolicy`] every request consults, with its building blocks: compiled
 //! entities and name matchers ([`entities`], [`glob`]), meta-character tables ([`charset`]),
-//! signature selection ([`sigsel`]), block pages ([`pages`]) and the gRPC URL bindings
+//! signature selection ([`signature_selection`]), block pages ([`pages`]) and the gRPC URL bindings
 //! ([`grpc_urls`]).
 
 pub(super) mod build;
@@ -11,4 +11,4 @@ pub(super) mod entities;
 pub mod glob;
 pub(super) mod grpc_urls;
 pub(super) mod pages;
-pub(super) mod sigsel;
+pub(super) mod signature_selection;
