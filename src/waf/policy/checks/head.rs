@@ -270,7 +270,7 @@ impl CompiledPolicy {
         s: &mut Scratch,
         out: &mut Vec<Violation>,
     ) {
-        let fits = |u: &crate::waf::policy::compile::compiled::CUrl, strict: bool| {
+        let fits = |u: &crate::waf::policy::compile::compiled::CompiledUrl, strict: bool| {
             (!strict || u.https.is_none_or(|h| h == tls))
                 && u.method.as_deref().is_none_or(|m| m == method)
         };

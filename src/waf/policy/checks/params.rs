@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use base64::Engine as _;
 
 use crate::waf::parse::query;
-use crate::waf::policy::compile::compiled::{CParam, CompiledPolicy, Scratch, pick};
+use crate::waf::policy::compile::compiled::{CompiledParam, CompiledPolicy, Scratch, pick};
 use crate::waf::policy::decl::{Base64Mode, DataType, ParamLocation, ValueType};
 use crate::waf::signatures::{SignatureDb, Target};
 use crate::waf::violation::{Context, Violation, ViolationKind as K};
@@ -26,7 +26,11 @@ fn loc_name(l: ParamLocation) -> &'static str {
 
 impl CompiledPolicy {
     /// The parameter entity for `name` on the current URL: URL-level first, then global.
-    pub(in crate::waf::policy) fn param_for(&self, s: &Scratch, name: &[u8]) -> Option<&CParam> {
+    pub(in crate::waf::policy) fn param_for(
+        &self,
+        s: &Scratch,
+        name: &[u8],
+    ) -> Option<&CompiledParam> {
         let fold = self.fold;
         let mut url_level = self
             .params
@@ -279,7 +283,7 @@ impl CompiledPolicy {
 
     fn check_data_type(
         &self,
-        p: &CParam,
+        p: &CompiledParam,
         value: &[u8],
         text: &str,
         out: &mut Vec<Violation>,

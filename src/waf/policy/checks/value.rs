@@ -15,12 +15,12 @@
 //! parameter is sensitive. These replace the user-input value checks (static values, length, data
 //! type, numeric range, regex, base64, meta-characters and signatures of the raw value); the
 //! entity checks before them (location, repetition, empty value, name meta-characters) still apply.
-//! Only parameters with these value types pay anything (`CParam::value_profile`).
+//! Only parameters with these value types pay anything (`CompiledParam::value_profile`).
 
 use crate::waf::parse::{json, xml};
 use crate::waf::policy::PolicyError;
 use crate::waf::policy::compile::compiled::{
-    CJson, CParam, CXml, CompiledPolicy, MAX_ITEMS, Scratch,
+    CompiledJson, CompiledParam, CompiledPolicy, CompiledXml, MAX_ITEMS, Scratch,
 };
 use crate::waf::policy::decl::{self, ValueType};
 use crate::waf::signatures::{SignatureDb, Target};
@@ -33,8 +33,8 @@ use crate::waf::violation::{Context, Violation, ViolationKind as K};
 pub(in crate::waf::policy) fn value_profile(
     p: &decl::Parameter,
     path: &str,
-    json: &[CJson],
-    xml: &[CXml],
+    json: &[CompiledJson],
+    xml: &[CompiledXml],
 ) -> Result<Option<usize>, PolicyError> {
     let names: Vec<&str> = match p.value_type {
         Some(ValueType::Json) => json.iter().map(|j| j.name.as_str()).collect(),
@@ -69,7 +69,7 @@ impl CompiledPolicy {
         &self,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
-        p: &CParam,
+        p: &CompiledParam,
         pname: &str,
         value: &[u8],
         sensitive: bool,
@@ -181,8 +181,8 @@ impl CompiledPolicy {
         &self,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
-        p: &CParam,
-        prof: Option<&CXml>,
+        p: &CompiledParam,
+        prof: Option<&CompiledXml>,
         pname: &str,
         value: &[u8],
         sensitive: bool,

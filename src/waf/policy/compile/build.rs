@@ -7,8 +7,9 @@ use std::collections::HashMap;
 
 use super::charset::{HeaderBytes, Table, parse_metachar};
 use super::compiled::{
-    BODY_INSPECT_LIMIT, BodyKind, CCookie, CFiletype, CHeader, CJson, CParam, CUrl, CXml,
-    CompiledPolicy, ContentRule, Indexes, NameMatch, SubChecks,
+    BODY_INSPECT_LIMIT, BodyKind, CompiledCookie, CompiledFiletype, CompiledHeader, CompiledJson,
+    CompiledParam, CompiledPolicy, CompiledUrl, CompiledXml, ContentRule, Indexes, NameMatch,
+    SubChecks,
 };
 use super::glob::Glob;
 use super::signature_selection;
@@ -189,13 +190,13 @@ impl Tables {
 }
 
 /// `json-profiles`, in declaration order (content rules and parameters refer to them by index).
-fn json_profiles(d: &decl::Policy, tables: &Tables) -> Vec<CJson> {
+fn json_profiles(d: &decl::Policy, tables: &Tables) -> Vec<CompiledJson> {
     d.json_profiles
         .iter()
         .flatten()
         .map(|j| {
             let da = j.defense_attributes.clone().unwrap_or_default();
-            CJson {
+            CompiledJson {
                 name: j.name.clone().unwrap_or_default(),
                 max_array: da.maximum_array_length.unwrap_or(Limit::Any),
                 max_depth: da.maximum_structure_depth.unwrap_or(Limit::Any),
@@ -212,13 +213,13 @@ fn json_profiles(d: &decl::Policy, tables: &Tables) -> Vec<CJson> {
 }
 
 /// `xml-profiles`, in declaration order.
-fn xml_profiles(d: &decl::Policy, tables: &Tables) -> Vec<CXml> {
+fn xml_profiles(d: &decl::Policy, tables: &Tables) -> Vec<CompiledXml> {
     d.xml_profiles
         .iter()
         .flatten()
         .map(|x| {
             let da = x.defense_attributes.clone().unwrap_or_default();
-            CXml {
+            CompiledXml {
                 name: x.name.clone().unwrap_or_default(),
                 allow_dtd: da.allow_dtds.unwrap_or(true),
                 allow_external: da.allow_external_references.unwrap_or(false),
@@ -250,9 +251,9 @@ fn urls(
     d: &decl::Policy,
     fold: bool,
     tables: &Tables,
-    json: &[CJson],
-    xml: &[CXml],
-) -> Result<Vec<CUrl>, PolicyError> {
+    json: &[CompiledJson],
+    xml: &[CompiledXml],
+) -> Result<Vec<CompiledUrl>, PolicyError> {
     let mut urls = Vec::new();
     for (i, u) in d.urls.iter().flatten().enumerate() {
         let Some(raw_name) = u.name.as_deref() else {
@@ -268,7 +269,7 @@ fn urls(
             raw_name
         };
         let content = content_rules(d, u, i, json, xml)?;
-        urls.push(CUrl {
+        urls.push(CompiledUrl {
             m: NameMatch::new(
                 name,
                 u.kind,
@@ -324,8 +325,8 @@ fn content_rules(
     d: &decl::Policy,
     u: &decl::Url,
     i: usize,
-    json: &[CJson],
-    xml: &[CXml],
+    json: &[CompiledJson],
+    xml: &[CompiledXml],
 ) -> Result<Vec<ContentRule>, PolicyError> {
     let mut content = Vec::new();
     for (j, cp) in u.url_content_profiles.iter().flatten().enumerate() {
@@ -413,9 +414,9 @@ fn params(
     m: &Model,
     fold: bool,
     tables: &Tables,
-    json: &[CJson],
-    xml: &[CXml],
-) -> Result<Vec<CParam>, PolicyError> {
+    json: &[CompiledJson],
+    xml: &[CompiledXml],
+) -> Result<Vec<CompiledParam>, PolicyError> {
     let mut params = Vec::new();
     for (path, p) in &parameter_decls(&m.decl) {
         if let Some(c) = param(m, fold, tables, json, xml, path, p)? {
@@ -430,11 +431,11 @@ fn param(
     m: &Model,
     fold: bool,
     tables: &Tables,
-    json: &[CJson],
-    xml: &[CXml],
+    json: &[CompiledJson],
+    xml: &[CompiledXml],
     path: &str,
     p: &decl::Parameter,
-) -> Result<Option<CParam>, PolicyError> {
+) -> Result<Option<CompiledParam>, PolicyError> {
     let d = &m.decl;
     let Some(name) = p.name.as_deref() else {
         return Ok(None);
@@ -459,7 +460,7 @@ fn param(
                 .unwrap_or_else(|| v.to_string())
         })
         .collect();
-    Ok(Some(CParam {
+    Ok(Some(CompiledParam {
         m: NameMatch::new(name, p.kind, p.wildcard_order, fold, true),
         url: (p.level == Some(decl::Level::Url)).then(|| {
             let u = p.url.clone().unwrap_or_default();
@@ -504,12 +505,12 @@ fn param(
 }
 
 /// `headers` entities (names always case-insensitive).
-fn headers(d: &decl::Policy) -> Vec<CHeader> {
+fn headers(d: &decl::Policy) -> Vec<CompiledHeader> {
     d.headers
         .iter()
         .flatten()
         .filter_map(|h| {
-            Some(CHeader {
+            Some(CompiledHeader {
                 m: NameMatch::new(h.name.as_deref()?, h.kind, h.wildcard_order, true, true),
                 mandatory: h.mandatory.unwrap_or(false),
                 allow_repeat: h.allow_repeated_occurrences.unwrap_or(true),
@@ -524,12 +525,12 @@ fn headers(d: &decl::Policy) -> Vec<CHeader> {
 }
 
 /// `cookies` entities (names case-sensitive).
-fn cookies(d: &decl::Policy) -> Vec<CCookie> {
+fn cookies(d: &decl::Policy) -> Vec<CompiledCookie> {
     d.cookies
         .iter()
         .flatten()
         .filter_map(|c| {
-            Some(CCookie {
+            Some(CompiledCookie {
                 m: NameMatch::new(c.name.as_deref()?, c.kind, c.wildcard_order, false, true),
                 sig_check: c.attack_signatures_check.unwrap_or(true),
                 overrides: overrides(&c.signature_overrides),
@@ -540,12 +541,12 @@ fn cookies(d: &decl::Policy) -> Vec<CCookie> {
 }
 
 /// `filetypes` entities and their length limits.
-fn filetypes(d: &decl::Policy) -> Vec<CFiletype> {
+fn filetypes(d: &decl::Policy) -> Vec<CompiledFiletype> {
     d.filetypes
         .iter()
         .flatten()
         .filter_map(|f| {
-            Some(CFiletype {
+            Some(CompiledFiletype {
                 m: NameMatch::new(f.name.as_deref()?, f.kind, f.wildcard_order, true, true),
                 allowed: f.allowed.unwrap_or(true),
                 url_len: limit_opt(f.check_url_length, f.url_length),

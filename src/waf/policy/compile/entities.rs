@@ -148,7 +148,7 @@ pub struct Indexes {
 }
 
 impl Indexes {
-    pub fn new(filetypes: &[CFiletype]) -> Self {
+    pub fn new(filetypes: &[CompiledFiletype]) -> Self {
         Indexes {
             filetypes: NameIndex::new(filetypes.iter().map(|f| &f.m), true),
         }
@@ -192,7 +192,7 @@ pub struct ContentRule {
 }
 
 #[derive(Clone, Debug)]
-pub struct CUrl {
+pub struct CompiledUrl {
     pub m: NameMatch,
     pub method: Option<String>,
     pub https: Option<bool>,
@@ -215,7 +215,7 @@ pub struct CUrl {
 }
 
 #[derive(Clone, Debug)]
-pub struct CParam {
+pub struct CompiledParam {
     pub m: NameMatch,
     pub url: Option<NameMatch>,
     pub location: ParamLocation,
@@ -245,7 +245,7 @@ pub struct CParam {
 }
 
 #[derive(Clone, Debug)]
-pub struct CHeader {
+pub struct CompiledHeader {
     pub m: NameMatch,
     pub mandatory: bool,
     pub allow_repeat: bool,
@@ -258,7 +258,7 @@ pub struct CHeader {
 }
 
 #[derive(Clone, Debug)]
-pub struct CCookie {
+pub struct CompiledCookie {
     pub m: NameMatch,
     pub sig_check: bool,
     pub overrides: Vec<(u32, bool)>,
@@ -266,7 +266,7 @@ pub struct CCookie {
 }
 
 #[derive(Clone, Debug)]
-pub struct CFiletype {
+pub struct CompiledFiletype {
     pub m: NameMatch,
     pub allowed: bool,
     pub url_len: Option<u64>,
@@ -277,7 +277,7 @@ pub struct CFiletype {
 }
 
 #[derive(Clone, Debug)]
-pub struct CJson {
+pub struct CompiledJson {
     pub name: String,
     pub max_array: Limit,
     pub max_depth: Limit,
@@ -291,7 +291,7 @@ pub struct CJson {
 }
 
 #[derive(Clone, Debug)]
-pub struct CXml {
+pub struct CompiledXml {
     pub name: String,
     pub allow_dtd: bool,
     pub allow_external: bool,

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::compiled::{CUrl, CompiledPolicy, ContentRule, NameMatch, Scratch};
+use super::compiled::{CompiledPolicy, CompiledUrl, ContentRule, NameMatch, Scratch};
 use super::entities::BodyKind;
 use super::glob::Glob;
 use crate::waf::grpc::CompiledGrpcProfile;
@@ -110,7 +110,7 @@ impl CompiledPolicy {
         if declared {
             return;
         }
-        self.urls.push(CUrl {
+        self.urls.push(CompiledUrl {
             m: NameMatch::new(name, Some(EntityType::Wildcard), None, self.fold, true),
             method: None,
             https: None,
