@@ -1,13 +1,13 @@
 //! The compiled matchers: one literal automaton for the whole database ([`super::literals`]),
 //! holding every signature literal and every *anchor* of the regexes (literals each match starts
-//! with, proved by [`super::gate`]), and per signature its confirming regex and byte groups.
+//! with, proved by [`super::prefilter`]), and per signature its confirming regex and byte groups.
 //!
 //! A walk of the automaton records which signatures of the view's target have a literal in the
 //! view and where anchored signatures may start. Each signature with a literal is then settled as cheaply as proof allows: rejected when
 //! the view lacks a byte group its regex requires, confirmed by running its regex anchored at the
 //! recorded places (and at the start of the view when a `^` branch allows it), or, with no anchors
 //! or too many places, by one run over the whole view. Signatures without a literal run their regex
-//! on every view their byte groups allow; tokenizer signatures (SQLi/XSS) have gates of their own.
+//! on every view their byte groups allow; tokenizer signatures (SQLi/XSS) have pre-checks of their own.
 //!
 //! A value without any occurrence, one-byte literal, view or tokenizer candidate (most values of a
 //! request) stops there: nothing of the database can match it.
@@ -21,8 +21,8 @@ use regex_automata::{Anchored, Input};
 
 use super::Target;
 use super::db::{Engine, SigDef};
-use super::gate::{self, Anchors, AtStart, PLAIN_ALPHABETS};
 use super::literals::{self, Literals, MAX_SIGNATURES, Occurrences, SigBits, ViewState};
+use super::prefilter::{self, Anchors, AtStart, PLAIN_ALPHABETS};
 use crate::waf::injection;
 use crate::waf::normalize::{self, ByteSet};
 
@@ -112,7 +112,7 @@ pub struct Matcher {
 
 fn build_regex(id: u32, pattern: &str) -> Result<Regex, CompileError> {
     Regex::builder()
-        .syntax(gate::syntax_config())
+        .syntax(prefilter::syntax_config())
         .configure(
             meta::Config::new()
                 .utf8_empty(false)
@@ -155,9 +155,9 @@ impl Matcher {
                 }
             }
             // A literal-only signature matches where one of its literals occurs.
-            shortest.push(gate::shortest_literal(&d.literals));
+            shortest.push(prefilter::shortest_literal(&d.literals));
             if let Some(p) = &d.regex {
-                let g = gate::analyse(p);
+                let g = prefilter::analyse(p);
                 shortest[i] = g.shortest;
                 c.regex = Some(build_regex(d.id, p)?);
                 c.groups = g.groups;
@@ -258,7 +258,7 @@ impl Matcher {
             return true;
         };
         value.len() < tm.plain_max
-            && gate::plain_alphabet(value).is_some_and(|k| value.len() < tm.plain_below[k])
+            && prefilter::plain_alphabet(value).is_some_and(|k| value.len() < tm.plain_below[k])
     }
 
     /// Pushes onto `hits` the ids of the signatures for `target` matching `value` (or one of its

@@ -5,10 +5,10 @@
 //! signature sets, server technologies and `signatures` entries) and filters the hits of [`SignatureDb::scan`].
 
 pub mod db;
-mod gate;
 mod literals;
 mod matcher;
 mod memo;
+mod prefilter;
 pub mod shape;
 mod table;
 
