@@ -2,10 +2,10 @@
 //!
 //! The implementation is `libinjectionrs` (a pure-Rust port of libinjection: SQL tokenizer with
 //! fingerprint folding, HTML5 tokenizer for XSS). It is a young crate, so it sits behind a trait, is
-//! gated by cheap checks (`gate`: a value that cannot be flagged is never tokenized), is
+//! gated by cheap checks (`precheck`: a value that cannot be flagged is never tokenized), is
 //! size-capped, and has its own tests and fuzz targets here.
 
-mod gate;
+mod precheck;
 
 use crate::waf::normalize::ByteSet;
 
@@ -32,7 +32,7 @@ fn cap(input: &[u8]) -> &[u8] {
 
 impl Tokenizer for Sqli {
     fn detect(&self, input: &[u8]) -> bool {
-        gate::sqli_candidate(input, &ByteSet::of(input)) && detect_sqli(input)
+        precheck::sqli_candidate(input, &ByteSet::of(input)) && detect_sqli(input)
     }
     fn fingerprint(&self, input: &[u8]) -> Option<String> {
         let r = libinjectionrs::detect_sqli(cap(input));
@@ -46,7 +46,7 @@ impl Tokenizer for Sqli {
 
 impl Tokenizer for Xss {
     fn detect(&self, input: &[u8]) -> bool {
-        gate::xss_candidate(input, &ByteSet::of(input)) && detect_xss(input)
+        precheck::xss_candidate(input, &ByteSet::of(input)) && detect_xss(input)
     }
     fn fingerprint(&self, _input: &[u8]) -> Option<String> {
         None
@@ -251,26 +251,26 @@ fn inert_styles(input: &[u8]) -> Vec<(usize, usize)> {
     spans
 }
 
-/// Whether the SQL tokenizer could flag `input` at all (its gate); `present` is `ByteSet::of(input)`.
+/// Whether the SQL tokenizer could flag `input` at all (its pre-check); `present` is `ByteSet::of(input)`.
 pub fn sqli_candidate(input: &[u8], present: &ByteSet) -> bool {
-    gate::sqli_candidate(input, present)
+    precheck::sqli_candidate(input, present)
 }
 
-/// Whether the XSS tokenizer could flag `input` at all (its gate, exact in that direction).
+/// Whether the XSS tokenizer could flag `input` at all (its pre-check, exact in that direction).
 pub fn xss_candidate(input: &[u8], present: &ByteSet) -> bool {
-    gate::xss_candidate(input, present)
+    precheck::xss_candidate(input, present)
 }
 
-pub use gate::{sql_free_below, xss_free_below};
+pub use precheck::{sql_free_below, xss_free_below};
 
 /// SQL injection check used by the signature database; `present` is `ByteSet::of(input)`.
 pub fn is_sqli(input: &[u8], present: &ByteSet) -> bool {
-    gate::sqli_candidate(input, present) && detect_sqli(input)
+    precheck::sqli_candidate(input, present) && detect_sqli(input)
 }
 
 /// XSS check used by the signature database; `present` is `ByteSet::of(input)`.
 pub fn is_xss(input: &[u8], present: &ByteSet) -> bool {
-    gate::xss_candidate(input, present) && detect_xss(input)
+    precheck::xss_candidate(input, present) && detect_xss(input)
 }
 
 #[cfg(test)]

@@ -57,7 +57,7 @@ const fn pack(word: &[u8]) -> u64 {
 }
 
 /// `key` packs the last eight bytes of a word of `len` bytes. Nine-letter words are known by
-/// their last eight (any word ending so is taken for them: the gate may let more through, never
+/// their last eight (any word ending so is taken for them: the pre-check may let more through, never
 /// less).
 fn sql_word(key: u64, len: usize) -> Option<SqlWord> {
     const UNION: u64 = pack(b"union");
@@ -272,7 +272,7 @@ mod tests {
     /// Never says "cannot be XSS" for a value libinjection flags: hand-picked shapes plus a
     /// deterministic random walk over the characters the tokenizer cares about.
     #[test]
-    fn xss_gate_never_hides_what_libinjection_flags() {
+    fn xss_precheck_never_hides_what_libinjection_flags() {
         let fixed: &[&[u8]] = &[
             b"x onload=alert(1)",
             b"onload=alert(1)",
@@ -342,7 +342,7 @@ mod tests {
                 flagged += 1;
                 assert!(
                     xss_candidate(&v, &ByteSet::of(&v)),
-                    "gate hides {:?}",
+                    "pre-check hides {:?}",
                     String::from_utf8_lossy(&v)
                 );
             }
@@ -354,7 +354,7 @@ mod tests {
     }
 
     #[test]
-    fn xss_gate_skips_ordinary_header_values() {
+    fn xss_precheck_skips_ordinary_header_values() {
         for v in [
             &b"text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"[..],
             b"en-US,en;q=0.9",
@@ -367,7 +367,7 @@ mod tests {
     }
 
     #[test]
-    fn sql_gate_words_and_punctuation() {
+    fn sql_precheck_words_and_punctuation() {
         let c = |v: &[u8]| sqli_candidate(v, &ByteSet::of(v));
         assert!(c(b"1 union all"));
         assert!(c(b"1 or 2"));

@@ -76,7 +76,7 @@ fn fuzz_seeds_never_panic() {
 
 /// The bounds below which a value of an alphabet is never a candidate hold for every value that
 /// short (all of them, over letters, digits and `_`; single bytes for the others), and the
-/// tokenizers' gates reject what the bounds say they reject.
+/// tokenizers' pre-checks reject what the bounds say they reject.
 #[test]
 fn candidate_free_bounds_hold_for_every_short_value() {
     let digits = ByteSet::EMPTY.with_range(b'0', b'9');
