@@ -3,6 +3,7 @@
 
 pub mod api_access;
 pub mod auth_user;
+pub mod commands;
 pub mod data_group;
 pub mod download;
 pub mod index;
@@ -16,7 +17,6 @@ pub mod sys_file;
 pub mod tokens;
 pub mod transaction;
 pub mod upload;
-pub mod util;
 pub mod virtual_server;
 
 use crate::admin::dispatch::Route;
@@ -152,11 +152,11 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/mgmt/tm/util/bash",
         prefix: false,
-        handler: util::bash,
+        handler: commands::bash,
     },
     Route {
         path: "/mgmt/tm",
         prefix: false,
-        handler: util::tm_command,
+        handler: commands::tm_command,
     },
 ];
