@@ -6,7 +6,7 @@ use crate::admin::auth::random_password;
 use crate::support::new_uuid;
 use serde_json::{Map, Value, json};
 
-use super::objects::{misc, profile, sys_file};
+use super::objects::{device_group, profile, sys_file};
 use crate::admin::auth::put_user;
 use crate::admin::error::MgmtResult;
 use crate::admin::kinds::{Coll, KindSpec};
@@ -130,7 +130,7 @@ fn seed_objects(st: &MgmtState, files: &[(&'static KindSpec, &str)]) -> MgmtResu
         put(&profile::MONITOR_HTTPS, "https", json!({}))?;
         put(&profile::MONITOR_TCP, "tcp", json!({}))?;
         put(
-            &misc::DEVICE_GROUP,
+            &device_group::DEVICE_GROUP,
             "device_trust_group",
             json!({"type": "sync-only"}),
         )?;

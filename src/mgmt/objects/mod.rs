@@ -5,9 +5,9 @@ pub mod api_access;
 pub mod auth_user;
 pub mod commands;
 pub mod data_group;
+pub mod device_group;
 pub mod download;
 pub mod index;
-pub mod misc;
 pub mod pool;
 pub mod profile;
 pub mod rule;
@@ -42,8 +42,8 @@ pub static REGISTRY: &[&KindSpec] = &[
     &sys_file::IFILE,
     &sys_file::SSL_CERT,
     &sys_file::SSL_KEY,
-    &misc::DEVICE_GROUP,
-    &misc::DISTRIBUTED_APP,
+    &device_group::DEVICE_GROUP,
+    &device_group::DISTRIBUTED_APP,
     &security_log::LOG_PROFILE,
 ];
 
