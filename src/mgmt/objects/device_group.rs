@@ -1,5 +1,5 @@
-//! `cm device-group` (with its `devices` sub-collection, shown inline with
-//! `expandSubcollections=true`) and the `gtm distributed-app` collection.
+//! `cm device-group`, with its `devices` sub-collection (shown inline with
+//! `expandSubcollections=true`).
 
 use serde_json::{Value, json};
 
@@ -18,12 +18,6 @@ pub static DEVICE_GROUP: KindSpec = KindSpec {
 pub static DEVICES: KindSpec = KindSpec {
     path: "devices",
     label: "Device",
-    ..KindSpec::BASE
-};
-
-pub static DISTRIBUTED_APP: KindSpec = KindSpec {
-    path: "/mgmt/tm/gtm/distributed-app",
-    label: "Distributed Application",
     ..KindSpec::BASE
 };
 

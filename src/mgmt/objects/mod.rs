@@ -6,6 +6,7 @@ pub mod auth_user;
 pub mod commands;
 pub mod data_group;
 pub mod device_group;
+pub mod distributed_app;
 pub mod download;
 pub mod index;
 pub mod pool;
@@ -43,7 +44,7 @@ pub static REGISTRY: &[&KindSpec] = &[
     &sys_file::SSL_CERT,
     &sys_file::SSL_KEY,
     &device_group::DEVICE_GROUP,
-    &device_group::DISTRIBUTED_APP,
+    &distributed_app::DISTRIBUTED_APP,
     &security_log::LOG_PROFILE,
 ];
 

@@ -1,0 +1,10 @@
+//! The `gtm distributed-app` collection: stored and listed by the generic engine, with no
+//! defaults or checks of its own.
+
+use crate::admin::kinds::KindSpec;
+
+pub static DISTRIBUTED_APP: KindSpec = KindSpec {
+    path: "/mgmt/tm/gtm/distributed-app",
+    label: "Distributed Application",
+    ..KindSpec::BASE
+};
