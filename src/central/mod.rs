@@ -5,15 +5,17 @@
 //! Map: [`client`] calls a controller (pinned certificate, timeouts, bounded retries);
 //! [`devices`] holds trusted-device records; [`tasks`] is the task state machine every central
 //! task shares (store records, 202 answers, PATCH restarts, resume after a restart); the task kinds
-//! are [`trust`], [`discovery`], [`import`] (with [`conflicts`]) and [`deploy`]; [`resolver`] serves
-//! the device groups and the machine-id resolver; [`modules`] what each module reads from a
-//! device; [`config`] the working and current copies of imported objects; [`events`] collects the
-//! controllers' security events into one searchable store. Other modules add routes through [`install`] (see docs/central.md).
+//! are [`trust`], [`discovery`], [`import`] (with [`conflicts`]) and [`deploy`];
+//! [`device_resolver`] serves the device groups and the machine-id resolver; [`modules`] what each
+//! module reads from a device; [`config`] the working and current copies of imported objects;
+//! [`events`] collects the controllers' security events into one searchable store. Other modules
+//! add routes through [`install`] (see docs/central.md).
 
 pub mod client;
 pub mod config;
 pub mod conflicts;
 pub mod deploy;
+pub mod device_resolver;
 pub mod devices;
 pub mod discovery;
 pub mod events;
@@ -22,7 +24,6 @@ pub mod fuzz;
 pub mod import;
 pub mod licensing;
 pub mod modules;
-pub mod resolver;
 pub mod task_api;
 pub mod tasks;
 pub mod trust;
@@ -150,12 +151,12 @@ pub static ROUTES: &[Route] = &[
     Route {
         path: "/mgmt/shared/resolver/device-groups",
         prefix: true,
-        handler: resolver::device_groups,
+        handler: device_resolver::device_groups,
     },
     Route {
         path: "/mgmt/cm/system/machineid-resolver",
         prefix: true,
-        handler: resolver::machine_ids,
+        handler: device_resolver::machine_ids,
     },
     Route {
         path: "/mgmt/cm/global/tasks/device-trust",
