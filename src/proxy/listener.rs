@@ -141,7 +141,7 @@ impl Connection {
     where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send,
     {
-        let ctx = h1::conn::Ctx {
+        let ctx = h1::conn::ConnContext {
             state: &self.state,
             shared: &self.shared,
             peer,

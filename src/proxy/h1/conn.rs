@@ -48,7 +48,7 @@ pub struct Rest<S> {
 }
 
 /// What a connection is served with.
-pub struct Ctx<'a> {
+pub struct ConnContext<'a> {
     pub state: &'a Swappable,
     pub shared: &'a Shared,
     pub peer: SocketAddr,
@@ -64,7 +64,12 @@ enum Wait {
 
 /// Serves the connection until it ends (`None`) or turns out to be HTTP/2 (`Some`). `sniff`: the
 /// connection may open with the HTTP/2 preface.
-pub async fn serve<S>(mut io: S, ctx: &Ctx<'_>, watch: Watch, sniff: bool) -> Option<Rest<S>>
+pub async fn serve<S>(
+    mut io: S,
+    ctx: &ConnContext<'_>,
+    watch: Watch,
+    sniff: bool,
+) -> Option<Rest<S>>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {
