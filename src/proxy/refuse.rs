@@ -88,7 +88,7 @@ impl Refusal {
 /// protocol violation (blocked), answered 400 with the support ID and `Connection: close`.
 pub fn malformed_body(tx: &mut Transaction, why: &'static str) -> Answer {
     let v = Violation::new(ViolationKind::HttpProtocol, Context::Request).detail(why.to_string());
-    tx.deny(v, crate::waf::verdict::Reply::DefaultPage);
+    tx.deny(v, crate::waf::verdict::BlockReply::DefaultPage);
     let text = format!("{why}\nYour support ID is: {}\n", tx.support_id());
     Answer::text(StatusCode::BAD_REQUEST, text, true)
 }

@@ -114,7 +114,7 @@ pub fn strip_hop_by_hop(h: &mut HeaderMap, request: bool) {
 mod tests {
     use super::*;
     use crate::support::SupportId;
-    use crate::waf::{Reply, response::render};
+    use crate::waf::{BlockReply, response::render};
 
     #[test]
     fn hop_by_hop_headers_go() {
@@ -172,7 +172,7 @@ mod tests {
         let expected = "HTTP/1.1 403 Forbidden\r\ncontent-type: application/json; charset=utf-8\r\n\
             cache-control: no-cache\r\npragma: no-cache\r\nconnection: close\r\ncontent-length: 36\r\n\r\n\
             {\"supportID\":\"11241918873745059631\"}";
-        assert_eq!(h1_wire(render(&Reply::ApiJson, ID)).await, expected);
+        assert_eq!(h1_wire(render(&BlockReply::ApiJson, ID)).await, expected);
 
         let page = crate::waf::response::default_page(ID);
         let expected = format!(
@@ -180,7 +180,10 @@ mod tests {
              pragma: no-cache\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{page}",
             page.len()
         );
-        assert_eq!(h1_wire(render(&Reply::DefaultPage, ID)).await, expected);
+        assert_eq!(
+            h1_wire(render(&BlockReply::DefaultPage, ID)).await,
+            expected
+        );
     }
 
     #[tokio::test]

@@ -27,5 +27,5 @@ pub use policy::CompiledPolicy;
 pub use resolver::{FetchError, Resolver};
 pub use response::BlockResponse;
 pub use transaction::{ConnInfo, Step, Transaction};
-pub use verdict::{Action, Reply, Verdict};
+pub use verdict::{Action, BlockReply, Verdict};
 pub use violation::{Context, Violation, ViolationKind};

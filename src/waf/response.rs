@@ -3,7 +3,7 @@
 //!
 //! The proxy turns a [`BlockResponse`] into a wire response without changing a byte of it.
 
-use super::verdict::Reply;
+use super::verdict::BlockReply;
 use crate::support::SupportId;
 
 /// The placeholder the declarative policy uses for the support id in custom pages.
@@ -50,10 +50,10 @@ fn grpc_percent_encode(text: &str) -> String {
 }
 
 /// Renders `reply` for the request with support id `id`.
-pub fn render(reply: &Reply, id: SupportId) -> BlockResponse {
+pub fn render(reply: &BlockReply, id: SupportId) -> BlockResponse {
     let subst = |s: &str| s.replace(SUPPORT_ID_PLACEHOLDER, &id.to_string());
     match reply {
-        Reply::DefaultPage => {
+        BlockReply::DefaultPage => {
             let body = default_page(id).into_bytes();
             let mut headers = no_cache_headers("text/html; charset=utf-8");
             headers.push(("content-length".into(), body.len().to_string()));
@@ -63,7 +63,7 @@ pub fn render(reply: &Reply, id: SupportId) -> BlockResponse {
                 body,
             }
         }
-        Reply::ApiJson => {
+        BlockReply::ApiJson => {
             let body = format!("{{\"supportID\":\"{id}\"}}").into_bytes();
             let mut headers = no_cache_headers("application/json; charset=utf-8");
             headers.push(("content-length".into(), body.len().to_string()));
@@ -73,7 +73,7 @@ pub fn render(reply: &Reply, id: SupportId) -> BlockResponse {
                 body,
             }
         }
-        Reply::Grpc { status, message } => BlockResponse {
+        BlockReply::Grpc { status, message } => BlockResponse {
             status: 200,
             headers: vec![
                 (
@@ -86,7 +86,7 @@ pub fn render(reply: &Reply, id: SupportId) -> BlockResponse {
             ],
             body: Vec::new(),
         },
-        Reply::Custom {
+        BlockReply::Custom {
             status,
             headers,
             body,
@@ -107,7 +107,7 @@ pub fn render(reply: &Reply, id: SupportId) -> BlockResponse {
                 body,
             }
         }
-        Reply::Redirect { location } => BlockResponse {
+        BlockReply::Redirect { location } => BlockResponse {
             status: 302,
             headers: vec![
                 ("location".into(), subst(location)),
@@ -123,8 +123,8 @@ pub fn render(reply: &Reply, id: SupportId) -> BlockResponse {
 
 /// The default gRPC block reply: `grpc-status: 3` (INVALID_ARGUMENT) with the support id in the
 /// message, so a gRPC client reports it the way it reports any refused call.
-pub fn default_grpc_reply() -> Reply {
-    Reply::Grpc {
+pub fn default_grpc_reply() -> BlockReply {
+    BlockReply::Grpc {
         status: 3,
         message: format!("Request Rejected. Your support ID is: {SUPPORT_ID_PLACEHOLDER}"),
     }
@@ -145,7 +145,7 @@ mod tests {
 
     #[test]
     fn api_json_is_byte_exact() {
-        let r = render(&Reply::ApiJson, ID);
+        let r = render(&BlockReply::ApiJson, ID);
         assert_eq!(r.status, 403);
         assert_eq!(r.body, br#"{"supportID":"11241918873745059631"}"#);
         assert_eq!(
@@ -160,7 +160,7 @@ mod tests {
     #[test]
     fn default_page_matches_the_captured_reply_length() {
         // A captured reply of the system we stand in for: 247 bytes with a 20-digit id.
-        let r = render(&Reply::DefaultPage, ID);
+        let r = render(&BlockReply::DefaultPage, ID);
         assert_eq!(r.status, 200);
         assert_eq!(r.body.len(), 247);
         assert!(
@@ -186,7 +186,7 @@ mod tests {
 
     #[test]
     fn custom_pages_substitute_the_id() {
-        let reply = Reply::Custom {
+        let reply = BlockReply::Custom {
             status: 418,
             headers: vec![("X-Id".into(), SUPPORT_ID_PLACEHOLDER.into())],
             body: "id=<%TS.request.ID()%>".into(),

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use super::event::SecurityEvent;
 use super::policy::CompiledPolicy;
 use super::response::{self, BlockResponse};
-use super::verdict::{Action, Reply, Verdict};
+use super::verdict::{Action, BlockReply, Verdict};
 use super::violation::Violation;
 use crate::support::{SupportId, iso8601_utc, now_micros};
 
@@ -222,7 +222,7 @@ impl Transaction {
 
     /// Blocks the request for a reason decided outside the policy (access control: a missing or
     /// refused credential, a rate limit): records `v` and answers with `reply`.
-    pub fn deny(&mut self, v: Violation, reply: super::verdict::Reply) {
+    pub fn deny(&mut self, v: Violation, reply: super::verdict::BlockReply) {
         self.violations.push(v);
         // Rated like every violation that is not an attack signature (2, `policy/checks/rating.rs`).
         let rating = self.verdict.as_ref().map_or(0, |v| v.rating).max(2);
@@ -241,7 +241,7 @@ impl Transaction {
     /// policy's settings; the proxy answers it itself, so the reply is only a placeholder.
     pub fn refuse(&mut self, method: &str, target: &str, v: Violation) {
         self.refused_line = Some(Box::new((method.to_string(), target.to_string())));
-        self.deny(v, Reply::DefaultPage);
+        self.deny(v, BlockReply::DefaultPage);
     }
 
     /// The verdict so far (pass when no violation has been found).
@@ -256,7 +256,7 @@ impl Transaction {
         let reply = self
             .verdict
             .as_ref()
-            .map_or(&Reply::DefaultPage, |v| &v.reply);
+            .map_or(&BlockReply::DefaultPage, |v| &v.reply);
         response::render(reply, self.support_id)
     }
 

@@ -19,7 +19,7 @@ pub enum Action {
 
 /// Which block response a blocked request gets (rendered by [`super::response`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Reply {
+pub enum BlockReply {
     /// The default HTML "Request Rejected" page, HTTP 200 (what clients of the real system expect).
     DefaultPage,
     /// The API-security JSON response: 403 `{"supportID":"<id>"}`, no-cache, closing.
@@ -45,7 +45,7 @@ pub struct Verdict {
     pub rating: u8,
     pub violations: Vec<Violation>,
     /// The response to send when `action` is `Block`.
-    pub reply: Reply,
+    pub reply: BlockReply,
 }
 
 impl Verdict {
@@ -60,7 +60,7 @@ impl Verdict {
             support_id,
             rating: 0,
             violations: Vec::new(),
-            reply: Reply::DefaultPage,
+            reply: BlockReply::DefaultPage,
         }
     }
 

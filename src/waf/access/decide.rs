@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 
 use super::profile::{AccessProfile, Method, MethodId, MethodKind, Requirement};
 use crate::waf::response::SUPPORT_ID_PLACEHOLDER;
-use crate::waf::{Context, Reply, Violation, ViolationKind};
+use crate::waf::{BlockReply, Context, Violation, ViolationKind};
 
 /// What one method made of a request.
 #[derive(Debug, Clone, PartialEq)]
@@ -219,14 +219,14 @@ impl Denial {
     /// The reply: gRPC trailers-only with status 16 (UNAUTHENTICATED), 7 (PERMISSION_DENIED) or
     /// 8 (RESOURCE_EXHAUSTED) for gRPC calls; else the JSON body with the support id, the
     /// challenges and `Retry-After`.
-    pub fn reply(&self, grpc: bool) -> Reply {
+    pub fn reply(&self, grpc: bool) -> BlockReply {
         if grpc {
             let (status, what) = match self.status {
                 403 => (7, "Permission denied"),
                 429 => (8, "Rate limit exceeded"),
                 _ => (16, "Unauthenticated"),
             };
-            return Reply::Grpc {
+            return BlockReply::Grpc {
                 status,
                 message: format!("{what}. Your support ID is: {SUPPORT_ID_PLACEHOLDER}"),
             };
@@ -245,7 +245,7 @@ impl Denial {
         if let Some(s) = self.retry_after {
             headers.push(("retry-after".into(), s.to_string()));
         }
-        Reply::Custom {
+        BlockReply::Custom {
             status: self.status,
             headers,
             body: format!("{{\"supportID\":\"{SUPPORT_ID_PLACEHOLDER}\"}}"),

@@ -296,7 +296,10 @@ fn decisions_combine_alternatives_and_scopes() {
         d.challenges
     );
     let reply = d.reply(true);
-    assert!(matches!(reply, crate::waf::Reply::Grpc { status: 16, .. }));
+    assert!(matches!(
+        reply,
+        crate::waf::BlockReply::Grpc { status: 16, .. }
+    ));
 }
 
 #[test]

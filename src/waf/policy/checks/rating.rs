@@ -63,15 +63,15 @@ impl CompiledPolicy {
         self.settings[v.kind as usize].block
     }
 
-    fn reply_for(&self, s: &Scratch) -> crate::waf::verdict::Reply {
+    fn reply_for(&self, s: &Scratch) -> crate::waf::verdict::BlockReply {
         if s.grpc {
             return self.grpc_reply.clone();
         }
-        if s.grpc_content && self.reply == crate::waf::verdict::Reply::ApiJson {
+        if s.grpc_content && self.reply == crate::waf::verdict::BlockReply::ApiJson {
             // A gRPC call to a service the policy does not know is an illegal URL: it gets the
             // HTML page, not the API-security template's JSON (`docs/grpc.md`). A custom page the
             // policy sets is kept.
-            return crate::waf::verdict::Reply::DefaultPage;
+            return crate::waf::verdict::BlockReply::DefaultPage;
         }
         match (&self.ajax_reply, s.ajax) {
             (Some(r), true) => r.clone(),

@@ -12,7 +12,7 @@ use crate::waf::policy::decl::lenient::Limit;
 use crate::waf::policy::decl::model::Setting;
 use crate::waf::policy::decl::templates::TemplateId;
 use crate::waf::response::default_grpc_reply;
-use crate::waf::verdict::Reply;
+use crate::waf::verdict::BlockReply;
 use crate::waf::violation::ViolationKind;
 
 /// An immutable, shareable, compiled policy.
@@ -43,9 +43,9 @@ pub struct CompiledPolicy {
     pub(in crate::waf::policy) header_bytes: HeaderBytes,
     /// The policy's URL character set (for URLs the OpenAPI spec matched).
     pub(in crate::waf::policy) url_table: Table,
-    pub(in crate::waf::policy) reply: Reply,
-    pub(in crate::waf::policy) ajax_reply: Option<Reply>,
-    pub(in crate::waf::policy) grpc_reply: Reply,
+    pub(in crate::waf::policy) reply: BlockReply,
+    pub(in crate::waf::policy) ajax_reply: Option<BlockReply>,
+    pub(in crate::waf::policy) grpc_reply: BlockReply,
     pub(in crate::waf::policy) trust_xff: bool,
     pub(in crate::waf::policy) xff_headers: Vec<String>,
     pub(in crate::waf::policy) sigs: HashMap<u32, SigAction>,
@@ -102,7 +102,7 @@ impl CompiledPolicy {
             xml: Vec::new(),
             header_bytes: HeaderBytes::new(&Table::EMPTY),
             url_table: Table::EMPTY,
-            reply: Reply::DefaultPage,
+            reply: BlockReply::DefaultPage,
             ajax_reply: None,
             grpc_reply: default_grpc_reply(),
             trust_xff: false,

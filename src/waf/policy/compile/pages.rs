@@ -5,17 +5,17 @@ use crate::waf::policy::PolicyError;
 use crate::waf::policy::decl;
 use crate::waf::policy::decl::templates::TemplateId;
 use crate::waf::response::default_grpc_reply;
-use crate::waf::verdict::Reply;
+use crate::waf::verdict::BlockReply;
 
 /// The block replies from `response-pages` (default, ajax, grpc).
 pub fn pages(
     d: &decl::Policy,
     t: TemplateId,
-) -> Result<(Reply, Option<Reply>, Reply), PolicyError> {
+) -> Result<(BlockReply, Option<BlockReply>, BlockReply), PolicyError> {
     let mut default = if t == TemplateId::ApiSecurity {
-        Reply::ApiJson
+        BlockReply::ApiJson
     } else {
-        Reply::DefaultPage
+        BlockReply::DefaultPage
     };
     let mut ajax = None;
     let mut grpc = default_grpc_reply();
@@ -35,10 +35,10 @@ pub fn pages(
                     .or_else(|| p.ajax_popup_message.clone())
                     .unwrap_or_default();
                 ajax = Some(match p.ajax_action_type.as_deref() {
-                    Some("redirect") => Reply::Redirect {
+                    Some("redirect") => BlockReply::Redirect {
                         location: p.ajax_redirect_url.clone().unwrap_or_default(),
                     },
-                    _ => Reply::Custom {
+                    _ => BlockReply::Custom {
                         status: 200,
                         headers: vec![(
                             "content-type".into(),
@@ -56,7 +56,7 @@ pub fn pages(
                     let message = p.grpc_status_message.clone().unwrap_or_else(|| {
                         "Request Rejected. Your support ID is: <%TS.request.ID()%>".into()
                     });
-                    grpc = Reply::Grpc { status, message };
+                    grpc = BlockReply::Grpc { status, message };
                 }
             }
             _ => {}
@@ -69,18 +69,18 @@ fn custom(
     p: &decl::ResponsePage,
     action: decl::PageAction,
     path: &str,
-) -> Result<Option<Reply>, PolicyError> {
+) -> Result<Option<BlockReply>, PolicyError> {
     Ok(match action {
         decl::PageAction::Custom => {
             let (status, headers) = parse_header_block(p.response_header.as_deref().unwrap_or(""))
                 .map_err(|e| PolicyError(format!("{path}.responseHeader: {e}")))?;
-            Some(Reply::Custom {
+            Some(BlockReply::Custom {
                 status,
                 headers,
                 body: p.response_content.clone().unwrap_or_default(),
             })
         }
-        decl::PageAction::Redirect => Some(Reply::Redirect {
+        decl::PageAction::Redirect => Some(BlockReply::Redirect {
             location: p.response_redirect_url.clone().ok_or_else(|| {
                 PolicyError(format!(
                     "{path}.responseRedirectUrl: missing for a redirect page"

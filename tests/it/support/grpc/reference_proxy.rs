@@ -18,7 +18,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use portcullis::support::SupportId;
-use portcullis::waf::Reply;
+use portcullis::waf::BlockReply;
 use portcullis::waf::grpc::{CompiledGrpcProfile, GrpcProfile, GrpcProfileSpec, start_call};
 use portcullis::waf::resolver::MemResolver;
 use portcullis::waf::response::{BlockResponse, default_grpc_reply, render};
@@ -93,7 +93,7 @@ async fn handle(
     let id = SupportId::random();
     let path = req.uri().path().to_string();
     if !p.covers(&path) {
-        return to_response(render(&Reply::DefaultPage, id));
+        return to_response(render(&BlockReply::DefaultPage, id));
     }
     let (head, mut body) = req.into_parts();
     let start = start_call(&p, &head);
