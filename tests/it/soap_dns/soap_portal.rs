@@ -7,7 +7,7 @@ const PORTAL: &str = "/iControl/iControlPortal.cgi";
 const SOA: &str = "example.com. 3600 IN SOA ns1.example.com. hostmaster.example.com. 2024010101 10800 3600 604800 86400";
 const NS: &str = "example.com. 3600 IN NS ns1.example.com.";
 
-fn assert_fault(r: &Reply, method: &str, needle: &str) {
+fn assert_fault(r: &SoapReply, method: &str, needle: &str) {
     assert_eq!(r.status, 500, "{}", r.body);
     assert!(
         r.headers["content-type"]

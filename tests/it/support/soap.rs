@@ -24,7 +24,7 @@ pub struct Harness {
     _dir: tempfile::TempDir,
 }
 
-pub struct Reply {
+pub struct SoapReply {
     pub status: u16,
     pub headers: http::HeaderMap,
     pub body: String,
@@ -85,7 +85,7 @@ impl Harness {
         path: &str,
         auth: Option<(&str, &str)>,
         body: &str,
-    ) -> Reply {
+    ) -> SoapReply {
         let tcp = tokio::net::TcpStream::connect(self.https).await.unwrap();
         let conn = tokio_rustls::TlsConnector::from(self.tls.clone());
         let name = rustls_pki_types::ServerName::try_from("localhost").unwrap();
@@ -113,7 +113,7 @@ impl Harness {
         let status = res.status().as_u16();
         let headers = res.headers().clone();
         let body = res.into_body().collect().await.unwrap().to_bytes();
-        Reply {
+        SoapReply {
             status,
             headers,
             body: String::from_utf8_lossy(&body).into_owned(),
@@ -121,7 +121,7 @@ impl Harness {
     }
 
     /// POSTs an envelope with valid credentials.
-    pub async fn call(&self, envelope: &str) -> Reply {
+    pub async fn call(&self, envelope: &str) -> SoapReply {
         self.request(
             "POST",
             "/iControl/iControlPortal.cgi",
