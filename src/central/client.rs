@@ -41,7 +41,7 @@ pub enum Auth {
 
 /// Timeouts and retries of outbound calls (the `central` section of the config file).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
+pub struct CallLimits {
     /// One attempt: connect + TLS + request + the whole response.
     pub timeout: Duration,
     /// Extra attempts after the first when the controller could not be reached.
@@ -50,9 +50,9 @@ pub struct Limits {
     pub backoff: Duration,
 }
 
-impl Default for Limits {
+impl Default for CallLimits {
     fn default() -> Self {
-        Limits {
+        CallLimits {
             timeout: Duration::from_secs(10),
             retries: 2,
             backoff: Duration::from_millis(250),
@@ -119,7 +119,7 @@ pub struct ControllerClient {
     port: u16,
     auth: Auth,
     pin: Option<String>,
-    limits: Limits,
+    limits: CallLimits,
 }
 
 /// One outbound operation, repeated by the retry loop.
@@ -148,7 +148,7 @@ struct Attempt {
 
 impl ControllerClient {
     /// A client for `address` (`host`, `host:port`, `[v6]:port`; port 443 by default).
-    pub fn new(address: &str, auth: Auth, pin: Option<String>, limits: Limits) -> Self {
+    pub fn new(address: &str, auth: Auth, pin: Option<String>, limits: CallLimits) -> Self {
         let (host, port) = split_address(address);
         ControllerClient {
             host,
@@ -539,7 +539,7 @@ mod tests {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = l.local_addr().unwrap().port();
         drop(l);
-        let limits = Limits {
+        let limits = CallLimits {
             timeout: Duration::from_secs(2),
             retries: 2,
             backoff: Duration::from_millis(10),
@@ -562,7 +562,7 @@ mod tests {
                 held.push(s);
             }
         });
-        let limits = Limits {
+        let limits = CallLimits {
             timeout: Duration::from_millis(300),
             retries: 1,
             backoff: Duration::from_millis(10),

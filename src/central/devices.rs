@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::client::{Auth, ControllerClient, Limits};
+use super::client::{Auth, CallLimits, ControllerClient};
 use crate::admin::error::{MgmtError, MgmtResult};
 use crate::store::{Store, Table, WriteTx};
 
@@ -57,7 +57,7 @@ impl Device {
     }
 
     /// A client for this device: its dedicated account, its pinned certificate.
-    pub fn client(&self, limits: Limits) -> ControllerClient {
+    pub fn client(&self, limits: CallLimits) -> ControllerClient {
         ControllerClient::new(
             &self.endpoint(),
             Auth::Basic {

@@ -40,7 +40,7 @@ use crate::admin::dispatch::Route;
 use crate::admin::error::{MgmtError, MgmtResult};
 use crate::admin::{MgmtConfig, MgmtState};
 use crate::store::Store;
-pub use client::{Auth, ClientError, ControllerClient, Limits};
+pub use client::{Auth, CallLimits, ClientError, ControllerClient};
 pub use devices::Device;
 
 /// Version the central manager reports (f5-sdk's BIG-IQ support needs ≥ 5.3.0).
@@ -69,7 +69,7 @@ pub struct OutboundConfig {
 
 impl Default for OutboundConfig {
     fn default() -> Self {
-        let l = Limits::default();
+        let l = CallLimits::default();
         OutboundConfig {
             timeout_secs: l.timeout.as_secs(),
             retries: l.retries,
@@ -81,8 +81,8 @@ impl Default for OutboundConfig {
 }
 
 impl OutboundConfig {
-    pub fn limits(&self) -> Limits {
-        Limits {
+    pub fn limits(&self) -> CallLimits {
+        CallLimits {
             timeout: Duration::from_secs(self.timeout_secs.max(1)),
             retries: self.retries.min(10),
             backoff: Duration::from_millis(self.backoff_ms.min(60_000)),
@@ -122,8 +122,8 @@ impl CentralConfig {
 /// What the central manager's handlers share: found with [`state`] from any handler.
 pub struct Central {
     pub store: Arc<Store>,
-    /// Limits of every outbound call.
-    pub limits: Limits,
+    /// Timeouts and retries of every outbound call.
+    pub limits: CallLimits,
     /// Where task runners are spawned.
     pub rt: tokio::runtime::Handle,
     /// The central manager's own machine id (names the account created on trusted devices).
@@ -233,12 +233,12 @@ pub static ROUTES: &[Route] = &[
 /// Turns an opened admin state into a central manager: attaches [`Central`], registers the
 /// `/mgmt/cm` routes, and resumes the tasks a previous run left in progress. Must run inside a
 /// tokio runtime. Other central modules add their routes here, with one `x::install(st)` line.
-pub fn install(st: &MgmtState, limits: Limits) -> MgmtResult<()> {
+pub fn install(st: &MgmtState, limits: CallLimits) -> MgmtResult<()> {
     install_with(st, limits, tasks::MAX_TASKS)
 }
 
 /// [`install`] with the number of tasks kept per collection (`central.max_tasks`).
-pub fn install_with(st: &MgmtState, limits: Limits, max_tasks: usize) -> MgmtResult<()> {
+pub fn install_with(st: &MgmtState, limits: CallLimits, max_tasks: usize) -> MgmtResult<()> {
     let machine_id = st
         .meta("machineId")
         .and_then(|v| v.as_str().map(str::to_string))
@@ -272,7 +272,7 @@ pub struct CentralArgs {
     pub tls_cert: Option<PathBuf>,
     pub tls_key: Option<PathBuf>,
     pub mgmt: MgmtConfig,
-    pub limits: Limits,
+    pub limits: CallLimits,
     pub max_tasks: usize,
     pub events: events::EventsConfig,
 }

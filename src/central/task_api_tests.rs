@@ -15,7 +15,7 @@ use crate::admin::error::MgmtResult;
 use crate::admin::reply::Reply;
 use crate::admin::state::{Ctx, MgmtState};
 use crate::central::tasks::{self, Resume, Run, RunFuture, TaskKind};
-use crate::central::{Central, Limits};
+use crate::central::{CallLimits, Central};
 use crate::mgmt::apply::DetachedTopology;
 use crate::mgmt::open;
 use crate::store::Table;
@@ -128,7 +128,7 @@ async fn tasks_follow_the_state_machine() {
         ..Default::default()
     };
     let (st, _) = open(cfg, Arc::new(DetachedTopology), Some("pw".into())).unwrap();
-    crate::central::install_with(&st, Limits::default(), 2).unwrap();
+    crate::central::install_with(&st, CallLimits::default(), 2).unwrap();
     st.extend(ROUTES, &[]);
 
     // A panicking runner fails its task; the server goes on.

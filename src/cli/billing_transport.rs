@@ -11,7 +11,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::central::client::{Auth, ClientError, ControllerClient, Limits};
+use crate::central::client::{Auth, CallLimits, ClientError, ControllerClient};
 use crate::proxy::fetch::{FetchError, Outbound};
 use crate::proxy::tls::client_config;
 
@@ -129,10 +129,10 @@ impl CentralApi {
                 "{url} is not a loopback address: give the central manager's certificate fingerprint with --central-fingerprint"
             ));
         }
-        let limits = Limits {
+        let limits = CallLimits {
             timeout: REQUEST_TIMEOUT,
             retries: ATTEMPTS - 1,
-            ..Limits::default()
+            ..CallLimits::default()
         };
         let auth = Auth::Basic {
             user: user.to_string(),

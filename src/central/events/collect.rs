@@ -17,7 +17,7 @@ use tokio::task::JoinHandle;
 
 use super::{FleetEvent, FleetEvents};
 use crate::central::devices::{self, Device};
-use crate::central::{Central, Limits};
+use crate::central::{CallLimits, Central};
 use crate::store::Table;
 use crate::support::now_micros;
 
@@ -146,7 +146,7 @@ pub async fn collect(
     dev: &Device,
 ) -> Result<(usize, u64), String> {
     // One attempt per round: the next round is the retry.
-    let client = dev.client(Limits {
+    let client = dev.client(CallLimits {
         retries: 0,
         ..c.limits
     });

@@ -7,7 +7,7 @@
 use http::{Method, StatusCode};
 use serde_json::{Map, Value, json};
 
-use crate::central::client::{Auth, ControllerClient, Limits};
+use crate::central::client::{Auth, CallLimits, ControllerClient};
 use crate::central::devices::Device;
 
 /// The device a member licenses, and how to reach it.
@@ -26,7 +26,7 @@ pub enum Target {
 }
 
 impl Target {
-    pub fn client(&self, limits: Limits) -> ControllerClient {
+    pub fn client(&self, limits: CallLimits) -> ControllerClient {
         match self {
             Target::Managed(d) => d.client(limits),
             Target::Unmanaged {
@@ -71,7 +71,7 @@ pub struct Source<'a> {
 /// unmanaged device), plus the client to go on with (pinned to the certificate just seen).
 pub async fn identify(
     target: &Target,
-    limits: Limits,
+    limits: CallLimits,
 ) -> Result<(ControllerClient, Map<String, Value>), String> {
     let mut client = target.client(limits);
     let mut fields = Map::new();
@@ -158,7 +158,7 @@ pub async fn install(client: &ControllerClient, src: &Source<'_>) -> Result<Stri
 
 /// Removes the pool's key from the device. A device that holds another key by now (409) or no
 /// license at all no longer holds this pool's license: that is success too.
-pub async fn revoke(target: &Target, limits: Limits, reg_key: &str) -> Result<(), String> {
+pub async fn revoke(target: &Target, limits: CallLimits, reg_key: &str) -> Result<(), String> {
     let client = target.client(limits);
     let (status, v) = client
         .request(
