@@ -7,7 +7,7 @@
 //! The CPU clock ticks coarsely, so CPU samples run at least `MIN_BATCH` calls and are scaled back.
 
 use criterion::{Bencher, Criterion, criterion_group, criterion_main};
-use portcullis::waf::openapi::{ApiMatch, CompiledApi, Head, Limits, load};
+use portcullis::waf::openapi::{ApiMatch, CompiledApi, Head, OpenApiLimits, load};
 use portcullis::waf::resolver::NoResolver;
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -65,7 +65,7 @@ fn timed<R>(b: &mut Bencher<'_>, clock: Clock, min: u64, mut f: impl FnMut() -> 
 fn compile(path: &PathBuf) -> CompiledApi {
     let bytes = std::fs::read(path).expect("read spec");
     let spec = load(&bytes, "spec", &NoResolver).expect("load");
-    CompiledApi::compile(&spec, &Limits::default()).expect("compile")
+    CompiledApi::compile(&spec, &OpenApiLimits::default()).expect("compile")
 }
 
 /// Matches and validates one request; returns the number of violations.
@@ -158,7 +158,7 @@ fn github(c: &mut Criterion, clock: Clock) {
     group.bench_function("load+compile api.github.com.json", |b| {
         timed(b, clock, 1, || {
             let spec = load(black_box(&bytes), "api.github.com.json", &NoResolver).expect("load");
-            CompiledApi::compile(&spec, &Limits::default())
+            CompiledApi::compile(&spec, &OpenApiLimits::default())
                 .expect("compile")
                 .operations
                 .len()

@@ -10,7 +10,7 @@ use super::router::{
     ApiMatch, Caps, OpMatch, Router, Undocumented, guess_template, template_params,
 };
 use super::schema::SchemaCompiler;
-use super::{Limits, OpenApiError};
+use super::{OpenApiError, OpenApiLimits};
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -34,7 +34,7 @@ pub struct CompiledApi {
 
 impl CompiledApi {
     /// Compiles a loaded spec; errors name the file, JSON pointer and reason.
-    pub fn compile(spec: &ApiSpec, limits: &Limits) -> Result<CompiledApi, OpenApiError> {
+    pub fn compile(spec: &ApiSpec, limits: &OpenApiLimits) -> Result<CompiledApi, OpenApiError> {
         let mut sc = SchemaCompiler::new(spec, limits);
         let root = spec.root();
         let prefixes = prefixes(spec);

@@ -14,7 +14,7 @@ use serde_json::Value;
 use super::load::load_with;
 use super::schema::{SchemaCompiler, SchemaId, Schemas};
 use super::validate::validate;
-use super::{Limits, OpenApiError};
+use super::{OpenApiError, OpenApiLimits};
 use crate::waf::resolver::Resolver;
 
 /// A compiled JSON Schema: immutable, `Send + Sync`.
@@ -22,7 +22,7 @@ use crate::waf::resolver::Resolver;
 pub struct JsonSchema {
     schemas: Schemas,
     root: SchemaId,
-    limits: Limits,
+    limits: OpenApiLimits,
 }
 
 /// One way a document breaks the schema: the JSON pointer of the offending value and why.
@@ -70,7 +70,7 @@ impl JsonSchema {
         map.entry("paths")
             .or_insert_with(|| Value::Object(Default::default()));
         let wrapped = serde_json::to_vec(&root).unwrap_or_default();
-        let limits = Limits::default();
+        let limits = OpenApiLimits::default();
         let spec = load_with(&wrapped, link, resolver, &limits)?;
         let mut c = SchemaCompiler::new(&spec, &limits);
         let id = c.compile(0, "", spec.root())?;

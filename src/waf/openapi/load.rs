@@ -2,7 +2,7 @@
 //! every external `$ref` fetched through the [`Resolver`] (relative to the document holding it).
 //! Also resolves `$ref`s (`file#/json/pointer`) for the compiler.
 
-use super::{Limits, OpenApiError};
+use super::{OpenApiError, OpenApiLimits};
 use crate::waf::Resolver;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -37,15 +37,15 @@ pub struct ApiSpec {
 /// Loads a spec from `bytes`; `link` names it (errors and relative `$ref`s use it). External
 /// `$ref`s are fetched with `resolver.fetch(containing_document_link, written_link)`.
 pub fn load(bytes: &[u8], link: &str, resolver: &dyn Resolver) -> Result<ApiSpec, OpenApiError> {
-    load_with(bytes, link, resolver, &Limits::default())
+    load_with(bytes, link, resolver, &OpenApiLimits::default())
 }
 
-/// [`load`] with explicit [`Limits`].
+/// [`load`] with explicit [`OpenApiLimits`].
 pub fn load_with(
     bytes: &[u8],
     link: &str,
     resolver: &dyn Resolver,
-    limits: &Limits,
+    limits: &OpenApiLimits,
 ) -> Result<ApiSpec, OpenApiError> {
     let root = parse_document(bytes, link, limits)?;
     let version = detect_version(&root, link)?;
@@ -180,7 +180,7 @@ impl ApiSpec {
     }
 }
 
-fn parse_document(bytes: &[u8], link: &str, limits: &Limits) -> Result<Value, OpenApiError> {
+fn parse_document(bytes: &[u8], link: &str, limits: &OpenApiLimits) -> Result<Value, OpenApiError> {
     if bytes.len() > limits.max_spec_bytes {
         let reason = format!("document larger than {} bytes", limits.max_spec_bytes);
         return Err(OpenApiError::new(link, "", reason));

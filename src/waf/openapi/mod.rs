@@ -52,7 +52,7 @@ impl OpenApiError {
 
 /// Budgets for loading and compiling a spec, and for validating one request against it.
 #[derive(Debug, Clone)]
-pub struct Limits {
+pub struct OpenApiLimits {
     /// Largest spec document (each file), in bytes.
     pub max_spec_bytes: usize,
     /// Most documents (the spec plus the files its `$ref`s pull in).
@@ -67,9 +67,9 @@ pub struct Limits {
     pub max_depth: usize,
 }
 
-impl Default for Limits {
+impl Default for OpenApiLimits {
     fn default() -> Self {
-        Limits {
+        OpenApiLimits {
             max_spec_bytes: 64 << 20,
             max_documents: 64,
             max_schema_nodes: 2_000_000,
@@ -84,7 +84,7 @@ impl Default for Limits {
 /// point of the `openapi_swagger2` and `openapi_v3` fuzz targets.
 pub fn load_and_compile(bytes: &[u8], link: &str) -> Result<CompiledApi, OpenApiError> {
     let spec = load(bytes, link, &crate::waf::resolver::NoResolver)?;
-    CompiledApi::compile(&spec, &Limits::default())
+    CompiledApi::compile(&spec, &OpenApiLimits::default())
 }
 
 /// Public entry for fuzzing and tests: validates `body` (JSON) against `schema` (a JSON schema
@@ -94,7 +94,7 @@ pub fn validate_json_value(schema: &[u8], body: &[u8]) -> Result<Vec<String>, St
         .map_err(|e| e.to_string())?;
     let body: serde_json::Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
     Ok(schema
-        .validate(&body, Limits::default().max_violations)
+        .validate(&body, OpenApiLimits::default().max_violations)
         .into_iter()
         .map(|e| {
             let at = if e.pointer.is_empty() {

@@ -1,7 +1,7 @@
 //! One compiled operation (method + path template): its parameters and request bodies, and the
 //! per-request checks the compiled policy calls after [`super::CompiledApi::find`].
 
-use super::Limits;
+use super::OpenApiLimits;
 use super::param::{Location, Param, Style};
 use super::schema::{SchemaId, Schemas};
 use super::validate::validate;
@@ -52,7 +52,7 @@ pub struct Operation {
     pub body_required: bool,
     pub contents: Vec<Content>,
     pub(crate) schemas: Arc<Schemas>,
-    pub(crate) limits: Limits,
+    pub(crate) limits: OpenApiLimits,
     /// Query parameter names → index in `params`, sorted for binary search.
     pub(crate) query_index: Vec<(Box<str>, usize)>,
 }

@@ -2,7 +2,7 @@
 //! whether it is mandatory, how arrays are serialised (style/explode, 2.0 collectionFormat), and
 //! its schema. Validates the string values a request carries, coercing them to the schema type.
 
-use super::Limits;
+use super::OpenApiLimits;
 use super::schema::{SchemaId, Schemas, T_ARR, T_BOOL, T_INT, T_NUM, T_OBJ, T_STR};
 use super::validate::{Category, validate};
 use crate::waf::{Context, Violation, ViolationKind};
@@ -85,7 +85,7 @@ impl Param {
         &self,
         schemas: &Schemas,
         values: &[&str],
-        limits: &Limits,
+        limits: &OpenApiLimits,
         out: &mut Vec<Violation>,
     ) {
         if values.len() > 1 && !self.repeatable() {

@@ -9,7 +9,7 @@
 
 use super::formats::Format;
 use super::load::{ApiSpec, SpecVersion};
-use super::{Limits, OpenApiError};
+use super::{OpenApiError, OpenApiLimits};
 use regex::Regex;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -120,12 +120,12 @@ pub(crate) struct SchemaCompiler<'s> {
     pub out: Schemas,
     memo: HashMap<(usize, String), SchemaId>,
     regexes: HashMap<String, Option<Regex>>,
-    limits: &'s Limits,
+    limits: &'s OpenApiLimits,
     pub warnings: Vec<String>,
 }
 
 impl<'s> SchemaCompiler<'s> {
-    pub fn new(spec: &'s ApiSpec, limits: &'s Limits) -> Self {
+    pub fn new(spec: &'s ApiSpec, limits: &'s OpenApiLimits) -> Self {
         SchemaCompiler {
             spec,
             out: Schemas::default(),

@@ -33,8 +33,11 @@ fn errors_name_file_pointer_and_reason() {
     assert!(e.reason.contains("line 1 column"), "{e}");
     let spec =
         br##"{"openapi":"3.0.0","paths":{"/a":{"get":{"parameters":[{"$ref":"#/nope"}]}}}}"##;
-    let e =
-        CompiledApi::compile(&load(spec, "s.json", &r).unwrap(), &Limits::default()).unwrap_err();
+    let e = CompiledApi::compile(
+        &load(spec, "s.json", &r).unwrap(),
+        &OpenApiLimits::default(),
+    )
+    .unwrap_err();
     assert_eq!(e.pointer, "/paths/~1a/get/parameters/0");
     assert!(e.reason.contains("#/nope: target not found"), "{e}");
     let e = load(
@@ -56,8 +59,11 @@ fn external_refs_resolve_relative_to_their_document() {
         b"Name: {type: string, maxLength: 3}\n".to_vec(),
     );
     let spec = b"openapi: 3.1.0\npaths:\n  /pets:\n    post:\n      requestBody:\n        content:\n          application/json:\n            schema: {$ref: 'defs/pet.yaml#/Pet'}\n";
-    let api =
-        CompiledApi::compile(&load(spec, "spec.yaml", &r).unwrap(), &Limits::default()).unwrap();
+    let api = CompiledApi::compile(
+        &load(spec, "spec.yaml", &r).unwrap(),
+        &OpenApiLimits::default(),
+    )
+    .unwrap();
     let ApiMatch::Operation(m) = api.find("POST", "/pets") else {
         panic!("no match")
     };
@@ -73,7 +79,7 @@ fn recursive_schemas_compile_and_validate() {
       "components":{"schemas":{"Node":{"type":"object","properties":{"v":{"type":"integer"},"kids":{"type":"array","items":{"$ref":"#/components/schemas/Node"}}}}}}}"##;
     let api = CompiledApi::compile(
         &load(spec, "t.json", &MemResolver::default()).unwrap(),
-        &Limits::default(),
+        &OpenApiLimits::default(),
     )
     .unwrap();
     let ApiMatch::Operation(m) = api.find("POST", "/t") else {
@@ -130,7 +136,7 @@ fn fuzz_seeds_replay() {
                 let body = data.get(cut + 1..).unwrap_or(b"");
                 let errors =
                     validate_json_value(&data[..cut], body).expect("seed schema and body parse");
-                assert!(errors.len() <= Limits::default().max_violations);
+                assert!(errors.len() <= OpenApiLimits::default().max_violations);
             } else if let Ok(api) = load_and_compile(&data, "seed") {
                 assert!(api.url_table().to_string().ends_with("operations"));
             }
@@ -143,9 +149,9 @@ fn fuzz_seeds_replay() {
 #[test]
 fn hostile_specs_fail_cleanly() {
     let r = MemResolver::default();
-    let small = Limits {
+    let small = OpenApiLimits {
         max_spec_bytes: 10,
-        ..Limits::default()
+        ..OpenApiLimits::default()
     };
     let e = load_with(
         b"{\"openapi\":\"3.0.0\",\"paths\":{}}",

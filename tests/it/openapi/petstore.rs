@@ -2,7 +2,7 @@
 //! requests: every OpenAPI violation and the allowed cases must come out the same in each version.
 
 use portcullis::waf::Violation;
-use portcullis::waf::openapi::{ApiMatch, CompiledApi, Head, Limits, load};
+use portcullis::waf::openapi::{ApiMatch, CompiledApi, Head, OpenApiLimits, load};
 use portcullis::waf::resolver::NoResolver;
 
 const RID: (&str, &str) = ("X-Request-Id", "123e4567-e89b-12d3-a456-426614174000");
@@ -299,7 +299,7 @@ fn check_spec(file: &str, v3: bool) {
     );
     let bytes = std::fs::read(&path).expect("fixture");
     let spec = load(&bytes, file, &NoResolver).expect("spec loads");
-    let api = CompiledApi::compile(&spec, &Limits::default()).expect("spec compiles");
+    let api = CompiledApi::compile(&spec, &OpenApiLimits::default()).expect("spec compiles");
     assert!(api.warnings.is_empty(), "{:?}", api.warnings);
     let mut failures = Vec::new();
     for case in cases().into_iter().filter(|c| v3 || !c.v3_only) {

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use portcullis::waf::openapi::{ApiMatch, CompiledApi, Head, Limits, load};
+use portcullis::waf::openapi::{ApiMatch, CompiledApi, Head, OpenApiLimits, load};
 use portcullis::waf::resolver::NoResolver;
 
 fn first_existing(candidates: &[PathBuf]) -> Option<PathBuf> {
@@ -16,7 +16,7 @@ fn compile_file(path: &PathBuf) -> CompiledApi {
     let bytes = std::fs::read(path).expect("read spec");
     let link = path.display().to_string();
     let spec = load(&bytes, &link, &NoResolver).unwrap_or_else(|e| panic!("{e}"));
-    CompiledApi::compile(&spec, &Limits::default()).unwrap_or_else(|e| panic!("{e}"))
+    CompiledApi::compile(&spec, &OpenApiLimits::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 #[test]

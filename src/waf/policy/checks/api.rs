@@ -10,7 +10,9 @@ use serde_json::{Map, Value};
 use super::known_fields::Known;
 use crate::support::InlineVec;
 use crate::waf::Resolver;
-use crate::waf::openapi::{self, ApiMatch, Caps, CompiledApi, Head, Limits, Located, Location};
+use crate::waf::openapi::{
+    self, ApiMatch, Caps, CompiledApi, Head, Located, Location, OpenApiLimits,
+};
 use crate::waf::parse::{cookie, query};
 use crate::waf::policy::PolicyError;
 use crate::waf::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch};
@@ -70,7 +72,7 @@ pub fn load_api(
     let bytes = resolver
         .fetch(base, link)
         .map_err(|e| PolicyError(format!("policy.open-api-files[0].link: cannot read {e}")))?;
-    let limits = Limits::default();
+    let limits = OpenApiLimits::default();
     let spec_link = openapi::join_link(base, link);
     let compiled = openapi::load_with(&bytes, &spec_link, resolver, &limits)
         .and_then(|spec| CompiledApi::compile(&spec, &limits))
