@@ -29,7 +29,7 @@ use super::h1::response::ResponseHead;
 use super::h1::timer::Timer;
 use super::h1::upbody::UpConnBody;
 use super::h1::upconn::UpConn;
-use super::h1::wire::Seen;
+use super::h1::wire::HopByHopFields;
 use super::head::valid_authority;
 use super::limits::Limits;
 use super::metrics::{ListenerCounters, Metrics, TunnelSlot};
@@ -117,7 +117,7 @@ pub async fn handle(
         },
     };
     let facts = Facts {
-        seen: Seen::of(&head.headers),
+        seen: HopByHopFields::of(&head.headers),
         upgrade: false,
     };
     let now = tokio::time::Instant::now();

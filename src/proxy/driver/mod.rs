@@ -33,7 +33,7 @@ pub use self::tx::Tx;
 use super::h1::response::ResponseHead;
 use super::h1::timer::Timer;
 use super::h1::upconn::UpConn;
-use super::h1::wire::Seen;
+use super::h1::wire::HopByHopFields;
 use super::handler::{Shared, Site};
 use super::metrics::TunnelSlot;
 use super::refuse::Refusal;
@@ -121,7 +121,7 @@ impl Env<'_> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Facts {
     /// Fields seen while parsing the head.
-    pub seen: Seen,
+    pub seen: HopByHopFields,
     /// A WebSocket upgrade (HTTP/1.1 only).
     pub upgrade: bool,
 }

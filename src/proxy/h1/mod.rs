@@ -42,7 +42,7 @@ pub fn fuzz_wire(bytes: &[u8]) {
                 let head = bytes::Bytes::copy_from_slice(&rest[..end]);
                 if let Ok(req) = wire::parse_request(&head, &lim) {
                     let mut out = Vec::new();
-                    assert_eq!(req.seen, wire::Seen::of(&req.parts.headers));
+                    assert_eq!(req.seen, wire::HopByHopFields::of(&req.parts.headers));
                     wire::encode_request(&mut out, &req.parts, req.seen, Some("127.0.0.1"), &[]);
                 }
             }

@@ -21,22 +21,22 @@ pub struct RequestHead {
     /// `Expect: 100-continue` (HTTP/1.1).
     pub expect_continue: bool,
     /// Fields seen while parsing, so that nothing looks them up in the map again.
-    pub seen: Seen,
+    pub seen: HopByHopFields,
 }
 
 /// What the fields of a request head hold, as far as the upstream request head needs it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Seen {
+pub struct HopByHopFields {
     /// A `Connection` field (it may name more fields to leave out).
     pub connection: bool,
     /// `TE: trailers`: the client accepts trailer fields.
     pub te_trailers: bool,
 }
 
-impl Seen {
+impl HopByHopFields {
     /// What the fields of `h` hold (for heads not parsed here).
-    pub fn of(h: &HeaderMap) -> Seen {
-        Seen {
+    pub fn of(h: &HeaderMap) -> HopByHopFields {
+        HopByHopFields {
             connection: h.contains_key(CONNECTION),
             te_trailers: h
                 .get_all(TE)
@@ -70,7 +70,7 @@ fn build_request(bytes: &Bytes, req: &httparse::Request<'_, '_>, uri: Uri) -> Op
     let method = Method::from_bytes(req.method?.as_bytes()).ok()?;
     let mut headers = HeaderMap::with_capacity(req.headers.len());
     let (mut close, mut keep_alive, mut expect_continue) = (false, false, false);
-    let mut seen = Seen::default();
+    let mut seen = HopByHopFields::default();
     for h in req.headers.iter() {
         let name = HeaderName::from_bytes(h.name.as_bytes()).ok()?;
         let value = HeaderValue::from_maybe_shared(bytes.slice_ref(h.value)).ok()?;
@@ -203,7 +203,7 @@ pub fn put_header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
 pub fn encode_request(
     out: &mut Vec<u8>,
     parts: &http::request::Parts,
-    seen: Seen,
+    seen: HopByHopFields,
     xff: Option<&str>,
     extra: &[(&[u8], &[u8])],
 ) {
@@ -271,7 +271,7 @@ mod tests {
 
     fn upstream_request(head: &str, xff: Option<&str>) -> String {
         let req = parse_request(&Bytes::from(head.to_string()), &LIM).expect("valid");
-        assert_eq!(req.seen, Seen::of(&req.parts.headers));
+        assert_eq!(req.seen, HopByHopFields::of(&req.parts.headers));
         let mut out = Vec::new();
         encode_request(&mut out, &req.parts, req.seen, xff, &[]);
         String::from_utf8(out).expect("utf8")
