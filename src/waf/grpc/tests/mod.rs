@@ -149,7 +149,7 @@ pub fn frame(payload: &[u8]) -> Vec<u8> {
 
 /// What a stream run saw: violations and every `(path, value)` checked.
 #[derive(Debug, Default)]
-pub struct Seen {
+pub struct StreamOutcome {
     pub violations: Vec<Violation>,
     pub strings: Vec<(String, String)>,
     /// One result per fed chunk.
@@ -158,7 +158,7 @@ pub struct Seen {
     pub end: Option<FeedResult>,
 }
 
-impl Seen {
+impl StreamOutcome {
     pub fn kinds(&self) -> Vec<ViolationKind> {
         self.violations.iter().map(|v| v.kind).collect()
     }
@@ -171,8 +171,8 @@ impl Seen {
 }
 
 /// Feeds `chunks` then ends the body; strings containing `<script` get an attack violation.
-pub fn run(stream: &mut GrpcStream, chunks: &[&[u8]]) -> Seen {
-    let mut seen = Seen::default();
+pub fn run(stream: &mut GrpcStream, chunks: &[&[u8]]) -> StreamOutcome {
+    let mut seen = StreamOutcome::default();
     let mut strings = Vec::new();
     {
         let mut check = |path: &str, value: &str| {
