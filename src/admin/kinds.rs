@@ -12,10 +12,13 @@ use super::state::MgmtState;
 use crate::store::WriteTx;
 
 /// Validates and normalises the new state of an object inside its write transaction.
-pub type PrepareFn = fn(&mut Prep<'_, '_>) -> MgmtResult<()>;
+pub type PrepareFn = fn(&mut PendingWrite<'_, '_>) -> MgmtResult<()>;
 /// Custom PATCH semantics (e.g. data-group `?options=records add`); returns the merged object.
-pub type PatchFn =
-    fn(&Prep<'_, '_>, &Map<String, Value>, Option<&str>) -> MgmtResult<Option<Map<String, Value>>>;
+pub type PatchFn = fn(
+    &PendingWrite<'_, '_>,
+    &Map<String, Value>,
+    Option<&str>,
+) -> MgmtResult<Option<Map<String, Value>>>;
 /// Refuses a delete (object in use) with the error to send.
 pub type DeleteFn = fn(&MgmtState, &WriteTx<'_>, &ObjName) -> MgmtResult<()>;
 /// Adds computed fields on the way out (status, references).
@@ -44,7 +47,7 @@ pub struct KindSpec {
 fn no_defaults() -> Value {
     Value::Object(Map::new())
 }
-fn no_prepare(_: &mut Prep<'_, '_>) -> MgmtResult<()> {
+fn no_prepare(_: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     Ok(())
 }
 fn no_delete_check(_: &MgmtState, _: &WriteTx<'_>, _: &ObjName) -> MgmtResult<()> {
@@ -69,8 +72,8 @@ impl KindSpec {
     };
 }
 
-/// What `prepare` sees.
-pub struct Prep<'a, 'b> {
+/// An object about to be written, inside its write transaction: what `prepare` and `patch` see.
+pub struct PendingWrite<'a, 'b> {
     pub st: &'a MgmtState,
     pub tx: &'a mut WriteTx<'b>,
     pub obj: &'a mut Map<String, Value>,

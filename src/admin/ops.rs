@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::error::{MgmtError, MgmtResult};
-use super::kinds::{Coll, Prep, str_field};
+use super::kinds::{Coll, PendingWrite, str_field};
 use super::names::ObjName;
 use super::state::MgmtState;
 use crate::store::{Table, WriteTx};
@@ -123,7 +123,7 @@ pub fn commit(
     created: bool,
     user: &str,
 ) -> MgmtResult<Map<String, Value>> {
-    (c.spec.prepare)(&mut Prep {
+    (c.spec.prepare)(&mut PendingWrite {
         st,
         tx: &mut *tx,
         obj: &mut attrs,
@@ -204,7 +204,7 @@ pub fn update_in(
         let custom = match c.spec.patch {
             Some(f) => {
                 let mut probe = existing.clone();
-                let prep = Prep {
+                let prep = PendingWrite {
                     st,
                     tx: &mut *tx,
                     obj: &mut probe,

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::{KindSpec, Prep};
+use crate::admin::kinds::{KindSpec, PendingWrite};
 use crate::admin::names::ObjName;
 use crate::admin::state::MgmtState;
 use crate::store::{Table, WriteTx};
@@ -64,7 +64,7 @@ fn hash_plain_keys(obj: &mut Map<String, Value>) {
     }
 }
 
-fn prepare(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
+fn prepare(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     hash_plain_keys(p.obj);
     let fp = p.name.full_path();
     compile(p.obj, &fp)

@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use serde_json::{Map, Value, json};
 
 use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::{KindSpec, Prep, str_field};
+use crate::admin::kinds::{KindSpec, PendingWrite, str_field};
 
 pub static INTERNAL: KindSpec = KindSpec {
     path: "/mgmt/tm/ltm/data-group/internal",
@@ -34,7 +34,7 @@ const IDENTITY: &[&str] = &[
     "fullPath",
 ];
 
-fn prepare_dg(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
+fn prepare_dg(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     let ty = str_field(p.obj, "type")?.unwrap_or("string").to_string();
     if !matches!(ty.as_str(), "string" | "ip" | "integer") {
         return Err(MgmtError::bad_request(format!(
@@ -100,7 +100,7 @@ fn check_key(ty: &str, key: &str) -> MgmtResult<()> {
 }
 
 fn patch_dg(
-    p: &Prep<'_, '_>,
+    p: &PendingWrite<'_, '_>,
     body: &Map<String, Value>,
     options: Option<&str>,
 ) -> MgmtResult<Option<Map<String, Value>>> {

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::{KindSpec, Prep, str_field};
+use crate::admin::kinds::{KindSpec, PendingWrite, str_field};
 
 pub static DEVICE_GROUP: KindSpec = KindSpec {
     path: "/mgmt/tm/cm/device-group",
@@ -26,7 +26,7 @@ fn dg_defaults() -> Value {
            "networkFailover": "enabled", "saveOnAutoSync": "false", "type": "sync-only"})
 }
 
-fn prepare_device_group(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
+fn prepare_device_group(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     if let Some(t) = str_field(p.obj, "type")?
         && !matches!(t, "sync-only" | "sync-failover")
     {

@@ -7,7 +7,7 @@ use std::net::IpAddr;
 use serde_json::{Map, Value, json};
 
 use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::{Coll, KindSpec, Prep, str_field};
+use crate::admin::kinds::{Coll, KindSpec, PendingWrite, str_field};
 use crate::admin::names::{ObjName, full_path_of};
 use crate::admin::ops::commit;
 use crate::admin::state::MgmtState;
@@ -77,7 +77,7 @@ pub fn normalise_monitor(tx: &WriteTx<'_>, m: &str) -> MgmtResult<String> {
     Ok(out.join(" "))
 }
 
-fn prepare_pool(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
+fn prepare_pool(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     if let Some(m) = str_field(p.obj, "monitor")?.map(str::to_string) {
         let norm = normalise_monitor(p.tx, &m)?;
         p.obj.insert("monitor".into(), json!(norm));
@@ -159,7 +159,7 @@ pub fn split_member(name: &str) -> MgmtResult<(String, u16)> {
     Ok((addr.to_string(), port))
 }
 
-fn prepare_member(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
+fn prepare_member(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     let (addr, _) = split_member(&p.name.name)?;
     let address = match str_field(p.obj, "address")? {
         Some(a) => a.to_string(),
@@ -241,7 +241,7 @@ fn member_state(st: &MgmtState, obj: &mut Map<String, Value>) {
     }
 }
 
-fn prepare_node(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
+fn prepare_node(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     let address = str_field(p.obj, "address")?.ok_or_else(|| {
         MgmtError::bad_request("01070734:3: Configuration error: a node requires an address.")
     })?;

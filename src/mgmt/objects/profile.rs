@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::{KindSpec, Prep, str_field};
+use crate::admin::kinds::{KindSpec, PendingWrite, str_field};
 use crate::admin::names::full_path_of;
 use crate::store::{Table, WriteTx};
 
@@ -122,7 +122,7 @@ pub fn monitor_exists(tx: &WriteTx<'_>, full_path: &str) -> MgmtResult<bool> {
     Ok(false)
 }
 
-fn prepare_http(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
+fn prepare_http(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     if let Some(x) = str_field(p.obj, "xForwardedFor")?
         && !matches!(x, "enabled" | "disabled")
     {
@@ -147,7 +147,7 @@ fn file_ref(tx: &WriteTx<'_>, kind: &str, v: &str) -> MgmtResult<String> {
     Ok(fp)
 }
 
-fn prepare_ssl(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
+fn prepare_ssl(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     for (k, kind) in [
         ("cert", "ssl-cert"),
         ("key", "ssl-key"),
@@ -193,7 +193,7 @@ fn prepare_ssl(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
     Ok(())
 }
 
-fn prepare_monitor(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
+fn prepare_monitor(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     for k in ["interval", "timeout"] {
         if let Some(v) = p.obj.get(k) {
             let n = v

@@ -2,7 +2,7 @@
 //! server cannot be deleted.
 
 use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::{KindSpec, Prep, str_field};
+use crate::admin::kinds::{KindSpec, PendingWrite, str_field};
 use crate::admin::names::ObjName;
 use crate::admin::state::MgmtState;
 use crate::store::{Table, WriteTx};
@@ -18,7 +18,7 @@ pub static RULE: KindSpec = KindSpec {
 /// The largest rule text accepted (bytes).
 const MAX_RULE: usize = 1024 * 1024;
 
-fn prepare_rule(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
+fn prepare_rule(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     let text = str_field(p.obj, "apiAnonymous")?.ok_or_else(|| {
         MgmtError::bad_request("01070712:3: A rule requires its text in apiAnonymous.")
     })?;

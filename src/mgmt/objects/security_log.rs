@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::admin::error::{MgmtError, MgmtResult};
 use crate::admin::kinds::{Coll, ParentRef};
-use crate::admin::kinds::{KindSpec, Prep};
+use crate::admin::kinds::{KindSpec, PendingWrite};
 use crate::admin::names::{ObjName, full_path_of};
 use crate::admin::ops::{commit, strip_read_only};
 use crate::admin::state::MgmtState;
@@ -34,7 +34,7 @@ pub static APPLICATION: KindSpec = KindSpec {
     ..KindSpec::BASE
 };
 
-fn prepare_application(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
+fn prepare_application(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     let name = p.name.full_path();
     parse_app(p.obj, &name).map_err(|e| {
         let profile = p.parent.map(|r| r.name.full_path()).unwrap_or_default();
@@ -45,7 +45,7 @@ fn prepare_application(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
 
 /// A profile body's inline `application` entries (object keyed by name, array, or expanded
 /// `applicationReference`) replace its sub-collection, validated as one change.
-fn prepare_profile(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
+fn prepare_profile(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     let profile = p.name.full_path();
     let bad = |e: String| MgmtError::bad_request(format!("Log profile {profile}: {e}."));
     let entries = applications(p.obj, &p.name.name).map_err(bad)?;
@@ -109,7 +109,7 @@ fn profile_in_use(_: &MgmtState, tx: &WriteTx<'_>, n: &ObjName) -> MgmtResult<()
 /// Normalises a virtual server's `securityLogProfiles` to fullPaths of existing profiles (names
 /// may come quoted, as the real system shows those containing spaces). Called by the virtual's
 /// `prepare`.
-pub fn check_virtual_profiles(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
+pub fn check_virtual_profiles(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     let Some(v) = p.obj.get("securityLogProfiles").cloned() else {
         return Ok(());
     };

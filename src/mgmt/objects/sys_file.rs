@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use sha1::{Digest, Sha1};
 
 use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::{Coll, KindSpec, Prep, str_field};
+use crate::admin::kinds::{Coll, KindSpec, PendingWrite, str_field};
 use crate::admin::names::{ObjName, check_name};
 use crate::admin::ops::{commit, parse_object};
 use crate::admin::reply::Reply;
@@ -96,7 +96,7 @@ pub fn stored_path(st: &MgmtState, key: &str) -> PathBuf {
     st.filestore_dir().join(kind_dir(key)).join(seg)
 }
 
-fn prepare_file(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
+fn prepare_file(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     let src = str_field(p.obj, "sourcePath")?
         .ok_or_else(|| {
             MgmtError::bad_request(

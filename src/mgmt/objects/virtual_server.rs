@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::profile::profile_type;
 use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::{Coll, KindSpec, Prep, str_field};
+use crate::admin::kinds::{Coll, KindSpec, PendingWrite, str_field};
 use crate::admin::names::{ObjName, full_path_of};
 use crate::admin::ops::commit;
 use crate::admin::state::MgmtState;
@@ -127,7 +127,7 @@ fn profile_list(v: &Value) -> MgmtResult<Vec<(String, String)>> {
     Ok(out)
 }
 
-fn prepare_virtual(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
+fn prepare_virtual(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     let dest = str_field(p.obj, "destination")?.ok_or_else(|| {
         MgmtError::bad_request(
             "01070734:3: Configuration error: a virtual server requires a destination.",
@@ -262,7 +262,7 @@ fn prepare_virtual(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
     Ok(())
 }
 
-fn prepare_profile_ref(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
+fn prepare_profile_ref(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     let ctx = str_field(p.obj, "context")?.unwrap_or("all").to_string();
     if !matches!(ctx.as_str(), "all" | "clientside" | "serverside") {
         return Err(MgmtError::bad_request(format!(
@@ -279,7 +279,7 @@ fn prepare_profile_ref(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
     Ok(())
 }
 
-fn prepare_vaddr(p: &mut Prep<'_, '_>) -> MgmtResult<()> {
+fn prepare_vaddr(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     let a = str_field(p.obj, "address")?
         .unwrap_or(&p.name.name)
         .to_string();
