@@ -186,7 +186,7 @@ impl ControllerClient {
     /// fails with `CertificateChanged` when a pin is set and differs.
     pub async fn fingerprint(&self) -> Result<String, ClientError> {
         match self.with_retries(&Op::Fingerprint).await? {
-            Answer::Fingerprint(fp) => Ok(fp),
+            Answer::Fingerprint(fingerprint) => Ok(fingerprint),
             Answer::Response(..) => Err(ClientError::BadResponse {
                 addr: self.address(),
                 path: String::new(),
@@ -374,8 +374,8 @@ impl ControllerClient {
         });
         match connector.connect(name, tcp).await {
             Ok(s) => {
-                let fp = verifier.seen().unwrap_or_default();
-                Ok((s, fp))
+                let fingerprint = verifier.seen().unwrap_or_default();
+                Ok((s, fingerprint))
             }
             Err(e) => {
                 let seen = verifier.seen();

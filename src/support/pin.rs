@@ -37,10 +37,10 @@ impl ServerCertVerifier for Pinned {
         _: &[u8],
         _: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        let fp = fingerprint_of(end_entity.as_ref());
-        *self.seen.lock() = Some(fp.clone());
+        let fingerprint = fingerprint_of(end_entity.as_ref());
+        *self.seen.lock() = Some(fingerprint.clone());
         match &self.pin {
-            Some(p) if !p.eq_ignore_ascii_case(&fp) => {
+            Some(p) if !p.eq_ignore_ascii_case(&fingerprint) => {
                 Err(rustls::Error::General("pinned fingerprint mismatch".into()))
             }
             _ => Ok(ServerCertVerified::assertion()),
@@ -111,9 +111,9 @@ mod tests {
 
     #[test]
     fn fingerprint_is_colon_separated_sha256() {
-        let fp = fingerprint_of(b"abc");
-        assert_eq!(fp.len(), 32 * 3 - 1);
-        assert!(fp.starts_with("BA:78:16:BF"));
+        let fingerprint = fingerprint_of(b"abc");
+        assert_eq!(fingerprint.len(), 32 * 3 - 1);
+        assert!(fingerprint.starts_with("BA:78:16:BF"));
     }
 
     fn check(v: &Pinned, der: &[u8]) -> Result<ServerCertVerified, rustls::Error> {

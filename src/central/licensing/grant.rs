@@ -82,15 +82,15 @@ pub async fn identify(
         pin: None,
     } = target
     {
-        let fp = client.fingerprint().await.map_err(|e| e.to_string())?;
+        let fingerprint = client.fingerprint().await.map_err(|e| e.to_string())?;
         let pinned = Target::Unmanaged {
             address: address.clone(),
             user: user.clone(),
             password: password.clone(),
-            pin: Some(fp.clone()),
+            pin: Some(fingerprint.clone()),
         };
         client = pinned.client(limits);
-        fields.insert("deviceFingerprint".into(), json!(fp));
+        fields.insert("deviceFingerprint".into(), json!(fingerprint));
     }
     let info = client
         .get_json("/mgmt/shared/identified-devices/config/device-info")

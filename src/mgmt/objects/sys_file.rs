@@ -214,7 +214,7 @@ pub fn parse_certificate(bytes: &[u8]) -> Option<(String, Map<String, Value>)> {
         bytes.to_vec()
     };
     let (_, cert) = x509_parser::parse_x509_certificate(&der).ok()?;
-    let fp: Vec<String> = sha2::Sha256::digest(&der)
+    let fingerprint: Vec<String> = sha2::Sha256::digest(&der)
         .iter()
         .map(|b| format!("{b:02X}"))
         .collect();
@@ -240,7 +240,7 @@ pub fn parse_certificate(bytes: &[u8]) -> Option<(String, Map<String, Value>)> {
     );
     info.insert(
         "fingerprint".into(),
-        json!(format!("SHA256/{}", fp.join(":"))),
+        json!(format!("SHA256/{}", fingerprint.join(":"))),
     );
     info.insert("keyType".into(), json!(key_type));
     info.insert("serialNumber".into(), json!(cert.raw_serial_as_string()));
