@@ -92,11 +92,13 @@ fn delete_matching(ctx: &Ctx<'_>, c: &Coll, glob: &str) -> MgmtResult<Reply> {
                 .is_some_and(|n| super::query::glob(glob, n))
         })
         .filter_map(|o| {
-            o.get("fullPath").and_then(Value::as_str).and_then(|fp| {
-                c.name_of(&fp.replace('/', "~"))
-                    .ok()
-                    .or_else(|| c.name_of(fp).ok())
-            })
+            o.get("fullPath")
+                .and_then(Value::as_str)
+                .and_then(|full_path| {
+                    c.name_of(&full_path.replace('/', "~"))
+                        .ok()
+                        .or_else(|| c.name_of(full_path).ok())
+                })
         })
         .collect();
     ctx.st.store.write(|tx| {

@@ -32,17 +32,17 @@ const MAX_TTL_SECS: u64 = 10 * 365 * 86_400;
 
 /// The revocations store of profile `name`, or the error naming what is missing.
 fn store_of(ctx: &Ctx<'_>, name: &ObjName) -> MgmtResult<SharedStore> {
-    let fp = name.full_path();
+    let full_path = name.full_path();
     let key = format!("{}/{}", API_ACCESS.path, name.tilde());
     let Some(Value::Object(obj)) = ctx.st.store.get(Table::Objects, &key)? else {
-        return Err(MgmtError::not_found("Profile", &fp));
+        return Err(MgmtError::not_found("Profile", &full_path));
     };
-    compile(&obj, &fp)
+    compile(&obj, &full_path)
         .map_err(MgmtError::bad_request)?
         .revocations
         .ok_or_else(|| {
             MgmtError::bad_request(format!(
-                "Access profile {fp} has no revocations store; set its revocations.redis first."
+                "Access profile {full_path} has no revocations store; set its revocations.redis first."
             ))
         })
 }

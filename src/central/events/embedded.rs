@@ -47,8 +47,8 @@ fn matches(q: &Search, v: &Value) -> bool {
             .as_ref()
             .is_none_or(|ids| ids.iter().any(|d| v["device"]["machineId"] == d.as_str()))
         && q.policy.as_deref().is_none_or(|p| {
-            let fp = s("policyName");
-            fp == p || (!p.contains('/') && fp.rsplit('/').next() == Some(p))
+            let full_path = s("policyName");
+            full_path == p || (!p.contains('/') && full_path.rsplit('/').next() == Some(p))
         })
         && q.violation
             .as_deref()

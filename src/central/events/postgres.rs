@@ -67,8 +67,8 @@ fn failed(label: &str) -> impl Fn(&dyn std::fmt::Display) -> String + '_ {
 }
 
 /// The last segment of a policy fullPath (its name).
-fn policy_name(fp: &str) -> &str {
-    fp.rsplit('/').next().unwrap_or(fp)
+fn policy_name(full_path: &str) -> &str {
+    full_path.rsplit('/').next().unwrap_or(full_path)
 }
 
 /// TLS towards the database: its certificate must chain to the CA certificates of `ca_file` (PEM)

@@ -24,8 +24,8 @@ pub struct Obj {
 impl Obj {
     /// The store key (`/mgmt/tm/ltm/pool/~T~A~p`).
     pub fn key(&self) -> String {
-        let fp = self.body["name"].as_str().unwrap_or_default();
-        format!("{}/{}", self.coll, fp.replace('/', "~"))
+        let full_path = self.body["name"].as_str().unwrap_or_default();
+        format!("{}/{}", self.coll, full_path.replace('/', "~"))
     }
 }
 
@@ -80,34 +80,34 @@ pub fn plan_tenant(adc: &Adc, t: &Tenant) -> Plan {
     let mut plan = Plan::default();
     for app in &t.apps {
         for named in &app.items {
-            let fp = named.full_path.as_str();
+            let full_path = named.full_path.as_str();
             match &named.item {
                 Item::Certificate { cert, key, chain } => {
                     let file = format!("as3_{}_{}_{}", t.name, app.name, named.name);
-                    let mut file_obj = |coll, ext: &str, fp: String, pem: &Pem| {
+                    let mut file_obj = |coll, ext: &str, full_path: String, pem: &Pem| {
                         if let Pem::Inline(text) = pem {
                             let f = format!("{file}.{ext}");
                             plan.objects.push(Obj {
                                 coll,
-                                body: json!({"name": fp, "sourcePath": format!("file:{}{f}", sys_file::DOWNLOADS)}),
+                                body: json!({"name": full_path, "sourcePath": format!("file:{}{f}", sys_file::DOWNLOADS)}),
                             });
                             plan.files.push((f, text.clone()));
                         }
                     };
-                    file_obj(sys_file::SSL_CERT.path, "crt", fp.to_string(), cert);
-                    file_obj(sys_file::SSL_KEY.path, "key", fp.to_string(), key);
+                    file_obj(sys_file::SSL_CERT.path, "crt", full_path.to_string(), cert);
+                    file_obj(sys_file::SSL_KEY.path, "key", full_path.to_string(), key);
                     if let Some(c) = chain {
-                        file_obj(sys_file::SSL_CERT.path, "chain", format!("{fp}-bundle"), c);
+                        file_obj(sys_file::SSL_CERT.path, "chain", format!("{full_path}-bundle"), c);
                     }
                 }
                 Item::HttpProfile { x_forwarded_for } => plan.objects.push(Obj {
                     coll: profile::HTTP.path,
-                    body: json!({"name": fp, "defaultsFrom": "/Common/http",
+                    body: json!({"name": full_path, "defaultsFrom": "/Common/http",
                                  "xForwardedFor": if *x_forwarded_for { "enabled" } else { "disabled" }}),
                 }),
                 Item::TcpProfile { idle_timeout } => plan.objects.push(Obj {
                     coll: profile::TCP.path,
-                    body: json!({"name": fp, "defaultsFrom": "/Common/tcp", "idleTimeout": idle_timeout}),
+                    body: json!({"name": full_path, "defaultsFrom": "/Common/tcp", "idleTimeout": idle_timeout}),
                 }),
                 Item::TlsServer { certificates } => {
                     let chains: Vec<Value> = certificates
@@ -116,7 +116,7 @@ pub fn plan_tenant(adc: &Adc, t: &Tenant) -> Plan {
                         .collect();
                     plan.objects.push(Obj {
                         coll: profile::CLIENT_SSL.path,
-                        body: json!({"name": fp, "defaultsFrom": "/Common/clientssl", "certKeyChain": chains}),
+                        body: json!({"name": full_path, "defaultsFrom": "/Common/clientssl", "certKeyChain": chains}),
                     });
                 }
                 Item::Pool(p) => {
@@ -139,7 +139,7 @@ pub fn plan_tenant(adc: &Adc, t: &Tenant) -> Plan {
                                    "session": if m.enabled { "user-enabled" } else { "user-disabled" }})
                         })
                         .collect();
-                    let mut body = json!({"name": fp, "loadBalancingMode": p.lb_mode, "members": members});
+                    let mut body = json!({"name": full_path, "loadBalancingMode": p.lb_mode, "members": members});
                     if let Some(m) = monitor {
                         body["monitor"] = json!(m);
                     }
@@ -162,7 +162,7 @@ pub fn plan_tenant(adc: &Adc, t: &Tenant) -> Plan {
                     };
                     // The monitor objects keep `\r\n` escaped, as tmsh shows them.
                     let esc = |t: &str| t.replace('\r', "\\r").replace('\n', "\\n");
-                    let mut body = json!({"name": fp, "interval": interval, "timeout": timeout});
+                    let mut body = json!({"name": full_path, "interval": interval, "timeout": timeout});
                     if let Some(t) = send {
                         body["send"] = json!(esc(t));
                     }
@@ -176,13 +176,13 @@ pub fn plan_tenant(adc: &Adc, t: &Tenant) -> Plan {
                         route_domain: t.route_domain,
                         enabled: t.enabled && app.enabled && s.enabled,
                     };
-                    service(&mut plan, &t.name, fp, s, on)
+                    service(&mut plan, &t.name, full_path, s, on)
                 }
                 Item::WafPolicy {
                     source,
                     enforcement,
                 } => plan.policies.push(PolicyPlan {
-                    full_path: fp.to_string(),
+                    full_path: full_path.to_string(),
                     source: source.clone(),
                     enforcement: *enforcement,
                 }),
@@ -237,7 +237,7 @@ struct Switches {
     enabled: bool,
 }
 
-fn service(plan: &mut Plan, tenant: &str, fp: &str, s: &Service, on: Switches) {
+fn service(plan: &mut Plan, tenant: &str, full_path: &str, s: &Service, on: Switches) {
     let tcp = if s.tcp_client.path() == s.tcp_server.path() {
         vec![json!({"name": s.tcp_client.path(), "context": "all"})]
     } else {
@@ -250,9 +250,9 @@ fn service(plan: &mut Plan, tenant: &str, fp: &str, s: &Service, on: Switches) {
     for (i, addr) in s.addresses.iter().enumerate() {
         let addr = &with_route_domain(addr, on.route_domain);
         let name = if i == 0 {
-            fp.to_string()
+            full_path.to_string()
         } else {
-            format!("{fp}-{i}-")
+            format!("{full_path}-{i}-")
         };
         let mut profiles = tcp.clone();
         profiles.push(json!({"name": s.http.path(), "context": "all"}));

@@ -30,7 +30,7 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
     let req = parse_object(body)?;
     let target = target_of(&req).map_err(MgmtError::bad_request)?;
     let obj = target.object(ctx.st)?;
-    let fp = obj["fullPath"].as_str().unwrap_or_default().to_string();
+    let full_path = obj["fullPath"].as_str().unwrap_or_default().to_string();
     let format = req.get("format").and_then(Value::as_str).unwrap_or("json");
     if !format.eq_ignore_ascii_case("json") {
         return Err(MgmtError::bad_request(format!(
@@ -52,37 +52,37 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
     fields.insert("inline".into(), json!(inline));
     fields.insert(
         "policyReference".into(),
-        json!({"link": obj["selfLink"], "fullPath": fp}),
+        json!({"link": obj["selfLink"], "fullPath": full_path}),
     );
     let task = tasks::create(ctx.st, &EXPORT, fields)?;
     tasks::spawn(ctx.st, &EXPORT, &task, move |st| {
-        run(st, &fp, &filename, inline)
+        run(st, &full_path, &filename, inline)
     })?;
     Ok(Reply::json(Value::Object(task)))
 }
 
-/// The document of policy `fp` as exported: its edited version, named by the policy.
-pub fn document(st: &MgmtState, fp: &str) -> MgmtResult<Value> {
-    let s = stored(st, &edited_key(&policy_id(fp)))?
-        .ok_or_else(|| MgmtError::not_found("Policy", fp))?;
+/// The document of policy `full_path` as exported: its edited version, named by the policy.
+pub fn document(st: &MgmtState, full_path: &str) -> MgmtResult<Value> {
+    let s = stored(st, &edited_key(&policy_id(full_path)))?
+        .ok_or_else(|| MgmtError::not_found("Policy", full_path))?;
     let mut doc = s.doc;
     if let Some(Value::Object(p)) = doc.get_mut("policy") {
-        let name = fp.rsplit('/').next().unwrap_or_default();
+        let name = full_path.rsplit('/').next().unwrap_or_default();
         p.insert("name".into(), json!(name));
-        p.insert("fullPath".into(), json!(fp));
+        p.insert("fullPath".into(), json!(full_path));
     }
     Ok(doc)
 }
 
-fn run(st: &MgmtState, fp: &str, filename: &str, inline: bool) -> Outcome {
-    let doc = document(st, fp).map_err(|e| e.message)?;
+fn run(st: &MgmtState, full_path: &str, filename: &str, inline: bool) -> Outcome {
+    let doc = document(st, full_path).map_err(|e| e.message)?;
     let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
     let mut result = Map::new();
     if inline {
         result.insert("file".into(), json!(text));
         result.insert(
             "message".into(),
-            json!(format!("The security policy {fp} was exported.")),
+            json!(format!("The security policy {full_path} was exported.")),
         );
     } else {
         let dir = st.downloads_dir();
@@ -92,7 +92,7 @@ fn run(st: &MgmtState, fp: &str, filename: &str, inline: bool) -> Outcome {
         result.insert(
             "message".into(),
             json!(format!(
-                "The security policy {fp} was exported to {filename}; download it from /mgmt/tm/asm/file-transfer/downloads/{filename}."
+                "The security policy {full_path} was exported to {filename}; download it from /mgmt/tm/asm/file-transfer/downloads/{filename}."
             )),
         );
     }

@@ -238,7 +238,7 @@ fn run(st: &MgmtState, req: &ImportRequest) -> Outcome {
         .pointer("/policy/name")
         .and_then(Value::as_str)
         .map(str::to_string);
-    let fp = match &req.target {
+    let full_path = match &req.target {
         Some(Target::Path(p)) => p.clone(),
         Some(Target::Id(id)) => object(st, id)
             .map(|o| fp_of(&o))
@@ -260,11 +260,11 @@ fn run(st: &MgmtState, req: &ImportRequest) -> Outcome {
                 .full_path()
         }
     };
-    let short = fp.rsplit('/').next().unwrap_or_default().to_string();
+    let short = full_path.rsplit('/').next().unwrap_or_default().to_string();
     match (&req.source, &req.target, &doc_name) {
         (Source::Link(_), Some(Target::Path(_)), Some(n)) if *n != short => {
             return Err(format!(
-                "The policy name '{n}' in the pulled file does not match the name '{short}' of fullPath '{fp}'."
+                "The policy name '{n}' in the pulled file does not match the name '{short}' of fullPath '{full_path}'."
             ));
         }
         _ => {
@@ -273,11 +273,11 @@ fn run(st: &MgmtState, req: &ImportRequest) -> Outcome {
             }
         }
     }
-    let obj = put_policy_linked(st, &fp, &doc, &base).map_err(|e| e.message)?;
+    let obj = put_policy_linked(st, &full_path, &doc, &base).map_err(|e| e.message)?;
     let template = obj["templateReference"]["name"]
         .as_str()
         .unwrap_or_default();
-    let reference = json!({"link": obj["selfLink"], "fullPath": fp});
+    let reference = json!({"link": obj["selfLink"], "fullPath": full_path});
     let mut out = Map::new();
     out.insert("policyReference".into(), reference.clone());
     out.insert(
@@ -285,7 +285,7 @@ fn run(st: &MgmtState, req: &ImportRequest) -> Outcome {
         json!({
             "policyReference": reference,
             "message": format!(
-                "The operation was completed successfully. The security policy name is '{fp}'. Policy Template set to {}.",
+                "The operation was completed successfully. The security policy name is '{full_path}'. Policy Template set to {}.",
                 template_title(template)
             ),
         }),

@@ -28,7 +28,7 @@ pub fn item(st: &MgmtState, e: &Value) -> Value {
     let blocked = s("action") == "block";
     let rating = e.get("rating").cloned().unwrap_or(json!(0));
     let policy = match e.get("policyFullPath").and_then(Value::as_str) {
-        Some(fp) => fp.to_string(),
+        Some(full_path) => full_path.to_string(),
         None => policy_path(s("policy"), None),
     };
     let policy_ref =

@@ -40,11 +40,11 @@ pub type Attached = HashMap<String, String>;
 pub fn attached_policies(st: &MgmtState) -> Attached {
     let mut out = Attached::new();
     for p in children(st, POLICIES).unwrap_or_default() {
-        let Some(fp) = p.get("fullPath").and_then(Value::as_str) else {
+        let Some(full_path) = p.get("fullPath").and_then(Value::as_str) else {
             continue;
         };
         for v in virtuals_of(&p) {
-            out.insert(v, fp.to_string());
+            out.insert(v, full_path.to_string());
         }
     }
     out
@@ -291,7 +291,7 @@ impl Routing {
         let mut virtuals = HashMap::new();
         let vss = children(st, "/mgmt/tm/ltm/virtual").unwrap_or_default();
         for vs in vss {
-            let Some(fp) = vs.get("fullPath").and_then(Value::as_str) else {
+            let Some(full_path) = vs.get("fullPath").and_then(Value::as_str) else {
                 continue;
             };
             let Some(profiles) = vs.get("securityLogProfiles").and_then(Value::as_array) else {
@@ -333,7 +333,7 @@ impl Routing {
                     log.remote.push(d);
                 }
             }
-            virtuals.insert(fp.to_string(), log);
+            virtuals.insert(full_path.to_string(), log);
         }
         Table {
             generation,

@@ -63,7 +63,9 @@ pub fn param_value(s: &str) -> String {
 /// that policy has this name, else the name itself when it is a path, else `/Common/<name>`.
 pub fn policy_path(name: &str, attached: Option<&str>) -> String {
     match attached {
-        Some(fp) if fp == name || fp.rsplit('/').next() == Some(name) => fp.to_string(),
+        Some(full_path) if full_path == name || full_path.rsplit('/').next() == Some(name) => {
+            full_path.to_string()
+        }
         _ if name.starts_with('/') => name.to_string(),
         _ => format!("/Common/{name}"),
     }

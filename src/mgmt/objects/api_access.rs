@@ -66,8 +66,8 @@ fn hash_plain_keys(obj: &mut Map<String, Value>) {
 
 fn prepare(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     hash_plain_keys(p.obj);
-    let fp = p.name.full_path();
-    compile(p.obj, &fp)
+    let full_path = p.name.full_path();
+    compile(p.obj, &full_path)
         .map(|_| ())
         .map_err(MgmtError::bad_request)
 }
@@ -90,9 +90,9 @@ fn in_use(_: &MgmtState, tx: &WriteTx<'_>, n: &ObjName) -> MgmtResult<()> {
     Ok(())
 }
 
-/// The validated profile of a stored object (`fp` names it in errors).
-pub fn compile(obj: &Map<String, Value>, fp: &str) -> Result<AccessProfile, String> {
-    from_value(&document(obj), fp).map_err(|e| format!("Access profile {fp}: {e}"))
+/// The validated profile of a stored object (`full_path` names it in errors).
+pub fn compile(obj: &Map<String, Value>, full_path: &str) -> Result<AccessProfile, String> {
+    from_value(&document(obj), full_path).map_err(|e| format!("Access profile {full_path}: {e}"))
 }
 
 #[cfg(test)]

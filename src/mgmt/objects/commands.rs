@@ -155,14 +155,16 @@ fn list(ctx: &Ctx<'_>, module: &str, kind: &str, name: Option<&str>) -> MgmtResu
     }
     let mut out = String::new();
     for obj in children(ctx.st, &path)? {
-        let fp = obj
+        let full_path = obj
             .get("fullPath")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        if name.is_some_and(|n| n != fp && Some(n) != obj.get("name").and_then(Value::as_str)) {
+        if name
+            .is_some_and(|n| n != full_path && Some(n) != obj.get("name").and_then(Value::as_str))
+        {
             continue;
         }
-        out.push_str(&format!("{module} {kind} {fp} {{\n"));
+        out.push_str(&format!("{module} {kind} {full_path} {{\n"));
         for (k, v) in &obj {
             if matches!(
                 k.as_str(),

@@ -66,13 +66,13 @@ pub fn normalise_monitor(tx: &WriteTx<'_>, m: &str) -> MgmtResult<String> {
             out.push(tok.to_string());
             continue;
         }
-        let fp = full_path_of(tok)?;
-        if !super::profile::monitor_exists(tx, &fp)? {
+        let full_path = full_path_of(tok)?;
+        if !super::profile::monitor_exists(tx, &full_path)? {
             return Err(MgmtError::bad_request(format!(
-                "01020036:3: The requested monitor ({fp}) was not found."
+                "01020036:3: The requested monitor ({full_path}) was not found."
             )));
         }
-        out.push(fp);
+        out.push(full_path);
     }
     Ok(out.join(" "))
 }
@@ -168,17 +168,17 @@ fn prepare_member(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     let ip = address.split('%').next().unwrap_or_default();
     if ip.parse::<IpAddr>().is_err() {
         // A node name: it must exist, and its address is used.
-        let fp = format!("/{}/{}", p.name.partition, addr);
+        let full_path = format!("/{}/{}", p.name.partition, addr);
         let node = p.tx.get(
             Table::Objects,
-            &format!("/mgmt/tm/ltm/node/{}", fp.replace('/', "~")),
+            &format!("/mgmt/tm/ltm/node/{}", full_path.replace('/', "~")),
         )?;
         let a = node
             .as_ref()
             .and_then(|n| n["address"].as_str())
             .ok_or_else(|| {
                 MgmtError::bad_request(format!(
-                    "01020036:3: The requested node ({fp}) was not found."
+                    "01020036:3: The requested node ({full_path}) was not found."
                 ))
             })?;
         p.obj.insert("address".into(), json!(a));
@@ -260,16 +260,16 @@ fn prepare_node(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
 }
 
 fn pool_in_use(_: &MgmtState, tx: &WriteTx<'_>, n: &ObjName) -> MgmtResult<()> {
-    let fp = n.full_path();
+    let full_path = n.full_path();
     for k in tx.keys(Table::Objects, "/mgmt/tm/ltm/virtual/")? {
         if k["/mgmt/tm/ltm/virtual/".len()..].contains('/') {
             continue;
         }
         if let Some(v) = tx.get(Table::Objects, &k)?
-            && v["pool"].as_str() == Some(fp.as_str())
+            && v["pool"].as_str() == Some(full_path.as_str())
         {
             return Err(MgmtError::bad_request(format!(
-                "01070265:3: The Pool ({fp}) cannot be deleted because it is in use by a Virtual Server ({}).",
+                "01070265:3: The Pool ({full_path}) cannot be deleted because it is in use by a Virtual Server ({}).",
                 v["fullPath"].as_str().unwrap_or_default()
             )));
         }

@@ -31,7 +31,7 @@ fn prepare_rule(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
 }
 
 fn rule_in_use(_: &MgmtState, tx: &WriteTx<'_>, n: &ObjName) -> MgmtResult<()> {
-    let fp = n.full_path();
+    let full_path = n.full_path();
     let prefix = "/mgmt/tm/ltm/virtual/";
     for k in tx.keys(Table::Objects, prefix)? {
         if k[prefix.len()..].contains('/') {
@@ -42,10 +42,10 @@ fn rule_in_use(_: &MgmtState, tx: &WriteTx<'_>, n: &ObjName) -> MgmtResult<()> {
         };
         let used = v["rules"]
             .as_array()
-            .is_some_and(|r| r.iter().any(|x| x.as_str() == Some(&fp)));
+            .is_some_and(|r| r.iter().any(|x| x.as_str() == Some(&full_path)));
         if used {
             return Err(MgmtError::bad_request(format!(
-                "01070621:3: Rule ({fp}) cannot be deleted because it is in use by a virtual server ({}).",
+                "01070621:3: Rule ({full_path}) cannot be deleted because it is in use by a virtual server ({}).",
                 v["fullPath"].as_str().unwrap_or_default()
             )));
         }

@@ -84,7 +84,7 @@ fn prepare_profile(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
 const VIRTUALS: &str = "/mgmt/tm/ltm/virtual/";
 
 fn profile_in_use(_: &MgmtState, tx: &WriteTx<'_>, n: &ObjName) -> MgmtResult<()> {
-    let fp = n.full_path();
+    let full_path = n.full_path();
     for k in tx.keys(Table::Objects, VIRTUALS)? {
         if k[VIRTUALS.len()..].contains('/') {
             continue;
@@ -95,11 +95,11 @@ fn profile_in_use(_: &MgmtState, tx: &WriteTx<'_>, n: &ObjName) -> MgmtResult<()
         let uses = vs
             .get("securityLogProfiles")
             .and_then(Value::as_array)
-            .is_some_and(|a| a.iter().any(|p| p.as_str() == Some(fp.as_str())));
+            .is_some_and(|a| a.iter().any(|p| p.as_str() == Some(full_path.as_str())));
         if uses {
             let vs_name = vs.get("fullPath").and_then(Value::as_str).unwrap_or(&k);
             return Err(MgmtError::bad_request(format!(
-                "01071912:3: Cannot delete log profile ({fp}) because it is in use by virtual server ({vs_name})."
+                "01071912:3: Cannot delete log profile ({full_path}) because it is in use by virtual server ({vs_name})."
             )));
         }
     }
@@ -131,34 +131,34 @@ pub fn check_virtual_profiles(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
                 MgmtError::bad_request("securityLogProfiles must be an array of log profile names.")
             })?
             .trim_matches('"');
-        let fp = if name.contains(' ') {
-            let fp = if name.starts_with('/') {
+        let full_path = if name.contains(' ') {
+            let full_path = if name.starts_with('/') {
                 name.to_string()
             } else {
                 format!("/Common/{name}")
             };
-            if !BUILTIN_PROFILES.contains(&fp.as_str()) {
-                return Err(not_found(&fp));
+            if !BUILTIN_PROFILES.contains(&full_path.as_str()) {
+                return Err(not_found(&full_path));
             }
-            fp
+            full_path
         } else {
-            let fp = full_path_of(name)?;
-            let key = format!("{PROFILE_PATH}/{}", fp.replace('/', "~"));
+            let full_path = full_path_of(name)?;
+            let key = format!("{PROFILE_PATH}/{}", full_path.replace('/', "~"));
             if p.tx.get(Table::Objects, &key)?.is_none() {
-                return Err(not_found(&fp));
+                return Err(not_found(&full_path));
             }
-            fp
+            full_path
         };
-        if !out.contains(&fp) {
-            out.push(fp);
+        if !out.contains(&full_path) {
+            out.push(full_path);
         }
     }
     p.obj.insert("securityLogProfiles".into(), json!(out));
     Ok(())
 }
 
-fn not_found(fp: &str) -> MgmtError {
+fn not_found(full_path: &str) -> MgmtError {
     MgmtError::bad_request(format!(
-        "01020036:3: The requested Log Profile ({fp}) was not found."
+        "01020036:3: The requested Log Profile ({full_path}) was not found."
     ))
 }

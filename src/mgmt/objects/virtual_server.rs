@@ -137,19 +137,19 @@ fn prepare_virtual(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     p.obj.insert("destination".into(), json!(norm));
     match str_field(p.obj, "pool")?.map(str::to_string) {
         Some(pool) if !pool.is_empty() && pool != "none" => {
-            let fp = full_path_of(&pool)?;
+            let full_path = full_path_of(&pool)?;
             if p.tx
                 .get(
                     Table::Objects,
-                    &format!("/mgmt/tm/ltm/pool/{}", fp.replace('/', "~")),
+                    &format!("/mgmt/tm/ltm/pool/{}", full_path.replace('/', "~")),
                 )?
                 .is_none()
             {
                 return Err(MgmtError::bad_request(format!(
-                    "01070226:3: Pool {fp} does not exist."
+                    "01070226:3: Pool {full_path} does not exist."
                 )));
             }
-            p.obj.insert("pool".into(), json!(fp));
+            p.obj.insert("pool".into(), json!(full_path));
         }
         _ => {
             p.obj.remove("pool");
@@ -166,19 +166,19 @@ fn prepare_virtual(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
             let name = r
                 .as_str()
                 .ok_or_else(|| MgmtError::bad_request("rules must be an array of rule names."))?;
-            let fp = full_path_of(name)?;
+            let full_path = full_path_of(name)?;
             if p.tx
                 .get(
                     Table::Objects,
-                    &format!("/mgmt/tm/ltm/rule/{}", fp.replace('/', "~")),
+                    &format!("/mgmt/tm/ltm/rule/{}", full_path.replace('/', "~")),
                 )?
                 .is_none()
             {
                 return Err(MgmtError::bad_request(format!(
-                    "01070151:3: Rule object {fp} not found."
+                    "01070151:3: Rule object {full_path} not found."
                 )));
             }
-            out.push(json!(fp));
+            out.push(json!(full_path));
         }
         p.obj.insert("rules".into(), Value::Array(out));
     }
@@ -222,10 +222,10 @@ fn prepare_virtual(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     let vs = p.name.full_path();
     let mut server_transport = 0;
     let mut client_transport = 0;
-    for (fp, ctx) in &effective {
-        let t = profile_type(p.tx, fp)?.ok_or_else(|| {
+    for (full_path, ctx) in &effective {
+        let t = profile_type(p.tx, full_path)?.ok_or_else(|| {
             MgmtError::bad_request(format!(
-                "01020036:3: The requested profile ({fp}) was not found."
+                "01020036:3: The requested profile ({full_path}) was not found."
             ))
         })?;
         if matches!(t, "tcp" | "udp") {
@@ -252,8 +252,8 @@ fn prepare_virtual(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
             kind_base: "tm:ltm:virtual:profiles".into(),
             parent: None,
         };
-        for (fp, ctx) in l {
-            let n = ObjName::from_body(&fp, None, None)?;
+        for (full_path, ctx) in l {
+            let n = ObjName::from_body(&full_path, None, None)?;
             let attrs = Map::from_iter([("context".to_string(), json!(ctx))]);
             let key = coll.key(&n);
             commit(p.st, p.tx, &coll, &n, &key, attrs, true, p.user)?;
@@ -269,10 +269,10 @@ fn prepare_profile_ref(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
             "Invalid profile context '{ctx}'."
         )));
     }
-    let fp = p.name.full_path();
-    if profile_type(p.tx, &fp)?.is_none() {
+    let full_path = p.name.full_path();
+    if profile_type(p.tx, &full_path)?.is_none() {
         return Err(MgmtError::bad_request(format!(
-            "01020036:3: The requested profile ({fp}) was not found."
+            "01020036:3: The requested profile ({full_path}) was not found."
         )));
     }
     p.obj.insert("context".into(), json!(ctx));
@@ -302,7 +302,7 @@ fn decorate_virtual(st: &MgmtState, obj: &mut Map<String, Value>) {
         let link = st.link(&format!("/mgmt/tm/ltm/pool/{}", pool.replace('/', "~")));
         obj.insert("poolReference".into(), json!({"link": link}));
     }
-    let fp = obj
+    let full_path = obj
         .get("fullPath")
         .and_then(Value::as_str)
         .unwrap_or_default()
@@ -311,7 +311,7 @@ fn decorate_virtual(st: &MgmtState, obj: &mut Map<String, Value>) {
         .get("disabled")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let status = match st.listener_errors.read().get(&fp) {
+    let status = match st.listener_errors.read().get(&full_path) {
         _ if disabled => {
             json!({"availabilityState": "unknown", "enabledState": "disabled", "statusReason": "The virtual server is disabled"})
         }

@@ -102,8 +102,8 @@ async fn guest(c: &Controller) -> Api {
 async fn a_blocked_request_is_accepted_by_its_support_id_and_attacks_stay_blocked() {
     let c = controller(|_| {}).await;
     let (port, _) = protected(&c.api, "blocking").await;
-    let fp = "/redirect?next=http://127.0.0.1/home";
-    let id = blocked(port, fp, "192.0.2.1").await;
+    let false_positive = "/redirect?next=http://127.0.0.1/home";
+    let id = blocked(port, false_positive, "192.0.2.1").await;
     event_by_support_id(&c.api, &id).await;
 
     let path = format!("/mgmt/tm/asm/events/requests/{id}/accept");
@@ -129,7 +129,10 @@ async fn a_blocked_request_is_accepted_by_its_support_id_and_attacks_stay_blocke
     assert_eq!(s, 401, "{err}");
     assert_error(&err, 401);
     assert!(passes(port, "/").await);
-    assert!(!passes(port, fp).await, "nothing changed for the guest");
+    assert!(
+        !passes(port, false_positive).await,
+        "nothing changed for the guest"
+    );
 
     let (s, done) = c.api.req(Method::POST, &path, Some(json!({}))).await;
     assert_eq!(s, 200, "{done}");
@@ -143,7 +146,10 @@ async fn a_blocked_request_is_accepted_by_its_support_id_and_attacks_stay_blocke
             .contains("/mgmt/tm/asm/tasks/apply-policy/")
     );
 
-    assert!(passes(port, fp).await, "the accepted request passes");
+    assert!(
+        passes(port, false_positive).await,
+        "the accepted request passes"
+    );
     assert!(
         !passes(port, "/redirect?to=http://127.0.0.1/home").await,
         "the same signature on another parameter is still blocked"

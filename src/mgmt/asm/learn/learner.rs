@@ -47,19 +47,19 @@ pub fn start(st: &Arc<MgmtState>, sink: &EventSink, capacity: usize) -> std::io:
                 batch.push(ev);
                 stream.drain_into(&mut batch, BATCH - 1);
                 let Some(st) = weak.upgrade() else { return };
-                for fp in learn(&st, &batch) {
+                for full_path in learn(&st, &batch) {
                     // At most one automatic apply per policy and period: the period starts
                     // with an apply, not with a look that found nothing ripe.
-                    if last_auto.get(&fp).is_some_and(|t| t.elapsed() < AUTO_EVERY) {
+                    if last_auto.get(&full_path).is_some_and(|t| t.elapsed() < AUTO_EVERY) {
                         continue;
                     }
-                    match auto_apply(&st, &fp) {
+                    match auto_apply(&st, &full_path) {
                         Ok(0) => {}
                         Ok(_) => {
-                            last_auto.insert(fp, Instant::now());
+                            last_auto.insert(full_path, Instant::now());
                         }
                         Err(e) => {
-                            tracing::error!(policy = %fp, error = %e.message, "automatic learning failed")
+                            tracing::error!(policy = %full_path, error = %e.message, "automatic learning failed")
                         }
                     }
                 }
@@ -80,19 +80,19 @@ pub fn learn(st: &MgmtState, batch: &[Arc<SecurityEvent>]) -> Vec<String> {
     let attached = attached_policies(st);
     let mut by_policy: HashMap<String, Vec<Request>> = HashMap::new();
     for ev in batch {
-        let fp = policy_of(ev, &attached);
+        let full_path = policy_of(ev, &attached);
         let Ok(mut stored) = serde_json::to_value(&**ev) else {
             continue;
         };
-        stored["policyFullPath"] = json!(fp);
+        stored["policyFullPath"] = json!(full_path);
         by_policy
-            .entry(fp)
+            .entry(full_path)
             .or_default()
             .push(Request::from_stored(&stored));
     }
     let mut automatic = Vec::new();
-    for (fp, requests) in by_policy {
-        let view = match PolicyView::load(st, &fp, Version::Applied) {
+    for (full_path, requests) in by_policy {
+        let view = match PolicyView::load(st, &full_path, Version::Applied) {
             Ok(Some(v)) => v,
             // Not an ASM policy of this controller (a standalone one), or never applied.
             _ => continue,
@@ -142,18 +142,18 @@ pub fn learn(st: &MgmtState, batch: &[Arc<SecurityEvent>]) -> Vec<String> {
             Ok::<_, MgmtError>(())
         });
         if let Err(e) = r {
-            tracing::error!(policy = %fp, error = %e.message, "cannot store learning suggestions");
+            tracing::error!(policy = %full_path, error = %e.message, "cannot store learning suggestions");
         }
         if learned_any && view.settings.mode == Mode::Automatic {
-            automatic.push(fp);
+            automatic.push(full_path);
         }
     }
     automatic
 }
 
-/// Accepts and applies the pending suggestions of `fp` that automatic learning may apply.
-pub fn auto_apply(st: &MgmtState, fp: &str) -> MgmtResult<usize> {
-    let Some(view) = PolicyView::load(st, fp, Version::Edited)? else {
+/// Accepts and applies the pending suggestions of `full_path` that automatic learning may apply.
+pub fn auto_apply(st: &MgmtState, full_path: &str) -> MgmtResult<usize> {
+    let Some(view) = PolicyView::load(st, full_path, Version::Edited)? else {
         return Ok(0);
     };
     if view.settings.mode != Mode::Automatic {
@@ -173,12 +173,12 @@ pub fn auto_apply(st: &MgmtState, fp: &str) -> MgmtResult<usize> {
         .iter()
         .filter_map(|r| r.get("id").and_then(Value::as_str).map(str::to_string))
         .collect();
-    append_modifications(st, fp, &mods)?;
+    append_modifications(st, full_path, &mods)?;
     suggestions::set_state(&st.store, &view.id, &ids, "accepted", "policy-builder")?;
-    let obj = crate::mgmt::asm::policies::by_path(st, fp)?;
+    let obj = crate::mgmt::asm::policies::by_path(st, full_path)?;
     crate::mgmt::asm::apply::start_apply(st, &Value::Object(obj))?;
     tracing::info!(
-        policy = fp,
+        policy = full_path,
         suggestions = ids.len(),
         "automatic learning applied suggestions"
     );

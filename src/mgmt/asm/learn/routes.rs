@@ -33,7 +33,7 @@ fn method_not_allowed(ctx: &Ctx<'_>) -> MgmtError {
 /// `/mgmt/tm/asm/policies/<id>/<sub>`.
 pub fn policy_sub(ctx: &Ctx<'_>, id: &str, sub: &str, body: &[u8]) -> MgmtResult<Reply> {
     let obj = object(ctx.st, id)?;
-    let fp = fp_of(&obj);
+    let full_path = fp_of(&obj);
     let mut parts = sub.splitn(3, '/');
     match (parts.next(), parts.next(), parts.next()) {
         (Some("readiness"), None, None) => {
@@ -52,15 +52,17 @@ pub fn policy_sub(ctx: &Ctx<'_>, id: &str, sub: &str, body: &[u8]) -> MgmtResult
                     })?,
                 None => 24,
             };
-            Ok(Reply::json(readiness::readiness(ctx.st, &fp, hours)?))
+            Ok(Reply::json(readiness::readiness(
+                ctx.st, &full_path, hours,
+            )?))
         }
-        (Some("suggestions"), None, None) if ctx.method == Method::GET => list(ctx, id, &fp),
+        (Some("suggestions"), None, None) if ctx.method == Method::GET => list(ctx, id, &full_path),
         (Some("suggestions"), Some("accept"), None) if ctx.method == Method::POST => {
             let req = parse_object(body)?;
-            accept_many(ctx, id, &fp, &req)
+            accept_many(ctx, id, &full_path, &req)
         }
         (Some("suggestions"), Some(sid), None) if ctx.method == Method::GET => {
-            let view = settings_of(ctx.st, &fp)?;
+            let view = settings_of(ctx.st, &full_path)?;
             let rec = one(ctx.st, id, sid)?;
             Ok(Reply::json(ctx.query.project(suggestions::item(
                 &link(ctx.st, id, sid),
@@ -74,7 +76,7 @@ pub fn policy_sub(ctx: &Ctx<'_>, id: &str, sub: &str, body: &[u8]) -> MgmtResult
         {
             one(ctx.st, id, sid)?;
             if action == "accept" {
-                accept_ids(ctx, id, &fp, &[sid.to_string()])
+                accept_ids(ctx, id, &full_path, &[sid.to_string()])
             } else {
                 suggestions::set_state(
                     &ctx.st.store,
@@ -84,7 +86,7 @@ pub fn policy_sub(ctx: &Ctx<'_>, id: &str, sub: &str, body: &[u8]) -> MgmtResult
                     &ctx.user.name,
                 )?;
                 let rec = one(ctx.st, id, sid)?;
-                let s = settings_of(ctx.st, &fp)?;
+                let s = settings_of(ctx.st, &full_path)?;
                 Ok(Reply::json(suggestions::item(
                     &link(ctx.st, id, sid),
                     &rec,
@@ -102,8 +104,8 @@ fn link(st: &MgmtState, id: &str, sid: &str) -> String {
     st.link(&format!("{POLICIES}/{id}/suggestions/{sid}"))
 }
 
-fn settings_of(st: &MgmtState, fp: &str) -> MgmtResult<Settings> {
-    Ok(PolicyView::load(st, fp, Version::Edited)?
+fn settings_of(st: &MgmtState, full_path: &str) -> MgmtResult<Settings> {
+    Ok(PolicyView::load(st, full_path, Version::Edited)?
         .map(|v| v.settings)
         .unwrap_or_default())
 }
@@ -116,8 +118,8 @@ fn one(st: &MgmtState, id: &str, sid: &str) -> MgmtResult<Map<String, Value>> {
 }
 
 /// The items of a policy's suggestions, highest score first.
-pub fn items(st: &MgmtState, id: &str, fp: &str) -> MgmtResult<Vec<Value>> {
-    let s = settings_of(st, fp)?;
+pub fn items(st: &MgmtState, id: &str, full_path: &str) -> MgmtResult<Vec<Value>> {
+    let s = settings_of(st, full_path)?;
     let now = now_micros();
     let mut items: Vec<Value> = suggestions::records(&st.store, id)?
         .iter()
@@ -138,8 +140,8 @@ pub fn items(st: &MgmtState, id: &str, fp: &str) -> MgmtResult<Vec<Value>> {
     Ok(items)
 }
 
-fn list(ctx: &Ctx<'_>, id: &str, fp: &str) -> MgmtResult<Reply> {
-    let items = ctx.query.apply(items(ctx.st, id, fp)?);
+fn list(ctx: &Ctx<'_>, id: &str, full_path: &str) -> MgmtResult<Reply> {
+    let items = ctx.query.apply(items(ctx.st, id, full_path)?);
     Ok(Reply::json(json!({
         "kind": "tm:asm:policies:suggestions:suggestioncollectionstate",
         "selfLink": ctx.st.link(&format!("{POLICIES}/{id}/suggestions")),
@@ -148,7 +150,12 @@ fn list(ctx: &Ctx<'_>, id: &str, fp: &str) -> MgmtResult<Reply> {
     })))
 }
 
-fn accept_many(ctx: &Ctx<'_>, id: &str, fp: &str, req: &Map<String, Value>) -> MgmtResult<Reply> {
+fn accept_many(
+    ctx: &Ctx<'_>,
+    id: &str,
+    full_path: &str,
+    req: &Map<String, Value>,
+) -> MgmtResult<Reply> {
     let ids: Vec<String> = match (req.get("ids"), req.get("minScore")) {
         (Some(Value::Array(a)), None) => a
             .iter()
@@ -159,7 +166,7 @@ fn accept_many(ctx: &Ctx<'_>, id: &str, fp: &str, req: &Map<String, Value>) -> M
             let min = m.as_u64().filter(|m| *m <= 100).ok_or_else(|| {
                 MgmtError::bad_request("'minScore' must be a number from 0 to 100.")
             })?;
-            items(ctx.st, id, fp)?
+            items(ctx.st, id, full_path)?
                 .into_iter()
                 .filter(|i| {
                     i["status"] == "pending" && i["learningScore"].as_u64().unwrap_or(0) >= min
@@ -173,11 +180,11 @@ fn accept_many(ctx: &Ctx<'_>, id: &str, fp: &str, req: &Map<String, Value>) -> M
             ));
         }
     };
-    accept_ids(ctx, id, fp, &ids)
+    accept_ids(ctx, id, full_path, &ids)
 }
 
 /// Appends the modifications of suggestions `ids`, marks them accepted and starts one apply.
-fn accept_ids(ctx: &Ctx<'_>, id: &str, fp: &str, ids: &[String]) -> MgmtResult<Reply> {
+fn accept_ids(ctx: &Ctx<'_>, id: &str, full_path: &str, ids: &[String]) -> MgmtResult<Reply> {
     let records = suggestions::records(&ctx.st.store, id)?;
     let by_id: HashMap<&str, &Map<String, Value>> = records
         .iter()
@@ -193,7 +200,7 @@ fn accept_ids(ctx: &Ctx<'_>, id: &str, fp: &str, ids: &[String]) -> MgmtResult<R
     let task = if mods.is_empty() {
         Value::Null
     } else {
-        append_modifications(ctx.st, fp, &mods)?;
+        append_modifications(ctx.st, full_path, &mods)?;
         suggestions::set_state(&ctx.st.store, id, ids, "accepted", &ctx.user.name)?;
         Value::Object(start_apply(ctx.st, &Value::Object(object(ctx.st, id)?))?)
     };

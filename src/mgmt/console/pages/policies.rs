@@ -110,14 +110,17 @@ pub fn detail(r: &Req<'_>, s: &Session, id: &str) -> Response {
         Ok(p) => p,
         Err(e) => return view::rest_error(&e),
     };
-    let fp = text(&p["fullPath"]);
+    let full_path = text(&p["fullPath"]);
     let (applied, edited) = documents(r, id);
     let last_apply = rest::get(
         r,
         s,
         &format!(
             "/mgmt/tm/asm/tasks/apply-policy?{}",
-            query(&[("$filter", &format!("policyReference/fullPath eq '{fp}'"))])
+            query(&[(
+                "$filter",
+                &format!("policyReference/fullPath eq '{full_path}'")
+            )])
         ),
     )
     .ok()
@@ -171,7 +174,7 @@ pub fn detail(r: &Req<'_>, s: &Session, id: &str) -> Response {
         can_export: s.can(&Method::POST, EXPORT_TASKS),
         can_edit: s.can(&Method::PATCH, &path),
         message: done_message(r.q("done"), r.q("task")),
-        full_path: fp,
+        full_path,
     })
 }
 
@@ -232,8 +235,8 @@ pub fn export(r: &Req<'_>, s: &Session, id: &str) -> Response {
         Ok(p) => p,
         Err(e) => return view::rest_error(&e),
     };
-    let fp = p["fullPath"].as_str().unwrap_or_default();
-    let doc = match export::document(r.st, fp) {
+    let full_path = p["fullPath"].as_str().unwrap_or_default();
+    let doc = match export::document(r.st, full_path) {
         Ok(d) => d,
         Err(e) => return view::rest_error(&e),
     };
