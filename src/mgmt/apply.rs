@@ -97,7 +97,7 @@ impl MgmtState {
         let mut specs = Vec::new();
         let mut errors = HashMap::new();
         for vs in children(self, "/mgmt/tm/ltm/virtual")? {
-            let fp = vs
+            let full_path = vs
                 .get("fullPath")
                 .and_then(Value::as_str)
                 .unwrap_or_default()
@@ -105,24 +105,28 @@ impl MgmtState {
             if vs.get("disabled").and_then(Value::as_bool) == Some(true) {
                 continue;
             }
-            match self.listener_of(&fp, &vs) {
+            match self.listener_of(&full_path, &vs) {
                 Ok(spec) => specs.push(spec),
                 Err(e) => {
-                    errors.insert(fp, e);
+                    errors.insert(full_path, e);
                 }
             }
         }
         Ok((specs, errors))
     }
 
-    fn listener_of(&self, fp: &str, vs: &Map<String, Value>) -> Result<ListenerSpec, String> {
+    fn listener_of(
+        &self,
+        full_path: &str,
+        vs: &Map<String, Value>,
+    ) -> Result<ListenerSpec, String> {
         let dest = vs
             .get("destination")
             .and_then(Value::as_str)
             .unwrap_or_default();
         let bind = destination_addr(dest)
             .ok_or_else(|| format!("destination {dest} is not an address:port"))?;
-        let key = format!("/mgmt/tm/ltm/virtual/{}", fp.replace('/', "~"));
+        let key = format!("/mgmt/tm/ltm/virtual/{}", full_path.replace('/', "~"));
         let (mut tls, mut xff, mut upstream_tls, mut access) = (None, false, false, None);
         for p in children(self, &format!("{key}/profiles")).map_err(|e| e.message)? {
             let pfp = p
@@ -197,11 +201,15 @@ impl MgmtState {
         let engine = self
             .engines
             .lock()
-            .entry(fp.to_string())
-            .or_insert_with(|| Arc::new(Engine::from_shared(super::asm::running_policy(self, fp))))
+            .entry(full_path.to_string())
+            .or_insert_with(|| {
+                Arc::new(Engine::from_shared(super::asm::running_policy(
+                    self, full_path,
+                )))
+            })
             .clone();
         Ok(ListenerSpec {
-            name: fp.to_string(),
+            name: full_path.to_string(),
             bind,
             tls,
             upstreams,

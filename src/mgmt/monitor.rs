@@ -94,11 +94,11 @@ fn parse_rule(st: &MgmtState, rule: &str) -> (Vec<Monitor>, usize) {
 fn targets(st: &MgmtState) -> Vec<Target> {
     let mut out = Vec::new();
     for pool in children(st, "/mgmt/tm/ltm/pool").unwrap_or_default() {
-        let fp = pool
+        let full_path = pool
             .get("fullPath")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let pkey = format!("/mgmt/tm/ltm/pool/{}", fp.replace('/', "~"));
+        let pkey = format!("/mgmt/tm/ltm/pool/{}", full_path.replace('/', "~"));
         let pool_rule = pool
             .get("monitor")
             .and_then(Value::as_str)

@@ -56,11 +56,11 @@ fn attached(stored: Option<&Value>) -> Vec<(String, String)> {
         .unwrap_or_default()
 }
 
-fn stored_url(stored: Option<&Value>, fp: &str) -> Option<String> {
+fn stored_url(stored: Option<&Value>, full_path: &str) -> Option<String> {
     stored?["policies"]
         .as_array()?
         .iter()
-        .find(|p| p["fullPath"] == fp)
+        .find(|p| p["fullPath"] == full_path)
         .and_then(|p| p["url"].as_str().map(str::to_string))
 }
 
@@ -87,25 +87,25 @@ pub fn prepare(
     let old = declared(stored);
     let mut out = Vec::new();
     for p in &plan.policies {
-        let fp = &p.full_path;
+        let full_path = &p.full_path;
         let pull = |link: &str| {
             let bytes = fetch_blocking(&st.cfg.fetch, &st.cfg.data_dir, link)
-                .map_err(|e| format!("{fp}: {e}"))?;
+                .map_err(|e| format!("{full_path}: {e}"))?;
             serde_json::from_slice::<Value>(&bytes)
-                .map_err(|e| format!("{fp}: {link} is not a JSON policy: {e}"))
+                .map_err(|e| format!("{full_path}: {link} is not a JSON policy: {e}"))
         };
         let (doc, base) = match &p.source {
             WafSource::Url {
                 url,
                 ignore_changes: true,
-            } if stored_url(stored, fp).as_deref() == Some(url) => {
+            } if stored_url(stored, full_path).as_deref() == Some(url) => {
                 let digest = old
                     .iter()
-                    .find(|(f, _)| f == fp)
+                    .find(|(f, _)| f == full_path)
                     .map(|(_, d)| d.clone())
                     .unwrap_or_default();
                 out.push(Prepared {
-                    full_path: fp.clone(),
+                    full_path: full_path.clone(),
                     doc: None,
                     base: url.clone(),
                     digest,
@@ -127,7 +127,7 @@ pub fn prepare(
             .map(|b| format!("{b:02x}"))
             .collect();
         out.push(Prepared {
-            full_path: fp.clone(),
+            full_path: full_path.clone(),
             doc: Some(doc),
             base,
             digest,
@@ -155,8 +155,8 @@ pub fn put(st: &MgmtState, prepared: &[Prepared], stored: Option<&Value>) -> Res
         let existed = old.iter().any(|(f, _)| *f == p.full_path)
             || asm::policies::by_path(st, &p.full_path).is_ok();
         if let Err(e) = asm::policies::put_policy_linked(st, &p.full_path, doc, &p.base) {
-            for fp in created {
-                let _ = asm::delete_policy(st, fp);
+            for full_path in created {
+                let _ = asm::delete_policy(st, full_path);
             }
             return Err(e.message);
         }
@@ -195,7 +195,7 @@ pub fn activate(
     prepared: &[Prepared],
     stored: Option<&Value>,
 ) -> Result<(), String> {
-    let err = |fp: &str, e: crate::admin::MgmtError| format!("{fp}: {}", e.message);
+    let err = |full_path: &str, e: crate::admin::MgmtError| format!("{full_path}: {}", e.message);
     for p in prepared {
         // Virtuals of other tenants that point to this policy (`use: /Common/Shared/...`) keep it.
         let tenant = format!("/{}/", p.full_path.split('/').nth(1).unwrap_or_default());
@@ -246,9 +246,9 @@ pub fn activate(
         }
         asm::attach_policy(st, policy, &list).map_err(|e| err(policy, e))?;
     }
-    for (fp, _) in old_declared {
-        if !prepared.iter().any(|p| p.full_path == fp) {
-            let _ = asm::delete_policy(st, &fp);
+    for (full_path, _) in old_declared {
+        if !prepared.iter().any(|p| p.full_path == full_path) {
+            let _ = asm::delete_policy(st, &full_path);
         }
     }
     Ok(())

@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 use super::compile::compiled;
 use super::policies::{
-    POLICIES, applied_key, by_path, compile_error, edited_key, fp_of, object, object_key,
+    POLICIES, applied_key, by_path, compile_error, edited_key, full_path_field, object, object_key,
     policy_id, stored, virtuals_of,
 };
 use super::tasks::{self, TaskType};
@@ -57,11 +57,11 @@ pub fn template_title(name: &str) -> String {
 /// virtual server. Fails (and changes nothing) when the policy is unknown or does not compile.
 pub fn apply_policy(st: &MgmtState, full_path: &str) -> MgmtResult<()> {
     let obj = by_path(st, full_path)?;
-    let fp = fp_of(&obj);
-    let id = policy_id(&fp);
+    let canonical = full_path_field(&obj);
+    let id = policy_id(&canonical);
     let edited =
-        stored(st, &edited_key(&id))?.ok_or_else(|| MgmtError::not_found("Policy", &fp))?;
-    let policy = compiled(&edited).map_err(|e| compile_error(&fp, &e))?;
+        stored(st, &edited_key(&id))?.ok_or_else(|| MgmtError::not_found("Policy", &canonical))?;
+    let policy = compiled(&edited).map_err(|e| compile_error(&canonical, &e))?;
     let record = serde_json::to_value(&edited).map_err(|e| MgmtError::internal(e.to_string()))?;
     let _guard = st.apply_lock.lock();
     // Publish first, then make it durable: enforcement does not wait for the commit, and a
@@ -81,7 +81,7 @@ pub fn apply_policy(st: &MgmtState, full_path: &str) -> MgmtResult<()> {
     let committed = st.store.write(|tx| {
         let mut obj = match tx.get(Table::Objects, &object_key(&id))? {
             Some(Value::Object(m)) => m,
-            _ => return Err(MgmtError::not_found("Policy", &fp)),
+            _ => return Err(MgmtError::not_found("Policy", &canonical)),
         };
         let current = tx.get(Table::Objects, &edited_key(&id))?;
         obj.insert("active".into(), json!(true));
@@ -102,26 +102,28 @@ pub fn apply_policy(st: &MgmtState, full_path: &str) -> MgmtResult<()> {
     committed
 }
 
-/// The applied version of policy `fp`, compiled (None: never applied, or gone).
-fn applied_of(st: &MgmtState, fp: &str) -> MgmtResult<Option<Arc<CompiledPolicy>>> {
-    let Some(s) = stored(st, &applied_key(&policy_id(fp)))? else {
+/// The applied version of policy `full_path`, compiled (None: never applied, or gone).
+fn applied_of(st: &MgmtState, full_path: &str) -> MgmtResult<Option<Arc<CompiledPolicy>>> {
+    let Some(s) = stored(st, &applied_key(&policy_id(full_path)))? else {
         return Ok(None);
     };
-    compiled(&s).map(Some).map_err(|e| compile_error(fp, &e))
+    compiled(&s)
+        .map(Some)
+        .map_err(|e| compile_error(full_path, &e))
 }
 
 /// Publishes the running policy after an attach or delete: `attached` virtuals run the applied
-/// version of `fp` (allow-all when it has none), `detached` ones allow all.
+/// version of `full_path` (allow-all when it has none), `detached` ones allow all.
 pub(super) fn publish_running(
     st: &MgmtState,
-    fp: &str,
+    full_path: &str,
     attached: &[String],
     detached: &[String],
 ) -> MgmtResult<()> {
     let applied = if attached.is_empty() {
         None
     } else {
-        applied_of(st, fp)?
+        applied_of(st, full_path)?
     };
     let _guard = st.apply_lock.lock();
     let engines = st.engines.lock();
@@ -142,26 +144,26 @@ pub(super) fn publish_running(
 }
 
 /// The policy object attached to a virtual server, if any (e.g. to name the policy of an event).
-pub fn attached_policy(st: &MgmtState, virtual_fp: &str) -> Option<Map<String, Value>> {
+pub fn attached_policy(st: &MgmtState, virtual_full_path: &str) -> Option<Map<String, Value>> {
     children(st, POLICIES)
         .ok()?
         .into_iter()
-        .find(|p| virtuals_of(p).iter().any(|v| v == virtual_fp))
+        .find(|p| virtuals_of(p).iter().any(|v| v == virtual_full_path))
 }
 
 /// The policy a virtual server's engine starts with (at start-up and when its listener is first
 /// built): the applied version of the policy attached to it, else allow-all.
-pub fn running_policy(st: &MgmtState, virtual_fp: &str) -> Arc<CompiledPolicy> {
-    if let Some(p) = attached_policy(st, virtual_fp) {
-        let fp = fp_of(&p);
-        match applied_of(st, &fp) {
+pub fn running_policy(st: &MgmtState, virtual_full_path: &str) -> Arc<CompiledPolicy> {
+    if let Some(p) = attached_policy(st, virtual_full_path) {
+        let full_path = full_path_field(&p);
+        match applied_of(st, &full_path) {
             Ok(Some(policy)) => return policy,
             Ok(None) => {}
-            Err(e) => tracing::error!(virtual_server = virtual_fp, error = %e.message,
+            Err(e) => tracing::error!(virtual_server = virtual_full_path, error = %e.message,
                 "the applied policy does not compile; the virtual server allows all traffic"),
         }
     }
-    Arc::new(CompiledPolicy::allow_all(virtual_fp))
+    Arc::new(CompiledPolicy::allow_all(virtual_full_path))
 }
 
 /// The policy a task body names: `policy.fullPath`, `fullPath`, or `policyReference.link`
@@ -229,17 +231,17 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
 /// Starts an apply task for the policy object `obj` (what `POST .../apply-policy` does); returns
 /// the task as created (status NEW).
 pub fn start_apply(st: &MgmtState, obj: &Value) -> MgmtResult<Map<String, Value>> {
-    let fp = obj["fullPath"].as_str().unwrap_or_default().to_string();
+    let full_path = obj["fullPath"].as_str().unwrap_or_default().to_string();
     let mut fields = Map::new();
-    let reference = json!({"link": obj["selfLink"], "fullPath": fp});
+    let reference = json!({"link": obj["selfLink"], "fullPath": full_path});
     fields.insert("policyReference".into(), reference.clone());
     let task = tasks::create(st, &APPLY, fields)?;
     tasks::spawn(st, &APPLY, &task, move |st| {
-        apply_policy(st, &fp).map_err(|e| e.message)?;
+        apply_policy(st, &full_path).map_err(|e| e.message)?;
         let mut out = Map::new();
         out.insert(
             "result".into(),
-            json!({"policyReference": reference, "message": format!("The security policy {fp} was applied.")}),
+            json!({"policyReference": reference, "message": format!("The security policy {full_path} was applied.")}),
         );
         Ok(out)
     })?;

@@ -19,7 +19,7 @@ use http::Method;
 use serde_json::{Map, Value, json};
 
 use super::apply::{Target, target_of, template_title};
-use super::policies::{fp_of, normalize, object, put_policy_linked};
+use super::policies::{full_path_field, normalize, object, put_policy_linked};
 use super::tasks::{self, Outcome, TaskType};
 use crate::admin::error::{MgmtError, MgmtResult};
 use crate::admin::names::{ObjName, check_name};
@@ -241,7 +241,7 @@ fn run(st: &MgmtState, req: &ImportRequest) -> Outcome {
     let full_path = match &req.target {
         Some(Target::Path(p)) => p.clone(),
         Some(Target::Id(id)) => object(st, id)
-            .map(|o| fp_of(&o))
+            .map(|o| full_path_field(&o))
             .map_err(|_| format!("'policyReference.link' names no existing policy (id {id})."))?,
         None => {
             let name = doc_name.clone().ok_or(

@@ -60,8 +60,8 @@ pub fn object(st: &MgmtState, id: &str) -> MgmtResult<Map<String, Value>> {
 
 /// A policy object by full path.
 pub fn by_path(st: &MgmtState, full_path: &str) -> MgmtResult<Map<String, Value>> {
-    let fp = normalize(full_path)?;
-    object(st, &policy_id(&fp)).map_err(|_| not_found(&fp))
+    let canonical = normalize(full_path)?;
+    object(st, &policy_id(&canonical)).map_err(|_| not_found(&canonical))
 }
 
 /// The edited or applied document of a policy.
@@ -75,7 +75,7 @@ pub fn stored(st: &MgmtState, key: &str) -> MgmtResult<Option<Stored>> {
 }
 
 /// The `fullPath` of a policy object.
-pub fn fp_of(obj: &Map<String, Value>) -> String {
+pub fn full_path_field(obj: &Map<String, Value>) -> String {
     obj.get("fullPath")
         .and_then(Value::as_str)
         .unwrap_or_default()
@@ -109,30 +109,33 @@ pub fn put_policy_linked(
     doc: &Value,
     base: &str,
 ) -> MgmtResult<Value> {
-    let fp = normalize(full_path)?;
-    let (loaded, stored) = compile_fetching(st, doc, base).map_err(|e| compile_error(&fp, &e))?;
+    let canonical = normalize(full_path)?;
+    let (loaded, stored) =
+        compile_fetching(st, doc, base).map_err(|e| compile_error(&canonical, &e))?;
     let Loaded {
         policy, summary, ..
     } = loaded;
     remember(&stored, policy);
-    store_edited(st, &fp, &summary, stored, None).map(Value::Object)
+    store_edited(st, &canonical, &summary, stored, None).map(Value::Object)
 }
 
-pub(super) fn compile_error(fp: &str, e: &str) -> MgmtError {
-    MgmtError::bad_request(format!("The security policy {fp} cannot be compiled: {e}"))
+pub(super) fn compile_error(full_path: &str, e: &str) -> MgmtError {
+    MgmtError::bad_request(format!(
+        "The security policy {full_path} cannot be compiled: {e}"
+    ))
 }
 
 /// Writes the edited version (and the object) in one transaction; `attach` replaces the
 /// virtual-server list of a new or existing policy.
 fn store_edited(
     st: &MgmtState,
-    fp: &str,
+    full_path: &str,
     s: &Summary,
     stored: Stored,
     attach: Option<&[String]>,
 ) -> MgmtResult<Map<String, Value>> {
-    let n = ObjName::from_body(fp, None, None)?;
-    let id = policy_id(fp);
+    let n = ObjName::from_body(full_path, None, None)?;
+    let id = policy_id(full_path);
     let body = stored.doc.get("policy").cloned().unwrap_or(Value::Null);
     let now = iso8601_utc(unix_seconds());
     let record = serde_json::to_value(&stored).map_err(|e| MgmtError::internal(e.to_string()))?;
@@ -202,8 +205,8 @@ fn fresh(st: &MgmtState, n: &ObjName, id: &str, now: &str) -> Map<String, Value>
 /// detaching them from any other policy. Takes effect at once: attached virtuals run this
 /// policy's applied version (allow-all if it was never applied), detached ones allow all.
 pub fn attach_policy(st: &MgmtState, full_path: &str, virtuals: &[String]) -> MgmtResult<()> {
-    let fp = normalize(full_path)?;
-    let id = policy_id(&fp);
+    let canonical = normalize(full_path)?;
+    let id = policy_id(&canonical);
     let mut list: Vec<String> = Vec::new();
     for v in virtuals {
         let vfp = full_path_of(v)?;
@@ -218,11 +221,11 @@ pub fn attach_policy(st: &MgmtState, full_path: &str, virtuals: &[String]) -> Mg
     let before = st.store.write(|tx| {
         let mut obj = match tx.get(Table::Objects, &object_key(&id))? {
             Some(Value::Object(m)) => m,
-            _ => return Err(not_found(&fp)),
+            _ => return Err(not_found(&canonical)),
         };
         for other in policy_objects_tx(tx)? {
-            let ofp = fp_of(&other);
-            if ofp == fp {
+            let other_full_path = full_path_field(&other);
+            if other_full_path == canonical {
                 continue;
             }
             let vs = virtuals_of(&other);
@@ -232,7 +235,7 @@ pub fn attach_policy(st: &MgmtState, full_path: &str, virtuals: &[String]) -> Mg
                 other.insert("virtualServers".into(), json!(kept));
                 tx.put(
                     Table::Objects,
-                    &object_key(&policy_id(&ofp)),
+                    &object_key(&policy_id(&other_full_path)),
                     &Value::Object(other),
                 )?;
             }
@@ -243,7 +246,7 @@ pub fn attach_policy(st: &MgmtState, full_path: &str, virtuals: &[String]) -> Mg
         Ok::<_, MgmtError>(before)
     })?;
     let detached: Vec<String> = before.into_iter().filter(|v| !list.contains(v)).collect();
-    publish_running(st, &fp, &list, &detached)
+    publish_running(st, &canonical, &list, &detached)
 }
 
 fn policy_objects_tx(tx: &WriteTx<'_>) -> MgmtResult<Vec<Map<String, Value>>> {
@@ -263,8 +266,8 @@ fn policy_objects_tx(tx: &WriteTx<'_>) -> MgmtResult<Vec<Map<String, Value>>> {
 /// Deletes a policy and its documents; its virtual servers go back to allowing all traffic.
 pub fn delete_policy(st: &MgmtState, full_path: &str) -> MgmtResult<()> {
     let obj = by_path(st, full_path)?;
-    let fp = fp_of(&obj);
-    let id = policy_id(&fp);
+    let canonical = full_path_field(&obj);
+    let id = policy_id(&canonical);
     st.store.write(|tx| {
         for k in [object_key(&id), edited_key(&id), applied_key(&id)] {
             tx.delete(Table::Objects, &k)?;
@@ -278,7 +281,7 @@ pub fn delete_policy(st: &MgmtState, full_path: &str) -> MgmtResult<()> {
         }
         Ok::<_, MgmtError>(())
     })?;
-    publish_running(st, &fp, &[], &virtuals_of(&obj))
+    publish_running(st, &canonical, &[], &virtuals_of(&obj))
 }
 
 /// `/mgmt/tm/asm/policies[/<id>]`: GET (with `$filter`/`$select`/`$top`/`$skip`), POST (a new
@@ -308,7 +311,7 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
             )),
             Method::PATCH | Method::PUT => modify(st, id, body).map(Reply::json),
             Method::DELETE => {
-                delete_policy(st, &fp_of(&object(st, id)?))?;
+                delete_policy(st, &full_path_field(&object(st, id)?))?;
                 Ok(Reply::empty(StatusCode::OK))
             }
             _ => Err(MgmtError::method_not_allowed(m.as_str(), &ctx.path)),
@@ -328,12 +331,12 @@ fn create(st: &MgmtState, body: &[u8]) -> MgmtResult<Reply> {
         .and_then(Value::as_str)
         .ok_or_else(|| MgmtError::bad_request("A policy needs a 'name' (or 'fullPath')."))?;
     let part = attrs.get("partition").and_then(Value::as_str);
-    let fp = ObjName::from_body(name, part, None)?.full_path();
-    if object(st, &policy_id(&fp)).is_ok() {
-        let partition = fp.split('/').nth(1).unwrap_or("Common");
-        return Err(MgmtError::exists("Policy", &fp, partition));
+    let full_path = ObjName::from_body(name, part, None)?.full_path();
+    if object(st, &policy_id(&full_path)).is_ok() {
+        let partition = full_path.split('/').nth(1).unwrap_or("Common");
+        return Err(MgmtError::exists("Policy", &full_path, partition));
     }
-    let short = fp.rsplit('/').next().unwrap_or_default();
+    let short = full_path.rsplit('/').next().unwrap_or_default();
     let mut policy = json!({"name": short});
     let by_link = match attrs.get("templateReference").and_then(|t| t.get("link")) {
         Some(l) => Some(
@@ -361,11 +364,11 @@ fn create(st: &MgmtState, body: &[u8]) -> MgmtResult<Reply> {
             policy[k] = v.clone();
         }
     }
-    put_policy(st, &fp, &json!({ "policy": policy }))?;
+    put_policy(st, &full_path, &json!({ "policy": policy }))?;
     if let Some(vs) = attrs.get("virtualServers") {
-        attach_policy(st, &fp, &string_list(vs)?)?;
+        attach_policy(st, &full_path, &string_list(vs)?)?;
     }
-    Ok(Reply::json(Value::Object(by_path(st, &fp)?)))
+    Ok(Reply::json(Value::Object(by_path(st, &full_path)?)))
 }
 
 fn string_list(v: &Value) -> MgmtResult<Vec<String>> {
@@ -383,7 +386,7 @@ fn string_list(v: &Value) -> MgmtResult<Vec<String>> {
 fn modify(st: &MgmtState, id: &str, body: &[u8]) -> MgmtResult<Value> {
     let attrs = parse_object(body)?;
     let obj = object(st, id)?;
-    let fp = fp_of(&obj);
+    let full_path = full_path_field(&obj);
     let mut edits = Map::new();
     for (k, v) in &attrs {
         match k.as_str() {
@@ -396,13 +399,13 @@ fn modify(st: &MgmtState, id: &str, body: &[u8]) -> MgmtResult<Value> {
             _ if obj.get(k) == Some(v) || READ_ONLY.contains(&k.as_str()) => {}
             _ => {
                 return Err(MgmtError::bad_request(format!(
-                    "The property '{k}' of policy {fp} cannot be changed here; import a new policy document instead."
+                    "The property '{k}' of policy {full_path} cannot be changed here; import a new policy document instead."
                 )));
             }
         }
     }
     if !edits.is_empty() {
-        edit_document(st, &fp, |doc| {
+        edit_document(st, &full_path, |doc| {
             if let Some(Value::Object(p)) = doc.get_mut("policy") {
                 p.extend(edits);
             }
@@ -412,7 +415,7 @@ fn modify(st: &MgmtState, id: &str, body: &[u8]) -> MgmtResult<Value> {
     if let Some(vs) = attrs.get("virtualServers")
         && obj.get("virtualServers") != Some(vs)
     {
-        attach_policy(st, &fp, &string_list(vs)?)?;
+        attach_policy(st, &full_path, &string_list(vs)?)?;
     }
     object(st, id).map(Value::Object)
 }
@@ -424,14 +427,15 @@ pub fn edit_document(
     full_path: &str,
     f: impl FnOnce(&mut Value) -> MgmtResult<()>,
 ) -> MgmtResult<Map<String, Value>> {
-    let fp = fp_of(&by_path(st, full_path)?);
-    let mut s = stored(st, &edited_key(&policy_id(&fp)))?.ok_or_else(|| not_found(&fp))?;
+    let canonical = full_path_field(&by_path(st, full_path)?);
+    let mut s =
+        stored(st, &edited_key(&policy_id(&canonical)))?.ok_or_else(|| not_found(&canonical))?;
     f(&mut s.doc)?;
     let Loaded {
         policy, summary, ..
-    } = compile_stored(&s).map_err(|e| compile_error(&fp, &e))?;
+    } = compile_stored(&s).map_err(|e| compile_error(&canonical, &e))?;
     remember(&s, policy);
-    store_edited(st, &fp, &summary, s, None)
+    store_edited(st, &canonical, &summary, s, None)
 }
 
 const READ_ONLY: &[&str] = &[

@@ -137,14 +137,14 @@ fn file_ref(tx: &WriteTx<'_>, kind: &str, v: &str) -> MgmtResult<String> {
     if v == "none" || v.is_empty() {
         return Ok("none".into());
     }
-    let fp = full_path_of(v)?;
-    let key = format!("/mgmt/tm/sys/file/{kind}/{}", fp.replace('/', "~"));
+    let full_path = full_path_of(v)?;
+    let key = format!("/mgmt/tm/sys/file/{kind}/{}", full_path.replace('/', "~"));
     if tx.get(Table::Objects, &key)?.is_none() {
         return Err(MgmtError::bad_request(format!(
-            "010717e3:3: Client SSL profile references a {kind} ({fp}) that was not found."
+            "010717e3:3: Client SSL profile references a {kind} ({full_path}) that was not found."
         )));
     }
-    Ok(fp)
+    Ok(full_path)
 }
 
 fn prepare_ssl(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
@@ -154,8 +154,8 @@ fn prepare_ssl(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
         ("chain", "ssl-cert"),
     ] {
         if let Some(v) = str_field(p.obj, k)?.map(str::to_string) {
-            let fp = file_ref(p.tx, kind, &v)?;
-            p.obj.insert(k.into(), json!(fp));
+            let full_path = file_ref(p.tx, kind, &v)?;
+            p.obj.insert(k.into(), json!(full_path));
         }
     }
     if let Some(ckc) = p.obj.get("certKeyChain").cloned() {

@@ -27,7 +27,9 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::compile::{Stored, compiled};
-use super::policies::{applied_key, by_path, compile_error, edited_key, fp_of, policy_id, stored};
+use super::policies::{
+    applied_key, by_path, compile_error, edited_key, full_path_field, policy_id, stored,
+};
 use crate::admin::error::{MgmtError, MgmtResult};
 use crate::admin::state::MgmtState;
 use crate::waf::CompiledPolicy;
@@ -86,8 +88,8 @@ impl PolicyView {
         full_path: &str,
         version: Version,
     ) -> MgmtResult<Option<PolicyView>> {
-        let fp = fp_of(&by_path(st, full_path)?);
-        let id = policy_id(&fp);
+        let canonical = full_path_field(&by_path(st, full_path)?);
+        let id = policy_id(&canonical);
         let key = match version {
             Version::Applied => applied_key(&id),
             Version::Edited => edited_key(&id),
@@ -95,11 +97,11 @@ impl PolicyView {
         let Some(s) = stored(st, &key)? else {
             return Ok(None);
         };
-        let compiled = compiled(&s).map_err(|e| compile_error(&fp, &e))?;
+        let compiled = compiled(&s).map_err(|e| compile_error(&canonical, &e))?;
         let merged = merged_body(&s);
         Ok(Some(PolicyView {
             settings: Settings::of(&merged),
-            full_path: fp,
+            full_path: canonical,
             id,
             compiled,
             merged,

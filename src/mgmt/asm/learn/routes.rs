@@ -23,7 +23,7 @@ use crate::admin::ops::parse_object;
 use crate::admin::reply::Reply;
 use crate::admin::state::{Ctx, MgmtState};
 use crate::mgmt::asm::apply::start_apply;
-use crate::mgmt::asm::policies::{POLICIES, fp_of, object};
+use crate::mgmt::asm::policies::{POLICIES, full_path_field, object};
 use crate::support::now_micros;
 
 fn method_not_allowed(ctx: &Ctx<'_>) -> MgmtError {
@@ -33,7 +33,7 @@ fn method_not_allowed(ctx: &Ctx<'_>) -> MgmtError {
 /// `/mgmt/tm/asm/policies/<id>/<sub>`.
 pub fn policy_sub(ctx: &Ctx<'_>, id: &str, sub: &str, body: &[u8]) -> MgmtResult<Reply> {
     let obj = object(ctx.st, id)?;
-    let full_path = fp_of(&obj);
+    let full_path = full_path_field(&obj);
     let mut parts = sub.splitn(3, '/');
     match (parts.next(), parts.next(), parts.next()) {
         (Some("readiness"), None, None) => {

@@ -62,15 +62,15 @@ pub fn page(r: &Req<'_>, ses: &Session) -> Response {
     let virtuals = items(&vs)
         .iter()
         .map(|v| {
-            let fp = text(&v["fullPath"]);
+            let full_path = text(&v["fullPath"]);
             Virtual {
                 destination: text(&v["destination"]),
                 pool: text(&v["pool"]),
-                policy: attached.get(&fp).cloned(),
+                policy: attached.get(&full_path).cloned(),
                 log_profiles: joined(&v["securityLogProfiles"]),
                 available: v["status"]["availabilityState"] == "available",
                 status: text(&v["status"]["statusReason"]),
-                full_path: fp,
+                full_path,
             }
         })
         .collect();
