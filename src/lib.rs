@@ -23,7 +23,7 @@ pub mod mgmt;
 pub mod proxy;
 pub mod soap;
 pub mod store;
-pub mod support;
+pub use portcullis_support as support;
 pub mod waf;
 
 #[cfg(test)]
