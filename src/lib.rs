@@ -22,7 +22,7 @@ pub mod dns;
 pub mod mgmt;
 pub mod proxy;
 pub mod soap;
-pub mod store;
+pub use portcullis_store as store;
 pub use portcullis_support as support;
 pub mod waf;
 
