@@ -24,7 +24,7 @@ pub mod proxy;
 pub mod soap;
 pub use portcullis_store as store;
 pub use portcullis_support as support;
-pub mod waf;
+pub use portcullis_engine as waf;
 
 #[cfg(test)]
 mod architecture_test;

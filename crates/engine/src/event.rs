@@ -115,9 +115,9 @@ mod tests {
 
     use serde_json::Value;
 
-    use crate::waf::policy;
-    use crate::waf::resolver::NoResolver;
-    use crate::waf::transaction::{ConnInfo, Transaction};
+    use crate::policy;
+    use crate::resolver::NoResolver;
+    use crate::transaction::{ConnInfo, Transaction};
 
     /// The event of a request whose query carries a script, as the proxy logs it.
     fn event_for(target: &str, version: http::Version) -> Value {

@@ -4,7 +4,7 @@
 //! The proxy turns a [`BlockResponse`] into a wire response without changing a byte of it.
 
 use super::verdict::BlockReply;
-use crate::support::SupportId;
+use portcullis_support::SupportId;
 
 /// The placeholder the declarative policy uses for the support id in custom pages.
 pub const SUPPORT_ID_PLACEHOLDER: &str = "<%TS.request.ID()%>";

@@ -18,7 +18,7 @@ use super::policy::CompiledPolicy;
 use super::response::{self, BlockResponse};
 use super::verdict::{Action, BlockReply, Verdict};
 use super::violation::Violation;
-use crate::support::{SupportId, iso8601_utc, now_micros};
+use portcullis_support::{SupportId, iso8601_utc, now_micros};
 
 /// What the proxy knows about the connection a request came on.
 #[derive(Clone, Copy, Debug)]

@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use super::violation::Violation;
-use crate::support::SupportId;
+use portcullis_support::SupportId;
 
 /// What the engine decided for a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

@@ -13,7 +13,7 @@ use super::decl::*;
 use super::jwt::{JwtKey, JwtRules, KeySet};
 use super::profile::*;
 use super::secrets::{ApiKeySet, Users, hex, sha256};
-use crate::waf::policy::glob::Glob;
+use crate::policy::glob::Glob;
 
 /// A profile that cannot be used: the field and the reason.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,7 +44,7 @@ fn typed<T: DeserializeOwned>(v: &Value, prefix: &str) -> Result<T, AccessError>
 
 /// Parses and validates a profile document (JSON or YAML) named `name`.
 pub fn parse(bytes: &[u8], name: &str) -> Result<AccessProfile, AccessError> {
-    let v = crate::waf::policy::parse_document(bytes, name).map_err(|e| err("(document)", e))?;
+    let v = crate::policy::parse_document(bytes, name).map_err(|e| err("(document)", e))?;
     from_value(&v, name)
 }
 

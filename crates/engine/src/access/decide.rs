@@ -7,8 +7,8 @@
 use serde_json::{Map, Value};
 
 use super::profile::{AccessProfile, Method, MethodId, MethodKind, Requirement};
-use crate::waf::response::SUPPORT_ID_PLACEHOLDER;
-use crate::waf::{BlockReply, Context, Violation, ViolationKind};
+use crate::response::SUPPORT_ID_PLACEHOLDER;
+use crate::{BlockReply, Context, Violation, ViolationKind};
 
 /// What one method made of a request.
 #[derive(Debug, Clone, PartialEq)]

@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::profile::{AccessProfile, KeyLocation, MethodKind, Requirement};
-use crate::waf::openapi::{ApiMatch, CompiledApi};
+use crate::openapi::{ApiMatch, CompiledApi};
 
 /// What a security scheme is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -203,7 +203,7 @@ mod tests {
             Some(&vec![vec![("key".to_string(), vec![])]])
         );
         assert_eq!(sec.of("DELETE", "/pets"), Some(&vec![]));
-        let p = crate::waf::access::from_value(
+        let p = crate::access::from_value(
             &json!({"methods": {
                 "partner": {"apiKey": {"in": "header", "name": "x-api-key"}},
                 "sso": {"jwt": {"jwksUrl": "http://127.0.0.1/jwks"}}}}),

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::jwt::{JwtRules, KeySet};
 use super::secrets::{ApiKeySet, Users};
-use crate::waf::policy::glob::Glob;
+use crate::policy::glob::Glob;
 
 /// Index of a method in [`AccessProfile::methods`].
 pub type MethodId = usize;

@@ -298,13 +298,13 @@ fn decisions_combine_alternatives_and_scopes() {
     let reply = d.reply(true);
     assert!(matches!(
         reply,
-        crate::waf::BlockReply::Grpc { status: 16, .. }
+        crate::BlockReply::Grpc { status: 16, .. }
     ));
 }
 
 #[test]
 fn the_documented_example_is_valid() {
-    let doc = include_str!("../../../docs/access.md");
+    let doc = include_str!("../../../../docs/access.md");
     let start = doc.find("```yaml\n").map(|i| i + 8).unwrap_or_default();
     let end = doc[start..].find("```").map_or(start, |i| start + i);
     let p = parse(&doc.as_bytes()[start..end], "docs/access.md")
@@ -316,7 +316,7 @@ fn the_documented_example_is_valid() {
 
 fn replay(target: &str, run: fn(&[u8])) {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/seeds")
+        .join("../../fuzz/seeds")
         .join(target);
     let mut n = 0;
     for entry in std::fs::read_dir(&dir).expect("seed directory") {

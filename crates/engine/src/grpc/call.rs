@@ -11,7 +11,7 @@
 
 use super::compile::{CompiledGrpcProfile, GrpcMethod};
 use super::stream::{Encoding, GrpcStream};
-use crate::waf::violation::{Context, Violation, ViolationKind};
+use crate::violation::{Context, Violation, ViolationKind};
 
 /// What the headers phase learned about a call on a gRPC URL.
 #[derive(Debug)]
@@ -108,7 +108,7 @@ fn mounted_method<'a>(profile: &'a CompiledGrpcProfile, path: &str) -> Option<&'
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::waf::grpc::tests::profile;
+    use crate::grpc::tests::profile;
 
     fn head(method: &str, path: &str, content_type: &str) -> http::request::Parts {
         let req = http::Request::builder()

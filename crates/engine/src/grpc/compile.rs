@@ -16,7 +16,7 @@ use super::idl::{compile_files, dir_of, fetch_text, file_name, syntax_position};
 use super::schema::Schema;
 use super::spec::{DataLength, GrpcProfileSpec};
 use super::stream::{Encoding, GrpcLimits, GrpcStream};
-use crate::waf::resolver::Resolver;
+use crate::resolver::Resolver;
 
 /// Most IDL files (listed + fetched imports) one profile may pull in.
 pub const MAX_IDL_FILES: usize = 64;

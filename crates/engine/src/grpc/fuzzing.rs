@@ -10,7 +10,7 @@ use super::walk::{self, WalkOptions};
 use super::{
     CompiledGrpcProfile, Encoding, GrpcLimits, GrpcProfile, GrpcProfileSpec, GrpcStream, OpaqueCall,
 };
-use crate::waf::resolver::MemResolver;
+use crate::resolver::MemResolver;
 
 /// The frame parser over `data[1..]` cut into chunks of `data[0] % 16 + 1` bytes: every message has
 /// the length its prefix announced, and bytes are accounted for exactly. The same chunks go through
@@ -79,7 +79,7 @@ pub fn demo_profile() -> &'static CompiledGrpcProfile {
             "decodeStringValuesAsBase64": true
         }))
         .unwrap_or_default();
-        let demo = include_bytes!("../../../policies/demo/demo.proto").to_vec();
+        let demo = include_bytes!("../../../../policies/demo/demo.proto").to_vec();
         let files = MemResolver(HashMap::from([(link.to_string(), demo)]));
         match GrpcProfile::compile(&spec, &files, "") {
             Ok(p) => p,
@@ -167,7 +167,7 @@ pub fn differential(method: &super::GrpcMethod, payload: &[u8]) {
     type Run = (
         Result<(), String>,
         BTreeSet<String>,
-        Vec<crate::waf::violation::Violation>,
+        Vec<crate::violation::Violation>,
     );
     let run = |reflect: bool| -> Run {
         let opts = WalkOptions {
@@ -205,7 +205,7 @@ pub fn differential(method: &super::GrpcMethod, payload: &[u8]) {
         slow_strings.is_subset(&fast_strings),
         "strings {slow_strings:?} not all in {fast_strings:?}"
     );
-    let numbers = |out: &[crate::waf::violation::Violation]| -> BTreeSet<String> {
+    let numbers = |out: &[crate::violation::Violation]| -> BTreeSet<String> {
         out.iter()
             .filter_map(|v| v.name.as_deref())
             .map(|n| n.rsplit('#').next().unwrap_or(n).to_string())

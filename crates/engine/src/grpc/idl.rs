@@ -11,7 +11,7 @@ use protox::file::{File, FileResolver, GoogleFileResolver};
 
 use super::compile::{GrpcError, MAX_IDL_FILES};
 use super::spec::GrpcProfileSpec;
-use crate::waf::resolver::Resolver;
+use crate::resolver::Resolver;
 
 pub(super) fn file_name(link: &str) -> &str {
     let link = link.split(['?', '#']).next().unwrap_or(link);

@@ -2,7 +2,7 @@
 //!
 //! Map of this module:
 //! - [`spec`]: serde mirror of one `grpc-profiles[]` entry of the declarative policy.
-//! - [`compile`]: IDL files (through the injected [`crate::waf::Resolver`]) → protox → a
+//! - [`compile`]: IDL files (through the injected [`crate::Resolver`]) → protox → a
 //!   prost-reflect descriptor pool, the method index and the profile's limits.
 //! - `idl`: protox file resolution (listed files, imports, well-known types) and error positions.
 //! - [`frame`]: the incremental parser of the 5-byte length-prefixed message frames.

@@ -10,7 +10,7 @@
 
 use super::frame::FrameEvent;
 use super::stream::{DEFAULT_INSPECT_CAP, Encoding, FeedResult, Framing, inflate};
-use crate::waf::violation::{Context, Violation, ViolationKind};
+use crate::violation::{Context, Violation, ViolationKind};
 
 /// The inspector of one undescribed call's request messages.
 #[derive(Debug)]
@@ -81,7 +81,7 @@ impl OpaqueCall {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::waf::grpc::frame::encode_frame;
+    use crate::grpc::frame::encode_frame;
 
     #[test]
     fn messages_come_out_whole_across_chunks_and_are_released_one_by_one() {

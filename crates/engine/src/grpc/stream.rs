@@ -14,7 +14,7 @@ use std::io::Read as _;
 use super::compile::GrpcMethod;
 use super::frame::{FrameError, FrameEvent, FrameParser};
 use super::walk::{self, StringCheck, WalkOptions};
-use crate::waf::violation::{Context, Violation, ViolationKind};
+use crate::violation::{Context, Violation, ViolationKind};
 
 /// Default cap on one message as held for inspection (compressed or not) and once inflated: 10 MiB.
 /// Beyond it a message is `VIOL_GRPC_MALFORMED` (the systems we stand in for do the same at 10 MB).

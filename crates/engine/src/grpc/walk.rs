@@ -12,7 +12,7 @@ use base64::Engine as _;
 use prost_reflect::{DynamicMessage, MapKey, MessageDescriptor, ReflectMessage, Value};
 
 use super::schema::Schema;
-use crate::waf::violation::{Context, Violation, ViolationKind};
+use crate::violation::{Context, Violation, ViolationKind};
 
 /// The policy's check of one string value: `(field path, value)` → a violation naming the field.
 pub type StringCheck<'a> = dyn FnMut(&str, &str) -> Option<Violation> + 'a;

@@ -7,7 +7,7 @@
 
 mod precheck;
 
-use crate::waf::normalize::ByteSet;
+use crate::normalize::ByteSet;
 
 /// Longest prefix given to a tokenizer: libinjection's SQL fingerprint looks at the first five folded
 /// tokens and its HTML tokenizer is linear, but the cap bounds time on huge bodies.

@@ -2,7 +2,7 @@
 //! tokenizer's work is skipped. The XSS check is exact in that direction (it follows libinjection's
 //! HTML5 tokenizer: see [`xss_candidate`]); the SQL check is a cheaper, documented approximation.
 
-use crate::waf::normalize::{ByteSet, has_pair};
+use crate::normalize::{ByteSet, has_pair};
 
 /// Punctuation an SQL injection is made of.
 const SQL_PUNCT: ByteSet = ByteSet::from_bytes(b"'\"`()#;=<>|&@\\*!^~");

@@ -168,7 +168,7 @@ fn fuzz_seeds_never_panic() {
         "decode_html",
         "unescape_json",
     ] {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/").to_string() + target;
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/seeds/").to_string() + target;
         for e in std::fs::read_dir(&dir)
             .expect("seed directory exists")
             .flatten()

@@ -29,7 +29,7 @@ pub struct CompiledApi {
     /// Things accepted but not enforced (e.g. patterns the regex engine cannot compile).
     pub warnings: Vec<String>,
     /// Security schemes and per-operation `security`, for API access control.
-    pub security: crate::waf::access::openapi::OpenApiSecurity,
+    pub security: crate::access::openapi::OpenApiSecurity,
 }
 
 impl CompiledApi {
@@ -103,7 +103,7 @@ impl CompiledApi {
             router,
             operations,
             warnings,
-            security: crate::waf::access::openapi::OpenApiSecurity::from_root(root),
+            security: crate::access::openapi::OpenApiSecurity::from_root(root),
         })
     }
 

@@ -15,7 +15,7 @@ use super::load::load_with;
 use super::schema::{SchemaCompiler, SchemaId, Schemas};
 use super::validate::validate;
 use super::{OpenApiError, OpenApiLimits};
-use crate::waf::resolver::Resolver;
+use crate::resolver::Resolver;
 
 /// A compiled JSON Schema: immutable, `Send + Sync`.
 #[derive(Debug)]
@@ -98,7 +98,7 @@ mod tests {
     use std::collections::HashMap;
 
     use super::*;
-    use crate::waf::resolver::MemResolver;
+    use crate::resolver::MemResolver;
 
     const PERSON: &str = r#"{"$schema": "http://json-schema.org/draft-07/schema#",
         "type": "object", "additionalProperties": false, "required": ["firstName"],
@@ -147,19 +147,19 @@ mod tests {
         let d4 = br#"{"$schema": "http://json-schema.org/draft-04/schema#", "type": "number",
             "minimum": 0, "exclusiveMinimum": true}"#;
         let s =
-            JsonSchema::compile(d4, "n.json", &crate::waf::resolver::NoResolver).expect("compiles");
+            JsonSchema::compile(d4, "n.json", &crate::resolver::NoResolver).expect("compiles");
         assert_eq!(errors(&s, "0"), vec![""]);
         assert!(errors(&s, "0.5").is_empty());
         let e = JsonSchema::compile(
             b"{\"type\": ",
             "bad.json",
-            &crate::waf::resolver::NoResolver,
+            &crate::resolver::NoResolver,
         );
         assert!(e.is_err());
         let e = JsonSchema::compile(
             br#"{"$ref": "missing.json"}"#,
             "m.json",
-            &crate::waf::resolver::NoResolver,
+            &crate::resolver::NoResolver,
         )
         .err()
         .map(|e| e.to_string())

@@ -3,7 +3,7 @@
 //! Also resolves `$ref`s (`file#/json/pointer`) for the compiler.
 
 use super::{OpenApiError, OpenApiLimits};
-use crate::waf::Resolver;
+use crate::Resolver;
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;

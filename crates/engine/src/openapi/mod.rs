@@ -83,14 +83,14 @@ impl Default for OpenApiLimits {
 /// Loads and compiles a self-contained spec (no external `$ref`s) with default limits: the entry
 /// point of the `openapi_swagger2` and `openapi_v3` fuzz targets.
 pub fn load_and_compile(bytes: &[u8], link: &str) -> Result<CompiledApi, OpenApiError> {
-    let spec = load(bytes, link, &crate::waf::resolver::NoResolver)?;
+    let spec = load(bytes, link, &crate::resolver::NoResolver)?;
     CompiledApi::compile(&spec, &OpenApiLimits::default())
 }
 
 /// Public entry for fuzzing and tests: validates `body` (JSON) against `schema` (a JSON schema
 /// written as OpenAPI 3.1 JSON), returns the error messages. Never panics.
 pub fn validate_json_value(schema: &[u8], body: &[u8]) -> Result<Vec<String>, String> {
-    let schema = JsonSchema::compile(schema, "schema.json", &crate::waf::resolver::NoResolver)
+    let schema = JsonSchema::compile(schema, "schema.json", &crate::resolver::NoResolver)
         .map_err(|e| e.to_string())?;
     let body: serde_json::Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
     Ok(schema

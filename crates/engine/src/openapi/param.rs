@@ -5,7 +5,7 @@
 use super::OpenApiLimits;
 use super::schema::{SchemaId, Schemas, T_ARR, T_BOOL, T_INT, T_NUM, T_OBJ, T_STR};
 use super::validate::{Category, validate};
-use crate::waf::{Context, Violation, ViolationKind};
+use crate::{Context, Violation, ViolationKind};
 use serde_json::Value;
 
 /// Where a parameter lives in the request.

@@ -5,7 +5,7 @@
 //! depth, not with the number of paths. Captured values come back positionally; each operation names them.
 
 use super::operation::Operation;
-use crate::support::InlineVec;
+use portcullis_support::InlineVec;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 

@@ -1,7 +1,7 @@
 //! Unit tests for loading and compiling (the petstore tables live in `tests/openapi_*.rs`).
 
 use super::*;
-use crate::waf::resolver::MemResolver;
+use crate::resolver::MemResolver;
 
 #[test]
 fn joins_links() {
@@ -121,7 +121,7 @@ fn schema_validator_entry_point() {
 /// Replays every fuzz seed through the functions the fuzz targets call (no panics, clean errors).
 #[test]
 fn fuzz_seeds_replay() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds");
     let mut replayed = 0;
     for target in ["openapi_swagger2", "openapi_v3", "openapi_schema"] {
         let mut entries: Vec<_> = std::fs::read_dir(root.join(target))

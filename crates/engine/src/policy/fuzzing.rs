@@ -12,10 +12,10 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::sync::{Arc, OnceLock};
 
 use super::CompiledPolicy;
-use crate::waf::resolver::MemResolver;
-use crate::waf::transaction::{ConnInfo, Step, Transaction};
+use crate::resolver::MemResolver;
+use crate::transaction::{ConnInfo, Step, Transaction};
 
-const IDL: &str = include_str!("../../../policies/demo/demo.proto");
+const IDL: &str = include_str!("../../../../policies/demo/demo.proto");
 
 /// The policy every fuzz input runs under.
 const POLICY: &str = r#"{"policy": {
@@ -76,7 +76,7 @@ fn request(data: &[u8]) -> Option<(http::request::Parts, &[u8], usize)> {
 }
 
 /// One fuzz input through every phase; the verdict's action.
-pub fn inspect(data: &[u8]) -> Option<crate::waf::Action> {
+pub fn inspect(data: &[u8]) -> Option<crate::Action> {
     let (head, body, chunk) = request(data)?;
     let conn = ConnInfo {
         peer: IpAddr::V4(Ipv4Addr::LOCALHOST),
@@ -114,10 +114,10 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::waf::Action;
+    use crate::Action;
 
     fn seeds() -> Vec<(String, Vec<u8>)> {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/inspect_request");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/inspect_request");
         let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
             .expect("seed directory")
             .flatten()

@@ -250,7 +250,7 @@ mod tests {
 
     #[test]
     fn fuzz_seeds_load_without_panicking() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/policy_json");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/policy_json");
         let mut n = 0;
         for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             let data = std::fs::read(e.path()).unwrap_or_default();
@@ -265,7 +265,7 @@ mod tests {
         let e = load(
             b"{\n \"policy\": {\"name\": \"p\",",
             "p.json",
-            &crate::waf::resolver::NoResolver,
+            &crate::resolver::NoResolver,
         )
         .err();
         let msg = e.map(|e| e.0).unwrap_or_default();
@@ -275,11 +275,11 @@ mod tests {
     #[test]
     fn bare_policy_needs_lenient_mode() {
         let doc = br#"{"name": "bare", "template": {"name": "POLICY_TEMPLATE_NGINX_BASE"}}"#;
-        assert!(load(doc, "p.json", &crate::waf::resolver::NoResolver).is_err());
+        assert!(load(doc, "p.json", &crate::resolver::NoResolver).is_err());
         let l = load_with(
             doc,
             "p.json",
-            &crate::waf::resolver::NoResolver,
+            &crate::resolver::NoResolver,
             LoadOptions { lenient: true },
         );
         assert!(l.is_ok_and(|l| l.warnings.iter().any(|w| w.contains("wrapper"))));

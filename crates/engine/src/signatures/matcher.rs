@@ -23,8 +23,8 @@ use super::Target;
 use super::db::{Engine, SigDef};
 use super::literals::{self, Literals, MAX_SIGNATURES, Occurrences, SigBits, ViewState};
 use super::prefilter::{self, Anchors, AtStart, PLAIN_ALPHABETS};
-use crate::waf::injection;
-use crate::waf::normalize::{self, ByteSet};
+use crate::injection;
+use crate::normalize::{self, ByteSet};
 
 /// Compiled-program size limit of one confirming regex (bytes of the compiled NFA).
 pub const REGEX_SIZE_LIMIT: usize = 1 << 20;

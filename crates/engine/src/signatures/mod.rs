@@ -22,18 +22,18 @@ pub use matcher::{CompileError, REGEX_DFA_LIMIT, REGEX_SIZE_LIMIT};
 
 /// The shipped database files, in id order.
 const BUILTIN: &[&str] = &[
-    include_str!("../../../policies/signatures/sqli.sig"),
-    include_str!("../../../policies/signatures/sqli_syntax.sig"),
-    include_str!("../../../policies/signatures/xss.sig"),
-    include_str!("../../../policies/signatures/xss_script.sig"),
-    include_str!("../../../policies/signatures/command.sig"),
-    include_str!("../../../policies/signatures/command_shell.sig"),
-    include_str!("../../../policies/signatures/traversal.sig"),
-    include_str!("../../../policies/signatures/code.sig"),
-    include_str!("../../../policies/signatures/code_lang.sig"),
-    include_str!("../../../policies/signatures/other.sig"),
-    include_str!("../../../policies/signatures/protocol.sig"),
-    include_str!("../../../policies/signatures/ssrf_files.sig"),
+    include_str!("../../../../policies/signatures/sqli.sig"),
+    include_str!("../../../../policies/signatures/sqli_syntax.sig"),
+    include_str!("../../../../policies/signatures/xss.sig"),
+    include_str!("../../../../policies/signatures/xss_script.sig"),
+    include_str!("../../../../policies/signatures/command.sig"),
+    include_str!("../../../../policies/signatures/command_shell.sig"),
+    include_str!("../../../../policies/signatures/traversal.sig"),
+    include_str!("../../../../policies/signatures/code.sig"),
+    include_str!("../../../../policies/signatures/code_lang.sig"),
+    include_str!("../../../../policies/signatures/other.sig"),
+    include_str!("../../../../policies/signatures/protocol.sig"),
+    include_str!("../../../../policies/signatures/ssrf_files.sig"),
 ];
 
 /// Where in the request a value was found; signatures declare which targets they apply to.

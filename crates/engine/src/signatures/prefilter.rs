@@ -23,7 +23,7 @@ use regex_syntax::ast::{self, Ast};
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
 use regex_syntax::hir::{Capture, Hir, HirKind, Look, Repetition};
 
-use crate::waf::normalize::ByteSet;
+use crate::normalize::ByteSet;
 
 /// Most byte groups kept per signature (the first ones found are the rarest).
 const MAX_GROUPS: usize = 4;

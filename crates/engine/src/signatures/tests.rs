@@ -179,7 +179,7 @@ fn large_clean_body_scans_without_hits() {
 
 #[test]
 fn fuzz_seeds_never_panic() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/scan");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/seeds/scan");
     for e in std::fs::read_dir(dir)
         .expect("seed directory exists")
         .flatten()

@@ -11,8 +11,8 @@ use prost::Message as _;
 use prost_reflect::{DynamicMessage, MapKey, Value};
 
 use super::*;
-use crate::waf::resolver::MemResolver;
-use crate::waf::violation::{Context, Violation, ViolationKind};
+use crate::resolver::MemResolver;
+use crate::violation::{Context, Violation, ViolationKind};
 
 pub const TEST_PROTO: &str = r#"syntax = "proto3";
 package test.v1;

@@ -5,7 +5,7 @@ use std::path::Path;
 
 fn replay(target: &str, run: fn(&[u8])) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fuzz/seeds")
+        .join("../../fuzz/seeds")
         .join(target);
     let mut n = 0;
     for entry in std::fs::read_dir(&dir).expect("seed directory") {
@@ -24,28 +24,28 @@ fn replay(target: &str, run: fn(&[u8])) {
 
 #[test]
 fn grpc_frame_seeds() {
-    replay("grpc_frame", crate::waf::grpc::fuzzing::frames);
+    replay("grpc_frame", crate::grpc::fuzzing::frames);
 }
 
 #[test]
 fn grpc_message_seeds() {
-    replay("grpc_message", crate::waf::grpc::fuzzing::message);
+    replay("grpc_message", crate::grpc::fuzzing::message);
 }
 
 #[test]
 fn proto_idl_seeds() {
-    replay("proto_idl", crate::waf::grpc::fuzzing::idl);
+    replay("proto_idl", crate::grpc::fuzzing::idl);
 }
 
 #[test]
 fn the_seeds_mean_what_their_names_say() {
-    use crate::waf::grpc::{Encoding, GrpcStream};
-    use crate::waf::violation::ViolationKind;
-    let p = crate::waf::grpc::fuzzing::demo_profile();
+    use crate::grpc::{Encoding, GrpcStream};
+    use crate::violation::ViolationKind;
+    let p = crate::grpc::fuzzing::demo_profile();
     let read = |name: &str| {
         std::fs::read(
             Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("fuzz/seeds/grpc_message")
+                .join("../../fuzz/seeds/grpc_message")
                 .join(name),
         )
         .expect("seed")
@@ -112,12 +112,12 @@ fn mutated_seeds_never_panic() {
         state
     };
     for (target, run) in [
-        ("grpc_frame", crate::waf::grpc::fuzzing::frames as fn(&[u8])),
-        ("grpc_message", crate::waf::grpc::fuzzing::message),
-        ("proto_idl", crate::waf::grpc::fuzzing::idl),
+        ("grpc_frame", crate::grpc::fuzzing::frames as fn(&[u8])),
+        ("grpc_message", crate::grpc::fuzzing::message),
+        ("proto_idl", crate::grpc::fuzzing::idl),
     ] {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fuzz/seeds")
+            .join("../../fuzz/seeds")
             .join(target);
         let seeds: Vec<Vec<u8>> = std::fs::read_dir(&dir)
             .expect("seed directory")

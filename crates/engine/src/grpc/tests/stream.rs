@@ -379,6 +379,6 @@ fn the_in_place_walk_agrees_with_prost_reflect() {
                 _ => m.insert(at, (state >> 16) as u8),
             }
         }
-        crate::waf::grpc::fuzzing::differential(&user, if i < samples.len() { base } else { &m });
+        crate::grpc::fuzzing::differential(&user, if i < samples.len() { base } else { &m });
     }
 }

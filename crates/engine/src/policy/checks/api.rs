@@ -8,15 +8,15 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::known_fields::Known;
-use crate::support::InlineVec;
-use crate::waf::Resolver;
-use crate::waf::openapi::{
+use portcullis_support::InlineVec;
+use crate::Resolver;
+use crate::openapi::{
     self, ApiMatch, Caps, CompiledApi, Head, Located, Location, OpenApiLimits,
 };
-use crate::waf::parse::{cookie, query};
-use crate::waf::policy::PolicyError;
-use crate::waf::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch};
-use crate::waf::violation::{Context, Violation, ViolationKind as K};
+use crate::parse::{cookie, query};
+use crate::policy::PolicyError;
+use crate::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch};
+use crate::violation::{Context, Violation, ViolationKind as K};
 
 /// The operation phase 1 matched (kept in [`Scratch`]): looked up once per request, no allocation.
 #[derive(Debug, Default, Clone)]
@@ -89,7 +89,7 @@ impl CompiledPolicy {
     /// Phase 1, URL resolution when no explicit policy URL matched. `wildcard` says whether a policy
     /// wildcard URL matched (it allows what the spec does not know). Returns true when the spec
     /// decided the URL (an operation or a wrong method), so the caller skips its own VIOL_URL.
-    pub(in crate::waf::policy) fn api_url(
+    pub(in crate::policy) fn api_url(
         &self,
         method: &str,
         raw_path: &str,
@@ -154,7 +154,7 @@ impl CompiledPolicy {
 
     /// Phase 1 for a spec operation: path, query, header and cookie parameters; a missing body is
     /// checked here (no body phase follows). Returns true when the body must be inspected.
-    pub(in crate::waf::policy) fn api_head(
+    pub(in crate::policy) fn api_head(
         &self,
         head: &http::request::Parts,
         known: &Known<'_>,
@@ -221,7 +221,7 @@ impl CompiledPolicy {
 
     /// Body end for a spec operation: content type, JSON schema or form fields. A body cut at the
     /// inspection limit is not schema-checked (it would read as malformed).
-    pub(in crate::waf::policy) fn api_body(
+    pub(in crate::policy) fn api_body(
         &self,
         body: &[u8],
         s: &Scratch,

@@ -2,12 +2,12 @@
 //! URL's content profiles chose (form, multipart, JSON, XML, or raw with signatures), and the
 //! response-status check of phase 3.
 
-use crate::waf::parse::{coding, json, multipart, query, xml};
-use crate::waf::policy::compile::compiled::{BodyKind, CompiledPolicy, MAX_ITEMS, Scratch};
-use crate::waf::policy::decl::ParamLocation;
-use crate::waf::signatures::Target;
-use crate::waf::transaction::Step;
-use crate::waf::violation::{Context, Violation, ViolationKind as K};
+use crate::parse::{coding, json, multipart, query, xml};
+use crate::policy::compile::compiled::{BodyKind, CompiledPolicy, MAX_ITEMS, Scratch};
+use crate::policy::decl::ParamLocation;
+use crate::signatures::Target;
+use crate::transaction::Step;
+use crate::violation::{Context, Violation, ViolationKind as K};
 
 impl CompiledPolicy {
     pub fn check_body_chunk(

@@ -9,11 +9,11 @@
 //! accepted and not enforced: the engine does not rewrite responses. The violation belongs to the
 //! URL entity (staged with it). URLs without the setting pay one `Option` test.
 
-use crate::waf::policy::PolicyError;
-use crate::waf::policy::compile::compiled::{CompiledPolicy, Scratch};
-use crate::waf::policy::compile::glob::Glob;
-use crate::waf::policy::decl;
-use crate::waf::violation::{Context, Violation, ViolationKind as K};
+use crate::policy::PolicyError;
+use crate::policy::compile::compiled::{CompiledPolicy, Scratch};
+use crate::policy::compile::glob::Glob;
+use crate::policy::decl;
+use crate::violation::{Context, Violation, ViolationKind as K};
 
 /// One allowed origin.
 #[derive(Clone, Debug)]
@@ -34,7 +34,7 @@ pub struct Cors {
 }
 
 /// Compiles `urls[i].html5CrossOriginRequestsEnforcement`.
-pub(in crate::waf::policy) fn compile(
+pub(in crate::policy) fn compile(
     u: &decl::Url,
     i: usize,
 ) -> Result<Option<Box<Cors>>, PolicyError> {
@@ -128,7 +128,7 @@ impl Cors {
 
 impl CompiledPolicy {
     /// Headers phase, after the URL check: the `Origin` of a request to a URL that enforces CORS.
-    pub(in crate::waf::policy) fn check_cors(
+    pub(in crate::policy) fn check_cors(
         &self,
         head: &http::request::Parts,
         tls: bool,

@@ -14,10 +14,10 @@
 
 use encoding_rs::{DecoderResult, Encoding};
 
-use crate::waf::policy::PolicyError;
-use crate::waf::policy::compile::compiled::CompiledPolicy;
-use crate::waf::policy::decl;
-use crate::waf::violation::{Context, Violation, ViolationKind as K};
+use crate::policy::PolicyError;
+use crate::policy::compile::compiled::CompiledPolicy;
+use crate::policy::decl;
+use crate::violation::{Context, Violation, ViolationKind as K};
 
 /// The values of `applicationLanguage` the format allows (NAP schema), plus BIG-IP's `auto-detect`.
 pub const LANGUAGES: &[&str] = &[
@@ -131,7 +131,7 @@ impl CompiledPolicy {
     /// Raises VIOL_ENCODING (once per request) when `name` or `value` is not valid text in the
     /// policy's character set. `value` is already percent-decoded.
     #[inline]
-    pub(in crate::waf::policy) fn check_encoding(
+    pub(in crate::policy) fn check_encoding(
         &self,
         out: &mut Vec<Violation>,
         ctx: Context,

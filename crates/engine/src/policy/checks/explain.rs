@@ -4,10 +4,10 @@
 //! exactly the entity that raised it, so it asks the engine itself rather than re-implementing
 //! its lookups: [`CompiledPolicy::owners`] runs the real headers phase on a scratch of its own.
 
-use crate::waf::policy::compile::compiled::{CompiledPolicy, Scratch};
-use crate::waf::policy::compile::entities::{BodyKind, NameMatch, pick};
-use crate::waf::signatures::Level;
-use crate::waf::violation::{Violation, ViolationKind};
+use crate::policy::compile::compiled::{CompiledPolicy, Scratch};
+use crate::policy::compile::entities::{BodyKind, NameMatch, pick};
+use crate::signatures::Level;
+use crate::violation::{Violation, ViolationKind};
 
 /// The URL entity that judged a request.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -141,8 +141,8 @@ impl CompiledPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::waf::policy::load;
-    use crate::waf::resolver::MemResolver;
+    use crate::policy::load;
+    use crate::resolver::MemResolver;
 
     fn policy(doc: serde_json::Value) -> CompiledPolicy {
         let bytes = serde_json::to_vec(&doc).unwrap();

@@ -5,15 +5,15 @@
 use std::net::IpAddr;
 
 use super::known_fields::Known;
-use crate::waf::parse::{cookie, query};
-use crate::waf::policy::compile::charset::HeaderBytes;
-use crate::waf::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch, pick};
-use crate::waf::policy::decl::ParamLocation;
-use crate::waf::signatures::Target;
-use crate::waf::violation::{Context, Violation, ViolationKind as K};
+use crate::parse::{cookie, query};
+use crate::policy::compile::charset::HeaderBytes;
+use crate::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch, pick};
+use crate::policy::decl::ParamLocation;
+use crate::signatures::Target;
+use crate::violation::{Context, Violation, ViolationKind as K};
 
 impl CompiledPolicy {
-    pub(in crate::waf::policy) fn check_header_fields(
+    pub(in crate::policy) fn check_header_fields(
         &self,
         head: &http::request::Parts,
         known: &Known<'_>,

@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use crate::waf::Resolver;
-use crate::waf::grpc::{self, CompiledGrpcProfile, GrpcProfileSpec};
-use crate::waf::policy::PolicyError;
-use crate::waf::policy::compile::compiled::{CompiledPolicy, Scratch};
-use crate::waf::signatures::Target;
-use crate::waf::transaction::Step;
-use crate::waf::violation::{Context, Violation, ViolationKind as K};
+use crate::Resolver;
+use crate::grpc::{self, CompiledGrpcProfile, GrpcProfileSpec};
+use crate::policy::PolicyError;
+use crate::policy::compile::compiled::{CompiledPolicy, Scratch};
+use crate::signatures::Target;
+use crate::transaction::Step;
+use crate::violation::{Context, Violation, ViolationKind as K};
 
 /// Compiles the raw `grpc-profiles` entries; `base` is the policy's own link (IDL `$ref`s are
 /// relative to it).
@@ -79,7 +79,7 @@ fn next_step(r: &grpc::FeedResult) -> Step {
 impl CompiledPolicy {
     /// Headers phase for a bound call: method, IDL method and content type. Returns true when the
     /// body must be streamed through the inspector.
-    pub(in crate::waf::policy) fn grpc_start(
+    pub(in crate::policy) fn grpc_start(
         &self,
         head: &http::request::Parts,
         s: &mut Scratch,
@@ -96,7 +96,7 @@ impl CompiledPolicy {
     }
 
     /// Body phase for a streamed call: feeds the chunk, releases whole inspected messages.
-    pub(in crate::waf::policy) fn grpc_chunk(
+    pub(in crate::policy) fn grpc_chunk(
         &self,
         chunk: &[u8],
         s: &mut Scratch,
@@ -115,7 +115,7 @@ impl CompiledPolicy {
     }
 
     /// Body end for a streamed call: a body cut inside a frame is malformed.
-    pub(in crate::waf::policy) fn grpc_end(&self, s: &mut Scratch, out: &mut Vec<Violation>) {
+    pub(in crate::policy) fn grpc_end(&self, s: &mut Scratch, out: &mut Vec<Violation>) {
         if let Some(mut stream) = s.grpc_stream.take() {
             let mut raised = Vec::new();
             stream.finish(&mut raised);
@@ -125,7 +125,7 @@ impl CompiledPolicy {
 
     /// Body phase for a gRPC call on a URL no profile binds: each whole message is scanned as
     /// raw bytes (the URL's signature check and overrides) and released.
-    pub(in crate::waf::policy) fn opaque_chunk(
+    pub(in crate::policy) fn opaque_chunk(
         &self,
         chunk: &[u8],
         s: &mut Scratch,
@@ -152,7 +152,7 @@ impl CompiledPolicy {
     }
 
     /// Body end of such a call: a body cut inside a frame is malformed.
-    pub(in crate::waf::policy) fn opaque_end(&self, s: &mut Scratch, out: &mut Vec<Violation>) {
+    pub(in crate::policy) fn opaque_end(&self, s: &mut Scratch, out: &mut Vec<Violation>) {
         if let Some(mut call) = s.grpc_opaque.take() {
             let mut raised = Vec::new();
             call.finish(&mut raised);
@@ -184,7 +184,7 @@ impl CompiledPolicy {
             }
             if sig && !value.is_empty() {
                 hits.clear();
-                crate::waf::signatures::SignatureDb::builtin().scan(
+                crate::signatures::SignatureDb::builtin().scan(
                     Target::Grpc,
                     value.as_bytes(),
                     &mut hits,
@@ -216,11 +216,11 @@ mod tests {
 
     use serde_json::json;
 
-    use crate::waf::resolver::MemResolver;
-    use crate::waf::transaction::{ConnInfo, Step, Transaction};
-    use crate::waf::violation::ViolationKind as K;
+    use crate::resolver::MemResolver;
+    use crate::transaction::{ConnInfo, Step, Transaction};
+    use crate::violation::ViolationKind as K;
 
-    const PROTO: &str = include_str!("../../../../policies/demo/demo.proto");
+    const PROTO: &str = include_str!("../../../../../policies/demo/demo.proto");
     const IDL: &str = "file:///p/demo.proto";
 
     /// A blocking policy with the demo profile; `profile` fields are merged into the profile.
@@ -257,7 +257,7 @@ mod tests {
             IDL.to_string(),
             PROTO.as_bytes().to_vec(),
         )]));
-        match crate::waf::policy::load(&doc, "file:///p/policy.json", &r) {
+        match crate::policy::load(&doc, "file:///p/policy.json", &r) {
             Ok(l) => Arc::new(l.policy),
             Err(e) => panic!("policy loads: {e}"),
         }
@@ -424,7 +424,7 @@ mod tests {
         let doc = serde_json::to_vec(&doc).unwrap_or_default();
         let broken = b"syntax = \"proto3\";\nmessage A { string a = 1 }\n".to_vec();
         let r = MemResolver(HashMap::from([(IDL.to_string(), broken)]));
-        let e = crate::waf::policy::load(&doc, "file:///p/policy.json", &r);
+        let e = crate::policy::load(&doc, "file:///p/policy.json", &r);
         let msg = e.err().map(|e| e.0).unwrap_or_default();
         assert!(msg.starts_with("policy.grpc-profiles[0]: "), "{msg}");
         assert!(msg.contains("demo.proto:2:"), "{msg}");

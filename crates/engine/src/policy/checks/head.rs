@@ -4,11 +4,11 @@
 use std::net::IpAddr;
 
 use super::known_fields::Known;
-use crate::waf::parse::query;
-use crate::waf::policy::compile::compiled::{BodyKind, CompiledPolicy, MAX_ITEMS, Scratch, pick};
-use crate::waf::policy::decl::ParamLocation;
-use crate::waf::signatures::Target;
-use crate::waf::violation::{Context, Violation, ViolationKind as K};
+use crate::parse::query;
+use crate::policy::compile::compiled::{BodyKind, CompiledPolicy, MAX_ITEMS, Scratch, pick};
+use crate::policy::decl::ParamLocation;
+use crate::signatures::Target;
+use crate::violation::{Context, Violation, ViolationKind as K};
 
 /// The bytes `url_evasions` looks for besides `//`: `\\`, `%` (of `%5c`), `.`, `;`, tab,
 /// vertical tab, form feed, space and bytes from 0x80 up.
@@ -32,7 +32,7 @@ impl CompiledPolicy {
     }
 
     /// Records `v` unless its violation is switched off (neither alarm nor block).
-    pub(in crate::waf::policy) fn push(&self, out: &mut Vec<Violation>, v: Violation) {
+    pub(in crate::policy) fn push(&self, out: &mut Vec<Violation>, v: Violation) {
         let s = self.settings[v.kind as usize];
         if v.kind == K::AttackSignature || s.alarm || s.block {
             out.push(v);
@@ -40,7 +40,7 @@ impl CompiledPolicy {
     }
 
     /// [`Self::push`] for each of `raised`.
-    pub(in crate::waf::policy) fn push_all(
+    pub(in crate::policy) fn push_all(
         &self,
         out: &mut Vec<Violation>,
         raised: impl IntoIterator<Item = Violation>,
@@ -56,7 +56,7 @@ impl CompiledPolicy {
     }
 
     /// An evasion sub-check, when enabled and VIOL_EVASION is on.
-    pub(in crate::waf::policy) fn evasion(
+    pub(in crate::policy) fn evasion(
         &self,
         out: &mut Vec<Violation>,
         what: &'static str,
@@ -77,12 +77,12 @@ impl CompiledPolicy {
 
     /// Whether an HTTP-protocol sub-check is enabled and VIOL_HTTP_PROTOCOL is on (to skip the
     /// work of a check whose finding would not be recorded).
-    pub(in crate::waf::policy) fn protocol_on(&self, what: &'static str) -> bool {
+    pub(in crate::policy) fn protocol_on(&self, what: &'static str) -> bool {
         self.on(K::HttpProtocol) && self.http_checks.on(what)
     }
 
     /// An HTTP-protocol sub-check, when enabled and VIOL_HTTP_PROTOCOL is on.
-    pub(in crate::waf::policy) fn protocol(&self, out: &mut Vec<Violation>, what: &'static str) {
+    pub(in crate::policy) fn protocol(&self, out: &mut Vec<Violation>, what: &'static str) {
         if self.protocol_on(what)
             && !out
                 .iter()
@@ -170,7 +170,7 @@ impl CompiledPolicy {
     /// catches what no single parameter shows (an attack split across parameters at an `=` or
     /// `&`, a malformed string); a signature already found in a parameter is that parameter's to
     /// judge, so its overrides and exemptions hold.
-    pub(in crate::waf::policy) fn scan_whole_pairs(
+    pub(in crate::policy) fn scan_whole_pairs(
         &self,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
@@ -234,7 +234,7 @@ impl CompiledPolicy {
         }
     }
 
-    pub(in crate::waf::policy) fn flag_evasions(
+    pub(in crate::policy) fn flag_evasions(
         &self,
         f: &query::DecodeFlags,
         ctx: Context,
@@ -270,7 +270,7 @@ impl CompiledPolicy {
         s: &mut Scratch,
         out: &mut Vec<Violation>,
     ) {
-        let fits = |u: &crate::waf::policy::compile::compiled::CompiledUrl, strict: bool| {
+        let fits = |u: &crate::policy::compile::compiled::CompiledUrl, strict: bool| {
             (!strict || u.https.is_none_or(|h| h == tls))
                 && u.method.as_deref().is_none_or(|m| m == method)
         };
@@ -487,14 +487,14 @@ impl CompiledPolicy {
         if kind == BodyKind::Signatures
             && url.is_some()
             && head.version == http::Version::HTTP_2
-            && crate::waf::grpc::is_grpc_content_type(ct)
+            && crate::grpc::is_grpc_content_type(ct)
         {
             // A gRPC call the policy allows by URL but has no profile for: inspected message by
             // message so that streams flow (grpc::opaque_chunk); a block is a gRPC one.
             s.grpc = true;
             let encoding = h.get("grpc-encoding").and_then(|v| v.to_str().ok());
-            let encoding = crate::waf::grpc::Encoding::from_header(encoding);
-            s.grpc_opaque = Some(crate::waf::grpc::OpaqueCall::new(encoding));
+            let encoding = crate::grpc::Encoding::from_header(encoding);
+            s.grpc_opaque = Some(crate::grpc::OpaqueCall::new(encoding));
             s.body_kind = Some(kind);
             s.expects_body = has_body;
             return true;
@@ -502,7 +502,7 @@ impl CompiledPolicy {
         if ct.to_ascii_lowercase().starts_with("multipart/form-data")
             && matches!(kind, BodyKind::Form | BodyKind::Signatures)
         {
-            s.boundary = crate::waf::parse::multipart::boundary(ct).map(str::to_string);
+            s.boundary = crate::parse::multipart::boundary(ct).map(str::to_string);
             if s.boundary.is_none() && has_body {
                 self.protocol(out, "Bad multipart/form-data request parsing");
             }
@@ -517,7 +517,7 @@ impl CompiledPolicy {
         if has_body {
             s.body_coding = h
                 .get(http::header::CONTENT_ENCODING)
-                .and_then(|v| crate::waf::parse::coding::Coding::of(v.as_bytes()));
+                .and_then(|v| crate::parse::coding::Coding::of(v.as_bytes()));
             s.json_lines = matches!(kind, BodyKind::Json(_)) && json_lines(ct);
         }
         s.body_kind = Some(kind);
@@ -582,15 +582,15 @@ mod tests {
     use std::sync::Arc;
 
     use super::normalize_path;
-    use crate::waf::resolver::NoResolver;
-    use crate::waf::signatures::{SignatureDb, Target};
-    use crate::waf::transaction::{ConnInfo, Transaction};
+    use crate::resolver::NoResolver;
+    use crate::signatures::{SignatureDb, Target};
+    use crate::transaction::{ConnInfo, Transaction};
 
     #[test]
     fn secrets_stay_out_of_the_scan_memo() {
         let doc = br#"{"policy": {"name": "m", "template": {"name": "POLICY_TEMPLATE_NGINX_BASE"},
             "sensitive-parameters": [{"name": "password"}]}}"#;
-        let policy = crate::waf::policy::load(doc, "m.json", &NoResolver).expect("loads");
+        let policy = crate::policy::load(doc, "m.json", &NoResolver).expect("loads");
         let head = http::Request::get("/login?q=walking+boots&password=hunter2x")
             .header("user-agent", "curl/8.5.0 memo-test")
             .header("authorization", "Basic dXNlcjpodW50ZXIyeA==")

@@ -17,12 +17,12 @@ use std::sync::Arc;
 use base64::Engine as _;
 use serde_json::Value;
 
-use crate::waf::openapi::JsonSchema;
-use crate::waf::policy::PolicyError;
-use crate::waf::policy::compile::compiled::{CompiledPolicy, Scratch};
-use crate::waf::policy::decl;
-use crate::waf::resolver::MemResolver;
-use crate::waf::violation::{Context, Violation, ViolationKind as K};
+use crate::openapi::JsonSchema;
+use crate::policy::PolicyError;
+use crate::policy::compile::compiled::{CompiledPolicy, Scratch};
+use crate::policy::decl;
+use crate::resolver::MemResolver;
+use crate::violation::{Context, Violation, ViolationKind as K};
 
 /// Most VIOL_JSON_SCHEMA violations one document raises.
 pub const MAX_SCHEMA_VIOLATIONS: usize = 10;
@@ -135,7 +135,7 @@ impl CompiledPolicy {
 
     /// VIOL_JSON_SCHEMA for a JSON document of profile `i`; `name` prefixes the pointers (a
     /// json-valued parameter's name, empty for a body).
-    pub(in crate::waf::policy) fn check_json_schema(
+    pub(in crate::policy) fn check_json_schema(
         &self,
         i: usize,
         doc: &[u8],

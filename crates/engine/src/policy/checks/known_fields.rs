@@ -12,7 +12,7 @@ const X_REQUESTED_WITH: HeaderName = HeaderName::from_static("x-requested-with")
 /// The first value of each field (what `HeaderMap::get` gives), and how many `Host` fields there
 /// are.
 #[derive(Default)]
-pub(in crate::waf::policy) struct Known<'h> {
+pub(in crate::policy) struct Known<'h> {
     pub host: Option<&'h HeaderValue>,
     pub hosts: usize,
     pub content_length: Option<&'h HeaderValue>,

@@ -12,8 +12,8 @@
 //! instead: a message over the 10 MiB inspection cap raises this violation together with
 //! VIOL_GRPC_MALFORMED (`grpc::stream`), and a long-lived stream of small messages is legitimate.
 
-use crate::waf::policy::compile::compiled::{CompiledPolicy, Scratch};
-use crate::waf::violation::{Context, Violation, ViolationKind as K};
+use crate::policy::compile::compiled::{CompiledPolicy, Scratch};
+use crate::violation::{Context, Violation, ViolationKind as K};
 
 /// The maximum request length (head + body), bytes.
 pub const REQUEST_MAX_LENGTH: u64 = 10 * 1024 * 1024;
@@ -27,7 +27,7 @@ impl CompiledPolicy {
     }
 
     /// Headers phase: a declared `Content-Length` that makes the request too long.
-    pub(in crate::waf::policy) fn check_declared_length(
+    pub(in crate::policy) fn check_declared_length(
         &self,
         s: &Scratch,
         out: &mut Vec<Violation>,

@@ -7,11 +7,11 @@ use std::borrow::Cow;
 
 use base64::Engine as _;
 
-use crate::waf::parse::query;
-use crate::waf::policy::compile::compiled::{CompiledParam, CompiledPolicy, Scratch, pick};
-use crate::waf::policy::decl::{Base64Mode, DataType, ParamLocation, ValueType};
-use crate::waf::signatures::{SignatureDb, Target};
-use crate::waf::violation::{Context, Violation, ViolationKind as K};
+use crate::parse::query;
+use crate::policy::compile::compiled::{CompiledParam, CompiledPolicy, Scratch, pick};
+use crate::policy::decl::{Base64Mode, DataType, ParamLocation, ValueType};
+use crate::signatures::{SignatureDb, Target};
+use crate::violation::{Context, Violation, ViolationKind as K};
 
 fn loc_name(l: ParamLocation) -> &'static str {
     match l {
@@ -26,7 +26,7 @@ fn loc_name(l: ParamLocation) -> &'static str {
 
 impl CompiledPolicy {
     /// The parameter entity for `name` on the current URL: URL-level first, then global.
-    pub(in crate::waf::policy) fn param_for(
+    pub(in crate::policy) fn param_for(
         &self,
         s: &Scratch,
         name: &[u8],
@@ -52,7 +52,7 @@ impl CompiledPolicy {
     }
 
     /// Header/cookie values are parameters only when an explicit entity claims them.
-    pub(in crate::waf::policy) fn check_named_location(
+    pub(in crate::policy) fn check_named_location(
         &self,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
@@ -71,7 +71,7 @@ impl CompiledPolicy {
 
     /// Checks one parameter; `encoded` says the name and value are still percent-encoded. Called
     /// through `check_param` (`staging`), which marks the violations of a staged entity.
-    pub(in crate::waf::policy) fn check_param_entity(
+    pub(in crate::policy) fn check_param_entity(
         &self,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
@@ -335,7 +335,7 @@ impl CompiledPolicy {
     }
 
     /// Mandatory parameters of the current URL (and global ones) that never appeared.
-    pub(in crate::waf::policy) fn check_mandatory(
+    pub(in crate::policy) fn check_mandatory(
         &self,
         s: &Scratch,
         out: &mut Vec<Violation>,
@@ -369,7 +369,7 @@ impl CompiledPolicy {
 
 /// `bytes` as text: borrowed when valid UTF-8 (the standard library's check reads ASCII a word at a
 /// time), else with replacement characters.
-pub(in crate::waf::policy) fn as_text(bytes: &[u8]) -> Cow<'_, str> {
+pub(in crate::policy) fn as_text(bytes: &[u8]) -> Cow<'_, str> {
     match std::str::from_utf8(bytes) {
         Ok(s) => Cow::Borrowed(s),
         Err(_) => String::from_utf8_lossy(bytes),

@@ -7,9 +7,9 @@
 //! method past a check that only reads the request line.
 
 use super::known_fields::Known;
-use crate::waf::parse::query;
-use crate::waf::policy::compile::compiled::CompiledPolicy;
-use crate::waf::violation::{Context, Violation, ViolationKind as K};
+use crate::parse::query;
+use crate::policy::compile::compiled::CompiledPolicy;
+use crate::violation::{Context, Violation, ViolationKind as K};
 
 /// Headers through which clients ask a framework to treat a POST as another method.
 const OVERRIDE_HEADERS: [&str; 3] = [
@@ -19,7 +19,7 @@ const OVERRIDE_HEADERS: [&str; 3] = [
 ];
 
 impl CompiledPolicy {
-    pub(in crate::waf::policy) fn check_protocol(
+    pub(in crate::policy) fn check_protocol(
         &self,
         head: &http::request::Parts,
         known: &Known<'_>,

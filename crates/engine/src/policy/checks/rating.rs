@@ -9,11 +9,11 @@
 //! Violations of an entity in staging (`Violation::staged`, see `staging`) are reported but
 //! neither rated nor blocking.
 
-use crate::support::SupportId;
-use crate::waf::policy::compile::compiled::{CompiledPolicy, Scratch};
-use crate::waf::signatures::Level;
-use crate::waf::verdict::{Action, Verdict};
-use crate::waf::violation::{Context, Violation, ViolationKind as K};
+use portcullis_support::SupportId;
+use crate::policy::compile::compiled::{CompiledPolicy, Scratch};
+use crate::signatures::Level;
+use crate::verdict::{Action, Verdict};
+use crate::violation::{Context, Violation, ViolationKind as K};
 
 impl CompiledPolicy {
     /// Rating 1–5 of one violation (0 for staged signatures and for violations of entities in
@@ -63,15 +63,15 @@ impl CompiledPolicy {
         self.settings[v.kind as usize].block
     }
 
-    fn reply_for(&self, s: &Scratch) -> crate::waf::verdict::BlockReply {
+    fn reply_for(&self, s: &Scratch) -> crate::verdict::BlockReply {
         if s.grpc {
             return self.grpc_reply.clone();
         }
-        if s.grpc_content && self.reply == crate::waf::verdict::BlockReply::ApiJson {
+        if s.grpc_content && self.reply == crate::verdict::BlockReply::ApiJson {
             // A gRPC call to a service the policy does not know is an illegal URL: it gets the
             // HTML page, not the API-security template's JSON (`docs/grpc.md`). A custom page the
             // policy sets is kept.
-            return crate::waf::verdict::BlockReply::DefaultPage;
+            return crate::verdict::BlockReply::DefaultPage;
         }
         match (&self.ajax_reply, s.ajax) {
             (Some(r), true) => r.clone(),

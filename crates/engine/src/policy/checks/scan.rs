@@ -5,10 +5,10 @@
 //! braces and markup of neighbouring fields look like injections, and a field's value is never
 //! seen alone.
 
-use crate::waf::parse::json;
-use crate::waf::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch};
-use crate::waf::signatures::{SignatureDb, Target};
-use crate::waf::violation::{Context, Violation, ViolationKind as K};
+use crate::parse::json;
+use crate::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch};
+use crate::signatures::{SignatureDb, Target};
+use crate::violation::{Context, Violation, ViolationKind as K};
 
 /// Shortest value taken apart as a JSON document (`{"a":1}` and shorter are read as they are).
 const MIN_DOCUMENT: usize = 8;
@@ -19,7 +19,7 @@ impl CompiledPolicy {
     /// Runs the signatures of `target` over `value`, minus disabled ones and entity overrides.
     /// Values that may be secrets (masked, cookies, credentials) bypass the scan memo.
     #[allow(clippy::too_many_arguments)]
-    pub(in crate::waf::policy) fn scan(
+    pub(in crate::policy) fn scan(
         &self,
         s: &mut Scratch,
         out: &mut Vec<Violation>,

@@ -18,18 +18,18 @@
 //! The checks mark what they appended since a mark (`out[mark..]`), so the per-request cost of a
 //! policy without staged entities is one flag test per entity check, no allocation.
 
-use crate::waf::policy::compile::compiled::{CompiledPolicy, Scratch};
-use crate::waf::policy::decl::{self, ParamLocation};
-use crate::waf::violation::Violation;
+use crate::policy::compile::compiled::{CompiledPolicy, Scratch};
+use crate::policy::decl::{self, ParamLocation};
+use crate::violation::Violation;
 
 /// Whether an entity whose `performStaging` is `entity` is in staging under policy `d`.
-pub(in crate::waf::policy) fn staged(d: &decl::Policy, entity: Option<bool>) -> bool {
+pub(in crate::policy) fn staged(d: &decl::Policy, entity: Option<bool>) -> bool {
     entity == Some(true) && d.perform_staging != Some(false)
 }
 
 /// Marks every violation appended since `mark` as staged (the checks append; nothing before
 /// `mark` is touched, so a request-level finding such as an evasion keeps blocking).
-pub(in crate::waf::policy) fn mark_staged(out: &mut [Violation], mark: usize) {
+pub(in crate::policy) fn mark_staged(out: &mut [Violation], mark: usize) {
     for v in out.iter_mut().skip(mark) {
         v.staged = true;
     }
@@ -37,7 +37,7 @@ pub(in crate::waf::policy) fn mark_staged(out: &mut [Violation], mark: usize) {
 
 impl CompiledPolicy {
     /// After the URL check: its violations are staged when the matched URL is.
-    pub(in crate::waf::policy) fn stage_url(
+    pub(in crate::policy) fn stage_url(
         &self,
         s: &Scratch,
         out: &mut [Violation],
@@ -52,7 +52,7 @@ impl CompiledPolicy {
     }
 
     /// After the file-type check: its violations are staged when the matched file type is.
-    pub(in crate::waf::policy) fn stage_filetype(
+    pub(in crate::policy) fn stage_filetype(
         &self,
         s: &Scratch,
         out: &mut [Violation],

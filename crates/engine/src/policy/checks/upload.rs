@@ -9,8 +9,8 @@
 //! the shipped templates, as in the systems we stand in for. On a URL in staging they are staged.
 //! Only URLs with the switch pay anything (one flag test per upload otherwise).
 
-use crate::waf::policy::compile::compiled::{CompiledPolicy, Scratch};
-use crate::waf::violation::{Context, Violation, ViolationKind as K};
+use crate::policy::compile::compiled::{CompiledPolicy, Scratch};
+use crate::violation::{Context, Violation, ViolationKind as K};
 
 /// What kind of executable `data` starts with, if any.
 pub fn executable_kind(data: &[u8]) -> Option<&'static str> {
@@ -44,7 +44,7 @@ pub fn executable_kind(data: &[u8]) -> Option<&'static str> {
 impl CompiledPolicy {
     /// Body phase: an uploaded file (`part` names it) or the raw body (`None`) on a URL with
     /// `disallowFileUploadOfExecutables`.
-    pub(in crate::waf::policy) fn check_upload(
+    pub(in crate::policy) fn check_upload(
         &self,
         s: &Scratch,
         out: &mut Vec<Violation>,

@@ -17,20 +17,20 @@
 //! entity checks before them (location, repetition, empty value, name meta-characters) still apply.
 //! Only parameters with these value types pay anything (`CompiledParam::value_profile`).
 
-use crate::waf::parse::{json, xml};
-use crate::waf::policy::PolicyError;
-use crate::waf::policy::compile::compiled::{
+use crate::parse::{json, xml};
+use crate::policy::PolicyError;
+use crate::policy::compile::compiled::{
     CompiledJson, CompiledParam, CompiledPolicy, CompiledXml, MAX_ITEMS, Scratch,
 };
-use crate::waf::policy::decl::{self, ValueType};
-use crate::waf::signatures::{SignatureDb, Target};
-use crate::waf::violation::{Context, Violation, ViolationKind as K};
+use crate::policy::decl::{self, ValueType};
+use crate::signatures::{SignatureDb, Target};
+use crate::violation::{Context, Violation, ViolationKind as K};
 
 /// Compile time: the index of the profile that parses a json/xml-valued parameter (`None` for
 /// every other value type). A name not declared is an error naming `path`, except `Default`,
 /// which the templates declare (a policy that deleted it gets the profile defaults: no limits,
 /// signatures on).
-pub(in crate::waf::policy) fn value_profile(
+pub(in crate::policy) fn value_profile(
     p: &decl::Parameter,
     path: &str,
     json: &[CompiledJson],
@@ -65,7 +65,7 @@ pub(in crate::waf::policy) fn value_profile(
 
 impl CompiledPolicy {
     /// The value of a json/xml-valued parameter (non-empty).
-    pub(in crate::waf::policy) fn check_structured_value(
+    pub(in crate::policy) fn check_structured_value(
         &self,
         s: &mut Scratch,
         out: &mut Vec<Violation>,

@@ -13,13 +13,13 @@ use super::compiled::{
 };
 use super::glob::Glob;
 use super::signature_selection;
-use crate::waf::policy::PolicyError;
-use crate::waf::policy::checks::{cors, length, staging, value};
-use crate::waf::policy::decl::lenient::Limit;
-use crate::waf::policy::decl::model::{Model, Setting};
-use crate::waf::policy::decl::{self, Base64Mode, DataType, EntityType, ParamLocation, ValueType};
-use crate::waf::signatures::SignatureDb;
-use crate::waf::violation::ViolationKind;
+use crate::policy::PolicyError;
+use crate::policy::checks::{cors, length, staging, value};
+use crate::policy::decl::lenient::Limit;
+use crate::policy::decl::model::{Model, Setting};
+use crate::policy::decl::{self, Base64Mode, DataType, EntityType, ParamLocation, ValueType};
+use crate::signatures::SignatureDb;
+use crate::violation::ViolationKind;
 
 fn overrides(list: &Option<Vec<decl::SignatureOverride>>) -> Vec<(u32, bool)> {
     list.iter()

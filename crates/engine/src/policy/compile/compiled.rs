@@ -8,64 +8,64 @@ use std::collections::HashMap;
 use super::charset::{HeaderBytes, Table};
 pub use super::entities::*;
 use super::signature_selection::SigAction;
-use crate::waf::policy::decl::lenient::Limit;
-use crate::waf::policy::decl::model::Setting;
-use crate::waf::policy::decl::templates::TemplateId;
-use crate::waf::response::default_grpc_reply;
-use crate::waf::verdict::BlockReply;
-use crate::waf::violation::ViolationKind;
+use crate::policy::decl::lenient::Limit;
+use crate::policy::decl::model::Setting;
+use crate::policy::decl::templates::TemplateId;
+use crate::response::default_grpc_reply;
+use crate::verdict::BlockReply;
+use crate::violation::ViolationKind;
 
 /// An immutable, shareable, compiled policy.
 pub struct CompiledPolicy {
-    pub(in crate::waf::policy) name: String,
-    pub(in crate::waf::policy) template: TemplateId,
-    pub(in crate::waf::policy) blocking: bool,
-    pub(in crate::waf::policy) fold: bool,
-    pub(in crate::waf::policy) settings: Vec<Setting>,
-    pub(in crate::waf::policy) evasions: SubChecks,
-    pub(in crate::waf::policy) passes: u8,
-    pub(in crate::waf::policy) http_checks: SubChecks,
-    pub(in crate::waf::policy) max_headers: u64,
-    pub(in crate::waf::policy) max_params: u64,
-    pub(in crate::waf::policy) max_cookies: u64,
-    pub(in crate::waf::policy) max_header_len: Limit,
-    pub(in crate::waf::policy) max_cookie_len: Limit,
-    pub(in crate::waf::policy) urls: Vec<CompiledUrl>,
-    pub(in crate::waf::policy) methods: Vec<String>,
-    pub(in crate::waf::policy) params: Vec<CompiledParam>,
-    pub(in crate::waf::policy) headers: Vec<CompiledHeader>,
-    pub(in crate::waf::policy) cookies: Vec<CompiledCookie>,
-    pub(in crate::waf::policy) filetypes: Vec<CompiledFiletype>,
+    pub(in crate::policy) name: String,
+    pub(in crate::policy) template: TemplateId,
+    pub(in crate::policy) blocking: bool,
+    pub(in crate::policy) fold: bool,
+    pub(in crate::policy) settings: Vec<Setting>,
+    pub(in crate::policy) evasions: SubChecks,
+    pub(in crate::policy) passes: u8,
+    pub(in crate::policy) http_checks: SubChecks,
+    pub(in crate::policy) max_headers: u64,
+    pub(in crate::policy) max_params: u64,
+    pub(in crate::policy) max_cookies: u64,
+    pub(in crate::policy) max_header_len: Limit,
+    pub(in crate::policy) max_cookie_len: Limit,
+    pub(in crate::policy) urls: Vec<CompiledUrl>,
+    pub(in crate::policy) methods: Vec<String>,
+    pub(in crate::policy) params: Vec<CompiledParam>,
+    pub(in crate::policy) headers: Vec<CompiledHeader>,
+    pub(in crate::policy) cookies: Vec<CompiledCookie>,
+    pub(in crate::policy) filetypes: Vec<CompiledFiletype>,
     /// Precompiled lookup of `filetypes`.
-    pub(in crate::waf::policy) index: Indexes,
-    pub(in crate::waf::policy) json: Vec<CompiledJson>,
-    pub(in crate::waf::policy) xml: Vec<CompiledXml>,
-    pub(in crate::waf::policy) header_bytes: HeaderBytes,
+    pub(in crate::policy) index: Indexes,
+    pub(in crate::policy) json: Vec<CompiledJson>,
+    pub(in crate::policy) xml: Vec<CompiledXml>,
+    pub(in crate::policy) header_bytes: HeaderBytes,
     /// The policy's URL character set (for URLs the OpenAPI spec matched).
-    pub(in crate::waf::policy) url_table: Table,
-    pub(in crate::waf::policy) reply: BlockReply,
-    pub(in crate::waf::policy) ajax_reply: Option<BlockReply>,
-    pub(in crate::waf::policy) grpc_reply: BlockReply,
-    pub(in crate::waf::policy) trust_xff: bool,
-    pub(in crate::waf::policy) xff_headers: Vec<String>,
-    pub(in crate::waf::policy) sigs: HashMap<u32, SigAction>,
-    pub(in crate::waf::policy) sensitive: Vec<String>,
-    pub(in crate::waf::policy) body_limit: usize,
-    pub(in crate::waf::policy) allowed_codes: Vec<u16>,
+    pub(in crate::policy) url_table: Table,
+    pub(in crate::policy) reply: BlockReply,
+    pub(in crate::policy) ajax_reply: Option<BlockReply>,
+    pub(in crate::policy) grpc_reply: BlockReply,
+    pub(in crate::policy) trust_xff: bool,
+    pub(in crate::policy) xff_headers: Vec<String>,
+    pub(in crate::policy) sigs: HashMap<u32, SigAction>,
+    pub(in crate::policy) sensitive: Vec<String>,
+    pub(in crate::policy) body_limit: usize,
+    pub(in crate::policy) allowed_codes: Vec<u16>,
     /// The linked OpenAPI spec (`open-api-files`), set by `load_with` after compiling.
-    pub(in crate::waf::policy) api: Option<std::sync::Arc<crate::waf::openapi::CompiledApi>>,
+    pub(in crate::policy) api: Option<std::sync::Arc<crate::openapi::CompiledApi>>,
     /// `grpc-profiles`, compiled by `policy::load` (they need the resolver).
-    pub(in crate::waf::policy) grpc_profiles:
-        Vec<std::sync::Arc<crate::waf::grpc::CompiledGrpcProfile>>,
+    pub(in crate::policy) grpc_profiles:
+        Vec<std::sync::Arc<crate::grpc::CompiledGrpcProfile>>,
     /// Meta-characters refused in gRPC string values (the parameter-value set).
-    pub(in crate::waf::policy) grpc_table: Table,
+    pub(in crate::policy) grpc_table: Table,
     /// `applicationLanguage`, for VIOL_ENCODING (`checks/encoding.rs`).
-    pub(in crate::waf::policy) charset: crate::waf::policy::checks::encoding::Charset,
+    pub(in crate::policy) charset: crate::policy::checks::encoding::Charset,
     /// Longest request (head + body) before VIOL_REQUEST_MAX_LENGTH (`checks/length.rs`).
-    pub(in crate::waf::policy) request_max_len: u64,
+    pub(in crate::policy) request_max_len: u64,
     /// The JSON profiles' schemas (`validationFiles`), by profile index (`checks/json_schema.rs`).
-    pub(in crate::waf::policy) json_schemas:
-        Vec<Option<std::sync::Arc<crate::waf::openapi::JsonSchema>>>,
+    pub(in crate::policy) json_schemas:
+        Vec<Option<std::sync::Arc<crate::openapi::JsonSchema>>>,
 }
 
 /// Most request-body bytes buffered for inspection (larger bodies are inspected up to this size).
@@ -113,7 +113,7 @@ impl CompiledPolicy {
             allowed_codes: Vec::new(),
             grpc_profiles: Vec::new(),
             grpc_table: Table::EMPTY,
-            charset: crate::waf::policy::checks::encoding::Charset::Unchecked,
+            charset: crate::policy::checks::encoding::Charset::Unchecked,
             request_max_len: u64::MAX,
             json_schemas: Vec::new(),
         }

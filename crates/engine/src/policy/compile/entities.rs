@@ -6,8 +6,8 @@ use regex::Regex;
 
 use super::charset::Table;
 use super::glob::Glob;
-use crate::waf::policy::decl::lenient::Limit;
-use crate::waf::policy::decl::{Base64Mode, DataType, EntityType, ParamLocation, ValueType};
+use crate::policy::decl::lenient::Limit;
+use crate::policy::decl::{Base64Mode, DataType, EntityType, ParamLocation, ValueType};
 
 /// A name matcher: exact (case per policy) or wildcard, with its precedence.
 #[derive(Clone, Debug)]
@@ -211,7 +211,7 @@ pub struct CompiledUrl {
     /// `disallowFileUploadOfExecutables` (`checks/upload.rs`).
     pub no_executables: bool,
     /// `html5CrossOriginRequestsEnforcement` in `enforce` mode (`checks/cors.rs`).
-    pub cors: Option<Box<crate::waf::policy::checks::cors::Cors>>,
+    pub cors: Option<Box<crate::policy::checks::cors::Cors>>,
 }
 
 #[derive(Clone, Debug)]
@@ -332,17 +332,17 @@ pub struct Scratch {
     pub grpc_content: bool,
     pub path: Vec<u8>,
     /// The OpenAPI operation phase 1 matched (looked up again at body end).
-    pub api: Option<crate::waf::policy::checks::api::ApiRequest>,
+    pub api: Option<crate::policy::checks::api::ApiRequest>,
     /// The gRPC profile the URL is bound to, and the call's message inspector.
     pub grpc_profile: Option<usize>,
-    pub grpc_stream: Option<crate::waf::grpc::GrpcStream>,
+    pub grpc_stream: Option<crate::grpc::GrpcStream>,
     /// A gRPC call on a URL no profile binds: its messages, scanned as raw bytes one by one.
-    pub grpc_opaque: Option<crate::waf::grpc::OpaqueCall>,
+    pub grpc_opaque: Option<crate::grpc::OpaqueCall>,
     /// Set by the parameter check when the entity it matched is in staging: where its own
     /// violations start in the list.
     pub param_staged_from: Option<usize>,
     /// The body's `Content-Encoding`, undone before the body is inspected.
-    pub body_coding: Option<crate::waf::parse::coding::Coding>,
+    pub body_coding: Option<crate::parse::coding::Coding>,
     /// The JSON body is a sequence of documents, one a line (NDJSON, JSON Lines, JSON text
     /// sequences).
     pub json_lines: bool,

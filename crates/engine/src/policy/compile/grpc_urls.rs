@@ -17,13 +17,13 @@ use serde_json::Value;
 use super::compiled::{CompiledPolicy, CompiledUrl, ContentRule, NameMatch, Scratch};
 use super::entities::BodyKind;
 use super::glob::Glob;
-use crate::waf::grpc::CompiledGrpcProfile;
-use crate::waf::policy::PolicyError;
-use crate::waf::policy::decl::{self, EntityType};
+use crate::grpc::CompiledGrpcProfile;
+use crate::policy::PolicyError;
+use crate::policy::decl::{self, EntityType};
 
 /// Compile time: the index of the `grpc-profiles` entry that content profile `j` of URL `i` names.
 /// The profiles are compiled later in the same order (`checks::grpc::compile_profiles`).
-pub(in crate::waf::policy) fn profile_index(
+pub(in crate::policy) fn profile_index(
     d: &decl::Policy,
     cp: &decl::UrlContentProfile,
     i: usize,
@@ -132,7 +132,7 @@ impl CompiledPolicy {
     /// Headers phase, once the URL entity is chosen: the call is bound to a gRPC profile when the
     /// first of the URL's content profiles that matches the request headers is of type grpc (the
     /// same first-match rule as the body plan). Costs nothing without gRPC profiles.
-    pub(in crate::waf::policy) fn grpc_bind(&self, head: &http::request::Parts, s: &mut Scratch) {
+    pub(in crate::policy) fn grpc_bind(&self, head: &http::request::Parts, s: &mut Scratch) {
         if self.grpc_profiles.is_empty() {
             return;
         }

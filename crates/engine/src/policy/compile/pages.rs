@@ -1,11 +1,11 @@
 //! Block replies from `response-pages` (default, ajax, grpc; custom status line, headers and body
 //! with the support-id placeholder; redirects).
 
-use crate::waf::policy::PolicyError;
-use crate::waf::policy::decl;
-use crate::waf::policy::decl::templates::TemplateId;
-use crate::waf::response::default_grpc_reply;
-use crate::waf::verdict::BlockReply;
+use crate::policy::PolicyError;
+use crate::policy::decl;
+use crate::policy::decl::templates::TemplateId;
+use crate::response::default_grpc_reply;
+use crate::verdict::BlockReply;
 
 /// The block replies from `response-pages` (default, ajax, grpc).
 pub fn pages(

@@ -7,8 +7,8 @@
 
 use std::collections::HashMap;
 
-use crate::waf::policy::decl;
-use crate::waf::signatures::{Level, SignatureDb, SignatureInfo};
+use crate::policy::decl;
+use crate::signatures::{Level, SignatureDb, SignatureInfo};
 
 /// How one enabled signature acts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

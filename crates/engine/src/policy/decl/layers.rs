@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::sections::merge_key;
-use crate::waf::policy::PolicyError;
+use crate::policy::PolicyError;
 
 /// Lists nested inside entities that merge by key too (e.g. a URL's `signatureOverrides`).
 const NESTED_LISTS: &[&str] = &[

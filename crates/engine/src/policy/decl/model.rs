@@ -8,9 +8,9 @@ use serde_json::Value;
 use super::lenient::Limit;
 use super::sections;
 use super::templates::TemplateId;
-use crate::waf::policy::PolicyError;
-use crate::waf::policy::decl::{self, EnforcementMode, EntityType};
-use crate::waf::violation::ViolationKind;
+use crate::policy::PolicyError;
+use crate::policy::decl::{self, EnforcementMode, EntityType};
+use crate::violation::ViolationKind;
 
 /// Reads a `policy` object into the declaration, collecting unknown fields as warnings.
 pub fn read_decl(
@@ -139,7 +139,7 @@ pub struct Model {
     pub staging_cutoff: Option<String>,
     pub sensitive: Vec<String>,
     /// `applicationLanguage`: what VIOL_ENCODING validates against.
-    pub charset: crate::waf::policy::checks::encoding::Charset,
+    pub charset: crate::policy::checks::encoding::Charset,
 }
 
 /// What `policy check` prints.
@@ -281,7 +281,7 @@ impl Model {
             }
         }
         sensitive.push("password".into());
-        let charset = crate::waf::policy::checks::encoding::Charset::from_decl(&d, warnings)?;
+        let charset = crate::policy::checks::encoding::Charset::from_decl(&d, warnings)?;
         Ok(Model {
             name,
             template,

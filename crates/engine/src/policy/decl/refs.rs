@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::waf::Resolver;
-use crate::waf::policy::PolicyError;
+use crate::Resolver;
+use crate::policy::PolicyError;
 
 /// Sections whose `$ref`/links point at non-JSON files (protobuf IDL): checked for presence only,
 /// the gRPC support reads them itself.
@@ -37,7 +37,7 @@ impl RefCtx<'_> {
     /// Fetches a link and parses it as JSON or YAML.
     pub fn fetch_doc(&mut self, path: &str, link: &str) -> Result<Value, PolicyError> {
         let bytes = self.fetch(path, link)?;
-        crate::waf::policy::parse_document(&bytes, link)
+        crate::policy::parse_document(&bytes, link)
             .map_err(|e| PolicyError(format!("{path}: {link}: {e}")))
     }
 }

@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::waf::policy::PolicyError;
+use crate::policy::PolicyError;
 
 /// One shipped template.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,18 +30,18 @@ impl TemplateId {
 
     fn source(self) -> &'static str {
         match self {
-            TemplateId::NginxBase => include_str!("../../../../policies/templates/nginx_base.json"),
+            TemplateId::NginxBase => include_str!("../../../../../policies/templates/nginx_base.json"),
             TemplateId::ApiSecurity => {
-                include_str!("../../../../policies/templates/api_security.json")
+                include_str!("../../../../../policies/templates/api_security.json")
             }
             TemplateId::RapidDeployment => {
-                include_str!("../../../../policies/templates/rapid_deployment.json")
+                include_str!("../../../../../policies/templates/rapid_deployment.json")
             }
             TemplateId::Fundamental => {
-                include_str!("../../../../policies/templates/fundamental.json")
+                include_str!("../../../../../policies/templates/fundamental.json")
             }
             TemplateId::Comprehensive => {
-                include_str!("../../../../policies/templates/comprehensive.json")
+                include_str!("../../../../../policies/templates/comprehensive.json")
             }
         }
     }

@@ -1,8 +1,8 @@
 //! Checks on the user's own entities, before layering, so error paths index the user's document:
 //! names, methods, regular expressions, lengths, metacharacters, XFF header names, staging time.
 
-use crate::waf::policy::PolicyError;
-use crate::waf::policy::decl;
+use crate::policy::PolicyError;
+use crate::policy::decl;
 
 /// Checks the user's own entities (paths index the user's document, not the merged one).
 pub fn check_body_entities(b: &decl::Policy) -> Result<(), PolicyError> {
@@ -73,7 +73,7 @@ pub fn check_body_entities(b: &decl::Policy) -> Result<(), PolicyError> {
     }
     for (i, c) in b.character_sets.iter().flatten().enumerate() {
         for (j, m) in c.character_set.iter().flatten().enumerate() {
-            if crate::waf::policy::compile::charset::parse_metachar(&m.metachar).is_none() {
+            if crate::policy::compile::charset::parse_metachar(&m.metachar).is_none() {
                 return Err(PolicyError(format!(
                     "policy.character-sets[{i}].characterSet[{j}].metachar: invalid value \"{}\" (expected 0xNN or one character)",
                     m.metachar
