@@ -20,7 +20,7 @@ pub mod cli;
 pub mod demo;
 pub mod dns;
 pub mod mgmt;
-pub mod proxy;
+pub use portcullis_proxy as proxy;
 pub mod soap;
 pub use portcullis_store as store;
 pub use portcullis_support as support;

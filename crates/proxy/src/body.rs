@@ -18,7 +18,7 @@ use super::driver::inspect::{Inspection, Inspector, Stop};
 use super::limits::Limits;
 use super::pace::Paced;
 use super::upstream::{BoxError, ProxyBody};
-use crate::waf::{Step, Transaction};
+use portcullis_engine::{Step, Transaction};
 
 /// The transaction of a request, shared between the handler and the body pump.
 pub type SharedTx = Arc<Mutex<Option<Transaction>>>;

@@ -15,7 +15,7 @@ use arc_swap::ArcSwap;
 use prometheus_client::metrics::counter::Counter;
 
 use super::metrics::Metrics;
-use crate::waf::SecurityEvent;
+use portcullis_engine::SecurityEvent;
 
 /// Queue length of the built-in JSON-line event log.
 pub const LOG_QUEUE: usize = 8192;
@@ -198,7 +198,7 @@ impl EventSink {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::waf::Action;
+    use portcullis_engine::Action;
 
     fn event(id: &str) -> SecurityEvent {
         SecurityEvent {

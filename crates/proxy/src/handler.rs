@@ -36,7 +36,7 @@ use super::metrics::{ListenerCounters, Metrics, TunnelSlot};
 use super::pace::Paced;
 use super::response::strip_hop_by_hop;
 use super::upstream::{Clients, Pool, ProxyBody};
-use crate::waf::{Action, Engine, Transaction};
+use portcullis_engine::{Action, Engine, Transaction};
 
 /// What one listener serves: swapped as a whole when the management plane changes it.
 pub struct Site {
@@ -224,8 +224,8 @@ pub(super) fn check_access<'a>(
     gate: Arc<super::access::Gate>,
     head: &'a mut http::request::Parts,
     client: std::net::IpAddr,
-    policy: Arc<crate::waf::CompiledPolicy>,
-) -> std::pin::Pin<Box<dyn Future<Output = Result<(), crate::waf::access::Denial>> + Send + 'a>> {
+    policy: Arc<portcullis_engine::CompiledPolicy>,
+) -> std::pin::Pin<Box<dyn Future<Output = Result<(), portcullis_engine::access::Denial>> + Send + 'a>> {
     Box::pin(async move { gate.check(head, client, Some(&policy)).await })
 }
 

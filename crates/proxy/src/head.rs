@@ -521,7 +521,7 @@ mod tests {
 
     #[test]
     fn fuzz_seeds_do_not_panic() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/http1_head");
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/seeds/http1_head");
         let mut n = 0;
         for entry in std::fs::read_dir(dir).expect("seed dir") {
             let bytes = std::fs::read(entry.expect("entry").path()).expect("seed");

@@ -1,5 +1,5 @@
 //! The data plane: hyper/tokio listeners, TLS, connection handling, upstream pools, the phase
-//! driver that feeds the WAF [`crate::waf::Transaction`], body buffering under limits, the event log
+//! driver that feeds the WAF [`portcullis_engine::Transaction`], body buffering under limits, the event log
 //! and metrics. Never the management plane.
 //!
 //! Map: [`h1`] serves bodiless HTTP/1.1 requests itself, in the connection's task; [`head`] +

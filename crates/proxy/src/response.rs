@@ -7,7 +7,7 @@ use http::{HeaderMap, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 
 use super::upstream::ProxyBody;
-use crate::waf::BlockResponse;
+use portcullis_engine::BlockResponse;
 
 pub fn full(body: impl Into<Bytes>) -> ProxyBody {
     Full::new(body.into())
@@ -113,8 +113,8 @@ pub fn strip_hop_by_hop(h: &mut HeaderMap, request: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::support::SupportId;
-    use crate::waf::{BlockReply, response::render};
+    use portcullis_support::SupportId;
+    use portcullis_engine::{BlockReply, response::render};
 
     #[test]
     fn hop_by_hop_headers_go() {
@@ -174,7 +174,7 @@ mod tests {
             {\"supportID\":\"11241918873745059631\"}";
         assert_eq!(h1_wire(render(&BlockReply::ApiJson, ID)).await, expected);
 
-        let page = crate::waf::response::default_page(ID);
+        let page = portcullis_engine::response::default_page(ID);
         let expected = format!(
             "HTTP/1.1 200 OK\r\ncontent-type: text/html; charset=utf-8\r\ncache-control: no-cache\r\n\
              pragma: no-cache\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{page}",
@@ -189,7 +189,7 @@ mod tests {
     #[tokio::test]
     async fn grpc_block_is_trailers_only_over_http2() {
         let (client, io) = tokio::io::duplex(8192);
-        let reply = render(&crate::waf::response::default_grpc_reply(), ID);
+        let reply = render(&portcullis_engine::response::default_grpc_reply(), ID);
         tokio::spawn(async move {
             let mut b =
                 hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new());

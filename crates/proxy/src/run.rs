@@ -15,7 +15,7 @@ use super::metrics::{self, Metrics};
 use super::resolver::FsResolver;
 use super::topology::{ListenerSpec, TlsSpec, Topology, UpstreamSpec};
 use super::upstream::Clients;
-use crate::waf::{CompiledPolicy, Engine, policy};
+use portcullis_engine::{CompiledPolicy, Engine, policy};
 
 /// The command line of `portcullis proxy`.
 #[derive(clap::Args, Debug, Clone)]

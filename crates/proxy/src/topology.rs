@@ -6,8 +6,8 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use crate::waf::Engine;
-use crate::waf::access::AccessProfile;
+use portcullis_engine::Engine;
+use portcullis_engine::access::AccessProfile;
 
 /// One listener (a virtual server) as the management plane wants it.
 #[derive(Clone)]

@@ -18,17 +18,17 @@ use super::jwks::Jwks;
 use super::ratelimit::Limiter;
 use super::revocations::Revocations;
 use super::shared::{RedisStore, Stores};
-use crate::proxy::upstream::Clients;
-use crate::waf::CompiledPolicy;
-use crate::waf::access::check::{self, Presented};
-use crate::waf::access::credentials::strip_query_key;
-use crate::waf::access::jwt::JwtError;
-use crate::waf::access::openapi::operation_requirement;
-use crate::waf::access::profile::{
+use crate::upstream::Clients;
+use portcullis_engine::CompiledPolicy;
+use portcullis_engine::access::check::{self, Presented};
+use portcullis_engine::access::credentials::strip_query_key;
+use portcullis_engine::access::jwt::JwtError;
+use portcullis_engine::access::openapi::operation_requirement;
+use portcullis_engine::access::profile::{
     KeyLocation, MethodId, MethodKind, RateKey, RateLimit, Requirement, Unavailable,
 };
-use crate::waf::access::secrets::sha256;
-use crate::waf::access::{AccessProfile, Denial, Outcome, decide};
+use portcullis_engine::access::secrets::sha256;
+use portcullis_engine::access::{AccessProfile, Denial, Outcome, decide};
 
 /// How long a verified Basic password is remembered, and how many are.
 const BASIC_TTL: Duration = Duration::from_secs(300);
@@ -269,8 +269,8 @@ impl Gate {
 
     async fn jwt(
         &self,
-        m: &crate::waf::access::profile::Method,
-        jm: &crate::waf::access::profile::JwtMethod,
+        m: &portcullis_engine::access::profile::Method,
+        jm: &portcullis_engine::access::profile::JwtMethod,
         token: &str,
     ) -> Outcome {
         let unknown = || Outcome::Invalid(JwtError::UnknownKey.to_string());
@@ -304,7 +304,7 @@ impl Gate {
     fn basic_verify(
         &self,
         method: &str,
-        users: &crate::waf::access::secrets::Users,
+        users: &portcullis_engine::access::secrets::Users,
         user: &str,
         password: &str,
     ) -> bool {

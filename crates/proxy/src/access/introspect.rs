@@ -11,11 +11,11 @@ use base64::Engine as _;
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 
-use crate::proxy::fetch::{FetchError, exchange};
-use crate::proxy::upstream::Clients;
-use crate::waf::access::decide::{Grant, Outcome};
-use crate::waf::access::profile::{IntrospectionMethod, Method};
-use crate::waf::access::secrets::sha256;
+use crate::fetch::{FetchError, exchange};
+use crate::upstream::Clients;
+use portcullis_engine::access::decide::{Grant, Outcome};
+use portcullis_engine::access::profile::{IntrospectionMethod, Method};
+use portcullis_engine::access::secrets::sha256;
 
 /// Longest an inactive result is remembered.
 /// Largest introspection answer read.

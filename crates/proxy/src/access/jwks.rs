@@ -8,9 +8,9 @@ use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwapOption;
 
-use crate::proxy::fetch::{FetchError, exchange};
-use crate::proxy::upstream::Clients;
-use crate::waf::access::jwt::KeySet;
+use crate::fetch::{FetchError, exchange};
+use crate::upstream::Clients;
+use portcullis_engine::access::jwt::KeySet;
 
 /// Largest JWKS document read.
 const MAX_JWKS_BYTES: usize = 256 << 10;

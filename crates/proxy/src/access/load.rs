@@ -6,9 +6,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::support::redact_url;
+use portcullis_support::redact_url;
 
-use crate::waf::access::{AccessProfile, from_value};
+use portcullis_engine::access::{AccessProfile, from_value};
 
 const MAX_JWKS_FILE: u64 = 256 << 10;
 
@@ -17,7 +17,7 @@ pub fn load_file(path: &Path) -> Result<AccessProfile, String> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| format!("{name}: {e}"))?;
     let mut doc =
-        crate::waf::policy::parse_document(&bytes, &name).map_err(|e| format!("{name}: {e}"))?;
+        portcullis_engine::policy::parse_document(&bytes, &name).map_err(|e| format!("{name}: {e}"))?;
     let dir = path.parent().unwrap_or(Path::new("."));
     if let Some(Value::Object(methods)) = doc.get_mut("methods") {
         for (mname, m) in methods.iter_mut() {
@@ -55,7 +55,7 @@ pub fn load_file(path: &Path) -> Result<AccessProfile, String> {
 
 /// `portcullis access check FILE`: the profile's methods, rules and rate limit, or the error.
 pub fn summary(path: &Path) -> Result<String, String> {
-    use crate::waf::access::MethodKind;
+    use portcullis_engine::access::MethodKind;
     let p = load_file(path)?;
     let mut out = format!("{}: ok\n", path.display());
     for m in &p.methods {

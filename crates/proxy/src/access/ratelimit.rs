@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 
-use crate::waf::access::profile::RateLimit;
+use portcullis_engine::access::profile::RateLimit;
 
 struct Bucket {
     tokens: f64,
@@ -54,7 +54,7 @@ impl Limiter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::waf::access::profile::RateKey;
+    use portcullis_engine::access::profile::RateKey;
     use std::time::Duration;
 
     #[test]

@@ -9,7 +9,7 @@ use redis::AsyncCommands;
 
 pub use super::revocations::check_id;
 use super::revocations::{Revoked, key, now_ms, until_of};
-use crate::support::redact_url;
+use portcullis_support::redact_url;
 
 async fn connection(url: &str) -> Result<redis::aio::MultiplexedConnection, String> {
     let fail = |e: redis::RedisError| format!("{}: {e}", redact_url(url));
@@ -122,7 +122,7 @@ pub fn parse_ttl(s: &str) -> Result<Duration, String> {
 
 fn until_text(until: Option<u64>) -> String {
     match until {
-        Some(ms) => format!("until {}", crate::support::iso8601_utc(ms / 1000)),
+        Some(ms) => format!("until {}", portcullis_support::iso8601_utc(ms / 1000)),
         None => "with no end".into(),
     }
 }

@@ -25,9 +25,9 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 
 use super::revocations::Revocations;
-use crate::proxy::metrics::{Metrics, StoreCounters};
-use crate::support::redact_url;
-use crate::waf::access::profile::{AccessProfile, RateLimit, SharedStore};
+use crate::metrics::{Metrics, StoreCounters};
+use portcullis_support::redact_url;
+use portcullis_engine::access::profile::{AccessProfile, RateLimit, SharedStore};
 
 /// Reconnect delays: from the first to the last, doubling.
 const MIN_BACKOFF: Duration = Duration::from_millis(100);

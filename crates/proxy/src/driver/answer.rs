@@ -14,7 +14,7 @@ use super::super::deadline;
 use super::super::handler::Shared;
 use super::super::response::{block_headers, full};
 use super::super::upstream::ProxyBody;
-use crate::waf::BlockResponse;
+use portcullis_engine::BlockResponse;
 
 /// An answer from the proxy itself.
 #[derive(Debug)]

@@ -21,14 +21,14 @@ use http::{Method, StatusCode};
 use super::answer::Failure;
 use super::inspect::{Inspection, Stop};
 use super::{BodyError, Env, Facts, Front, Tx};
-use crate::proxy::conns::{Connected, HostConns};
-use crate::proxy::h1::chunked::encode_chunk;
-use crate::proxy::h1::response::{self, ResponseHead};
-use crate::proxy::h1::timer::Timer;
-use crate::proxy::h1::upconn::UpConn;
-use crate::proxy::h1::wire;
-use crate::proxy::metrics::TunnelSlot;
-use crate::proxy::upstream::{Member, Protocol, ProxyBody, is_grpc};
+use crate::conns::{Connected, HostConns};
+use crate::h1::chunked::encode_chunk;
+use crate::h1::response::{self, ResponseHead};
+use crate::h1::timer::Timer;
+use crate::h1::upconn::UpConn;
+use crate::h1::wire;
+use crate::metrics::TunnelSlot;
+use crate::upstream::{Member, Protocol, ProxyBody, is_grpc};
 
 /// Body bytes sent in the same write as the request head, at most.
 const FIRST_WRITE: usize = 64 * 1024;
@@ -127,7 +127,7 @@ pub(super) async fn exchange<F: Front>(
             None => match bounded(timer, host.connect_for(&shared.clients, h2, h2)).await {
                 None => return Err(Halt::Upstream(Failure::Timeout)),
                 Some(Ok(c)) => c,
-                Some(Err(crate::proxy::conns::SendError::Connect(e))) => {
+                Some(Err(crate::conns::SendError::Connect(e))) => {
                     site.pool.mark_down(member);
                     last = Failure::Connect(format!("{}: {e}", member.url));
                     continue;

@@ -23,11 +23,11 @@ use super::answer::Failure;
 use super::forward::{Halt, UpResponse};
 use super::inspect::{Inspection, Stop};
 use super::{Env, Front, Tx};
-use crate::proxy::body::{self, Capped, Signal};
-use crate::proxy::conns::{HostConns, SendError, send_on_h2};
-use crate::proxy::deadline;
-use crate::proxy::response::strip_hop_by_hop;
-use crate::proxy::upstream::{BoxError, Member, ProxyBody};
+use crate::body::{self, Capped, Signal};
+use crate::conns::{HostConns, SendError, send_on_h2};
+use crate::deadline;
+use crate::response::strip_hop_by_hop;
+use crate::upstream::{BoxError, Member, ProxyBody};
 
 /// What goes to the member.
 pub(super) struct Request<'a> {

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 use bytes::Bytes;
 
-use crate::waf::{Step, Transaction};
+use portcullis_engine::{Step, Transaction};
 
 /// The body phase of the WAF, as the inspection sees it.
 pub trait Inspector {

@@ -1,6 +1,6 @@
 //! The phase driver: one request from its parsed head to its answer, written once and driven by
-//! both protocol front-ends, the HTTP/1.1 connection code ([`crate::proxy::h1`]) and hyper for
-//! HTTP/2, h2c and gRPC ([`crate::proxy::handler`]). The phases, in order:
+//! both protocol front-ends, the HTTP/1.1 connection code ([`crate::h1`]) and hyper for
+//! HTTP/2, h2c and gRPC ([`crate::handler`]). The phases, in order:
 //!
 //! 1. admission and limits (a refused HTTP/2 head, the HTTPS redirect, a declared body over the
 //!    limit);
@@ -38,7 +38,7 @@ use super::handler::{Shared, Site};
 use super::metrics::TunnelSlot;
 use super::refuse::Refusal;
 use super::upstream::ProxyBody;
-use crate::waf::{ConnInfo, Step, Transaction};
+use portcullis_engine::{ConnInfo, Step, Transaction};
 
 /// Why a request body could not be read to its end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

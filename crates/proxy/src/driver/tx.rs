@@ -8,7 +8,7 @@ use super::super::body::SharedTx;
 use super::super::handler::{log_phase, log_transaction};
 use super::Env;
 use super::inspect::Inspector;
-use crate::waf::{BlockResponse, Step, Transaction};
+use portcullis_engine::{BlockResponse, Step, Transaction};
 
 /// The transaction of the request being driven.
 // Inline, not boxed: it lives for the whole request, and a box would cost an allocation each.

@@ -14,9 +14,9 @@ use super::response::{BodyFraming, parse_response};
 use super::timer::Timer;
 use super::upconn::UpConn;
 use super::wire::parse_request;
-use crate::proxy::head::{HeadLimits, find_head_end};
-use crate::proxy::limits::Limits;
-use crate::proxy::upstream::UpStream;
+use crate::head::{HeadLimits, find_head_end};
+use crate::limits::Limits;
+use crate::upstream::UpStream;
 
 const LIM: HeadLimits = HeadLimits {
     max_head_bytes: 8192,

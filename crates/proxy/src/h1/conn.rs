@@ -10,7 +10,7 @@
 //! bounded time, so the client receives the last answer rather than a reset.
 //!
 //! A cleartext connection that opens with the HTTP/2 preface is handed to hyper (see
-//! [`crate::proxy::listener`]) with the bytes read so far.
+//! [`crate::listener`]) with the bytes read so far.
 
 use std::future::poll_fn;
 use std::net::SocketAddr;
@@ -26,12 +26,12 @@ use super::front::{After, H1Front};
 use super::reqbody::ReqBody;
 use super::timer::Timer;
 use super::wire;
-use crate::proxy::drain::Watch;
-use crate::proxy::driver::{self, Client, Env, Facts};
-use crate::proxy::handler::Shared;
-use crate::proxy::head::{Framing, Reject, find_head_end};
-use crate::proxy::listener::Swappable;
-use crate::proxy::refuse::Refusal;
+use crate::drain::Watch;
+use crate::driver::{self, Client, Env, Facts};
+use crate::handler::Shared;
+use crate::head::{Framing, Reject, find_head_end};
+use crate::listener::Swappable;
+use crate::refuse::Refusal;
 
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 

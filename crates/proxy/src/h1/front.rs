@@ -19,12 +19,12 @@ use super::reqbody::ReqBody;
 use super::response::{BodyFraming, ResponseHead};
 use super::timer::Timer;
 use super::upconn::UpConn;
-use crate::proxy::driver::answer::Answer;
-use crate::proxy::driver::forward::UpResponse;
-use crate::proxy::driver::{BodyError, Front};
-use crate::proxy::metrics::TunnelSlot;
-use crate::proxy::response::strip_hop_by_hop;
-use crate::proxy::upstream::ProxyBody;
+use crate::driver::answer::Answer;
+use crate::driver::forward::UpResponse;
+use crate::driver::{BodyError, Front};
+use crate::metrics::TunnelSlot;
+use crate::response::strip_hop_by_hop;
+use crate::upstream::ProxyBody;
 
 /// The most of an unread request body read and discarded to keep a connection after an early
 /// answer; a longer (or unbounded) rest closes the connection instead.
@@ -254,7 +254,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Front for H1Front<'_, S> {
         }
         self.buf.clear();
         let _slot = slot;
-        crate::proxy::upgrade::tunnel(&mut *self.io, upstream, self.tunnel_idle).await;
+        crate::upgrade::tunnel(&mut *self.io, upstream, self.tunnel_idle).await;
         After::Close
     }
 }

@@ -3,7 +3,7 @@
 //! between: each head validated and parsed once, bodies read and relayed in place, responses
 //! encoded byte for byte as hyper's server encodes them; upstream HTTP/1.1 connections (plain or
 //! TLS) are driven in the same task. The phases themselves are the driver's
-//! ([`crate::proxy::driver`]); `docs/lifecycle.md` draws the whole path.
+//! ([`crate::driver`]); `docs/lifecycle.md` draws the whole path.
 //!
 //! Map: [`conn`] the connection loop (heads, pipelining, lingering close, the HTTP/2 preface);
 //! [`front`] one request as the driver drives it; [`wire`] request heads in, upstream request
@@ -33,12 +33,12 @@ pub fn fuzz_wire(bytes: &[u8]) {
     };
     match pick % 4 {
         0 => {
-            let lim = crate::proxy::head::HeadLimits {
+            let lim = crate::head::HeadLimits {
                 max_head_bytes: 16 * 1024,
                 max_headers: 100,
                 max_url_bytes: 8 * 1024,
             };
-            if let Ok(Some(end)) = crate::proxy::head::find_head_end(rest) {
+            if let Ok(Some(end)) = crate::head::find_head_end(rest) {
                 let head = bytes::Bytes::copy_from_slice(&rest[..end]);
                 if let Ok(req) = wire::parse_request(&head, &lim) {
                     let mut out = Vec::new();
@@ -81,7 +81,7 @@ mod body_tests;
 mod tests {
     #[test]
     fn fuzz_seeds_do_not_panic() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/h1_wire");
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../fuzz/seeds/h1_wire");
         let mut n = 0;
         for entry in std::fs::read_dir(dir).expect("seed dir") {
             let bytes = std::fs::read(entry.expect("entry").path()).expect("seed");

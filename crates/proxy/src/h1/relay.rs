@@ -12,7 +12,7 @@ use super::chunked::{Decoder, encode_chunk, encode_end};
 use super::encode::{BodyOut, Encoded};
 use super::response::BodyFraming;
 use super::upconn::UpConn;
-use crate::proxy::upstream::ProxyBody;
+use crate::upstream::ProxyBody;
 
 /// How a relayed body ended.
 #[derive(Debug, PartialEq, Eq)]

@@ -17,10 +17,10 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::chunked::{Decoder, Piece};
 use super::timer::Timer;
-use crate::proxy::driver::BodyError;
-use crate::proxy::head::Framing;
-use crate::proxy::limits::Limits;
-use crate::proxy::pace::Pace;
+use crate::driver::BodyError;
+use crate::head::Framing;
+use crate::limits::Limits;
+use crate::pace::Pace;
 
 #[derive(Debug)]
 enum Kind {
@@ -198,12 +198,12 @@ impl ReqBody {
 /// upstream body of unknown length and read back: the same bytes must come out.
 #[cfg(any(test, fuzzing))]
 pub fn fuzz_request(bytes: &[u8]) {
-    let lim = crate::proxy::head::HeadLimits {
+    let lim = crate::head::HeadLimits {
         max_head_bytes: 16 * 1024,
         max_headers: 100,
         max_url_bytes: 8 * 1024,
     };
-    let Ok(Some(end)) = crate::proxy::head::find_head_end(bytes) else {
+    let Ok(Some(end)) = crate::head::find_head_end(bytes) else {
         return;
     };
     let head = Bytes::copy_from_slice(&bytes[..end]);

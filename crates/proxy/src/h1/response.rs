@@ -12,7 +12,7 @@ use http::header::{HeaderName, HeaderValue};
 use http::{HeaderMap, Method, StatusCode, Version};
 
 use super::wire::{Special, has_token};
-use crate::support::InlineVec;
+use portcullis_support::InlineVec;
 
 /// How an upstream response body is delimited.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

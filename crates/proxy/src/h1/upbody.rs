@@ -15,8 +15,8 @@ use http_body::{Body, Frame, SizeHint};
 use super::chunked::{Decoder, Piece};
 use super::response::BodyFraming;
 use super::upconn::UpConn;
-use crate::proxy::conns::HostConns;
-use crate::proxy::upstream::BoxError;
+use crate::conns::HostConns;
+use crate::upstream::BoxError;
 
 enum Left {
     Length(u64),

@@ -1,6 +1,6 @@
 //! Upstream HTTP/1.1 connections driven by the proxy itself, in the task of the request they
 //! serve: a plain TCP or TLS stream and its read buffer. Idle ones wait in their host's pool
-//! ([`crate::proxy::conns::HostConns`]); one that shows a sign of life while idle (bytes or the
+//! ([`crate::conns::HostConns`]); one that shows a sign of life while idle (bytes or the
 //! upstream's close) is not reused.
 
 use std::future::Future;
@@ -11,7 +11,7 @@ use std::task::{Context, Poll, Waker};
 use bytes::BytesMut;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::proxy::upstream::UpStream;
+use crate::upstream::UpStream;
 
 /// Read buffer reserved per read.
 const READ_CHUNK: usize = 16 * 1024;

@@ -1,5 +1,5 @@
 //! The request side of the HTTP/1.1 wire format: a validated request head into
-//! `http::request::Parts` (one parse: [`crate::proxy::head::parse_scanned`] validates and builds; the
+//! `http::request::Parts` (one parse: [`crate::head::parse_scanned`] validates and builds; the
 //! header values share the head's bytes), and the upstream request head (hop-by-hop fields left out,
 //! `X-Forwarded-For` appended). Upstream response heads are parsed in [`super::response`], response
 //! heads to the client encoded in [`super::encode`].
@@ -8,7 +8,7 @@ use bytes::Bytes;
 use http::header::{CONNECTION, EXPECT, HeaderName, HeaderValue, TE};
 use http::{HeaderMap, Method, Uri, Version};
 
-use crate::proxy::head::{self, Framing, HeadLimits, Reject};
+use crate::head::{self, Framing, HeadLimits, Reject};
 
 /// A client request head, validated and parsed.
 pub struct RequestHead {
