@@ -14,7 +14,7 @@
 //! - [`demo`]: `portcullis demo`, the embedded default and its demo upstreams.
 //! - [`cli`]: command-line tools that are not servers (`policy check`, `billing-report`, `replay`).
 
-pub mod admin;
+pub use portcullis_admin as admin;
 pub mod central;
 pub mod cli;
 pub mod demo;
@@ -22,9 +22,9 @@ pub mod dns;
 pub mod mgmt;
 pub use portcullis_proxy as proxy;
 pub mod soap;
+pub use portcullis_engine as waf;
 pub use portcullis_store as store;
 pub use portcullis_support as support;
-pub use portcullis_engine as waf;
 
 #[cfg(test)]
 mod architecture_test;

@@ -49,179 +49,175 @@ pub fn destination_addr(dest: &str) -> Option<SocketAddr> {
     Some(SocketAddr::new(ip, port.parse().ok()?))
 }
 
-impl MgmtState {
-    /// Rebuilds the listener set from the store and applies it; records per-virtual errors.
-    pub fn reapply(&self) {
-        let _guard = self.apply_lock.lock();
-        let (specs, mut errors) = match self.listener_specs() {
-            Ok(x) => x,
+/// Rebuilds the listener set from the store and applies it; records per-virtual errors.
+pub fn reapply(st: &MgmtState) {
+    let _guard = st.apply_lock.lock();
+    let (specs, mut errors) = match listener_specs(st) {
+        Ok(x) => x,
+        Err(e) => {
+            tracing::error!(error = %e.message, "cannot build the listener set");
+            return;
+        }
+    };
+    for s in st.topology.apply(specs) {
+        if let Some(e) = s.error {
+            // The data plane reports, the caller logs: once, naming the virtual server.
+            tracing::error!(virtual_server = %s.name, "listener not started: {e}");
+            errors.insert(s.name, e);
+        }
+    }
+    *st.listener_errors.write() = errors;
+}
+
+fn object(st: &MgmtState, coll: &str, full_path: &str) -> Option<Map<String, Value>> {
+    match st
+        .store
+        .get(
+            Table::Objects,
+            &format!("{coll}/{}", full_path.replace('/', "~")),
+        )
+        .ok()??
+    {
+        Value::Object(m) => Some(m),
+        _ => None,
+    }
+}
+
+fn file_text(st: &MgmtState, kind: &str, full_path: &str) -> Option<String> {
+    let key = format!("/mgmt/tm/sys/file/{kind}/{}", full_path.replace('/', "~"));
+    std::fs::read_to_string(stored_path(st, &key)).ok()
+}
+
+/// The listener specs of every enabled virtual server, plus errors of those that cannot run.
+#[allow(clippy::type_complexity)]
+pub fn listener_specs(
+    st: &MgmtState,
+) -> Result<(Vec<ListenerSpec>, HashMap<String, String>), crate::admin::error::MgmtError> {
+    let mut specs = Vec::new();
+    let mut errors = HashMap::new();
+    for vs in children(st, "/mgmt/tm/ltm/virtual")? {
+        let full_path = vs
+            .get("fullPath")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        if vs.get("disabled").and_then(Value::as_bool) == Some(true) {
+            continue;
+        }
+        match listener_of(st, &full_path, &vs) {
+            Ok(spec) => specs.push(spec),
             Err(e) => {
-                tracing::error!(error = %e.message, "cannot build the listener set");
-                return;
-            }
-        };
-        for s in self.topology.apply(specs) {
-            if let Some(e) = s.error {
-                // The data plane reports, the caller logs: once, naming the virtual server.
-                tracing::error!(virtual_server = %s.name, "listener not started: {e}");
-                errors.insert(s.name, e);
+                errors.insert(full_path, e);
             }
         }
-        *self.listener_errors.write() = errors;
     }
+    Ok((specs, errors))
+}
 
-    fn object(&self, coll: &str, full_path: &str) -> Option<Map<String, Value>> {
-        match self
-            .store
-            .get(
-                Table::Objects,
-                &format!("{coll}/{}", full_path.replace('/', "~")),
-            )
-            .ok()??
-        {
-            Value::Object(m) => Some(m),
-            _ => None,
-        }
-    }
-
-    fn file_text(&self, kind: &str, full_path: &str) -> Option<String> {
-        let key = format!("/mgmt/tm/sys/file/{kind}/{}", full_path.replace('/', "~"));
-        std::fs::read_to_string(stored_path(self, &key)).ok()
-    }
-
-    /// The listener specs of every enabled virtual server, plus errors of those that cannot run.
-    #[allow(clippy::type_complexity)]
-    pub fn listener_specs(
-        &self,
-    ) -> Result<(Vec<ListenerSpec>, HashMap<String, String>), crate::admin::error::MgmtError> {
-        let mut specs = Vec::new();
-        let mut errors = HashMap::new();
-        for vs in children(self, "/mgmt/tm/ltm/virtual")? {
-            let full_path = vs
-                .get("fullPath")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string();
-            if vs.get("disabled").and_then(Value::as_bool) == Some(true) {
-                continue;
-            }
-            match self.listener_of(&full_path, &vs) {
-                Ok(spec) => specs.push(spec),
-                Err(e) => {
-                    errors.insert(full_path, e);
-                }
-            }
-        }
-        Ok((specs, errors))
-    }
-
-    fn listener_of(
-        &self,
-        full_path: &str,
-        vs: &Map<String, Value>,
-    ) -> Result<ListenerSpec, String> {
-        let dest = vs
-            .get("destination")
+fn listener_of(
+    st: &MgmtState,
+    full_path: &str,
+    vs: &Map<String, Value>,
+) -> Result<ListenerSpec, String> {
+    let dest = vs
+        .get("destination")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let bind = destination_addr(dest)
+        .ok_or_else(|| format!("destination {dest} is not an address:port"))?;
+    let key = format!("/mgmt/tm/ltm/virtual/{}", full_path.replace('/', "~"));
+    let (mut tls, mut xff, mut upstream_tls, mut access) = (None, false, false, None);
+    for p in children(st, &format!("{key}/profiles")).map_err(|e| e.message)? {
+        let pfp = p
+            .get("fullPath")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let bind = destination_addr(dest)
-            .ok_or_else(|| format!("destination {dest} is not an address:port"))?;
-        let key = format!("/mgmt/tm/ltm/virtual/{}", full_path.replace('/', "~"));
-        let (mut tls, mut xff, mut upstream_tls, mut access) = (None, false, false, None);
-        for p in children(self, &format!("{key}/profiles")).map_err(|e| e.message)? {
-            let pfp = p
-                .get("fullPath")
-                .and_then(Value::as_str)
-                .unwrap_or_default();
-            let ctx = p.get("context").and_then(Value::as_str).unwrap_or("all");
-            let Some((ty, prof)) = PROFILE_TYPES
-                .iter()
-                .find_map(|(t, c)| self.object(c, pfp).map(|o| (*t, o)))
-            else {
+        let ctx = p.get("context").and_then(Value::as_str).unwrap_or("all");
+        let Some((ty, prof)) = PROFILE_TYPES
+            .iter()
+            .find_map(|(t, c)| object(st, c, pfp).map(|o| (*t, o)))
+        else {
+            continue;
+        };
+        match ty {
+            "http" => xff = prof.get("xForwardedFor").and_then(Value::as_str) == Some("enabled"),
+            "client-ssl" if ctx != "serverside" => {
+                let cert = prof.get("cert").and_then(Value::as_str).unwrap_or("none");
+                let keyp = prof.get("key").and_then(Value::as_str).unwrap_or("none");
+                let mut cert_pem = file_text(st, "ssl-cert", cert).ok_or_else(|| {
+                    format!("client-ssl profile {pfp}: certificate {cert} is not available")
+                })?;
+                let key_pem = file_text(st, "ssl-key", keyp).ok_or_else(|| {
+                    format!("client-ssl profile {pfp}: key {keyp} is not available")
+                })?;
+                if let Some(chain) = prof
+                    .get("chain")
+                    .and_then(Value::as_str)
+                    .filter(|c| *c != "none")
+                {
+                    cert_pem.push_str(&file_text(st, "ssl-cert", chain).unwrap_or_default());
+                }
+                tls = Some(TlsSpec { cert_pem, key_pem });
+            }
+            "server-ssl" if ctx != "clientside" => upstream_tls = true,
+            "api-access" => {
+                access = Some(Arc::new(super::objects::api_access::compile(&prof, pfp)?));
+            }
+            _ => {}
+        }
+    }
+    let mut upstreams = Vec::new();
+    if let Some(pool) = vs.get("pool").and_then(Value::as_str) {
+        let pkey = format!("/mgmt/tm/ltm/pool/{}", pool.replace('/', "~"));
+        let down = st.member_down.read();
+        for m in children(st, &format!("{pkey}/members")).map_err(|e| e.message)? {
+            let name = m.get("name").and_then(Value::as_str).unwrap_or_default();
+            let Ok((_, port)) = super::objects::pool::split_member(name) else {
                 continue;
             };
-            match ty {
-                "http" => {
-                    xff = prof.get("xForwardedFor").and_then(Value::as_str) == Some("enabled")
-                }
-                "client-ssl" if ctx != "serverside" => {
-                    let cert = prof.get("cert").and_then(Value::as_str).unwrap_or("none");
-                    let keyp = prof.get("key").and_then(Value::as_str).unwrap_or("none");
-                    let mut cert_pem = self.file_text("ssl-cert", cert).ok_or_else(|| {
-                        format!("client-ssl profile {pfp}: certificate {cert} is not available")
-                    })?;
-                    let key_pem = self.file_text("ssl-key", keyp).ok_or_else(|| {
-                        format!("client-ssl profile {pfp}: key {keyp} is not available")
-                    })?;
-                    if let Some(chain) = prof
-                        .get("chain")
-                        .and_then(Value::as_str)
-                        .filter(|c| *c != "none")
-                    {
-                        cert_pem.push_str(&self.file_text("ssl-cert", chain).unwrap_or_default());
-                    }
-                    tls = Some(TlsSpec { cert_pem, key_pem });
-                }
-                "server-ssl" if ctx != "clientside" => upstream_tls = true,
-                "api-access" => {
-                    access = Some(Arc::new(super::objects::api_access::compile(&prof, pfp)?));
-                }
-                _ => {}
-            }
+            let addr = m.get("address").and_then(Value::as_str).unwrap_or_default();
+            let Ok(ip) = addr.split('%').next().unwrap_or_default().parse::<IpAddr>() else {
+                continue;
+            };
+            let scheme = if upstream_tls { "https" } else { "http" };
+            let mkey = format!(
+                "{pkey}/members/{}",
+                m.get("fullPath")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .replace('/', "~")
+            );
+            let enabled = m.get("session").and_then(Value::as_str) != Some("user-disabled")
+                && m.get("state").and_then(Value::as_str) != Some("user-down");
+            upstreams.push(UpstreamSpec {
+                url: format!("{scheme}://{}", SocketAddr::new(ip, port)),
+                healthy: enabled && !down.contains_key(&mkey),
+            });
         }
-        let mut upstreams = Vec::new();
-        if let Some(pool) = vs.get("pool").and_then(Value::as_str) {
-            let pkey = format!("/mgmt/tm/ltm/pool/{}", pool.replace('/', "~"));
-            let down = self.member_down.read();
-            for m in children(self, &format!("{pkey}/members")).map_err(|e| e.message)? {
-                let name = m.get("name").and_then(Value::as_str).unwrap_or_default();
-                let Ok((_, port)) = super::objects::pool::split_member(name) else {
-                    continue;
-                };
-                let addr = m.get("address").and_then(Value::as_str).unwrap_or_default();
-                let Ok(ip) = addr.split('%').next().unwrap_or_default().parse::<IpAddr>() else {
-                    continue;
-                };
-                let scheme = if upstream_tls { "https" } else { "http" };
-                let mkey = format!(
-                    "{pkey}/members/{}",
-                    m.get("fullPath")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()
-                        .replace('/', "~")
-                );
-                let enabled = m.get("session").and_then(Value::as_str) != Some("user-disabled")
-                    && m.get("state").and_then(Value::as_str) != Some("user-down");
-                upstreams.push(UpstreamSpec {
-                    url: format!("{scheme}://{}", SocketAddr::new(ip, port)),
-                    healthy: enabled && !down.contains_key(&mkey),
-                });
-            }
-        }
-        let engine = self
-            .engines
-            .lock()
-            .entry(full_path.to_string())
-            .or_insert_with(|| {
-                Arc::new(Engine::from_shared(super::asm::running_policy(
-                    self, full_path,
-                )))
-            })
-            .clone();
-        Ok(ListenerSpec {
-            name: full_path.to_string(),
-            bind,
-            tls,
-            upstreams,
-            engine,
-            x_forwarded_for: xff,
-            access,
-            redirect_to_https: vs.get("rules").and_then(Value::as_array).is_some_and(|r| {
-                r.iter()
-                    .any(|x| x.as_str() == Some(super::as3::plan::HTTPS_REDIRECT_RULE))
-            }),
-        })
     }
+    let engine = st
+        .engines
+        .lock()
+        .entry(full_path.to_string())
+        .or_insert_with(|| {
+            Arc::new(Engine::from_shared(super::asm::running_policy(
+                st, full_path,
+            )))
+        })
+        .clone();
+    Ok(ListenerSpec {
+        name: full_path.to_string(),
+        bind,
+        tls,
+        upstreams,
+        engine,
+        x_forwarded_for: xff,
+        access,
+        redirect_to_https: vs.get("rules").and_then(Value::as_array).is_some_and(|r| {
+            r.iter()
+                .any(|x| x.as_str() == Some(super::as3::plan::HTTPS_REDIRECT_RULE))
+        }),
+    })
 }
 
 #[cfg(test)]

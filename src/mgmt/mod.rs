@@ -49,6 +49,7 @@ pub fn open(
             kinds: objects::REGISTRY,
             login: objects::tokens::login,
             coordinated: objects::transaction::enqueue,
+            reapply: apply::reapply,
         },
         this: this.clone(),
     });

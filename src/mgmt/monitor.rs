@@ -54,7 +54,7 @@ fn load_monitor(st: &MgmtState, full_path: &str) -> Option<Monitor> {
         (Kind::Https, "https"),
         (Kind::Tcp, "tcp"),
     ] {
-        if let Some(m) = st.meta_object(&format!("/mgmt/tm/ltm/monitor/{coll}/{seg}")) {
+        if let Some(m) = meta_object(st, &format!("/mgmt/tm/ltm/monitor/{coll}/{seg}")) {
             let num = |k: &str, d: u64| m.get(k).and_then(Value::as_u64).unwrap_or(d);
             return Some(Monitor {
                 kind,
@@ -195,68 +195,66 @@ async fn probe(addr: SocketAddr, m: &Monitor) -> bool {
     tokio::time::timeout(m.timeout, run).await.unwrap_or(false)
 }
 
-impl MgmtState {
-    fn meta_object(&self, key: &str) -> Option<serde_json::Map<String, Value>> {
-        match self.store.get(crate::store::Table::Objects, key).ok()?? {
-            Value::Object(m) => Some(m),
-            _ => None,
-        }
+fn meta_object(st: &MgmtState, key: &str) -> Option<serde_json::Map<String, Value>> {
+    match st.store.get(crate::store::Table::Objects, key).ok()?? {
+        Value::Object(m) => Some(m),
+        _ => None,
     }
+}
 
-    /// Probes every monitored member once; re-applies the topology when health changed.
-    /// Returns the shortest configured interval (seconds) for the next round.
-    pub async fn probe_members(self: &Arc<Self>) -> u64 {
-        let st = self.clone();
-        let targets = tokio::task::spawn_blocking(move || targets(&st))
-            .await
-            .unwrap_or_default();
-        let interval = targets
-            .iter()
-            .flat_map(|t| t.monitors.iter().map(|m| m.interval))
-            .min()
-            .unwrap_or(5);
-        let mut set = tokio::task::JoinSet::new();
-        for t in targets {
-            set.spawn(async move {
-                let mut passed = 0;
-                let mut last_fail = String::new();
-                for m in &t.monitors {
-                    if probe(t.addr, m).await {
-                        passed += 1;
-                    } else {
-                        last_fail = format!("{:?} monitor failed against {}", m.kind, t.addr);
-                    }
-                }
-                (t.key, (passed < t.need).then_some(last_fail))
-            });
-        }
-        let mut down = HashMap::new();
-        let mut up = std::collections::HashSet::new();
-        while let Some(Ok((key, fail))) = set.join_next().await {
-            match fail {
-                Some(reason) => {
-                    down.insert(key, reason);
-                }
-                None => {
-                    up.insert(key);
+/// Probes every monitored member once; re-applies the topology when health changed.
+/// Returns the shortest configured interval (seconds) for the next round.
+pub async fn probe_members(st: &Arc<MgmtState>) -> u64 {
+    let of = st.clone();
+    let targets = tokio::task::spawn_blocking(move || targets(&of))
+        .await
+        .unwrap_or_default();
+    let interval = targets
+        .iter()
+        .flat_map(|t| t.monitors.iter().map(|m| m.interval))
+        .min()
+        .unwrap_or(5);
+    let mut set = tokio::task::JoinSet::new();
+    for t in targets {
+        set.spawn(async move {
+            let mut passed = 0;
+            let mut last_fail = String::new();
+            for m in &t.monitors {
+                if probe(t.addr, m).await {
+                    passed += 1;
+                } else {
+                    last_fail = format!("{:?} monitor failed against {}", m.kind, t.addr);
                 }
             }
-        }
-        *self.member_up.write() = up;
-        let changed = *self.member_down.read() != down;
-        if changed {
-            *self.member_down.write() = down;
-            let st = self.clone();
-            let _ = tokio::task::spawn_blocking(move || st.reapply()).await;
-        }
-        interval
+            (t.key, (passed < t.need).then_some(last_fail))
+        });
     }
-
-    /// Runs the monitors until the task is dropped.
-    pub async fn run_monitors(self: Arc<Self>) {
-        loop {
-            let next = self.probe_members().await;
-            tokio::time::sleep(Duration::from_secs(next)).await;
+    let mut down = HashMap::new();
+    let mut up = std::collections::HashSet::new();
+    while let Some(Ok((key, fail))) = set.join_next().await {
+        match fail {
+            Some(reason) => {
+                down.insert(key, reason);
+            }
+            None => {
+                up.insert(key);
+            }
         }
+    }
+    *st.member_up.write() = up;
+    let changed = *st.member_down.read() != down;
+    if changed {
+        *st.member_down.write() = down;
+        let st = st.clone();
+        let _ = tokio::task::spawn_blocking(move || st.reapply()).await;
+    }
+    interval
+}
+
+/// Runs the monitors until the task is dropped.
+pub async fn run_monitors(st: Arc<MgmtState>) {
+    loop {
+        let next = probe_members(&st).await;
+        tokio::time::sleep(Duration::from_secs(next)).await;
     }
 }

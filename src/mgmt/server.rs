@@ -326,7 +326,7 @@ impl AdminServer {
     /// health monitors until `shutdown` resolves.
     pub async fn serve(self, extra: axum::Router, shutdown: impl std::future::Future<Output = ()>) {
         let st = self.state;
-        let monitors = tokio::spawn(st.clone().run_monitors());
+        let monitors = tokio::spawn(super::monitor::run_monitors(st.clone()));
         let limits = ConnLimits::from(&st.cfg);
         serve(
             self.listener,

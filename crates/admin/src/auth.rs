@@ -31,8 +31,8 @@ use sha2::{Digest, Sha256};
 use super::error::{MgmtError, MgmtResult};
 use super::roles::Role;
 use super::state::MgmtState;
-use crate::store::{Table, WriteTx};
-use crate::support::now_micros;
+use portcullis_store::{Table, WriteTx};
+use portcullis_support::now_micros;
 
 /// Counters of unknown names and of sources kept at most: past it, those whose lock or window
 /// is over are dropped, and if that is not enough, all of them (known users are kept apart).
@@ -443,18 +443,75 @@ mod tests {
         assert!(!verify_hash("x", "not a hash"));
     }
 
+    /// A state over an empty store holding one user, `admin`: checking passwords needs no
+    /// controller surface, so none is registered.
+    fn state_with_admin(cfg: crate::MgmtConfig, password: &str) -> std::sync::Arc<MgmtState> {
+        struct NoDataPlane;
+        impl portcullis_proxy::topology::Topology for NoDataPlane {
+            fn apply(
+                &self,
+                _: Vec<portcullis_proxy::topology::ListenerSpec>,
+            ) -> Vec<portcullis_proxy::topology::ListenerStatus> {
+                Vec::new()
+            }
+        }
+        fn refuse(
+            _: &MgmtState,
+            _: &http::HeaderMap,
+            _: &[u8],
+            _: &str,
+        ) -> MgmtResult<crate::reply::Reply> {
+            Err(MgmtError::new(StatusCode::NOT_FOUND, "no login here"))
+        }
+        fn refuse_queued(
+            _: &crate::state::Ctx<'_>,
+            _: &str,
+            _: Option<&str>,
+            _: &[u8],
+        ) -> MgmtResult<crate::reply::Reply> {
+            Err(MgmtError::new(
+                StatusCode::NOT_FOUND,
+                "no transactions here",
+            ))
+        }
+        let store = std::sync::Arc::new(portcullis_store::Store::open(&cfg.data_dir).unwrap());
+        let user = json!({"passwordHash": hash_password(password).unwrap(), "role": "admin"});
+        store
+            .write::<_, portcullis_store::StoreError>(|tx| tx.put(Table::Users, "admin", &user))
+            .unwrap();
+        std::sync::Arc::new_cyclic(|this| MgmtState {
+            store,
+            cfg,
+            topology: std::sync::Arc::new(NoDataPlane),
+            auth: AuthCache::default(),
+            listener_errors: Default::default(),
+            engines: Default::default(),
+            apply_lock: Default::default(),
+            member_down: Default::default(),
+            member_up: Default::default(),
+            extensions: Default::default(),
+            builtins: crate::state::Builtins {
+                routes: &[],
+                kinds: &[],
+                login: refuse,
+                coordinated: refuse_queued,
+                reapply: |_| {},
+            },
+            this: this.clone(),
+        })
+    }
+
     #[test]
     fn a_spray_of_unknown_user_names_does_not_evict_a_lockout() {
         use argon2::{Algorithm, Params, Version};
         let dir = tempfile::tempdir().unwrap();
-        let cfg = crate::admin::MgmtConfig {
+        let cfg = crate::MgmtConfig {
             data_dir: dir.path().to_path_buf(),
             login_source_attempts: u32::MAX,
             login_global_rate: 0,
             ..Default::default()
         };
-        let topology = std::sync::Arc::new(crate::mgmt::apply::DetachedTopology);
-        let (st, _) = crate::mgmt::open(cfg, topology, Some("Right-pass-1".into())).unwrap();
+        let st = state_with_admin(cfg, "Right-pass-1");
         // The attack is about the counters, not the hashing: a cheap decoy keeps the test fast.
         let cheap = Argon2::new(
             Algorithm::Argon2id,

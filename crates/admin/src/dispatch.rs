@@ -17,8 +17,8 @@ use super::query::Query;
 use super::reply::Reply;
 use super::state::{Ctx, MgmtState};
 use super::{engine, kinds, roles};
-pub use crate::support::Peer;
-use crate::support::body::{self, BodyError};
+pub use portcullis_support::Peer;
+use portcullis_support::body::{self, BodyError};
 
 /// The client address of a request (loopback when the server did not say).
 pub fn peer_of(parts: &http::request::Parts) -> String {

@@ -12,7 +12,7 @@ use super::names::ObjName;
 use super::ops::{create_in, delete_in, parse_body, parse_object, touches_data_plane, update_in};
 use super::reply::Reply;
 use super::state::{Ctx, MgmtState};
-use crate::store::Table;
+use portcullis_store::Table;
 
 /// Dispatches one request on a registered kind.
 pub fn handle(ctx: &Ctx<'_>, target: Target, body: &[u8]) -> MgmtResult<Reply> {

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 use serde_json::{Value, json};
 
-use crate::store::StoreError;
+use portcullis_store::StoreError;
 
 static OPERATION_ID: AtomicU64 = AtomicU64::new(1);
 

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::error::{MgmtError, MgmtResult};
 use super::names::{ObjName, check_name};
 use super::state::MgmtState;
-use crate::store::WriteTx;
+use portcullis_store::WriteTx;
 
 /// Validates and normalises the new state of an object inside its write transaction.
 pub type PrepareFn = fn(&mut PendingWrite<'_, '_>) -> MgmtResult<()>;

@@ -8,7 +8,7 @@ use super::error::{MgmtError, MgmtResult};
 use super::kinds::{Coll, PendingWrite, str_field};
 use super::names::ObjName;
 use super::state::MgmtState;
-use crate::store::{Table, WriteTx};
+use portcullis_store::{Table, WriteTx};
 
 /// Keys a client may send back (f5-sdk PUTs the whole object) but never sets.
 const READ_ONLY: &[&str] = &[

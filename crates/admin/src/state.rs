@@ -15,9 +15,9 @@ use super::error::{MgmtError, MgmtResult};
 use super::kinds::KindSpec;
 use super::query::Query;
 use super::reply::Reply;
-use crate::proxy::topology::Topology;
-use crate::store::{Store, Table};
-use crate::waf::Engine;
+use portcullis_engine::Engine;
+use portcullis_proxy::topology::Topology;
+use portcullis_store::{Store, Table};
 
 /// Tunables of the management plane (the `mgmt` section of the config file; every field has a
 /// documented default, see docs/mgmt.md).
@@ -59,7 +59,7 @@ pub struct MgmtConfig {
     /// syslog server or file); a full queue drops and counts.
     pub events_queue: usize,
     /// Limits and destination rules of server-side pulls (`fileReference.link`, policy links).
-    pub fetch: crate::support::fetch::FetchConfig,
+    pub fetch: portcullis_support::fetch::FetchConfig,
     /// Finished ASM tasks kept per task type (oldest dropped first).
     pub asm_tasks_kept: usize,
     /// Seconds for the TLS handshake, and for an HTTP/1.1 request head.
@@ -103,8 +103,8 @@ impl Default for MgmtConfig {
 
 impl MgmtConfig {
     /// The bounds of a request body of at most `max_bytes` on the admin port.
-    pub fn body_limits(&self, max_bytes: u64) -> crate::support::body::BodyLimits {
-        crate::support::body::BodyLimits {
+    pub fn body_limits(&self, max_bytes: u64) -> portcullis_support::body::BodyLimits {
+        portcullis_support::body::BodyLimits {
             max_bytes,
             read_timeout: std::time::Duration::from_secs(self.body_read_timeout),
             min_rate: self.min_body_rate,
@@ -147,6 +147,8 @@ pub struct Builtins {
     /// Queues a write sent with `X-F5-REST-Coordination-Id`: the context, the id, the raw
     /// query and the body.
     pub coordinated: fn(&Ctx<'_>, &str, Option<&str>, &[u8]) -> MgmtResult<Reply>,
+    /// Rebuilds the data plane from the stored objects, after a write that touches it.
+    pub reapply: fn(&MgmtState),
 }
 
 /// What other modules add to the `/mgmt` surface; see [`MgmtState::extend`].
@@ -195,6 +197,11 @@ impl MgmtState {
 
     pub fn filestore_dir(&self) -> PathBuf {
         self.cfg.data_dir.join("filestore")
+    }
+
+    /// Brings the data plane in line with the store (the surface's [`Builtins::reapply`]).
+    pub fn reapply(&self) {
+        (self.builtins.reapply)(self)
     }
 
     /// A value of the node's own metadata.

@@ -225,7 +225,9 @@ pub(super) fn check_access<'a>(
     head: &'a mut http::request::Parts,
     client: std::net::IpAddr,
     policy: Arc<portcullis_engine::CompiledPolicy>,
-) -> std::pin::Pin<Box<dyn Future<Output = Result<(), portcullis_engine::access::Denial>> + Send + 'a>> {
+) -> std::pin::Pin<
+    Box<dyn Future<Output = Result<(), portcullis_engine::access::Denial>> + Send + 'a>,
+> {
     Box::pin(async move { gate.check(head, client, Some(&policy)).await })
 }
 

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use super::fetch::exchange;
 use super::upstream::Clients;
-use portcullis_support::links::{self, FileLinks};
 use portcullis_engine::{FetchError, Resolver};
+use portcullis_support::links::{self, FileLinks};
 
 /// Largest linked file accepted.
 pub const MAX_FETCH_BYTES: usize = 16 * 1024 * 1024;

@@ -113,8 +113,8 @@ pub fn strip_hop_by_hop(h: &mut HeaderMap, request: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use portcullis_support::SupportId;
     use portcullis_engine::{BlockReply, response::render};
+    use portcullis_support::SupportId;
 
     #[test]
     fn hop_by_hop_headers_go() {

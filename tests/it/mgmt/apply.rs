@@ -235,7 +235,7 @@ async fn health_monitors_take_failing_members_out_of_rotation() {
         "unchecked members start in rotation"
     );
     assert_eq!(
-        st.probe_members().await,
+        portcullis::mgmt::monitor::probe_members(&st).await,
         1,
         "next round after the monitor interval"
     );
@@ -275,7 +275,7 @@ async fn health_monitors_take_failing_members_out_of_rotation() {
         Some(json!({"recv": "never-sent"})),
     )
     .await;
-    st.probe_members().await;
+    portcullis::mgmt::monitor::probe_members(&st).await;
     assert!(topo.last()[0].upstreams.iter().all(|u| !u.healthy));
     server.abort();
 }

@@ -296,10 +296,7 @@ fn decisions_combine_alternatives_and_scopes() {
         d.challenges
     );
     let reply = d.reply(true);
-    assert!(matches!(
-        reply,
-        crate::BlockReply::Grpc { status: 16, .. }
-    ));
+    assert!(matches!(reply, crate::BlockReply::Grpc { status: 16, .. }));
 }
 
 #[test]

@@ -146,15 +146,10 @@ mod tests {
     fn draft4_exclusive_bounds_and_errors() {
         let d4 = br#"{"$schema": "http://json-schema.org/draft-04/schema#", "type": "number",
             "minimum": 0, "exclusiveMinimum": true}"#;
-        let s =
-            JsonSchema::compile(d4, "n.json", &crate::resolver::NoResolver).expect("compiles");
+        let s = JsonSchema::compile(d4, "n.json", &crate::resolver::NoResolver).expect("compiles");
         assert_eq!(errors(&s, "0"), vec![""]);
         assert!(errors(&s, "0.5").is_empty());
-        let e = JsonSchema::compile(
-            b"{\"type\": ",
-            "bad.json",
-            &crate::resolver::NoResolver,
-        );
+        let e = JsonSchema::compile(b"{\"type\": ", "bad.json", &crate::resolver::NoResolver);
         assert!(e.is_err());
         let e = JsonSchema::compile(
             br#"{"$ref": "missing.json"}"#,

@@ -5,8 +5,8 @@ use super::OpenApiLimits;
 use super::param::{Location, Param, Style};
 use super::schema::{SchemaId, Schemas};
 use super::validate::validate;
-use portcullis_support::InlineVec;
 use crate::{Context, Violation, ViolationKind};
+use portcullis_support::InlineVec;
 use std::sync::Arc;
 
 /// How a declared request body content type is checked.

@@ -34,8 +34,8 @@ pub fn fuzz_all(data: &[u8]) {
 mod tests {
     #[test]
     fn fuzz_seeds_run_through_every_parser() {
-        let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/request_parsers");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fuzz/seeds/request_parsers");
         let mut n = 0;
         for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             super::fuzz_all(&std::fs::read(e.path()).unwrap_or_default());

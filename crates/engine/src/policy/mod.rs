@@ -250,7 +250,8 @@ mod tests {
 
     #[test]
     fn fuzz_seeds_load_without_panicking() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/policy_json");
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/policy_json");
         let mut n = 0;
         for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             let data = std::fs::read(e.path()).unwrap_or_default();

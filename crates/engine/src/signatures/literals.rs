@@ -13,8 +13,8 @@
 use std::collections::HashMap;
 
 use super::table::Table;
-use portcullis_support::InlineVec;
 use crate::normalize::ByteSet;
+use portcullis_support::InlineVec;
 
 /// Most signatures a database may hold (per-scan flags are fixed-size bitsets on the stack).
 pub const MAX_SIGNATURES: usize = 256;

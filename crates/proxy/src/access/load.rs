@@ -16,8 +16,8 @@ const MAX_JWKS_FILE: u64 = 256 << 10;
 pub fn load_file(path: &Path) -> Result<AccessProfile, String> {
     let name = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|e| format!("{name}: {e}"))?;
-    let mut doc =
-        portcullis_engine::policy::parse_document(&bytes, &name).map_err(|e| format!("{name}: {e}"))?;
+    let mut doc = portcullis_engine::policy::parse_document(&bytes, &name)
+        .map_err(|e| format!("{name}: {e}"))?;
     let dir = path.parent().unwrap_or(Path::new("."));
     if let Some(Value::Object(methods)) = doc.get_mut("methods") {
         for (mname, m) in methods.iter_mut() {

@@ -22,8 +22,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use redis::AsyncCommands;
 use tokio::sync::watch;
 
-use portcullis_support::redact_url;
 use portcullis_engine::access::profile::SharedStore;
+use portcullis_support::redact_url;
 
 /// The whole list is read again this often, besides after every reconnect.
 pub const RESYNC_EVERY: Duration = Duration::from_secs(30);

@@ -26,8 +26,8 @@ use tokio::sync::watch;
 
 use super::revocations::Revocations;
 use crate::metrics::{Metrics, StoreCounters};
-use portcullis_support::redact_url;
 use portcullis_engine::access::profile::{AccessProfile, RateLimit, SharedStore};
+use portcullis_support::redact_url;
 
 /// Reconnect delays: from the first to the last, doubling.
 const MIN_BACKOFF: Duration = Duration::from_millis(100);

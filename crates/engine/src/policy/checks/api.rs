@@ -8,15 +8,13 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::known_fields::Known;
-use portcullis_support::InlineVec;
 use crate::Resolver;
-use crate::openapi::{
-    self, ApiMatch, Caps, CompiledApi, Head, Located, Location, OpenApiLimits,
-};
+use crate::openapi::{self, ApiMatch, Caps, CompiledApi, Head, Located, Location, OpenApiLimits};
 use crate::parse::{cookie, query};
 use crate::policy::PolicyError;
 use crate::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch};
 use crate::violation::{Context, Violation, ViolationKind as K};
+use portcullis_support::InlineVec;
 
 /// The operation phase 1 matched (kept in [`Scratch`]): looked up once per request, no allocation.
 #[derive(Debug, Default, Clone)]
@@ -221,12 +219,7 @@ impl CompiledPolicy {
 
     /// Body end for a spec operation: content type, JSON schema or form fields. A body cut at the
     /// inspection limit is not schema-checked (it would read as malformed).
-    pub(in crate::policy) fn api_body(
-        &self,
-        body: &[u8],
-        s: &Scratch,
-        out: &mut Vec<Violation>,
-    ) {
+    pub(in crate::policy) fn api_body(&self, body: &[u8], s: &Scratch, out: &mut Vec<Violation>) {
         let (Some(api), Some(req)) = (self.api(), s.api.as_ref()) else {
             return;
         };

@@ -27,11 +27,7 @@ impl CompiledPolicy {
     }
 
     /// Headers phase: a declared `Content-Length` that makes the request too long.
-    pub(in crate::policy) fn check_declared_length(
-        &self,
-        s: &Scratch,
-        out: &mut Vec<Violation>,
-    ) {
+    pub(in crate::policy) fn check_declared_length(&self, s: &Scratch, out: &mut Vec<Violation>) {
         if let Some(cl) = s.content_length
             && s.grpc_profile.is_none()
         {

@@ -26,11 +26,7 @@ fn loc_name(l: ParamLocation) -> &'static str {
 
 impl CompiledPolicy {
     /// The parameter entity for `name` on the current URL: URL-level first, then global.
-    pub(in crate::policy) fn param_for(
-        &self,
-        s: &Scratch,
-        name: &[u8],
-    ) -> Option<&CompiledParam> {
+    pub(in crate::policy) fn param_for(&self, s: &Scratch, name: &[u8]) -> Option<&CompiledParam> {
         let fold = self.fold;
         let mut url_level = self
             .params

@@ -9,11 +9,11 @@
 //! Violations of an entity in staging (`Violation::staged`, see `staging`) are reported but
 //! neither rated nor blocking.
 
-use portcullis_support::SupportId;
 use crate::policy::compile::compiled::{CompiledPolicy, Scratch};
 use crate::signatures::Level;
 use crate::verdict::{Action, Verdict};
 use crate::violation::{Context, Violation, ViolationKind as K};
+use portcullis_support::SupportId;
 
 impl CompiledPolicy {
     /// Rating 1–5 of one violation (0 for staged signatures and for violations of entities in

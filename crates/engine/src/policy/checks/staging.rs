@@ -37,12 +37,7 @@ pub(in crate::policy) fn mark_staged(out: &mut [Violation], mark: usize) {
 
 impl CompiledPolicy {
     /// After the URL check: its violations are staged when the matched URL is.
-    pub(in crate::policy) fn stage_url(
-        &self,
-        s: &Scratch,
-        out: &mut [Violation],
-        mark: usize,
-    ) {
+    pub(in crate::policy) fn stage_url(&self, s: &Scratch, out: &mut [Violation], mark: usize) {
         if s.url
             .and_then(|i| self.urls.get(i))
             .is_some_and(|u| u.staged)

@@ -55,8 +55,7 @@ pub struct CompiledPolicy {
     /// The linked OpenAPI spec (`open-api-files`), set by `load_with` after compiling.
     pub(in crate::policy) api: Option<std::sync::Arc<crate::openapi::CompiledApi>>,
     /// `grpc-profiles`, compiled by `policy::load` (they need the resolver).
-    pub(in crate::policy) grpc_profiles:
-        Vec<std::sync::Arc<crate::grpc::CompiledGrpcProfile>>,
+    pub(in crate::policy) grpc_profiles: Vec<std::sync::Arc<crate::grpc::CompiledGrpcProfile>>,
     /// Meta-characters refused in gRPC string values (the parameter-value set).
     pub(in crate::policy) grpc_table: Table,
     /// `applicationLanguage`, for VIOL_ENCODING (`checks/encoding.rs`).
@@ -64,8 +63,7 @@ pub struct CompiledPolicy {
     /// Longest request (head + body) before VIOL_REQUEST_MAX_LENGTH (`checks/length.rs`).
     pub(in crate::policy) request_max_len: u64,
     /// The JSON profiles' schemas (`validationFiles`), by profile index (`checks/json_schema.rs`).
-    pub(in crate::policy) json_schemas:
-        Vec<Option<std::sync::Arc<crate::openapi::JsonSchema>>>,
+    pub(in crate::policy) json_schemas: Vec<Option<std::sync::Arc<crate::openapi::JsonSchema>>>,
 }
 
 /// Most request-body bytes buffered for inspection (larger bodies are inspected up to this size).

@@ -30,7 +30,9 @@ impl TemplateId {
 
     fn source(self) -> &'static str {
         match self {
-            TemplateId::NginxBase => include_str!("../../../../../policies/templates/nginx_base.json"),
+            TemplateId::NginxBase => {
+                include_str!("../../../../../policies/templates/nginx_base.json")
+            }
             TemplateId::ApiSecurity => {
                 include_str!("../../../../../policies/templates/api_security.json")
             }
