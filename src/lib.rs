@@ -19,7 +19,7 @@ pub mod central;
 pub mod cli;
 pub mod demo;
 pub mod dns;
-pub mod mgmt;
+pub use portcullis_controller as mgmt;
 pub use portcullis_proxy as proxy;
 pub mod soap;
 pub use portcullis_engine as waf;

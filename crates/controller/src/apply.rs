@@ -12,11 +12,11 @@ use serde_json::{Map, Value};
 
 use super::objects::profile::PROFILE_TYPES;
 use super::objects::sys_file::stored_path;
-use crate::admin::engine::children;
-use crate::admin::state::MgmtState;
-use crate::proxy::topology::{ListenerSpec, ListenerStatus, TlsSpec, Topology, UpstreamSpec};
-use crate::store::Table;
-use crate::waf::Engine;
+use portcullis_admin::engine::children;
+use portcullis_admin::state::MgmtState;
+use portcullis_engine::Engine;
+use portcullis_proxy::topology::{ListenerSpec, ListenerStatus, TlsSpec, Topology, UpstreamSpec};
+use portcullis_store::Table;
 
 /// A topology for a build without a data plane: reports every listener as not served.
 pub struct DetachedTopology;
@@ -92,7 +92,7 @@ fn file_text(st: &MgmtState, kind: &str, full_path: &str) -> Option<String> {
 #[allow(clippy::type_complexity)]
 pub fn listener_specs(
     st: &MgmtState,
-) -> Result<(Vec<ListenerSpec>, HashMap<String, String>), crate::admin::error::MgmtError> {
+) -> Result<(Vec<ListenerSpec>, HashMap<String, String>), portcullis_admin::error::MgmtError> {
     let mut specs = Vec::new();
     let mut errors = HashMap::new();
     for vs in children(st, "/mgmt/tm/ltm/virtual")? {

@@ -18,10 +18,10 @@ pub mod server;
 
 use std::sync::Arc;
 
-use crate::admin::state::Builtins;
-use crate::admin::{MgmtConfig, MgmtResult, MgmtState, auth};
-use crate::proxy::topology::Topology;
-use crate::store::Store;
+use portcullis_admin::state::Builtins;
+use portcullis_admin::{MgmtConfig, MgmtResult, MgmtState, auth};
+use portcullis_proxy::topology::Topology;
+use portcullis_store::Store;
 
 /// Opens the management state over `cfg.data_dir`: the store, first-start seeding (machine id,
 /// built-in profiles and monitors, the `admin` user with `admin_password` when it does not
@@ -80,7 +80,7 @@ pub fn fuzz_request(st: &MgmtState, data: &[u8]) {
     }
     let Ok(req) = b.body(()) else { return };
     let (parts, ()) = req.into_parts();
-    let _ = crate::admin::dispatch::dispatch(st, &parts, body.as_bytes(), "127.0.0.1");
+    let _ = portcullis_admin::dispatch::dispatch(st, &parts, body.as_bytes(), "127.0.0.1");
 }
 
 #[cfg(test)]
@@ -96,7 +96,8 @@ mod tests {
         };
         let (st, _) =
             open(cfg, Arc::new(apply::DetachedTopology), Some("pw".into())).expect("open");
-        let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/mgmt_router");
+        let seeds =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/mgmt_router");
         let mut n = 0;
         for e in std::fs::read_dir(&seeds).expect("seeds").flatten() {
             fuzz_request(&st, &std::fs::read(e.path()).expect("seed"));

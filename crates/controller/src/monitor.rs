@@ -14,9 +14,9 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::objects::pool::split_member;
-use crate::admin::engine::children;
-use crate::admin::state::MgmtState;
-use crate::support::pin;
+use portcullis_admin::engine::children;
+use portcullis_admin::state::MgmtState;
+use portcullis_support::pin;
 
 #[derive(Clone, Debug, PartialEq)]
 enum Kind {
@@ -196,7 +196,7 @@ async fn probe(addr: SocketAddr, m: &Monitor) -> bool {
 }
 
 fn meta_object(st: &MgmtState, key: &str) -> Option<serde_json::Map<String, Value>> {
-    match st.store.get(crate::store::Table::Objects, key).ok()?? {
+    match st.store.get(portcullis_store::Table::Objects, key).ok()?? {
         Value::Object(m) => Some(m),
         _ => None,
     }

@@ -14,15 +14,15 @@ use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::objects::api_access::{API_ACCESS, compile};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::names::ObjName;
-use crate::admin::ops::parse_object;
-use crate::admin::reply::Reply;
-use crate::admin::state::Ctx;
-use crate::proxy::access::revocations::Revoked;
-use crate::proxy::access::revoke;
-use crate::store::Table;
-use crate::waf::access::profile::SharedStore;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::names::ObjName;
+use portcullis_admin::ops::parse_object;
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::Ctx;
+use portcullis_engine::access::profile::SharedStore;
+use portcullis_proxy::access::revocations::Revoked;
+use portcullis_proxy::access::revoke;
+use portcullis_store::Table;
 
 pub const PATH: &str = "/mgmt/shared/access/revocations";
 const KIND: &str = "shared:access:revocations:revocationstate";
@@ -52,7 +52,7 @@ fn item(ctx: &Ctx<'_>, profile: &ObjName, r: &Revoked) -> Value {
         "kind": KIND,
         "id": r.id,
         "profile": profile.full_path(),
-        "until": r.until.map(|ms| crate::support::iso8601_utc(ms / 1000)),
+        "until": r.until.map(|ms| portcullis_support::iso8601_utc(ms / 1000)),
         "untilMillis": r.until,
         "selfLink": ctx.st.link(&format!("{PATH}/{}/{}", profile.tilde(), r.id)),
     })

@@ -16,9 +16,9 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde::Deserialize;
 use tower::ServiceExt as _;
 
-use crate::admin::dispatch::Peer;
-use crate::admin::state::MgmtConfig;
-use crate::proxy::topology::Topology;
+use portcullis_admin::dispatch::Peer;
+use portcullis_admin::state::MgmtConfig;
+use portcullis_proxy::topology::Topology;
 
 /// The `serve` configuration file (JSON); command-line flags override it.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -333,7 +333,7 @@ impl AdminServer {
             self.tls,
             extra
                 .merge(super::console::router(st.clone()))
-                .merge(crate::admin::router(st)),
+                .merge(portcullis_admin::router(st)),
             limits,
             shutdown,
         )

@@ -12,14 +12,14 @@ use serde_json::{Map, Value, json};
 use super::model::{Adc, Request, Tenant};
 use super::plan::{Plan, plan_tenant};
 use super::waf;
-use crate::admin::dispatch::segments;
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::{Coll, Target, resolve};
-use crate::admin::ops::{create_in, delete_in};
-use crate::admin::state::MgmtState;
-use crate::mgmt::objects::sys_file::write_durably;
-use crate::store::{Table, WriteTx};
-use crate::support::{iso8601_utc, unix_seconds};
+use crate::objects::sys_file::write_durably;
+use portcullis_admin::dispatch::segments;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::kinds::{Coll, Target, resolve};
+use portcullis_admin::ops::{create_in, delete_in};
+use portcullis_admin::state::MgmtState;
+use portcullis_store::{Table, WriteTx};
+use portcullis_support::{iso8601_utc, unix_seconds};
 
 /// The declare endpoint; also the store key of the declaration header (tenants below it).
 pub const DECLARE: &str = "/mgmt/shared/appsvcs/declare";

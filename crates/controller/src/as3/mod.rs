@@ -17,8 +17,8 @@ pub mod service;
 mod tests;
 pub mod waf;
 
-use crate::admin::dispatch::Route;
-use crate::admin::state::MgmtState;
+use portcullis_admin::dispatch::Route;
+use portcullis_admin::state::MgmtState;
 
 static ROUTES: &[Route] = &[
     Route {

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::classes::{Item, Pem, Service, WafSource};
 use super::model::{Adc, Tenant};
-use crate::mgmt::objects::{pool, profile, sys_file, virtual_server};
+use crate::objects::{pool, profile, sys_file, virtual_server};
 
 /// The iRule a virtual carries to answer every request with a redirect to HTTPS (as on BIG-IP).
 pub const HTTPS_REDIRECT_RULE: &str = "/Common/_sys_https_redirect";

@@ -7,11 +7,11 @@ use serde_json::{Value, json};
 
 use super::deploy::{self, DECLARE, Outcome};
 use super::model::{self, Action};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::reply::Reply;
-use crate::admin::state::{Ctx, MgmtState};
-use crate::store::Table;
-use crate::support::now_micros;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_store::Table;
+use portcullis_support::now_micros;
 
 pub const INFO: &str = "/mgmt/shared/appsvcs/info";
 pub const TASK: &str = "/mgmt/shared/appsvcs/task";
@@ -184,7 +184,7 @@ fn post_async(ctx: &Ctx<'_>, req: model::Request, only: Option<&[String]>) -> Mg
         .this
         .upgrade()
         .ok_or_else(|| MgmtError::internal("the management state is shutting down"))?;
-    let id = crate::support::new_uuid();
+    let id = portcullis_support::new_uuid();
     let link = ctx.st.link(&format!("{TASK}/{id}"));
     let pending = json!({"id": id, "results": [{"message": "in progress", "tenant": "", "host": "localhost",
                          "runTime": 0, "code": 0}], "declaration": {}, "selfLink": link, "created": now_micros()});

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::classes::{Item, Pem, Ptr, Target, WafSource, pointer};
 use super::props::{Errors, Props, valid_bigip_path};
-use crate::mgmt::objects::sys_file::parse_certificate;
+use crate::objects::sys_file::parse_certificate;
 
 pub fn tls_server(p: &Props<'_>, errs: &mut Errors) -> Item {
     p.only(&["certificates"], errs);

@@ -7,12 +7,12 @@ use serde_json::{Value, json};
 
 use super::deploy::coll_of;
 use super::plan::HTTPS_REDIRECT_RULE;
-use crate::admin::error::MgmtResult;
-use crate::admin::kinds::Coll;
-use crate::admin::ops::create_in;
-use crate::admin::state::MgmtState;
-use crate::mgmt::objects::{profile, rule};
-use crate::store::Table;
+use crate::objects::{profile, rule};
+use portcullis_admin::error::MgmtResult;
+use portcullis_admin::kinds::Coll;
+use portcullis_admin::ops::create_in;
+use portcullis_admin::state::MgmtState;
+use portcullis_store::Table;
 
 /// The text of the redirect rule, as on BIG-IP.
 const REDIRECT_TEXT: &str =

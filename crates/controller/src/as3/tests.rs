@@ -144,7 +144,8 @@ fn a_certificate_must_match_its_key() {
 
 #[test]
 fn fuzz_seeds_parse_or_fail_cleanly() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/as3_declaration");
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/as3_declaration");
     let mut n = 0;
     for e in std::fs::read_dir(dir).unwrap() {
         let bytes = std::fs::read(e.unwrap().path()).unwrap();

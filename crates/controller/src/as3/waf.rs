@@ -12,10 +12,10 @@ use sha2::{Digest, Sha256};
 
 use super::classes::WafSource;
 use super::plan::Plan;
-use crate::admin::state::MgmtState;
-use crate::mgmt::asm;
-use crate::store::Table;
-use crate::support::fetch::fetch_blocking;
+use crate::asm;
+use portcullis_admin::state::MgmtState;
+use portcullis_store::Table;
+use portcullis_support::fetch::fetch_blocking;
 
 /// A declared policy ready to store.
 #[derive(Debug)]
@@ -195,7 +195,8 @@ pub fn activate(
     prepared: &[Prepared],
     stored: Option<&Value>,
 ) -> Result<(), String> {
-    let err = |full_path: &str, e: crate::admin::MgmtError| format!("{full_path}: {}", e.message);
+    let err =
+        |full_path: &str, e: portcullis_admin::MgmtError| format!("{full_path}: {}", e.message);
     for p in prepared {
         // Virtuals of other tenants that point to this policy (`use: /Common/Shared/...`) keep it.
         let tenant = format!("/{}/", p.full_path.split('/').nth(1).unwrap_or_default());

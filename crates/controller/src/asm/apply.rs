@@ -18,14 +18,14 @@ use super::policies::{
     policy_id, stored, virtuals_of,
 };
 use super::tasks::{self, TaskType};
-use crate::admin::engine::children;
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::ops::parse_object;
-use crate::admin::reply::Reply;
-use crate::admin::state::{Ctx, MgmtState};
-use crate::store::Table;
-use crate::support::now_micros;
-use crate::waf::CompiledPolicy;
+use portcullis_admin::engine::children;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::ops::parse_object;
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_engine::CompiledPolicy;
+use portcullis_store::Table;
+use portcullis_support::now_micros;
 
 pub static APPLY: TaskType = TaskType {
     path: "/mgmt/tm/asm/tasks/apply-policy",

@@ -18,13 +18,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
-use crate::admin::state::MgmtState;
-use crate::support::fetch;
-use crate::support::links;
-use crate::waf::CompiledPolicy;
-use crate::waf::policy::{self, Loaded};
-use crate::waf::resolver::MemResolver;
-use crate::waf::{FetchError, Resolver};
+use portcullis_admin::state::MgmtState;
+use portcullis_engine::CompiledPolicy;
+use portcullis_engine::policy::{self, Loaded};
+use portcullis_engine::resolver::MemResolver;
+use portcullis_engine::{FetchError, Resolver};
+use portcullis_support::fetch;
+use portcullis_support::links;
 
 /// Most load rounds (each round pulls the links the previous one missed).
 const MAX_ROUNDS: usize = 32;

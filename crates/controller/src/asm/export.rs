@@ -10,12 +10,12 @@ use serde_json::{Map, Value, json};
 use super::apply::target_of;
 use super::policies::{edited_key, policy_id, stored};
 use super::tasks::{self, Outcome, TaskType};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::names::check_name;
-use crate::admin::ops::parse_object;
-use crate::admin::reply::Reply;
-use crate::admin::state::{Ctx, MgmtState};
-use crate::mgmt::objects::sys_file::write_durably;
+use crate::objects::sys_file::write_durably;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::names::check_name;
+use portcullis_admin::ops::parse_object;
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::{Ctx, MgmtState};
 
 pub static EXPORT: TaskType = TaskType {
     path: "/mgmt/tm/asm/tasks/export-policy",

@@ -21,14 +21,14 @@ use serde_json::{Map, Value, json};
 use super::apply::{Target, target_of, template_title};
 use super::policies::{full_path_field, normalize, object, put_policy_linked};
 use super::tasks::{self, Outcome, TaskType};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::names::{ObjName, check_name};
-use crate::admin::ops::parse_object;
-use crate::admin::reply::Reply;
-use crate::admin::state::{Ctx, MgmtState};
-use crate::mgmt::objects::sys_file::{DOWNLOADS, resolve_download};
-use crate::support::fetch::fetch_blocking;
-use crate::waf::policy::parse_document;
+use crate::objects::sys_file::{DOWNLOADS, resolve_download};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::names::{ObjName, check_name};
+use portcullis_admin::ops::parse_object;
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_engine::policy::parse_document;
+use portcullis_support::fetch::fetch_blocking;
 
 pub static IMPORT: TaskType = TaskType {
     path: "/mgmt/tm/asm/tasks/import-policy",
@@ -331,8 +331,8 @@ mod tests {
 
     #[test]
     fn fuzz_seeds_replay() {
-        let dir =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/asm_import_request");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fuzz/seeds/asm_import_request");
         let mut n = 0;
         for entry in std::fs::read_dir(&dir).expect("seed directory") {
             fuzz_import_request(&std::fs::read(entry.expect("entry").path()).expect("seed"));

@@ -13,15 +13,15 @@ use serde_json::{Map, Value, json};
 
 use super::apply::{publish_running, template_title};
 use super::compile::{Stored, compile_fetching, compile_stored, remember};
-use crate::admin::engine::children;
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::names::{ObjName, full_path_of};
-use crate::admin::ops::parse_object;
-use crate::admin::reply::Reply;
-use crate::admin::state::{Ctx, MgmtState};
-use crate::store::{Table, WriteTx};
-use crate::support::{iso8601_utc, now_micros, unix_seconds};
-use crate::waf::policy::{Loaded, Summary};
+use portcullis_admin::engine::children;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::names::{ObjName, full_path_of};
+use portcullis_admin::ops::parse_object;
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_engine::policy::{Loaded, Summary};
+use portcullis_store::{Table, WriteTx};
+use portcullis_support::{iso8601_utc, now_micros, unix_seconds};
 
 pub const POLICIES: &str = "/mgmt/tm/asm/policies";
 const KIND: &str = "tm:asm:policies:policystate";

@@ -13,11 +13,11 @@ use http::{Method, StatusCode};
 use rand::RngExt as _;
 use serde_json::{Map, Value, json};
 
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::reply::Reply;
-use crate::admin::state::{Ctx, MgmtState};
-use crate::store::Table;
-use crate::support::{iso8601_utc, now_micros, unix_seconds};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_store::Table;
+use portcullis_support::{iso8601_utc, now_micros, unix_seconds};
 
 /// Most tasks running at the same time (each runs on its own thread).
 pub const MAX_RUNNING: usize = 16;
@@ -229,8 +229,8 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
-    use crate::admin::MgmtConfig;
-    use crate::mgmt::apply::DetachedTopology;
+    use crate::apply::DetachedTopology;
+    use portcullis_admin::MgmtConfig;
 
     static TEST: TaskType = TaskType {
         path: "/mgmt/tm/asm/tasks/test-task",
@@ -261,8 +261,8 @@ mod tests {
             asm_tasks_kept: 3,
             ..Default::default()
         };
-        let (st, _) = crate::mgmt::open(cfg, Arc::new(DetachedTopology), Some("pw-tasks-1".into()))
-            .expect("open");
+        let (st, _) =
+            crate::open(cfg, Arc::new(DetachedTopology), Some("pw-tasks-1".into())).expect("open");
         let mut ids = Vec::new();
         for i in 0..6 {
             let t = create(&st, &TEST, Map::new()).expect("create");

@@ -7,10 +7,10 @@ use serde_json::{Value, json};
 
 use super::apply::template_title;
 use super::policies::policy_id;
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::reply::Reply;
-use crate::admin::state::{Ctx, MgmtState};
-use crate::waf::policy::templates::SHIPPED;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_engine::policy::templates::SHIPPED;
 
 pub const TEMPLATES: &str = "/mgmt/tm/asm/policy-templates";
 

@@ -29,8 +29,8 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use http::{HeaderValue, Method, StatusCode, header};
 
-use crate::admin::state::MgmtState;
-use crate::support::body::{self, BodyError};
+use portcullis_admin::state::MgmtState;
+use portcullis_support::body::{self, BodyError};
 use session::Session;
 
 /// Largest form body accepted.
@@ -54,7 +54,7 @@ pub fn router(st: Arc<MgmtState>) -> Router {
 
 async fn handle(State(st): State<Arc<MgmtState>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let peer = crate::admin::dispatch::peer_of(&parts);
+    let peer = portcullis_admin::dispatch::peer_of(&parts);
     // The admin port's body bounds: a declared length over the limit is refused before it is
     // read, and a form must keep coming (no slow sender holds the connection).
     let limits = st.cfg.body_limits(MAX_FORM);
@@ -254,18 +254,18 @@ mod tests {
     #[test]
     fn fuzz_seeds_get_answers() {
         let dir = tempfile::tempdir().expect("tmp");
-        let cfg = crate::admin::MgmtConfig {
+        let cfg = portcullis_admin::MgmtConfig {
             data_dir: dir.path().to_path_buf(),
             ..Default::default()
         };
-        let (st, _) = crate::mgmt::open(
+        let (st, _) = crate::open(
             cfg,
-            Arc::new(crate::mgmt::apply::DetachedTopology),
+            Arc::new(crate::apply::DetachedTopology),
             Some("pw-console-1".into()),
         )
         .expect("open");
-        let seeds =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/console_request");
+        let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fuzz/seeds/console_request");
         let mut answers = std::collections::HashMap::new();
         for e in std::fs::read_dir(seeds).expect("seeds").flatten() {
             let data = std::fs::read(e.path()).expect("seed");

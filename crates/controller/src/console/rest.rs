@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::Req;
 use super::session::Session;
-use crate::admin::dispatch;
-use crate::admin::error::MgmtError;
+use portcullis_admin::dispatch;
+use portcullis_admin::error::MgmtError;
 
 /// Sends `method path` (path with its query string) with `body`; the answer's JSON body (Null
 /// when empty) or the REST error.

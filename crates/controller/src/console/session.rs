@@ -19,10 +19,10 @@ use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
 use super::{Req, html, see_other, view};
-use crate::admin::auth::User;
-use crate::admin::roles;
-use crate::admin::state::MgmtState;
-use crate::store::{StoreError, Table};
+use portcullis_admin::auth::User;
+use portcullis_admin::roles;
+use portcullis_admin::state::MgmtState;
+use portcullis_store::{StoreError, Table};
 
 pub const COOKIE: &str = "__Host-portcullis-session";
 const LOGIN_COOKIE: &str = "__Host-portcullis-login";
@@ -208,7 +208,7 @@ pub fn login(r: &Req<'_>) -> Response {
     });
     // The REST login itself: its password check, lockout and throttling of failed logins per
     // source address are the console's too.
-    let answer = crate::mgmt::objects::tokens::login(
+    let answer = crate::objects::tokens::login(
         r.st,
         &http::HeaderMap::new(),
         body.to_string().as_bytes(),

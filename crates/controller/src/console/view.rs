@@ -80,13 +80,13 @@ pub fn error_page(status: StatusCode, message: &str) -> Response {
 }
 
 /// The error page of a REST error (its status and message).
-pub fn rest_error(e: &crate::admin::error::MgmtError) -> Response {
+pub fn rest_error(e: &portcullis_admin::error::MgmtError) -> Response {
     error_page(e.status, &e.message)
 }
 
 /// `2026-11-26 07:33:46` from microseconds since the epoch.
 pub fn time(micros: u64) -> String {
-    crate::support::iso8601_utc(micros / 1_000_000)
+    portcullis_support::iso8601_utc(micros / 1_000_000)
         .trim_end_matches('Z')
         .replace('T', " ")
 }

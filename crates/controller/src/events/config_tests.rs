@@ -6,7 +6,7 @@ use serde_json::json;
 
 #[test]
 fn fuzz_seeds_run_without_panicking() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/log_profile");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/log_profile");
     let mut n = 0;
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         fuzz_log_profile(&std::fs::read(e.path()).unwrap_or_default());

@@ -7,9 +7,9 @@
 use serde_json::{Value, json};
 
 use super::route::Routing;
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::reply::Reply;
-use crate::admin::state::Ctx;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::Ctx;
 
 pub const PATH: &str = "/mgmt/tm/security/log/destinations";
 const KIND: &str = "tm:security:log:destinations:destinationstate";

@@ -8,10 +8,10 @@
 use serde_json::{Value, json};
 
 use super::local::{SEQUENCE, next_sequence, sequence_key};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::reply::Reply;
-use crate::admin::state::Ctx;
-use crate::store::Table;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::Ctx;
+use portcullis_store::Table;
 
 pub const PATH: &str = "/mgmt/tm/asm/events/feed";
 const KIND: &str = "tm:asm:events:feed:feedstate";

@@ -17,10 +17,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::proxy::events::EventStream;
-use crate::store::{Result, Store, Table, WriteTx};
-use crate::support::now_micros;
-use crate::waf::SecurityEvent;
+use portcullis_engine::SecurityEvent;
+use portcullis_proxy::events::EventStream;
+use portcullis_store::{Result, Store, Table, WriteTx};
+use portcullis_support::now_micros;
 
 pub const ITEMS: &str = "e/";
 pub const INDEX: &str = "i/";
@@ -151,11 +151,12 @@ pub fn write_batch(
         let mut stored = Vec::with_capacity(batch.len());
         for ev in batch {
             let key = item_key(ev.time_micros, &ev.support_id);
-            let mut value =
-                serde_json::to_value(&**ev).map_err(|source| crate::store::StoreError::Value {
+            let mut value = serde_json::to_value(&**ev).map_err(|source| {
+                portcullis_store::StoreError::Value {
                     key: key.clone(),
                     source,
-                })?;
+                }
+            })?;
             value["policyFullPath"] = json!(policy_of(ev));
             value["sequence"] = json!(next);
             match tx.get(Table::Events, &key)? {
@@ -219,7 +220,7 @@ pub fn run_writer<P: Fn(&SecurityEvent) -> String>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::waf::Action;
+    use portcullis_engine::Action;
 
     fn ev(t: u64, id: &str) -> Arc<SecurityEvent> {
         Arc::new(SecurityEvent {

@@ -27,9 +27,9 @@ use std::sync::Arc;
 
 use tokio::runtime::Handle;
 
-use crate::admin::state::MgmtState;
-use crate::proxy::events::EventSink;
 use local::Retention;
+use portcullis_admin::state::MgmtState;
+use portcullis_proxy::events::EventSink;
 use route::Routing;
 
 /// Events handed to the remote-log router per routing-table check.
@@ -42,7 +42,7 @@ pub fn install(st: &Arc<MgmtState>, sink: &EventSink) -> std::io::Result<Arc<Rou
     let routing = Arc::new(Routing::new(st, Handle::current()));
     st.attach(routing.clone());
     stats::start_sampler(st)?;
-    crate::mgmt::asm::learn::learner::start(st, sink, st.cfg.events_queue)?;
+    crate::asm::learn::learner::start(st, sink, st.cfg.events_queue)?;
     let q = st.cfg.events_queue;
     let keep = Retention {
         max_count: st.cfg.events_max_count,
@@ -57,7 +57,7 @@ pub fn install(st: &Arc<MgmtState>, sink: &EventSink) -> std::io::Result<Arc<Rou
                 let t = r.current();
                 batch.retain(|e| t.stores_locally(e));
                 let attached = r.attached();
-                move |e: &crate::waf::SecurityEvent| route::policy_of(e, &attached)
+                move |e: &portcullis_engine::SecurityEvent| route::policy_of(e, &attached)
             })
         })?;
     let remote = sink.subscribe("remote-log", q);

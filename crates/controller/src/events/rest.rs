@@ -9,11 +9,11 @@ use serde_json::{Map, Value, json};
 use super::local;
 use super::search::{self, Criteria};
 use super::syslog::{policy_path, split_uri};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::query::{Filter, Lit, Query};
-use crate::admin::reply::Reply;
-use crate::admin::state::{Ctx, MgmtState};
-use crate::mgmt::asm::policy_id;
+use crate::asm::policy_id;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::query::{Filter, Lit, Query};
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::{Ctx, MgmtState};
 
 pub const PATH: &str = "/mgmt/tm/asm/events/requests";
 const ITEM_KIND: &str = "tm:asm:events:requests:requeststate";
@@ -214,7 +214,7 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
         .and_then(|r| r.strip_suffix("/accept"))
         .filter(|id| !id.contains('/'))
     {
-        return crate::mgmt::asm::learn::routes::request_accept(ctx, id, body);
+        return crate::asm::learn::routes::request_accept(ctx, id, body);
     }
     if ctx.method != Method::GET {
         return Err(MgmtError::method_not_allowed(

@@ -16,11 +16,11 @@ use super::config::{LogApp, Remote, RequestType, Transport, parse_app};
 use super::sender::{self, Framing, MAX_DATAGRAM, Output};
 use super::siem::{self, HecMeta};
 use super::syslog::{self, Header};
-use crate::admin::engine::children;
-use crate::admin::state::MgmtState;
-use crate::mgmt::asm::policies::{POLICIES, virtuals_of};
-use crate::store::Table as StoreTable;
-use crate::waf::{Action, SecurityEvent};
+use crate::asm::policies::{POLICIES, virtuals_of};
+use portcullis_admin::engine::children;
+use portcullis_admin::state::MgmtState;
+use portcullis_engine::{Action, SecurityEvent};
+use portcullis_store::Table as StoreTable;
 
 /// Built-in profiles (names with spaces, so never stored objects): local storage only.
 pub const BUILTIN_PROFILES: &[&str] = &["/Common/Log illegal requests", "/Common/Log all requests"];

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::index::{self, Field};
 use super::local::{self, ITEMS};
-use crate::store::{Result, Store, Table};
+use portcullis_store::{Result, Store, Table};
 
 /// Most candidates examined for one page (an unselective combination of criteria ends the page
 /// early with a cursor rather than scanning the whole log).

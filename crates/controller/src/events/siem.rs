@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use serde_json::{Value, json};
 
 use super::syslog::{Header, split_uri};
-use crate::waf::{Action, SecurityEvent};
+use portcullis_engine::{Action, SecurityEvent};
 
 /// Vendor, product and version of the CEF and LEEF headers.
 pub const VENDOR: &str = "Portcullis";
@@ -239,7 +239,7 @@ pub fn hec_event(ev: &SecurityEvent, h: &Header<'_>, meta: &HecMeta<'_>) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::waf::{Context, Violation, ViolationKind};
+    use portcullis_engine::{Context, Violation, ViolationKind};
 
     /// The syslog tests' event, with a query holding `=` and `|`, a detail holding a tab, `\`,
     /// `=` and a line break, and a second violation.

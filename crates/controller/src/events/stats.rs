@@ -18,9 +18,9 @@ use serde_json::{Map, Value, json};
 
 use super::index::signature_ids;
 use super::syslog::split_uri;
-use crate::admin::state::MgmtState;
-use crate::store::{Result, Store, Table, WriteTx};
-use crate::support::now_micros;
+use portcullis_admin::state::MgmtState;
+use portcullis_store::{Result, Store, Table, WriteTx};
+use portcullis_support::now_micros;
 
 pub const MINUTE_PREFIX: &str = "m/";
 pub const HOUR_PREFIX: &str = "h/";

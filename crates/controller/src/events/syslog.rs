@@ -13,8 +13,8 @@
 use std::fmt::Write as _;
 
 use super::config::MsgFormat;
-use crate::support::iso8601_utc;
-use crate::waf::{Action, SecurityEvent};
+use portcullis_engine::{Action, SecurityEvent};
+use portcullis_support::iso8601_utc;
 
 /// The SD-ID of the structured data element.
 pub const SD_ID: &str = "asm@32473";
@@ -97,7 +97,7 @@ pub fn split_uri(uri: &str) -> (&str, &str) {
 /// The named fields of an event, as the `predefined` format and `%field%` placeholders use them.
 pub fn fields(ev: &SecurityEvent, h: &Header<'_>) -> Vec<(&'static str, String)> {
     let (path, query) = split_uri(&ev.uri);
-    let join = |f: &dyn Fn(&crate::waf::Violation) -> Option<String>| {
+    let join = |f: &dyn Fn(&portcullis_engine::Violation) -> Option<String>| {
         ev.violations.iter().filter_map(f).collect::<Vec<_>>()
     };
     let names = join(&|v| Some(v.kind.name().to_string())).join(",");
@@ -233,7 +233,7 @@ pub fn octet_frame(msg: &str) -> Vec<u8> {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::waf::{Context, Violation, ViolationKind};
+    use portcullis_engine::{Context, Violation, ViolationKind};
 
     /// A blocked request's event with characters every format must escape (shared by the
     /// format tests of this module's siblings).

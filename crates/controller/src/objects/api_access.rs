@@ -6,12 +6,12 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::{KindSpec, PendingWrite};
-use crate::admin::names::ObjName;
-use crate::admin::state::MgmtState;
-use crate::store::{Table, WriteTx};
-use crate::waf::access::{AccessProfile, from_value};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::kinds::{KindSpec, PendingWrite};
+use portcullis_admin::names::ObjName;
+use portcullis_admin::state::MgmtState;
+use portcullis_engine::access::{AccessProfile, from_value};
+use portcullis_store::{Table, WriteTx};
 
 pub static API_ACCESS: KindSpec = KindSpec {
     path: "/mgmt/tm/ltm/profile/api-access",
@@ -54,10 +54,10 @@ fn hash_plain_keys(obj: &mut Map<String, Value>) {
         };
         for k in keys.iter_mut().filter_map(Value::as_object_mut) {
             if let Some(Value::String(plain)) = k.remove("key") {
-                let digest = crate::waf::access::secrets::sha256(plain.as_bytes());
+                let digest = portcullis_engine::access::secrets::sha256(plain.as_bytes());
                 k.insert(
                     "sha256".into(),
-                    json!(crate::waf::access::secrets::hex(&digest)),
+                    json!(portcullis_engine::access::secrets::hex(&digest)),
                 );
             }
         }

@@ -6,15 +6,15 @@
 use http::Method;
 use serde_json::{Map, Value, json};
 
-use crate::admin::auth::{put_user, revoke_tokens};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::str_field;
-use crate::admin::names::check_name;
-use crate::admin::ops::{next_generation, parse_object};
-use crate::admin::reply::Reply;
-use crate::admin::roles::{Role, denied};
-use crate::admin::state::{Ctx, MgmtState};
-use crate::store::Table;
+use portcullis_admin::auth::{put_user, revoke_tokens};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::kinds::str_field;
+use portcullis_admin::names::check_name;
+use portcullis_admin::ops::{next_generation, parse_object};
+use portcullis_admin::reply::Reply;
+use portcullis_admin::roles::{Role, denied};
+use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_store::Table;
 
 const BASE: &str = "/mgmt/tm/auth/user";
 

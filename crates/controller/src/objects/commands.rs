@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::admin::engine::children;
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::str_field;
-use crate::admin::ops::parse_object;
-use crate::admin::reply::Reply;
-use crate::admin::roles::{Role, denied};
-use crate::admin::state::Ctx;
+use portcullis_admin::engine::children;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::kinds::str_field;
+use portcullis_admin::ops::parse_object;
+use portcullis_admin::reply::Reply;
+use portcullis_admin::roles::{Role, denied};
+use portcullis_admin::state::Ctx;
 
 /// How long a bash command may run.
 const BASH_TIMEOUT: Duration = Duration::from_secs(30);
@@ -145,10 +145,7 @@ pub fn tm_command(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
 
 fn list(ctx: &Ctx<'_>, module: &str, kind: &str, name: Option<&str>) -> MgmtResult<String> {
     let path = format!("/mgmt/tm/{module}/{kind}");
-    if !crate::mgmt::objects::REGISTRY
-        .iter()
-        .any(|s| s.path == path)
-    {
+    if !crate::objects::REGISTRY.iter().any(|s| s.path == path) {
         return Err(MgmtError::bad_request(format!(
             "Unsupported list target: {module} {kind}"
         )));

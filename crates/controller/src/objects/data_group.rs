@@ -7,8 +7,8 @@ use std::net::IpAddr;
 
 use serde_json::{Map, Value, json};
 
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::{KindSpec, PendingWrite, str_field};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::kinds::{KindSpec, PendingWrite, str_field};
 
 pub static INTERNAL: KindSpec = KindSpec {
     path: "/mgmt/tm/ltm/data-group/internal",

@@ -4,9 +4,9 @@
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::reply::Reply;
-use crate::admin::state::Ctx;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::Ctx;
 
 /// The collections listed, with what each holds.
 const ENTRIES: &[(&str, &str)] = &[

@@ -20,8 +20,8 @@ pub mod transaction;
 pub mod upload;
 pub mod virtual_server;
 
-use crate::admin::dispatch::Route;
-use crate::admin::kinds::KindSpec;
+use portcullis_admin::dispatch::Route;
+use portcullis_admin::kinds::KindSpec;
 
 /// Every kind served by the generic engine.
 pub static REGISTRY: &[&KindSpec] = &[
@@ -56,24 +56,24 @@ pub static ROUTES: &[Route] = &[
         handler: index::handle,
     },
     Route {
-        path: crate::mgmt::revocations::PATH,
+        path: crate::revocations::PATH,
         prefix: true,
-        handler: crate::mgmt::revocations::handle,
+        handler: crate::revocations::handle,
     },
     Route {
-        path: crate::mgmt::events::feed::PATH,
+        path: crate::events::feed::PATH,
         prefix: true,
-        handler: crate::mgmt::events::feed::handle,
+        handler: crate::events::feed::handle,
     },
     Route {
-        path: crate::mgmt::events::delivery::PATH,
+        path: crate::events::delivery::PATH,
         prefix: true,
-        handler: crate::mgmt::events::delivery::handle,
+        handler: crate::events::delivery::handle,
     },
     Route {
-        path: crate::mgmt::events::rest::PATH,
+        path: crate::events::rest::PATH,
         prefix: true,
-        handler: crate::mgmt::events::rest::handle,
+        handler: crate::events::rest::handle,
     },
     Route {
         path: "/mgmt/shared/authz/tokens",

@@ -6,12 +6,12 @@ use std::net::IpAddr;
 
 use serde_json::{Map, Value, json};
 
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::{Coll, KindSpec, PendingWrite, str_field};
-use crate::admin::names::{ObjName, full_path_of};
-use crate::admin::ops::commit;
-use crate::admin::state::MgmtState;
-use crate::store::{Table, WriteTx};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::kinds::{Coll, KindSpec, PendingWrite, str_field};
+use portcullis_admin::names::{ObjName, full_path_of};
+use portcullis_admin::ops::commit;
+use portcullis_admin::state::MgmtState;
+use portcullis_store::{Table, WriteTx};
 
 pub static POOL: KindSpec = KindSpec {
     path: "/mgmt/tm/ltm/pool",

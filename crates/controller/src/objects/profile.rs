@@ -5,10 +5,10 @@
 
 use serde_json::{Value, json};
 
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::{KindSpec, PendingWrite, str_field};
-use crate::admin::names::full_path_of;
-use crate::store::{Table, WriteTx};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::kinds::{KindSpec, PendingWrite, str_field};
+use portcullis_admin::names::full_path_of;
+use portcullis_store::{Table, WriteTx};
 
 pub static TCP: KindSpec = KindSpec {
     path: "/mgmt/tm/ltm/profile/tcp",

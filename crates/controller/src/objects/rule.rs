@@ -1,11 +1,11 @@
 //! `ltm rule`: the rule text is `apiAnonymous` (kept verbatim). A rule attached to a virtual
 //! server cannot be deleted.
 
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::{KindSpec, PendingWrite, str_field};
-use crate::admin::names::ObjName;
-use crate::admin::state::MgmtState;
-use crate::store::{Table, WriteTx};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::kinds::{KindSpec, PendingWrite, str_field};
+use portcullis_admin::names::ObjName;
+use portcullis_admin::state::MgmtState;
+use portcullis_store::{Table, WriteTx};
 
 pub static RULE: KindSpec = KindSpec {
     path: "/mgmt/tm/ltm/rule",

@@ -7,15 +7,15 @@
 
 use serde_json::{Value, json};
 
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::{Coll, ParentRef};
-use crate::admin::kinds::{KindSpec, PendingWrite};
-use crate::admin::names::{ObjName, full_path_of};
-use crate::admin::ops::{commit, strip_read_only};
-use crate::admin::state::MgmtState;
-use crate::mgmt::events::config::{applications, parse_app};
-use crate::mgmt::events::route::{BUILTIN_PROFILES, PROFILE_PATH};
-use crate::store::{Table, WriteTx};
+use crate::events::config::{applications, parse_app};
+use crate::events::route::{BUILTIN_PROFILES, PROFILE_PATH};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::kinds::{Coll, ParentRef};
+use portcullis_admin::kinds::{KindSpec, PendingWrite};
+use portcullis_admin::names::{ObjName, full_path_of};
+use portcullis_admin::ops::{commit, strip_read_only};
+use portcullis_admin::state::MgmtState;
+use portcullis_store::{Table, WriteTx};
 
 pub static LOG_PROFILE: KindSpec = KindSpec {
     path: PROFILE_PATH,

@@ -7,13 +7,13 @@
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::ops::parse_object;
-use crate::admin::reply::Reply;
-use crate::admin::roles::Role;
-use crate::admin::state::Ctx;
-use crate::store::Table;
-use crate::support::{iso8601_utc, now_micros, unix_seconds};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::ops::parse_object;
+use portcullis_admin::reply::Reply;
+use portcullis_admin::roles::Role;
+use portcullis_admin::state::Ctx;
+use portcullis_store::Table;
+use portcullis_support::{iso8601_utc, now_micros, unix_seconds};
 
 fn only_get(ctx: &Ctx<'_>) -> MgmtResult<()> {
     if ctx.method == Method::GET {
@@ -111,7 +111,7 @@ pub fn license(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
     match ctx.method {
         Method::GET => {}
         Method::POST | Method::DELETE if ctx.user.role != Role::Admin => {
-            return Err(crate::admin::roles::denied(
+            return Err(portcullis_admin::roles::denied(
                 &ctx.user.name,
                 &ctx.method,
                 &ctx.path,

@@ -13,14 +13,14 @@ use rustls_pki_types::pem::PemObject;
 use serde_json::{Map, Value, json};
 use sha1::{Digest, Sha1};
 
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::{Coll, KindSpec, PendingWrite, str_field};
-use crate::admin::names::{ObjName, check_name};
-use crate::admin::ops::{commit, parse_object};
-use crate::admin::reply::Reply;
-use crate::admin::state::{Ctx, MgmtState};
-use crate::store::Table;
-use crate::support::{iso8601_utc, unix_seconds};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::kinds::{Coll, KindSpec, PendingWrite, str_field};
+use portcullis_admin::names::{ObjName, check_name};
+use portcullis_admin::ops::{commit, parse_object};
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_store::Table;
+use portcullis_support::{iso8601_utc, unix_seconds};
 
 pub static IFILE: KindSpec = KindSpec {
     path: "/mgmt/tm/sys/file/ifile",
@@ -270,7 +270,7 @@ pub fn crypto_install(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
     };
     let kind = format!("tm:sys:crypto:{what}:{what}state");
     if ctx.method == Method::GET {
-        let items: Vec<Value> = crate::admin::engine::children(ctx.st, spec.path)?
+        let items: Vec<Value> = portcullis_admin::engine::children(ctx.st, spec.path)?
             .into_iter()
             .map(|mut m| {
                 m.insert("kind".into(), json!(kind));

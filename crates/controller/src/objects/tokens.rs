@@ -6,14 +6,14 @@
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::admin::auth::{basic_credentials, is_token_key, new_token, token_key};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::ops::parse_object;
-use crate::admin::reply::Reply;
-use crate::admin::roles::Role;
-use crate::admin::state::{Ctx, MgmtState};
-use crate::store::Table;
-use crate::support::now_micros;
+use portcullis_admin::auth::{basic_credentials, is_token_key, new_token, token_key};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::ops::parse_object;
+use portcullis_admin::reply::Reply;
+use portcullis_admin::roles::Role;
+use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_store::Table;
+use portcullis_support::now_micros;
 
 /// The longest token lifetime a PATCH may set (10 hours, the longest the clients accept).
 pub const MAX_TIMEOUT: u64 = 36_000;
@@ -69,7 +69,7 @@ pub fn login(
     let rec = json!({
         "token": tok, "name": tok, "userName": u.name, "authProviderName": provider,
         "user": {"link": format!("https://localhost/mgmt/shared/authz/users/{}", u.name)},
-        "timeout": timeout, "startTime": crate::support::iso8601_utc(now / 1_000_000),
+        "timeout": timeout, "startTime": portcullis_support::iso8601_utc(now / 1_000_000),
         "address": peer, "partition": "[All]", "generation": 1,
         "lastUpdateMicros": now, "expirationMicros": now + timeout * 1_000_000,
         "kind": "shared:authz:tokens:authtokenitemstate",

@@ -7,18 +7,18 @@
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::admin::dispatch::segments;
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::{Target, resolve};
-use crate::admin::ops::{
+use portcullis_admin::dispatch::segments;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::kinds::{Target, resolve};
+use portcullis_admin::ops::{
     create_in, delete_in, parse_body, parse_object, touches_data_plane, update_in,
 };
-use crate::admin::query::Query;
-use crate::admin::reply::Reply;
-use crate::admin::roles::Role;
-use crate::admin::state::Ctx;
-use crate::store::Table;
-use crate::support::now_micros;
+use portcullis_admin::query::Query;
+use portcullis_admin::reply::Reply;
+use portcullis_admin::roles::Role;
+use portcullis_admin::state::Ctx;
+use portcullis_store::Table;
+use portcullis_support::now_micros;
 
 const BASE: &str = "/mgmt/tm/transaction";
 /// Most commands one transaction may hold.

@@ -10,12 +10,12 @@ use http::Method;
 use serde_json::json;
 
 use super::sys_file::DOWNLOADS;
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::names::check_name;
-use crate::admin::reply::Reply;
-use crate::admin::state::Ctx;
-use crate::store::Table;
-use crate::support::now_micros;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::names::check_name;
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::Ctx;
+use portcullis_store::Table;
+use portcullis_support::now_micros;
 
 /// Parses `first-last/total` (also with a leading `bytes `).
 pub fn parse_content_range(v: &str) -> Option<(u64, u64, u64)> {

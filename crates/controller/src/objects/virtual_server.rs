@@ -8,12 +8,12 @@ use std::net::IpAddr;
 use serde_json::{Map, Value, json};
 
 use super::profile::profile_type;
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::kinds::{Coll, KindSpec, PendingWrite, str_field};
-use crate::admin::names::{ObjName, full_path_of};
-use crate::admin::ops::commit;
-use crate::admin::state::MgmtState;
-use crate::store::Table;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::kinds::{Coll, KindSpec, PendingWrite, str_field};
+use portcullis_admin::names::{ObjName, full_path_of};
+use portcullis_admin::ops::commit;
+use portcullis_admin::state::MgmtState;
+use portcullis_store::Table;
 
 pub static VIRTUAL: KindSpec = KindSpec {
     path: "/mgmt/tm/ltm/virtual",
@@ -60,7 +60,7 @@ pub fn normalise_destination(dest: &str, default_partition: &str) -> MgmtResult<
         Some(r) => r.split_once('/').ok_or_else(bad)?,
         None => (default_partition, dest),
     };
-    crate::admin::names::check_name(partition).map_err(|_| bad())?;
+    portcullis_admin::names::check_name(partition).map_err(|_| bad())?;
     let v6 = rest.matches(':').count() > 1;
     let (addr, port) = if v6 {
         rest.rsplit_once('.')

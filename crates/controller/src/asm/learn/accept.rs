@@ -15,10 +15,10 @@ use serde_json::{Value, json};
 use super::fix::Fix;
 use super::request::Request;
 use super::{PolicyView, Version};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::state::MgmtState;
-use crate::mgmt::events::local;
-use crate::waf::Violation;
+use crate::events::local;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::state::MgmtState;
+use portcullis_engine::Violation;
 
 /// Violations tried in every combination (2^12 decisions at most).
 pub const EXHAUSTIVE_MAX: usize = 12;

@@ -21,13 +21,13 @@ use super::request::Request;
 use super::settings::{Mode, is_bot};
 use super::suggestions::{self, Sample};
 use super::{PolicyView, Version, append_modifications};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::state::MgmtState;
-use crate::mgmt::events::route::{attached_policies, policy_of};
-use crate::proxy::events::EventSink;
-use crate::support::now_micros;
-use crate::waf::SecurityEvent;
-use crate::waf::signatures::{Level, SignatureDb};
+use crate::events::route::{attached_policies, policy_of};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::state::MgmtState;
+use portcullis_engine::SecurityEvent;
+use portcullis_engine::signatures::{Level, SignatureDb};
+use portcullis_proxy::events::EventSink;
+use portcullis_support::now_micros;
 
 /// Events learned from per store transaction.
 const BATCH: usize = 256;
@@ -175,8 +175,8 @@ pub fn auto_apply(st: &MgmtState, full_path: &str) -> MgmtResult<usize> {
         .collect();
     append_modifications(st, full_path, &mods)?;
     suggestions::set_state(&st.store, &view.id, &ids, "accepted", "policy-builder")?;
-    let obj = crate::mgmt::asm::policies::by_path(st, full_path)?;
-    crate::mgmt::asm::apply::start_apply(st, &Value::Object(obj))?;
+    let obj = crate::asm::policies::by_path(st, full_path)?;
+    crate::asm::apply::start_apply(st, &Value::Object(obj))?;
     tracing::info!(
         policy = full_path,
         suggestions = ids.len(),

@@ -30,11 +30,11 @@ use super::compile::{Stored, compiled};
 use super::policies::{
     applied_key, by_path, compile_error, edited_key, full_path_field, policy_id, stored,
 };
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::state::MgmtState;
-use crate::waf::CompiledPolicy;
-use crate::waf::policy::{layers, templates};
 use fix::{Fix, Scope};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::state::MgmtState;
+use portcullis_engine::CompiledPolicy;
+use portcullis_engine::policy::{layers, templates};
 use request::Request;
 use settings::Settings;
 
@@ -110,7 +110,7 @@ impl PolicyView {
 
     /// The fixes of every violation of `r` (staged ones are never enforced: none), each with
     /// the violation it stops.
-    pub fn fixes(&self, r: &Request) -> Vec<(crate::waf::Violation, Vec<Fix>)> {
+    pub fn fixes(&self, r: &Request) -> Vec<(portcullis_engine::Violation, Vec<Fix>)> {
         let owners = self.compiled.owners(&r.head(), false);
         let scope = Scope {
             policy: &self.compiled,

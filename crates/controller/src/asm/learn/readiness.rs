@@ -12,11 +12,11 @@ use serde_json::{Value, json};
 
 use super::request::Request;
 use super::{PolicyView, Version};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::state::MgmtState;
-use crate::mgmt::asm::policies::{by_path, virtuals_of};
-use crate::mgmt::events::{search, stats};
-use crate::support::now_micros;
+use crate::asm::policies::{by_path, virtuals_of};
+use crate::events::{search, stats};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::state::MgmtState;
+use portcullis_support::now_micros;
 
 /// Most events judged for one answer: enough for the share within about ±2 points (95 %
 /// confidence), whatever the window holds.

@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-use crate::mgmt::events::index::signature_ids;
-use crate::waf::{Context, Violation, ViolationKind};
+use crate::events::index::signature_ids;
+use portcullis_engine::{Context, Violation, ViolationKind};
 
 /// One stored request event, as the learning and the accept path read it.
 #[derive(Clone, Debug)]

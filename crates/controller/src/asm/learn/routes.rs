@@ -18,13 +18,13 @@ use serde_json::{Map, Value, json};
 
 use super::settings::Settings;
 use super::{PolicyView, Version, accept, append_modifications, readiness, suggestions};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::ops::parse_object;
-use crate::admin::reply::Reply;
-use crate::admin::state::{Ctx, MgmtState};
-use crate::mgmt::asm::apply::start_apply;
-use crate::mgmt::asm::policies::{POLICIES, full_path_field, object};
-use crate::support::now_micros;
+use crate::asm::apply::start_apply;
+use crate::asm::policies::{POLICIES, full_path_field, object};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::ops::parse_object;
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_support::now_micros;
 
 fn method_not_allowed(ctx: &Ctx<'_>) -> MgmtError {
     MgmtError::method_not_allowed(ctx.method.as_str(), &ctx.path)

@@ -17,8 +17,8 @@ use sha2::{Digest as _, Sha256};
 
 use super::fix::{Fix, Learned};
 use super::settings::{Loosen, Settings};
-use crate::store::{Result, Store, Table, WriteTx};
-use crate::support::iso8601_utc;
+use portcullis_store::{Result, Store, Table, WriteTx};
+use portcullis_support::iso8601_utc;
 
 pub const SOURCES_KEPT: usize = 128;
 pub const EVENTS_KEPT: usize = 20;
@@ -295,7 +295,7 @@ pub fn set_state(
     state: &str,
     user: &str,
 ) -> Result<()> {
-    let now = crate::support::now_micros();
+    let now = portcullis_support::now_micros();
     store.write(|tx| {
         for id in ids {
             let key = format!("{}{id}", prefix(policy_id));

@@ -9,14 +9,14 @@ use axum::response::Response;
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use crate::mgmt::console::session::Session;
-use crate::mgmt::console::view::{self, Nav, count, done_message, query, text, time};
-use crate::mgmt::console::{Req, rest, see_other};
-use crate::mgmt::events::rest::PATH;
-use crate::mgmt::events::search::{self, Criteria, Total};
-use crate::support::parse_iso8601_utc;
-use crate::waf::ViolationKind;
-use crate::waf::signatures::SignatureDb;
+use crate::console::session::Session;
+use crate::console::view::{self, Nav, count, done_message, query, text, time};
+use crate::console::{Req, rest, see_other};
+use crate::events::rest::PATH;
+use crate::events::search::{self, Criteria, Total};
+use portcullis_engine::ViolationKind;
+use portcullis_engine::signatures::SignatureDb;
+use portcullis_support::parse_iso8601_utc;
 
 /// Rows per page.
 pub const PAGE: usize = 50;
@@ -118,7 +118,7 @@ fn row(e: &Value) -> Row {
         blocked: s("action") == "block",
         client: s("clientIp"),
         method: s("method"),
-        url: crate::mgmt::events::rest::masked_uri(&s("uri")),
+        url: crate::events::rest::masked_uri(&s("uri")),
         policy: s("policyFullPath"),
         violations: names.join(", "),
         rating: e.get("rating").and_then(Value::as_u64).unwrap_or(0),

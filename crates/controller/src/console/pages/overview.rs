@@ -6,12 +6,12 @@ use askama::Template;
 use axum::response::Response;
 use http::{Method, StatusCode};
 
-use crate::mgmt::console::session::Session;
-use crate::mgmt::console::view::{self, Nav, count, query};
-use crate::mgmt::console::{Req, chart};
-use crate::mgmt::events::stats::{self, Span};
-use crate::support::{iso8601_utc, now_micros};
-use crate::waf::signatures::SignatureDb;
+use crate::console::session::Session;
+use crate::console::view::{self, Nav, count, query};
+use crate::console::{Req, chart};
+use crate::events::stats::{self, Span};
+use portcullis_engine::signatures::SignatureDb;
+use portcullis_support::{iso8601_utc, now_micros};
 
 pub struct Tile {
     pub label: &'static str,
@@ -53,7 +53,7 @@ fn link(dim: &str, value: &str) -> Option<String> {
 }
 
 pub fn page(r: &Req<'_>, s: &Session) -> Response {
-    if !s.can(&Method::GET, crate::mgmt::events::rest::PATH) {
+    if !s.can(&Method::GET, crate::events::rest::PATH) {
         return view::error_page(
             StatusCode::UNAUTHORIZED,
             "Your role cannot read request events.",

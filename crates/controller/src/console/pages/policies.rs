@@ -8,13 +8,13 @@ use axum::response::Response;
 use http::{HeaderValue, Method, StatusCode, header};
 use serde_json::json;
 
-use crate::mgmt::asm::export;
-use crate::mgmt::asm::learn::suggestions;
-use crate::mgmt::asm::policies::{POLICIES, applied_key, edited_key, stored};
-use crate::mgmt::console::diff::{self, Line};
-use crate::mgmt::console::session::Session;
-use crate::mgmt::console::view::{self, Nav, done_message, joined, query, text};
-use crate::mgmt::console::{Req, html, rest, see_other};
+use crate::asm::export;
+use crate::asm::learn::suggestions;
+use crate::asm::policies::{POLICIES, applied_key, edited_key, stored};
+use crate::console::diff::{self, Line};
+use crate::console::session::Session;
+use crate::console::view::{self, Nav, done_message, joined, query, text};
+use crate::console::{Req, html, rest, see_other};
 
 /// Where the REST API starts an export: the console's download asks for the same right.
 const EXPORT_TASKS: &str = "/mgmt/tm/asm/tasks/export-policy";
@@ -179,7 +179,7 @@ pub fn detail(r: &Req<'_>, s: &Session, id: &str) -> Response {
 }
 
 /// Starts an apply of policy `id` through REST; the task id.
-fn apply(r: &Req<'_>, s: &Session, id: &str) -> Result<String, crate::admin::error::MgmtError> {
+fn apply(r: &Req<'_>, s: &Session, id: &str) -> Result<String, portcullis_admin::error::MgmtError> {
     let link = r.st.link(&format!("{POLICIES}/{id}"));
     let t = rest::call(
         r,

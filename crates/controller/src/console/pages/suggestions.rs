@@ -7,10 +7,10 @@ use axum::response::Response;
 use http::Method;
 use serde_json::{Value, json};
 
-use crate::mgmt::asm::policies::POLICIES;
-use crate::mgmt::console::session::Session;
-use crate::mgmt::console::view::{self, Nav, done_message, query, text};
-use crate::mgmt::console::{Req, rest, see_other};
+use crate::asm::policies::POLICIES;
+use crate::console::session::Session;
+use crate::console::view::{self, Nav, done_message, query, text};
+use crate::console::{Req, rest, see_other};
 
 /// Rows shown (the highest by the chosen order); accepting "all above a score" covers every one.
 pub const ROWS: usize = 200;

@@ -7,9 +7,9 @@ use askama::Template;
 use axum::response::Response;
 use serde_json::Value;
 
-use crate::mgmt::console::session::Session;
-use crate::mgmt::console::view::{self, Nav, joined, text};
-use crate::mgmt::console::{Req, rest};
+use crate::console::session::Session;
+use crate::console::view::{self, Nav, joined, text};
+use crate::console::{Req, rest};
 
 pub struct Virtual {
     pub full_path: String,

@@ -5,9 +5,9 @@ use serde_json::{Map, Value, json};
 
 use super::entity::{find, named_entity, param_entity, url_entity};
 use super::{Fix, Kind, Learned, Scope, broad, fix, learned, obj, relax_violation};
-use crate::waf::policy::explain::{BodyOwner, Named};
-use crate::waf::signatures::SignatureDb;
-use crate::waf::{Context, Violation, ViolationKind as K};
+use portcullis_engine::policy::explain::{BodyOwner, Named};
+use portcullis_engine::signatures::SignatureDb;
+use portcullis_engine::{Context, Violation, ViolationKind as K};
 
 /// `metacharacter 0x27` → `0x27`.
 pub(super) fn metachar_of(v: &Violation) -> Option<String> {

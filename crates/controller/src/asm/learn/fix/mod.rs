@@ -20,9 +20,9 @@
 use serde_json::{Map, Value, json};
 
 use super::request::Request;
-use crate::waf::policy::CompiledPolicy;
-use crate::waf::policy::explain::Owners;
-use crate::waf::{Context, Violation, ViolationKind as K};
+use portcullis_engine::policy::CompiledPolicy;
+use portcullis_engine::policy::explain::Owners;
+use portcullis_engine::{Context, Violation, ViolationKind as K};
 
 mod change;
 mod entity;

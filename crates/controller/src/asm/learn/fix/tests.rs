@@ -3,13 +3,13 @@
 use serde_json::json;
 
 use super::*;
-use crate::mgmt::asm::compile::Stored;
-use crate::mgmt::asm::learn::merged_body;
-use crate::waf::resolver::MemResolver;
+use crate::asm::compile::Stored;
+use crate::asm::learn::merged_body;
+use portcullis_engine::resolver::MemResolver;
 
 /// The fixes of each violation of `request` under the policy `doc`.
 fn fixes_of(doc: serde_json::Value, request: serde_json::Value) -> Vec<Vec<Fix>> {
-    let policy = crate::waf::policy::load(
+    let policy = portcullis_engine::policy::load(
         &serde_json::to_vec(&doc).unwrap(),
         "",
         &MemResolver::default(),
