@@ -15,7 +15,7 @@
 //! - [`cli`]: command-line tools that are not servers (`policy check`, `billing-report`, `replay`).
 
 pub use portcullis_admin as admin;
-pub mod central;
+pub use portcullis_central as central;
 pub mod cli;
 pub mod demo;
 pub mod dns;

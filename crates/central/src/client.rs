@@ -23,7 +23,7 @@ use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
 use serde_json::Value;
 
-use crate::support::pin::{self, Pinned};
+use portcullis_support::pin::{self, Pinned};
 
 /// Largest response body read from a controller.
 pub const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;
@@ -110,7 +110,7 @@ impl ClientError {
     }
 }
 
-pub use crate::support::pin::fingerprint_of;
+pub use portcullis_support::pin::fingerprint_of;
 
 /// A client for one controller: `host:port`, credentials, an optional pinned fingerprint, limits.
 #[derive(Clone, Debug)]

@@ -13,12 +13,12 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::modules::{self, Found, Module};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::ops::parse_object;
-use crate::admin::reply::Reply;
-use crate::admin::state::Ctx;
-use crate::store::{Store, Table, WriteTx};
-use crate::support::now_micros;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::ops::parse_object;
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::Ctx;
+use portcullis_store::{Store, Table, WriteTx};
+use portcullis_support::now_micros;
 
 pub const WORKING: &str = "working-config";
 pub const CURRENT: &str = "current-config";

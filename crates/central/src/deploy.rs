@@ -18,9 +18,9 @@ use super::devices::{self, Device};
 use super::import::check_device;
 use super::modules::{self, Module};
 use super::tasks::{self, Outcome, Resume, Run, RunFuture, TaskKind};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::reply::Reply;
-use crate::admin::state::Ctx;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::Ctx;
 
 macro_rules! deploy_kind {
     ($name:ident, $cm:literal) => {

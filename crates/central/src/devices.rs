@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::client::{Auth, CallLimits, ControllerClient};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::store::{Store, Table, WriteTx};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_store::{Store, Table, WriteTx};
 
 const PREFIX: &str = "cm-device/";
 

@@ -12,9 +12,9 @@ use super::devices;
 use super::import::check_device;
 use super::modules::{self, Module};
 use super::tasks::{self, Outcome, Resume, Run, RunFuture, TaskKind};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::reply::Reply;
-use crate::admin::state::Ctx;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::Ctx;
 
 pub static KIND: TaskKind = TaskKind {
     collection: "/mgmt/cm/global/tasks/device-discovery",

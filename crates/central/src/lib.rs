@@ -36,10 +36,10 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::admin::dispatch::Route;
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::{MgmtConfig, MgmtState};
-use crate::store::Store;
+use portcullis_admin::dispatch::Route;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::{MgmtConfig, MgmtState};
+use portcullis_store::Store;
 pub use client::{Auth, CallLimits, ClientError, ControllerClient};
 pub use devices::Device;
 

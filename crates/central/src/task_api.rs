@@ -9,12 +9,12 @@ use serde_json::{Map, Value, json};
 
 use super::Central;
 use super::tasks::{CANCELED, STARTED, TaskKind, WORKER, now_text, spawn, touch};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::ops::parse_object;
-use crate::admin::reply::Reply;
-use crate::admin::state::Ctx;
-use crate::store::{Table, WriteTx};
-use crate::support::now_micros;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::ops::parse_object;
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::Ctx;
+use portcullis_store::{Table, WriteTx};
+use portcullis_support::now_micros;
 
 /// The machine ids a task is about.
 fn machines(t: &Map<String, Value>) -> Vec<String> {
@@ -209,7 +209,7 @@ fn create(
         t.remove(*k);
     }
     let secret = (kind.prepare)(ctx, c, &mut t, None)?;
-    let id = crate::support::new_uuid();
+    let id = portcullis_support::new_uuid();
     let now = now_micros();
     let mut rec = Map::new();
     rec.insert("id".into(), json!(id));

@@ -8,17 +8,17 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
-use crate::admin;
-use crate::admin::MgmtConfig;
-use crate::admin::dispatch::Route;
-use crate::admin::error::MgmtResult;
-use crate::admin::reply::Reply;
-use crate::admin::state::{Ctx, MgmtState};
-use crate::central::tasks::{self, Resume, Run, RunFuture, TaskKind};
-use crate::central::{CallLimits, Central};
-use crate::mgmt::apply::DetachedTopology;
-use crate::mgmt::open;
-use crate::store::Table;
+use portcullis_admin as admin;
+use portcullis_admin::MgmtConfig;
+use portcullis_admin::dispatch::Route;
+use portcullis_admin::error::MgmtResult;
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::{Ctx, MgmtState};
+use crate::tasks::{self, Resume, Run, RunFuture, TaskKind};
+use crate::{CallLimits, Central};
+use portcullis_controller::apply::DetachedTopology;
+use portcullis_controller::open;
+use portcullis_store::Table;
 
 fn prep(
     _: &Ctx<'_>,
@@ -128,7 +128,7 @@ async fn tasks_follow_the_state_machine() {
         ..Default::default()
     };
     let (st, _) = open(cfg, Arc::new(DetachedTopology), Some("pw".into())).unwrap();
-    crate::central::install_with(&st, CallLimits::default(), 2).unwrap();
+    crate::install_with(&st, CallLimits::default(), 2).unwrap();
     st.extend(ROUTES, &[]);
 
     // A panicking runner fails its task; the server goes on.

@@ -19,10 +19,10 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::Central;
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::state::{Ctx, MgmtState};
-use crate::store::Table;
-use crate::support::{iso8601_utc, now_micros, unix_seconds};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_store::Table;
+use portcullis_support::{iso8601_utc, now_micros, unix_seconds};
 
 pub const STARTED: &str = "STARTED";
 pub const FINISHED: &str = "FINISHED";

@@ -16,17 +16,18 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 
 use super::{FleetEvent, FleetEvents};
-use crate::central::devices::{self, Device};
-use crate::central::{CallLimits, Central};
-use crate::store::Table;
-use crate::support::now_micros;
+use crate::devices::{self, Device};
+use crate::{CallLimits, Central};
+use portcullis_store::Table;
+use portcullis_support::now_micros;
 
 /// Events asked for per page.
 pub const PAGE: usize = 1000;
 /// Pages read from one controller in one round (the rest waits for the next round).
 const MAX_PAGES: usize = 50;
 const PRUNE_EVERY: Duration = Duration::from_secs(60);
-const FEED: &str = crate::mgmt::events::feed::PATH;
+/// Where a controller serves its event feed (the controller's route; its tests check the two agree).
+const FEED: &str = "/mgmt/tm/asm/events/feed";
 
 /// How collection goes for one device.
 #[derive(Clone, Debug, Default)]
@@ -190,4 +191,12 @@ pub async fn collect(
         }
     }
     Ok((added, cursor))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_feed_is_pulled_where_the_controller_serves_it() {
+        assert_eq!(super::FEED, portcullis_controller::events::feed::PATH);
+    }
 }

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::{Value, json};
 
 use super::{FleetEvent, Found, Retention, Search};
-use crate::store::{Store, Table, WriteTx};
-use crate::support::now_micros;
+use portcullis_store::{Store, Table, WriteTx};
+use portcullis_support::now_micros;
 
 const ITEMS: &str = "f/";
 const INDEX: &str = "s/";
@@ -88,7 +88,7 @@ impl Embedded {
                     tx.put(Table::Events, &ix, &json!(key))?;
                     added += 1;
                 }
-                Ok::<_, crate::store::StoreError>(added)
+                Ok::<_, portcullis_store::StoreError>(added)
             })
             .map_err(|e| e.to_string())?;
         self.count.fetch_add(added as u64, Ordering::Relaxed);
@@ -178,7 +178,7 @@ impl Embedded {
                         }
                     }
                 }
-                Ok::<_, crate::store::StoreError>(removed)
+                Ok::<_, portcullis_store::StoreError>(removed)
             })
             .map_err(|e| e.to_string())?;
         self.count.fetch_sub(removed.min(count), Ordering::Relaxed);
@@ -190,7 +190,7 @@ fn in_range(q: &Search, t: u64) -> bool {
     q.since_micros.is_none_or(|s| t >= s) && q.until_micros.is_none_or(|u| t <= u)
 }
 
-fn delete(tx: &mut WriteTx<'_>, key: &str) -> crate::store::Result<()> {
+fn delete(tx: &mut WriteTx<'_>, key: &str) -> portcullis_store::Result<()> {
     let mut parts = key[ITEMS.len()..].splitn(3, '/');
     let (_, device, support_id) = (parts.next(), parts.next(), parts.next());
     if let (Some(d), Some(s)) = (device, support_id) {
@@ -203,7 +203,7 @@ fn delete(tx: &mut WriteTx<'_>, key: &str) -> crate::store::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::central::events::search::Cidr;
+    use crate::events::search::Cidr;
     use std::time::Duration;
 
     fn ev(device: &str, id: &str, t: u64, ip: &str, violation: &str) -> FleetEvent {

@@ -17,8 +17,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::devices::Device;
-use crate::admin::MgmtState;
-use crate::store::Store;
+use portcullis_admin::MgmtState;
+use portcullis_store::Store;
 
 /// The `central.events` section of the config file.
 #[derive(Clone, Debug, Deserialize)]

@@ -19,7 +19,7 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{FleetEvent, Found, Retention, Search};
-use crate::support::{now_micros, redact_url};
+use portcullis_support::{now_micros, redact_url};
 
 /// The schema, idempotent (run at every start).
 const SCHEMA: &str = r"

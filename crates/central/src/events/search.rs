@@ -9,12 +9,12 @@ use http::StatusCode;
 use serde_json::{Value, json};
 
 use super::{FleetEvents, Search};
-use crate::admin::dispatch::Route;
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::reply::Reply;
-use crate::admin::state::Ctx;
-use crate::central::devices;
-use crate::support::{iso8601_utc, parse_iso8601_utc};
+use portcullis_admin::dispatch::Route;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::Ctx;
+use crate::devices;
+use portcullis_support::{iso8601_utc, parse_iso8601_utc};
 
 pub const PATH: &str = "/mgmt/cm/asm/events/requests";
 pub const STATUS_PATH: &str = "/mgmt/cm/asm/events/collection";
@@ -112,7 +112,7 @@ pub fn parse(ctx: &Ctx<'_>) -> MgmtResult<Search> {
         match k.as_str() {
             "supportId" => q.support_id = Some(v.to_string()),
             "device" => {
-                let c = crate::central::state(ctx.st)?;
+                let c = crate::state(ctx.st)?;
                 let ids = devices::list(&c.store)?
                     .into_iter()
                     .filter(|d| {
@@ -174,7 +174,7 @@ fn item(ctx: &Ctx<'_>, mut v: Value) -> Value {
 pub fn handle(ctx: &Ctx<'_>, _body: &[u8]) -> MgmtResult<Reply> {
     ctx.only_get()?;
     let f = fleet(ctx)?;
-    let rt = crate::central::state(ctx.st)?.rt.clone();
+    let rt = crate::state(ctx.st)?.rt.clone();
     let one = ctx
         .path
         .strip_prefix(PATH)
@@ -206,7 +206,7 @@ pub fn handle(ctx: &Ctx<'_>, _body: &[u8]) -> MgmtResult<Reply> {
 pub fn status(ctx: &Ctx<'_>, _body: &[u8]) -> MgmtResult<Reply> {
     ctx.only_get()?;
     let f = fleet(ctx)?;
-    let c = crate::central::state(ctx.st)?;
+    let c = crate::state(ctx.st)?;
     let at = |micros: u64| (micros > 0).then(|| iso8601_utc(micros / 1_000_000));
     let items: Vec<Value> = devices::list(&c.store)?
         .iter()

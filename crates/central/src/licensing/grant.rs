@@ -7,8 +7,8 @@
 use http::{Method, StatusCode};
 use serde_json::{Map, Value, json};
 
-use crate::central::client::{Auth, CallLimits, ControllerClient};
-use crate::central::devices::Device;
+use crate::client::{Auth, CallLimits, ControllerClient};
+use crate::devices::Device;
 
 /// The device a member licenses, and how to reach it.
 #[derive(Clone, Debug)]

@@ -11,14 +11,14 @@ use serde_json::{Map, Value, json};
 
 use super::grant::{self, Source, Target};
 use super::{POOLS, pools};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::ops::parse_object;
-use crate::admin::reply::Reply;
-use crate::admin::state::{Ctx, MgmtState};
-use crate::central::{Central, devices};
-use crate::store::{Store, Table, WriteTx};
-use crate::support::new_uuid;
-use crate::support::now_micros;
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::ops::parse_object;
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::{Ctx, MgmtState};
+use crate::{Central, devices};
+use portcullis_store::{Store, Table, WriteTx};
+use portcullis_support::new_uuid;
+use portcullis_support::now_micros;
 
 const KIND: &str = "cm:shared:licensing:pools:licensepoolmemberstate";
 const COLLECTION_KIND: &str = "cm:shared:licensing:pools:licensepoolmembercollectionstate";
@@ -157,7 +157,7 @@ fn target_of(store: &Store, b: &Map<String, Value>) -> MgmtResult<Target> {
 /// and starts the grant.
 fn add(ctx: &Ctx<'_>, pool_uuid: &str, body: &[u8]) -> MgmtResult<Reply> {
     let st = ctx.st;
-    let c = crate::central::state(st)?;
+    let c = crate::state(st)?;
     let b = parse_object(body)?;
     let pool = pools::get(&st.store, pool_uuid)?;
     let target = target_of(&st.store, &b)?;
@@ -325,7 +325,7 @@ pub fn item(ctx: &Ctx<'_>, pool: &str, member: &str, body: &[u8]) -> MgmtResult<
 /// After a restart: grants left INSTALLING run again for trusted devices; unmanaged ones fail
 /// (their credentials were never stored).
 pub fn resume(st: &MgmtState) -> MgmtResult<()> {
-    let c = crate::central::state(st)?;
+    let c = crate::state(st)?;
     for (k, m) in st.store.list(Table::Objects, "cm-license-member/")? {
         if m["state"] != "INSTALLING" {
             continue;

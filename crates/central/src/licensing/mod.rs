@@ -16,12 +16,12 @@ pub mod members;
 pub mod pools;
 pub mod revoke;
 
-use crate::admin::dispatch::{Route, segments};
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::reply::Reply;
-use crate::admin::roles::Role;
-use crate::admin::state::{Ctx, MgmtState};
-use crate::support::is_uuid;
+use portcullis_admin::dispatch::{Route, segments};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::reply::Reply;
+use portcullis_admin::roles::Role;
+use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_support::is_uuid;
 
 /// The collection path.
 pub const POOLS: &str = "/mgmt/cm/shared/licensing/pools";
@@ -54,7 +54,7 @@ fn route(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
     }
     let write = !matches!(ctx.method, http::Method::GET | http::Method::HEAD);
     if write && ctx.user.role != Role::Admin {
-        return Err(crate::admin::roles::denied(
+        return Err(portcullis_admin::roles::denied(
             &ctx.user.name,
             &ctx.method,
             &ctx.path,

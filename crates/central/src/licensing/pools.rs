@@ -8,13 +8,13 @@ use serde_json::{Value, json};
 
 use super::POOLS;
 use super::members;
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::ops::parse_object;
-use crate::admin::reply::Reply;
-use crate::admin::state::{Ctx, MgmtState};
-use crate::store::{Store, Table};
-use crate::support::new_uuid;
-use crate::support::{iso8601_utc, now_micros, parse_regkey, unix_seconds};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::ops::parse_object;
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_store::{Store, Table};
+use portcullis_support::new_uuid;
+use portcullis_support::{iso8601_utc, now_micros, parse_regkey, unix_seconds};
 
 const PREFIX: &str = "cm-license-pool/";
 /// Seats of a pool when the request does not say.

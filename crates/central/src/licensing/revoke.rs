@@ -8,12 +8,12 @@ use serde_json::{Map, Value, json};
 use super::grant::{self, Target};
 use super::members::{get, key, text_field, view};
 use super::pools;
-use crate::admin::error::{MgmtError, MgmtResult};
-use crate::admin::ops::parse_object;
-use crate::admin::reply::Reply;
-use crate::admin::state::Ctx;
-use crate::central::devices;
-use crate::store::{Store, Table};
+use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::ops::parse_object;
+use portcullis_admin::reply::Reply;
+use portcullis_admin::state::Ctx;
+use crate::devices;
+use portcullis_store::{Store, Table};
 
 /// DELETE: revokes the license on the device (unless `localOnly: true`), then removes the member.
 /// An unmanaged device needs `username` and `password` in the body, as for the grant.
@@ -37,7 +37,7 @@ pub fn revoke(ctx: &Ctx<'_>, pool_uuid: &str, member: &str, body: &[u8]) -> Mgmt
             ));
         }
         Some("LICENSED") if !local_only => {
-            let c = crate::central::state(st)?;
+            let c = crate::state(st)?;
             let target = revoke_target(&st.store, &m, &b)?;
             let reg_key = pool["baseRegKey"].as_str().unwrap_or_default();
             c.rt.block_on(grant::revoke(&target, c.limits, reg_key)).map_err(|e| {
