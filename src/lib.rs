@@ -18,11 +18,11 @@ pub use portcullis_admin as admin;
 pub use portcullis_central as central;
 pub mod cli;
 pub mod demo;
-pub mod dns;
 pub use portcullis_controller as mgmt;
-pub use portcullis_proxy as proxy;
-pub mod soap;
+pub use portcullis_dns as dns;
+pub use portcullis_dns::soap;
 pub use portcullis_engine as waf;
+pub use portcullis_proxy as proxy;
 pub use portcullis_store as store;
 pub use portcullis_support as support;
 

@@ -84,7 +84,8 @@ pub fn body(data: &[u8]) {
 mod tests {
     #[test]
     fn seeds_run_without_panic() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/central_body");
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/central_body");
         let mut n = 0;
         for e in std::fs::read_dir(&dir).expect("seed directory") {
             let data = std::fs::read(e.expect("entry").path()).expect("seed");

@@ -36,12 +36,12 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
+pub use client::{Auth, CallLimits, ClientError, ControllerClient};
+pub use devices::Device;
 use portcullis_admin::dispatch::Route;
 use portcullis_admin::error::{MgmtError, MgmtResult};
 use portcullis_admin::{MgmtConfig, MgmtState};
 use portcullis_store::Store;
-pub use client::{Auth, CallLimits, ClientError, ControllerClient};
-pub use devices::Device;
 
 /// Version the central manager reports (f5-sdk's BIG-IQ support needs ≥ 5.3.0).
 pub const VERSION: &str = "8.3.0";

@@ -8,14 +8,14 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
+use crate::tasks::{self, Resume, Run, RunFuture, TaskKind};
+use crate::{CallLimits, Central};
 use portcullis_admin as admin;
 use portcullis_admin::MgmtConfig;
 use portcullis_admin::dispatch::Route;
 use portcullis_admin::error::MgmtResult;
 use portcullis_admin::reply::Reply;
 use portcullis_admin::state::{Ctx, MgmtState};
-use crate::tasks::{self, Resume, Run, RunFuture, TaskKind};
-use crate::{CallLimits, Central};
 use portcullis_controller::apply::DetachedTopology;
 use portcullis_controller::open;
 use portcullis_store::Table;

@@ -233,7 +233,7 @@ pub fn to_wire(r: &Record) -> rr::Record {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dns::ZoneCatalog;
+    use crate::ZoneCatalog;
     use hickory_proto::op::Query;
 
     fn ask(cat: &ZoneCatalog, name: &str, t: RecordType) -> Message {

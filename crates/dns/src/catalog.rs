@@ -9,7 +9,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 
 use super::zone::{Zone, ZoneDoc, ZoneError};
-use crate::store::{Store, Table};
+use portcullis_store::{Store, Table};
 
 /// Every zone by store key (`view/zone`).
 pub type ZoneMap = BTreeMap<String, Arc<Zone>>;

@@ -1,4 +1,5 @@
-//! DNS zones of the zone tool and the listener that serves them.
+//! DNS zones of the zone tool, the listener that serves them, and the iControl SOAP portal
+//! ([`soap`]) through which management clients edit them.
 //!
 //! - [`name`]: domain-name checks and reverse names.
 //! - [`record`]: one record and its zone-file text (`<name> <ttl> IN <type> <data>`).
@@ -12,6 +13,7 @@ pub mod catalog;
 pub mod name;
 pub mod record;
 pub mod server;
+pub mod soap;
 pub mod zone;
 
 pub use catalog::ZoneCatalog;

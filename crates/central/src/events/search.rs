@@ -9,11 +9,11 @@ use http::StatusCode;
 use serde_json::{Value, json};
 
 use super::{FleetEvents, Search};
+use crate::devices;
 use portcullis_admin::dispatch::Route;
 use portcullis_admin::error::{MgmtError, MgmtResult};
 use portcullis_admin::reply::Reply;
 use portcullis_admin::state::Ctx;
-use crate::devices;
 use portcullis_support::{iso8601_utc, parse_iso8601_utc};
 
 pub const PATH: &str = "/mgmt/cm/asm/events/requests";

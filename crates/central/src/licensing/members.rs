@@ -11,11 +11,11 @@ use serde_json::{Map, Value, json};
 
 use super::grant::{self, Source, Target};
 use super::{POOLS, pools};
+use crate::{Central, devices};
 use portcullis_admin::error::{MgmtError, MgmtResult};
 use portcullis_admin::ops::parse_object;
 use portcullis_admin::reply::Reply;
 use portcullis_admin::state::{Ctx, MgmtState};
-use crate::{Central, devices};
 use portcullis_store::{Store, Table, WriteTx};
 use portcullis_support::new_uuid;
 use portcullis_support::now_micros;

@@ -8,11 +8,11 @@ use serde_json::{Map, Value, json};
 use super::grant::{self, Target};
 use super::members::{get, key, text_field, view};
 use super::pools;
+use crate::devices;
 use portcullis_admin::error::{MgmtError, MgmtResult};
 use portcullis_admin::ops::parse_object;
 use portcullis_admin::reply::Reply;
 use portcullis_admin::state::Ctx;
-use crate::devices;
 use portcullis_store::{Store, Table};
 
 /// DELETE: revokes the license on the device (unless `localOnly: true`), then removes the member.

@@ -371,7 +371,10 @@ mod tests {
     /// Replays the `soap_envelope` fuzz seeds through the parser (what the fuzz target runs).
     #[test]
     fn fuzz_seeds_parse_or_fail_cleanly() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/seeds/soap_envelope");
+        let dir = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../fuzz/seeds/soap_envelope"
+        );
         let mut ok = 0;
         for entry in std::fs::read_dir(dir).unwrap() {
             let bytes = std::fs::read(entry.unwrap().path()).unwrap();

@@ -102,14 +102,14 @@ impl Fault {
     }
 }
 
-impl From<crate::store::StoreError> for Fault {
-    fn from(e: crate::store::StoreError) -> Self {
+impl From<portcullis_store::StoreError> for Fault {
+    fn from(e: portcullis_store::StoreError) -> Self {
         Fault::internal(e.to_string())
     }
 }
 
-impl From<crate::dns::ZoneError> for Fault {
-    fn from(e: crate::dns::ZoneError) -> Self {
+impl From<crate::ZoneError> for Fault {
+    fn from(e: crate::ZoneError) -> Self {
         Fault::invalid(e.0)
     }
 }

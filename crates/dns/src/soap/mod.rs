@@ -30,10 +30,10 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use base64::Engine as _;
 
-use crate::dns::{Zone, ZoneCatalog, ZoneDoc};
-use crate::store::{Store, Table};
-use crate::support::Peer;
-use crate::support::body::{self, BodyLimits};
+use crate::{Zone, ZoneCatalog, ZoneDoc};
+use portcullis_store::{Store, Table};
+use portcullis_support::Peer;
+use portcullis_support::body::{self, BodyLimits};
 
 use decode::ViewZone;
 use fault::Fault;

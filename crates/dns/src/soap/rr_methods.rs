@@ -3,7 +3,7 @@
 //! dispatch and the WSDL, so they cannot disagree. `sync_ptrs` (a, aaaa) keeps the PTR records of
 //! the matching reverse zone in step.
 
-use crate::dns::{RData, Record, name, record};
+use crate::{RData, Record, name, record};
 
 use super::SoapState;
 use super::decode::{self, items, long, member, required};

@@ -5,8 +5,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::dns::{RData, Record, Zone, ZoneDoc, name, zone_key};
-use crate::store::{Table, WriteTx};
+use crate::{RData, Record, Zone, ZoneDoc, name, zone_key};
+use portcullis_store::{Table, WriteTx};
 
 use super::fault::Fault;
 

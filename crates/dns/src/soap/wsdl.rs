@@ -77,7 +77,7 @@ fn zone_contract() -> (Vec<String>, Vec<Op>) {
     let mut zone_type = String::from(
         r#"<xsd:simpleType name="Management.ZoneType"><xsd:restriction base="xsd:string">"#,
     );
-    for t in crate::dns::zone::ZONE_TYPES {
+    for t in crate::zone::ZONE_TYPES {
         zone_type.push_str(&format!(r#"<xsd:enumeration value="{t}"/>"#));
     }
     zone_type.push_str("</xsd:restriction></xsd:simpleType>");

@@ -1,6 +1,6 @@
 //! `Management.Zone`: `zone_exist`, `add_zone_text`, `get_zone_v2`, `delete_zone`.
 
-use crate::dns::{RData, Zone};
+use crate::{RData, Zone};
 
 use super::SoapState;
 use super::decode::{self, ViewZone};
