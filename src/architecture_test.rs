@@ -1,472 +1,456 @@
-//! The architecture, enforced: every `crate::` path in `src/` (in `use` trees, grouped or not,
-//! in types and expressions, and in macro arguments) is resolved to the item it names, and an
-//! import from one top-level module into another must be allowed by the table "Modules and who
-//! may import whom" in docs/architecture.md. The table is the only copy of the rules: this test
-//! parses it. A failure names the file, the line, the path and the rule it breaks.
+//! The architecture, enforced: the table "Crates and who may depend on whom" in
+//! docs/architecture.md is the only copy of the rules, and this test parses it.
 //!
-//! Sources are parsed with `syn` rather than matched with patterns, so that `use
-//! crate::{a::b, c}`, `super::super::x` and paths inside expressions count the same as a plain
-//! `use` line. Modules are found by following `mod` declarations from `lib.rs`, so a module's
-//! `#[cfg(test)]` code (unit tests, test-only files) is known as such and checked against the
-//! table's test column.
+//! - Cargo enforces the crate graph (a crate can name only the crates its manifest lists), so the
+//!   test checks that each crate's internal `[dependencies]` and `[dev-dependencies]` are exactly
+//!   the crates its row lists: the table cannot drift from the manifests, and a new dependency
+//!   between crates is a change to the table, reviewed as such.
+//! - Where a row narrows a dependency to some of its items (`portcullis_proxy::topology`), or
+//!   names a module of the root package (`portcullis::cli`, which Cargo cannot see), every path
+//!   into the other crates in that code must start with an allowed item. Paths are followed
+//!   through grouped `use` trees, so `use portcullis_proxy::{topology::X, events}` counts both.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use proc_macro2::{TokenStream, TokenTree};
-use syn::visit::Visit;
-
-/// What one top-level module may import: path prefixes, for its code and for its tests.
-#[derive(Debug, Default)]
-struct Rule {
-    code: Vec<Vec<String>>,
-    tests: Vec<Vec<String>>,
+/// One thing a row allows: a whole crate (no items) or only the items under some paths.
+#[derive(Debug, Default, Clone)]
+struct Allow {
+    items: Vec<Vec<String>>,
+    whole: bool,
 }
 
-/// One path from one module into another.
+/// One row: a crate of the workspace, or a module of the root package.
 #[derive(Debug)]
-struct Import {
-    file: PathBuf,
-    line: usize,
-    /// The module the path is written in, from the crate root.
-    from: Vec<String>,
-    /// The item it names, from the crate root.
-    to: Vec<String>,
-    in_test: bool,
+struct Row {
+    /// `portcullis-engine`, or `portcullis::cli` for a module of the root package.
+    name: String,
+    /// The names the root package's lib gives the crate (`waf`), for rows of crates.
+    modules: Vec<String>,
+    /// Allowed dependencies by package name, for the code and, in addition, for its tests.
+    code: BTreeMap<String, Allow>,
+    tests: BTreeMap<String, Allow>,
 }
 
-/// Parses the rules table: the first markdown table whose header starts with
-/// `| module | holds | may import |`; its fourth column lists what the module's tests may also import.
-fn parse_rules(doc: &str) -> BTreeMap<String, Rule> {
-    let mut rules = BTreeMap::new();
+impl Row {
+    fn is_module(&self) -> bool {
+        self.name.contains("::")
+    }
+}
+
+/// The backticked entries of a table cell, `a::{b, c::d}` expanded into `a::b` and `a::c::d`.
+fn ticked(cell: &str) -> Vec<Vec<String>> {
+    cell.split('`')
+        .skip(1)
+        .step_by(2)
+        .flat_map(|entry| expand(&tokens(entry)))
+        .collect()
+}
+
+/// Splits Rust path text into identifiers and the punctuation that matters here.
+fn tokens(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_alphanumeric() || c == '_' || c == '-' {
+            let mut id = c.to_string();
+            while let Some(&n) = chars.peek() {
+                if n.is_alphanumeric() || n == '_' || n == '-' {
+                    id.push(n);
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            out.push(id);
+        } else if c == ':' && chars.peek() == Some(&':') {
+            chars.next();
+            out.push("::".into());
+        } else if "{},;*".contains(c) {
+            out.push(c.to_string());
+        } else if !c.is_whitespace() {
+            out.push(c.to_string());
+        }
+    }
+    out
+}
+
+/// The paths a token stream starting with a path names: `a::{b, c::{d, e}}` gives `a::b`,
+/// `a::c::d`, `a::c::e` (`self` and `*` name their parent).
+fn expand(toks: &[String]) -> Vec<Vec<String>> {
+    fn path(toks: &[String], i: &mut usize, prefix: Vec<String>, out: &mut Vec<Vec<String>>) {
+        let mut p = prefix;
+        loop {
+            match toks.get(*i).map(String::as_str) {
+                Some("{") => {
+                    *i += 1;
+                    loop {
+                        path(toks, i, p.clone(), out);
+                        match toks.get(*i).map(String::as_str) {
+                            Some(",") => *i += 1,
+                            Some("}") => {
+                                *i += 1;
+                                break;
+                            }
+                            _ => break,
+                        }
+                        if toks.get(*i).map(String::as_str) == Some("}") {
+                            *i += 1;
+                            break;
+                        }
+                    }
+                    return;
+                }
+                Some(id)
+                    if id
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || c == '_' || c == '-') =>
+                {
+                    if id != "self" {
+                        p.push(id.to_string());
+                    }
+                    *i += 1;
+                    if toks.get(*i).map(String::as_str) == Some("::") {
+                        *i += 1;
+                        continue;
+                    }
+                    // `as alias` ends the path.
+                    if toks.get(*i).map(String::as_str) == Some("as") {
+                        *i += 2;
+                    }
+                    out.push(p);
+                    return;
+                }
+                Some("*") => {
+                    *i += 1;
+                    out.push(p);
+                    return;
+                }
+                _ => {
+                    out.push(p);
+                    return;
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut i = 0;
+    path(toks, &mut i, Vec::new(), &mut out);
+    out
+}
+
+/// Groups a cell's entries by package (`portcullis_proxy::topology` → `portcullis-proxy`).
+fn allows(cell: &str) -> BTreeMap<String, Allow> {
+    let mut map: BTreeMap<String, Allow> = BTreeMap::new();
+    for entry in ticked(cell) {
+        let Some((krate, items)) = entry.split_first() else {
+            continue;
+        };
+        let a = map.entry(krate.replace('_', "-")).or_default();
+        if items.is_empty() {
+            a.whole = true;
+        } else {
+            a.items.push(items.to_vec());
+        }
+    }
+    map
+}
+
+/// The rows of the first table whose header starts with `| crate | module | holds | depends on |`;
+/// its fifth column lists what the crate's tests may use in addition.
+fn parse_rules(doc: &str) -> Vec<Row> {
+    let mut rows = Vec::new();
     let mut in_table = false;
     for line in doc.lines() {
-        let cells: Vec<&str> = line
-            .trim()
-            .trim_matches('|')
-            .split('|')
-            .map(str::trim)
-            .collect();
-        if !line.trim_start().starts_with('|') {
+        let line = line.trim();
+        if !line.starts_with('|') {
             if in_table {
                 break;
             }
             continue;
         }
-        if cells.len() >= 3 && cells[..3] == ["module", "holds", "may import"] {
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        if cells.len() >= 4 && cells[..4] == ["crate", "module", "holds", "depends on"] {
             in_table = true;
             continue;
         }
         if !in_table || cells[0].starts_with("---") {
             continue;
         }
-        let code = ticked(cells[2]);
-        let tests = cells.get(3).map(|c| ticked(c)).unwrap_or_default();
-        for module in ticked(cells[0]) {
-            let rule = Rule {
-                code: code.clone(),
-                tests: tests.clone(),
-            };
-            rules.insert(module.join("::"), rule);
-        }
+        let name = cells[0].split('`').nth(1).unwrap_or_default().to_string();
+        rows.push(Row {
+            name,
+            modules: ticked(cells[1]).into_iter().map(|p| p.join("::")).collect(),
+            code: allows(cells[3]),
+            tests: cells.get(4).map(|c| allows(c)).unwrap_or_default(),
+        });
     }
-    rules
+    rows
 }
 
-/// The backticked paths of a table cell, `a::{b, c}` expanded into `a::b` and `a::c`.
-fn ticked(cell: &str) -> Vec<Vec<String>> {
-    let mut out = Vec::new();
-    for (i, part) in cell.split('`').enumerate() {
-        if i % 2 == 0 {
+/// The internal (`portcullis-*`) entries of one section of a manifest.
+fn manifest_deps(manifest: &str, section: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut inside = false;
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            inside = line == section;
             continue;
         }
-        let (head, group) = match part.split_once('{') {
-            Some((h, g)) => (h, g.trim_end_matches('}')),
-            None => (part, ""),
-        };
-        let head: Vec<String> = head
-            .split("::")
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(String::from)
-            .collect();
-        if group.is_empty() {
-            out.push(head);
-        } else {
-            for leaf in group.split(',') {
-                let mut p = head.clone();
-                p.extend(leaf.split("::").map(|s| s.trim().to_string()));
-                out.push(p);
-            }
+        if inside && line.starts_with("portcullis-") {
+            let name = line.split(['.', ' ', '=']).next().unwrap_or_default();
+            out.insert(name.to_string());
         }
     }
     out
 }
 
-/// Walks one file's items, collecting the paths that leave the crate root's `from` module.
-struct Walker<'a> {
-    file: PathBuf,
-    /// The directory holding this file's out-of-line child modules.
-    child_dir: PathBuf,
-    module: Vec<String>,
-    in_test: bool,
-    out: &'a mut Vec<Import>,
-}
-
-fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
-    attrs.iter().any(|a| {
-        a.path().is_ident("cfg")
-            && a.meta.require_list().is_ok_and(|l| {
-                let t = l.tokens.to_string();
-                t.split(|c: char| !c.is_alphanumeric() && c != '_')
-                    .any(|w| w == "test")
-                    && !t.contains("not")
-            })
-    })
-}
-
-fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
-    match item {
-        syn::Item::Const(i) => &i.attrs,
-        syn::Item::Enum(i) => &i.attrs,
-        syn::Item::Fn(i) => &i.attrs,
-        syn::Item::Impl(i) => &i.attrs,
-        syn::Item::Mod(i) => &i.attrs,
-        syn::Item::Static(i) => &i.attrs,
-        syn::Item::Struct(i) => &i.attrs,
-        syn::Item::Trait(i) => &i.attrs,
-        syn::Item::Type(i) => &i.attrs,
-        syn::Item::Use(i) => &i.attrs,
-        _ => &[],
-    }
-}
-
-impl Walker<'_> {
-    /// Records `segs` (as written, `crate`/`self`/`super` first) if it names an item of another
-    /// top-level module.
-    fn record(&mut self, segs: &[String], line: usize) {
-        let mut to: Vec<String> = match segs.first().map(String::as_str) {
-            Some("crate") => Vec::new(),
-            Some("self") => self.module.clone(),
-            Some("super") => self.module.clone(),
-            _ => return,
-        };
-        let mut rest = &segs[1..];
-        if segs[0] == "super" {
-            to.pop();
-            while rest.first().is_some_and(|s| s == "super") {
-                to.pop();
-                rest = &rest[1..];
-            }
-        }
-        to.extend(rest.iter().filter(|s| *s != "self" && *s != "*").cloned());
-        // The crate root only declares modules; within one top-level module anything goes.
-        if to.is_empty() || self.module.is_empty() || to.first() == self.module.first() {
-            return;
-        }
-        self.out.push(Import {
-            file: self.file.clone(),
-            line,
-            from: self.module.clone(),
-            to,
-            in_test: self.in_test,
-        });
-    }
-
-    fn use_tree(&mut self, prefix: &mut Vec<String>, tree: &syn::UseTree) {
-        match tree {
-            syn::UseTree::Path(p) => {
-                prefix.push(p.ident.to_string());
-                self.use_tree(prefix, &p.tree);
-                prefix.pop();
-            }
-            syn::UseTree::Name(n) => self.use_leaf(prefix, &n.ident),
-            syn::UseTree::Rename(r) => self.use_leaf(prefix, &r.ident),
-            syn::UseTree::Glob(g) => {
-                let line = g.star_token.spans[0].start().line;
-                let segs = prefix.clone();
-                if !segs.is_empty() {
-                    self.record(&segs, line);
-                }
-            }
-            syn::UseTree::Group(g) => {
-                for t in &g.items {
-                    self.use_tree(prefix, t);
-                }
-            }
-        }
-    }
-
-    fn use_leaf(&mut self, prefix: &[String], ident: &syn::Ident) {
-        let mut segs = prefix.to_vec();
-        segs.push(ident.to_string());
-        self.record(&segs, ident.span().start().line);
-    }
-
-    /// `crate :: a :: b` (and `super ::`, `self ::`) sequences in a macro's tokens.
-    fn tokens(&mut self, tokens: TokenStream) {
-        let trees: Vec<TokenTree> = tokens.into_iter().collect();
-        let mut i = 0;
-        while i < trees.len() {
-            if let TokenTree::Group(g) = &trees[i] {
-                self.tokens(g.stream());
-                i += 1;
-                continue;
-            }
-            let starts = matches!(&trees[i], TokenTree::Ident(id)
-                if id == "crate" || id == "super" || id == "self")
-                && !matches!(i.checked_sub(1).map(|p| &trees[p]), Some(TokenTree::Punct(p)) if p.as_char() == '$' || p.as_char() == ':' || p.as_char() == '.');
-            if !starts {
-                i += 1;
-                continue;
-            }
-            let line = trees[i].span().start().line;
-            let mut segs = vec![trees[i].to_string()];
-            let mut j = i + 1;
-            loop {
-                let colons = matches!((&trees.get(j), &trees.get(j + 1)),
-                    (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b))) if a.as_char() == ':' && b.as_char() == ':');
-                match (colons, trees.get(j + 2)) {
-                    (true, Some(TokenTree::Ident(id))) => {
-                        segs.push(id.to_string());
-                        j += 3;
-                    }
-                    _ => break,
-                }
-            }
-            if segs.len() > 1 {
-                self.record(&segs, line);
-            }
-            i = j;
-        }
-    }
-
-    /// Follows `mod name;` to its file (`#[path]` honoured) and walks it.
-    fn out_of_line(&mut self, m: &syn::ItemMod) {
-        let name = m.ident.to_string();
-        let explicit = m.attrs.iter().find_map(|a| {
-            let syn::Meta::NameValue(nv) = &a.meta else {
-                return None;
-            };
-            if !nv.path.is_ident("path") {
-                return None;
-            }
-            match &nv.value {
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(s),
-                    ..
-                }) => Some(s.value()),
-                _ => None,
-            }
-        });
-        let file = match explicit {
-            Some(p) => self.file.parent().unwrap_or(Path::new("")).join(p),
-            None => {
-                let flat = self.child_dir.join(format!("{name}.rs"));
-                if flat.exists() {
-                    flat
-                } else {
-                    self.child_dir.join(&name).join("mod.rs")
-                }
-            }
-        };
-        let child_dir = match file.file_name().and_then(|f| f.to_str()) {
-            Some("mod.rs") => file.parent().unwrap_or(Path::new("")).to_path_buf(),
-            _ => file.with_extension(""),
-        };
-        walk_file(
-            &file,
-            child_dir,
-            self.module.clone(),
-            self.in_test,
-            self.out,
-        );
-    }
-}
-
-impl<'ast> Visit<'ast> for Walker<'_> {
-    fn visit_item(&mut self, item: &'ast syn::Item) {
-        let was = self.in_test;
-        self.in_test |= is_cfg_test(item_attrs(item));
-        syn::visit::visit_item(self, item);
-        self.in_test = was;
-    }
-
-    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        let name = m.ident.to_string();
-        self.module.push(name.clone());
-        match &m.content {
-            Some((_, items)) => {
-                let dir = self.child_dir.clone();
-                self.child_dir = dir.join(&name);
-                for item in items {
-                    self.visit_item(item);
-                }
-                self.child_dir = dir;
-            }
-            None => self.out_of_line(m),
-        }
-        self.module.pop();
-    }
-
-    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
-        self.use_tree(&mut Vec::new(), &u.tree);
-    }
-
-    fn visit_path(&mut self, path: &'ast syn::Path) {
-        let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
-        if let Some(first) = path.segments.first() {
-            self.record(&segs, first.ident.span().start().line);
-        }
-        syn::visit::visit_path(self, path);
-    }
-
-    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
-        self.tokens(mac.tokens.clone());
-        syn::visit::visit_macro(self, mac);
-    }
-}
-
-fn walk_file(
+/// Adds to `bad` each path of `text` into another crate that `allowed` does not cover.
+fn check_paths(
     file: &Path,
-    child_dir: PathBuf,
-    module: Vec<String>,
-    in_test: bool,
-    out: &mut Vec<Import>,
+    text: &str,
+    aliases: &BTreeMap<String, String>,
+    allowed: &BTreeMap<String, Allow>,
+    bad: &mut Vec<String>,
 ) {
-    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    let ast = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
-    let mut w = Walker {
-        file: file.to_path_buf(),
-        child_dir,
-        module,
-        in_test,
-        out,
-    };
-    for item in &ast.items {
-        w.visit_item(item);
+    for (n, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or_default();
+        let toks = tokens(code);
+        let mut i = 0;
+        while i < toks.len() {
+            // `crate::` (in a module of the root package: `crate::waf::...`, `crate::{waf::x, y}`)
+            // or a crate's own name.
+            let start = if toks[i] == "crate" && toks.get(i + 1).is_some_and(|t| t == "::") {
+                Some(i)
+            } else if toks[i].starts_with("portcullis_")
+                && toks.get(i + 1).is_some_and(|t| t == "::")
+            {
+                Some(i)
+            } else {
+                None
+            };
+            let Some(start) = start else {
+                i += 1;
+                continue;
+            };
+            // A grouped `use` tree can span lines: take the statement from here to its `;`.
+            let rest: String = if code.matches('{').count() > code.matches('}').count() {
+                text.lines()
+                    .skip(n)
+                    .map(|l| l.split("//").next().unwrap_or_default())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            } else {
+                code.to_string()
+            };
+            // The statement's tokens begin with this line's.
+            let all = tokens(&rest);
+            let from = &all[start..];
+            let end = from.iter().position(|t| t == ";").unwrap_or(from.len());
+            for mut path in expand(&from[..end]) {
+                if path.first().is_some_and(|h| h == "crate") {
+                    path.remove(0);
+                    if !path.first().is_some_and(|h| aliases.contains_key(h)) {
+                        continue;
+                    }
+                }
+                let Some((head, items)) = path.split_first() else {
+                    continue;
+                };
+                let krate = aliases
+                    .get(head)
+                    .cloned()
+                    .unwrap_or_else(|| head.replace('_', "-"));
+                let ok = allowed
+                    .get(&krate)
+                    .is_some_and(|a| a.whole || a.items.iter().any(|p| items.starts_with(p)));
+                if !ok {
+                    bad.push(format!(
+                        "{}:{}: `{}` is not allowed here",
+                        file.display(),
+                        n + 1,
+                        path.join("::")
+                    ));
+                }
+            }
+            i += 1;
+        }
     }
 }
 
-/// The imports of the crate whose root file is `lib`.
-fn imports_of(lib: &Path) -> Vec<Import> {
+/// Every `.rs` file under `dir`.
+fn sources(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let dir = lib.parent().unwrap_or(Path::new("")).to_path_buf();
-    walk_file(lib, dir, Vec::new(), false, &mut out);
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(sources(&p));
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
     out
 }
 
-/// The imports the rules forbid, one message each.
-fn violations(imports: &[Import], rules: &BTreeMap<String, Rule>, root: &Path) -> Vec<String> {
-    let mut bad = Vec::new();
-    for i in imports {
-        let from = &i.from[0];
-        let Some(rule) = rules.get(from) else {
-            bad.push(format!(
-                "{}:{}: module `{from}` has no row in the table of docs/architecture.md",
-                i.file.strip_prefix(root).unwrap_or(&i.file).display(),
-                i.line
-            ));
-            continue;
-        };
-        let allowed = |list: &Vec<Vec<String>>| list.iter().any(|p| i.to.starts_with(p));
-        if allowed(&rule.code) || (i.in_test && allowed(&rule.tests)) {
-            continue;
-        }
-        let show = |list: &Vec<Vec<String>>| {
-            let v: Vec<String> = list.iter().map(|p| p.join("::")).collect();
-            if v.is_empty() {
-                "nothing internal".to_string()
-            } else {
-                v.join(", ")
-            }
-        };
-        let tests = if i.in_test && !rule.tests.is_empty() {
-            format!("; its tests also: {}", show(&rule.tests))
-        } else {
-            String::new()
-        };
-        bad.push(format!(
-            "{}:{}: `{from}` may not import `crate::{}` (it may import: {}{tests})",
-            i.file.strip_prefix(root).unwrap_or(&i.file).display(),
-            i.line,
-            i.to.join("::"),
-            show(&rule.code),
-        ));
-    }
-    bad
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rules() -> Vec<Row> {
+    let rows = parse_rules(&std::fs::read_to_string(root().join("docs/architecture.md")).unwrap());
+    assert!(
+        rows.iter().any(|r| r.name == "portcullis-engine"),
+        "rules table not found: {rows:?}"
+    );
+    rows
+}
+
+/// The directory of a row's crate, from the workspace manifest's path dependencies.
+fn crate_dir(name: &str) -> PathBuf {
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let line = manifest
+        .lines()
+        .find(|l| l.starts_with(&format!("{name} = {{ path = ")))
+        .unwrap_or_else(|| panic!("{name} is not in [workspace.dependencies]"));
+    root().join(line.split('"').nth(1).unwrap())
 }
 
 #[test]
-fn imports_follow_the_architecture_table() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let doc = std::fs::read_to_string(root.join("docs/architecture.md")).unwrap();
-    let rules = parse_rules(&doc);
-    assert!(
-        rules.contains_key("waf") && rules.contains_key("admin"),
-        "rules table not found: {rules:?}"
-    );
-    let imports = imports_of(&root.join("src/lib.rs"));
-    assert!(
-        imports.len() > 100,
-        "too few imports found: {}",
-        imports.len()
-    );
-    let bad = violations(&imports, &rules, root);
+fn every_crate_has_a_row_and_depends_on_what_it_says() {
+    let rows = rules();
+    let mut seen = BTreeSet::new();
+    let mut bad = Vec::new();
+    for row in rows.iter().filter(|r| !r.is_module()) {
+        let dir = if row.name == "portcullis" {
+            root().to_path_buf()
+        } else {
+            crate_dir(&row.name)
+        };
+        seen.insert(dir.clone());
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        for (section, want) in [
+            ("[dependencies]", &row.code),
+            ("[dev-dependencies]", &row.tests),
+        ] {
+            let have = manifest_deps(&manifest, section);
+            let want: BTreeSet<String> = want.keys().cloned().collect();
+            if have != want {
+                bad.push(format!(
+                    "{}: {section} has {have:?}, its row in docs/architecture.md says {want:?}",
+                    row.name
+                ));
+            }
+        }
+    }
+    for e in std::fs::read_dir(root().join("crates")).unwrap().flatten() {
+        if !seen.contains(&e.path()) {
+            bad.push(format!(
+                "{}: no row in docs/architecture.md",
+                e.path().display()
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn paths_stay_within_the_items_a_row_allows() {
+    let rows = rules();
+    let aliases: BTreeMap<String, String> = rows
+        .iter()
+        .flat_map(|r| r.modules.iter().map(|m| (m.clone(), r.name.clone())))
+        .collect();
+    let mut bad = Vec::new();
+    let mut checked = 0;
+    for row in &rows {
+        let narrowed = row
+            .code
+            .values()
+            .chain(row.tests.values())
+            .any(|a| !a.whole);
+        if !row.is_module() && !narrowed {
+            continue;
+        }
+        let dir = match row.name.split_once("::") {
+            Some((_, module)) => root().join("src").join(module),
+            None => crate_dir(&row.name).join("src"),
+        };
+        // What the row allows, its tests' entries included: a test-only file cannot be told
+        // apart from its name, and the manifests already keep dev-dependencies out of the code.
+        let mut allowed = row.code.clone();
+        for (k, a) in &row.tests {
+            let e = allowed.entry(k.clone()).or_default();
+            e.whole |= a.whole;
+            e.items.extend(a.items.iter().cloned());
+        }
+        // A module of the root package reaches the crates through the lib's names for them.
+        let aliases = if row.is_module() {
+            aliases.clone()
+        } else {
+            BTreeMap::new()
+        };
+        for file in sources(&dir) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let rel = file.strip_prefix(root()).unwrap_or(&file);
+            check_paths(rel, &text, &aliases, &allowed, &mut bad);
+            checked += 1;
+        }
+    }
+    assert!(checked > 50, "too few files checked: {checked}");
     assert!(
         bad.is_empty(),
-        "imports the architecture forbids:\n{}",
+        "paths the architecture forbids:\n{}",
         bad.join("\n")
     );
 }
 
-#[test]
-fn every_top_level_module_has_a_row() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let rules = parse_rules(&std::fs::read_to_string(root.join("docs/architecture.md")).unwrap());
-    let lib = syn::parse_file(&std::fs::read_to_string(root.join("src/lib.rs")).unwrap()).unwrap();
-    for item in lib.items {
-        if let syn::Item::Mod(m) = item
-            && !is_cfg_test(&m.attrs)
-        {
-            assert!(
-                rules.contains_key(&m.ident.to_string()),
-                "no row for `{}`",
-                m.ident
-            );
-        }
-    }
-}
-
-/// The checker itself: grouped `use`, `super` chains, expression and macro paths all count, and
-/// a module's tests are held to the test column.
+/// The checker itself: grouped trees (on one line or several), `as` renames, paths in
+/// expressions, and the lib's names for crates in a module of the root package.
 #[test]
 fn forbidden_paths_are_found_in_every_form() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().to_path_buf();
-    std::fs::create_dir_all(dir.join("b")).unwrap();
-    std::fs::write(dir.join("lib.rs"), "mod a; mod b; mod c;\n").unwrap();
-    std::fs::write(
-        dir.join("a.rs"),
-        "use crate::{b::x, c::{y, z}};\nfn f() { crate::b::g(); let _ = format!(\"{}\", crate::c::K); }\nmod inner { use super::super::b::w; }\n#[cfg(test)]\nmod tests { use crate::c::t; }\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("b/mod.rs"), "pub fn g() { crate::a::h() }\n").unwrap();
-    std::fs::write(dir.join("c.rs"), "").unwrap();
-    let rules = parse_rules(
-        "| module | holds | may import | its tests may also import |\n| --- | --- | --- | --- |\n| `a` | | `b` | `c::t` |\n| `b`, `c` | | nothing internal | |\n",
+    let rows = parse_rules(
+        "| crate | module | holds | depends on | its tests also use |\n| --- | --- | --- | --- | --- |\n| `portcullis-a` | `a` | | `portcullis_b::{x, y::z}` | |\n",
     );
-    let bad = violations(&imports_of(&dir.join("lib.rs")), &rules, &dir);
-    let lines: Vec<&str> = bad.iter().map(|m| m.split(": ").next().unwrap()).collect();
+    let allowed = &rows[0].code;
+    let text = "use portcullis_b::{x::X, y::{z, w}};\nuse portcullis_b::{\n    x,\n    q as r,\n};\nfn f() { portcullis_b::y::z::g(); portcullis_c::h(); }\n";
+    let mut bad = Vec::new();
+    check_paths(Path::new("f.rs"), text, &BTreeMap::new(), allowed, &mut bad);
     assert_eq!(
-        lines,
-        ["a.rs:1", "a.rs:1", "a.rs:2", "b/mod.rs:1"],
-        "{bad:#?}"
+        bad,
+        [
+            "f.rs:1: `portcullis_b::y::w` is not allowed here",
+            "f.rs:2: `portcullis_b::q` is not allowed here",
+            "f.rs:6: `portcullis_c::h` is not allowed here",
+        ]
     );
-    assert!(
-        bad[0].contains("`a` may not import `crate::c::y` (it may import: b)"),
-        "{}",
-        bad[0]
+    let aliases = BTreeMap::from([("b".to_string(), "portcullis-b".to_string())]);
+    let mut bad = Vec::new();
+    check_paths(
+        Path::new("g.rs"),
+        "use crate::b::x::Y;\nuse crate::b::v;\nuse crate::{b::x, b::u, cli::z};\n",
+        &aliases,
+        allowed,
+        &mut bad,
     );
-    assert!(bad[3].contains("`b` may not import `crate::a::h` (it may import: nothing internal)"));
+    assert_eq!(
+        bad,
+        [
+            "g.rs:2: `b::v` is not allowed here",
+            "g.rs:3: `b::u` is not allowed here"
+        ]
+    );
+}
+
+#[test]
+fn a_manifest_lists_its_internal_dependencies() {
+    let m = "[dependencies]\nportcullis-a.workspace = true\nserde.workspace = true\n\n[dev-dependencies]\nportcullis-b = { path = \"../b\" }\n";
+    assert_eq!(
+        manifest_deps(m, "[dependencies]"),
+        BTreeSet::from(["portcullis-a".to_string()])
+    );
+    assert_eq!(
+        manifest_deps(m, "[dev-dependencies]"),
+        BTreeSet::from(["portcullis-b".to_string()])
+    );
 }
