@@ -66,8 +66,6 @@ fn tokens(text: &str) -> Vec<String> {
         } else if c == ':' && chars.peek() == Some(&':') {
             chars.next();
             out.push("::".into());
-        } else if "{},;*".contains(c) {
-            out.push(c.to_string());
         } else if !c.is_whitespace() {
             out.push(c.to_string());
         }
@@ -221,15 +219,9 @@ fn check_paths(
         while i < toks.len() {
             // `crate::` (in a module of the root package: `crate::waf::...`, `crate::{waf::x, y}`)
             // or a crate's own name.
-            let start = if toks[i] == "crate" && toks.get(i + 1).is_some_and(|t| t == "::") {
-                Some(i)
-            } else if toks[i].starts_with("portcullis_")
-                && toks.get(i + 1).is_some_and(|t| t == "::")
-            {
-                Some(i)
-            } else {
-                None
-            };
+            let start = ((toks[i] == "crate" || toks[i].starts_with("portcullis_"))
+                && toks.get(i + 1).is_some_and(|t| t == "::"))
+            .then_some(i);
             let Some(start) = start else {
                 i += 1;
                 continue;
