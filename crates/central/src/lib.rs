@@ -12,21 +12,21 @@
 //! add routes through [`install`] (see docs/central.md).
 
 pub mod client;
-pub mod config;
-pub mod conflicts;
-pub mod deploy;
-pub mod device_resolver;
-pub mod devices;
-pub mod discovery;
+mod config;
+mod conflicts;
+mod deploy;
+mod device_resolver;
+mod devices;
+mod discovery;
 pub mod events;
 #[cfg(any(test, fuzzing))]
 pub mod fuzz;
-pub mod import;
-pub mod licensing;
-pub mod modules;
-pub mod task_api;
-pub mod tasks;
-pub mod trust;
+mod import;
+mod licensing;
+mod modules;
+mod task_api;
+mod tasks;
+mod trust;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};

@@ -254,4 +254,4 @@ pub fn resume_all(st: &MgmtState) -> MgmtResult<()> {
     Ok(())
 }
 
-pub use super::task_api::{handle, handle_any, load, required_str};
+pub use super::task_api::{handle, handle_any, required_str};

@@ -12,8 +12,8 @@ pub mod console;
 pub mod events;
 pub mod monitor;
 pub mod objects;
-pub mod revocations;
-pub mod seed;
+mod revocations;
+mod seed;
 pub mod server;
 
 use std::sync::Arc;

@@ -8,13 +8,13 @@
 //! - [`answer`]: authoritative answers from a snapshot (pure).
 //! - [`server`]: the UDP + TCP listener (`portcullis serve --dns-listen ADDR`).
 
-pub mod answer;
-pub mod catalog;
-pub mod name;
+mod answer;
+mod catalog;
+mod name;
 pub mod record;
-pub mod server;
+mod server;
 pub mod soap;
-pub mod zone;
+mod zone;
 
 pub use catalog::ZoneCatalog;
 pub use record::{RData, Record, parse_record};

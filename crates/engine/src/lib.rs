@@ -6,8 +6,8 @@
 //! through an injected [`Resolver`].
 
 pub mod access;
-pub mod engine;
-pub mod event;
+mod engine;
+mod event;
 pub mod grpc;
 pub mod injection;
 pub mod normalize;
@@ -17,7 +17,7 @@ pub mod policy;
 pub mod resolver;
 pub mod response;
 pub mod signatures;
-pub mod transaction;
+mod transaction;
 pub mod verdict;
 pub mod violation;
 

@@ -13,29 +13,29 @@
 //! proxy` command.
 
 pub mod access;
-pub mod body;
-pub mod conns;
-pub mod dataplane;
-pub mod deadline;
-pub mod drain;
-pub mod driver;
+mod body;
+mod conns;
+mod dataplane;
+mod deadline;
+mod drain;
+mod driver;
 pub mod events;
 pub mod fetch;
-pub mod guard;
+mod guard;
 pub mod h1;
 pub mod handler;
 pub mod head;
-pub mod limits;
-pub mod listener;
+mod limits;
+mod listener;
 pub mod metrics;
-pub mod pace;
-pub mod refuse;
+mod pace;
+mod refuse;
 pub mod resolver;
 pub mod response;
 pub mod run;
 pub mod tls;
 pub mod topology;
-pub mod upgrade;
+mod upgrade;
 pub mod upstream;
 
 pub use dataplane::Dataplane;

@@ -5,8 +5,8 @@
 //! prunes them by age and count, and answers one search across the fleet
 //! (`/mgmt/cm/asm/events/requests`, [`search`]). docs/central.md describes the whole.
 
-pub mod collect;
-pub mod embedded;
+mod collect;
+mod embedded;
 pub mod postgres;
 pub mod search;
 

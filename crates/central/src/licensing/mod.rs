@@ -11,10 +11,10 @@
 //! Records live in the store's `Objects` table under `cm-license-pool/<uuid>` and
 //! `cm-license-member/<pool uuid>/<member uuid>`.
 
-pub mod grant;
-pub mod members;
-pub mod pools;
-pub mod revoke;
+mod grant;
+mod members;
+mod pools;
+mod revoke;
 
 use portcullis_admin::dispatch::{Route, segments};
 use portcullis_admin::error::{MgmtError, MgmtResult};

@@ -4,18 +4,18 @@
 //! `/<Tenant>/<Application>/` (`plan.rs`), and deployed atomically per tenant (`deploy.rs`);
 //! WAF policies go through `mgmt::asm` (`waf.rs`). See docs/as3.md.
 
-pub mod classes;
-pub mod deploy;
+mod classes;
+mod deploy;
 pub mod model;
 pub mod plan;
-pub mod props;
-pub mod routes;
-pub mod secure;
-pub mod seed;
-pub mod service;
+mod props;
+mod routes;
+mod secure;
+mod seed;
+mod service;
 #[cfg(test)]
 mod tests;
-pub mod waf;
+mod waf;
 
 use portcullis_admin::dispatch::Route;
 use portcullis_admin::state::MgmtState;

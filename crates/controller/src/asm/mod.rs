@@ -12,14 +12,14 @@
 //! - [`learn`]: the tuning loop: suggestions learned from events, accepting a request by its
 //!   support id, readiness for blocking.
 
-pub mod apply;
+mod apply;
 pub mod compile;
-pub mod export;
+pub(crate) mod export;
 pub mod import;
 pub mod learn;
 pub mod policies;
-pub mod tasks;
-pub mod templates;
+mod tasks;
+mod templates;
 
 use portcullis_admin::dispatch::Route;
 use portcullis_admin::state::MgmtState;

@@ -14,12 +14,12 @@
 //! - [`chart`]: SVG line and bar charts; [`diff`]: the pending-changes diff;
 //! - [`pages`]: one file per page.
 
-pub mod chart;
-pub mod diff;
-pub mod pages;
-pub mod rest;
-pub mod session;
-pub mod view;
+mod chart;
+mod diff;
+mod pages;
+mod rest;
+mod session;
+mod view;
 
 use std::sync::Arc;
 

@@ -9,19 +9,19 @@
 //! starts the consumers (and the learner of `asm::learn`); docs/events.md describes the whole.
 
 pub mod config;
-pub mod delivery;
+pub(crate) mod delivery;
 pub mod feed;
-pub mod hec;
+mod hec;
 pub mod index;
 pub mod local;
-pub mod rest;
+pub(crate) mod rest;
 pub mod route;
-pub mod search;
-pub mod sender;
-pub mod siem;
-pub mod stats;
-pub mod syslog;
-pub mod tls;
+pub(crate) mod search;
+mod sender;
+mod siem;
+pub(crate) mod stats;
+mod syslog;
+mod tls;
 
 use std::sync::Arc;
 

@@ -131,10 +131,6 @@ impl Queue {
         self.items.lock().len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// Counts `n` records the receiver refused for good as dropped.
     pub fn discarded(&self, n: usize) {
         self.dropped.fetch_add(n as u64, Ordering::Relaxed);

@@ -1,24 +1,24 @@
 //! One file per `/mgmt` object kind or surface. `REGISTRY` lists the kinds served by the
 //! generic engine; `ROUTES` the fixed endpoints with their own handlers (checked first).
 
-pub mod api_access;
-pub mod auth_user;
-pub mod commands;
-pub mod data_group;
-pub mod device_group;
-pub mod distributed_app;
-pub mod download;
-pub mod index;
-pub mod pool;
-pub mod profile;
-pub mod rule;
-pub mod security_log;
-pub mod sys;
+pub(crate) mod api_access;
+mod auth_user;
+mod commands;
+mod data_group;
+pub(crate) mod device_group;
+mod distributed_app;
+pub(crate) mod download;
+mod index;
+pub(crate) mod pool;
+pub(crate) mod profile;
+pub(crate) mod rule;
+mod security_log;
+mod sys;
 pub mod sys_file;
-pub mod tokens;
-pub mod transaction;
-pub mod upload;
-pub mod virtual_server;
+pub(crate) mod tokens;
+pub(crate) mod transaction;
+mod upload;
+pub(crate) mod virtual_server;
 
 use portcullis_admin::dispatch::Route;
 use portcullis_admin::kinds::KindSpec;

@@ -11,15 +11,15 @@
 //! - [`zone_methods`], [`rr_methods`]: the methods. [`workset`]: one atomic store write per call.
 //! - [`wsdl`]: the WSDL documents. [`standalone`]: HTTPS serving for tests and the example.
 
-pub mod decode;
+mod decode;
 pub mod envelope;
-pub mod fault;
-pub mod response;
-pub mod rr_methods;
+mod fault;
+mod response;
+mod rr_methods;
 pub mod standalone;
-pub mod workset;
-pub mod wsdl;
-pub mod zone_methods;
+mod workset;
+mod wsdl;
+mod zone_methods;
 
 use std::sync::Arc;
 

@@ -7,10 +7,10 @@
 //! No IO, no tokio, no hyper.
 
 pub mod check;
-pub mod config;
+mod config;
 pub mod credentials;
 pub mod decide;
-pub mod decl;
+mod decl;
 pub mod jwt;
 pub mod openapi;
 pub mod profile;

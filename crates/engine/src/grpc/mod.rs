@@ -18,17 +18,17 @@
 //! The contract with the policy and the proxy is written down in `docs/grpc.md`.
 //! Pure: no IO.
 
-pub mod call;
-pub mod compile;
+mod call;
+mod compile;
 pub mod frame;
 #[cfg(any(test, fuzzing))]
 pub mod fuzzing;
 mod idl;
-pub mod opaque;
-pub mod schema;
-pub mod spec;
-pub mod stream;
-pub mod walk;
+mod opaque;
+mod schema;
+mod spec;
+mod stream;
+mod walk;
 mod wire;
 
 #[cfg(test)]

@@ -3,12 +3,12 @@
 //! owned values and never panics on input. The decoders here are the minimum the policy checks need;
 //! `waf::normalize` (signatures work) owns the full normalisation pipeline.
 
-pub mod coding;
-pub mod cookie;
-pub mod json;
-pub mod multipart;
-pub mod query;
-pub mod xml;
+pub(crate) mod coding;
+pub(crate) mod cookie;
+pub(crate) mod json;
+pub(crate) mod multipart;
+pub(crate) mod query;
+pub(crate) mod xml;
 
 /// The fuzz entry point (`fuzz/fuzz_targets/request_parsers.rs`): runs every parser of this module
 /// over `data`; none may panic or run unbounded.

@@ -9,7 +9,7 @@ mod literals;
 mod matcher;
 mod memo;
 mod prefilter;
-pub mod shape;
+mod shape;
 mod table;
 
 use std::collections::HashMap;

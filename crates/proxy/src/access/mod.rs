@@ -4,14 +4,14 @@
 //! loading a profile file for `portcullis proxy --access FILE`. Decisions are made by the pure
 //! `waf::access`.
 
-pub mod gate;
+mod gate;
 pub mod introspect;
-pub mod jwks;
+mod jwks;
 pub mod load;
-pub mod ratelimit;
+mod ratelimit;
 pub mod revocations;
 pub mod revoke;
-pub mod shared;
+pub(crate) mod shared;
 
 pub use gate::Gate;
 pub use load::load_file;

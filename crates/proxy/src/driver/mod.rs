@@ -13,10 +13,10 @@
 //! A front-end implements [`Front`]: how the body is read, and how an [`answer::Answer`], an
 //! upstream response or a WebSocket tunnel reaches the client in its protocol.
 
-pub mod answer;
-pub mod forward;
+pub(crate) mod answer;
+pub(crate) mod forward;
 mod forward_h2;
-pub mod inspect;
+pub(crate) mod inspect;
 mod tx;
 
 use std::net::SocketAddr;

@@ -117,11 +117,6 @@ impl Decoder {
         }
     }
 
-    /// True once the body ended.
-    pub fn done(&self) -> bool {
-        self.state == State::Done
-    }
-
     /// The trailer fields (once the body ended), as name/value pairs; malformed ones are left out.
     pub fn trailers(&self) -> Vec<(HeaderName, Vec<u8>)> {
         let mut block = self.trailers.clone();

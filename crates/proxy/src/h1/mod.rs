@@ -11,16 +11,16 @@
 //! response heads out; [`relay`] + [`chunked`] response bodies; [`upconn`] upstream connections
 //! and [`upbody`] their bodies for hyper; [`timer`] the connection's timeouts.
 
-pub mod chunked;
-pub mod conn;
+pub(crate) mod chunked;
+pub(crate) mod conn;
 pub mod encode;
-pub mod front;
-pub mod relay;
-pub mod reqbody;
+mod front;
+mod relay;
+mod reqbody;
 pub mod response;
-pub mod timer;
-pub mod upbody;
-pub mod upconn;
+pub(crate) mod timer;
+pub(crate) mod upbody;
+pub(crate) mod upconn;
 pub mod wire;
 
 /// The fuzz entry point of `h1_wire`: the first byte picks a parser, the rest is its input:

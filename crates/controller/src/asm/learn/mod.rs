@@ -12,13 +12,13 @@
 //! Every change goes the one way a change goes: appended to the edited document's
 //! `modifications` (it must compile), then applied by an apply-policy task.
 
-pub mod accept;
-pub mod fix;
+mod accept;
+mod fix;
 pub mod learner;
-pub mod readiness;
-pub mod request;
-pub mod routes;
-pub mod settings;
+mod readiness;
+mod request;
+pub(crate) mod routes;
+mod settings;
 pub mod suggestions;
 
 use std::collections::HashMap;

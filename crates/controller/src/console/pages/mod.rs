@@ -2,11 +2,11 @@
 //! page; a POST (CSRF-checked before it gets here) makes one change and redirects (303) to the
 //! page that shows it.
 
-pub mod events;
-pub mod overview;
-pub mod policies;
-pub mod suggestions;
-pub mod virtuals;
+mod events;
+mod overview;
+mod policies;
+mod suggestions;
+mod virtuals;
 
 use axum::response::Response;
 use http::StatusCode;
