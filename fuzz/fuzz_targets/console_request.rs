@@ -5,7 +5,7 @@
 use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
-use portcullis::admin::{self, MgmtConfig, MgmtState};
+use portcullis::admin::{MgmtConfig, MgmtState};
 use portcullis::mgmt;
 
 fn state() -> &'static Arc<MgmtState> {
