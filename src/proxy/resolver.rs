@@ -1,14 +1,14 @@
 //! The resolver `portcullis proxy` hands to the policy loader: file links read the proxy's way
 //! (`support::links`: relative to the policy file's directory, unconfined), `http(s)://` links
-//! fetched with a bounded size and time. Loading runs off the hot path, so fetching blocks: each
-//! fetch runs a small current-thread runtime on its own thread, reusing the upstream connections.
+//! fetched by `support::outbound` with a bounded size and time. Loading runs off the hot path, so
+//! fetching blocks: each fetch runs a small current-thread runtime on its own thread.
 
 use std::path::Path;
 use std::time::Duration;
 
-use super::fetch::exchange;
-use super::upstream::Clients;
+use crate::support::guard::Guard;
 use crate::support::links::{self, FileLinks};
+use crate::support::outbound::{Bounds, Call, Outbound, block_on_own_thread};
 use crate::waf::{FetchError, Resolver};
 
 /// Largest linked file accepted.
@@ -60,39 +60,27 @@ impl Resolver for FsResolver {
 }
 
 /// Fetches an http(s) URL with the size and time bounds, on a thread of its own (so it works
-/// from inside or outside a runtime).
+/// from inside or outside a runtime). The link is the operator's own: no destination guard.
 pub fn fetch_url(link: &str) -> Result<Vec<u8>, FetchError> {
-    let owned = link.to_string();
-    let worker = std::thread::spawn(move || -> Result<Vec<u8>, FetchError> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| err(&owned, e.to_string()))?;
-        rt.block_on(fetch_async(&owned))
-    });
-    worker
-        .join()
-        .unwrap_or_else(|_| Err(err(link, "fetch thread failed")))
-}
-
-async fn fetch_async(link: &str) -> Result<Vec<u8>, FetchError> {
     let tls = super::tls::client_config(None).map_err(|e| err(link, e))?;
-    let clients = Clients::new(tls, FETCH_TIMEOUT);
-    let (status, body) = exchange(
-        &clients,
-        http::Method::GET,
-        link,
-        &[],
-        None,
-        FETCH_TIMEOUT,
-        MAX_FETCH_BYTES,
-    )
-    .await
+    let client = Outbound {
+        bounds: Bounds {
+            max_bytes: MAX_FETCH_BYTES,
+            timeout: FETCH_TIMEOUT,
+        },
+        guard: Guard::open(),
+        tls,
+    };
+    let owned = link.to_string();
+    let answer = block_on_own_thread("policy-fetch", async move {
+        client.send(Call::get(&owned)).await
+    })
+    .map_err(|e| err(link, e))?
     .map_err(|e| err(link, e.to_string()))?;
-    if !(200..300).contains(&status) {
-        return Err(err(link, format!("HTTP status {status}")));
+    if !answer.status.is_success() {
+        return Err(err(link, format!("HTTP status {}", answer.status.as_u16())));
     }
-    Ok(body.to_vec())
+    Ok(answer.body.to_vec())
 }
 
 #[cfg(test)]

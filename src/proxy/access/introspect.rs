@@ -11,8 +11,9 @@ use base64::Engine as _;
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 
-use crate::proxy::fetch::{FetchError, exchange};
+use crate::proxy::fetch::exchange;
 use crate::proxy::upstream::Clients;
+use crate::support::outbound::OutboundError;
 use crate::waf::access::decide::{Grant, Outcome};
 use crate::waf::access::profile::{IntrospectionMethod, Method};
 use crate::waf::access::secrets::sha256;
@@ -99,11 +100,11 @@ impl Introspector {
         .await;
         let (status, bytes) = match res {
             Ok(x) => x,
-            Err(FetchError::Timeout) => {
+            Err(OutboundError::Timeout(_)) => {
                 tracing::warn!(endpoint = %im.endpoint, "token introspection timed out");
                 return Outcome::Invalid("the token could not be verified in time".into());
             }
-            Err(e @ (FetchError::Failed(_) | FetchError::Connect(_))) => {
+            Err(e) => {
                 tracing::warn!(endpoint = %im.endpoint, "token introspection failed: {e}");
                 return Outcome::Invalid("the token could not be verified".into());
             }
