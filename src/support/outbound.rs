@@ -175,12 +175,43 @@ impl Outbound {
         .await
     }
 
+    /// GETs `url` following at most `max_redirects` redirects (each target checked by the guard
+    /// again), all within the time bound; the body of the first 2xx answer. The error is the
+    /// reason, without the URL asked for.
+    pub async fn get_following(&self, url: &str, max_redirects: u32) -> Result<Vec<u8>, String> {
+        let pull = async {
+            let mut url = url.to_string();
+            for _ in 0..=max_redirects {
+                let answer = self
+                    .send_unbounded_in_time(Call::get(&url))
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let status = answer.status;
+                if status.is_redirection() {
+                    let loc = answer
+                        .headers
+                        .get(http::header::LOCATION)
+                        .and_then(|v| v.to_str().ok())
+                        .ok_or_else(|| format!("HTTP {status} without a Location"))?;
+                    let base = Target::of(&url).map_err(|e| e.to_string())?;
+                    url = redirect_target(&base.uri, loc)?;
+                    continue;
+                }
+                if !status.is_success() {
+                    return Err(format!("HTTP status {status} from {url}"));
+                }
+                return Ok(answer.body.to_vec());
+            }
+            Err(format!("too many redirects (more than {max_redirects})"))
+        };
+        within(self.bounds.timeout, async { Ok(pull.await) })
+            .await
+            .map_err(|e| e.to_string())?
+    }
+
     /// [`Outbound::send`] without its time bound, for callers that bound several sends at once
     /// (a pull following redirects).
-    pub(super) async fn send_unbounded_in_time(
-        &self,
-        call: Call<'_>,
-    ) -> Result<Answer, OutboundError> {
+    async fn send_unbounded_in_time(&self, call: Call<'_>) -> Result<Answer, OutboundError> {
         let target = Target::of(call.url)?;
         let req = request(&target, call)?;
         let tcp = self.connect(&target).await?;
@@ -332,6 +363,27 @@ fn request(target: &Target, call: Call<'_>) -> Result<http::Request<Full<Bytes>>
         set(name, value)?;
     }
     Ok(req)
+}
+
+/// A redirect target: absolute (`https://...`), or a path on the same origin.
+fn redirect_target(base: &http::Uri, loc: &str) -> Result<String, String> {
+    let lower = loc.to_ascii_lowercase();
+    if lower.starts_with("http://") || lower.starts_with("https://") {
+        return Ok(loc.to_string());
+    }
+    if loc.contains("://") {
+        return Err(format!("redirect to an unsupported scheme ({loc})"));
+    }
+    let origin = format!(
+        "{}://{}",
+        base.scheme_str().unwrap_or("http"),
+        base.authority().map(|a| a.as_str()).unwrap_or_default()
+    );
+    if loc.starts_with('/') {
+        return Ok(format!("{origin}{loc}"));
+    }
+    let dir = base.path().rsplit_once('/').map_or("", |(d, _)| d);
+    Ok(format!("{origin}{dir}/{loc}"))
 }
 
 type Resp = http::Response<hyper::body::Incoming>;
