@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use parking_lot::Mutex;
 
-use super::outbound::{Outbound, block_on_own_thread};
+use super::outbound::{Outbound, PullError, block_on_own_thread};
 
 /// The path clients use for a controller's downloads directory.
 pub const DOWNLOADS: &str = "/var/config/rest/downloads/";
@@ -148,8 +148,11 @@ pub enum LinkError {
     #[error("{0}")]
     Refused(&'static str),
     /// The fetch of a remote link failed.
-    #[error("{0}")]
-    Fetch(String),
+    #[error(transparent)]
+    Fetch(#[from] PullError),
+    /// In the recording mode: not pulled yet (recorded as missing).
+    #[error("not pulled yet")]
+    NotPulled,
     /// A file link is refused by the confinement, missing, or too large.
     #[error("{0}")]
     File(String),
@@ -228,7 +231,7 @@ impl LinkResolver {
             return Ok(data.clone());
         }
         rec.missed.lock().push((base.to_string(), link.to_string()));
-        Err(LinkError::Fetch("not pulled yet".into()))
+        Err(LinkError::NotPulled)
     }
 
     /// Reads an absolute link now (blocking: a remote fetch runs on a thread of its own).
@@ -239,7 +242,7 @@ impl LinkResolver {
                 block_on_own_thread("link-fetch", async move {
                     client.get_following(&owned, hops).await
                 })
-                .map_err(LinkError::Fetch)?
+                .map_err(PullError::Worker)?
                 .map_err(LinkError::Fetch)
             }
             Plan::Done(r) => r,

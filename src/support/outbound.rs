@@ -69,6 +69,24 @@ pub enum OutboundError {
     Timeout(Duration),
 }
 
+/// Why a GET following redirects ([`Outbound::get_following`]) gave no file.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PullError {
+    #[error(transparent)]
+    Outbound(#[from] OutboundError),
+    #[error("HTTP {0} without a Location")]
+    NoLocation(StatusCode),
+    #[error("redirect to an unsupported scheme ({0})")]
+    RedirectScheme(String),
+    #[error("HTTP status {status} from {url}")]
+    Status { status: StatusCode, url: String },
+    #[error("too many redirects (more than {0})")]
+    TooManyRedirects(u32),
+    /// The thread a synchronous caller's pull runs on could not run it.
+    #[error("{0}")]
+    Worker(String),
+}
+
 impl OutboundError {
     /// Nothing was sent: the request may be repeated whatever its method.
     pub fn nothing_sent(&self) -> bool {
@@ -176,37 +194,30 @@ impl Outbound {
     }
 
     /// GETs `url` following at most `max_redirects` redirects (each target checked by the guard
-    /// again), all within the time bound; the body of the first 2xx answer. The error is the
-    /// reason, without the URL asked for.
-    pub async fn get_following(&self, url: &str, max_redirects: u32) -> Result<Vec<u8>, String> {
+    /// again), all within the time bound; the body of the first 2xx answer.
+    pub async fn get_following(&self, url: &str, max_redirects: u32) -> Result<Vec<u8>, PullError> {
         let pull = async {
             let mut url = url.to_string();
             for _ in 0..=max_redirects {
-                let answer = self
-                    .send_unbounded_in_time(Call::get(&url))
-                    .await
-                    .map_err(|e| e.to_string())?;
+                let answer = self.send_unbounded_in_time(Call::get(&url)).await?;
                 let status = answer.status;
                 if status.is_redirection() {
                     let loc = answer
                         .headers
                         .get(http::header::LOCATION)
                         .and_then(|v| v.to_str().ok())
-                        .ok_or_else(|| format!("HTTP {status} without a Location"))?;
-                    let base = Target::of(&url).map_err(|e| e.to_string())?;
-                    url = redirect_target(&base.uri, loc)?;
+                        .ok_or(PullError::NoLocation(status))?;
+                    url = redirect_target(&Target::of(&url)?.uri, loc)?;
                     continue;
                 }
                 if !status.is_success() {
-                    return Err(format!("HTTP status {status} from {url}"));
+                    return Err(PullError::Status { status, url });
                 }
                 return Ok(answer.body.to_vec());
             }
-            Err(format!("too many redirects (more than {max_redirects})"))
+            Err(PullError::TooManyRedirects(max_redirects))
         };
-        within(self.bounds.timeout, async { Ok(pull.await) })
-            .await
-            .map_err(|e| e.to_string())?
+        within(self.bounds.timeout, async { Ok(pull.await) }).await?
     }
 
     /// [`Outbound::send`] without its time bound, for callers that bound several sends at once
@@ -366,13 +377,13 @@ fn request(target: &Target, call: Call<'_>) -> Result<http::Request<Full<Bytes>>
 }
 
 /// A redirect target: absolute (`https://...`), or a path on the same origin.
-fn redirect_target(base: &http::Uri, loc: &str) -> Result<String, String> {
+fn redirect_target(base: &http::Uri, loc: &str) -> Result<String, PullError> {
     let lower = loc.to_ascii_lowercase();
     if lower.starts_with("http://") || lower.starts_with("https://") {
         return Ok(loc.to_string());
     }
     if loc.contains("://") {
-        return Err(format!("redirect to an unsupported scheme ({loc})"));
+        return Err(PullError::RedirectScheme(loc.to_string()));
     }
     let origin = format!(
         "{}://{}",

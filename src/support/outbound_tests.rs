@@ -125,3 +125,33 @@ async fn a_closed_port_is_a_connect_error_with_nothing_sent() {
     assert!(matches!(e, OutboundError::Connect { .. }), "{e:?}");
     assert!(e.nothing_sent());
 }
+
+#[tokio::test]
+async fn redirects_are_followed_up_to_their_bound() {
+    let (addr, server) = serve(vec![
+        b"HTTP/1.1 302 Found\r\nLocation: /b\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        b"HTTP/1.1 302 Found\r\nLocation: /b\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        b"HTTP/1.1 302 Found\r\nLocation: c\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+    ]);
+    let c = client(Guard::open(), 1024, Duration::from_secs(5));
+    let url = format!("http://{addr}/a");
+    let e = c.get_following(&url, 1).await.expect_err("404");
+    let status = StatusCode::NOT_FOUND;
+    let followed = format!("http://{addr}/b");
+    assert_eq!(
+        e,
+        PullError::Status {
+            status,
+            url: followed.clone()
+        }
+    );
+    assert_eq!(
+        e.to_string(),
+        format!("HTTP status 404 Not Found from {followed}")
+    );
+    let e = c.get_following(&url, 1).await.expect_err("loop");
+    assert_eq!(e, PullError::TooManyRedirects(1));
+    assert_eq!(e.to_string(), "too many redirects (more than 1)");
+    server.join().expect("server");
+}
