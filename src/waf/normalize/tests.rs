@@ -425,4 +425,7 @@ fn encoded_values_are_seen_decoded_without_the_shell_pass() {
     assert_eq!(decoded_text(b"plain $x text"), None);
     // Base64 whose padding was percent-encoded, as cookies carry it.
     assert!(views(b"eyB7ezcqN319IH0%3D").contains(&b"{ {{7*7}} }".to_vec()));
+    // Percent-encoding under HTML references and base64.
+    assert!(views(b"&#47;&#37;&#48;&#57;&#47;evil.com").contains(&b"/\t/evil.com".to_vec()));
+    assert!(views(b"LyUwOS9ldmlsLmNvbQ==").contains(&b"/\t/evil.com".to_vec()));
 }

@@ -113,5 +113,13 @@ pub fn inspection_views(value: &[u8], present: &ByteSet, url: bool) -> Vec<Vec<u
         }
         push(b, &mut out);
     }
+    // Percent-encoding under another encoding (`%09` inside base64 or HTML references) gets one
+    // more decoding; only views built above can hold it, so clean values never pay for it.
+    for i in 0..out.len() {
+        if has_escape(&out[i]) {
+            let decoded = decode_percent(&out[i], VIEW_PASSES, &mut Evasions::default());
+            push(decoded, &mut out);
+        }
+    }
     out
 }
