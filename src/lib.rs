@@ -14,6 +14,8 @@
 //! - [`demo`]: `portcullis demo`, the embedded default and its demo upstreams.
 //! - [`cli`]: command-line tools that are not servers (`policy check`, `billing-report`, `replay`).
 
+#![forbid(unsafe_code)]
+
 pub mod admin;
 pub mod central;
 pub mod cli;
