@@ -7,7 +7,7 @@
 //! `cargo run --release --example memory -- POLICY.json [REQUESTS]`
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: portcullis_allocator::Allocator = portcullis_allocator::Allocator;
 
 /// The anonymous resident set of this process (the heap, not the mapped binary), in bytes.
 fn resident() -> usize {
@@ -43,33 +43,52 @@ fn main() {
     stage("start");
     let db = portcullis::waf::signatures::SignatureDb::builtin();
     stage("signature database");
+    let heap = db.heap_usage();
+    println!(
+        "  of which literal table {}, literal entries {}, {} regexes {}, selections {}",
+        mib(heap.literal_table),
+        mib(heap.literal_entries),
+        heap.regex_count,
+        mib(heap.regexes),
+        mib(heap.selections)
+    );
     let policy = portcullis::proxy::run::load_policy(std::path::Path::new(path))
         .unwrap_or_else(|e| panic!("{e}"));
     stage("policy compiled");
     let engine = portcullis::waf::Engine::new(policy);
     stage("engine");
-    let _ = db;
     let requests: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(1000);
     let peer: std::net::IpAddr = [127, 0, 0, 1].into();
-    for i in 0..requests {
-        let uri = format!("/api/pets/{i}?limit=10");
-        let req = http::Request::get(uri)
-            .header("host", "api.example.test")
-            .header("user-agent", "bench-client/1.0 (wrk)")
-            .header("accept", "application/json")
-            .header("accept-language", "en-US,en;q=0.8")
-            .body(())
-            .expect("request");
-        let (head, ()) = req.into_parts();
-        let mut tx = portcullis::waf::Transaction::new(
-            engine.snapshot(),
-            portcullis::waf::ConnInfo { peer, tls: false },
-        );
-        tx.on_request_headers(&head);
-        tx.on_response_headers(200, &http::HeaderMap::new());
-        let _ = tx.finish();
-    }
-    stage(&format!("after {requests} requests (scan memo, caches)"));
+    let run = |query: &dyn Fn(usize) -> String| {
+        for i in 0..requests {
+            let uri = format!("/api/pets/{i}?{}", query(i));
+            let req = http::Request::get(uri)
+                .header("host", "api.example.test")
+                .header("user-agent", "bench-client/1.0 (wrk)")
+                .header("accept", "application/json")
+                .header("accept-language", "en-US,en;q=0.8")
+                .body(())
+                .expect("request");
+            let (head, ()) = req.into_parts();
+            let mut tx = portcullis::waf::Transaction::new(
+                engine.snapshot(),
+                portcullis::waf::ConnInfo { peer, tls: false },
+            );
+            tx.on_request_headers(&head);
+            tx.on_response_headers(200, &http::HeaderMap::new());
+            let _ = tx.finish();
+        }
+    };
+    run(&|_| "limit=10".into());
+    stage(&format!("after {requests} GETs (scan memo)"));
+    // Attacks of the benchmark's shapes, each different, so the regexes they reach run and their
+    // lazy-DFA caches fill.
+    run(&|i| {
+        format!(
+            "q=%27%20or%20{i}%3D{i}--%20%3Cscript%3Ealert({i})%3C/script%3E&f=../../etc/passwd{i}"
+        )
+    });
+    stage(&format!("after {requests} attacks (regex caches)"));
     let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
     for line in rollup
         .lines()

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand};
 
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: portcullis_allocator::Allocator = portcullis_allocator::Allocator;
 
 #[derive(Parser)]
 #[command(
@@ -321,6 +321,7 @@ fn print_or_fail(r: Result<String, String>) -> ExitCode {
 }
 
 fn main() -> ExitCode {
+    portcullis_allocator::tune();
     let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
     match cli.command {

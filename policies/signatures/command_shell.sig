@@ -361,3 +361,25 @@ pass: .shell-panel { color: red }
 pass: the alias of the user is bob
 pass: price=$10;$20 later
 
+
+id: 300003111
+name: OS command injection: a value that is a program in a system binary directory
+# The whole value names an executable by its path (`/bin/ab`, `bin/visudo`, `/usr/local/bin/x -v`):
+# the command position of a field passed to a shell. Any program, not a list of known ones; a
+# path going deeper (`bin/Debug/app.dll`) or `cgi-bin/` is not one.
+type: OS Command Injection
+accuracy: medium
+risk: high
+systems: Unix/Linux
+targets: @values, header, param-name
+unless: binary
+literal: bin/
+regex: ^\s*['"]?/?(?:usr/(?:local/)?)?s?bin/[\w.+-]+['"]?(?:\s|$)
+test: /bin/ab
+test: bin/ansible
+test: /usr/local/bin/node -e 1
+test: '/sbin/reboot'
+pass: /cgi-bin/test.cgi
+pass: bin/Debug/app.dll
+pass: https://example.com/bin/app
+pass: recycle bin/trash

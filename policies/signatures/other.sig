@@ -124,7 +124,7 @@ name: LDAP injection: filter manipulation
 type: LDAP Injection
 accuracy: medium
 risk: high
-targets: @values, header, param-name
+targets: @values, header, url, param-name
 unless: binary
 literal: )&(
 literal: )|(
@@ -155,7 +155,10 @@ test: *)(uid=*))(|(uid=*
 test: admin)(&(password=*)
 test: *)(objectClass=*
 test: userPassword:2.5.13.18:=x
+test: /directory/*)(uid=*))(|(uid=*
 pass: smile :-) (really)
+pass: /files/Report (1) (2).pdf
+pass: /wiki/Mercury_(planet)_(disambiguation)
 
 id: 300006008
 name: NoSQL injection: MongoDB query operators

@@ -173,3 +173,28 @@ pass: foo.bar@example.com
 pass: //kns.cnki.net/KXReader/Detail?dbcode=CJFD
 pass: /account/settings
 pass: https://example.com/return
+
+id: 300007011
+name: Open redirect: a host hidden from the server's URL check by bytes browsers drop or fold
+type: Open Redirect
+accuracy: high
+risk: medium
+targets: @values, param-name
+unless: binary
+literal: /\t/
+literal: /\n/
+literal: /\r/
+literal: /\r\n/
+literal: 。
+literal: ．
+literal: ｡
+regex: ^\s*(?:https?:)?/[\t\r\n]+/+\s*[\w.-]*[\w-]\.[a-z]{2,}|^\s*(?:https?:)?//[\w.-]*[\w-](?:\xe3\x80\x82|\xef\xbc\x8e|\xef\xbd\xa1)[a-z]{2,}\b
+test: /\t/evil.com
+test: /\r\n/evil.example/login
+test: https:/\t/evil.com
+test: //evil。com
+test: https://attacker．example/
+pass: /account/settings
+pass: //kns.cnki.net/KXReader/Detail?dbcode=CJFD
+pass: 搜索。数据
+pass: a/\tb/c

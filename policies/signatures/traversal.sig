@@ -183,6 +183,8 @@ pass: profile: https://example.com
 
 id: 300004008
 name: Remote file inclusion: URL to a script or ending in ? or NUL
+# An FTP URL naming a script or text file is PHP's include wrapper at work: browsers and
+# applications no longer link to FTP, so the whole value being one is the inclusion itself.
 type: Remote File Include
 accuracy: medium
 risk: high
@@ -191,10 +193,12 @@ unless: binary
 literal: http
 literal: ftp
 literal: \\
-regex: ^\s*(?:https?|ftps?)://[^\s?#]+\.(?:txt|php\d?|phtml|inc|pl|py|sh|cgi|jsp|asp|aspx|jpg|gif|png)\?+\s*$|^\s*(?:https?|ftps?)://[^\s]*\x00|^\s*(?:https?|ftps?|file|php|data)\?+\s*$|^\s*(?:https?|ftps?)://(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?/[^\s]*\.(?:txt|php\d?|inc|pl|py|sh|cgi)\b|^\s*\\\\(?:\d{1,3}\.){3}\d{1,3}\\|^\s*\\\\[\w.-]+\\[\w$.-]+\\[\w.-]+\.(?:php|txt|inc)
+regex: ^\s*(?:https?|ftps?)://[^\s?#]+\.(?:txt|php\d?|phtml|inc|pl|py|sh|cgi|jsp|asp|aspx|jpg|gif|png)\?+\s*$|^\s*(?:https?|ftps?)://[^\s]*\x00|^\s*(?:https?|ftps?|file|php|data)\?+\s*$|^\s*(?:https?|ftps?)://(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?/[^\s]*\.(?:txt|php\d?|inc|pl|py|sh|cgi)\b|^\s*\\\\(?:\d{1,3}\.){3}\d{1,3}\\|^\s*\\\\[\w.-]+\\[\w$.-]+\\[\w.-]+\.(?:php|txt|inc)|^\s*ftps?://[^\s?#]+\.(?:txt|php\d?|phtml|inc|pl|py|sh|cgi)\s*$
 test: http://evil.example/shell.txt?
 test: https://203.0.113.9/c99.php
 test: \\\\10.0.0.1\\share\\x.php
+test: ftp://evil.example/backdoor.txt
+pass: ftp://ftp.debian.org/debian/README
 pass: https://codesandbox.io/cdn-cgi/rum?
 test: http?
 pass: https://example.com/page?id=1

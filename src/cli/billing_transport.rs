@@ -12,13 +12,12 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use crate::central::client::{Auth, CallLimits, ClientError, ControllerClient};
-use crate::proxy::fetch::{FetchError, Outbound};
 use crate::proxy::tls::client_config;
+use crate::support::guard::Guard;
+use crate::support::outbound::{Bounds, Call, Outbound, OutboundError};
 
 /// Deadline of one request (connect, TLS, answer and body).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-/// Deadline of the TCP connect and TLS handshake.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Attempts per request when the connection itself fails.
 pub const ATTEMPTS: u32 = 3;
 /// Largest answer read.
@@ -41,8 +40,8 @@ fn tls_from(ca: Option<&Path>, what: &str) -> Result<Arc<rustls::ClientConfig>, 
     }
 }
 
-/// One POST with retries on connection failure (nothing was sent then); returns the status and
-/// the body.
+/// One POST with retries when nothing was sent (the connection could not be made); returns the
+/// status and the body.
 async fn post_with_retries(
     outbound: &Outbound,
     url: &str,
@@ -50,29 +49,26 @@ async fn post_with_retries(
     target: &str,
 ) -> Result<(u16, Bytes), String> {
     let mut last = String::new();
+    let headers = [("content-type", "application/json".to_string())];
     for attempt in 0..ATTEMPTS {
         if attempt > 0 {
             tokio::time::sleep(Duration::from_millis(300 * u64::from(attempt))).await;
         }
-        let sent = outbound
-            .exchange(
-                http::Method::POST,
-                url,
-                &[("content-type", "application/json".into())],
-                Some(body.clone()),
-                REQUEST_TIMEOUT,
-                MAX_ANSWER_BYTES,
-            )
-            .await;
-        match sent {
-            Ok(answer) => return Ok(answer),
-            Err(FetchError::Timeout) => {
+        let call = Call {
+            method: http::Method::POST,
+            url,
+            headers: &headers,
+            body: Some(body.clone()),
+        };
+        match outbound.send(call).await {
+            Ok(answer) => return Ok((answer.status.as_u16(), answer.body)),
+            Err(OutboundError::Timeout(_)) => {
                 return Err(format!(
                     "{target}: no answer within {}s",
                     REQUEST_TIMEOUT.as_secs()
                 ));
             }
-            Err(FetchError::Connect(why)) => last = why,
+            Err(e) if e.nothing_sent() => last = e.to_string(),
             Err(e) => return Err(format!("{target}: {e}")),
         }
     }
@@ -178,7 +174,15 @@ pub fn upload(url: &str, ca: Option<&Path>, report: Vec<u8>) -> Result<String, S
     }
     let tls = tls_from(ca, "--upload-ca")?;
     let rt = runtime()?;
-    let outbound = Outbound::new(tls, CONNECT_TIMEOUT);
+    // The endpoint is the operator's, and may well be a private address: no destination guard.
+    let outbound = Outbound {
+        bounds: Bounds {
+            max_bytes: MAX_ANSWER_BYTES,
+            timeout: REQUEST_TIMEOUT,
+        },
+        guard: Guard::open(),
+        tls,
+    };
     let target = format!("billing endpoint {url}");
     let (status, answer) = rt.block_on(post_with_retries(
         &outbound,

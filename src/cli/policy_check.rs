@@ -6,9 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::links::{self, Confinement, DOWNLOADS, FileLinks};
+use crate::support::links::{Confinement, DOWNLOADS, FileLinks, LinkResolver, Remote};
 use crate::waf::policy::{self, LoadOptions};
-use crate::waf::{FetchError, Resolver};
 
 /// Most bytes read from one linked file (the proxy's and the controller's default bound).
 const MAX_FILE: u64 = 16 << 20;
@@ -35,53 +34,29 @@ pub struct CheckOptions {
     pub target: CheckFor,
 }
 
-/// Reads file links through [`FileLinks`]; refuses remote links (the check runs offline).
-pub struct OfflineResolver {
-    pub links: FileLinks,
+/// Why a remote link fails the check.
+const OFFLINE: &str = "remote links are not fetched by `policy check` (checked offline)";
+
+/// The offline resolver: file links through `links`, remote links refused (the check runs
+/// offline).
+pub fn offline(links: FileLinks) -> LinkResolver {
+    LinkResolver::new(links, Remote::Refuse(OFFLINE), MAX_FILE)
 }
 
-impl OfflineResolver {
-    /// Links read the proxy's way, relative to `dir`.
-    pub fn in_dir(dir: PathBuf) -> OfflineResolver {
-        OfflineResolver {
-            links: FileLinks {
-                dir,
-                confinement: Confinement::Open,
-            },
-        }
-    }
-}
-
-impl Resolver for OfflineResolver {
-    fn fetch(&self, base: &str, link: &str) -> Result<Vec<u8>, FetchError> {
-        let fail = |reason: String| FetchError {
-            link: link.to_string(),
-            reason,
-        };
-        let url = links::join(base, link);
-        let lower = url.to_ascii_lowercase();
-        if lower.starts_with("http://") || lower.starts_with("https://") {
-            return Err(fail(
-                "remote links are not fetched by `policy check` (checked offline)".into(),
-            ));
-        }
-        if url.contains("://") && !lower.starts_with("file://") {
-            return Err(fail(
-                "unsupported scheme (expected file, http or https)".into(),
-            ));
-        }
-        self.links.read(&url, MAX_FILE).map_err(fail)
-    }
+/// The offline resolver of links read the proxy's way, relative to `dir`.
+pub fn offline_in_dir(dir: PathBuf) -> LinkResolver {
+    offline(FileLinks {
+        dir,
+        confinement: Confinement::Open,
+    })
 }
 
 /// The resolver and base link `file` is loaded with when checked for `target`.
-pub fn resolver_for(file: &Path, target: CheckFor) -> (OfflineResolver, String) {
+pub fn resolver_for(file: &Path, target: CheckFor) -> (LinkResolver, String) {
     match target {
         CheckFor::Proxy => (
-            OfflineResolver {
-                links: FileLinks::beside(file),
-            },
-            crate::proxy::resolver::FsResolver::base_link(file),
+            offline(FileLinks::beside(file)),
+            crate::proxy::resolver::base_link(file),
         ),
         CheckFor::Controller => {
             let links = FileLinks::beside(file);
@@ -90,13 +65,11 @@ pub fn resolver_for(file: &Path, target: CheckFor) -> (OfflineResolver, String) 
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             (
-                OfflineResolver {
-                    links: FileLinks::within(
-                        links.dir.clone(),
-                        links.dir,
-                        "the policy's directory",
-                    ),
-                },
+                offline(FileLinks::within(
+                    links.dir.clone(),
+                    links.dir,
+                    "the policy's directory",
+                )),
                 format!("file://{DOWNLOADS}{name}"),
             )
         }

@@ -1,8 +1,9 @@
 //! The HTTPS client the central manager uses to call a controller's `/mgmt` REST API.
 //!
-//! Every call opens one TLS connection (management traffic is rare; a fresh connection also
-//! re-checks the certificate every time), is bounded by a per-attempt timeout covering connect,
-//! handshake, request and the whole response body, and is retried a bounded number of times with
+//! Every call is one exchange of the one outbound client (`support::outbound`: one TLS
+//! connection, so the certificate is re-checked every time, bounded by a per-attempt timeout
+//! covering connect, handshake, request and the whole response body); this layer adds the pin,
+//! the credentials and the retries. A call is retried a bounded number of times with
 //! exponential back-off when the controller could not be reached. A call is never retried after the
 //! controller answered (any HTTP status), and a POST/PATCH is retried only when the request cannot
 //! have reached the controller (connect or handshake failure), so a task never runs twice.
@@ -17,12 +18,11 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use bytes::Bytes;
-use http::{Method, Request, StatusCode};
-use http_body_util::{BodyExt as _, Full, Limited};
-use hyper_util::rt::TokioIo;
-use rustls::pki_types::ServerName;
+use http::{Method, StatusCode};
 use serde_json::Value;
 
+use portcullis_support::guard::Guard;
+use portcullis_support::outbound::{Bounds, Call, Outbound, OutboundError};
 use portcullis_support::pin::{self, Pinned};
 
 /// Largest response body read from a controller.
@@ -290,19 +290,7 @@ impl ControllerClient {
         let mut n = 0;
         loop {
             n += 1;
-            let r = match tokio::time::timeout(self.limits.timeout, self.attempt(op)).await {
-                Ok(r) => r,
-                Err(_) => Err(Attempt {
-                    err: ClientError::Timeout {
-                        addr: self.address(),
-                        secs: self.limits.timeout.as_secs().max(1),
-                        attempts: n,
-                    },
-                    delivered: true,
-                    transient: true,
-                }),
-            };
-            match r {
+            match self.attempt(op).await {
                 Ok(v) => return Ok(v),
                 Err(a) if a.transient && n < attempts && (idempotent || !a.delivered) => {
                     tracing::debug!(device = %self.address(), error = %a.err, attempt = n, "retrying");
@@ -325,7 +313,7 @@ impl ControllerClient {
 
     async fn attempt(&self, op: &Op) -> Result<Answer, Attempt> {
         match op {
-            Op::Fingerprint => Ok(Answer::Fingerprint(self.tls_connect().await?.1)),
+            Op::Fingerprint => Ok(Answer::Fingerprint(self.handshake().await?)),
             Op::Request { method, path, body } => {
                 let (s, v) = self.once(method.clone(), path, body.clone()).await?;
                 Ok(Answer::Response(s, v))
@@ -333,7 +321,10 @@ impl ControllerClient {
         }
     }
 
-    fn connector(&self) -> Result<(tokio_rustls::TlsConnector, Arc<Pinned>), Attempt> {
+    /// The one outbound client over a TLS configuration pinned to `self.pin` (the verifier
+    /// records the fingerprint seen). Controllers are operator-configured, often on private
+    /// addresses: no destination guard.
+    fn outbound(&self) -> Result<(Outbound, Arc<Pinned>), Attempt> {
         let (mut cfg, verifier) = pin::client_config(self.pin.clone()).map_err(|e| Attempt {
             err: ClientError::Tls {
                 addr: self.address(),
@@ -343,64 +334,93 @@ impl ControllerClient {
             transient: false,
         })?;
         cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
-        Ok((tokio_rustls::TlsConnector::from(Arc::new(cfg)), verifier))
+        let outbound = Outbound {
+            bounds: Bounds {
+                max_bytes: MAX_RESPONSE_BYTES,
+                timeout: self.limits.timeout,
+            },
+            guard: Guard::open(),
+            tls: Arc::new(cfg),
+        };
+        Ok((outbound, verifier))
     }
 
-    async fn tls_connect(
-        &self,
-    ) -> Result<
-        (
-            tokio_rustls::client::TlsStream<tokio::net::TcpStream>,
-            String,
-        ),
-        Attempt,
-    > {
+    fn url(&self, path: &str) -> String {
+        format!("https://{}{path}", self.address())
+    }
+
+    /// What a failed exchange means for the retry loop.
+    fn failed(&self, e: OutboundError, verifier: &Pinned, path: &str) -> Attempt {
         let addr = self.address();
-        let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port))
-            .await
-            .map_err(|e| Attempt {
-                err: ClientError::Unreachable {
-                    addr: addr.clone(),
+        let (err, delivered, transient) = match e {
+            OutboundError::Resolve { detail, .. } | OutboundError::Connect { detail, .. } => {
+                (ClientError::Unreachable { addr, detail }, false, true)
+            }
+            OutboundError::Refused(detail) => {
+                (ClientError::Unreachable { addr, detail }, false, true)
+            }
+            OutboundError::Tls {
+                detail,
+                certificate,
+                ..
+            } => match (&self.pin, verifier.seen()) {
+                (Some(p), Some(s)) if !p.eq_ignore_ascii_case(&s) => (
+                    ClientError::CertificateChanged {
+                        addr,
+                        expected: p.clone(),
+                        presented: s,
+                    },
+                    false,
+                    false,
+                ),
+                _ => (ClientError::Tls { addr, detail }, false, !certificate),
+            },
+            OutboundError::Exchange(detail) => {
+                (ClientError::Unreachable { addr, detail }, true, true)
+            }
+            OutboundError::Timeout(_) => (
+                ClientError::Timeout {
+                    addr,
+                    secs: self.limits.timeout.as_secs().max(1),
+                    attempts: 1,
+                },
+                true,
+                true,
+            ),
+            e @ (OutboundError::TooLarge(_) | OutboundError::Body(_)) => (
+                ClientError::BadResponse {
+                    addr,
+                    path: path.to_string(),
                     detail: e.to_string(),
                 },
-                delivered: false,
-                transient: true,
-            })?;
-        let _ = tcp.set_nodelay(true);
-        let (connector, verifier) = self.connector()?;
-        let name = ServerName::try_from(self.host.clone()).unwrap_or_else(|_| {
-            ServerName::try_from("localhost".to_string())
-                .unwrap_or(ServerName::IpAddress(std::net::Ipv4Addr::LOCALHOST.into()))
-        });
-        match connector.connect(name, tcp).await {
-            Ok(s) => {
-                let fingerprint = verifier.seen().unwrap_or_default();
-                Ok((s, fingerprint))
-            }
-            Err(e) => {
-                let seen = verifier.seen();
-                let err = match (&self.pin, seen) {
-                    (Some(p), Some(s)) if !p.eq_ignore_ascii_case(&s) => {
-                        ClientError::CertificateChanged {
-                            addr,
-                            expected: p.clone(),
-                            presented: s,
-                        }
-                    }
-                    _ => ClientError::Tls {
-                        addr,
-                        detail: e.to_string(),
-                    },
-                };
-                let transient = matches!(err, ClientError::Tls { .. })
-                    && e.kind() != std::io::ErrorKind::InvalidData;
-                Err(Attempt {
-                    err,
-                    delivered: false,
-                    transient,
-                })
-            }
+                true,
+                false,
+            ),
+            OutboundError::BadUrl(detail) => (
+                ClientError::BadResponse {
+                    addr,
+                    path: path.to_string(),
+                    detail: format!("cannot build the request: {detail}"),
+                },
+                false,
+                false,
+            ),
+        };
+        Attempt {
+            err,
+            delivered,
+            transient,
         }
+    }
+
+    /// Connects and returns the fingerprint of the certificate presented.
+    async fn handshake(&self) -> Result<String, Attempt> {
+        let (outbound, verifier) = self.outbound()?;
+        outbound
+            .handshake(&self.url("/"))
+            .await
+            .map_err(|e| self.failed(e, &verifier, ""))?;
+        Ok(verifier.seen().unwrap_or_default())
     }
 
     async fn once(
@@ -409,69 +429,35 @@ impl ControllerClient {
         path: &str,
         body: Option<Bytes>,
     ) -> Result<(StatusCode, Value), Attempt> {
-        let addr = self.address();
-        let (tls, _) = self.tls_connect().await?;
-        let lost = |detail: String| Attempt {
-            err: ClientError::Unreachable {
-                addr: addr.clone(),
-                detail,
-            },
-            delivered: true,
-            transient: true,
-        };
-        let (mut send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tls))
-            .await
-            .map_err(|e| lost(e.to_string()))?;
-        tokio::spawn(async move {
-            let _ = conn.await;
-        });
-        let mut req = Request::builder()
-            .method(method)
-            .uri(path)
-            .header(http::header::HOST, addr.as_str())
-            .header(http::header::ACCEPT, "application/json")
-            .header(http::header::USER_AGENT, "portcullis-central");
+        let (outbound, verifier) = self.outbound()?;
+        let mut headers = vec![
+            ("accept", "application/json".to_string()),
+            ("user-agent", "portcullis-central".to_string()),
+        ];
         if body.is_some() {
-            req = req.header(http::header::CONTENT_TYPE, "application/json");
+            headers.push(("content-type", "application/json".to_string()));
         }
         match &self.auth {
             Auth::Basic { user, password } => {
                 let b64 = base64::engine::general_purpose::STANDARD
                     .encode(format!("{user}:{password}").as_bytes());
-                req = req.header(http::header::AUTHORIZATION, format!("Basic {b64}"));
+                headers.push(("authorization", format!("Basic {b64}")));
             }
-            Auth::Token(t) => req = req.header("x-f5-auth-token", t.as_str()),
+            Auth::Token(t) => headers.push(("x-f5-auth-token", t.clone())),
             Auth::None => {}
         }
-        let req = req
-            .body(Full::new(body.unwrap_or_default()))
-            .map_err(|e| Attempt {
-                err: ClientError::BadResponse {
-                    addr: addr.clone(),
-                    path: path.to_string(),
-                    detail: format!("cannot build the request: {e}"),
-                },
-                delivered: false,
-                transient: false,
-            })?;
-        let res = send
-            .send_request(req)
+        let url = self.url(path);
+        let call = Call {
+            method,
+            url: &url,
+            headers: &headers,
+            body,
+        };
+        let answer = outbound
+            .send(call)
             .await
-            .map_err(|e| lost(e.to_string()))?;
-        let status = res.status();
-        let bytes = Limited::new(res.into_body(), MAX_RESPONSE_BYTES)
-            .collect()
-            .await
-            .map_err(|e| Attempt {
-                err: ClientError::BadResponse {
-                    addr: addr.clone(),
-                    path: path.to_string(),
-                    detail: format!("reading the body: {e}"),
-                },
-                delivered: true,
-                transient: false,
-            })?
-            .to_bytes();
+            .map_err(|e| self.failed(e, &verifier, path))?;
+        let (status, bytes) = (answer.status, answer.body);
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Ok((status, Value::Null));
         }
@@ -483,7 +469,7 @@ impl ControllerClient {
             )),
             Err(e) => Err(Attempt {
                 err: ClientError::BadResponse {
-                    addr,
+                    addr: self.address(),
                     path: path.to_string(),
                     detail: format!("not JSON: {e}"),
                 },

@@ -30,6 +30,16 @@ impl Resolver for NoResolver {
     }
 }
 
+/// The one link resolver (file and remote links, by the caller's strategy).
+impl Resolver for portcullis_support::links::LinkResolver {
+    fn fetch(&self, base: &str, link: &str) -> Result<Vec<u8>, FetchError> {
+        self.resolve(base, link).map_err(|e| FetchError {
+            link: link.to_string(),
+            reason: e.to_string(),
+        })
+    }
+}
+
 /// An in-memory resolver keyed by link: for tests, fuzzing and files already pulled by the caller.
 #[derive(Default)]
 pub struct MemResolver(pub HashMap<String, Vec<u8>>);

@@ -1,111 +1,61 @@
 //! The resolver `portcullis proxy` hands to the policy loader: file links read the proxy's way
 //! (`support::links`: relative to the policy file's directory, unconfined), `http(s)://` links
-//! fetched with a bounded size and time. Loading runs off the hot path, so fetching blocks: each
-//! fetch runs a small current-thread runtime on its own thread, reusing the upstream connections.
+//! fetched by `support::outbound` with a bounded size and time. Loading runs off the hot path, so
+//! fetching blocks: each fetch runs a small current-thread runtime on its own thread.
 
 use std::path::Path;
 use std::time::Duration;
 
-use super::fetch::exchange;
-use super::upstream::Clients;
-use portcullis_engine::{FetchError, Resolver};
-use portcullis_support::links::{self, FileLinks};
+use portcullis_support::guard::Guard;
+use portcullis_support::links::{FileLinks, LinkResolver, Remote};
+use portcullis_support::outbound::{Bounds, Outbound};
 
 /// Largest linked file accepted.
 pub const MAX_FETCH_BYTES: usize = 16 * 1024 * 1024;
 /// Longest time a fetch may take, connect included.
 pub const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Resolves links of a policy file on disk.
-pub struct FsResolver {
-    links: FileLinks,
+/// The resolver of a policy file run by `portcullis proxy`: file links relative to its
+/// directory, unconfined; http(s) links fetched (no redirects followed). The links are the
+/// operator's own: no destination guard.
+pub fn policy_links(policy_file: &Path) -> Result<LinkResolver, String> {
+    let client = Outbound {
+        bounds: Bounds {
+            max_bytes: MAX_FETCH_BYTES,
+            timeout: FETCH_TIMEOUT,
+        },
+        guard: Guard::open(),
+        tls: super::tls::client_config(None)?,
+    };
+    let remote = Remote::Fetch {
+        client,
+        max_redirects: 0,
+    };
+    Ok(LinkResolver::new(
+        FileLinks::beside(policy_file),
+        remote,
+        MAX_FETCH_BYTES as u64,
+    ))
 }
 
-impl FsResolver {
-    /// `policy_file` is the policy's path; relative `file:` links resolve against its directory.
-    pub fn for_policy(policy_file: &Path) -> FsResolver {
-        FsResolver {
-            links: FileLinks::beside(policy_file),
-        }
-    }
-
-    /// The `file://` link of a policy file, for `policy::load`'s `base`.
-    pub fn base_link(policy_file: &Path) -> String {
-        let abs = std::path::absolute(policy_file).unwrap_or_else(|_| policy_file.to_path_buf());
-        format!("file://{}", abs.display())
-    }
-}
-
-fn err(link: &str, reason: impl Into<String>) -> FetchError {
-    FetchError {
-        link: link.to_string(),
-        reason: reason.into(),
-    }
-}
-
-impl Resolver for FsResolver {
-    fn fetch(&self, base: &str, link: &str) -> Result<Vec<u8>, FetchError> {
-        let url = links::join(base, link);
-        let lower = url.to_ascii_lowercase();
-        if lower.starts_with("http://") || lower.starts_with("https://") {
-            return fetch_url(&url);
-        }
-        if url.contains("://") && !lower.starts_with("file://") {
-            return Err(err(link, "only file, http and https links are supported"));
-        }
-        self.links
-            .read(&url, MAX_FETCH_BYTES as u64)
-            .map_err(|reason| err(link, reason))
-    }
-}
-
-/// Fetches an http(s) URL with the size and time bounds, on a thread of its own (so it works
-/// from inside or outside a runtime).
-pub fn fetch_url(link: &str) -> Result<Vec<u8>, FetchError> {
-    let owned = link.to_string();
-    let worker = std::thread::spawn(move || -> Result<Vec<u8>, FetchError> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| err(&owned, e.to_string()))?;
-        rt.block_on(fetch_async(&owned))
-    });
-    worker
-        .join()
-        .unwrap_or_else(|_| Err(err(link, "fetch thread failed")))
-}
-
-async fn fetch_async(link: &str) -> Result<Vec<u8>, FetchError> {
-    let tls = super::tls::client_config(None).map_err(|e| err(link, e))?;
-    let clients = Clients::new(tls, FETCH_TIMEOUT);
-    let (status, body) = exchange(
-        &clients,
-        http::Method::GET,
-        link,
-        &[],
-        None,
-        FETCH_TIMEOUT,
-        MAX_FETCH_BYTES,
-    )
-    .await
-    .map_err(|e| err(link, e.to_string()))?;
-    if !(200..300).contains(&status) {
-        return Err(err(link, format!("HTTP status {status}")));
-    }
-    Ok(body.to_vec())
+/// The `file://` link of a policy file, for `policy::load`'s `base`.
+pub fn base_link(policy_file: &Path) -> String {
+    let abs = std::path::absolute(policy_file).unwrap_or_else(|_| policy_file.to_path_buf());
+    format!("file://{}", abs.display())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use portcullis_engine::Resolver;
 
     #[test]
     fn file_links_resolve_next_to_the_policy() {
         let dir = tempfile::tempdir().expect("tmp");
         std::fs::write(dir.path().join("api.yaml"), b"openapi: 3.0.0").expect("write");
         let policy = dir.path().join("policy.json");
-        let r = FsResolver::for_policy(&policy);
-        let base = FsResolver::base_link(&policy);
+        let r = policy_links(&policy).expect("resolver");
+        let base = base_link(&policy);
         assert_eq!(
             r.fetch(&base, "file://api.yaml").expect("rel"),
             b"openapi: 3.0.0"
@@ -130,12 +80,13 @@ mod tests {
                 b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
             );
         });
-        let got = fetch_url(&format!("http://{addr}/spec.yaml")).expect("fetch");
+        let r = policy_links(Path::new("policy.json")).expect("resolver");
+        let got = r.read(&format!("http://{addr}/spec.yaml")).expect("fetch");
         assert_eq!(got, b"hello");
         server.join().expect("server");
         let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let dead = closed.local_addr().expect("addr");
         drop(closed);
-        assert!(fetch_url(&format!("http://{dead}/x")).is_err());
+        assert!(r.read(&format!("http://{dead}/x")).is_err());
     }
 }

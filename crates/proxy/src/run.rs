@@ -12,7 +12,7 @@ use super::events::EventSink;
 use super::handler::Shared;
 use super::limits::Limits;
 use super::metrics::{self, Metrics};
-use super::resolver::FsResolver;
+use super::resolver;
 use super::topology::{ListenerSpec, TlsSpec, Topology, UpstreamSpec};
 use super::upstream::Clients;
 use portcullis_engine::{CompiledPolicy, Engine, policy};
@@ -65,8 +65,8 @@ const SHARED_STORE_WAIT: std::time::Duration = std::time::Duration::from_secs(3)
 /// Loads the policy file with the file/http resolver.
 pub fn load_policy(path: &Path) -> Result<CompiledPolicy, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let resolver = FsResolver::for_policy(path);
-    let loaded = policy::load(&bytes, &FsResolver::base_link(path), &resolver)
+    let resolver = resolver::policy_links(path)?;
+    let loaded = policy::load(&bytes, &resolver::base_link(path), &resolver)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     for w in &loaded.warnings {
         tracing::warn!(policy = %path.display(), "{w}");

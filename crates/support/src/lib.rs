@@ -1,14 +1,17 @@
 //! Small shared pieces every module may use: support ids, the clock, ISO 8601 formatting,
 //! registration keys, the UUID text form, a stack-first vector for per-request scratch lists,
-//! bounded reading of admin request bodies ([`body`]), bounded server-side pulls of URLs behind the
-//! destination guard ([`fetch`]), the certificate-pinning verifier ([`pin`]), links to policy files
-//! ([`links`]), URLs with their password masked.
+//! bounded reading of admin request bodies ([`body`]), the one outbound HTTP client with its
+//! bounds ([`outbound`]) and destination guard ([`guard`]), bounded server-side pulls of URLs
+//! ([`fetch`]), the certificate-pinning verifier ([`pin`]), links to policy files ([`links`]),
+//! URLs with their password masked.
 
 pub mod body;
 mod clock;
 pub mod fetch;
+pub mod guard;
 mod inline_vec;
 pub mod links;
+pub mod outbound;
 pub mod pin;
 mod regkey;
 mod support_id;

@@ -11,9 +11,18 @@
 //! | a symlink | followed | resolved, refused if it leads outside the root |
 //!
 //! `dir` is where relative links land: the policy file's directory for the proxy, the downloads
-//! directory for the controller. Imports nothing internal.
+//! directory for the controller.
+//!
+//! [`LinkResolver`] is the one reader of a policy's links, file and remote: the scheme dispatch
+//! is written once, and what happens to an `http(s)://` link is the caller's [`Remote`] strategy
+//! (fetched with the outbound client's bounds, refused offline, or recorded and pulled between
+//! compile rounds).
 
 use std::path::{Path, PathBuf};
+
+use parking_lot::Mutex;
+
+use super::outbound::{Outbound, PullError, block_on_own_thread};
 
 /// The path clients use for a controller's downloads directory.
 pub const DOWNLOADS: &str = "/var/config/rest/downloads/";
@@ -114,6 +123,182 @@ impl FileLinks {
             ));
         }
         std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// What a [`LinkResolver`] does with an `http(s)://` link.
+#[derive(Clone)]
+pub enum Remote {
+    /// Fetches it now with the one outbound client (its bounds and guard), following at most
+    /// `max_redirects` redirects; an answer outside 2xx fails.
+    Fetch {
+        client: Outbound,
+        max_redirects: u32,
+    },
+    /// Refuses it, for this reason (a check that runs offline).
+    Refuse(&'static str),
+}
+
+/// Why a link could not be read; `Display` is the reason shown after the link.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LinkError {
+    #[error("unsupported scheme (expected file, http or https)")]
+    UnsupportedScheme,
+    /// A remote link where [`Remote::Refuse`] is the strategy.
+    #[error("{0}")]
+    Refused(&'static str),
+    /// The fetch of a remote link failed.
+    #[error(transparent)]
+    Fetch(#[from] PullError),
+    /// In the recording mode: not pulled yet (recorded as missing).
+    #[error("not pulled yet")]
+    NotPulled,
+    /// A file link is refused by the confinement, missing, or too large.
+    #[error("{0}")]
+    File(String),
+}
+
+/// The one reader of a policy's links: the scheme decides (`http(s)://` → [`Remote`], `file:` or
+/// no scheme → [`FileLinks`], anything else refused), the same way for `portcullis proxy`,
+/// `policy check` and the controller.
+///
+/// A controller compiles a policy in rounds ([`LinkResolver::recording`]): links are served
+/// from what was pulled before, the missing ones are recorded and pulled between rounds, and
+/// the pulled files are kept with the policy so that an apply reads no link again.
+pub struct LinkResolver {
+    pub files: FileLinks,
+    pub remote: Remote,
+    /// Largest file read through a file link.
+    pub max_file_bytes: u64,
+    recorded: Option<Recorded>,
+}
+
+#[derive(Default)]
+struct Recorded {
+    /// Pulled files by link as written, in the order pulled.
+    pulled: Mutex<Vec<(String, Vec<u8>)>>,
+    /// `(base, link)` asked for and not pulled yet.
+    missed: Mutex<Vec<(String, String)>>,
+}
+
+enum Plan<'a> {
+    Fetch(&'a Outbound, u32),
+    Done(Result<Vec<u8>, LinkError>),
+}
+
+enum Scheme {
+    Remote,
+    File,
+    Other,
+}
+
+fn scheme(link: &str) -> Scheme {
+    let head = link.get(..8).unwrap_or(link).to_ascii_lowercase();
+    if head.starts_with("http://") || head.starts_with("https://") {
+        Scheme::Remote
+    } else if head.starts_with("file:") || !link.contains("://") {
+        Scheme::File
+    } else {
+        Scheme::Other
+    }
+}
+
+impl LinkResolver {
+    /// Reads links as they come: file links through `files`, remote ones by `remote`.
+    pub fn new(files: FileLinks, remote: Remote, max_file_bytes: u64) -> LinkResolver {
+        LinkResolver {
+            files,
+            remote,
+            max_file_bytes,
+            recorded: None,
+        }
+    }
+
+    /// The same resolver recording instead of reading: see [`LinkResolver::take_missed`].
+    pub fn recording(self) -> LinkResolver {
+        LinkResolver {
+            recorded: Some(Recorded::default()),
+            ..self
+        }
+    }
+
+    /// The file behind `link` as written in the document whose own link is `base`.
+    pub fn resolve(&self, base: &str, link: &str) -> Result<Vec<u8>, LinkError> {
+        let Some(rec) = &self.recorded else {
+            return self.read(&join(base, link));
+        };
+        if let Some((_, data)) = rec.pulled.lock().iter().find(|(l, _)| l == link) {
+            return Ok(data.clone());
+        }
+        rec.missed.lock().push((base.to_string(), link.to_string()));
+        Err(LinkError::NotPulled)
+    }
+
+    /// Reads an absolute link now (blocking: a remote fetch runs on a thread of its own).
+    pub fn read(&self, url: &str) -> Result<Vec<u8>, LinkError> {
+        match self.plan(url) {
+            Plan::Fetch(client, hops) => {
+                let (client, owned) = (client.clone(), url.to_string());
+                block_on_own_thread("link-fetch", async move {
+                    client.get_following(&owned, hops).await
+                })
+                .map_err(PullError::Worker)?
+                .map_err(LinkError::Fetch)
+            }
+            Plan::Done(r) => r,
+        }
+    }
+
+    /// [`LinkResolver::read`] for async callers.
+    pub async fn read_async(&self, url: &str) -> Result<Vec<u8>, LinkError> {
+        match self.plan(url) {
+            Plan::Fetch(client, hops) => client
+                .get_following(url, hops)
+                .await
+                .map_err(LinkError::Fetch),
+            Plan::Done(r) => r,
+        }
+    }
+
+    /// The scheme dispatch: a remote fetch to make, or the answer.
+    fn plan(&self, url: &str) -> Plan<'_> {
+        Plan::Done(match (scheme(url), &self.remote) {
+            (
+                Scheme::Remote,
+                Remote::Fetch {
+                    client,
+                    max_redirects,
+                },
+            ) => return Plan::Fetch(client, *max_redirects),
+            (Scheme::Remote, Remote::Refuse(why)) => Err(LinkError::Refused(why)),
+            (Scheme::Other, _) => Err(LinkError::UnsupportedScheme),
+            (Scheme::File, _) => self
+                .files
+                .read(url, self.max_file_bytes)
+                .map_err(LinkError::File),
+        })
+    }
+
+    /// The links recorded as missing since the last call, with the link of their document.
+    pub fn take_missed(&self) -> Vec<(String, String)> {
+        self.recorded
+            .as_ref()
+            .map(|r| std::mem::take(&mut *r.missed.lock()))
+            .unwrap_or_default()
+    }
+
+    /// Whether `link` (as written) was pulled already.
+    pub fn has_pulled(&self, link: &str) -> bool {
+        self.recorded
+            .as_ref()
+            .is_some_and(|r| r.pulled.lock().iter().any(|(l, _)| l == link))
+    }
+
+    /// Keeps `data` as what `link` (as written) resolves to from now on.
+    pub fn keep_pulled(&self, link: &str, data: Vec<u8>) {
+        if let Some(r) = &self.recorded {
+            r.pulled.lock().push((link.to_string(), data));
+        }
     }
 }
 
@@ -224,5 +409,32 @@ mod tests {
             Path::new("/etc/hostname")
         );
         assert_eq!(open.path("../x").unwrap(), dl.join("../x"));
+    }
+
+    #[test]
+    fn one_resolver_dispatches_by_scheme_and_records_when_asked() {
+        let dir = tempfile::tempdir().expect("tmp");
+        std::fs::write(dir.path().join("a.json"), b"{}").expect("write");
+        let files = FileLinks::beside(&dir.path().join("p.json"));
+        let r = LinkResolver::new(files, Remote::Refuse("checked offline"), 1024);
+        assert_eq!(r.resolve("", "a.json"), Ok(b"{}".to_vec()));
+        assert_eq!(r.resolve("", "file:a.json"), Ok(b"{}".to_vec()));
+        assert_eq!(
+            r.resolve("", "HTTPS://h/x"),
+            Err(LinkError::Refused("checked offline"))
+        );
+        let e = r.resolve("", "gopher://h/x").expect_err("gopher");
+        assert_eq!(
+            e.to_string(),
+            "unsupported scheme (expected file, http or https)"
+        );
+        // Recording: nothing is read; what is missing is recorded, what was pulled is served.
+        let rec = r.recording();
+        assert!(rec.resolve("base", "a.json").is_err());
+        assert_eq!(rec.take_missed(), vec![("base".into(), "a.json".into())]);
+        assert!(!rec.has_pulled("a.json"));
+        rec.keep_pulled("a.json", b"pulled".to_vec());
+        assert_eq!(rec.resolve("base", "a.json"), Ok(b"pulled".to_vec()));
+        assert!(rec.take_missed().is_empty());
     }
 }

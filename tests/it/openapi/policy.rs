@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use portcullis::cli::policy_check::{CheckOptions, OfflineResolver};
+use portcullis::cli::policy_check::{self, CheckOptions};
 use portcullis::waf::policy::{self, CompiledPolicy};
 use portcullis::waf::{ConnInfo, Step, Transaction, ViolationKind as K};
 
@@ -31,7 +31,7 @@ fn policy_doc(spec: &str, mode: &str, key: &str) -> String {
 }
 
 fn load(doc: &str) -> Result<policy::Loaded, policy::PolicyError> {
-    let resolver = OfflineResolver::in_dir(fixtures());
+    let resolver = policy_check::offline_in_dir(fixtures());
     policy::load(doc.as_bytes(), "file://policy.json", &resolver)
 }
 
@@ -206,7 +206,7 @@ fn an_unusable_spec_is_a_policy_error_naming_file_pointer_and_reason() {
         "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      parameters:\n        - $ref: '#/nope'\n",
     )
     .expect("write");
-    let resolver = OfflineResolver::in_dir(dir.path().to_path_buf());
+    let resolver = policy_check::offline_in_dir(dir.path().to_path_buf());
     let doc = policy_doc("bad.yaml", "blocking", "link");
     let e = policy::load(doc.as_bytes(), "file://policy.json", &resolver)
         .err()

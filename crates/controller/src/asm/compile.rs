@@ -1,8 +1,10 @@
 //! Compiling a policy document in the management plane. The engine reads linked files (OpenAPI
 //! specs, IDL files and their imports, modification documents) through a `Resolver` and does no
-//! IO, so links are pulled here first: the loader runs over an in-memory resolver that records
-//! every link it misses; those are pulled with `support::fetch` and the load runs again, until it
-//! succeeds or fails for another reason. The pulled files are kept with the document, so an
+//! IO, so links are pulled here first: the loader runs over the controller's link resolver in
+//! its recording mode (`support::links::LinkResolver::recording`), which serves what was pulled
+//! and records every link it misses; those are pulled (`support::fetch::controller_links`: data
+//! directory, bounds and guard) and the load runs again, until it succeeds or fails for another
+//! reason. The pulled files are kept with the document, so an
 //! apply (and a restart) compiles exactly what was imported, without the network.
 //!
 //! Compiling a stored record is a pure function of the record, so the last few compiled
@@ -19,12 +21,11 @@ use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
 use portcullis_admin::state::MgmtState;
+use portcullis_support::fetch;
+use portcullis_support::links;
 use portcullis_engine::CompiledPolicy;
 use portcullis_engine::policy::{self, Loaded};
 use portcullis_engine::resolver::MemResolver;
-use portcullis_engine::{FetchError, Resolver};
-use portcullis_support::fetch;
-use portcullis_support::links;
 
 /// Most load rounds (each round pulls the links the previous one missed).
 const MAX_ROUNDS: usize = 32;
@@ -46,22 +47,6 @@ pub struct Pulled {
     pub data: String,
 }
 
-/// Serves pulled files; remembers the links it did not have.
-struct Recording {
-    mem: MemResolver,
-    missed: Mutex<Vec<(String, String)>>,
-}
-
-impl Resolver for Recording {
-    fn fetch(&self, base: &str, link: &str) -> Result<Vec<u8>, FetchError> {
-        self.mem.fetch(base, link).inspect_err(|_| {
-            self.missed
-                .lock()
-                .push((base.to_string(), link.to_string()));
-        })
-    }
-}
-
 fn bytes_of(doc: &Value) -> Vec<u8> {
     serde_json::to_vec(doc).unwrap_or_default()
 }
@@ -76,12 +61,9 @@ pub fn compile_fetching(
 ) -> Result<(Loaded, Stored), String> {
     let bytes = bytes_of(doc);
     let mut files: Vec<Pulled> = Vec::new();
-    let mut rec = Recording {
-        mem: MemResolver::default(),
-        missed: Mutex::new(Vec::new()),
-    };
+    let links = fetch::controller_links(&st.cfg.fetch, &st.cfg.data_dir)?.recording();
     for _ in 0..MAX_ROUNDS {
-        match policy::load(&bytes, base, &rec) {
+        match policy::load(&bytes, base, &links) {
             Ok(loaded) => {
                 let stored = Stored {
                     doc: doc.clone(),
@@ -91,21 +73,21 @@ pub fn compile_fetching(
                 return Ok((loaded, stored));
             }
             Err(e) => {
-                let missed = std::mem::take(&mut *rec.missed.lock());
+                let missed = links.take_missed();
                 if missed.is_empty() {
                     return Err(e.0);
                 }
                 for (b, link) in missed {
-                    if rec.mem.0.contains_key(&link) {
+                    if links.has_pulled(&link) {
                         continue;
                     }
                     let url = links::join(&b, &link);
-                    let data = fetch::fetch_blocking(&st.cfg.fetch, &st.cfg.data_dir, &url)?;
+                    let data = links.read(&url).map_err(|e| format!("{url}: {e}"))?;
                     files.push(Pulled {
                         link: link.clone(),
                         data: STANDARD.encode(&data),
                     });
-                    rec.mem.0.insert(link, data);
+                    links.keep_pulled(&link, data);
                 }
             }
         }

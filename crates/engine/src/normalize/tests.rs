@@ -406,3 +406,26 @@ fn values_below_the_views_bound_have_no_views() {
     // At the bound, base64 takes over.
     assert!(!inspection_views(b"PHNjcmlwdD4=", &ByteSet::of(b"PHNjcmlwdD4="), false).is_empty());
 }
+
+/// An encoded value is also seen with only its encoding undone: the shell-quoting pass of the
+/// de-obfuscated view would drop the `$x` of a Velocity template or the `\` of a redirect.
+#[test]
+fn encoded_values_are_seen_decoded_without_the_shell_pass() {
+    let views = |v: &[u8]| inspection_views(v, &ByteSet::of(v), false);
+    let entities: String = "#set($x=7*7)$x"
+        .chars()
+        .map(|c| format!("&#{};", c as u32))
+        .collect();
+    assert!(views(entities.as_bytes()).contains(&b"#set($x=7*7)$x".to_vec()));
+    let escaped: String = "/\\evil.com"
+        .chars()
+        .map(|c| format!("\\u{:04x}", c as u32))
+        .collect();
+    assert!(views(escaped.as_bytes()).contains(&b"/\\evil.com".to_vec()));
+    assert_eq!(decoded_text(b"plain $x text"), None);
+    // Base64 whose padding was percent-encoded, as cookies carry it.
+    assert!(views(b"eyB7ezcqN319IH0%3D").contains(&b"{ {{7*7}} }".to_vec()));
+    // Percent-encoding under HTML references and base64.
+    assert!(views(b"&#47;&#37;&#48;&#57;&#47;evil.com").contains(&b"/\t/evil.com".to_vec()));
+    assert!(views(b"LyUwOS9ldmlsLmNvbQ==").contains(&b"/\t/evil.com".to_vec()));
+}

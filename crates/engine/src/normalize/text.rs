@@ -199,6 +199,19 @@ pub fn unescape_json_string(value: &[u8]) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
+/// The value with only its character encodings undone (JavaScript escapes, then HTML references),
+/// or `None` when it has none. [`deobfuscate`] also drops the shell's no-op quoting, which reads
+/// an encoded `$x`, `\r` or `/\host` as quoting and removes what a template, header or redirect
+/// payload is made of: this view keeps them.
+pub fn decoded_text(value: &[u8]) -> Option<Vec<u8>> {
+    let escaped = decode_js_escapes(value);
+    let text: &[u8] = escaped.as_deref().unwrap_or(value);
+    if !has_entity(text) {
+        return escaped;
+    }
+    Some(decode_html_entities(text).into_owned())
+}
+
 /// The de-obfuscated variant of a value that signatures also see, or `None` when it would equal the
 /// value: HTML references decoded, SQL comments `/*…*/` replaced by a space, and the shell's
 /// no-op quoting removed (`c''a""t`, `c'a't`, `'c'at`, `c``at`, `c\at`, `c^a^t`). Bounded: one linear pass per transform.

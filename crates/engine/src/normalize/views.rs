@@ -4,7 +4,7 @@
 
 use super::embedded::{base64_tokens, unsplit_words, utf16_text};
 use super::percent::fold_overlong;
-use super::{ByteSet, Evasions, base64_text, decode_percent, deobfuscate};
+use super::{ByteSet, Evasions, base64_text, decode_percent, decoded_text, deobfuscate};
 
 /// Decoding passes for the leftover-percent view (the caller has already decoded once).
 const VIEW_PASSES: u32 = 3;
@@ -62,10 +62,21 @@ pub fn inspection_views(value: &[u8], present: &ByteSet, url: bool) -> Vec<Vec<u
             out.push(v);
         }
     };
+    let push_some = |v: Option<Vec<u8>>, out: &mut Vec<Vec<u8>>| {
+        if let Some(v) = v {
+            push(v, out);
+        }
+    };
     let mut bases: Vec<Vec<u8>> = Vec::new();
     if present.contains(b'%') && has_escape(value) {
         let mut ev = Evasions::default();
-        bases.push(decode_percent(value, VIEW_PASSES, &mut ev));
+        let decoded = decode_percent(value, VIEW_PASSES, &mut ev);
+        // Base64 whose padding or `+`/`/` were percent-encoded (a cookie's `%3D`).
+        if !url && decoded.len() >= BASE64_MIN_LEN && ByteSet::of(&decoded).is_subset(&BASE64_BYTES)
+        {
+            bases.extend(base64_text(&decoded));
+        }
+        bases.push(decoded);
     }
     if url {
         // REST paths carry encoded identifiers and payloads in any segment, not only the last.
@@ -91,12 +102,24 @@ pub fn inspection_views(value: &[u8], present: &ByteSet, url: bool) -> Vec<Vec<u
         && let Some(d) = deobfuscate(value)
     {
         push(d, &mut out);
+        if present.contains(b'\\') || present.contains(b'&') {
+            push_some(decoded_text(value), &mut out);
+        }
     }
     for b in bases {
         if let Some(d) = deobfuscate(&b) {
             push(d, &mut out);
+            push_some(decoded_text(&b), &mut out);
         }
         push(b, &mut out);
+    }
+    // Percent-encoding under another encoding (`%09` inside base64 or HTML references) gets one
+    // more decoding; only views built above can hold it, so clean values never pay for it.
+    for i in 0..out.len() {
+        if has_escape(&out[i]) {
+            let decoded = decode_percent(&out[i], VIEW_PASSES, &mut Evasions::default());
+            push(decoded, &mut out);
+        }
     }
     out
 }

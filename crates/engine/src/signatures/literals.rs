@@ -300,6 +300,20 @@ impl Literals {
         present.intersects(&self.one_byte_set)
     }
 
+    /// Bytes held on the heap: (the automaton's table, what its patterns mean).
+    pub fn heap_bytes(&self) -> (usize, usize) {
+        let entry = |e: &Entry| {
+            size_of::<Entry>() + (e.anchors.capacity() + e.first.capacity()) * size_of::<u16>()
+        };
+        let entries = self.entries.iter().map(entry).sum::<usize>()
+            + self
+                .one_byte
+                .iter()
+                .map(|o| size_of::<OneByte>() - size_of::<Entry>() + entry(&o.entry))
+                .sum::<usize>();
+        (self.table.as_ref().map_or(0, Table::heap_bytes), entries)
+    }
+
     /// Every occurrence in `view` of the automaton's patterns (one pass).
     pub fn occurrences(&self, view: &[u8], found: &mut Occurrences) {
         if let Some(table) = &self.table {

@@ -39,6 +39,21 @@ pub struct CompileError {
     pub message: String,
 }
 
+/// What the compiled matchers hold on the heap, in bytes ([`Matcher::heap_usage`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HeapUsage {
+    /// The literal automaton's transition table.
+    pub literal_table: usize,
+    /// What each literal means (its signatures and anchors).
+    pub literal_entries: usize,
+    /// The confirming regexes, compiled (per-thread search caches not included).
+    pub regexes: usize,
+    /// How many signatures have a confirming regex.
+    pub regex_count: usize,
+    /// The per-target and per-header selections.
+    pub selections: usize,
+}
+
 /// How one signature is confirmed once a literal of it occurs.
 struct Confirm {
     /// None: the literal occurrence is the match.
@@ -246,6 +261,27 @@ impl Matcher {
             ids: defs.iter().map(|d| d.id).collect(),
             unless: defs.iter().map(|d| d.unless).collect(),
         })
+    }
+
+    /// What the compiled matchers hold on the heap (a measure for docs/limits.md, "Memory").
+    pub fn heap_usage(&self) -> HeapUsage {
+        let (literal_table, literal_entries) = self.literals.heap_bytes();
+        let regexes = self.confirm.iter().filter_map(|c| c.regex.as_ref());
+        HeapUsage {
+            literal_table,
+            literal_entries,
+            regexes: regexes.clone().map(Regex::memory_usage).sum(),
+            regex_count: regexes.count(),
+            selections: self
+                .targets
+                .iter()
+                .map(|t| {
+                    size_of::<TargetMatcher>()
+                        + t.always.capacity() * size_of::<usize>()
+                        + t.engines.capacity() * size_of::<(usize, Engine)>()
+                })
+                .sum(),
+        }
     }
 
     /// Whether `value`'s bytes alone prove that nothing for `target` matches it (so [`Self::scan`]

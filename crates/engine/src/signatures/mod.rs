@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 pub use db::{DbError, SigDef};
 use matcher::Selection;
-pub use matcher::{CompileError, REGEX_DFA_LIMIT, REGEX_SIZE_LIMIT};
+pub use matcher::{CompileError, HeapUsage, REGEX_DFA_LIMIT, REGEX_SIZE_LIMIT};
 
 /// The shipped database files, in id order.
 const BUILTIN: &[&str] = &[
@@ -280,6 +280,11 @@ impl SignatureDb {
         names.sort_unstable();
         names.dedup();
         names
+    }
+
+    /// What the compiled matchers hold on the heap.
+    pub fn heap_usage(&self) -> HeapUsage {
+        self.matcher.heap_usage()
     }
 
     /// The source definitions (with their positive/negative examples), in database order.

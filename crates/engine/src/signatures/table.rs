@@ -246,6 +246,16 @@ impl Table {
     }
 }
 
+impl Table {
+    /// Bytes of the table in use on the heap (`trans` is allocated for the NFA's bound on the
+    /// number of states; the part past its length is never written, so never resident).
+    pub fn heap_bytes(&self) -> usize {
+        self.trans.len() * size_of::<u32>()
+            + self.ends.len() * size_of::<(u32, u32)>()
+            + self.patterns.len() * size_of::<u32>()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Table;

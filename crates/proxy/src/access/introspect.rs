@@ -11,8 +11,9 @@ use base64::Engine as _;
 use parking_lot::Mutex;
 use serde_json::{Map, Value};
 
-use crate::fetch::{FetchError, exchange};
+use crate::fetch::exchange;
 use crate::upstream::Clients;
+use portcullis_support::outbound::OutboundError;
 use portcullis_engine::access::decide::{Grant, Outcome};
 use portcullis_engine::access::profile::{IntrospectionMethod, Method};
 use portcullis_engine::access::secrets::sha256;
@@ -99,11 +100,11 @@ impl Introspector {
         .await;
         let (status, bytes) = match res {
             Ok(x) => x,
-            Err(FetchError::Timeout) => {
+            Err(OutboundError::Timeout(_)) => {
                 tracing::warn!(endpoint = %im.endpoint, "token introspection timed out");
                 return Outcome::Invalid("the token could not be verified in time".into());
             }
-            Err(e @ (FetchError::Failed(_) | FetchError::Connect(_))) => {
+            Err(e) => {
                 tracing::warn!(endpoint = %im.endpoint, "token introspection failed: {e}");
                 return Outcome::Invalid("the token could not be verified".into());
             }

@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwapOption;
 
-use crate::fetch::{FetchError, exchange};
+use crate::fetch::exchange;
 use crate::upstream::Clients;
+use portcullis_support::outbound::OutboundError;
 use portcullis_engine::access::jwt::KeySet;
 
 /// Largest JWKS document read.
@@ -113,7 +114,7 @@ impl Jwks {
             MAX_JWKS_BYTES,
         )
         .await
-        .map_err(|e: FetchError| e.to_string())?;
+        .map_err(|e: OutboundError| e.to_string())?;
         if status != 200 {
             return Err(format!("HTTP status {status}"));
         }
