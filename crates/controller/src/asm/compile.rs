@@ -21,11 +21,11 @@ use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
 use portcullis_admin::state::MgmtState;
-use portcullis_support::fetch;
-use portcullis_support::links;
 use portcullis_engine::CompiledPolicy;
 use portcullis_engine::policy::{self, Loaded};
 use portcullis_engine::resolver::MemResolver;
+use portcullis_support::fetch;
+use portcullis_support::links;
 
 /// Most load rounds (each round pulls the links the previous one missed).
 const MAX_ROUNDS: usize = 32;
