@@ -1,4 +1,4 @@
-//! The HTTP/1.1 fast path (src/proxy/h1) on real sockets: scripted raw upstreams send what hyper
+//! The HTTP/1.1 fast path (crates/proxy/src/h1) on real sockets: scripted raw upstreams send what hyper
 //! would normally parse for us (chunked bodies with trailers, close-delimited bodies, HTTP/1.0,
 //! connections closed while pooled, silence), and raw clients check what comes back, including a
 //! keep-alive connection that moves to the general path mid-way.
@@ -294,7 +294,7 @@ async fn a_silent_upstream_gets_504_and_a_malformed_one_502() {
     );
 }
 
-/// The connection's timeouts are re-armed lazily (src/proxy/h1/timer.rs): each request moves them
+/// The connection's timeouts are re-armed lazily (crates/proxy/src/h1/timer.rs): each request moves them
 /// later without touching the timer. They must still hold, at their length from the last move.
 #[tokio::test]
 async fn timeouts_hold_after_requests_moved_them() {
