@@ -210,7 +210,11 @@ fn configure(st: &MgmtState, listen: SocketAddr, upstream: SocketAddr) -> Result
                "pool": POOL, "profiles": [{"name": "/Common/tcp"}, {"name": "/Common/http"}]}),
     )?;
     attach_policy(st, POLICY, &[VIRTUAL.to_string()]).map_err(|e| e.message)?;
-    match st.listener_errors.read().get(VIRTUAL) {
+    match crate::mgmt::PlaneState::of(st)
+        .listener_errors
+        .read()
+        .get(VIRTUAL)
+    {
         Some(e) => Err(format!("WAF proxy {listen}: {e}")),
         None => Ok(()),
     }

@@ -12,9 +12,12 @@ pub mod console;
 pub mod events;
 pub mod monitor;
 pub mod objects;
+mod plane;
 mod revocations;
 mod seed;
 pub mod server;
+
+pub use plane::PlaneState;
 
 use std::sync::Arc;
 
@@ -36,13 +39,7 @@ pub fn open(
     let st = Arc::new_cyclic(|this| MgmtState {
         store,
         cfg,
-        topology,
         auth: auth::AuthCache::default(),
-        listener_errors: Default::default(),
-        engines: Default::default(),
-        apply_lock: Default::default(),
-        member_down: Default::default(),
-        member_up: Default::default(),
         extensions: Default::default(),
         builtins: Builtins {
             routes: objects::ROUTES,
@@ -53,6 +50,7 @@ pub fn open(
         },
         this: this.clone(),
     });
+    st.attach(Arc::new(PlaneState::new(topology)));
     asm::install(&st);
     auth::hash_stored_tokens(&st)?;
     let generated = seed::first_start(&st, admin_password)?;

@@ -14,6 +14,7 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::objects::pool::split_member;
+use crate::PlaneState;
 use portcullis_admin::engine::children;
 use portcullis_admin::state::MgmtState;
 use portcullis_support::pin;
@@ -241,10 +242,11 @@ pub async fn probe_members(st: &Arc<MgmtState>) -> u64 {
             }
         }
     }
-    *st.member_up.write() = up;
-    let changed = *st.member_down.read() != down;
+    let plane = PlaneState::of(st);
+    *plane.member_up.write() = up;
+    let changed = *plane.member_down.read() != down;
     if changed {
-        *st.member_down.write() = down;
+        *plane.member_down.write() = down;
         let st = st.clone();
         let _ = tokio::task::spawn_blocking(move || st.reapply()).await;
     }

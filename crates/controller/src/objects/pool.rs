@@ -6,6 +6,7 @@ use std::net::IpAddr;
 
 use serde_json::{Map, Value, json};
 
+use crate::PlaneState;
 use portcullis_admin::error::{MgmtError, MgmtResult};
 use portcullis_admin::kinds::{Coll, KindSpec, PendingWrite, str_field};
 use portcullis_admin::names::{ObjName, full_path_of};
@@ -232,10 +233,11 @@ fn member_state(st: &MgmtState, obj: &mut Map<String, Value>) {
     if obj.get("state").and_then(Value::as_str) == Some("user-down") {
         return;
     }
-    if let Some(reason) = st.member_down.read().get(&key) {
+    let plane = PlaneState::of(st);
+    if let Some(reason) = plane.member_down.read().get(&key) {
         obj.insert("state".into(), json!("down"));
         obj.insert("monitorStatus".into(), json!(reason));
-    } else if st.member_up.read().contains(&key) {
+    } else if plane.member_up.read().contains(&key) {
         obj.insert("state".into(), json!("up"));
         obj.insert("monitorStatus".into(), json!("up"));
     }

@@ -8,6 +8,7 @@ use std::net::IpAddr;
 use serde_json::{Map, Value, json};
 
 use super::profile::profile_type;
+use crate::PlaneState;
 use portcullis_admin::error::{MgmtError, MgmtResult};
 use portcullis_admin::kinds::{Coll, KindSpec, PendingWrite, str_field};
 use portcullis_admin::names::{ObjName, full_path_of};
@@ -311,7 +312,7 @@ fn decorate_virtual(st: &MgmtState, obj: &mut Map<String, Value>) {
         .get("disabled")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let status = match st.listener_errors.read().get(&full_path) {
+    let status = match PlaneState::of(st).listener_errors.read().get(&full_path) {
         _ if disabled => {
             json!({"availabilityState": "unknown", "enabledState": "disabled", "statusReason": "The virtual server is disabled"})
         }
