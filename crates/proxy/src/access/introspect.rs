@@ -16,7 +16,7 @@ use crate::upstream::Clients;
 use portcullis_engine::access::decide::{Grant, Outcome};
 use portcullis_engine::access::profile::{IntrospectionMethod, Method};
 use portcullis_engine::access::secrets::sha256;
-use portcullis_support::outbound::OutboundError;
+use portcullis_support::OutboundError;
 
 /// Longest an inactive result is remembered.
 /// Largest introspection answer read.
