@@ -27,7 +27,7 @@ use crate::mgmt::server::{AdminServer, ServeArgs, shutdown_signal};
 use crate::proxy::Dataplane;
 use crate::proxy::handler::Shared;
 use crate::support::links::DOWNLOADS;
-use crate::waf::resolver::MemResolver;
+use crate::waf::MemResolver;
 use crate::waf::{CompiledPolicy, policy};
 
 /// The demo policy, as shipped in `policies/demo/policy.json`.

@@ -19,7 +19,7 @@ use portcullis_admin::names::ObjName;
 use portcullis_admin::ops::parse_object;
 use portcullis_admin::reply::Reply;
 use portcullis_admin::state::Ctx;
-use portcullis_engine::access::profile::SharedStore;
+use portcullis_engine::access::SharedStore;
 use portcullis_proxy::access::revocations::Revoked;
 use portcullis_proxy::access::revoke;
 use portcullis_store::Table;

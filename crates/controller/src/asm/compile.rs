@@ -22,8 +22,8 @@ use sha2::{Digest as _, Sha256};
 
 use portcullis_admin::state::MgmtState;
 use portcullis_engine::CompiledPolicy;
+use portcullis_engine::MemResolver;
 use portcullis_engine::policy::{self, Loaded};
-use portcullis_engine::resolver::MemResolver;
 use portcullis_support::fetch;
 use portcullis_support::links;
 

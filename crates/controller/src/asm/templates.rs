@@ -10,7 +10,7 @@ use super::policies::policy_id;
 use portcullis_admin::error::{MgmtError, MgmtResult};
 use portcullis_admin::reply::Reply;
 use portcullis_admin::state::{Ctx, MgmtState};
-use portcullis_engine::policy::templates::SHIPPED;
+use portcullis_engine::policy::SHIPPED_TEMPLATES as SHIPPED;
 
 pub const TEMPLATES: &str = "/mgmt/tm/asm/policy-templates";
 

@@ -54,10 +54,10 @@ fn hash_plain_keys(obj: &mut Map<String, Value>) {
         };
         for k in keys.iter_mut().filter_map(Value::as_object_mut) {
             if let Some(Value::String(plain)) = k.remove("key") {
-                let digest = portcullis_engine::access::secrets::sha256(plain.as_bytes());
+                let digest = portcullis_engine::access::sha256(plain.as_bytes());
                 k.insert(
                     "sha256".into(),
-                    json!(portcullis_engine::access::secrets::hex(&digest)),
+                    json!(portcullis_engine::access::hex(&digest)),
                 );
             }
         }

@@ -10,7 +10,7 @@ use arc_swap::ArcSwapOption;
 
 use crate::fetch::exchange;
 use crate::upstream::Clients;
-use portcullis_engine::access::jwt::KeySet;
+use portcullis_engine::access::KeySet;
 use portcullis_support::OutboundError;
 
 /// Largest JWKS document read.
