@@ -13,8 +13,8 @@ use serde_json::{Map, Value};
 use super::objects::profile::PROFILE_TYPES;
 use super::objects::sys_file::stored_path;
 use crate::PlaneState;
-use portcullis_admin::engine::children;
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::children;
 use portcullis_engine::Engine;
 use portcullis_proxy::topology::{ListenerSpec, ListenerStatus, TlsSpec, Topology, UpstreamSpec};
 use portcullis_store::Table;
@@ -94,7 +94,7 @@ fn file_text(st: &MgmtState, kind: &str, full_path: &str) -> Option<String> {
 #[allow(clippy::type_complexity)]
 pub fn listener_specs(
     st: &MgmtState,
-) -> Result<(Vec<ListenerSpec>, HashMap<String, String>), portcullis_admin::error::MgmtError> {
+) -> Result<(Vec<ListenerSpec>, HashMap<String, String>), portcullis_admin::MgmtError> {
     let mut specs = Vec::new();
     let mut errors = HashMap::new();
     for vs in children(st, "/mgmt/tm/ltm/virtual")? {

@@ -21,8 +21,8 @@ pub use plane::PlaneState;
 
 use std::sync::Arc;
 
-use portcullis_admin::state::Builtins;
-use portcullis_admin::{MgmtConfig, MgmtResult, MgmtState, auth};
+use portcullis_admin::Builtins;
+use portcullis_admin::{AuthCache, MgmtConfig, MgmtResult, MgmtState, hash_stored_tokens};
 use portcullis_proxy::topology::Topology;
 use portcullis_store::Store;
 
@@ -39,7 +39,7 @@ pub fn open(
     let st = Arc::new_cyclic(|this| MgmtState {
         store,
         cfg,
-        auth: auth::AuthCache::default(),
+        auth: AuthCache::default(),
         extensions: Default::default(),
         builtins: Builtins {
             routes: objects::ROUTES,
@@ -52,7 +52,7 @@ pub fn open(
     });
     st.attach(Arc::new(PlaneState::new(topology)));
     asm::install(&st);
-    auth::hash_stored_tokens(&st)?;
+    hash_stored_tokens(&st)?;
     let generated = seed::first_start(&st, admin_password)?;
     as3::install(&st);
     st.reapply();
@@ -78,7 +78,7 @@ pub fn fuzz_request(st: &MgmtState, data: &[u8]) {
     }
     let Ok(req) = b.body(()) else { return };
     let (parts, ()) = req.into_parts();
-    let _ = portcullis_admin::dispatch::dispatch(st, &parts, body.as_bytes(), "127.0.0.1");
+    let _ = portcullis_admin::dispatch(st, &parts, body.as_bytes(), "127.0.0.1");
 }
 
 #[cfg(test)]

@@ -15,8 +15,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::objects::pool::split_member;
 use crate::PlaneState;
-use portcullis_admin::engine::children;
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::children;
 use portcullis_support::pin;
 
 #[derive(Clone, Debug, PartialEq)]

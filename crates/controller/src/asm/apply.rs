@@ -19,11 +19,11 @@ use super::policies::{
 };
 use super::tasks::{self, TaskType};
 use crate::PlaneState;
-use portcullis_admin::engine::children;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::ops::parse_object;
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_admin::Reply;
+use portcullis_admin::children;
+use portcullis_admin::parse_object;
+use portcullis_admin::{Ctx, MgmtState};
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_engine::CompiledPolicy;
 use portcullis_store::Table;
 use portcullis_support::now_micros;

@@ -19,7 +19,7 @@ use serde_json::{Map, Value, json};
 use super::index::signature_ids;
 use super::syslog::split_uri;
 use crate::PlaneState;
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
 use portcullis_store::{Result, Store, Table, WriteTx};
 use portcullis_support::now_micros;
 

@@ -6,10 +6,10 @@
 
 use serde_json::{Map, Value, json};
 
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::kinds::{KindSpec, PendingWrite};
-use portcullis_admin::names::ObjName;
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::ObjName;
+use portcullis_admin::{KindSpec, PendingWrite};
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_engine::access::{AccessProfile, from_value};
 use portcullis_store::{Table, WriteTx};
 

@@ -7,11 +7,11 @@ use std::net::IpAddr;
 use serde_json::{Map, Value, json};
 
 use crate::PlaneState;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::kinds::{Coll, KindSpec, PendingWrite, str_field};
-use portcullis_admin::names::{ObjName, full_path_of};
-use portcullis_admin::ops::commit;
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::commit;
+use portcullis_admin::{Coll, KindSpec, PendingWrite, str_field};
+use portcullis_admin::{MgmtError, MgmtResult};
+use portcullis_admin::{ObjName, full_path_of};
 use portcullis_store::{Table, WriteTx};
 
 pub static POOL: KindSpec = KindSpec {

@@ -9,11 +9,11 @@ use serde_json::{Map, Value, json};
 
 use super::profile::profile_type;
 use crate::PlaneState;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::kinds::{Coll, KindSpec, PendingWrite, str_field};
-use portcullis_admin::names::{ObjName, full_path_of};
-use portcullis_admin::ops::commit;
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::commit;
+use portcullis_admin::{Coll, KindSpec, PendingWrite, str_field};
+use portcullis_admin::{MgmtError, MgmtResult};
+use portcullis_admin::{ObjName, full_path_of};
 use portcullis_store::Table;
 
 pub static VIRTUAL: KindSpec = KindSpec {
@@ -61,7 +61,7 @@ pub fn normalise_destination(dest: &str, default_partition: &str) -> MgmtResult<
         Some(r) => r.split_once('/').ok_or_else(bad)?,
         None => (default_partition, dest),
     };
-    portcullis_admin::names::check_name(partition).map_err(|_| bad())?;
+    portcullis_admin::check_name(partition).map_err(|_| bad())?;
     let v6 = rest.matches(':').count() > 1;
     let (addr, port) = if v6 {
         rest.rsplit_once('.')

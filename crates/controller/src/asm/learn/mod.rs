@@ -31,8 +31,8 @@ use super::policies::{
     applied_key, by_path, compile_error, edited_key, full_path_field, policy_id, stored,
 };
 use fix::{Fix, Scope};
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_engine::CompiledPolicy;
 use portcullis_engine::policy::{TemplateId, apply_modifications, merge_policy, select_template};
 use request::Request;
