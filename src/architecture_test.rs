@@ -157,9 +157,8 @@ fn allows(cell: &str) -> BTreeMap<String, Allow> {
     map
 }
 
-/// The rows of the first table whose header starts with `| crate | module | holds | depends on |`;
-/// its fifth column lists what the crate's tests may use in addition.
-fn parse_rules(doc: &str) -> Vec<Row> {
+/// The cells of each body row of the first table of `doc` whose header starts with `header`.
+fn table<'a>(doc: &'a str, header: &[&str]) -> Vec<Vec<&'a str>> {
     let mut rows = Vec::new();
     let mut in_table = false;
     for line in doc.lines() {
@@ -171,22 +170,29 @@ fn parse_rules(doc: &str) -> Vec<Row> {
             continue;
         }
         let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
-        if cells.len() >= 4 && cells[..4] == ["crate", "module", "holds", "depends on"] {
+        if cells.len() >= header.len() && cells[..header.len()] == *header {
             in_table = true;
             continue;
         }
-        if !in_table || cells[0].starts_with("---") {
-            continue;
+        if in_table && !cells[0].starts_with("---") {
+            rows.push(cells);
         }
-        let name = cells[0].split('`').nth(1).unwrap_or_default().to_string();
-        rows.push(Row {
-            name,
+    }
+    rows
+}
+
+/// The rows of the table whose header starts with `| crate | module | holds | depends on |`;
+/// its fifth column lists what the crate's tests may use in addition.
+fn parse_rules(doc: &str) -> Vec<Row> {
+    table(doc, &["crate", "module", "holds", "depends on"])
+        .into_iter()
+        .map(|cells| Row {
+            name: cells[0].split('`').nth(1).unwrap_or_default().to_string(),
             modules: ticked(cells[1]).into_iter().map(|p| p.join("::")).collect(),
             code: allows(cells[3]),
             tests: cells.get(4).map(|c| allows(c)).unwrap_or_default(),
-        });
-    }
-    rows
+        })
+        .collect()
 }
 
 /// The internal (`portcullis-*`) entries of one section of a manifest.
@@ -453,29 +459,14 @@ fn a_manifest_lists_its_internal_dependencies() {
 /// The table "Public modules" of docs/architecture.md: per package, its modules other crates may
 /// name items through (`body` for `crates/support/src/body.rs`, `grpc::frame` below it).
 fn public_modules(doc: &str) -> BTreeMap<String, BTreeSet<String>> {
-    let mut out = BTreeMap::new();
-    let mut in_table = false;
-    for line in doc.lines() {
-        let line = line.trim();
-        if !line.starts_with('|') {
-            if in_table {
-                break;
-            }
-            continue;
-        }
-        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
-        if cells.len() >= 2 && cells[..2] == ["crate", "public modules"] {
-            in_table = true;
-            continue;
-        }
-        if !in_table || cells[0].starts_with("---") {
-            continue;
-        }
-        let name = cells[0].split('`').nth(1).unwrap_or_default().to_string();
-        let mods = ticked(cells[1]).into_iter().map(|p| p.join("::")).collect();
-        out.insert(name, mods);
-    }
-    out
+    table(doc, &["crate", "public modules"])
+        .into_iter()
+        .map(|cells| {
+            let name = cells[0].split('`').nth(1).unwrap_or_default().to_string();
+            let mods = ticked(cells[1]).into_iter().map(|p| p.join("::")).collect();
+            (name, mods)
+        })
+        .collect()
 }
 
 /// The `pub mod` declarations under `src` (a crate's source directory), as module paths from its
