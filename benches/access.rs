@@ -13,7 +13,7 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use portcullis::proxy::access::Gate;
 use portcullis::proxy::access::introspect::Introspector;
 use portcullis::proxy::upstream::Clients;
-use portcullis::waf::access::decide::{Grant, Outcome};
+use portcullis::waf::access::{Grant, Outcome};
 use portcullis::waf::access::{MethodKind, check, from_value};
 use ring::signature::KeyPair as _;
 use serde_json::json;

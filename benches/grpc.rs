@@ -9,8 +9,10 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, MapKey, Value};
 
-use portcullis::waf::grpc::{CompiledGrpcProfile, Encoding, GrpcProfile, GrpcProfileSpec, frame};
-use portcullis::waf::resolver::MemResolver;
+use portcullis::waf::MemResolver;
+use portcullis::waf::grpc::{
+    CompiledGrpcProfile, Encoding, GrpcProfile, GrpcProfileSpec, encode_frame,
+};
 
 const LINK: &str = "file:///policies/demo/demo.proto";
 
@@ -53,7 +55,7 @@ fn item_frame(p: &CompiledGrpcProfile) -> Vec<u8> {
         .collect();
     m.set_field_by_name("labels", Value::Map(labels));
     let mut out = Vec::new();
-    frame::encode_frame(false, &m.encode_to_vec(), &mut out);
+    encode_frame(false, &m.encode_to_vec(), &mut out);
     out
 }
 

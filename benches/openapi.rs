@@ -7,8 +7,8 @@
 //! The CPU clock ticks coarsely, so CPU samples run at least `MIN_BATCH` calls and are scaled back.
 
 use criterion::{Bencher, Criterion, criterion_group, criterion_main};
+use portcullis::waf::NoResolver;
 use portcullis::waf::openapi::{ApiMatch, CompiledApi, Head, OpenApiLimits, load};
-use portcullis::waf::resolver::NoResolver;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};

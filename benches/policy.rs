@@ -14,9 +14,9 @@ mod common;
 use std::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use portcullis::waf::NoResolver;
 use portcullis::waf::Transaction;
 use portcullis::waf::policy;
-use portcullis::waf::resolver::NoResolver;
 
 fn bench(c: &mut Criterion) {
     let pol = common::policy();

@@ -6,7 +6,7 @@
 
 use portcullis::waf::injection::{Sqli, Tokenizer};
 use portcullis::waf::normalize::{ByteSet, inspection_views};
-use portcullis::waf::signatures::{SignatureDb, Target, db};
+use portcullis::waf::signatures::{SignatureDb, Target, parse_targets};
 
 fn unescape(v: &str) -> Vec<u8> {
     let b = v.as_bytes();
@@ -35,7 +35,7 @@ fn main() {
         eprintln!("usage: scan_value TARGET VALUE");
         std::process::exit(2);
     };
-    let target = match db::parse_targets(t).as_deref() {
+    let target = match parse_targets(t).as_deref() {
         Ok([t]) => *t,
         _ => {
             eprintln!("unknown target {t:?}");

@@ -5,6 +5,9 @@
 //!   test checks that each crate's internal `[dependencies]` and `[dev-dependencies]` are exactly
 //!   the crates its row lists: the table cannot drift from the manifests, and a new dependency
 //!   between crates is a change to the table, reviewed as such.
+//! - A crate's public surface is its root's `pub use` items and the public modules the table
+//!   "Public modules" lists: any other `pub mod` fails, so a module is private (or `pub(crate)`)
+//!   unless the doc says why other crates name items through it.
 //! - Where a row narrows a dependency to some of its items (`portcullis_proxy::topology`), or
 //!   names a module of the root package (`portcullis::cli`, which Cargo cannot see), every path
 //!   into the other crates in that code must start with an allowed item. Paths are followed
@@ -154,9 +157,8 @@ fn allows(cell: &str) -> BTreeMap<String, Allow> {
     map
 }
 
-/// The rows of the first table whose header starts with `| crate | module | holds | depends on |`;
-/// its fifth column lists what the crate's tests may use in addition.
-fn parse_rules(doc: &str) -> Vec<Row> {
+/// The cells of each body row of the first table of `doc` whose header starts with `header`.
+fn table<'a>(doc: &'a str, header: &[&str]) -> Vec<Vec<&'a str>> {
     let mut rows = Vec::new();
     let mut in_table = false;
     for line in doc.lines() {
@@ -168,22 +170,29 @@ fn parse_rules(doc: &str) -> Vec<Row> {
             continue;
         }
         let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
-        if cells.len() >= 4 && cells[..4] == ["crate", "module", "holds", "depends on"] {
+        if cells.len() >= header.len() && cells[..header.len()] == *header {
             in_table = true;
             continue;
         }
-        if !in_table || cells[0].starts_with("---") {
-            continue;
+        if in_table && !cells[0].starts_with("---") {
+            rows.push(cells);
         }
-        let name = cells[0].split('`').nth(1).unwrap_or_default().to_string();
-        rows.push(Row {
-            name,
+    }
+    rows
+}
+
+/// The rows of the table whose header starts with `| crate | module | holds | depends on |`;
+/// its fifth column lists what the crate's tests may use in addition.
+fn parse_rules(doc: &str) -> Vec<Row> {
+    table(doc, &["crate", "module", "holds", "depends on"])
+        .into_iter()
+        .map(|cells| Row {
+            name: cells[0].split('`').nth(1).unwrap_or_default().to_string(),
             modules: ticked(cells[1]).into_iter().map(|p| p.join("::")).collect(),
             code: allows(cells[3]),
             tests: cells.get(4).map(|c| allows(c)).unwrap_or_default(),
-        });
-    }
-    rows
+        })
+        .collect()
 }
 
 /// The internal (`portcullis-*`) entries of one section of a manifest.
@@ -444,5 +453,107 @@ fn a_manifest_lists_its_internal_dependencies() {
     assert_eq!(
         manifest_deps(m, "[dev-dependencies]"),
         BTreeSet::from(["portcullis-b".to_string()])
+    );
+}
+
+/// The table "Public modules" of docs/architecture.md: per package, its modules other crates may
+/// name items through (`body` for `crates/support/src/body.rs`, `grpc::frame` below it).
+fn public_modules(doc: &str) -> BTreeMap<String, BTreeSet<String>> {
+    table(doc, &["crate", "public modules"])
+        .into_iter()
+        .map(|cells| {
+            let name = cells[0].split('`').nth(1).unwrap_or_default().to_string();
+            let mods = ticked(cells[1]).into_iter().map(|p| p.join("::")).collect();
+            (name, mods)
+        })
+        .collect()
+}
+
+/// The `pub mod` declarations under `src` (a crate's source directory), as module paths from its
+/// root, each with the file and line that declares it.
+fn declared_public_modules(src: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for file in sources(src) {
+        let rel = file.strip_prefix(src).unwrap();
+        let mut parent: Vec<String> = rel
+            .with_extension("")
+            .iter()
+            .map(|c| c.to_string_lossy().into_owned())
+            .collect();
+        if parent
+            .last()
+            .is_some_and(|l| ["lib", "main", "mod"].contains(&l.as_str()))
+        {
+            parent.pop();
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let Some(rest) = line.trim_start().strip_prefix("pub mod ") else {
+                continue;
+            };
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let mut path = parent.clone();
+            path.push(name);
+            let at = file.strip_prefix(root()).unwrap_or(&file).display();
+            out.push((path.join("::"), format!("{at}:{}", n + 1)));
+        }
+    }
+    out
+}
+
+#[test]
+fn public_modules_are_the_ones_the_doc_lists() {
+    let doc = std::fs::read_to_string(root().join("docs/architecture.md")).unwrap();
+    let listed = public_modules(&doc);
+    assert!(
+        listed.contains_key("portcullis-engine"),
+        "table \"Public modules\" not found: {listed:?}"
+    );
+    let mut bad = Vec::new();
+    for row in rules().iter().filter(|r| !r.is_module()) {
+        let src = if row.name == "portcullis" {
+            root().join("src")
+        } else {
+            crate_dir(&row.name).join("src")
+        };
+        let allowed = listed.get(&row.name).cloned().unwrap_or_default();
+        for (module, at) in declared_public_modules(&src) {
+            if !allowed.contains(&module) {
+                bad.push(format!(
+                    "{at}: `pub mod {module}` in {}: make it private and `pub use` what other crates need, or list it in docs/architecture.md \"Public modules\"",
+                    row.name
+                ));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn a_public_module_is_found_with_its_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("grpc")).unwrap();
+    std::fs::write(dir.join("lib.rs"), "pub mod grpc;\nmod engine;\n").unwrap();
+    std::fs::write(
+        dir.join("grpc/mod.rs"),
+        "pub mod frame;\npub(crate) mod walk;\n",
+    )
+    .unwrap();
+    let mut found = declared_public_modules(dir)
+        .into_iter()
+        .map(|(m, _)| m)
+        .collect::<Vec<_>>();
+    found.sort();
+    assert_eq!(found, ["grpc", "grpc::frame"]);
+    let listed = public_modules(
+        "| crate | public modules |\n| --- | --- |\n| `portcullis-a` | `grpc`, `grpc::frame` |\n",
+    );
+    assert_eq!(
+        listed["portcullis-a"],
+        BTreeSet::from(["grpc".to_string(), "grpc::frame".to_string()])
     );
 }

@@ -284,7 +284,7 @@ fn soap_and_dns(
         let users = st.clone();
         let auth: soap::Authenticator = Arc::new(move |user, pass, peer| {
             let u = users.check_password(user, pass, peer).ok()?;
-            Some(if portcullis::admin::roles::may_change_zones(u.role) {
+            Some(if portcullis::admin::may_change_zones(u.role) {
                 soap::Access::ReadWrite
             } else {
                 soap::Access::Read
@@ -370,7 +370,7 @@ fn main() -> ExitCode {
             let mut line = String::new();
             let _ = std::io::stdin().read_line(&mut line);
             let password = line.trim_end_matches(['\r', '\n']);
-            match portcullis::admin::auth::hash_password(password) {
+            match portcullis::admin::hash_password(password) {
                 Ok(h) => {
                     println!("{h}");
                     ExitCode::SUCCESS

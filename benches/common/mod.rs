@@ -7,7 +7,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
-use portcullis::waf::resolver::NoResolver;
+use portcullis::waf::NoResolver;
 use portcullis::waf::signatures::{SignatureDb, Target};
 use portcullis::waf::{CompiledPolicy, ConnInfo, Step, Transaction, policy};
 

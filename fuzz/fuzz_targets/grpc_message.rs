@@ -1,6 +1,6 @@
-//! Fuzz target: `portcullis::waf::grpc::fuzzing::message` (see that function for the input layout).
+//! Fuzz target: `portcullis::waf::grpc::fuzz_message` (see that function for the input layout).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| portcullis::waf::grpc::fuzzing::message(data));
+fuzz_target!(|data: &[u8]| portcullis::waf::grpc::fuzz_message(data));

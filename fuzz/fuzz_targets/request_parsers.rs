@@ -3,5 +3,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    portcullis::waf::parse::fuzz_all(data);
+    portcullis::waf::fuzz_request_parsers(data);
 });

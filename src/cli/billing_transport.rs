@@ -13,8 +13,8 @@ use serde_json::Value;
 
 use crate::central::client::{Auth, CallLimits, ClientError, ControllerClient};
 use crate::proxy::tls::client_config;
-use crate::support::guard::Guard;
-use crate::support::outbound::{Bounds, Call, Outbound, OutboundError};
+use crate::support::Guard;
+use crate::support::{Bounds, Call, Outbound, OutboundError};
 
 /// Deadline of one request (connect, TLS, answer and body).
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);

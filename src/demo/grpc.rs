@@ -15,8 +15,8 @@ use parking_lot::Mutex;
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, MessageDescriptor, Value};
 
+use crate::waf::MemResolver;
 use crate::waf::grpc::{CompiledGrpcProfile, GrpcProfile, GrpcProfileSpec, IdlFileEntry};
-use crate::waf::resolver::MemResolver;
 
 /// The IDL of the demo service, as shipped under `policies/demo/`.
 pub const DEMO_PROTO: &str = include_str!("../../policies/demo/demo.proto");

@@ -17,9 +17,9 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use crate::admin::auth::User;
-use crate::admin::dispatch::call_as;
-use crate::admin::roles::Role;
+use crate::admin::Role;
+use crate::admin::User;
+use crate::admin::call_as;
 use crate::admin::{MgmtConfig, MgmtState};
 use crate::mgmt::asm::policies::put_policy_linked;
 use crate::mgmt::asm::{apply_policy, attach_policy};
@@ -27,7 +27,7 @@ use crate::mgmt::server::{AdminServer, ServeArgs, shutdown_signal};
 use crate::proxy::Dataplane;
 use crate::proxy::handler::Shared;
 use crate::support::links::DOWNLOADS;
-use crate::waf::resolver::MemResolver;
+use crate::waf::MemResolver;
 use crate::waf::{CompiledPolicy, policy};
 
 /// The demo policy, as shipped in `policies/demo/policy.json`.
@@ -134,7 +134,7 @@ pub async fn start(opts: &DemoOptions) -> Result<Demo, String> {
         .map_err(|e| format!("demo upstream: {e}"))?;
     let shared = Shared::with_defaults(opts.event_log.as_deref())?;
     let dataplane = Arc::new(Dataplane::new(shared.clone()));
-    let password = crate::admin::auth::random_password();
+    let password = crate::admin::random_password();
     let args = ServeArgs {
         admin_listen: opts.admin_listen,
         dns_listen: None,
@@ -210,7 +210,11 @@ fn configure(st: &MgmtState, listen: SocketAddr, upstream: SocketAddr) -> Result
                "pool": POOL, "profiles": [{"name": "/Common/tcp"}, {"name": "/Common/http"}]}),
     )?;
     attach_policy(st, POLICY, &[VIRTUAL.to_string()]).map_err(|e| e.message)?;
-    match st.listener_errors.read().get(VIRTUAL) {
+    match crate::mgmt::PlaneState::of(st)
+        .listener_errors
+        .read()
+        .get(VIRTUAL)
+    {
         Some(e) => Err(format!("WAF proxy {listen}: {e}")),
         None => Ok(()),
     }

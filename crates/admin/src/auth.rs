@@ -446,15 +446,6 @@ mod tests {
     /// A state over an empty store holding one user, `admin`: checking passwords needs no
     /// controller surface, so none is registered.
     fn state_with_admin(cfg: crate::MgmtConfig, password: &str) -> std::sync::Arc<MgmtState> {
-        struct NoDataPlane;
-        impl portcullis_proxy::topology::Topology for NoDataPlane {
-            fn apply(
-                &self,
-                _: Vec<portcullis_proxy::topology::ListenerSpec>,
-            ) -> Vec<portcullis_proxy::topology::ListenerStatus> {
-                Vec::new()
-            }
-        }
         fn refuse(
             _: &MgmtState,
             _: &http::HeaderMap,
@@ -482,13 +473,7 @@ mod tests {
         std::sync::Arc::new_cyclic(|this| MgmtState {
             store,
             cfg,
-            topology: std::sync::Arc::new(NoDataPlane),
             auth: AuthCache::default(),
-            listener_errors: Default::default(),
-            engines: Default::default(),
-            apply_lock: Default::default(),
-            member_down: Default::default(),
-            member_up: Default::default(),
             extensions: Default::default(),
             builtins: crate::state::Builtins {
                 routes: &[],

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::RwLock;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -15,8 +15,6 @@ use super::error::{MgmtError, MgmtResult};
 use super::kinds::KindSpec;
 use super::query::Query;
 use super::reply::Reply;
-use portcullis_engine::Engine;
-use portcullis_proxy::topology::Topology;
 use portcullis_store::{Store, Table};
 
 /// Tunables of the management plane (the `mgmt` section of the config file; every field has a
@@ -116,18 +114,7 @@ impl MgmtConfig {
 pub struct MgmtState {
     pub store: Arc<Store>,
     pub cfg: MgmtConfig,
-    pub topology: Arc<dyn Topology>,
     pub auth: AuthCache,
-    /// Listener errors by virtual fullPath, from the last apply.
-    pub listener_errors: RwLock<HashMap<String, String>>,
-    /// One engine per virtual server, kept across applies so a policy swap stays in place.
-    pub engines: Mutex<HashMap<String, Arc<Engine>>>,
-    /// Serialises applies so the data plane always converges on the newest configuration.
-    pub apply_lock: Mutex<()>,
-    /// Member health as the monitors see it, by member key (absent = up).
-    pub member_down: RwLock<HashMap<String, String>>,
-    /// Members whose monitors passed in the last round.
-    pub member_up: RwLock<std::collections::HashSet<String>>,
     /// Routes and kinds registered by other modules (ASM policies and tasks, AS3, central tasks).
     pub extensions: RwLock<Extensions>,
     /// The surface the state was opened with.
@@ -158,8 +145,8 @@ pub struct Extensions {
     pub routes: Vec<&'static Route>,
     /// Object kinds served by the generic engine.
     pub kinds: Vec<&'static KindSpec>,
-    /// State other modules attach, one value per type (e.g. the central manager's task runner);
-    /// see [`MgmtState::attach`].
+    /// State other modules attach, one value per type (e.g. the controller's data plane, the
+    /// central manager's task runner); see [`MgmtState::attach`].
     pub data: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
 }
 

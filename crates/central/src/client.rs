@@ -21,9 +21,9 @@ use bytes::Bytes;
 use http::{Method, StatusCode};
 use serde_json::Value;
 
-use portcullis_support::guard::Guard;
-use portcullis_support::outbound::{Bounds, Call, Outbound, OutboundError};
+use portcullis_support::Guard;
 use portcullis_support::pin::{self, Pinned};
+use portcullis_support::{Bounds, Call, Outbound, OutboundError};
 
 /// Largest response body read from a controller.
 pub const MAX_RESPONSE_BYTES: usize = 64 * 1024 * 1024;

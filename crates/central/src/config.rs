@@ -13,10 +13,10 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::modules::{self, Found, Module};
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::ops::parse_object;
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::Ctx;
+use portcullis_admin::Ctx;
+use portcullis_admin::Reply;
+use portcullis_admin::parse_object;
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_store::{Store, Table, WriteTx};
 use portcullis_support::now_micros;
 

@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 use super::config::{self, CURRENT, WORKING};
 use super::modules::{Found, Module};
-use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::{MgmtError, MgmtResult};
 
 pub const USE_BIGIQ: &str = "USE_BIGIQ";
 pub const USE_BIGIP: &str = "USE_BIGIP";

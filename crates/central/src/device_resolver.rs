@@ -9,9 +9,9 @@ use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::devices::{self, Device};
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::Ctx;
+use portcullis_admin::Ctx;
+use portcullis_admin::Reply;
+use portcullis_admin::{MgmtError, MgmtResult};
 
 const GROUPS: &str = "/mgmt/shared/resolver/device-groups";
 const MACHINE_IDS: &str = "/mgmt/cm/system/machineid-resolver";
@@ -130,8 +130,8 @@ pub fn device_groups(ctx: &Ctx<'_>, _: &[u8]) -> MgmtResult<Reply> {
 /// `DELETE .../devices/<machineId>`: forgets the device (its trust and discovered modules; the
 /// imported copies stay) and removes the central manager's account from it when it answers.
 fn remove_device(ctx: &Ctx<'_>, id: &str) -> MgmtResult<Reply> {
-    if ctx.user.role != portcullis_admin::roles::Role::Admin {
-        return Err(portcullis_admin::roles::denied(
+    if ctx.user.role != portcullis_admin::Role::Admin {
+        return Err(portcullis_admin::denied(
             &ctx.user.name,
             &ctx.method,
             &ctx.path,

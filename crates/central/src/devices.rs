@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::client::{Auth, CallLimits, ControllerClient};
-use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_store::{Store, Table, WriteTx};
 
 const PREFIX: &str = "cm-device/";

@@ -12,9 +12,9 @@ use super::devices;
 use super::import::check_device;
 use super::modules::{self, Module};
 use super::tasks::{self, Outcome, Resume, Run, RunFuture, TaskKind};
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::Ctx;
+use portcullis_admin::Ctx;
+use portcullis_admin::Reply;
+use portcullis_admin::{MgmtError, MgmtResult};
 
 pub static KIND: TaskKind = TaskKind {
     collection: "/mgmt/cm/global/tasks/device-discovery",

@@ -22,9 +22,9 @@ use super::modules::{self, Module};
 use super::tasks::{
     self, Outcome, PENDING_CHILD_CONFLICTS, PENDING_CONFLICTS, Resume, Run, RunFuture, TaskKind,
 };
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::Ctx;
+use portcullis_admin::Ctx;
+use portcullis_admin::Reply;
+use portcullis_admin::{MgmtError, MgmtResult};
 
 macro_rules! import_kind {
     ($name:ident, $cm:literal) => {

@@ -38,9 +38,9 @@ use serde_json::Value;
 
 pub use client::{Auth, CallLimits, ClientError, ControllerClient};
 pub use devices::Device;
-use portcullis_admin::dispatch::Route;
-use portcullis_admin::error::{MgmtError, MgmtResult};
+use portcullis_admin::Route;
 use portcullis_admin::{MgmtConfig, MgmtState};
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_store::Store;
 
 /// Version the central manager reports (f5-sdk's BIG-IQ support needs ≥ 5.3.0).

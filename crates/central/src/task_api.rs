@@ -9,10 +9,10 @@ use serde_json::{Map, Value, json};
 
 use super::Central;
 use super::tasks::{CANCELED, STARTED, TaskKind, WORKER, now_text, spawn, touch};
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::ops::parse_object;
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::Ctx;
+use portcullis_admin::Ctx;
+use portcullis_admin::Reply;
+use portcullis_admin::parse_object;
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_store::{Table, WriteTx};
 use portcullis_support::now_micros;
 

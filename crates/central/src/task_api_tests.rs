@@ -12,10 +12,10 @@ use crate::tasks::{self, Resume, Run, RunFuture, TaskKind};
 use crate::{CallLimits, Central};
 use portcullis_admin as admin;
 use portcullis_admin::MgmtConfig;
-use portcullis_admin::dispatch::Route;
-use portcullis_admin::error::MgmtResult;
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_admin::MgmtResult;
+use portcullis_admin::Reply;
+use portcullis_admin::Route;
+use portcullis_admin::{Ctx, MgmtState};
 use portcullis_controller::apply::DetachedTopology;
 use portcullis_controller::open;
 use portcullis_store::Table;
@@ -100,7 +100,7 @@ async fn call(st: &Arc<MgmtState>, method: &str, path: &str, body: Value) -> (u1
         } else {
             body.to_string().into_bytes()
         };
-        match admin::dispatch::dispatch(&st, &parts, &bytes, "127.0.0.1") {
+        match admin::dispatch(&st, &parts, &bytes, "127.0.0.1") {
             Ok(r) => (r.status.as_u16(), r.body.unwrap_or(Value::Null)),
             Err(e) => (e.status.as_u16(), e.body()),
         }

@@ -19,8 +19,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::Central;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_admin::{Ctx, MgmtState};
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_store::Table;
 use portcullis_support::{iso8601_utc, now_micros, unix_seconds};
 

@@ -11,9 +11,9 @@ use super::Central;
 use super::client::{Auth, ClientError, ControllerClient};
 use super::devices::{self, Device};
 use super::tasks::{self, Outcome, Resume, Run, RunFuture, TaskKind, required_str};
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::Ctx;
+use portcullis_admin::Ctx;
+use portcullis_admin::Reply;
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_support::now_micros;
 
 pub static KIND: TaskKind = TaskKind {
@@ -206,7 +206,7 @@ async fn trust(r: &Run) -> Outcome {
 
     r.step("CREATE_ACCOUNT")?;
     let account = account_name(&r.c);
-    let secret = portcullis_admin::auth::random_password();
+    let secret = portcullis_admin::random_password();
     let user_body = json!({
         "name": account, "password": secret,
         "partitionAccess": [{"name": "all-partitions", "role": "admin"}],

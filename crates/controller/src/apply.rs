@@ -12,8 +12,9 @@ use serde_json::{Map, Value};
 
 use super::objects::profile::PROFILE_TYPES;
 use super::objects::sys_file::stored_path;
-use portcullis_admin::engine::children;
-use portcullis_admin::state::MgmtState;
+use crate::PlaneState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::children;
 use portcullis_engine::Engine;
 use portcullis_proxy::topology::{ListenerSpec, ListenerStatus, TlsSpec, Topology, UpstreamSpec};
 use portcullis_store::Table;
@@ -51,7 +52,8 @@ pub fn destination_addr(dest: &str) -> Option<SocketAddr> {
 
 /// Rebuilds the listener set from the store and applies it; records per-virtual errors.
 pub fn reapply(st: &MgmtState) {
-    let _guard = st.apply_lock.lock();
+    let plane = PlaneState::of(st);
+    let _guard = plane.apply_lock.lock();
     let (specs, mut errors) = match listener_specs(st) {
         Ok(x) => x,
         Err(e) => {
@@ -59,14 +61,14 @@ pub fn reapply(st: &MgmtState) {
             return;
         }
     };
-    for s in st.topology.apply(specs) {
+    for s in plane.topology.apply(specs) {
         if let Some(e) = s.error {
             // The data plane reports, the caller logs: once, naming the virtual server.
             tracing::error!(virtual_server = %s.name, "listener not started: {e}");
             errors.insert(s.name, e);
         }
     }
-    *st.listener_errors.write() = errors;
+    *plane.listener_errors.write() = errors;
 }
 
 fn object(st: &MgmtState, coll: &str, full_path: &str) -> Option<Map<String, Value>> {
@@ -92,7 +94,7 @@ fn file_text(st: &MgmtState, kind: &str, full_path: &str) -> Option<String> {
 #[allow(clippy::type_complexity)]
 pub fn listener_specs(
     st: &MgmtState,
-) -> Result<(Vec<ListenerSpec>, HashMap<String, String>), portcullis_admin::error::MgmtError> {
+) -> Result<(Vec<ListenerSpec>, HashMap<String, String>), portcullis_admin::MgmtError> {
     let mut specs = Vec::new();
     let mut errors = HashMap::new();
     for vs in children(st, "/mgmt/tm/ltm/virtual")? {
@@ -125,6 +127,7 @@ fn listener_of(
         .unwrap_or_default();
     let bind = destination_addr(dest)
         .ok_or_else(|| format!("destination {dest} is not an address:port"))?;
+    let plane = PlaneState::of(st);
     let key = format!("/mgmt/tm/ltm/virtual/{}", full_path.replace('/', "~"));
     let (mut tls, mut xff, mut upstream_tls, mut access) = (None, false, false, None);
     for p in children(st, &format!("{key}/profiles")).map_err(|e| e.message)? {
@@ -169,7 +172,7 @@ fn listener_of(
     let mut upstreams = Vec::new();
     if let Some(pool) = vs.get("pool").and_then(Value::as_str) {
         let pkey = format!("/mgmt/tm/ltm/pool/{}", pool.replace('/', "~"));
-        let down = st.member_down.read();
+        let down = plane.member_down.read();
         for m in children(st, &format!("{pkey}/members")).map_err(|e| e.message)? {
             let name = m.get("name").and_then(Value::as_str).unwrap_or_default();
             let Ok((_, port)) = super::objects::pool::split_member(name) else {
@@ -195,7 +198,7 @@ fn listener_of(
             });
         }
     }
-    let engine = st
+    let engine = plane
         .engines
         .lock()
         .entry(full_path.to_string())

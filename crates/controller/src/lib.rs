@@ -12,14 +12,17 @@ pub mod console;
 pub mod events;
 pub mod monitor;
 pub mod objects;
+mod plane;
 mod revocations;
 mod seed;
 pub mod server;
 
+pub use plane::PlaneState;
+
 use std::sync::Arc;
 
-use portcullis_admin::state::Builtins;
-use portcullis_admin::{MgmtConfig, MgmtResult, MgmtState, auth};
+use portcullis_admin::Builtins;
+use portcullis_admin::{AuthCache, MgmtConfig, MgmtResult, MgmtState, hash_stored_tokens};
 use portcullis_proxy::topology::Topology;
 use portcullis_store::Store;
 
@@ -36,13 +39,7 @@ pub fn open(
     let st = Arc::new_cyclic(|this| MgmtState {
         store,
         cfg,
-        topology,
-        auth: auth::AuthCache::default(),
-        listener_errors: Default::default(),
-        engines: Default::default(),
-        apply_lock: Default::default(),
-        member_down: Default::default(),
-        member_up: Default::default(),
+        auth: AuthCache::default(),
         extensions: Default::default(),
         builtins: Builtins {
             routes: objects::ROUTES,
@@ -53,8 +50,9 @@ pub fn open(
         },
         this: this.clone(),
     });
+    st.attach(Arc::new(PlaneState::new(topology)));
     asm::install(&st);
-    auth::hash_stored_tokens(&st)?;
+    hash_stored_tokens(&st)?;
     let generated = seed::first_start(&st, admin_password)?;
     as3::install(&st);
     st.reapply();
@@ -80,7 +78,7 @@ pub fn fuzz_request(st: &MgmtState, data: &[u8]) {
     }
     let Ok(req) = b.body(()) else { return };
     let (parts, ()) = req.into_parts();
-    let _ = portcullis_admin::dispatch::dispatch(st, &parts, body.as_bytes(), "127.0.0.1");
+    let _ = portcullis_admin::dispatch(st, &parts, body.as_bytes(), "127.0.0.1");
 }
 
 #[cfg(test)]

@@ -14,8 +14,9 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::objects::pool::split_member;
-use portcullis_admin::engine::children;
-use portcullis_admin::state::MgmtState;
+use crate::PlaneState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::children;
 use portcullis_support::pin;
 
 #[derive(Clone, Debug, PartialEq)]
@@ -241,10 +242,11 @@ pub async fn probe_members(st: &Arc<MgmtState>) -> u64 {
             }
         }
     }
-    *st.member_up.write() = up;
-    let changed = *st.member_down.read() != down;
+    let plane = PlaneState::of(st);
+    *plane.member_up.write() = up;
+    let changed = *plane.member_down.read() != down;
     if changed {
-        *st.member_down.write() = down;
+        *plane.member_down.write() = down;
         let st = st.clone();
         let _ = tokio::task::spawn_blocking(move || st.reapply()).await;
     }

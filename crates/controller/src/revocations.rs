@@ -14,12 +14,12 @@ use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::objects::api_access::{API_ACCESS, compile};
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::names::ObjName;
-use portcullis_admin::ops::parse_object;
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::Ctx;
-use portcullis_engine::access::profile::SharedStore;
+use portcullis_admin::Ctx;
+use portcullis_admin::ObjName;
+use portcullis_admin::Reply;
+use portcullis_admin::parse_object;
+use portcullis_admin::{MgmtError, MgmtResult};
+use portcullis_engine::access::SharedStore;
 use portcullis_proxy::access::revocations::Revoked;
 use portcullis_proxy::access::revoke;
 use portcullis_store::Table;

@@ -2,18 +2,18 @@
 //! (`/Common/tcp`, `udp`, `http`, `clientssl` with `default.crt`/`default.key`, `serverssl`,
 //! monitors `http`, `https`, `tcp`, the `device_trust_group`). Runs once per data directory.
 
-use portcullis_admin::auth::random_password;
+use portcullis_admin::random_password;
 use portcullis_support::new_uuid;
 use serde_json::{Map, Value, json};
 
 use super::objects::{device_group, profile, sys_file};
-use portcullis_admin::auth::put_user;
-use portcullis_admin::error::MgmtResult;
-use portcullis_admin::kinds::{Coll, KindSpec};
-use portcullis_admin::names::ObjName;
-use portcullis_admin::ops::commit;
-use portcullis_admin::roles::Role;
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtResult;
+use portcullis_admin::MgmtState;
+use portcullis_admin::ObjName;
+use portcullis_admin::Role;
+use portcullis_admin::commit;
+use portcullis_admin::put_user;
+use portcullis_admin::{Coll, KindSpec};
 use portcullis_store::Table;
 
 fn coll(spec: &'static KindSpec) -> Coll {
@@ -135,6 +135,6 @@ fn seed_objects(st: &MgmtState, files: &[(&'static KindSpec, &str)]) -> MgmtResu
             json!({"type": "sync-only"}),
         )?;
         tx.put(Table::Meta, "seeded", &json!(true))?;
-        Ok::<_, portcullis_admin::error::MgmtError>(())
+        Ok::<_, portcullis_admin::MgmtError>(())
     })
 }

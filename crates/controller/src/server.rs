@@ -16,8 +16,8 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde::Deserialize;
 use tower::ServiceExt as _;
 
-use portcullis_admin::dispatch::Peer;
-use portcullis_admin::state::MgmtConfig;
+use portcullis_admin::MgmtConfig;
+use portcullis_admin::Peer;
 use portcullis_proxy::topology::Topology;
 
 /// The `serve` configuration file (JSON); command-line flags override it.

@@ -12,19 +12,21 @@ pub mod grpc;
 pub mod injection;
 pub mod normalize;
 pub mod openapi;
-pub mod parse;
+mod parse;
 pub mod policy;
-pub mod resolver;
+mod resolver;
 pub mod response;
 pub mod signatures;
 mod transaction;
-pub mod verdict;
-pub mod violation;
+mod verdict;
+mod violation;
 
 pub use engine::Engine;
 pub use event::SecurityEvent;
+#[cfg(fuzzing)]
+pub use parse::fuzz_all as fuzz_request_parsers;
 pub use policy::CompiledPolicy;
-pub use resolver::{FetchError, Resolver};
+pub use resolver::{FetchError, MemResolver, NoResolver, Resolver};
 pub use response::BlockResponse;
 pub use transaction::{ConnInfo, Step, Transaction};
 pub use verdict::{Action, BlockReply, Verdict};

@@ -14,7 +14,7 @@ use http_body_util::{BodyExt, Full};
 
 use super::conns::SendError;
 use super::upstream::{BoxError, Clients, Member, ProxyBody};
-use portcullis_support::outbound::{OutboundError, collect_bounded, within};
+use portcullis_support::{OutboundError, collect_bounded, within};
 
 /// Sends `method` `url` with `headers` and `body`; returns the status and at most `limit` bytes
 /// of answer (a longer answer is an error).

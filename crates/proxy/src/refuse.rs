@@ -12,8 +12,8 @@ use http::StatusCode;
 use super::driver::Env;
 use super::driver::answer::Answer;
 use super::head::Reject;
-use portcullis_engine::violation::{Context, Violation, ViolationKind};
 use portcullis_engine::{ConnInfo, Transaction};
+use portcullis_engine::{Context, Violation, ViolationKind};
 
 /// Most bytes of a refused request line kept for the event.
 const LINE_MAX: usize = 1024;
@@ -88,7 +88,7 @@ impl Refusal {
 /// protocol violation (blocked), answered 400 with the support ID and `Connection: close`.
 pub fn malformed_body(tx: &mut Transaction, why: &'static str) -> Answer {
     let v = Violation::new(ViolationKind::HttpProtocol, Context::Request).detail(why.to_string());
-    tx.deny(v, portcullis_engine::verdict::BlockReply::DefaultPage);
+    tx.deny(v, portcullis_engine::BlockReply::DefaultPage);
     let text = format!("{why}\nYour support ID is: {}\n", tx.support_id());
     Answer::text(StatusCode::BAD_REQUEST, text, true)
 }

@@ -6,9 +6,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use portcullis_support::guard::Guard;
+use portcullis_support::Guard;
 use portcullis_support::links::{FileLinks, LinkResolver, Remote};
-use portcullis_support::outbound::{Bounds, Outbound};
+use portcullis_support::{Bounds, Outbound};
 
 /// Largest linked file accepted.
 pub const MAX_FETCH_BYTES: usize = 16 * 1024 * 1024;

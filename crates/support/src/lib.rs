@@ -1,17 +1,17 @@
 //! Small shared pieces every module may use: support ids, the clock, ISO 8601 formatting,
 //! registration keys, the UUID text form, a stack-first vector for per-request scratch lists,
 //! bounded reading of admin request bodies ([`body`]), the one outbound HTTP client with its
-//! bounds ([`outbound`]) and destination guard ([`guard`]), bounded server-side pulls of URLs
+//! bounds ([`Outbound`]) and destination guard ([`Guard`]), bounded server-side pulls of URLs
 //! ([`fetch`]), the certificate-pinning verifier ([`pin`]), links to policy files ([`links`]),
 //! URLs with their password masked.
 
 pub mod body;
 mod clock;
 pub mod fetch;
-pub mod guard;
+mod guard;
 mod inline_vec;
 pub mod links;
-pub mod outbound;
+mod outbound;
 pub mod pin;
 mod regkey;
 mod support_id;
@@ -19,7 +19,11 @@ mod url;
 mod uuid;
 
 pub use clock::{iso8601_utc, now_micros, parse_iso8601_utc, unix_seconds};
+pub use guard::{Cidr, Guard};
 pub use inline_vec::InlineVec;
+pub use outbound::{
+    Answer, Bounds, Call, Outbound, OutboundError, PullError, collect_bounded, within,
+};
 pub use regkey::parse_regkey;
 pub use support_id::SupportId;
 pub use url::redact_url;

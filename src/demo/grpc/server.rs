@@ -17,7 +17,7 @@ use http_body_util::BodyExt as _;
 use tokio::sync::mpsc;
 
 use super::{DemoGrpc, GrpcStatus, code};
-use crate::waf::grpc::frame::{FrameEvent, FrameParser, encode_frame};
+use crate::waf::grpc::{FrameEvent, FrameParser, encode_frame};
 
 /// Largest request message the demo accepts (compressed or not, and once inflated).
 pub const MAX_REQUEST_MESSAGE: u32 = 4 * 1024 * 1024;

@@ -61,7 +61,7 @@ async fn setup(jwks_with_ec: bool) -> Setup {
     let idp = Idp::start(keys).await;
     let upstream = echo_upstream().await;
     let dir = tempfile::tempdir().expect("tmp");
-    let hash = portcullis::admin::auth::hash_password("wonderland").expect("hash");
+    let hash = portcullis::admin::hash_password("wonderland").expect("hash");
     let access = write(
         dir.path(),
         "access.json",
@@ -363,7 +363,7 @@ async fn api_keys_are_added_and_revoked_without_a_restart_and_basic_credentials_
 
     // Add key b, revoke key a; SIGHUP applies it in place.
     let idp = &s.idp;
-    let hash = portcullis::admin::auth::hash_password("wonderland").expect("hash");
+    let hash = portcullis::admin::hash_password("wonderland").expect("hash");
     write(
         s.dir.path(),
         "access.json",

@@ -280,17 +280,17 @@ async fn health_monitors_take_failing_members_out_of_rotation() {
     server.abort();
 }
 
-static WIDGET: admin::kinds::KindSpec = admin::kinds::KindSpec {
+static WIDGET: admin::KindSpec = admin::KindSpec {
     path: "/mgmt/tm/asm/widgets",
     label: "Widget",
-    ..admin::kinds::KindSpec::BASE
+    ..admin::KindSpec::BASE
 };
 
-fn hello(ctx: &admin::state::Ctx<'_>, _: &[u8]) -> admin::MgmtResult<admin::reply::Reply> {
-    Ok(admin::reply::Reply::json(json!({"hello": ctx.user.name})))
+fn hello(ctx: &admin::Ctx<'_>, _: &[u8]) -> admin::MgmtResult<admin::Reply> {
+    Ok(admin::Reply::json(json!({"hello": ctx.user.name})))
 }
 
-static HELLO: [admin::dispatch::Route; 1] = [admin::dispatch::Route {
+static HELLO: [admin::Route; 1] = [admin::Route {
     path: "/mgmt/shared/hello",
     prefix: false,
     handler: hello,
@@ -309,7 +309,7 @@ async fn other_modules_extend_the_surface_with_the_same_auth_and_engine() {
         Some(ROUTER_PASS.into()),
     )
     .unwrap();
-    static KINDS: [&admin::kinds::KindSpec; 1] = [&WIDGET];
+    static KINDS: [&admin::KindSpec; 1] = [&WIDGET];
     st.extend(&HELLO, &KINDS);
     let app = admin::router(st);
     let (s, b) = call(&app, "GET", "/mgmt/shared/hello", None).await;

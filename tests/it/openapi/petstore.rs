@@ -1,9 +1,9 @@
 //! The petstore in Swagger 2.0 (JSON), OpenAPI 3.0 (YAML) and 3.1 (YAML) against one table of
 //! requests: every OpenAPI violation and the allowed cases must come out the same in each version.
 
+use portcullis::waf::NoResolver;
 use portcullis::waf::Violation;
 use portcullis::waf::openapi::{ApiMatch, CompiledApi, Head, OpenApiLimits, load};
-use portcullis::waf::resolver::NoResolver;
 
 const RID: (&str, &str) = ("X-Request-Id", "123e4567-e89b-12d3-a456-426614174000");
 

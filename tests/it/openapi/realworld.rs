@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use portcullis::waf::NoResolver;
 use portcullis::waf::openapi::{ApiMatch, CompiledApi, Head, OpenApiLimits, load};
-use portcullis::waf::resolver::NoResolver;
 
 fn first_existing(candidates: &[PathBuf]) -> Option<PathBuf> {
     candidates.iter().find(|p| p.is_file()).cloned()

@@ -16,8 +16,8 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use portcullis::waf::MemResolver;
 use portcullis::waf::policy::{self, LoadOptions};
-use portcullis::waf::resolver::MemResolver;
 use portcullis::waf::{Action, ConnInfo, Step, Transaction};
 use serde_json::Value;
 

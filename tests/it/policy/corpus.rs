@@ -113,7 +113,7 @@ fn errors_name_line_and_column_for_truncated_json() {
     let e = policy::load(
         b"{\"policy\": {\"name\": \"p\",",
         "p.json",
-        &portcullis::waf::resolver::NoResolver,
+        &portcullis::waf::NoResolver,
     )
     .err()
     .map(|e| e.0)

@@ -4,8 +4,8 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
+use portcullis::waf::NoResolver;
 use portcullis::waf::policy;
-use portcullis::waf::resolver::NoResolver;
 use portcullis::waf::{ConnInfo, Step, Transaction, ViolationKind};
 
 fn compile(doc: &str) -> Arc<policy::CompiledPolicy> {

@@ -248,7 +248,7 @@ pub fn write(dir: &std::path::Path, name: &str, v: &Value) -> String {
 }
 
 pub fn sha256_hex(s: &str) -> String {
-    portcullis::waf::access::secrets::hex(&portcullis::waf::access::secrets::sha256(s.as_bytes()))
+    portcullis::waf::access::hex(&portcullis::waf::access::sha256(s.as_bytes()))
 }
 
 pub fn bearer(t: &str) -> String {

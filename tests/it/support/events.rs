@@ -95,8 +95,7 @@ impl Controller {
             .req(Method::POST, "/mgmt/tm/ltm/virtual", Some(vs))
             .await;
         assert_eq!(s, 200, "{b}");
-        let engine = self
-            .st
+        let engine = portcullis::mgmt::PlaneState::of(&self.st)
             .engines
             .lock()
             .get(&format!("/Common/{name}"))

@@ -10,10 +10,10 @@ use serde_json::{Value, json};
 
 use super::{FleetEvents, Search};
 use crate::devices;
-use portcullis_admin::dispatch::Route;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::Ctx;
+use portcullis_admin::Ctx;
+use portcullis_admin::Reply;
+use portcullis_admin::Route;
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_support::{iso8601_utc, parse_iso8601_utc};
 
 pub const PATH: &str = "/mgmt/cm/asm/events/requests";

@@ -16,11 +16,11 @@ mod members;
 mod pools;
 mod revoke;
 
-use portcullis_admin::dispatch::{Route, segments};
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::reply::Reply;
-use portcullis_admin::roles::Role;
-use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_admin::Reply;
+use portcullis_admin::Role;
+use portcullis_admin::{Ctx, MgmtState};
+use portcullis_admin::{MgmtError, MgmtResult};
+use portcullis_admin::{Route, segments};
 use portcullis_support::is_uuid;
 
 /// The collection path.
@@ -54,7 +54,7 @@ fn route(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
     }
     let write = !matches!(ctx.method, http::Method::GET | http::Method::HEAD);
     if write && ctx.user.role != Role::Admin {
-        return Err(portcullis_admin::roles::denied(
+        return Err(portcullis_admin::denied(
             &ctx.user.name,
             &ctx.method,
             &ctx.path,

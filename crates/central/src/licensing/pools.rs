@@ -8,10 +8,10 @@ use serde_json::{Value, json};
 
 use super::POOLS;
 use super::members;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::ops::parse_object;
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_admin::Reply;
+use portcullis_admin::parse_object;
+use portcullis_admin::{Ctx, MgmtState};
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_store::{Store, Table};
 use portcullis_support::new_uuid;
 use portcullis_support::{iso8601_utc, now_micros, parse_regkey, unix_seconds};

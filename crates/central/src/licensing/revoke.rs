@@ -9,10 +9,10 @@ use super::grant::{self, Target};
 use super::members::{get, key, text_field, view};
 use super::pools;
 use crate::devices;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::ops::parse_object;
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::Ctx;
+use portcullis_admin::Ctx;
+use portcullis_admin::Reply;
+use portcullis_admin::parse_object;
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_store::{Store, Table};
 
 /// DELETE: revokes the license on the device (unless `localOnly: true`), then removes the member.

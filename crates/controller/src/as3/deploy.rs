@@ -13,11 +13,11 @@ use super::model::{Adc, Request, Tenant};
 use super::plan::{Plan, plan_tenant};
 use super::waf;
 use crate::objects::sys_file::write_durably;
-use portcullis_admin::dispatch::segments;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::kinds::{Coll, Target, resolve};
-use portcullis_admin::ops::{create_in, delete_in};
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::segments;
+use portcullis_admin::{Coll, Target, resolve};
+use portcullis_admin::{MgmtError, MgmtResult};
+use portcullis_admin::{create_in, delete_in};
 use portcullis_store::{Table, WriteTx};
 use portcullis_support::{iso8601_utc, unix_seconds};
 

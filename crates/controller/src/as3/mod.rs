@@ -17,8 +17,8 @@ mod service;
 mod tests;
 mod waf;
 
-use portcullis_admin::dispatch::Route;
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::Route;
 
 static ROUTES: &[Route] = &[
     Route {

@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 
 use super::deploy::{self, DECLARE, Outcome};
 use super::model::{self, Action};
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_admin::Reply;
+use portcullis_admin::{Ctx, MgmtState};
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_store::Table;
 use portcullis_support::now_micros;
 

@@ -8,10 +8,10 @@ use serde_json::{Value, json};
 use super::deploy::coll_of;
 use super::plan::HTTPS_REDIRECT_RULE;
 use crate::objects::{profile, rule};
-use portcullis_admin::error::MgmtResult;
-use portcullis_admin::kinds::Coll;
-use portcullis_admin::ops::create_in;
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::Coll;
+use portcullis_admin::MgmtResult;
+use portcullis_admin::MgmtState;
+use portcullis_admin::create_in;
 use portcullis_store::Table;
 
 /// The text of the redirect rule, as on BIG-IP.

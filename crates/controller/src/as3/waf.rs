@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use super::classes::WafSource;
 use super::plan::Plan;
 use crate::asm;
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
 use portcullis_store::Table;
 use portcullis_support::fetch::fetch_blocking;
 

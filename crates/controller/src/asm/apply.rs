@@ -18,11 +18,12 @@ use super::policies::{
     policy_id, stored, virtuals_of,
 };
 use super::tasks::{self, TaskType};
-use portcullis_admin::engine::children;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::ops::parse_object;
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::{Ctx, MgmtState};
+use crate::PlaneState;
+use portcullis_admin::Reply;
+use portcullis_admin::children;
+use portcullis_admin::parse_object;
+use portcullis_admin::{Ctx, MgmtState};
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_engine::CompiledPolicy;
 use portcullis_store::Table;
 use portcullis_support::now_micros;
@@ -63,11 +64,12 @@ pub fn apply_policy(st: &MgmtState, full_path: &str) -> MgmtResult<()> {
         stored(st, &edited_key(&id))?.ok_or_else(|| MgmtError::not_found("Policy", &canonical))?;
     let policy = compiled(&edited).map_err(|e| compile_error(&canonical, &e))?;
     let record = serde_json::to_value(&edited).map_err(|e| MgmtError::internal(e.to_string()))?;
-    let _guard = st.apply_lock.lock();
+    let plane = PlaneState::of(st);
+    let _guard = plane.apply_lock.lock();
     // Publish first, then make it durable: enforcement does not wait for the commit, and a
     // failed commit puts the previous policies back (nothing is half-applied).
     let previous: Vec<_> = {
-        let engines = st.engines.lock();
+        let engines = plane.engines.lock();
         virtuals_of(&object(st, &id)?)
             .iter()
             .filter_map(|v| engines.get(v))
@@ -125,8 +127,9 @@ pub(super) fn publish_running(
     } else {
         applied_of(st, full_path)?
     };
-    let _guard = st.apply_lock.lock();
-    let engines = st.engines.lock();
+    let plane = PlaneState::of(st);
+    let _guard = plane.apply_lock.lock();
+    let engines = plane.engines.lock();
     for v in attached {
         if let Some(e) = engines.get(v) {
             match &applied {

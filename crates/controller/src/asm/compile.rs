@@ -20,10 +20,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
 use portcullis_engine::CompiledPolicy;
+use portcullis_engine::MemResolver;
 use portcullis_engine::policy::{self, Loaded};
-use portcullis_engine::resolver::MemResolver;
 use portcullis_support::fetch;
 use portcullis_support::links;
 

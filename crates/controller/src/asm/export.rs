@@ -11,11 +11,11 @@ use super::apply::target_of;
 use super::policies::{edited_key, policy_id, stored};
 use super::tasks::{self, Outcome, TaskType};
 use crate::objects::sys_file::write_durably;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::names::check_name;
-use portcullis_admin::ops::parse_object;
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_admin::Reply;
+use portcullis_admin::check_name;
+use portcullis_admin::parse_object;
+use portcullis_admin::{Ctx, MgmtState};
+use portcullis_admin::{MgmtError, MgmtResult};
 
 pub static EXPORT: TaskType = TaskType {
     path: "/mgmt/tm/asm/tasks/export-policy",

@@ -22,11 +22,11 @@ use super::apply::{Target, target_of, template_title};
 use super::policies::{full_path_field, normalize, object, put_policy_linked};
 use super::tasks::{self, Outcome, TaskType};
 use crate::objects::sys_file::{DOWNLOADS, resolve_download};
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::names::{ObjName, check_name};
-use portcullis_admin::ops::parse_object;
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_admin::Reply;
+use portcullis_admin::parse_object;
+use portcullis_admin::{Ctx, MgmtState};
+use portcullis_admin::{MgmtError, MgmtResult};
+use portcullis_admin::{ObjName, check_name};
 use portcullis_engine::policy::parse_document;
 use portcullis_support::fetch::fetch_blocking;
 

@@ -21,8 +21,8 @@ pub mod policies;
 mod tasks;
 mod templates;
 
-use portcullis_admin::dispatch::Route;
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::Route;
 
 pub use apply::{apply_policy, attached_policy, running_policy};
 pub use policies::{attach_policy, delete_policy, policy_id, put_policy};

@@ -13,12 +13,12 @@ use serde_json::{Map, Value, json};
 
 use super::apply::{publish_running, template_title};
 use super::compile::{Stored, compile_fetching, compile_stored, remember};
-use portcullis_admin::engine::children;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::names::{ObjName, full_path_of};
-use portcullis_admin::ops::parse_object;
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_admin::Reply;
+use portcullis_admin::children;
+use portcullis_admin::parse_object;
+use portcullis_admin::{Ctx, MgmtState};
+use portcullis_admin::{MgmtError, MgmtResult};
+use portcullis_admin::{ObjName, full_path_of};
 use portcullis_engine::policy::{Loaded, Summary};
 use portcullis_store::{Table, WriteTx};
 use portcullis_support::{iso8601_utc, now_micros, unix_seconds};

@@ -13,9 +13,9 @@ use http::{Method, StatusCode};
 use rand::RngExt as _;
 use serde_json::{Map, Value, json};
 
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_admin::Reply;
+use portcullis_admin::{Ctx, MgmtState};
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_store::Table;
 use portcullis_support::{iso8601_utc, now_micros, unix_seconds};
 

@@ -7,10 +7,10 @@ use serde_json::{Value, json};
 
 use super::apply::template_title;
 use super::policies::policy_id;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::{Ctx, MgmtState};
-use portcullis_engine::policy::templates::SHIPPED;
+use portcullis_admin::Reply;
+use portcullis_admin::{Ctx, MgmtState};
+use portcullis_admin::{MgmtError, MgmtResult};
+use portcullis_engine::policy::SHIPPED_TEMPLATES as SHIPPED;
 
 pub const TEMPLATES: &str = "/mgmt/tm/asm/policy-templates";
 

@@ -29,7 +29,7 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use http::{HeaderValue, Method, StatusCode, header};
 
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
 use portcullis_support::body::{self, BodyError};
 use session::Session;
 
@@ -54,7 +54,7 @@ pub fn router(st: Arc<MgmtState>) -> Router {
 
 async fn handle(State(st): State<Arc<MgmtState>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let peer = portcullis_admin::dispatch::peer_of(&parts);
+    let peer = portcullis_admin::peer_of(&parts);
     // The admin port's body bounds: a declared length over the limit is refused before it is
     // read, and a form must keep coming (no slow sender holds the connection).
     let limits = st.cfg.body_limits(MAX_FORM);

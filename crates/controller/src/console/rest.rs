@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::Req;
 use super::session::Session;
+use portcullis_admin::MgmtError;
 use portcullis_admin::dispatch;
-use portcullis_admin::error::MgmtError;
 
 /// Sends `method path` (path with its query string) with `body`; the answer's JSON body (Null
 /// when empty) or the REST error.
@@ -28,7 +28,7 @@ pub fn call(
         .map_err(|e| MgmtError::internal(format!("console request {path}: {e}")))?;
     let (parts, ()) = req.into_parts();
     let bytes = body.map(Value::to_string).unwrap_or_default();
-    let reply = dispatch::dispatch(r.st, &parts, bytes.as_bytes(), r.peer)?;
+    let reply = dispatch(r.st, &parts, bytes.as_bytes(), r.peer)?;
     Ok(reply.body.unwrap_or(Value::Null))
 }
 

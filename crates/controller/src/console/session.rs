@@ -19,9 +19,8 @@ use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 
 use super::{Req, html, see_other, view};
-use portcullis_admin::auth::User;
-use portcullis_admin::roles;
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::User;
 use portcullis_store::{StoreError, Table};
 
 pub const COOKIE: &str = "__Host-portcullis-session";
@@ -171,7 +170,7 @@ impl Session {
 
     /// Whether the role table lets this user send `method` to the REST `path`.
     pub fn can(&self, method: &Method, path: &str) -> bool {
-        roles::allowed(self.user.role, &self.user.name, method, path)
+        portcullis_admin::allowed(self.user.role, &self.user.name, method, path)
     }
 }
 

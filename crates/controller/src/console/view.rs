@@ -80,7 +80,7 @@ pub fn error_page(status: StatusCode, message: &str) -> Response {
 }
 
 /// The error page of a REST error (its status and message).
-pub fn rest_error(e: &portcullis_admin::error::MgmtError) -> Response {
+pub fn rest_error(e: &portcullis_admin::MgmtError) -> Response {
     error_page(e.status, &e.message)
 }
 

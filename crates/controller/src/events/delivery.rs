@@ -7,9 +7,9 @@
 use serde_json::{Value, json};
 
 use super::route::Routing;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::Ctx;
+use portcullis_admin::Ctx;
+use portcullis_admin::Reply;
+use portcullis_admin::{MgmtError, MgmtResult};
 
 pub const PATH: &str = "/mgmt/tm/security/log/destinations";
 const KIND: &str = "tm:security:log:destinations:destinationstate";

@@ -8,9 +8,9 @@
 use serde_json::{Value, json};
 
 use super::local::{SEQUENCE, next_sequence, sequence_key};
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::Ctx;
+use portcullis_admin::Ctx;
+use portcullis_admin::Reply;
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_store::Table;
 
 pub const PATH: &str = "/mgmt/tm/asm/events/feed";

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use tokio::runtime::Handle;
 
 use local::Retention;
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
 use portcullis_proxy::events::EventSink;
 use route::Routing;
 

@@ -10,10 +10,10 @@ use super::local;
 use super::search::{self, Criteria};
 use super::syslog::{policy_path, split_uri};
 use crate::asm::policy_id;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::query::{Filter, Lit, Query};
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_admin::Reply;
+use portcullis_admin::{Ctx, MgmtState};
+use portcullis_admin::{Filter, Lit, Query};
+use portcullis_admin::{MgmtError, MgmtResult};
 
 pub const PATH: &str = "/mgmt/tm/asm/events/requests";
 const ITEM_KIND: &str = "tm:asm:events:requests:requeststate";

@@ -17,8 +17,8 @@ use super::sender::{self, Framing, MAX_DATAGRAM, Output};
 use super::siem::{self, HecMeta};
 use super::syslog::{self, Header};
 use crate::asm::policies::{POLICIES, virtuals_of};
-use portcullis_admin::engine::children;
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::children;
 use portcullis_engine::{Action, SecurityEvent};
 use portcullis_store::Table as StoreTable;
 

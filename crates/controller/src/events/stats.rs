@@ -18,7 +18,8 @@ use serde_json::{Map, Value, json};
 
 use super::index::signature_ids;
 use super::syslog::split_uri;
-use portcullis_admin::state::MgmtState;
+use crate::PlaneState;
+use portcullis_admin::MgmtState;
 use portcullis_store::{Result, Store, Table, WriteTx};
 use portcullis_support::now_micros;
 
@@ -317,7 +318,7 @@ pub fn start_sampler(st: &Arc<MgmtState>) -> std::io::Result<()> {
                     .collect();
                 let mut deltas = Vec::new();
                 for name in names {
-                    let now = st.topology.requests_answered(&name);
+                    let now = PlaneState::of(&st).topology.requests_answered(&name);
                     let before = last.insert(name.clone(), now).unwrap_or(0);
                     // A counter that went back (a listener rebuilt under the same name) restarts.
                     let d = now.checked_sub(before).unwrap_or(now);

@@ -6,10 +6,10 @@
 
 use serde_json::{Map, Value, json};
 
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::kinds::{KindSpec, PendingWrite};
-use portcullis_admin::names::ObjName;
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::ObjName;
+use portcullis_admin::{KindSpec, PendingWrite};
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_engine::access::{AccessProfile, from_value};
 use portcullis_store::{Table, WriteTx};
 
@@ -54,10 +54,10 @@ fn hash_plain_keys(obj: &mut Map<String, Value>) {
         };
         for k in keys.iter_mut().filter_map(Value::as_object_mut) {
             if let Some(Value::String(plain)) = k.remove("key") {
-                let digest = portcullis_engine::access::secrets::sha256(plain.as_bytes());
+                let digest = portcullis_engine::access::sha256(plain.as_bytes());
                 k.insert(
                     "sha256".into(),
-                    json!(portcullis_engine::access::secrets::hex(&digest)),
+                    json!(portcullis_engine::access::hex(&digest)),
                 );
             }
         }

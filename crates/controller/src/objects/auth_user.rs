@@ -6,14 +6,14 @@
 use http::Method;
 use serde_json::{Map, Value, json};
 
-use portcullis_admin::auth::{put_user, revoke_tokens};
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::kinds::str_field;
-use portcullis_admin::names::check_name;
-use portcullis_admin::ops::{next_generation, parse_object};
-use portcullis_admin::reply::Reply;
-use portcullis_admin::roles::{Role, denied};
-use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_admin::Reply;
+use portcullis_admin::check_name;
+use portcullis_admin::str_field;
+use portcullis_admin::{Ctx, MgmtState};
+use portcullis_admin::{MgmtError, MgmtResult};
+use portcullis_admin::{Role, denied};
+use portcullis_admin::{next_generation, parse_object};
+use portcullis_admin::{put_user, revoke_tokens};
 use portcullis_store::Table;
 
 const BASE: &str = "/mgmt/tm/auth/user";

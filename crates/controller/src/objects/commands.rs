@@ -9,13 +9,13 @@ use std::time::{Duration, Instant};
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use portcullis_admin::engine::children;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::kinds::str_field;
-use portcullis_admin::ops::parse_object;
-use portcullis_admin::reply::Reply;
-use portcullis_admin::roles::{Role, denied};
-use portcullis_admin::state::Ctx;
+use portcullis_admin::Ctx;
+use portcullis_admin::Reply;
+use portcullis_admin::children;
+use portcullis_admin::parse_object;
+use portcullis_admin::str_field;
+use portcullis_admin::{MgmtError, MgmtResult};
+use portcullis_admin::{Role, denied};
 
 /// How long a bash command may run.
 const BASH_TIMEOUT: Duration = Duration::from_secs(30);

@@ -7,8 +7,8 @@ use std::net::IpAddr;
 
 use serde_json::{Map, Value, json};
 
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::kinds::{KindSpec, PendingWrite, str_field};
+use portcullis_admin::{KindSpec, PendingWrite, str_field};
+use portcullis_admin::{MgmtError, MgmtResult};
 
 pub static INTERNAL: KindSpec = KindSpec {
     path: "/mgmt/tm/ltm/data-group/internal",

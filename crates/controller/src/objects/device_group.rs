@@ -3,8 +3,8 @@
 
 use serde_json::{Value, json};
 
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::kinds::{KindSpec, PendingWrite, str_field};
+use portcullis_admin::{KindSpec, PendingWrite, str_field};
+use portcullis_admin::{MgmtError, MgmtResult};
 
 pub static DEVICE_GROUP: KindSpec = KindSpec {
     path: "/mgmt/tm/cm/device-group",

@@ -1,7 +1,7 @@
 //! The `gtm distributed-app` collection: stored and listed by the generic engine, with no
 //! defaults or checks of its own.
 
-use portcullis_admin::kinds::KindSpec;
+use portcullis_admin::KindSpec;
 
 pub static DISTRIBUTED_APP: KindSpec = KindSpec {
     path: "/mgmt/tm/gtm/distributed-app",

@@ -8,11 +8,11 @@ use std::io::{Read as _, Seek as _, SeekFrom};
 use bytes::Bytes;
 use http::Method;
 
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::names::check_name;
-use portcullis_admin::reply::Reply;
-use portcullis_admin::roles::{Role, denied};
-use portcullis_admin::state::Ctx;
+use portcullis_admin::Ctx;
+use portcullis_admin::Reply;
+use portcullis_admin::check_name;
+use portcullis_admin::{MgmtError, MgmtResult};
+use portcullis_admin::{Role, denied};
 
 /// The largest range served in one answer.
 const MAX_RANGE: u64 = 8 * 1024 * 1024;

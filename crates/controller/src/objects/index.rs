@@ -4,9 +4,9 @@
 use http::Method;
 use serde_json::{Value, json};
 
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::Ctx;
+use portcullis_admin::Ctx;
+use portcullis_admin::Reply;
+use portcullis_admin::{MgmtError, MgmtResult};
 
 /// The collections listed, with what each holds.
 const ENTRIES: &[(&str, &str)] = &[

@@ -20,8 +20,8 @@ pub(crate) mod transaction;
 mod upload;
 pub(crate) mod virtual_server;
 
-use portcullis_admin::dispatch::Route;
-use portcullis_admin::kinds::KindSpec;
+use portcullis_admin::KindSpec;
+use portcullis_admin::Route;
 
 /// Every kind served by the generic engine.
 pub static REGISTRY: &[&KindSpec] = &[

@@ -6,11 +6,12 @@ use std::net::IpAddr;
 
 use serde_json::{Map, Value, json};
 
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::kinds::{Coll, KindSpec, PendingWrite, str_field};
-use portcullis_admin::names::{ObjName, full_path_of};
-use portcullis_admin::ops::commit;
-use portcullis_admin::state::MgmtState;
+use crate::PlaneState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::commit;
+use portcullis_admin::{Coll, KindSpec, PendingWrite, str_field};
+use portcullis_admin::{MgmtError, MgmtResult};
+use portcullis_admin::{ObjName, full_path_of};
 use portcullis_store::{Table, WriteTx};
 
 pub static POOL: KindSpec = KindSpec {
@@ -232,10 +233,11 @@ fn member_state(st: &MgmtState, obj: &mut Map<String, Value>) {
     if obj.get("state").and_then(Value::as_str) == Some("user-down") {
         return;
     }
-    if let Some(reason) = st.member_down.read().get(&key) {
+    let plane = PlaneState::of(st);
+    if let Some(reason) = plane.member_down.read().get(&key) {
         obj.insert("state".into(), json!("down"));
         obj.insert("monitorStatus".into(), json!(reason));
-    } else if st.member_up.read().contains(&key) {
+    } else if plane.member_up.read().contains(&key) {
         obj.insert("state".into(), json!("up"));
         obj.insert("monitorStatus".into(), json!("up"));
     }

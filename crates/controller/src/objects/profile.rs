@@ -5,9 +5,9 @@
 
 use serde_json::{Value, json};
 
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::kinds::{KindSpec, PendingWrite, str_field};
-use portcullis_admin::names::full_path_of;
+use portcullis_admin::full_path_of;
+use portcullis_admin::{KindSpec, PendingWrite, str_field};
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_store::{Table, WriteTx};
 
 pub static TCP: KindSpec = KindSpec {

@@ -1,10 +1,10 @@
 //! `ltm rule`: the rule text is `apiAnonymous` (kept verbatim). A rule attached to a virtual
 //! server cannot be deleted.
 
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::kinds::{KindSpec, PendingWrite, str_field};
-use portcullis_admin::names::ObjName;
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::ObjName;
+use portcullis_admin::{KindSpec, PendingWrite, str_field};
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_store::{Table, WriteTx};
 
 pub static RULE: KindSpec = KindSpec {

@@ -9,12 +9,12 @@ use serde_json::{Value, json};
 
 use crate::events::config::{applications, parse_app};
 use crate::events::route::{BUILTIN_PROFILES, PROFILE_PATH};
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::kinds::{Coll, ParentRef};
-use portcullis_admin::kinds::{KindSpec, PendingWrite};
-use portcullis_admin::names::{ObjName, full_path_of};
-use portcullis_admin::ops::{commit, strip_read_only};
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::{Coll, ParentRef};
+use portcullis_admin::{KindSpec, PendingWrite};
+use portcullis_admin::{MgmtError, MgmtResult};
+use portcullis_admin::{ObjName, full_path_of};
+use portcullis_admin::{commit, strip_read_only};
 use portcullis_store::{Table, WriteTx};
 
 pub static LOG_PROFILE: KindSpec = KindSpec {

@@ -7,11 +7,11 @@
 use http::Method;
 use serde_json::{Value, json};
 
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::ops::parse_object;
-use portcullis_admin::reply::Reply;
-use portcullis_admin::roles::Role;
-use portcullis_admin::state::Ctx;
+use portcullis_admin::Ctx;
+use portcullis_admin::Reply;
+use portcullis_admin::Role;
+use portcullis_admin::parse_object;
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_store::Table;
 use portcullis_support::{iso8601_utc, now_micros, unix_seconds};
 
@@ -111,7 +111,7 @@ pub fn license(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
     match ctx.method {
         Method::GET => {}
         Method::POST | Method::DELETE if ctx.user.role != Role::Admin => {
-            return Err(portcullis_admin::roles::denied(
+            return Err(portcullis_admin::denied(
                 &ctx.user.name,
                 &ctx.method,
                 &ctx.path,

@@ -13,12 +13,12 @@ use rustls_pki_types::pem::PemObject;
 use serde_json::{Map, Value, json};
 use sha1::{Digest, Sha1};
 
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::kinds::{Coll, KindSpec, PendingWrite, str_field};
-use portcullis_admin::names::{ObjName, check_name};
-use portcullis_admin::ops::{commit, parse_object};
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_admin::Reply;
+use portcullis_admin::{Coll, KindSpec, PendingWrite, str_field};
+use portcullis_admin::{Ctx, MgmtState};
+use portcullis_admin::{MgmtError, MgmtResult};
+use portcullis_admin::{ObjName, check_name};
+use portcullis_admin::{commit, parse_object};
 use portcullis_store::Table;
 use portcullis_support::{iso8601_utc, unix_seconds};
 
@@ -270,7 +270,7 @@ pub fn crypto_install(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
     };
     let kind = format!("tm:sys:crypto:{what}:{what}state");
     if ctx.method == Method::GET {
-        let items: Vec<Value> = portcullis_admin::engine::children(ctx.st, spec.path)?
+        let items: Vec<Value> = portcullis_admin::children(ctx.st, spec.path)?
             .into_iter()
             .map(|mut m| {
                 m.insert("kind".into(), json!(kind));

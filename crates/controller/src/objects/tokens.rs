@@ -6,12 +6,12 @@
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use portcullis_admin::auth::{basic_credentials, is_token_key, new_token, token_key};
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::ops::parse_object;
-use portcullis_admin::reply::Reply;
-use portcullis_admin::roles::Role;
-use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_admin::Reply;
+use portcullis_admin::Role;
+use portcullis_admin::parse_object;
+use portcullis_admin::{Ctx, MgmtState};
+use portcullis_admin::{MgmtError, MgmtResult};
+use portcullis_admin::{basic_credentials, is_token_key, new_token, token_key};
 use portcullis_store::Table;
 use portcullis_support::now_micros;
 

@@ -7,16 +7,16 @@
 use http::{Method, StatusCode};
 use serde_json::{Value, json};
 
-use portcullis_admin::dispatch::segments;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::kinds::{Target, resolve};
-use portcullis_admin::ops::{
+use portcullis_admin::Ctx;
+use portcullis_admin::Query;
+use portcullis_admin::Reply;
+use portcullis_admin::Role;
+use portcullis_admin::segments;
+use portcullis_admin::{MgmtError, MgmtResult};
+use portcullis_admin::{Target, resolve};
+use portcullis_admin::{
     create_in, delete_in, parse_body, parse_object, touches_data_plane, update_in,
 };
-use portcullis_admin::query::Query;
-use portcullis_admin::reply::Reply;
-use portcullis_admin::roles::Role;
-use portcullis_admin::state::Ctx;
 use portcullis_store::Table;
 use portcullis_support::now_micros;
 

@@ -10,10 +10,10 @@ use http::Method;
 use serde_json::json;
 
 use super::sys_file::DOWNLOADS;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::names::check_name;
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::Ctx;
+use portcullis_admin::Ctx;
+use portcullis_admin::Reply;
+use portcullis_admin::check_name;
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_store::Table;
 use portcullis_support::now_micros;
 

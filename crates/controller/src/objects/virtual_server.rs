@@ -8,11 +8,12 @@ use std::net::IpAddr;
 use serde_json::{Map, Value, json};
 
 use super::profile::profile_type;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::kinds::{Coll, KindSpec, PendingWrite, str_field};
-use portcullis_admin::names::{ObjName, full_path_of};
-use portcullis_admin::ops::commit;
-use portcullis_admin::state::MgmtState;
+use crate::PlaneState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::commit;
+use portcullis_admin::{Coll, KindSpec, PendingWrite, str_field};
+use portcullis_admin::{MgmtError, MgmtResult};
+use portcullis_admin::{ObjName, full_path_of};
 use portcullis_store::Table;
 
 pub static VIRTUAL: KindSpec = KindSpec {
@@ -60,7 +61,7 @@ pub fn normalise_destination(dest: &str, default_partition: &str) -> MgmtResult<
         Some(r) => r.split_once('/').ok_or_else(bad)?,
         None => (default_partition, dest),
     };
-    portcullis_admin::names::check_name(partition).map_err(|_| bad())?;
+    portcullis_admin::check_name(partition).map_err(|_| bad())?;
     let v6 = rest.matches(':').count() > 1;
     let (addr, port) = if v6 {
         rest.rsplit_once('.')
@@ -311,7 +312,7 @@ fn decorate_virtual(st: &MgmtState, obj: &mut Map<String, Value>) {
         .get("disabled")
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let status = match st.listener_errors.read().get(&full_path) {
+    let status = match PlaneState::of(st).listener_errors.read().get(&full_path) {
         _ if disabled => {
             json!({"availabilityState": "unknown", "enabledState": "disabled", "statusReason": "The virtual server is disabled"})
         }

@@ -8,17 +8,24 @@
 
 pub mod check;
 mod config;
-pub mod credentials;
-pub mod decide;
+pub(crate) mod credentials;
+pub(crate) mod decide;
 mod decl;
-pub mod jwt;
-pub mod openapi;
-pub mod profile;
-pub mod secrets;
+pub(crate) mod jwt;
+pub(crate) mod openapi;
+pub(crate) mod profile;
+pub(crate) mod secrets;
 
 pub use config::{AccessError, from_value, parse};
+pub use credentials::strip_query_key;
 pub use decide::{Denial, Grant, Outcome, decide};
-pub use profile::{AccessProfile, MethodKind, Requirement};
+pub use jwt::{JwtError, KeySet};
+pub use openapi::operation_requirement;
+pub use profile::{
+    AccessProfile, IntrospectionMethod, JwtMethod, KeyLocation, Method, MethodId, MethodKind,
+    RateKey, RateLimit, Requirement, SharedStore, Unavailable,
+};
+pub use secrets::{Users, hex, sha256};
 
 #[cfg(test)]
 mod tests;

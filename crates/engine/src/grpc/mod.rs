@@ -20,9 +20,9 @@
 
 mod call;
 mod compile;
-pub mod frame;
+pub(crate) mod frame;
 #[cfg(any(test, fuzzing))]
-pub mod fuzzing;
+pub(crate) mod fuzzing;
 mod idl;
 mod opaque;
 mod schema;
@@ -36,7 +36,9 @@ pub(crate) mod tests;
 
 pub use call::{CallStart, is_grpc_content_type, start_call};
 pub use compile::{CompiledGrpcProfile, GrpcError, GrpcMethod, GrpcProfile};
-pub use frame::{FrameError, FrameEvent, FrameParser, MAX_FRAME_LEN};
+pub use frame::{FrameError, FrameEvent, FrameParser, MAX_FRAME_LEN, encode_frame};
+#[cfg(fuzzing)]
+pub use fuzzing::{frames as fuzz_frames, idl as fuzz_idl, message as fuzz_message};
 pub use opaque::OpaqueCall;
 pub use spec::{DataLength, GrpcProfileSpec, IdlFileEntry};
 pub use stream::{Encoding, FeedResult, GrpcLimits, GrpcStream};

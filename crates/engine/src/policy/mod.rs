@@ -12,15 +12,19 @@ mod checks;
 mod compile;
 mod decl;
 #[cfg(any(test, fuzzing))]
-pub mod fuzzing;
+pub(crate) mod fuzzing;
 
 use serde_json::{Map, Value};
 
-pub use checks::explain;
+pub use checks::explain::{BodyOwner, Named, Owners, UrlOwner};
 pub use compile::compiled::{CompiledPolicy, Scratch};
-pub use compile::glob;
+pub(crate) use compile::glob;
+pub use decl::layers::{apply_modifications, merge_policy};
 pub use decl::model::Summary;
-pub use decl::{layers, templates};
+pub use decl::templates::{SHIPPED as SHIPPED_TEMPLATES, TemplateId, select as select_template};
+pub(crate) use decl::{layers, templates};
+#[cfg(fuzzing)]
+pub use fuzzing::fuzz_inspect;
 
 use compile::build;
 use decl::{model, refs, sections, unenforced};

@@ -4,7 +4,7 @@
 //! One global database, compiled once; a policy selects signatures by id (a bitset computed from its
 //! signature sets, server technologies and `signatures` entries) and filters the hits of [`SignatureDb::scan`].
 
-pub mod db;
+pub(crate) mod db;
 mod literals;
 mod matcher;
 mod memo;
@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-pub use db::{DbError, SigDef};
+pub use db::{DbError, SigDef, parse_targets};
 use matcher::Selection;
 pub use matcher::{CompileError, HeapUsage, REGEX_DFA_LIMIT, REGEX_SIZE_LIMIT};
 

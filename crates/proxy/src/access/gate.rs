@@ -20,15 +20,15 @@ use super::revocations::Revocations;
 use super::shared::{RedisStore, Stores};
 use crate::upstream::Clients;
 use portcullis_engine::CompiledPolicy;
+use portcullis_engine::access::JwtError;
 use portcullis_engine::access::check::{self, Presented};
-use portcullis_engine::access::credentials::strip_query_key;
-use portcullis_engine::access::jwt::JwtError;
-use portcullis_engine::access::openapi::operation_requirement;
-use portcullis_engine::access::profile::{
+use portcullis_engine::access::operation_requirement;
+use portcullis_engine::access::sha256;
+use portcullis_engine::access::strip_query_key;
+use portcullis_engine::access::{AccessProfile, Denial, Outcome, decide};
+use portcullis_engine::access::{
     KeyLocation, MethodId, MethodKind, RateKey, RateLimit, Requirement, Unavailable,
 };
-use portcullis_engine::access::secrets::sha256;
-use portcullis_engine::access::{AccessProfile, Denial, Outcome, decide};
 
 /// How long a verified Basic password is remembered, and how many are.
 const BASIC_TTL: Duration = Duration::from_secs(300);
@@ -269,8 +269,8 @@ impl Gate {
 
     async fn jwt(
         &self,
-        m: &portcullis_engine::access::profile::Method,
-        jm: &portcullis_engine::access::profile::JwtMethod,
+        m: &portcullis_engine::access::Method,
+        jm: &portcullis_engine::access::JwtMethod,
         token: &str,
     ) -> Outcome {
         let unknown = || Outcome::Invalid(JwtError::UnknownKey.to_string());
@@ -304,7 +304,7 @@ impl Gate {
     fn basic_verify(
         &self,
         method: &str,
-        users: &portcullis_engine::access::secrets::Users,
+        users: &portcullis_engine::access::Users,
         user: &str,
         password: &str,
     ) -> bool {

@@ -13,10 +13,10 @@ use serde_json::{Map, Value};
 
 use crate::fetch::exchange;
 use crate::upstream::Clients;
-use portcullis_engine::access::decide::{Grant, Outcome};
-use portcullis_engine::access::profile::{IntrospectionMethod, Method};
-use portcullis_engine::access::secrets::sha256;
-use portcullis_support::outbound::OutboundError;
+use portcullis_engine::access::sha256;
+use portcullis_engine::access::{Grant, Outcome};
+use portcullis_engine::access::{IntrospectionMethod, Method};
+use portcullis_support::OutboundError;
 
 /// Longest an inactive result is remembered.
 /// Largest introspection answer read.

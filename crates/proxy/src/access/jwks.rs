@@ -10,8 +10,8 @@ use arc_swap::ArcSwapOption;
 
 use crate::fetch::exchange;
 use crate::upstream::Clients;
-use portcullis_engine::access::jwt::KeySet;
-use portcullis_support::outbound::OutboundError;
+use portcullis_engine::access::KeySet;
+use portcullis_support::OutboundError;
 
 /// Largest JWKS document read.
 const MAX_JWKS_BYTES: usize = 256 << 10;

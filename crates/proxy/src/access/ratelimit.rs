@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use parking_lot::Mutex;
 
-use portcullis_engine::access::profile::RateLimit;
+use portcullis_engine::access::RateLimit;
 
 struct Bucket {
     tokens: f64,
@@ -54,7 +54,7 @@ impl Limiter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use portcullis_engine::access::profile::RateKey;
+    use portcullis_engine::access::RateKey;
     use std::time::Duration;
 
     #[test]

@@ -22,7 +22,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use redis::AsyncCommands;
 use tokio::sync::watch;
 
-use portcullis_engine::access::profile::SharedStore;
+use portcullis_engine::access::SharedStore;
 use portcullis_support::redact_url;
 
 /// The whole list is read again this often, besides after every reconnect.

@@ -26,7 +26,7 @@ use tokio::sync::watch;
 
 use super::revocations::Revocations;
 use crate::metrics::{Metrics, StoreCounters};
-use portcullis_engine::access::profile::{AccessProfile, RateLimit, SharedStore};
+use portcullis_engine::access::{AccessProfile, RateLimit, SharedStore};
 use portcullis_support::redact_url;
 
 /// Reconnect delays: from the first to the last, doubling.

@@ -178,6 +178,6 @@ pub async fn raw_call(
 /// `payload` in one uncompressed gRPC frame.
 pub fn frame(payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    portcullis::waf::grpc::frame::encode_frame(false, payload, &mut out);
+    portcullis::waf::grpc::encode_frame(false, payload, &mut out);
     out
 }

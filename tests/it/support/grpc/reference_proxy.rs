@@ -19,10 +19,10 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use portcullis::support::SupportId;
 use portcullis::waf::BlockReply;
+use portcullis::waf::MemResolver;
 use portcullis::waf::grpc::{CompiledGrpcProfile, GrpcProfile, GrpcProfileSpec, start_call};
-use portcullis::waf::resolver::MemResolver;
 use portcullis::waf::response::{BlockResponse, default_grpc_reply, render};
-use portcullis::waf::violation::{Context, Violation, ViolationKind};
+use portcullis::waf::{Context, Violation, ViolationKind};
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
 

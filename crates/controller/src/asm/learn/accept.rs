@@ -16,8 +16,8 @@ use super::fix::Fix;
 use super::request::Request;
 use super::{PolicyView, Version};
 use crate::events::local;
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_engine::Violation;
 
 /// Violations tried in every combination (2^12 decisions at most).

@@ -31,10 +31,10 @@ use super::policies::{
     applied_key, by_path, compile_error, edited_key, full_path_field, policy_id, stored,
 };
 use fix::{Fix, Scope};
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_engine::CompiledPolicy;
-use portcullis_engine::policy::{layers, templates};
+use portcullis_engine::policy::{TemplateId, apply_modifications, merge_policy, select_template};
 use request::Request;
 use settings::Settings;
 
@@ -71,12 +71,12 @@ pub fn merged_body(s: &Stored) -> Map<String, Value> {
         .and_then(|t| t.get("name"))
         .and_then(Value::as_str);
     // A stored document compiled, so its template name is known; the base is only a fallback.
-    let template = templates::select(name).map_or(templates::TemplateId::NginxBase, |(t, _)| t);
+    let template = select_template(name).map_or(TemplateId::NginxBase, |(t, _)| t);
     let mut merged = template.policy();
-    layers::merge_policy(&mut merged, &body);
+    merge_policy(&mut merged, &body);
     if let Some(m) = s.doc.get("modifications") {
         // A document that compiled has valid modifications; nothing to report here.
-        let _ = layers::apply_modifications(&mut merged, m, "modifications");
+        let _ = apply_modifications(&mut merged, m, "modifications");
     }
     merged
 }

@@ -14,8 +14,8 @@ use super::request::Request;
 use super::{PolicyView, Version};
 use crate::asm::policies::{by_path, virtuals_of};
 use crate::events::{search, stats};
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::state::MgmtState;
+use portcullis_admin::MgmtState;
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_support::now_micros;
 
 /// Most events judged for one answer: enough for the share within about ±2 points (95 %

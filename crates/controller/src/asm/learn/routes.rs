@@ -20,10 +20,10 @@ use super::settings::Settings;
 use super::{PolicyView, Version, accept, append_modifications, readiness, suggestions};
 use crate::asm::apply::start_apply;
 use crate::asm::policies::{POLICIES, full_path_field, object};
-use portcullis_admin::error::{MgmtError, MgmtResult};
-use portcullis_admin::ops::parse_object;
-use portcullis_admin::reply::Reply;
-use portcullis_admin::state::{Ctx, MgmtState};
+use portcullis_admin::Reply;
+use portcullis_admin::parse_object;
+use portcullis_admin::{Ctx, MgmtState};
+use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_support::now_micros;
 
 fn method_not_allowed(ctx: &Ctx<'_>) -> MgmtError {

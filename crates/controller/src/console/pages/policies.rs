@@ -179,7 +179,7 @@ pub fn detail(r: &Req<'_>, s: &Session, id: &str) -> Response {
 }
 
 /// Starts an apply of policy `id` through REST; the task id.
-fn apply(r: &Req<'_>, s: &Session, id: &str) -> Result<String, portcullis_admin::error::MgmtError> {
+fn apply(r: &Req<'_>, s: &Session, id: &str) -> Result<String, portcullis_admin::MgmtError> {
     let link = r.st.link(&format!("{POLICIES}/{id}"));
     let t = rest::call(
         r,

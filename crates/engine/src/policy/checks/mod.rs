@@ -9,7 +9,7 @@ pub(super) mod api;
 pub(super) mod body;
 pub(super) mod cors;
 pub(super) mod encoding;
-pub mod explain;
+pub(crate) mod explain;
 pub(super) mod fields;
 pub(super) mod grpc;
 pub(super) mod head;

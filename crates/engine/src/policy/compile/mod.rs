@@ -8,7 +8,7 @@ pub(super) mod build;
 pub(super) mod charset;
 pub(super) mod compiled;
 pub(super) mod entities;
-pub mod glob;
+pub(crate) mod glob;
 pub(super) mod grpc_urls;
 pub(super) mod pages;
 pub(super) mod signature_selection;

@@ -9,12 +9,12 @@
 mod document;
 #[allow(dead_code)]
 mod entities;
-pub mod layers;
+pub(crate) mod layers;
 pub(super) mod lenient;
 pub(super) mod model;
 pub(super) mod refs;
 pub(super) mod sections;
-pub mod templates;
+pub(crate) mod templates;
 pub(super) mod unenforced;
 pub(super) mod validate;
 

@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::entity::{find, named_entity, param_entity, url_entity};
 use super::{Fix, Kind, Learned, Scope, broad, fix, learned, obj, relax_violation};
-use portcullis_engine::policy::explain::{BodyOwner, Named};
+use portcullis_engine::policy::{BodyOwner, Named};
 use portcullis_engine::signatures::SignatureDb;
 use portcullis_engine::{Context, Violation, ViolationKind as K};
 

@@ -5,7 +5,7 @@ use serde_json::{Map, Value, json};
 
 use super::{Scope, obj};
 use portcullis_engine::Context;
-use portcullis_engine::policy::explain::{Named, UrlOwner};
+use portcullis_engine::policy::{Named, UrlOwner};
 
 /// The entity of `section` in the merged policy whose fields all equal `want`'s.
 pub(super) fn find<'m>(

@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 
 use super::request::Request;
 use portcullis_engine::policy::CompiledPolicy;
-use portcullis_engine::policy::explain::Owners;
+use portcullis_engine::policy::Owners;
 use portcullis_engine::{Context, Violation, ViolationKind as K};
 
 mod change;

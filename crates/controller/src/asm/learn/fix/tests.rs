@@ -5,7 +5,7 @@ use serde_json::json;
 use super::*;
 use crate::asm::compile::Stored;
 use crate::asm::learn::merged_body;
-use portcullis_engine::resolver::MemResolver;
+use portcullis_engine::MemResolver;
 
 /// The fixes of each violation of `request` under the policy `doc`.
 fn fixes_of(doc: serde_json::Value, request: serde_json::Value) -> Vec<Vec<Fix>> {
