@@ -18,8 +18,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::guard::{Cidr, DEFAULT_DENY, Guard};
-use super::links::{FileLinks, LinkResolver, Remote};
-use super::outbound::{Bounds, Outbound, public_roots};
+use super::links::{FileLinks, LinkError, LinkResolver, Remote, UnreadableLink};
+use super::outbound::{Bounds, Outbound, OutboundError, public_roots};
 
 /// Limits and destination rules of server-side pulls (the `fetch` section of the `mgmt` config).
 #[derive(Clone, Debug, Deserialize)]
@@ -51,11 +51,11 @@ impl Default for FetchConfig {
 
 /// How a controller reads links: files inside its data directory (see [`file_links`]), remote
 /// links pulled under the limits and guard of `cfg`, following redirects.
-pub fn controller_links(cfg: &FetchConfig, data_dir: &Path) -> Result<LinkResolver, String> {
+pub fn controller_links(cfg: &FetchConfig, data_dir: &Path) -> Result<LinkResolver, OutboundError> {
     let client = Outbound {
         bounds: cfg.bounds(),
         guard: cfg.guard(),
-        tls: public_roots().map_err(|e| e.to_string())?,
+        tls: public_roots()?,
     };
     let remote = Remote::Fetch {
         client,
@@ -68,24 +68,21 @@ pub fn controller_links(cfg: &FetchConfig, data_dir: &Path) -> Result<LinkResolv
     ))
 }
 
-/// Pulls `link` (`https://`, `http://` or `file:`) under the limits of `cfg`; `file:` links are
-/// resolved inside `data_dir` (see [`file_links`]). The error names the link and the reason.
-pub async fn fetch(cfg: &FetchConfig, data_dir: &Path, link: &str) -> Result<Vec<u8>, String> {
-    let fail = |reason: String| format!("{link}: {reason}");
+/// Pulls `link` (`https://`, `http://` or `file:`) under the limits of `cfg`, for synchronous
+/// callers (handlers run on the blocking pool); `file:` links are resolved inside `data_dir` (see
+/// [`file_links`]).
+pub fn fetch_blocking(
+    cfg: &FetchConfig,
+    data_dir: &Path,
+    link: &str,
+) -> Result<Vec<u8>, UnreadableLink> {
     controller_links(cfg, data_dir)
-        .map_err(fail)?
-        .read_async(link)
-        .await
-        .map_err(|e| fail(e.to_string()))
-}
-
-/// [`fetch`] for synchronous callers (handlers run on the blocking pool).
-pub fn fetch_blocking(cfg: &FetchConfig, data_dir: &Path, link: &str) -> Result<Vec<u8>, String> {
-    let fail = |reason: String| format!("{link}: {reason}");
-    controller_links(cfg, data_dir)
-        .map_err(fail)?
-        .read(link)
-        .map_err(|e| fail(e.to_string()))
+        .map_err(|e| LinkError::Fetch(e.into()))
+        .and_then(|links| links.read(link))
+        .map_err(|reason| UnreadableLink {
+            link: link.to_string(),
+            reason,
+        })
 }
 
 impl FetchConfig {

@@ -68,11 +68,11 @@ impl FileLinks {
     }
 
     /// The file a link names, or why it may not be read.
-    pub fn path(&self, link: &str) -> Result<PathBuf, String> {
+    pub fn path(&self, link: &str) -> Result<PathBuf, FileLinkError> {
         let raw = strip_scheme(link);
         let rest = percent_encoding::percent_decode_str(raw)
             .decode_utf8()
-            .map_err(|_| "the path is not valid UTF-8".to_string())?;
+            .map_err(|_| FileLinkError::NotUtf8)?;
         let (root, what) = match &self.confinement {
             Confinement::Open => {
                 let p = Path::new(rest.as_ref());
@@ -82,12 +82,13 @@ impl FileLinks {
                     self.dir.join(p)
                 });
             }
-            Confinement::Within { root, what } => (root, what),
+            Confinement::Within { root, what } => (root, *what),
         };
         if rest.split('/').any(|c| c == "..") {
-            return Err(format!(
-                "file links must stay inside {what} ('..' in {rest})"
-            ));
+            return Err(FileLinkError::ParentDir {
+                what,
+                path: rest.into_owned(),
+            });
         }
         let candidate = match rest.strip_prefix(DOWNLOADS) {
             Some(name) => self.dir.join(name),
@@ -96,33 +97,67 @@ impl FileLinks {
         };
         let root = root
             .canonicalize()
-            .map_err(|e| format!("{}: {e}", root.display()))?;
+            .map_err(|e| FileLinkError::io(root, &e))?;
         let real = candidate
             .canonicalize()
-            .map_err(|e| format!("{}: {e}", candidate.display()))?;
+            .map_err(|e| FileLinkError::io(&candidate, &e))?;
         if !real.starts_with(&root) {
-            return Err(format!(
-                "file links must stay inside {what} ({} is outside)",
-                candidate.display()
-            ));
+            return Err(FileLinkError::Outside {
+                what,
+                path: candidate,
+            });
         }
         Ok(real)
     }
 
     /// Reads the file a link names: a regular file of at most `max_bytes`.
-    pub fn read(&self, link: &str, max_bytes: u64) -> Result<Vec<u8>, String> {
+    pub fn read(&self, link: &str, max_bytes: u64) -> Result<Vec<u8>, FileLinkError> {
         let path = self.path(link)?;
-        let meta = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let meta = std::fs::metadata(&path).map_err(|e| FileLinkError::io(&path, &e))?;
         if !meta.is_file() {
-            return Err(format!("{}: not a regular file", path.display()));
+            return Err(FileLinkError::NotAFile(path));
         }
         if meta.len() > max_bytes {
-            return Err(format!(
-                "{}: larger than the limit of {max_bytes} bytes",
-                path.display()
-            ));
+            return Err(FileLinkError::TooLarge {
+                path,
+                limit: max_bytes,
+            });
         }
-        std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
+        std::fs::read(&path).map_err(|e| FileLinkError::io(&path, &e))
+    }
+}
+
+/// Why a file link gives no file; `Display` is the reason shown after the link.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FileLinkError {
+    #[error("the path is not valid UTF-8")]
+    NotUtf8,
+    /// A confined link with a `..` component (refused before any file is looked at).
+    #[error("file links must stay inside {what} ('..' in {path})")]
+    ParentDir { what: &'static str, path: String },
+    /// A confined link that leads outside its root (symlinks resolved).
+    #[error("file links must stay inside {what} ({} is outside)", .path.display())]
+    Outside { what: &'static str, path: PathBuf },
+    /// The file system refused (missing file, no permission); `kind` for callers that match.
+    #[error("{}: {detail}", .path.display())]
+    Io {
+        path: PathBuf,
+        kind: std::io::ErrorKind,
+        detail: String,
+    },
+    #[error("{}: not a regular file", .0.display())]
+    NotAFile(PathBuf),
+    #[error("{}: larger than the limit of {limit} bytes", .path.display())]
+    TooLarge { path: PathBuf, limit: u64 },
+}
+
+impl FileLinkError {
+    fn io(path: &Path, e: &std::io::Error) -> FileLinkError {
+        FileLinkError::Io {
+            path: path.to_path_buf(),
+            kind: e.kind(),
+            detail: e.to_string(),
+        }
     }
 }
 
@@ -154,8 +189,16 @@ pub enum LinkError {
     #[error("not pulled yet")]
     NotPulled,
     /// A file link is refused by the confinement, missing, or too large.
-    #[error("{0}")]
-    File(String),
+    #[error(transparent)]
+    File(#[from] FileLinkError),
+}
+
+/// A link that gave no file, and why; `Display` is `link: reason`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{link}: {reason}")]
+pub struct UnreadableLink {
+    pub link: String,
+    pub reason: LinkError,
 }
 
 /// The one reader of a policy's links: the scheme decides (`http(s)://` → [`Remote`], `file:` or
@@ -401,7 +444,16 @@ mod tests {
         {
             std::os::unix::fs::symlink("/etc", dl.join("etc")).expect("link");
             let e = links.path("file://etc/hostname").expect_err("symlink out");
-            assert!(e.contains("must stay inside the data directory"), "{e}");
+            assert!(
+                matches!(
+                    e,
+                    FileLinkError::Outside {
+                        what: "the data directory",
+                        ..
+                    }
+                ),
+                "{e}"
+            );
         }
         let open = FileLinks::beside(&dl.join("policy.json"));
         assert_eq!(

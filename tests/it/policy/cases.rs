@@ -263,11 +263,11 @@ fn verdict_cases() {
                 Ok(l) => l,
                 Err(e) => {
                     if let Some(want) = doc["load_error"].as_str() {
-                        if !e.0.contains(want) {
+                        let e = e.to_string();
+                        if !e.contains(want) {
                             failures.push(format!(
-                                "{}: load error {:?} lacks {want:?}",
-                                file.display(),
-                                e.0
+                                "{}: load error {e:?} lacks {want:?}",
+                                file.display()
                             ));
                         }
                         count += 1;

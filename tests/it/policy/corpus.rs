@@ -27,7 +27,7 @@ fn check(file: &Path) -> Result<Vec<String>, String> {
         LoadOptions::default(),
     )
     .map(|l| l.warnings)
-    .map_err(|e| e.0)
+    .map_err(|e| e.to_string())
 }
 
 fn listing(dir: &Path) -> Vec<PathBuf> {
@@ -116,7 +116,7 @@ fn errors_name_line_and_column_for_truncated_json() {
         &portcullis::waf::NoResolver,
     )
     .err()
-    .map(|e| e.0)
+    .map(|e| e.to_string())
     .unwrap_or_default();
     assert!(
         e.contains("line 1 column") && e.contains("truncated"),

@@ -61,7 +61,9 @@ pub fn compile_fetching(
 ) -> Result<(Loaded, Stored), String> {
     let bytes = bytes_of(doc);
     let mut files: Vec<Pulled> = Vec::new();
-    let links = fetch::controller_links(&st.cfg.fetch, &st.cfg.data_dir)?.recording();
+    let links = fetch::controller_links(&st.cfg.fetch, &st.cfg.data_dir)
+        .map_err(|e| e.to_string())?
+        .recording();
     for _ in 0..MAX_ROUNDS {
         match policy::load(&bytes, base, &links) {
             Ok(loaded) => {
@@ -75,7 +77,7 @@ pub fn compile_fetching(
             Err(e) => {
                 let missed = links.take_missed();
                 if missed.is_empty() {
-                    return Err(e.0);
+                    return Err(e.to_string());
                 }
                 for (b, link) in missed {
                     if links.has_pulled(&link) {
@@ -138,5 +140,5 @@ pub fn compile_stored(s: &Stored) -> Result<Loaded, String> {
             .map_err(|e| format!("stored copy of {}: {e}", f.link))?;
         mem.0.insert(f.link.clone(), data);
     }
-    policy::load(&bytes_of(&s.doc), &s.base, &mem).map_err(|e| e.0)
+    policy::load(&bytes_of(&s.doc), &s.base, &mem).map_err(|e| e.to_string())
 }

@@ -44,7 +44,8 @@ fn typed<T: DeserializeOwned>(v: &Value, prefix: &str) -> Result<T, AccessError>
 
 /// Parses and validates a profile document (JSON or YAML) named `name`.
 pub fn parse(bytes: &[u8], name: &str) -> Result<AccessProfile, AccessError> {
-    let v = crate::policy::parse_document(bytes, name).map_err(|e| err("(document)", e))?;
+    let v =
+        crate::policy::parse_document(bytes, name).map_err(|e| err("(document)", e.to_string()))?;
     from_value(&v, name)
 }
 

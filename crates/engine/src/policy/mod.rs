@@ -11,6 +11,7 @@
 mod checks;
 mod compile;
 mod decl;
+mod error;
 #[cfg(any(test, fuzzing))]
 pub(crate) mod fuzzing;
 
@@ -25,6 +26,7 @@ pub use decl::templates::{SHIPPED as SHIPPED_TEMPLATES, TemplateId, select as se
 pub(crate) use decl::{layers, templates};
 #[cfg(fuzzing)]
 pub use fuzzing::fuzz_inspect;
+pub use error::{PolicyError, SyntaxError};
 
 use compile::build;
 use decl::{model, refs, sections, unenforced};
@@ -39,11 +41,6 @@ pub struct Loaded {
     pub summary: Summary,
 }
 
-/// Why a policy document cannot be used; the message names the JSON path and the problem.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct PolicyError(pub String);
-
 /// How strictly documents are read.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct LoadOptions {
@@ -52,28 +49,32 @@ pub struct LoadOptions {
 }
 
 /// Parses a document as JSON, or as YAML when it is not JSON-shaped or named `.yaml`/`.yml`.
-pub fn parse_document(bytes: &[u8], name: &str) -> Result<Value, String> {
+pub fn parse_document(bytes: &[u8], name: &str) -> Result<Value, SyntaxError> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace()).copied();
     let yaml_name = name.ends_with(".yaml") || name.ends_with(".yml");
     if yaml_name || !matches!(first, Some(b'{') | Some(b'[') | None) {
-        let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
+        let text = std::str::from_utf8(bytes).map_err(SyntaxError::NotUtf8)?;
         return serde_yaml_ng::from_str::<Value>(text).map_err(|e| match e.location() {
-            Some(l) => format!("YAML error at line {} column {}: {e}", l.line(), l.column()),
-            None => format!("YAML error: {e}"),
+            Some(l) => SyntaxError::Yaml {
+                line: l.line(),
+                column: l.column(),
+                detail: e.to_string(),
+            },
+            None => SyntaxError::YamlUnplaced(e.to_string()),
         });
     }
     serde_json::from_slice(bytes).map_err(|e| {
-        let what = match e.classify() {
+        let detail = match e.classify() {
             serde_json::error::Category::Eof => {
                 "unexpected end of input (truncated JSON?)".to_string()
             }
             _ => strip_position(&e.to_string()),
         };
-        format!(
-            "JSON error at line {} column {}: {what}",
-            e.line(),
-            e.column()
-        )
+        SyntaxError::Json {
+            line: e.line(),
+            column: e.column(),
+            detail,
+        }
     })
 }
 
@@ -99,7 +100,7 @@ pub fn load_with(
     resolver: &dyn Resolver,
     opts: LoadOptions,
 ) -> Result<Loaded, PolicyError> {
-    let root = parse_document(doc, base).map_err(PolicyError)?;
+    let root = parse_document(doc, base)?;
     let mut warnings = Vec::new();
     let (mut body, mods, mods_ref) = unwrap_root(root, opts, &mut warnings)?;
 
@@ -175,8 +176,9 @@ fn unwrap_root(
     warnings: &mut Vec<String>,
 ) -> Result<Root, PolicyError> {
     let Value::Object(mut root) = root else {
-        return Err(PolicyError(
-            "document: expected a JSON object with a \"policy\" member".into(),
+        return Err(PolicyError::invalid(
+            "document",
+            "expected a JSON object with a \"policy\" member",
         ));
     };
     if root.get("kind").and_then(Value::as_str) == Some("APPolicy")
@@ -205,7 +207,7 @@ fn unwrap_root(
             r.get("link")
                 .and_then(Value::as_str)
                 .ok_or_else(|| {
-                    PolicyError("modificationsReference.link: missing or not a string".into())
+                    PolicyError::invalid("modificationsReference.link", "missing or not a string")
                 })?
                 .to_string(),
         ),
@@ -213,7 +215,7 @@ fn unwrap_root(
     };
     match root.remove("policy") {
         Some(Value::Object(p)) => Ok((p, mods, mods_ref)),
-        Some(_) => Err(PolicyError("policy: expected an object".into())),
+        Some(_) => Err(PolicyError::invalid("policy", "expected an object")),
         None if root.contains_key("name") || root.contains_key("template") => {
             if opts.lenient {
                 warnings.push(
@@ -221,15 +223,16 @@ fn unwrap_root(
                 );
                 Ok((root, mods, mods_ref))
             } else {
-                Err(PolicyError(
-                    "document: the root object lacks the \"policy\" wrapper (it looks like a bare \
-                     policy: wrap it as {\"policy\": {...}}, or check it with --lenient)"
-                        .into(),
+                Err(PolicyError::invalid(
+                    "document",
+                    "the root object lacks the \"policy\" wrapper (it looks like a bare \
+                     policy: wrap it as {\"policy\": {...}}, or check it with --lenient)",
                 ))
             }
         }
-        None => Err(PolicyError(
-            "policy: missing (expected {\"policy\": {...}})".into(),
+        None => Err(PolicyError::invalid(
+            "policy",
+            "missing (expected {\"policy\": {...}})",
         )),
     }
 }
@@ -273,7 +276,7 @@ mod tests {
             &crate::resolver::NoResolver,
         )
         .err();
-        let msg = e.map(|e| e.0).unwrap_or_default();
+        let msg = e.map(|e| e.to_string()).unwrap_or_default();
         assert!(msg.starts_with("JSON error at line 2 column"), "{msg}");
     }
 

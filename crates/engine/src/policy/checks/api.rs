@@ -47,34 +47,37 @@ pub fn load_api(
     };
     let items = files
         .as_array()
-        .ok_or_else(|| PolicyError("policy.open-api-files: expected an array".into()))?;
+        .ok_or_else(|| PolicyError::invalid("policy.open-api-files", "expected an array"))?;
     let item = match items.as_slice() {
         [] => return Ok(None),
         [one] => one,
         _ => {
-            return Err(PolicyError(format!(
-                "policy.open-api-files: {} files given, one is supported",
-                items.len()
-            )));
+            return Err(PolicyError::invalid(
+                "policy.open-api-files",
+                format!("{} files given, one is supported", items.len()),
+            ));
         }
     };
     let link = ["link", "$ref"]
         .iter()
         .find_map(|k| item.get(*k).and_then(Value::as_str))
         .ok_or_else(|| {
-            PolicyError(
-                "policy.open-api-files[0]: expected {\"link\": \"...\"} or {\"$ref\": \"...\"}"
-                    .into(),
+            PolicyError::invalid(
+                "policy.open-api-files[0]",
+                "expected {\"link\": \"...\"} or {\"$ref\": \"...\"}",
             )
         })?;
     let bytes = resolver
         .fetch(base, link)
-        .map_err(|e| PolicyError(format!("policy.open-api-files[0].link: cannot read {e}")))?;
+        .map_err(|source| PolicyError::Link {
+            path: "policy.open-api-files[0].link".into(),
+            source,
+        })?;
     let limits = OpenApiLimits::default();
     let spec_link = openapi::join_link(base, link);
     let compiled = openapi::load_with(&bytes, &spec_link, resolver, &limits)
         .and_then(|spec| CompiledApi::compile(&spec, &limits))
-        .map_err(|e| PolicyError(format!("policy.open-api-files[0]: {e}")))?;
+        .map_err(|e| PolicyError::invalid("policy.open-api-files[0]", e.to_string()))?;
     Ok(Some(Arc::new(compiled)))
 }
 

@@ -46,33 +46,36 @@ pub(in crate::policy) fn compile(
         "disabled" => return Ok(None),
         "enforce" => {}
         other => {
-            return Err(PolicyError(format!(
-                "{path}.enforcementMode: unknown value \"{other}\" (expected disabled or enforce)"
-            )));
+            return Err(PolicyError::invalid(
+                format!("{path}.enforcementMode"),
+                format!("unknown value \"{other}\" (expected disabled or enforce)"),
+            ));
         }
     }
     let mut allowed = Vec::new();
     for (j, o) in c.cross_domain_allowed_origin.iter().flatten().enumerate() {
         let at = format!("{path}.crossDomainAllowedOrigin[{j}]");
         let Some(name) = o.origin_name.as_deref().map(str::to_ascii_lowercase) else {
-            return Err(PolicyError(format!("{at}.originName: missing")));
+            return Err(PolicyError::invalid(format!("{at}.originName"), "missing"));
         };
         let (http, https) = match o.origin_protocol.as_deref().unwrap_or("http/https") {
             "http" => (true, false),
             "https" => (false, true),
             "http/https" => (true, true),
             other => {
-                return Err(PolicyError(format!(
-                    "{at}.originProtocol: unknown value \"{other}\" (expected http, https or http/https)"
-                )));
+                return Err(PolicyError::invalid(
+                    format!("{at}.originProtocol"),
+                    format!("unknown value \"{other}\" (expected http, https or http/https)"),
+                ));
             }
         };
         let port = match o.origin_port.as_deref().unwrap_or("all") {
             "all" | "*" => None,
             p => Some(p.parse::<u16>().map_err(|_| {
-                PolicyError(format!(
-                    "{at}.originPort: \"{p}\" is not a port (expected 0 to 65535 or all)"
-                ))
+                PolicyError::invalid(
+                    format!("{at}.originPort"),
+                    format!("\"{p}\" is not a port (expected 0 to 65535 or all)"),
+                )
             })?),
         };
         allowed.push(AllowedOrigin {

@@ -82,14 +82,18 @@ impl Charset {
             n if LANGUAGES.contains(&n) => Encoding::for_label(n.as_bytes())
                 .map(Charset::Legacy)
                 .ok_or_else(|| {
-                    PolicyError(format!(
-                        "policy.applicationLanguage: \"{raw}\" has no decoder"
-                    ))
+                    PolicyError::invalid(
+                        "policy.applicationLanguage",
+                        format!("\"{raw}\" has no decoder"),
+                    )
                 }),
-            _ => Err(PolicyError(format!(
-                "policy.applicationLanguage: unknown value \"{raw}\" (expected one of {})",
-                LANGUAGES.join(", ")
-            ))),
+            _ => Err(PolicyError::invalid(
+                "policy.applicationLanguage",
+                format!(
+                    "unknown value \"{raw}\" (expected one of {})",
+                    LANGUAGES.join(", ")
+                ),
+            )),
         }
     }
 
@@ -228,7 +232,10 @@ mod tests {
         };
         assert_eq!(Charset::from_decl(&d, &mut w), Ok(Charset::Unchecked));
         assert_eq!(w.len(), 1);
-        let e = charset("klingon").err().map(|e| e.0).unwrap_or_default();
+        let e = charset("klingon")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
         assert!(
             e.starts_with("policy.applicationLanguage: unknown value \"klingon\" (expected one of auto-detect, big5"),
             "{e}"

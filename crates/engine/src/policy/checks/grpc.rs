@@ -25,11 +25,15 @@ pub fn compile_profiles(
     raw.iter()
         .enumerate()
         .map(|(i, v)| {
-            let spec: GrpcProfileSpec = serde_json::from_value(lenient_flags(v.clone()))
-                .map_err(|e| PolicyError(format!("policy.grpc-profiles[{i}]: {e}")))?;
+            let spec: GrpcProfileSpec =
+                serde_json::from_value(lenient_flags(v.clone())).map_err(|e| {
+                    PolicyError::invalid(format!("policy.grpc-profiles[{i}]"), e.to_string())
+                })?;
             grpc::GrpcProfile::compile(&spec, resolver, base)
                 .map(Arc::new)
-                .map_err(|e| PolicyError(format!("policy.grpc-profiles[{i}]: {e}")))
+                .map_err(|e| {
+                    PolicyError::invalid(format!("policy.grpc-profiles[{i}]"), e.to_string())
+                })
         })
         .collect()
 }
@@ -425,7 +429,7 @@ mod tests {
         let broken = b"syntax = \"proto3\";\nmessage A { string a = 1 }\n".to_vec();
         let r = MemResolver(HashMap::from([(IDL.to_string(), broken)]));
         let e = crate::policy::load(&doc, "file:///p/policy.json", &r);
-        let msg = e.err().map(|e| e.0).unwrap_or_default();
+        let msg = e.err().map(|e| e.to_string()).unwrap_or_default();
         assert!(msg.starts_with("policy.grpc-profiles[0]: "), "{msg}");
         assert!(msg.contains("demo.proto:2:"), "{msg}");
     }

@@ -33,7 +33,7 @@ fn files(d: &decl::Policy) -> Result<HashMap<String, Vec<u8>>, PolicyError> {
     for (i, f) in d.json_validation_files.iter().flatten().enumerate() {
         let path = format!("policy.json-validation-files[{i}]");
         let Some(name) = f.get("fileName").and_then(Value::as_str) else {
-            return Err(PolicyError(format!("{path}.fileName: missing")));
+            return Err(PolicyError::invalid(format!("{path}.fileName"), "missing"));
         };
         let bytes = match f.get("contents") {
             Some(Value::String(text))
@@ -41,7 +41,9 @@ fn files(d: &decl::Policy) -> Result<HashMap<String, Vec<u8>>, PolicyError> {
             {
                 base64::engine::general_purpose::STANDARD
                     .decode(text.trim())
-                    .map_err(|e| PolicyError(format!("{path}.contents: not base64: {e}")))?
+                    .map_err(|e| {
+                        PolicyError::invalid(format!("{path}.contents"), format!("not base64: {e}"))
+                    })?
             }
             Some(Value::String(text)) => text.clone().into_bytes(),
             Some(other) => serde_json::to_vec(other).unwrap_or_default(),
@@ -52,9 +54,10 @@ fn files(d: &decl::Policy) -> Result<HashMap<String, Vec<u8>>, PolicyError> {
                     schema.remove(k);
                 }
                 if schema.is_empty() {
-                    return Err(PolicyError(format!(
-                        "{path}: no contents (expected contents, link or $ref)"
-                    )));
+                    return Err(PolicyError::invalid(
+                        path,
+                        "no contents (expected contents, link or $ref)",
+                    ));
                 }
                 serde_json::to_vec(&Value::Object(schema)).unwrap_or_default()
             }
@@ -92,14 +95,16 @@ pub fn compile(d: &decl::Policy) -> Result<Vec<Option<Arc<JsonSchema>>>, PolicyE
         let mut names = Vec::new();
         for (j, v) in list.iter().enumerate() {
             let Some(n) = name_of(v) else {
-                return Err(PolicyError(format!(
-                    "{path}[{j}].jsonValidationFile.fileName: missing"
-                )));
+                return Err(PolicyError::invalid(
+                    format!("{path}[{j}].jsonValidationFile.fileName"),
+                    "missing",
+                ));
             };
             if !files.contains_key(&n) {
-                return Err(PolicyError(format!(
-                    "{path}[{j}].jsonValidationFile.fileName: \"{n}\" is not in json-validation-files"
-                )));
+                return Err(PolicyError::invalid(
+                    format!("{path}[{j}].jsonValidationFile.fileName"),
+                    format!("\"{n}\" is not in json-validation-files"),
+                ));
             }
             names.push(n);
         }
@@ -110,9 +115,10 @@ pub fn compile(d: &decl::Policy) -> Result<Vec<Option<Arc<JsonSchema>>>, PolicyE
             Some(j) => j,
             None if list.len() == 1 => 0,
             None => {
-                return Err(PolicyError(format!(
-                    "{path}: several files and none has isPrimary: true"
-                )));
+                return Err(PolicyError::invalid(
+                    path,
+                    "several files and none has isPrimary: true",
+                ));
             }
         };
         let name = &names[primary];
@@ -121,7 +127,7 @@ pub fn compile(d: &decl::Policy) -> Result<Vec<Option<Arc<JsonSchema>>>, PolicyE
             .filter_map(|n| Some((n.clone(), files.get(n)?.clone())))
             .collect();
         let schema = JsonSchema::compile(&files[name], name, &MemResolver(others))
-            .map_err(|e| PolicyError(format!("{path}[{primary}]: {e}")))?;
+            .map_err(|e| PolicyError::invalid(format!("{path}[{primary}]"), e.to_string()))?;
         out.push(Some(Arc::new(schema)));
     }
     Ok(out)

@@ -55,10 +55,13 @@ pub(in crate::policy) fn value_profile(
             } else {
                 "xml"
             };
-            Err(PolicyError(format!(
-                "{path}.contentProfile.name: unknown {kind} profile \"{name}\" (the {kind}-profiles of the policy: {})",
-                names.join(", ")
-            )))
+            Err(PolicyError::invalid(
+                format!("{path}.contentProfile.name"),
+                format!(
+                    "unknown {kind} profile \"{name}\" (the {kind}-profiles of the policy: {})",
+                    names.join(", ")
+                ),
+            ))
         }
     }
 }

@@ -356,9 +356,12 @@ fn content_rules(
             }
             "graphql" => BodyKind::Signatures,
             other => {
-                return Err(PolicyError(format!(
-                    "policy.urls[{i}].urlContentProfiles: unknown type \"{other}\" (expected apply-value-and-content-signatures, apply-content-signatures, form-data, json, xml, grpc, graphql, disallow or do-nothing)"
-                )));
+                return Err(PolicyError::invalid(
+                    format!("policy.urls[{i}].urlContentProfiles"),
+                    format!(
+                        "unknown type \"{other}\" (expected apply-value-and-content-signatures, apply-content-signatures, form-data, json, xml, grpc, graphql, disallow or do-nothing)"
+                    ),
+                ));
             }
         };
         content.push(ContentRule {
@@ -445,7 +448,9 @@ fn param(
             regex::RegexBuilder::new(re)
                 .size_limit(1 << 20)
                 .build()
-                .map_err(|e| PolicyError(format!("{path}.regularExpression: {e}")))?,
+                .map_err(|e| {
+                    PolicyError::invalid(format!("{path}.regularExpression"), e.to_string())
+                })?,
         ),
         _ => None,
     };

@@ -31,9 +31,10 @@ pub(in crate::policy) fn profile_index(
 ) -> Result<usize, PolicyError> {
     let path = format!("policy.urls[{i}].urlContentProfiles[{j}].contentProfile.name");
     let Some(name) = cp.content_profile.as_ref().and_then(|c| c.name.as_deref()) else {
-        return Err(PolicyError(format!(
-            "{path}: missing (a content profile of type grpc names its grpc-profiles entry)"
-        )));
+        return Err(PolicyError::invalid(
+            path,
+            "missing (a content profile of type grpc names its grpc-profiles entry)",
+        ));
     };
     let names: Vec<&str> = d
         .grpc_profiles
@@ -48,7 +49,7 @@ pub(in crate::policy) fn profile_index(
             let quoted: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
             format!("expected one of {}", quoted.join(", "))
         };
-        PolicyError(format!("{path}: unknown gRPC profile \"{name}\" ({known})"))
+        PolicyError::invalid(path, format!("unknown gRPC profile \"{name}\" ({known})"))
     })
 }
 

@@ -50,9 +50,7 @@ pub fn pages(
             }
             decl::PageType::Grpc => {
                 if let Some(code) = &p.grpc_status_code {
-                    let status = grpc_code(code).ok_or_else(|| PolicyError(format!(
-                        "{path}.grpcStatusCode: unknown value \"{code}\" (expected a gRPC status name or number 0-16)"
-                    )))?;
+                    let status = grpc_code(code).ok_or_else(|| PolicyError::invalid(format!("{path}.grpcStatusCode"), format!("unknown value \"{code}\" (expected a gRPC status name or number 0-16)")))?;
                     let message = p.grpc_status_message.clone().unwrap_or_else(|| {
                         "Request Rejected. Your support ID is: <%TS.request.ID()%>".into()
                     });
@@ -73,7 +71,9 @@ fn custom(
     Ok(match action {
         decl::PageAction::Custom => {
             let (status, headers) = parse_header_block(p.response_header.as_deref().unwrap_or(""))
-                .map_err(|e| PolicyError(format!("{path}.responseHeader: {e}")))?;
+                .map_err(|e| {
+                    PolicyError::invalid(format!("{path}.responseHeader"), e.to_string())
+                })?;
             Some(BlockReply::Custom {
                 status,
                 headers,
@@ -82,9 +82,10 @@ fn custom(
         }
         decl::PageAction::Redirect => Some(BlockReply::Redirect {
             location: p.response_redirect_url.clone().ok_or_else(|| {
-                PolicyError(format!(
-                    "{path}.responseRedirectUrl: missing for a redirect page"
-                ))
+                PolicyError::invalid(
+                    format!("{path}.responseRedirectUrl"),
+                    "missing for a redirect page",
+                )
             })?,
         }),
         _ => None,

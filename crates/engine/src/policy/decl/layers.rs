@@ -135,19 +135,22 @@ pub fn apply_modifications(
 ) -> Result<usize, PolicyError> {
     let list = mods
         .as_array()
-        .ok_or_else(|| PolicyError(format!("{path}: expected an array of modifications")))?;
+        .ok_or_else(|| PolicyError::invalid(path, "expected an array of modifications"))?;
     for (i, m) in list.iter().enumerate() {
         let p = format!("{path}[{i}]");
         let ty = m
             .get("entityType")
             .and_then(Value::as_str)
-            .ok_or_else(|| PolicyError(format!("{p}.entityType: missing")))?;
+            .ok_or_else(|| PolicyError::invalid(format!("{p}.entityType"), "missing"))?;
         let section = section_of(ty).ok_or_else(|| {
-            PolicyError(format!(
-                "{p}.entityType: unknown value \"{ty}\" (expected signature, filetype, url, \
+            PolicyError::invalid(
+                format!("{p}.entityType"),
+                format!(
+                    "unknown value \"{ty}\" (expected signature, filetype, url, \
                  parameter, header, cookie, method, server-technology, violation, evasion, \
                  http-protocol, response-page, json-profile, xml-profile, policy, ...)"
-            ))
+                ),
+            )
         })?;
         let action = m
             .get("action")
@@ -158,7 +161,10 @@ pub fn apply_modifications(
             .cloned()
             .unwrap_or(Value::Object(Map::new()));
         let Value::Object(fields) = &mut item else {
-            return Err(PolicyError(format!("{p}.entity: expected an object")));
+            return Err(PolicyError::invalid(
+                format!("{p}.entity"),
+                "expected an object",
+            ));
         };
         if let Some(Value::Object(changes)) = m.get("entityChanges") {
             for (k, v) in changes {
@@ -171,9 +177,10 @@ pub fn apply_modifications(
                 fields.insert("$action".into(), Value::String("delete".into()));
             }
             other => {
-                return Err(PolicyError(format!(
-                    "{p}.action: unknown value \"{other}\" (expected add-or-update or delete)"
-                )));
+                return Err(PolicyError::invalid(
+                    format!("{p}.action"),
+                    format!("unknown value \"{other}\" (expected add-or-update or delete)"),
+                ));
             }
         }
         if section == "policy" {
@@ -188,9 +195,10 @@ pub fn apply_modifications(
                 match bs {
                     Value::Object(o) => o,
                     _ => {
-                        return Err(PolicyError(format!(
-                            "{p}: blocking-settings is not an object"
-                        )));
+                        return Err(PolicyError::invalid(
+                            p,
+                            "blocking-settings is not an object",
+                        ));
                     }
                 }
             }
@@ -201,7 +209,12 @@ pub fn apply_modifications(
             .or_insert_with(|| Value::Array(Vec::new()));
         match list {
             Value::Array(items) => merge_list(section, items, std::slice::from_ref(&item)),
-            _ => return Err(PolicyError(format!("{p}: policy.{section} is not a list"))),
+            _ => {
+                return Err(PolicyError::invalid(
+                    p,
+                    format!("policy.{section} is not a list"),
+                ));
+            }
         }
     }
     Ok(list.len())
@@ -267,10 +280,6 @@ mod tests {
             json!(true)
         );
         let err = apply_modifications(&mut p, &json!([{"entityType": "nope"}]), "modifications");
-        assert!(
-            err.unwrap_err()
-                .0
-                .starts_with("modifications[0].entityType")
-        );
+        assert_eq!(err.unwrap_err().path(), Some("modifications[0].entityType"));
     }
 }

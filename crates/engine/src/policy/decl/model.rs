@@ -25,9 +25,9 @@ pub fn read_decl(
         let path = e.path().to_string();
         let msg = friendly(&e.inner().to_string());
         if path == "." {
-            PolicyError(format!("{root}: {msg}"))
+            PolicyError::invalid(root, msg)
         } else {
-            PolicyError(format!("{root}.{path}: {msg}"))
+            PolicyError::invalid(format!("{root}.{path}"), msg)
         }
     })?;
     for p in unknown {
@@ -171,8 +171,9 @@ impl Model {
             .or_else(|| d.name.clone())
             .unwrap_or_default();
         if name.is_empty() {
-            return Err(PolicyError(
-                "policy.name: missing (every policy needs a name)".into(),
+            return Err(PolicyError::invalid(
+                "policy.name",
+                "missing (every policy needs a name)",
             ));
         }
         super::validate::check_body_entities(body)?;
@@ -207,11 +208,8 @@ impl Model {
                     suggest_violation(&v.name)
                 )),
                 None => {
-                    return Err(PolicyError(format!(
-                        "policy.blocking-settings.violations[{i}].name: unknown violation \"{}\" (expected a VIOL_* name){}",
-                        v.name,
-                        suggest_violation(&v.name)
-                    )));
+                    return Err(PolicyError::invalid(format!("policy.blocking-settings.violations[{i}].name"), format!("unknown violation \"{}\" (expected a VIOL_* name){}", v.name,
+                        suggest_violation(&v.name))));
                 }
             }
         }
@@ -224,18 +222,22 @@ impl Model {
         let mut passes = 2;
         for (i, e) in bs.evasions.iter().flatten().enumerate() {
             let Some(name) = EVASIONS.iter().find(|n| **n == e.description) else {
-                return Err(PolicyError(format!(
-                    "policy.blocking-settings.evasions[{i}].description: unknown value \"{}\" (expected one of {})",
-                    e.description,
-                    EVASIONS.join(", ")
-                )));
+                return Err(PolicyError::invalid(
+                    format!("policy.blocking-settings.evasions[{i}].description"),
+                    format!(
+                        "unknown value \"{}\" (expected one of {})",
+                        e.description,
+                        EVASIONS.join(", ")
+                    ),
+                ));
             };
             evasions.insert(*name, e.enabled.unwrap_or(false));
             if let Some(p) = e.max_decoding_passes {
                 if !(2..=5).contains(&p) {
-                    return Err(PolicyError(format!(
-                        "policy.blocking-settings.evasions[{i}].maxDecodingPasses: {p} out of range (expected 2 to 5)"
-                    )));
+                    return Err(PolicyError::invalid(
+                        format!("policy.blocking-settings.evasions[{i}].maxDecodingPasses"),
+                        format!("{p} out of range (expected 2 to 5)"),
+                    ));
                 }
                 passes = p as u32;
             }
@@ -244,11 +246,14 @@ impl Model {
         let (mut max_headers, mut max_params, mut max_cookies) = (50, 500, 100);
         for (i, h) in bs.http_protocols.iter().flatten().enumerate() {
             let Some(name) = HTTP_CHECKS.iter().find(|n| **n == h.description) else {
-                return Err(PolicyError(format!(
-                    "policy.blocking-settings.http-protocols[{i}].description: unknown value \"{}\" (expected one of {})",
-                    h.description,
-                    HTTP_CHECKS.join(", ")
-                )));
+                return Err(PolicyError::invalid(
+                    format!("policy.blocking-settings.http-protocols[{i}].description"),
+                    format!(
+                        "unknown value \"{}\" (expected one of {})",
+                        h.description,
+                        HTTP_CHECKS.join(", ")
+                    ),
+                ));
             };
             http_checks.insert(*name, h.enabled.unwrap_or(false));
             max_headers = h.max_headers.unwrap_or(max_headers);
@@ -403,7 +408,14 @@ mod tests {
         let v = serde_json::json!({"name": "p", "enforcementMode": "sometimes"});
         let e = read_decl(&v, "policy", &mut Vec::new()).unwrap_err();
         assert_eq!(
-            e.0,
+            e,
+            PolicyError::invalid(
+                "policy.enforcementMode",
+                "unknown value \"sometimes\" (expected blocking or transparent)"
+            )
+        );
+        assert_eq!(
+            e.to_string(),
             "policy.enforcementMode: unknown value \"sometimes\" (expected blocking or transparent)"
         );
     }
@@ -429,10 +441,11 @@ mod tests {
     fn nested_type_errors_name_the_field() {
         let v = serde_json::json!({"name": "p", "filetypes": [{"name": "bak", "type": "bak"}]});
         let e = read_decl(&v, "policy", &mut Vec::new()).unwrap_err();
+        assert_eq!(e.path(), Some("policy.filetypes[0].type"));
         assert!(
-            e.0.starts_with("policy.filetypes[0].type: unknown value \"bak\""),
-            "{}",
-            e.0
+            e.to_string()
+                .starts_with("policy.filetypes[0].type: unknown value \"bak\""),
+            "{e}"
         );
     }
 }

@@ -25,20 +25,24 @@ impl RefCtx<'_> {
     pub fn fetch(&mut self, path: &str, link: &str) -> Result<Vec<u8>, PolicyError> {
         self.fetched += 1;
         if self.fetched > MAX_REFS {
-            return Err(PolicyError(format!(
-                "{path}: too many references (more than {MAX_REFS})"
-            )));
+            return Err(PolicyError::invalid(
+                path,
+                format!("too many references (more than {MAX_REFS})"),
+            ));
         }
         self.resolver
             .fetch(self.base, link)
-            .map_err(|e| PolicyError(format!("{path}: cannot read {e}")))
+            .map_err(|source| PolicyError::Link {
+                path: path.to_string(),
+                source,
+            })
     }
 
     /// Fetches a link and parses it as JSON or YAML.
     pub fn fetch_doc(&mut self, path: &str, link: &str) -> Result<Value, PolicyError> {
         let bytes = self.fetch(path, link)?;
         crate::policy::parse_document(&bytes, link)
-            .map_err(|e| PolicyError(format!("{path}: {link}: {e}")))
+            .map_err(|e| PolicyError::invalid(path, format!("{link}: {e}")))
     }
 }
 
@@ -81,7 +85,9 @@ pub fn resolve_policy(policy: &mut Map<String, Value>, cx: &mut RefCtx) -> Resul
                 .get(&key)
                 .and_then(|r| r.get("link"))
                 .and_then(Value::as_str)
-                .ok_or_else(|| PolicyError(format!("{path}.link: missing or not a string")))?
+                .ok_or_else(|| {
+                    PolicyError::invalid(format!("{path}.link"), "missing or not a string")
+                })?
                 .to_string();
             let content = cx.fetch_doc(&format!("{path}.link"), &link)?;
             policy.remove(&key);
@@ -118,9 +124,10 @@ fn resolve_value(v: &mut Value, path: &str, raw: bool, cx: &mut RefCtx) -> Resul
                     }
                     other if map.is_empty() => *v = other,
                     _ => {
-                        return Err(PolicyError(format!(
-                            "{p}: {link} must contain a JSON object here"
-                        )));
+                        return Err(PolicyError::invalid(
+                            p,
+                            format!("{link} must contain a JSON object here"),
+                        ));
                     }
                 }
                 return Ok(());

@@ -145,14 +145,17 @@ pub fn select(name: Option<&str>) -> Result<(TemplateId, Option<String>), Policy
     let hint = super::sections::suggest(name, &known)
         .map(|s| format!("did you mean {s}? "))
         .unwrap_or_default();
-    Err(PolicyError(format!(
-        "policy.template.name: unknown template \"{name}\" ({hint}shipped: {})",
-        SHIPPED
-            .iter()
-            .map(|t| t.name())
-            .collect::<Vec<_>>()
-            .join(", ")
-    )))
+    Err(PolicyError::invalid(
+        "policy.template.name",
+        format!(
+            "unknown template \"{name}\" ({hint}shipped: {})",
+            SHIPPED
+                .iter()
+                .map(|t| t.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    ))
 }
 
 #[cfg(test)]
@@ -184,10 +187,10 @@ mod tests {
     #[test]
     fn a_misspelt_template_is_an_error_with_a_suggestion() {
         let e = select(Some("POLICY_TEMPLATE_API_SECURTY")).expect_err("typo");
+        assert_eq!(e.path(), Some("policy.template.name"));
         assert!(
-            e.0.starts_with("policy.template.name: unknown template \"POLICY_TEMPLATE_API_SECURTY\" (did you mean POLICY_TEMPLATE_API_SECURITY?"),
-            "{}",
-            e.0
+            e.to_string().starts_with("policy.template.name: unknown template \"POLICY_TEMPLATE_API_SECURTY\" (did you mean POLICY_TEMPLATE_API_SECURITY?"),
+            "{e}"
         );
         assert!(select(Some("nginx")).is_err());
     }

@@ -18,10 +18,10 @@ const CONDITION_COLLECTIONS: &[&str] = &[
 ];
 
 fn enum_err(path: &str, v: &str, allowed: &[&str]) -> PolicyError {
-    PolicyError(format!(
-        "{path}: unknown value \"{v}\" (expected {})",
-        allowed.join(", ")
-    ))
+    PolicyError::invalid(
+        path,
+        format!("unknown value \"{v}\" (expected {})", allowed.join(", ")),
+    )
 }
 
 /// Checks the raw `policy` body; `nap` is true for the NGINX templates (the NAP schema applies).
@@ -81,17 +81,20 @@ pub fn check(body: &serde_json::Map<String, Value>, nap: bool) -> Result<(), Pol
             && over.is_some_and(|o| o.get("$ref").is_none())
             && inline.and_then(|p| p.get("name")).is_none()
         {
-            return Err(PolicyError(format!(
-                "{path}.override.policy.name: missing policy 'name' in the override rule '{name}'"
-            )));
+            return Err(PolicyError::invalid(
+                format!("{path}.override.policy.name"),
+                format!("missing policy 'name' in the override rule '{name}'"),
+            ));
         }
         if inline.is_some_and(|p| p.get("override-rules").is_some()) {
-            return Err(PolicyError(format!(
-                "{path}.override.policy.override-rules: cyclic override-rules (an override policy may not have override rules)"
-            )));
+            return Err(PolicyError::invalid(
+                format!("{path}.override.policy.override-rules"),
+                "cyclic override-rules (an override policy may not have override rules)",
+            ));
         }
         if let Some(cond) = rule.get("condition").and_then(Value::as_str) {
-            check_condition(cond).map_err(|e| PolicyError(format!("{path}.condition: {e}")))?;
+            check_condition(cond)
+                .map_err(|e| PolicyError::invalid(format!("{path}.condition"), e))?;
         }
     }
     Ok(())
@@ -139,10 +142,9 @@ mod tests {
             ),
             true,
         );
-        assert!(
-            e.unwrap_err()
-                .0
-                .starts_with("policy.bot-defense.mitigations.signatures[0].action")
+        assert_eq!(
+            e.unwrap_err().path(),
+            Some("policy.bot-defense.mitigations.signatures[0].action")
         );
         let rule = |p: Value, cond: &str| {
             body(
