@@ -272,7 +272,9 @@ name: SQL injection: select list, alias and FROM fragments
 type: SQL-Injection
 accuracy: medium
 risk: high
-targets: @values, header, url, param-name
+# Not `query`: each parameter is judged on its own, and a search typed as SQL (`sql-text`) is
+# exempt in its parameter, not in the whole `type=content&q=select 1 from a`.
+targets: param-value, cookie, body, json, xml, grpc, header, url, param-name
 unless: url, binary, sql-text
 literal: values
 literal: except
