@@ -576,6 +576,23 @@ pub fn normalize_path(p: &[u8]) -> Vec<u8> {
     out
 }
 
+/// `.com` is both the DOS program type and the commonest top-level domain, and REST paths end in
+/// host names (`/api/v2/host/floors/example-news.com`, `/whois/www.example.com`). A COM program
+/// has an 8.3 name; a segment whose stem is longer, or holds dots, is a host name and has no file
+/// type. (`dot` is the place of the last dot in `segment`.)
+fn is_host_name(segment: &[u8], dot: usize) -> bool {
+    let (stem, ext) = (&segment[..dot], &segment[dot + 1..]);
+    ext.eq_ignore_ascii_case(b"com")
+        && (stem.len() > 8 || stem.contains(&b'.'))
+        && stem.split(|b| *b == b'.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && label
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use std::net::{IpAddr, Ipv4Addr};
@@ -621,21 +638,4 @@ mod tests {
         assert_eq!(normalize_path(b""), b"/");
         assert_eq!(normalize_path(b"/."), b"/");
     }
-}
-
-/// `.com` is both the DOS program type and the commonest top-level domain, and REST paths end in
-/// host names (`/api/v2/host/floors/example-news.com`, `/whois/www.example.com`). A COM program
-/// has an 8.3 name; a segment whose stem is longer, or holds dots, is a host name and has no file
-/// type. (`dot` is the place of the last dot in `segment`.)
-fn is_host_name(segment: &[u8], dot: usize) -> bool {
-    let (stem, ext) = (&segment[..dot], &segment[dot + 1..]);
-    ext.eq_ignore_ascii_case(b"com")
-        && (stem.len() > 8 || stem.contains(&b'.'))
-        && stem.split(|b| *b == b'.').all(|label| {
-            !label.is_empty()
-                && label.len() <= 63
-                && label
-                    .iter()
-                    .all(|b| b.is_ascii_alphanumeric() || *b == b'-')
-        })
 }
