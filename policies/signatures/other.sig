@@ -139,10 +139,10 @@ literal: (|
 literal: (&
 literal: (!
 literal: objectclass
-literal: \2a
-literal: \28
-literal: \29
-literal: \00
+literal: \\2a
+literal: \\28
+literal: \\29
+literal: \\00
 literal: :=
 regex: \b[\w-]+(?::dn)?:\d+(?:\.\d+){2,}:=|\)\s*\(\s*[|&!]|\)\s*[&|!]?\s*\(\s*[\w.-]+\s*[~<>]?=|\*\s*\)\s*\(|\(\s*[|&!]\s*\(\s*[\w.-]+\s*[~<>]?=|[|&!]\s*\(\s*[\w.-]+\s*=\s*\*\s*\)|\(\s*objectclass\s*=|\)\s*\(\s*(?:cn|uid|mail|userpassword|sn|ou|dc|givenname|samaccountname|objectclass|memberof|description|telephonenumber|homedirectory)\s*[~<>]?=|^\s*\*\s*\)\s*[(|&]|^\*\)|\\(?:2a|28|29|00)[\s\S]*\\(?:2a|28|29|00)|^[\w.@-]*\*\)\s*\(
 test: value)(gidNumber<=100
@@ -210,7 +210,7 @@ literal: \r
 literal: %0a
 literal: %0d
 literal: %e5%98%8a
-literal: \u560a
+literal: \\u560a
 literal: set-cookie
 literal: location
 regex: ^(?:[^\r\n:]|:[^\s\r\n])*[\r\n]+\s*(?:set-cookie|location|content-(?:type|length|disposition|security-policy|encoding)|x-[\w-]+|refresh|access-control-[\w-]+|http/\d|transfer-encoding|link|host|cookie|status|x-xss-protection|cache-control|connection|server|etag|last-modified|expires|vary|upgrade|authorization|www-authenticate)\s*:|(?:%0[ad]|%e5%98%8[ad]|\xe5\x98[\x8a\x8d]|\\u560[ad]|\\r|\\n)+\s*(?:set-cookie|location|content-(?:type|length|disposition|security-policy|encoding)|x-[\w-]+|refresh|access-control-[\w-]+|http/\d|transfer-encoding|link|host|cookie|status|x-xss-protection|cache-control|connection|server|etag|last-modified|expires|vary|upgrade|authorization|www-authenticate)\s*:|^(?:[^\r\n:]|:[^\s\r\n])*[\r\n]+\s*(?:<\s*(?:html|script|body|svg|img)|http/1\.[01]\s+\d{3})|(?:%0[ad])+\s*(?:<\s*(?:html|script|body|svg|img)|http/1\.[01]\s+\d{3})

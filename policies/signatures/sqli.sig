@@ -9,11 +9,14 @@ risk: high
 # Not `query`: the tokenizer reads one value; a whole `k=v&k=v` query string fingerprints as an
 # expression (`q=1950 or 1960`), and every parameter of it is scanned on its own.
 targets: param-name, param-value, cookie, body, json, xml, grpc
-unless: binary
+# A whole SELECT typed into a search box (`select 1 from a`) cannot continue the query it lands
+# in, whatever the context: only a fragment can (`1 union select`, `x' or 1=1`), see `sql-text`.
+unless: binary, sql-text
 engine: sqli
 test: 1' OR '1'='1
 test: 1 AND 1=1 --
 pass: O'Brien and sons
+pass: select 1 from a
 
 id: 300001001
 name: SQL injection: UNION SELECT
@@ -297,7 +300,7 @@ risk: high
 targets: @values, header, url
 # A statement in another page's address (a search engine's results page in a Referer) is
 # that page's search; breaking out of a quoted string in it needs a quote.
-unless: url, binary
+unless: url, binary, sql-text
 literal: select
 literal: case
 literal: iif
@@ -306,10 +309,11 @@ literal: elt(
 literal: decode(
 regex: \(\s*select\s+[\w@*(]|\bselect\s+(?:\*|\w+\s*\(|@@|\d+\s*,|null\b|top\s+\d|count\s*\()[\s\S]{0,200}?\bfrom\b|\bselect\s+[\w.*,\s"`\[\]]{1,200}\bfrom\s+[\w.\[\]`"]+\s*(?:where\s+[\w.'"(`]+\s*(?:[=<>!]|\blike\b|\bin\b|\bis\b|\bnot\b|\bbetween\b)|limit\s+\d|--|#|;|\))|\bcase\s+when\b[\s\S]{1,200}?\bthen\b|\biif\s*\([^)]{1,100}[=<>]|\bif\s*\(\s*(?:\(?\s*select|\d+\s*[=<>]|ascii|substr|length|mid|ord)|\belt\s*\(\s*\d|\bdecode\s*\(\s*\(?\s*select
 test: 1 and (select 1 from dual)
-test: select username, password from users where id=1
+test: 1;select username, password from users where id=1
 test: IF(1=1,SLEEP(1),0)
 pass: please select one from the list below
 pass: select x from y where
+pass: site:segmentfault.com select user_id,user_nickname,user_status from yy_user where user_status = 1 // 第一次查询
 
 id: 300001014
 name: SQL injection: MSSQL/Oracle/Postgres specific statements

@@ -272,8 +272,10 @@ name: SQL injection: select list, alias and FROM fragments
 type: SQL-Injection
 accuracy: medium
 risk: high
-targets: @values, header, url, param-name
-unless: url, binary
+# Not `query`: each parameter is judged on its own, and a search typed as SQL (`sql-text`) is
+# exempt in its parameter, not in the whole `type=content&q=select 1 from a`.
+targets: param-value, cookie, body, json, xml, grpc, header, url, param-name
+unless: url, binary, sql-text
 literal: values
 literal: except
 literal: intersect
@@ -304,6 +306,8 @@ pass: we are from here where we live
 pass: order by price ascending
 pass: select one from the list
 pass: limit
+pass: select 1 from a
+pass: site:segmentfault.com select user_id,user_nickname,user_status from yy_user where user_status = 1
 
 id: 300001108
 name: SQL injection: quote closed, then a SQL keyword or operator
@@ -329,7 +333,7 @@ test: admin@juice-sh.op';
 test: admin'#
 test: '; @@#--
 test: 1’ OR ’1’=’x’#;--()
-test: email=admin@juice-sh.op\' or json (id);
+test: email=admin@juice-sh.op\\' or json (id);
 test: ' or xyz-
 test: admin@juice-sh.op' and email ilike email--
 test: ' and email not similar to id--
@@ -345,7 +349,7 @@ pass: script-src https: 'strict-dynamic' 'report-sample' 'nonce-bE8wzNsdY='; bas
 pass: you said 'hello' and left
 pass: {"innerText":"CREATE AN ACCOUNT","numChildButtons":2}
 pass: "CREATE A CRITTER"
-pass: [\"MenuPopups\",\"OrderCart\"]
+pass: [\\"MenuPopups\\",\\"OrderCart\\"]
 test: ' order by 1--
 test: " where `t`.`id` = 2
 test: '; select pg_sleep(5)

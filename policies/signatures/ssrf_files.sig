@@ -106,7 +106,7 @@ regex: ://(?:[^/\s]*?(?:\xe2\x91[\xa0-\xbf]|\xe2\x92[\x80-\xbf]|\xe2\x93[\x80-\x
 test: acap://①②⑦.⓪.⓪.①
 test: irc://ⓛⓞⓒⓐⓛⓗⓞⓢⓣ
 test: http://169。254。169。254/
-test: http://\l\o\c\a\l\h\o\s\t/
+test: http://\\l\\o\\c\\a\\l\\h\\o\\s\\t/
 pass: https://例子.测试/页面
 pass: https://example.com/②
 

@@ -10,7 +10,7 @@ unless: binary
 literal: ..
 regex: (?:\.\.+[/\\]+){2,}|(?:^|[/\\=])\.\.+[/\\]+[\w.-]+[/\\]|[/\\]\.\.+(?:[/\\]|$)[\s\S]*[/\\]\.\.+(?:[/\\]|$)
 test: ../../../etc/passwd
-test: ..\..\boot.ini
+test: ..\\..\\boot.ini
 test: /static/../../../x
 pass: wait... really?
 
@@ -99,7 +99,7 @@ literal: autoexec
 literal: :$data
 literal: ::$index
 regex: (?:win|system|boot|php|my)\.ini\b|\b(?:windows|winnt)[/\\]+(?:system32|syswow64|repair|win\.ini|system\.ini|debug|panther|temp|microsoft\.net|iis\d*\.log)|\bsystem32[/\\]+(?:config|drivers|cmd\.exe|inetsrv|logfiles)|\binetpub[/\\]+|\b[a-z]:[/\\]+(?:windows|winnt|boot|inetpub|autoexec|config\.sys|pagefile|hiberfil|xampp|wamp)|[/\\](?:sam|security|system)(?:\.bak)?$|\bautoexec\.bat\b|::\$(?:data|index_allocation)\b
-test: c:\windows\win.ini
+test: c:\\windows\\win.ini
 test: ..\\..\\windows\\system32\\drivers\\etc\\hosts
 test: index.php::$DATA
 test: 0x2e0x2e0x2fboot.ini
@@ -192,6 +192,11 @@ targets: @values, param-name
 unless: binary
 literal: http
 literal: ftp
+# A bare scheme and `?` (`file?`, `php?`) probes whether the value is handed to an include
+# with something appended: the `?` turns the appended part into a query.
+literal: file?
+literal: php?
+literal: data?
 literal: \\
 regex: ^\s*(?:https?|ftps?)://[^\s?#]+\.(?:txt|php\d?|phtml|inc|pl|py|sh|cgi|jsp|asp|aspx|jpg|gif|png)\?+\s*$|^\s*(?:https?|ftps?)://[^\s]*\x00|^\s*(?:https?|ftps?|file|php|data)\?+\s*$|^\s*(?:https?|ftps?)://(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?/[^\s]*\.(?:txt|php\d?|inc|pl|py|sh|cgi)\b|^\s*\\\\(?:\d{1,3}\.){3}\d{1,3}\\|^\s*\\\\[\w.-]+\\[\w$.-]+\\[\w.-]+\.(?:php|txt|inc)|^\s*ftps?://[^\s?#]+\.(?:txt|php\d?|phtml|inc|pl|py|sh|cgi)\s*$
 test: http://evil.example/shell.txt?
@@ -201,7 +206,11 @@ test: ftp://evil.example/backdoor.txt
 pass: ftp://ftp.debian.org/debian/README
 pass: https://codesandbox.io/cdn-cgi/rum?
 test: http?
+test: file?
+test: PHP??
 pass: https://example.com/page?id=1
+pass: what is a php?
+pass: file?name=report.pdf
 
 id: 300004009
 name: Path traversal: NUL byte truncation
@@ -253,7 +262,7 @@ literal: ..
 literal: .\0.
 literal: .%00.
 regex: (?:(?:\.|%2e|0x2e|%u002e|%uff0e|%c0%ae)(?:\x00|%00)?(?:\.|%2e|0x2e|%u002e|%uff0e|%c0%ae)(?:[/\\]|%[0-9a-z]{2}|0x[0-9a-f]{2}|%u[0-9a-f]{4}|\\x[0-9a-f]{2}|[^\w\s.]){1,10}){2,}|(?:^|[/\\=])\.\.;[./\\;]
-test: ..;.\.;\.
+test: ..;.\\.;\\.
 test: /app/..;/admin
 test: ..%c1%pc..%c1%pc
 test: 0x2e0x2e%c0%2F0x2e0x2e%c0%2F
@@ -268,7 +277,7 @@ risk: high
 systems: Microsoft Windows
 targets: @values, header, url, param-name
 unless: binary
-literal: $\
+literal: $\\
 literal: $/
 literal: ntuser
 regex: (?:\\\\|//)[\w.:\[\]-]+[\\/][a-z]\$[\\/]|\bntuser\.dat\b|\badmin\$[\\/]|\bipc\$

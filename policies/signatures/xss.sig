@@ -112,7 +112,8 @@ type: Cross Site Scripting (XSS)
 accuracy: medium
 risk: high
 targets: @values, header, url, param-name
-unless: binary
+# A value that is wholly a function's source (error loggers send them) defines and runs nothing.
+unless: binary, function
 literal: alert
 literal: prompt
 literal: confirm
@@ -142,7 +143,9 @@ test: top['al'+'ert'](1)
 test: (alert)(1)
 test: alert?.(document?.cookie)
 test: document["cookie"]
+test: function(){alert(document.cookie)}()
 pass: fire alert levels
+pass: function(e){var n=new URL(window.location.href);e?(v(e.id),n.searchParams.delete("resourceGroupId")):v("")}
 
 id: 300002008
 name: XSS: data URI carrying HTML or script

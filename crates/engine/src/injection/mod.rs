@@ -132,7 +132,65 @@ fn inert_markup_blanked(input: &[u8]) -> Option<Vec<u8>> {
         out.get_or_insert_with(|| input.to_vec())[at..end].fill(b' ');
     }
     inert_svg(input, &mut out);
+    inert_xml_declarations(input, &mut out);
     out
+}
+
+/// XML declarations (`<?xml version="1.0" encoding="GBK"?>` in a logged API response, a saved
+/// document): libinjection flags every `<?xml` for Internet Explorer's `<?xml:namespace …>` and
+/// `<?import …>` behaviours, but a declaration is only `version`, `encoding` and `standalone`
+/// with quoted values and runs nothing. Anything else after `<?xml` is left to the tokenizer.
+fn inert_xml_declarations(input: &[u8], out: &mut Option<Vec<u8>>) {
+    let mut from = 0;
+    while let Some(at) = memchr::memmem::find(&input[from..], b"<?xml").map(|i| i + from) {
+        from = at + 5;
+        if let Some(len) = xml_declaration_len(&input[at..]) {
+            out.get_or_insert_with(|| input.to_vec())[at..at + len].fill(b' ');
+            from = at + len;
+        }
+    }
+}
+
+/// The length of the XML declaration `v` starts with (`<?xml`, white space, the three
+/// pseudo-attributes with plain quoted values, `?>`), if it is one.
+fn xml_declaration_len(v: &[u8]) -> Option<usize> {
+    let space = |i: &mut usize| {
+        let start = *i;
+        while v.get(*i).is_some_and(u8::is_ascii_whitespace) {
+            *i += 1;
+        }
+        *i > start
+    };
+    let mut i = b"<?xml".len();
+    if !space(&mut i) {
+        return None;
+    }
+    loop {
+        if v[i..].starts_with(b"?>") {
+            return Some(i + 2);
+        }
+        let name = v[i..].iter().take_while(|b| b.is_ascii_lowercase()).count();
+        if !matches!(&v[i..i + name], b"version" | b"encoding" | b"standalone") {
+            return None;
+        }
+        i += name;
+        space(&mut i);
+        if v.get(i) != Some(&b'=') {
+            return None;
+        }
+        i += 1;
+        space(&mut i);
+        let quote = *v.get(i).filter(|q| matches!(**q, b'"' | b'\''))?;
+        let text = v[i + 1..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+            .count();
+        if v.get(i + 1 + text) != Some(&quote) {
+            return None;
+        }
+        i += text + 2;
+        space(&mut i);
+    }
 }
 
 /// Inline SVG icons (`<svg xmlns="http://www.w3.org/2000/svg" viewBox=…><path d=…/></svg>` in

@@ -139,6 +139,8 @@ fn inert_markup_alone_is_not_xss() {
         b"1<script",
         b"<p></p><h2 class=\"tea-h2\"><span style=\"background-color: rgb(255, 0, 0);\">notice</span></h2>",
         b"<p style=\"font-family: &quot;Microsoft YaHei&quot;; white-space: normal;\">hello</p>",
+        b"req url: https://h.example.cn/cgi \nres data: <?xml version=\"1.0\" encoding=\"GBK\"?> \n<qzone>\n<result type=\"0\">\n<message></message>\n</result>\n</qzone>",
+        b"<?xml version='1.0' standalone='yes'?><note><to>Tove</to></note>",
     ] {
         assert!(!Xss.detect(benign), "{}", String::from_utf8_lossy(benign));
     }
@@ -152,6 +154,10 @@ fn inert_markup_alone_is_not_xss() {
         b"<p style=\"color:red\" onmouseover=\"alert(1)\">x</p>",
         b"<p style=x:\\65xpression(alert(1))>",
         b"<!DOCTYPE x [<!ENTITY a \"b\">]><script>alert(1)</script>",
+        b"<?xml:namespace prefix=\"t\" ns=\"urn:schemas-microsoft-com:time\">",
+        b"<?import namespace=\"t\" implementation=\"#default#time2\">",
+        b"<?xml version=\"1.0\"?><script>alert(1)</script>",
+        b"<?xml version=\"1.0\" onload=\"alert(1)\"?>",
     ] {
         assert!(Xss.detect(attack), "{}", String::from_utf8_lossy(attack));
     }

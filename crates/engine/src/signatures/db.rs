@@ -13,7 +13,7 @@
 //! targets: @values, url                       (see [`parse_targets`])
 //! unless: url, binary                         (optional: value shapes it does not apply to, see `shape`)
 //! headers: accept, range                      (optional: only these header names, for `header`)
-//! literal: union                              (repeatable; any literal hit triggers the regex)
+//! literal: union                              (repeatable; any literal hit triggers the regex; escapes: [`unescape`])
 //! regex: \bunion\b[\s\S]{0,100}?\bselect\b     (case-insensitive; omitted = literal hit is the match)
 //! engine: sqli                                (instead of literal/regex: a tokenizer from waf::injection)
 //! test: 1 union select password from users    (repeatable positive example, checked by unit tests)
@@ -48,11 +48,12 @@ pub struct SigDef {
     pub unless: u8,
     /// For the `header` target: the header names (lower case) it applies to; empty = all.
     pub headers: Vec<String>,
-    pub literals: Vec<String>,
+    /// Byte strings (see [`unescape`]), matched ASCII case-insensitively.
+    pub literals: Vec<Vec<u8>>,
     pub regex: Option<String>,
     pub engine: Engine,
-    pub tests: Vec<String>,
-    pub passes: Vec<String>,
+    pub tests: Vec<Vec<u8>>,
+    pub passes: Vec<Vec<u8>>,
 }
 
 /// A database file error, naming the file line.
@@ -131,33 +132,51 @@ pub fn parse_targets(v: &str) -> Result<Vec<Target>, String> {
     Ok(out)
 }
 
-/// Literal escapes: `\\n`, `\\r`, `\\t`, `\\0`, `\\xNN`, `\\\\`; any other backslash is kept as is.
-fn unescape(v: &str) -> Result<String, String> {
-    let mut out = String::with_capacity(v.len());
-    let mut chars = v.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
+/// Literal and example escapes: `\n`, `\r`, `\t`, `\0`, `\xNN`, `\\`; the text around them is
+/// UTF-8. `\xNN` is the byte NN, whatever its value: `\xac\xed` is the two bytes a serialized Java
+/// object starts with, not the UTF-8 of `¬í` (non-ASCII text is written as the text itself). A
+/// backslash before anything else, and `\0` before a digit, are refused as ambiguous: `\00` could
+/// be NUL and `0` or the three characters of an LDAP escape, `\u560a` a character or six bytes.
+fn unescape(v: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::with_capacity(v.len());
+    let mut rest = v.as_bytes();
+    while let Some((&b, tail)) = rest.split_first() {
+        rest = tail;
+        if b != b'\\' {
+            out.push(b);
             continue;
         }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('r') => out.push('\r'),
-            Some('t') => out.push('\t'),
-            Some('0') => out.push('\0'),
-            Some('\\') => out.push('\\'),
-            Some('x') => {
-                let h: String = chars.by_ref().take(2).collect();
-                let b =
-                    u8::from_str_radix(&h, 16).map_err(|_| format!("bad \\x escape in {v:?}"))?;
-                out.push(char::from(b));
+        let Some((&e, tail)) = rest.split_first() else {
+            return Err(format!("lone backslash at the end of {v:?} (write \\\\)"));
+        };
+        rest = tail;
+        out.push(match e {
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'\\' => b'\\',
+            b'0' if rest.first().is_some_and(u8::is_ascii_digit) => {
+                return Err(format!(
+                    "ambiguous \\0 before a digit in {v:?} (write \\x00 for NUL, \\\\0 for a backslash)"
+                ));
             }
-            Some(other) => {
-                out.push('\\');
-                out.push(other);
+            b'0' => 0,
+            b'x' => {
+                let hex = rest.get(..2).filter(|h| h.iter().all(u8::is_ascii_hexdigit));
+                let byte = hex.and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
+                let Some(byte) = byte else {
+                    return Err(format!("bad \\x escape in {v:?} (two hex digits)"));
+                };
+                rest = &rest[2..];
+                byte
             }
-            None => out.push('\\'),
-        }
+            other => {
+                return Err(format!(
+                    "unknown escape \\{} in {v:?} (write \\\\ for a backslash)",
+                    char::from(other)
+                ));
+            }
+        });
     }
     if out.is_empty() {
         return Err("empty literal".into());
@@ -178,11 +197,11 @@ struct Partial {
     targets: Vec<Target>,
     unless: u8,
     headers: Vec<String>,
-    literals: Vec<String>,
+    literals: Vec<Vec<u8>>,
     regex: Option<String>,
     engine: Option<Engine>,
-    tests: Vec<String>,
-    passes: Vec<String>,
+    tests: Vec<Vec<u8>>,
+    passes: Vec<Vec<u8>>,
     touched: bool,
 }
 
@@ -264,7 +283,7 @@ pub fn parse(text: &str) -> Result<Vec<SigDef>, DbError> {
                     let shape = super::shape::Shape::parse(&name).ok_or_else(|| {
                         err(
                             line,
-                            format!("unknown shape {name:?} (expected url or binary)"),
+                            format!("unknown shape {name:?} (expected binary, url, sql-text or function)"),
                         )
                     })?;
                     cur.unless |= shape as u8;
@@ -309,5 +328,22 @@ mod tests {
         assert_eq!(e.line, 3);
         let e = parse("id: 1\nname: n\n").expect_err("incomplete");
         assert!(e.to_string().contains("literal"), "{e}");
+    }
+
+    #[test]
+    fn byte_escapes_are_bytes_and_ambiguous_escapes_are_refused() {
+        let lit = |v: &str| {
+            let rec = format!(
+                "id: 1\nname: n\ntype: t\naccuracy: high\nrisk: low\ntargets: body\nliteral: {v}\n"
+            );
+            parse(&rec).map(|d| d[0].literals[0].clone())
+        };
+        assert_eq!(lit(r"\xac\xed\x00\x05").expect("bytes"), [0xac, 0xed, 0, 5]);
+        assert_eq!(lit(r"a\tb\\c\0").expect("escapes"), b"a\tb\\c\0");
+        assert_eq!(lit("。").expect("text"), "。".as_bytes());
+        for bad in [r"\00", r"\2a", r"\u560a", r"$\", r"\x4", r"\x+a", r"\xzz"] {
+            let e = lit(bad).expect_err(bad);
+            assert_eq!(e.line, 7, "{e}");
+        }
     }
 }

@@ -166,7 +166,7 @@ impl Matcher {
             };
             if d.engine == Engine::Pattern {
                 for l in &d.literals {
-                    lits.literal(i, l.as_bytes());
+                    lits.literal(i, l);
                 }
             }
             // A literal-only signature matches where one of its literals occurs.

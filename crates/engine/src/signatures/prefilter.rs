@@ -142,12 +142,12 @@ pub fn plain_alphabet(value: &[u8]) -> Option<usize> {
 
 /// For each of [`PLAIN_ALPHABETS`], the length of the shortest of `literals` spelt with its bytes
 /// alone (matched ASCII case-insensitively: the alphabets hold both cases of every letter).
-pub fn shortest_literal(literals: &[String]) -> [Option<usize>; PLAIN_ALPHABETS.len()] {
+pub fn shortest_literal(literals: &[Vec<u8>]) -> [Option<usize>; PLAIN_ALPHABETS.len()] {
     PLAIN_ALPHABETS.map(|a| {
         literals
             .iter()
-            .filter(|l| l.bytes().all(|b| a.contains(b)))
-            .map(String::len)
+            .filter(|l| l.iter().all(|&b| a.contains(b)))
+            .map(Vec::len)
             .min()
     })
 }
@@ -509,7 +509,7 @@ mod tests {
         );
         assert_eq!(analyse(r"<script|[;|]\s*id").shortest, [None; 4]);
         assert_eq!(
-            shortest_literal(&["ab".into(), "x y".into(), "<".into()]),
+            shortest_literal(&[b"ab".to_vec(), b"x y".to_vec(), b"<".to_vec()]),
             [None, Some(2), Some(2), Some(2)]
         );
         assert_eq!(plain_alphabet(b"20"), Some(0));

@@ -2,7 +2,8 @@
 //! and nothing in others (`unless:` in the database). A comment-after-quote (`'--`) or a shell
 //! separator before a short word is an injection in a form field, and an accident in the bytes
 //! of a protobuf message or a zlib stream carried in a JSON string; `union select` in a search
-//! query is a payload, and in another site's URL carried in a `Referer` it is that site's search.
+//! query is a payload, and in another site's URL carried in a `Referer` it is that site's search;
+//! `select 1 from a` typed into a search box is somebody looking for SQL, not an injection.
 //!
 //! The shapes are judged only for a value some such signature matched (rarely), never on the
 //! clean path.
@@ -17,14 +18,29 @@ pub enum Shape {
     /// HTML attribute (no quote, no `<` or `>`): another page's address, its query the
     /// parameters of that page.
     Url = 2,
+    /// One SQL query typed as text (`select 1 from a`, `site:example.com select a from t where
+    /// b = 1`): it begins with `select` and holds nothing that leaves a quoted string (quote,
+    /// backtick, backslash, an escape), extends an expression (parenthesis, `;`, comment, `union`)
+    /// or reaches what a payload is after (`*`, hex literals, system catalogs, sleep functions).
+    /// Put in a value, such a statement is a syntax error in every context a value lands in
+    /// (after `=`, inside quotes, in a list); only a fragment can continue a query, so a
+    /// statement left open at its end (`… where`) does not count as typed text.
+    SqlText = 4,
+    /// One JavaScript function expression, defined and not called (`function(e){…}`): what
+    /// error loggers and bundlers send as a function's source. It runs nothing where it lands
+    /// (in markup it is text; evaluated, it only makes a function), so the sinks and calls in
+    /// its body are not an injection; a call after it (`}()`, `}+alert(1)`) is not this shape.
+    Function = 8,
 }
 
 impl Shape {
-    /// The database spelling: `binary`, `url`.
+    /// The database spelling: `binary`, `url`, `sql-text`, `function`.
     pub fn parse(name: &str) -> Option<Shape> {
         match name {
             "binary" => Some(Shape::Binary),
             "url" => Some(Shape::Url),
+            "sql-text" => Some(Shape::SqlText),
+            "function" => Some(Shape::Function),
             _ => None,
         }
     }
@@ -38,6 +54,12 @@ pub fn shapes(value: &[u8]) -> u8 {
     }
     if is_plain_url(value) {
         out |= Shape::Url as u8;
+    }
+    if is_sql_text(value) {
+        out |= Shape::SqlText as u8;
+    }
+    if is_function_expression(value) {
+        out |= Shape::Function as u8;
     }
     out
 }
@@ -101,6 +123,160 @@ fn is_plain_url(v: &[u8]) -> bool {
             .any(|b| matches!(b, b'\'' | b'"' | b'`' | b'<' | b'>' | b'\\'))
 }
 
+/// See [`Shape::SqlText`]. Search operators (`site:example.com`) may come before the statement.
+fn is_sql_text(v: &[u8]) -> bool {
+    let mut words = v.split(u8::is_ascii_whitespace).filter(|w| !w.is_empty());
+    let Some(first) = words.find(|w| !w.contains(&b':')) else {
+        return false;
+    };
+    if !first.eq_ignore_ascii_case(b"select")
+        || v.iter().any(|b| b"'\"`\\%();@*#".contains(b))
+        // Two-byte openings and the quotes some drivers fold to ASCII ones.
+        || ["&#", "--", "/*", "..", "\u{2018}", "\u{2019}", "\u{201c}", "\u{201d}", "\u{ff02}", "\u{ff07}"]
+            .iter()
+            .any(|s| memchr::memmem::find(v, s.as_bytes()).is_some())
+    {
+        return false;
+    }
+    let mut last: &[u8] = b"";
+    for word in v.split(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))) {
+        if word.is_empty() {
+            continue;
+        }
+        let w = word.to_ascii_lowercase();
+        let reaches = w.starts_with(b"0x")
+            || w.starts_with(b"sys")
+            || w.starts_with(b"all_")
+            || w.starts_with(b"pg_")
+            || w.starts_with(b"sqlite_")
+            || w.contains(&b'$')
+            || matches!(
+                &w[..],
+                b"union"
+                    | b"information_schema"
+                    | b"master"
+                    | b"mysql"
+                    | b"dual"
+                    | b"sleep"
+                    | b"benchmark"
+                    | b"waitfor"
+                    | b"into"
+                    | b"load_file"
+                    | b"version"
+            );
+        if reaches {
+            return false;
+        }
+        last = word;
+    }
+    ![
+        "where", "and", "or", "not", "from", "by", "like", "select", "having", "on", "join",
+    ]
+    .iter()
+    .any(|k| last.eq_ignore_ascii_case(k.as_bytes()))
+}
+
+/// See [`Shape::Function`]: `function`, an optional name, a parameter list, then a body whose
+/// closing brace is the value's last byte. Braces are counted outside strings, comments and
+/// regular expression literals, read the way a JavaScript lexer reads them; a string that runs
+/// past a line end, or anything the reading cannot place, means it is not this shape.
+fn is_function_expression(v: &[u8]) -> bool {
+    let v = v.trim_ascii();
+    let Some(rest) = v.strip_prefix(b"function") else {
+        return false;
+    };
+    if !rest
+        .first()
+        .is_some_and(|b| b.is_ascii_whitespace() || *b == b'(')
+    {
+        return false;
+    }
+    let name = rest.trim_ascii_start();
+    let name_len = name
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$'))
+        .count();
+    if name
+        .get(name_len..)
+        .map(<[u8]>::trim_ascii_start)
+        .and_then(|r| r.first())
+        != Some(&b'(')
+        || v.last() != Some(&b'}')
+    {
+        return false;
+    }
+    let mut depth = 0usize;
+    let mut opened = false;
+    // The last significant byte, which tells a regular expression's `/` from a division's.
+    let mut prev = b'(';
+    let mut i = 0;
+    while i < v.len() {
+        let b = v[i];
+        match b {
+            b'\'' | b'"' | b'`' => {
+                i += 1;
+                while i < v.len() && v[i] != b {
+                    if v[i] == b'\\' {
+                        i += 1;
+                    } else if b != b'`' && matches!(v[i], b'\n' | b'\r') {
+                        return false;
+                    }
+                    i += 1;
+                }
+                if i >= v.len() {
+                    return false;
+                }
+            }
+            b'/' if v.get(i + 1) == Some(&b'/') => {
+                return false;
+            }
+            b'/' if v.get(i + 1) == Some(&b'*') => {
+                let Some(end) = memchr::memmem::find(&v[i + 2..], b"*/") else {
+                    return false;
+                };
+                i += end + 3;
+                continue;
+            }
+            b'/' if b"(,=:[!&|?{};+-*%<>~^".contains(&prev) => {
+                let mut class = false;
+                i += 1;
+                while i < v.len() && (class || v[i] != b'/') {
+                    match v[i] {
+                        b'\\' => i += 1,
+                        b'[' => class = true,
+                        b']' => class = false,
+                        b'\n' | b'\r' => return false,
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                if i >= v.len() {
+                    return false;
+                }
+            }
+            b'{' => {
+                depth += 1;
+                opened = true;
+            }
+            b'}' => {
+                depth = match depth.checked_sub(1) {
+                    Some(d) => d,
+                    None => return false,
+                };
+                if depth == 0 {
+                    return opened && i + 1 == v.len();
+                }
+            }
+            _ => {}
+        }
+        if !b.is_ascii_whitespace() {
+            prev = b;
+        }
+        i += 1;
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,5 +313,62 @@ mod tests {
             0
         );
         assert_eq!(shapes("tab\tnew\nline 中文".as_bytes()), 0);
+    }
+
+    #[test]
+    fn function_sources_are_told_from_calls() {
+        let f = Shape::Function as u8;
+        for source in [
+            "function(e){var n=new URL(window.location.href);e?(v(e.id),n.searchParams.delete(\"g\")):v(\"\")}",
+            "function(){}",
+            "function (t) { if (!t.correctedFrom) { var n = /[{}]/.test(t) ? '}' : \"{\"; } }",
+            "function name(a, b) {\n  return a / b / 2 + `x${a}`;\n}",
+        ] {
+            assert_eq!(shapes(source.as_bytes()) & f, f, "{source}");
+        }
+        for call in [
+            "function(){alert(1)}()",
+            "function(){x=1}+alert(1)",
+            "function(){x=/'/}+alert(1)//'}",
+            "function(){x=\"{\"}+alert(1);{\"}\"}",
+            "function(){x='}\nalert(1)//'}",
+            "function(){}//}",
+            "(function(){alert(1)})",
+            "x=function(){}",
+            "function(){/*}*/}alert(1)}",
+        ] {
+            assert_eq!(shapes(call.as_bytes()) & f, 0, "{call}");
+        }
+    }
+
+    #[test]
+    fn sql_typed_as_text_is_told_from_fragments() {
+        let text = Shape::SqlText as u8;
+        for typed in [
+            "select 1 from a",
+            "SELECT name from users where id = 1",
+            "site:segmentfault.com select user_id,user_nickname from yy_user where user_status = 1 // 第一次查询",
+        ] {
+            assert_eq!(shapes(typed.as_bytes()), text, "{typed}");
+        }
+        for payload in [
+            "1 union select 1 from a",
+            "select 1 from a where name = 'x' or 1=1",
+            "select * from users",
+            "select 1 from foo where",
+            "select name from information_schema.tables",
+            "select pg_sleep",
+            "SELECT 0x7461626c65 FROM t",
+            "select a from t -- x",
+            "select a from t; drop table t",
+            "select count(a) from t",
+            "select a from t where b = %27x",
+            "select a from t where b = \\u0027x",
+            "select a from master..sysservers",
+            "select password into outfile x from users",
+            "x select 1 from a",
+        ] {
+            assert_eq!(shapes(payload.as_bytes()) & text, 0, "{payload}");
+        }
     }
 }

@@ -33,15 +33,17 @@ fn every_signature_matches_its_examples() {
         let t = d.targets[0];
         for ex in &d.tests {
             let mut hits = Vec::new();
-            db().scan(t, ex.as_bytes(), &mut hits);
+            db().scan(t, ex, &mut hits);
             if !hits.contains(&d.id) {
+                let ex = String::from_utf8_lossy(ex);
                 failures.push(format!("{} should match {ex:?}", d.id));
             }
         }
         for ex in &d.passes {
             let mut hits = Vec::new();
-            db().scan(t, ex.as_bytes(), &mut hits);
+            db().scan(t, ex, &mut hits);
             if hits.contains(&d.id) {
+                let ex = String::from_utf8_lossy(ex);
                 failures.push(format!("{} should not match {ex:?}", d.id));
             }
         }
@@ -503,16 +505,16 @@ fn header_values_are_scanned_with_the_signatures_of_their_header() {
         "referer",
         "x-original-url",
     ];
-    let mut values: Vec<&str> = vec!["text/html;q=0.9,*/*;q=0.8", "Mozilla/5.0 (X11)"];
+    let mut values: Vec<&[u8]> = vec![b"text/html;q=0.9,*/*;q=0.8", b"Mozilla/5.0 (X11)"];
     for d in db().definitions() {
         if d.targets.contains(&Target::Header) {
-            values.extend(d.tests.iter().chain(&d.passes).map(String::as_str));
+            values.extend(d.tests.iter().chain(&d.passes).map(Vec::as_slice));
         }
     }
     let mut scoped_hits = 0;
     for v in values {
         let mut all = Vec::new();
-        db().scan(Target::Header, v.as_bytes(), &mut all);
+        db().scan(Target::Header, v, &mut all);
         for name in names {
             // What scanning with every header signature and then keeping the header's own
             // gives, the header's selection gives directly (memoized or not).
@@ -523,7 +525,7 @@ fn header_values_are_scanned_with_the_signatures_of_their_header() {
             });
             for memoize in [false, true, true] {
                 let mut hits = Vec::new();
-                db().scan_header(name, v.as_bytes(), &mut hits, memoize);
+                db().scan_header(name, v, &mut hits, memoize);
                 assert_eq!(hits, expected, "{v:?} in {name}, memoized: {memoize}");
             }
             scoped_hits += expected
@@ -534,4 +536,28 @@ fn header_values_are_scanned_with_the_signatures_of_their_header() {
     }
     // The examples include header-scoped signatures' own, found on their headers.
     assert!(scoped_hits > 5, "{scoped_hits}");
+}
+
+/// A raw serialized Java object (what `application/x-java-serialized-object` bodies and RMI/T3
+/// payloads carry) is found by its magic bytes `AC ED 00 05`: byte escapes in literals are bytes.
+#[test]
+fn raw_serialized_java_objects_are_caught_by_their_magic_bytes() {
+    let mut stream = vec![0xac, 0xed, 0x00, 0x05, b's', b'r', 0x00, 0x11];
+    stream.extend_from_slice(b"java.util.HashMap\x05\x07\xda\xc1\xc3\x16\x60\xd1\x03\x00\x02F");
+    for target in [Target::Body, Target::ParamValue] {
+        let mut hits = Vec::new();
+        db().scan(target, &stream, &mut hits);
+        assert!(
+            hits.contains(&300005007) && hits.contains(&300005101),
+            "{target:?}: {hits:?}"
+        );
+    }
+    // The characters U+00AC U+00ED in text are not the magic bytes.
+    let mut hits = Vec::new();
+    db().scan(
+        Target::Body,
+        "¬í\u{0}\u{5}sr java.util.HashMap".as_bytes(),
+        &mut hits,
+    );
+    assert!(!hits.contains(&300005101), "{hits:?}");
 }

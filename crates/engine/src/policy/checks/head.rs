@@ -357,7 +357,7 @@ impl CompiledPolicy {
     ) {
         let last = path.rsplit(|b| *b == b'/').next().unwrap_or(b"");
         let ext: &[u8] = match last.iter().rposition(|b| *b == b'.') {
-            Some(i) if i + 1 < last.len() => &last[i + 1..],
+            Some(i) if i + 1 < last.len() && !is_host_name(last, i) => &last[i + 1..],
             _ => b"no_ext",
         };
         let Some(i) = self
@@ -574,6 +574,23 @@ pub fn normalize_path(p: &[u8]) -> Vec<u8> {
         out.push(b'/');
     }
     out
+}
+
+/// `.com` is both the DOS program type and the commonest top-level domain, and REST paths end in
+/// host names (`/api/v2/host/floors/example-news.com`, `/whois/www.example.com`). A COM program
+/// has an 8.3 name; a segment whose stem is longer, or holds dots, is a host name and has no file
+/// type. (`dot` is the place of the last dot in `segment`.)
+fn is_host_name(segment: &[u8], dot: usize) -> bool {
+    let (stem, ext) = (&segment[..dot], &segment[dot + 1..]);
+    ext.eq_ignore_ascii_case(b"com")
+        && (stem.len() > 8 || stem.contains(&b'.'))
+        && stem.split(|b| *b == b'.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && label
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+        })
 }
 
 #[cfg(test)]
