@@ -144,10 +144,7 @@ struct LazyRegex {
 
 impl LazyRegex {
     fn checked(id: u32, pattern: &str) -> Result<LazyRegex, CompileError> {
-        check_pattern(pattern).map_err(|e| CompileError {
-            id,
-            message: e.to_string(),
-        })?;
+        check_pattern(pattern).map_err(|message| CompileError { id, message })?;
         Ok(LazyRegex {
             pattern: pattern.into(),
             compiled: OnceLock::new(),
@@ -156,9 +153,7 @@ impl LazyRegex {
 
     #[inline]
     fn is_match<'h>(&self, input: impl Into<Input<'h>>) -> bool {
-        let compiled = self
-            .compiled
-            .get_or_init(|| build_regex(&self.pattern).ok());
+        let compiled = self.compiled.get_or_init(|| build_regex(&self.pattern));
         compiled.as_ref().is_none_or(|re| re.is_match(input))
     }
 
@@ -180,17 +175,18 @@ fn regex_config() -> meta::Config {
         .dfa_size_limit(Some(REGEX_DFA_LIMIT))
 }
 
-fn build_regex(pattern: &str) -> Result<Regex, meta::BuildError> {
+fn build_regex(pattern: &str) -> Option<Regex> {
     Regex::builder()
         .syntax(prefilter::syntax_config())
         .configure(regex_config())
         .build(pattern)
+        .ok()
 }
 
 /// What building `pattern`'s regex would refuse: its syntax, and the size limit of the two NFAs
 /// the build compiles (forward, and reverse for the lazy DFA), compiled here as the build does
 /// and dropped.
-fn check_pattern(pattern: &str) -> Result<(), thompson::BuildError> {
+fn check_pattern(pattern: &str) -> Result<(), String> {
     let config = regex_config();
     let nfa = |reverse: bool| {
         let captures = if reverse {
@@ -209,6 +205,8 @@ fn check_pattern(pattern: &str) -> Result<(), thompson::BuildError> {
                     .reverse(reverse),
             )
             .build(pattern)
+            .map(drop)
+            .map_err(|e| e.to_string())
     };
     nfa(false)?;
     nfa(true)?;
