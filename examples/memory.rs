@@ -43,15 +43,19 @@ fn main() {
     stage("start");
     let db = portcullis::waf::signatures::SignatureDb::builtin();
     stage("signature database");
-    let heap = db.heap_usage();
-    println!(
-        "  of which literal table {}, literal entries {}, {} regexes {}, selections {}",
-        mib(heap.literal_table),
-        mib(heap.literal_entries),
-        heap.regex_count,
-        mib(heap.regexes),
-        mib(heap.selections)
-    );
+    let matchers = || {
+        let heap = db.heap_usage();
+        println!(
+            "  matchers: literal table {}, literal entries {}, regexes {} ({} of {} compiled), selections {}",
+            mib(heap.literal_table),
+            mib(heap.literal_entries),
+            mib(heap.regexes),
+            heap.regexes_compiled,
+            heap.regex_count,
+            mib(heap.selections)
+        );
+    };
+    matchers();
     let policy = portcullis::proxy::run::load_policy(std::path::Path::new(path))
         .unwrap_or_else(|e| panic!("{e}"));
     stage("policy compiled");
@@ -89,6 +93,7 @@ fn main() {
         )
     });
     stage(&format!("after {requests} attacks (regex caches)"));
+    matchers();
     let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
     for line in rollup
         .lines()

@@ -16,7 +16,10 @@
 //! matches it: the gates and anchors only skip work whose answer is already known
 //! (`examples/detect_corpus --dump` shows it scan by scan).
 
+use std::sync::OnceLock;
+
 use regex_automata::meta::{self, Regex};
+use regex_automata::nfa::thompson::{self, WhichCaptures};
 use regex_automata::{Anchored, Input};
 
 use super::Target;
@@ -46,10 +49,12 @@ pub struct HeapUsage {
     pub literal_table: usize,
     /// What each literal means (its signatures and anchors).
     pub literal_entries: usize,
-    /// The confirming regexes, compiled (per-thread search caches not included).
+    /// The confirming regexes compiled so far (per-thread search caches not included).
     pub regexes: usize,
     /// How many signatures have a confirming regex.
     pub regex_count: usize,
+    /// How many of them have been compiled (each is, the first time a scan needs it).
+    pub regexes_compiled: usize,
     /// The per-target and per-header selections.
     pub selections: usize,
 }
@@ -57,7 +62,7 @@ pub struct HeapUsage {
 /// How one signature is confirmed once a literal of it occurs.
 struct Confirm {
     /// None: the literal occurrence is the match.
-    regex: Option<Regex>,
+    regex: Option<LazyRegex>,
     /// Every match holds a byte of each group.
     groups: Vec<ByteSet>,
     /// Every match starts with one of the signature's anchors (in the automaton) or, when one of
@@ -125,22 +130,87 @@ pub struct Matcher {
     unless: Vec<u8>,
 }
 
-fn build_regex(id: u32, pattern: &str) -> Result<Regex, CompileError> {
+/// A confirming regex, compiled the first time a scan needs it. Most signatures' literals never
+/// occur in ordinary traffic, so most regexes never run, and a compiled one holds its NFAs and
+/// prefilters for the life of the process. The pattern is checked when the database compiles
+/// ([`check_pattern`]), so a database with a bad pattern is still refused as a whole.
+struct LazyRegex {
+    pattern: Box<str>,
+    /// None when the build failed although the check passed (the check builds the same NFAs
+    /// with the same limits, so this is not expected): the signature then fails closed, its
+    /// literal occurrence counting as the match, rather than a scan panicking.
+    compiled: OnceLock<Option<Regex>>,
+}
+
+impl LazyRegex {
+    fn checked(id: u32, pattern: &str) -> Result<LazyRegex, CompileError> {
+        check_pattern(pattern).map_err(|message| CompileError { id, message })?;
+        Ok(LazyRegex {
+            pattern: pattern.into(),
+            compiled: OnceLock::new(),
+        })
+    }
+
+    #[inline]
+    fn is_match<'h>(&self, input: impl Into<Input<'h>>) -> bool {
+        let compiled = self.compiled.get_or_init(|| build_regex(&self.pattern));
+        compiled.as_ref().is_none_or(|re| re.is_match(input))
+    }
+
+    /// The compiled regex, if a scan has needed it yet.
+    fn compiled(&self) -> Option<&Regex> {
+        self.compiled.get()?.as_ref()
+    }
+}
+
+/// The meta regex's settings: `is_match` only, so no capture groups beyond the implicit one
+/// and no one-pass DFA (which exists to report groups); both only cost memory here.
+fn regex_config() -> meta::Config {
+    meta::Config::new()
+        .utf8_empty(false)
+        .which_captures(WhichCaptures::Implicit)
+        .onepass(false)
+        .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
+        .hybrid_cache_capacity(REGEX_DFA_LIMIT)
+        .dfa_size_limit(Some(REGEX_DFA_LIMIT))
+}
+
+fn build_regex(pattern: &str) -> Option<Regex> {
     Regex::builder()
         .syntax(prefilter::syntax_config())
-        .configure(
-            meta::Config::new()
-                .utf8_empty(false)
-                .nfa_size_limit(Some(REGEX_SIZE_LIMIT))
-                .onepass_size_limit(Some(REGEX_SIZE_LIMIT))
-                .hybrid_cache_capacity(REGEX_DFA_LIMIT)
-                .dfa_size_limit(Some(REGEX_DFA_LIMIT)),
-        )
+        .configure(regex_config())
         .build(pattern)
-        .map_err(|e| CompileError {
-            id,
-            message: e.to_string(),
-        })
+        .ok()
+}
+
+/// What building `pattern`'s regex would refuse: its syntax, and the size limit of the two NFAs
+/// the build compiles (forward, and reverse for the lazy DFA), compiled here as the build does
+/// and dropped.
+fn check_pattern(pattern: &str) -> Result<(), String> {
+    let config = regex_config();
+    let nfa = |reverse: bool| {
+        let captures = if reverse {
+            WhichCaptures::None
+        } else {
+            config.get_which_captures()
+        };
+        thompson::Compiler::new()
+            .syntax(prefilter::syntax_config())
+            .configure(
+                thompson::Config::new()
+                    .utf8(config.get_utf8_empty())
+                    .nfa_size_limit(config.get_nfa_size_limit())
+                    .shrink(false)
+                    .which_captures(captures)
+                    .reverse(reverse),
+            )
+            .build(pattern)
+            .map(drop)
+            .map_err(|e| e.to_string())
+    };
+    nfa(false)?;
+    nfa(true)?;
+    Ok(())
 }
 
 impl Matcher {
@@ -174,7 +244,7 @@ impl Matcher {
             if let Some(p) = &d.regex {
                 let g = prefilter::analyse(p);
                 shortest[i] = g.shortest;
-                c.regex = Some(build_regex(d.id, p)?);
+                c.regex = Some(LazyRegex::checked(d.id, p)?);
                 c.groups = g.groups;
                 if let Some(Anchors { literals, at_start }) = g.anchors
                     && !d.literals.is_empty()
@@ -267,11 +337,13 @@ impl Matcher {
     pub fn heap_usage(&self) -> HeapUsage {
         let (literal_table, literal_entries) = self.literals.heap_bytes();
         let regexes = self.confirm.iter().filter_map(|c| c.regex.as_ref());
+        let compiled = regexes.clone().filter_map(LazyRegex::compiled);
         HeapUsage {
             literal_table,
             literal_entries,
-            regexes: regexes.clone().map(Regex::memory_usage).sum(),
+            regexes: compiled.clone().map(Regex::memory_usage).sum(),
             regex_count: regexes.count(),
+            regexes_compiled: compiled.count(),
             selections: self
                 .targets
                 .iter()

@@ -12,6 +12,7 @@ mod prefilter;
 mod shape;
 mod table;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -198,7 +199,11 @@ pub enum LoadError {
 /// The compiled signature database.
 pub struct SignatureDb {
     signatures: Vec<SignatureInfo>,
-    defs: Vec<SigDef>,
+    /// The database texts, kept (the shipped ones are in the binary) to parse again for
+    /// [`Self::definitions`]: the definitions, examples included, are not kept after compiling,
+    /// since scans never read them.
+    sources: Vec<Cow<'static, str>>,
+    defs: OnceLock<Vec<SigDef>>,
     by_id: HashMap<u32, usize>,
     matcher: matcher::Matcher,
     /// Tells this database's answers apart from another's in the scan memo.
@@ -211,16 +216,26 @@ impl SignatureDb {
         static DB: OnceLock<SignatureDb> = OnceLock::new();
         DB.get_or_init(|| {
             // The shipped files are checked by `builtin_database_loads` in CI; an error here is a build defect.
-            SignatureDb::from_texts(BUILTIN).expect("shipped signature database is valid")
+            let sources = BUILTIN.iter().map(|t| Cow::Borrowed(*t)).collect();
+            SignatureDb::compile(sources).expect("shipped signature database is valid")
         })
     }
 
     /// Parses and compiles database texts (each in the `db` format).
     pub fn from_texts(texts: &[&str]) -> Result<SignatureDb, LoadError> {
+        SignatureDb::compile(texts.iter().map(|t| Cow::Owned(t.to_string())).collect())
+    }
+
+    fn parse(sources: &[Cow<'static, str>]) -> Result<Vec<SigDef>, DbError> {
         let mut defs = Vec::new();
-        for t in texts {
+        for t in sources {
             defs.extend(db::parse(t)?);
         }
+        Ok(defs)
+    }
+
+    fn compile(sources: Vec<Cow<'static, str>>) -> Result<SignatureDb, LoadError> {
+        let defs = SignatureDb::parse(&sources)?;
         let mut by_id = HashMap::with_capacity(defs.len());
         for (i, d) in defs.iter().enumerate() {
             if by_id.insert(d.id, i).is_some() {
@@ -245,7 +260,8 @@ impl SignatureDb {
         static NEXT_ID: AtomicU64 = AtomicU64::new(0);
         Ok(SignatureDb {
             signatures,
-            defs,
+            sources,
+            defs: OnceLock::new(),
             by_id,
             matcher,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
@@ -287,9 +303,14 @@ impl SignatureDb {
         self.matcher.heap_usage()
     }
 
-    /// The source definitions (with their positive/negative examples), in database order.
+    /// The source definitions (with their positive/negative examples), in database order,
+    /// parsed again from the texts on the first call (tests, `policy check` and the corpus
+    /// tools ask; a running proxy does not).
     pub fn definitions(&self) -> &[SigDef] {
-        &self.defs
+        self.defs.get_or_init(|| {
+            // The same texts parsed when the database compiled: parsing is a pure function of them.
+            SignatureDb::parse(&self.sources).expect("the database texts parsed at compile")
+        })
     }
 
     /// Appends to `hits` the ids of every signature for `target` that matches `value`.
