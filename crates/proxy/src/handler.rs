@@ -86,6 +86,16 @@ pub struct Conn {
     pub peer_ip: Arc<str>,
 }
 
+impl Conn {
+    pub fn of(peer: SocketAddr, tls: bool) -> Conn {
+        Conn {
+            peer,
+            tls,
+            peer_ip: peer.ip().to_string().into(),
+        }
+    }
+}
+
 /// Handles one request; never fails (every failure is an HTTP answer).
 pub async fn handle(
     req: Request<Incoming>,

@@ -90,42 +90,47 @@ struct Connection {
 }
 
 impl Connection {
+    /// The TLS and HTTP/2 paths are boxed: a future is as large as its largest state, and the plain
+    /// HTTP/1.1 connections most clients open would otherwise carry, and copy when spawned, room
+    /// for a TLS session and hyper's HTTP/2 connection.
     async fn serve(self, tcp: TcpStream, peer: SocketAddr, watch: Watch) {
         let _ = tcp.set_nodelay(true);
-        let lim = self.shared.limits;
-        let conn = |tls| Conn {
-            peer,
-            tls,
-            peer_ip: peer.ip().to_string().into(),
-        };
         match self.tls.clone() {
             None => {
                 if let Some(rest) = self.http1(tcp, peer, false, true, &watch).await {
                     let io = Guard::resume(rest.io, rest.buffered);
-                    self.http2(io, conn(false), watch).await;
+                    Box::pin(self.http2(io, Conn::of(peer, false), watch)).await;
                 }
             }
-            Some(cfg) => {
-                let acceptor = tokio_rustls::TlsAcceptor::from(cfg);
-                let stream =
-                    match tokio::time::timeout(lim.tls_handshake_timeout, acceptor.accept(tcp))
-                        .await
-                    {
-                        Ok(Ok(s)) => s,
-                        Ok(Err(e)) => return tracing::debug!(%peer, "TLS handshake failed: {e}"),
-                        Err(_) => return tracing::debug!(%peer, "TLS handshake timed out"),
-                    };
-                let alpn = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
-                if alpn.as_deref() == Some(b"h2") {
-                    let io = Guard::fresh(stream, lim.header_read_timeout);
-                    return self.http2(io, conn(true), watch).await;
-                }
-                let sniff = alpn.is_none();
-                if let Some(rest) = self.http1(stream, peer, true, sniff, &watch).await {
-                    let io = Guard::resume(rest.io, rest.buffered);
-                    self.http2(io, conn(true), watch).await;
-                }
-            }
+            Some(cfg) => Box::pin(self.tls(cfg, tcp, peer, watch)).await,
+        }
+    }
+
+    /// A TLS connection: the handshake, then HTTP/2 by ALPN or HTTP/1.x.
+    async fn tls(
+        self,
+        cfg: Arc<rustls::ServerConfig>,
+        tcp: TcpStream,
+        peer: SocketAddr,
+        watch: Watch,
+    ) {
+        let lim = self.shared.limits;
+        let acceptor = tokio_rustls::TlsAcceptor::from(cfg);
+        let stream =
+            match tokio::time::timeout(lim.tls_handshake_timeout, acceptor.accept(tcp)).await {
+                Ok(Ok(s)) => s,
+                Ok(Err(e)) => return tracing::debug!(%peer, "TLS handshake failed: {e}"),
+                Err(_) => return tracing::debug!(%peer, "TLS handshake timed out"),
+            };
+        let alpn = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+        if alpn.as_deref() == Some(b"h2") {
+            let io = Guard::fresh(stream, lim.header_read_timeout);
+            return self.http2(io, Conn::of(peer, true), watch).await;
+        }
+        let sniff = alpn.is_none();
+        if let Some(rest) = self.http1(stream, peer, true, sniff, &watch).await {
+            let io = Guard::resume(rest.io, rest.buffered);
+            self.http2(io, Conn::of(peer, true), watch).await;
         }
     }
 
