@@ -11,6 +11,7 @@
 
 use serde_json::Value;
 
+use super::json::Json;
 use super::load::load_with;
 use super::schema::{SchemaCompiler, SchemaId, Schemas};
 use super::validate::validate;
@@ -25,11 +26,13 @@ pub struct JsonSchema {
     limits: OpenApiLimits,
 }
 
-/// One way a document breaks the schema: the JSON pointer of the offending value and why.
+/// One way a document breaks the schema: the JSON pointer of the offending value, the value (as
+/// compact JSON) and why.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchemaViolation {
     pub pointer: String,
     pub detail: String,
+    pub snippet: String,
 }
 
 fn draft4(v: &Value) -> bool {
@@ -81,11 +84,20 @@ impl JsonSchema {
         })
     }
 
-    /// Validates `value`; at most `max` violations, in document order.
-    pub fn validate(&self, value: &Value, max: usize) -> Vec<SchemaViolation> {
+    /// Validates the JSON document `doc`; at most `max` violations, in document order. A document
+    /// that is not JSON has none (whoever parsed it first reported it malformed).
+    pub fn validate(&self, doc: &[u8], max: usize) -> Vec<SchemaViolation> {
+        let Ok(value) = Json::parse(doc) else {
+            return Vec::new();
+        };
+        self.validate_doc(&value, max)
+    }
+
+    pub(crate) fn validate_doc(&self, value: &Json<'_>, max: usize) -> Vec<SchemaViolation> {
         validate(&self.schemas, self.root, value, max, self.limits.max_depth)
             .into_iter()
             .map(|e| SchemaViolation {
+                snippet: e.value.render(),
                 pointer: e.pointer,
                 detail: e.detail,
             })
@@ -116,8 +128,10 @@ mod tests {
     }
 
     fn errors(s: &JsonSchema, doc: &str) -> Vec<String> {
-        let v: Value = serde_json::from_str(doc).expect("json");
-        s.validate(&v, 10).into_iter().map(|e| e.pointer).collect()
+        s.validate(doc.as_bytes(), 10)
+            .into_iter()
+            .map(|e| e.pointer)
+            .collect()
     }
 
     #[test]

@@ -11,6 +11,7 @@
 
 mod compile;
 mod formats;
+mod json;
 mod json_schema;
 mod load;
 mod op_compile;
@@ -92,9 +93,9 @@ pub fn load_and_compile(bytes: &[u8], link: &str) -> Result<CompiledApi, OpenApi
 pub fn validate_json_value(schema: &[u8], body: &[u8]) -> Result<Vec<String>, String> {
     let schema = JsonSchema::compile(schema, "schema.json", &crate::resolver::NoResolver)
         .map_err(|e| e.to_string())?;
-    let body: serde_json::Value = serde_json::from_slice(body).map_err(|e| e.to_string())?;
+    let body = json::Json::parse(body).map_err(|e| e.to_string())?;
     Ok(schema
-        .validate(&body, OpenApiLimits::default().max_violations)
+        .validate_doc(&body, OpenApiLimits::default().max_violations)
         .into_iter()
         .map(|e| {
             let at = if e.pointer.is_empty() {
@@ -109,3 +110,5 @@ pub fn validate_json_value(schema: &[u8], body: &[u8]) -> Result<Vec<String>, St
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod validate_tests;

@@ -2,6 +2,7 @@
 //! per-request checks the compiled policy calls after [`super::CompiledApi::find`].
 
 use super::OpenApiLimits;
+use super::json::Json;
 use super::param::{Location, Param, Style};
 use super::schema::{SchemaId, Schemas};
 use super::validate::validate;
@@ -232,7 +233,7 @@ impl Operation {
     }
 
     fn check_json(&self, schema: Option<SchemaId>, body: &[u8], out: &mut Vec<Violation>) {
-        let value: serde_json::Value = match serde_json::from_slice(body) {
+        let value = match Json::parse(body) {
             Ok(v) => v,
             Err(e) => {
                 let v = Violation::new(ViolationKind::JsonMalformed, Context::Json)
@@ -254,10 +255,7 @@ impl Operation {
             self.limits.max_violations,
             self.limits.max_depth,
         ) {
-            let snippet = value
-                .pointer(&e.pointer)
-                .map(|v| v.to_string())
-                .unwrap_or_default();
+            let snippet = e.value.render();
             let name = if e.pointer.is_empty() {
                 "/".to_string()
             } else {

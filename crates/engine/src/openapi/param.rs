@@ -3,10 +3,11 @@
 //! its schema. Validates the string values a request carries, coercing them to the schema type.
 
 use super::OpenApiLimits;
+use super::json::Json;
 use super::schema::{SchemaId, Schemas, T_ARR, T_BOOL, T_INT, T_NUM, T_OBJ, T_STR};
 use super::validate::{Category, validate};
 use crate::{Context, Violation, ViolationKind};
-use serde_json::Value;
+use std::borrow::Cow;
 
 /// Where a parameter lives in the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -115,10 +116,12 @@ impl Param {
                 Style::Delimited(d) => values.iter().flat_map(|v| v.split(d as char)).collect(),
                 _ => values.to_vec(),
             };
-            Value::Array(
+            Json::Array(
                 parts
                     .iter()
-                    .map(|p| item.map_or(Value::String(p.to_string()), |i| coerce(schemas, i, p)))
+                    .map(|p| {
+                        item.map_or(Json::String(Cow::Borrowed(*p)), |i| coerce(schemas, i, p))
+                    })
                     .collect(),
             )
         } else {
@@ -134,9 +137,7 @@ impl Param {
                 Category::Enum => ViolationKind::ParameterStaticValue,
                 Category::Pattern => ViolationKind::ParameterValueRegexp,
             };
-            let snippet = value
-                .pointer(&e.pointer)
-                .map_or_else(|| values[0].to_string(), display);
+            let snippet = e.value.display();
             let at = if e.pointer.is_empty() {
                 String::new()
             } else {
@@ -160,13 +161,6 @@ impl Param {
     }
 }
 
-fn display(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 /// The `items` schema of an array schema (looking through `$ref` wrappers).
 pub(crate) fn items_of(schemas: &Schemas, id: SchemaId, depth: usize) -> Option<SchemaId> {
     let n = schemas.node(id);
@@ -181,33 +175,33 @@ pub(crate) fn items_of(schemas: &Schemas, id: SchemaId, depth: usize) -> Option<
 }
 
 /// Turns a parameter string into the JSON value its schema expects, when it parses as one.
-pub(crate) fn coerce(schemas: &Schemas, id: SchemaId, s: &str) -> Value {
+pub(crate) fn coerce<'a>(schemas: &Schemas, id: SchemaId, s: &'a str) -> Json<'a> {
     let hint = schemas.type_hint(id);
     if hint & (T_INT | T_NUM) != 0 {
         if let Ok(i) = s.parse::<i64>() {
-            return Value::from(i);
+            return Json::Number(i.into());
         }
         if let Ok(u) = s.parse::<u64>() {
-            return Value::from(u);
+            return Json::Number(u.into());
         }
         let numeric = s
             .bytes()
             .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'-' | b'+' | b'e' | b'E'));
         if numeric && let Some(n) = s.parse::<f64>().ok().and_then(serde_json::Number::from_f64) {
-            return Value::Number(n);
+            return Json::Number(n);
         }
     }
     if hint & T_BOOL != 0 && (s == "true" || s == "false") {
-        return Value::Bool(s == "true");
+        return Json::Bool(s == "true");
     }
     if hint & T_OBJ != 0
         && hint & T_STR == 0
         && s.starts_with('{')
-        && let Ok(v) = serde_json::from_str::<Value>(s)
+        && let Ok(v) = Json::parse(s.as_bytes())
     {
         return v;
     }
-    Value::String(s.to_string())
+    Json::String(Cow::Borrowed(s))
 }
 
 /// A short type label for the URL table.

@@ -50,7 +50,10 @@ pub(crate) struct Node {
     pub max_items: Option<u64>,
     pub unique_items: bool,
     pub properties: Vec<(Box<str>, SchemaId)>,
+    /// `required` in the schema's order (the order of the violations)...
     pub required: Vec<Box<str>>,
+    /// ...and its indices sorted by name, for one look-up per key of a validated object.
+    pub required_sorted: Vec<u32>,
     pub additional: Additional,
     pub min_properties: Option<u64>,
     pub max_properties: Option<u64>,
@@ -80,6 +83,7 @@ impl Default for Node {
             unique_items: false,
             properties: Vec::new(),
             required: Vec::new(),
+            required_sorted: Vec::new(),
             additional: Additional::Any,
             min_properties: None,
             max_properties: None,
@@ -301,6 +305,9 @@ impl<'s> SchemaCompiler<'s> {
                 .filter_map(Value::as_str)
                 .map(Into::into)
                 .collect();
+            n.required_sorted = (0..n.required.len() as u32).collect();
+            n.required_sorted
+                .sort_by(|&a, &b| n.required[a as usize].cmp(&n.required[b as usize]));
         }
         n.additional = match map.get("additionalProperties") {
             Some(Value::Bool(false)) => Additional::Deny,

@@ -9,7 +9,7 @@
 //! naming `policy.json-profiles[i]`. At request time a JSON body the profile parsed (not malformed,
 //! not cut by the inspection limit), and a json-valued parameter, is validated: each breach is one
 //! VIOL_JSON_SCHEMA named by its JSON pointer (at most 10 per request). Only profiles with a schema
-//! cost anything (the body is parsed a second time into a value).
+//! cost anything (the body is parsed a second time, into a borrowed document).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -155,19 +155,13 @@ impl CompiledPolicy {
         if s.body_truncated && name.is_empty() {
             return;
         }
-        let Ok(value) = serde_json::from_slice::<Value>(doc) else {
-            return; // already VIOL_JSON_MALFORMED
-        };
         let ctx = if name.is_empty() {
             Context::Json
         } else {
             Context::Parameter
         };
-        for e in schema.validate(&value, MAX_SCHEMA_VIOLATIONS) {
-            let snippet = value
-                .pointer(&e.pointer)
-                .map(Value::to_string)
-                .unwrap_or_default();
+        // A document that is not JSON yields nothing: it is already VIOL_JSON_MALFORMED.
+        for e in schema.validate(doc, MAX_SCHEMA_VIOLATIONS) {
             let at = if e.pointer.is_empty() && name.is_empty() {
                 "/".to_string()
             } else {
@@ -177,7 +171,7 @@ impl CompiledPolicy {
                 out,
                 Violation::new(K::JsonSchema, ctx)
                     .named(at)
-                    .snippet(snippet.as_bytes())
+                    .snippet(e.snippet.as_bytes())
                     .detail(e.detail),
             );
         }

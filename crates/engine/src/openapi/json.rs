@@ -1,0 +1,367 @@
+//! The JSON document schema validation walks: parsed by serde_json from the request bytes, with
+//! strings and keys borrowed from them when they carry no escapes, arrays as vectors and objects as
+//! (key, value) pairs in document order. Nothing is hashed: a request document is walked once (or
+//! a few times under `anyOf`/`oneOf`) and dropped, so building a map per object costs more than
+//! every lookup the walk makes.
+//!
+//! Acceptance is serde_json's (`from_slice` drives this visitor with the same grammar, error text
+//! and nesting limit as for `serde_json::Value`). Duplicate keys keep what `Value` (an insertion-
+//! ordered map) made of them, so verdicts do not depend on the representation: one entry, at the
+//! first occurrence's position, holding the last occurrence's value.
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::{Number, Value};
+use std::borrow::Cow;
+use std::fmt;
+
+/// One JSON value borrowed from the document it was parsed from.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Json<'a> {
+    Null,
+    Bool(bool),
+    Number(Number),
+    String(Cow<'a, str>),
+    Array(Vec<Json<'a>>),
+    /// Pairs in document order; keys are unique (see the module header).
+    Object(Vec<(Cow<'a, str>, Json<'a>)>),
+}
+
+/// Objects up to this many pairs are searched pairwise (duplicate keys, equality), without
+/// allocating; larger ones sort an index, so that a hostile object costs n log n, not n².
+const PAIRWISE: usize = 8;
+
+impl<'a> Json<'a> {
+    /// Parses a whole document (trailing bytes other than whitespace are an error).
+    pub fn parse(bytes: &'a [u8]) -> Result<Json<'a>, serde_json::Error> {
+        serde_json::from_slice(bytes)
+    }
+
+    /// Compact JSON text, byte for byte what `serde_json::Value::to_string` writes.
+    pub fn render(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The text a violation shows: a string's own characters, any other value as JSON.
+    pub fn display(&self) -> String {
+        match self {
+            Json::String(s) => s.to_string(),
+            other => other.render(),
+        }
+    }
+
+    /// JSON Schema equality (`enum`, `uniqueItems`): top-level numbers by value (`1 == 1.0`);
+    /// inside arrays and objects numbers by representation, objects regardless of key order.
+    pub fn same(&self, other: &Json<'_>) -> bool {
+        match (self, other) {
+            (Json::Number(a), Json::Number(b)) => a.as_f64() == b.as_f64(),
+            _ => self.deep_eq(other),
+        }
+    }
+
+    /// Like [`Self::same`], against a value from the schema (an `enum` or `const`).
+    pub fn same_as(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Json::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
+            _ => self.eq_value(other),
+        }
+    }
+
+    fn deep_eq(&self, other: &Json<'_>) -> bool {
+        match (self, other) {
+            (Json::Null, Json::Null) => true,
+            (Json::Bool(a), Json::Bool(b)) => a == b,
+            (Json::Number(a), Json::Number(b)) => a == b,
+            (Json::String(a), Json::String(b)) => a == b,
+            (Json::Array(a), Json::Array(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.deep_eq(y))
+            }
+            (Json::Object(a), Json::Object(b)) => objects_eq(a, b),
+            _ => false,
+        }
+    }
+
+    fn eq_value(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Json::Null, Value::Null) => true,
+            (Json::Bool(a), Value::Bool(b)) => a == b,
+            (Json::Number(a), Value::Number(b)) => a == b,
+            (Json::String(a), Value::String(b)) => a == b,
+            (Json::Array(a), Value::Array(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.eq_value(y))
+            }
+            // Keys are unique on both sides, so equal sizes and every key found means equal.
+            (Json::Object(a), Value::Object(b)) => {
+                a.len() == b.len()
+                    && a.iter()
+                        .all(|(k, v)| b.get(&**k).is_some_and(|w| v.eq_value(w)))
+            }
+            _ => false,
+        }
+    }
+}
+
+type Pairs<'a> = [(Cow<'a, str>, Json<'a>)];
+
+fn objects_eq(a: &Pairs<'_>, b: &Pairs<'_>) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    if a.len() <= PAIRWISE {
+        return a.iter().all(|(k, v)| {
+            b.iter()
+                .find(|(bk, _)| bk == k)
+                .is_some_and(|(_, w)| v.deep_eq(w))
+        });
+    }
+    // Keys are unique on both sides: sorted, equal objects pair up position by position.
+    let (sa, sb) = (by_key(a), by_key(b));
+    sa.iter()
+        .zip(&sb)
+        .all(|(&i, &j)| a[i].0 == b[j].0 && a[i].1.deep_eq(&b[j].1))
+}
+
+/// The positions of `pairs` in key order.
+fn by_key(pairs: &Pairs<'_>) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..pairs.len()).collect();
+    order.sort_by(|&x, &y| pairs[x].0.cmp(&pairs[y].0));
+    order
+}
+
+/// Merges repeated keys the way an insertion-ordered map does: the first position keeps the
+/// last value, later occurrences go.
+fn dedup(pairs: &mut Vec<(Cow<'_, str>, Json<'_>)>) {
+    let n = pairs.len();
+    if n <= PAIRWISE && !(1..n).any(|i| pairs[..i].iter().any(|p| p.0 == pairs[i].0)) {
+        return;
+    }
+    // `by_key` sorts stably: equal keys stay in document order within their run.
+    let order = by_key(pairs);
+    if !order.windows(2).any(|w| pairs[w[0]].0 == pairs[w[1]].0) {
+        return;
+    }
+    let mut gone = vec![false; n];
+    let mut start = 0;
+    while start < n {
+        let mut end = start + 1;
+        while end < n && pairs[order[end]].0 == pairs[order[start]].0 {
+            end += 1;
+        }
+        if end - start > 1 {
+            let value = std::mem::replace(&mut pairs[order[end - 1]].1, Json::Null);
+            pairs[order[start]].1 = value;
+            for &i in &order[start + 1..end] {
+                gone[i] = true;
+            }
+        }
+        start = end;
+    }
+    let mut i = 0;
+    pairs.retain(|_| {
+        i += 1;
+        !gone[i - 1]
+    });
+}
+
+impl<'de> Deserialize<'de> for Json<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(JsonVisitor)
+    }
+}
+
+struct JsonVisitor;
+
+impl<'de> Visitor<'de> for JsonVisitor {
+    type Value = Json<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Json<'de>, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Json<'de>, E> {
+        Ok(Json::Null)
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Json<'de>, E> {
+        Ok(Json::Bool(b))
+    }
+
+    fn visit_i64<E: de::Error>(self, i: i64) -> Result<Json<'de>, E> {
+        Ok(Json::Number(i.into()))
+    }
+
+    fn visit_u64<E: de::Error>(self, u: u64) -> Result<Json<'de>, E> {
+        Ok(Json::Number(u.into()))
+    }
+
+    fn visit_f64<E: de::Error>(self, f: f64) -> Result<Json<'de>, E> {
+        // As `Value` does: a non-finite float (not valid JSON) becomes null.
+        Ok(Number::from_f64(f).map_or(Json::Null, Json::Number))
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Borrowed(s)))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Owned(s.to_string())))
+    }
+
+    fn visit_string<E: de::Error>(self, s: String) -> Result<Json<'de>, E> {
+        Ok(Json::String(Cow::Owned(s)))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'de>, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Json::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
+        let mut pairs = Vec::new();
+        while let Some(key) = map.next_key_seed(Key)? {
+            pairs.push((key, map.next_value()?));
+        }
+        dedup(&mut pairs);
+        Ok(Json::Object(pairs))
+    }
+}
+
+/// An object key, borrowed when it has no escapes (serde's own `Cow<str>` always copies).
+struct Key;
+
+impl<'de> DeserializeSeed<'de> for Key {
+    type Value = Cow<'de, str>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Cow<'de, str>, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Key {
+    type Value = Cow<'de, str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string key")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Borrowed(s))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(s.to_string()))
+    }
+
+    fn visit_string<E: de::Error>(self, s: String) -> Result<Cow<'de, str>, E> {
+        Ok(Cow::Owned(s))
+    }
+}
+
+impl Serialize for Json<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Json::Null => s.serialize_unit(),
+            Json::Bool(b) => s.serialize_bool(*b),
+            Json::Number(n) => n.serialize(s),
+            Json::String(v) => s.serialize_str(v),
+            Json::Array(items) => s.collect_seq(items),
+            Json::Object(pairs) => s.collect_map(pairs.iter().map(|(k, v)| (&**k, v))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn same_as_value(text: &str) {
+        let json = Json::parse(text.as_bytes());
+        let value = serde_json::from_str::<Value>(text);
+        match (&json, &value) {
+            (Ok(j), Ok(v)) => {
+                assert_eq!(j.render(), v.to_string(), "{text}");
+                assert!(j.eq_value(v), "{text}");
+            }
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{text}"),
+            _ => panic!("{text}: {json:?} against {value:?}"),
+        }
+    }
+
+    #[test]
+    fn accepts_refuses_and_renders_like_value() {
+        let deep_ok = format!("{}{}", "[".repeat(127), "]".repeat(127));
+        let too_deep = format!("{}{}", "[".repeat(129), "]".repeat(129));
+        for text in [
+            r#"{"a":1,"b":[true,null,-2,3.5e10,"x\u00e9\n\"y"],"c":{"d":{}}}"#,
+            r#"{"k\"ey":1e400}"#,
+            r#"{"a":1,}"#,
+            r#"[1,2] x"#,
+            "\"\\ud800\"",
+            "  18446744073709551616  ",
+            "-0.0",
+            "\"tab\there\"",
+            r#"{"a":1,"b":2,"a":{"z":[3]}}"#,
+            &deep_ok,
+            &too_deep,
+        ] {
+            same_as_value(text);
+        }
+    }
+
+    #[test]
+    fn borrows_unescaped_strings() {
+        let doc = br#"{"plain":"text","esc\u0061ped":"a\nb"}"#;
+        let Ok(Json::Object(pairs)) = Json::parse(doc) else {
+            panic!("object")
+        };
+        assert!(matches!(pairs[0].0, Cow::Borrowed("plain")));
+        assert!(matches!(pairs[0].1, Json::String(Cow::Borrowed("text"))));
+        assert!(matches!(pairs[1].0, Cow::Owned(ref k) if k == "escaped"));
+        assert!(matches!(pairs[1].1, Json::String(Cow::Owned(_))));
+    }
+
+    #[test]
+    fn duplicate_keys_merge_like_an_ordered_map() {
+        let mut text = String::from("{");
+        for i in 0..40 {
+            text.push_str(&format!("\"k{}\":{i},", i % 13));
+        }
+        text.push_str("\"k3\":\"last\"}");
+        same_as_value(&text);
+        let Ok(Json::Object(pairs)) = Json::parse(text.as_bytes()) else {
+            panic!("object")
+        };
+        assert_eq!(pairs.len(), 13);
+        assert_eq!(pairs[3], ("k3".into(), Json::String("last".into())));
+        same_as_value(r#"{"b":1,"a":2,"b":3,"c":4,"a":5}"#);
+    }
+
+    #[test]
+    fn schema_equality() {
+        let one = Json::parse(b"1").expect("json");
+        let one_f = Json::parse(b"1.0").expect("json");
+        assert!(one.same(&one_f) && one.same_as(&serde_json::json!(1.0)));
+        let a = Json::parse(br#"{"x":1,"y":[1]}"#).expect("json");
+        let b = Json::parse(br#"{"y":[1],"x":1}"#).expect("json");
+        assert!(a.same(&b) && a.same_as(&serde_json::json!({"y":[1],"x":1})));
+        assert!(!a.same_as(&serde_json::json!({"y":[1.0],"x":1})));
+        // Wide objects (past the pairwise size) compare regardless of key order too.
+        let wide = |keys: Vec<usize>| {
+            let body: Vec<String> = keys.iter().map(|i| format!("\"k{i}\":{i}")).collect();
+            format!("{{{}}}", body.join(","))
+        };
+        let fwd = wide((0..30).collect());
+        let rev = wide((0..30).rev().collect());
+        let changed = rev.replace("\"k7\":7", "\"k7\":8");
+        let f = Json::parse(fwd.as_bytes()).expect("json");
+        assert!(f.same(&Json::parse(rev.as_bytes()).expect("json")));
+        assert!(!f.same(&Json::parse(changed.as_bytes()).expect("json")));
+    }
+}
