@@ -24,9 +24,9 @@ pub use decl::layers::{apply_modifications, merge_policy};
 pub use decl::model::Summary;
 pub use decl::templates::{SHIPPED as SHIPPED_TEMPLATES, TemplateId, select as select_template};
 pub(crate) use decl::{layers, templates};
+pub use error::{PolicyError, SyntaxError};
 #[cfg(fuzzing)]
 pub use fuzzing::fuzz_inspect;
-pub use error::{PolicyError, SyntaxError};
 
 use compile::build;
 use decl::{model, refs, sections, unenforced};
