@@ -429,3 +429,14 @@ fn encoded_values_are_seen_decoded_without_the_shell_pass() {
     assert!(views(b"&#47;&#37;&#48;&#57;&#47;evil.com").contains(&b"/\t/evil.com".to_vec()));
     assert!(views(b"LyUwOS9ldmlsLmNvbQ==").contains(&b"/\t/evil.com".to_vec()));
 }
+
+#[test]
+fn form_encoded_header_and_cookie_values_are_seen_with_their_spaces() {
+    let views = |v: &[u8]| inspection_views(v, &ByteSet::of(v), false);
+    // `quote_plus` of `;uname -a` and of an escaped tag, as a cookie or a custom header carries it.
+    assert!(views(b"%3Buname+-a").contains(&b";uname -a".to_vec()));
+    assert!(views(b"%26lt%3Bimg+src%3Dx%26gt%3B").contains(&b"&lt;img src=x&gt;".to_vec()));
+    // An encoded plus stays a plus; a value with a space is not form-encoded.
+    assert!(views(b"a%2Bb+c").contains(&b"a+b c".to_vec()));
+    assert!(!views(b"a+b %3B").iter().any(|v| v == b"a b ;"));
+}

@@ -76,6 +76,19 @@ pub fn inspection_views(value: &[u8], present: &ByteSet, url: bool) -> Vec<Vec<u
         {
             bases.extend(base64_text(&decoded));
         }
+        // Form encoding (`quote_plus`, `URLSearchParams`) writes a space as `+`: a cookie or a
+        // header value carrying it is read by the application as a form value.
+        if present.contains(b'+') && !present.contains(b' ') {
+            let spaced: Vec<u8> = value
+                .iter()
+                .map(|&b| if b == b'+' { b' ' } else { b })
+                .collect();
+            bases.push(decode_percent(
+                &spaced,
+                VIEW_PASSES,
+                &mut Evasions::default(),
+            ));
+        }
         bases.push(decoded);
     }
     if url {
