@@ -212,7 +212,7 @@ fn base64_text_agrees_with_the_base64_crate() {
             .strip_suffix(b"==")
             .or_else(|| value.strip_suffix(b"="))
             .unwrap_or(value);
-        if trimmed.len() < 8 || trimmed.len() > 8192 || trimmed.len() % 4 == 1 {
+        if trimmed.len() < 6 || trimmed.len() > 8192 || trimmed.len() % 4 == 1 {
             return None;
         }
         let ok =
@@ -439,4 +439,13 @@ fn form_encoded_header_and_cookie_values_are_seen_with_their_spaces() {
     // An encoded plus stays a plus; a value with a space is not form-encoded.
     assert!(views(b"a%2Bb+c").contains(&b"a+b c".to_vec()));
     assert!(!views(b"a+b %3B").iter().any(|v| v == b"a b ;"));
+}
+
+#[test]
+fn short_commands_in_base64_are_decoded_and_short_words_are_not() {
+    assert_eq!(base64_text(b"fCBpZA=="), Some(b"| id".to_vec()));
+    assert_eq!(base64_text(b"JTBBaWQ="), Some(b"%0Aid".to_vec()));
+    for word in [&b"search"[..], b"mobile", b"en_US", b"abc123", b"Chrome"] {
+        assert_eq!(base64_text(word), None, "{}", String::from_utf8_lossy(word));
+    }
 }

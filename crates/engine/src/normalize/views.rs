@@ -41,7 +41,7 @@ const OVERLONG_LEADS: ByteSet = ByteSet::from_bytes(b"\xc0\xc1\xe0\xf0\xf8\xfc")
 const EMBEDDED_MIN_LEN: usize = 20;
 
 /// Shortest value tried as base64 (a URL's segments are tried whatever the path's length).
-const BASE64_MIN_LEN: usize = 8;
+const BASE64_MIN_LEN: usize = super::text::BASE64_MIN_CHARS;
 
 /// Values made of `alphabet`'s bytes alone and shorter than this have no inspection views (a
 /// URL path always may: its segments are tried as base64 whatever its length).
