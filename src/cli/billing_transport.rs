@@ -11,7 +11,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::central::client::{Auth, CallLimits, ClientError, ControllerClient};
+use crate::central::{Auth, CallLimits, ClientError, ControllerClient};
 use crate::proxy::tls::client_config;
 use crate::support::Guard;
 use crate::support::{Bounds, Call, Outbound, OutboundError};
