@@ -184,7 +184,7 @@ fn central(cmd: CentralCmd) -> Result<(), String> {
 /// (`mgmt::server::run`: TLS, admin user from `PORTCULLIS_ADMIN_PASSWORD`, the
 /// `admin API listening on` line) with the central routes and the fleet event store installed.
 async fn run_central(args: portcullis::central::CentralArgs) -> Result<(), String> {
-    let serve = portcullis::mgmt::server::ServeArgs {
+    let serve = portcullis::mgmt::ServeArgs {
         admin_listen: args.admin_listen,
         dns_listen: None,
         tls_cert: args.tls_cert,
@@ -192,9 +192,9 @@ async fn run_central(args: portcullis::central::CentralArgs) -> Result<(), Strin
         mgmt: args.mgmt,
     };
     let (limits, max_tasks, fleet_events) = (args.limits, args.max_tasks, args.events);
-    portcullis::mgmt::server::run(
+    portcullis::mgmt::run_admin_server(
         serve,
-        std::sync::Arc::new(portcullis::mgmt::apply::DetachedTopology),
+        std::sync::Arc::new(portcullis::mgmt::DetachedTopology),
         Box::new(move |st, _| {
             Box::pin(async move {
                 portcullis::central::install_with(&st, limits, max_tasks).map_err(|e| e.message)?;
@@ -225,14 +225,14 @@ fn init_logging() {
 
 fn serve(cmd: ServeCmd) -> Result<(), String> {
     let file = match &cmd.config {
-        Some(p) => portcullis::mgmt::server::ServeConfig::load(p)?,
+        Some(p) => portcullis::mgmt::ServeConfig::load(p)?,
         None => Default::default(),
     };
     let mut mgmt = file.mgmt.unwrap_or_default();
     if let Some(d) = cmd.data_dir.or(file.data_dir) {
         mgmt.data_dir = d;
     }
-    let args = portcullis::mgmt::server::ServeArgs {
+    let args = portcullis::mgmt::ServeArgs {
         admin_listen: cmd
             .admin_listen
             .or(file.admin_listen)
@@ -249,7 +249,7 @@ fn serve(cmd: ServeCmd) -> Result<(), String> {
     rt.block_on(async {
         let shared = portcullis::proxy::handler::Shared::with_defaults(None)?;
         let topology = Arc::new(portcullis::proxy::Dataplane::new(shared.clone()));
-        let attach: portcullis::mgmt::server::Attach = Box::new(move |st, dns_listen| {
+        let attach: portcullis::mgmt::Attach = Box::new(move |st, dns_listen| {
             // Request events reach the store and the security log profiles' destinations.
             let events = portcullis::mgmt::events::install(&st, &shared.events)
                 .map(|_| ())
@@ -259,7 +259,7 @@ fn serve(cmd: ServeCmd) -> Result<(), String> {
                 soap_and_dns(st, dns_listen).await
             })
         });
-        portcullis::mgmt::server::run(args, topology, attach).await
+        portcullis::mgmt::run_admin_server(args, topology, attach).await
     })
 }
 

@@ -21,9 +21,9 @@ use crate::admin::Role;
 use crate::admin::User;
 use crate::admin::call_as;
 use crate::admin::{MgmtConfig, MgmtState};
-use crate::mgmt::asm::policies::put_policy_linked;
+use crate::mgmt::asm::put_policy_linked;
 use crate::mgmt::asm::{apply_policy, attach_policy};
-use crate::mgmt::server::{AdminServer, ServeArgs, shutdown_signal};
+use crate::mgmt::{AdminServer, ServeArgs, shutdown_signal};
 use crate::proxy::Dataplane;
 use crate::proxy::handler::Shared;
 use crate::support::links::DOWNLOADS;
@@ -183,7 +183,7 @@ fn configure(st: &MgmtState, listen: SocketAddr, upstream: SocketAddr) -> Result
         ("demo-api.yaml", OPENAPI_YAML),
         ("demo.proto", DEMO_PROTO),
     ] {
-        crate::mgmt::objects::sys_file::write_durably(&downloads.join(name), text.as_bytes())
+        crate::mgmt::write_durably(&downloads.join(name), text.as_bytes())
             .map_err(|e| e.message)?;
     }
     let doc: serde_json::Value =

@@ -105,11 +105,11 @@ async fn billing_endpoint(
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
-    tokio::spawn(portcullis::mgmt::server::serve(
+    tokio::spawn(portcullis::mgmt::serve_admin(
         listener,
         tls,
         app,
-        portcullis::mgmt::server::ConnLimits::default(),
+        portcullis::mgmt::ConnLimits::default(),
         std::future::pending(),
     ));
     (format!("https://127.0.0.1:{port}/billing"), ca, rx)

@@ -16,7 +16,7 @@ fn open(dir: &std::path::Path, pw: &str) -> Arc<admin::MgmtState> {
     };
     mgmt::open(
         cfg,
-        Arc::new(mgmt::apply::DetachedTopology),
+        Arc::new(mgmt::DetachedTopology),
         Some(pw.into()),
     )
     .unwrap()

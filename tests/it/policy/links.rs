@@ -59,7 +59,7 @@ fn via_controller(st: &admin::MgmtState, file: &Path) -> Outcome {
     let doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(file).expect("policy")).expect("json");
     let base = "file:///var/config/rest/downloads/policy.json";
-    let (loaded, _) = mgmt::asm::compile::compile_fetching(st, &doc, base).ok()?;
+    let (loaded, _) = mgmt::asm::compile_fetching(st, &doc, base).ok()?;
     Some(loaded.policy.api().map_or(0, |a| a.operations.len()))
 }
 
@@ -86,7 +86,7 @@ fn policy_check_proxy_and_controller_read_each_link_form_alike() {
             data_dir: data.path().to_path_buf(),
             ..MgmtConfig::default()
         },
-        Arc::new(mgmt::apply::DetachedTopology),
+        Arc::new(mgmt::DetachedTopology),
         Some("Links-pass-1".into()),
     )
     .expect("controller")

@@ -20,7 +20,7 @@ use crate::support::free_port;
 pub struct Controller {
     pub st: Arc<MgmtState>,
     pub shared: Arc<Shared>,
-    pub routing: Arc<portcullis::mgmt::events::route::Routing>,
+    pub routing: Arc<portcullis::mgmt::events::Routing>,
     pub api: Api,
     _dp: Arc<Dataplane>,
     pub dir: tempfile::TempDir,
@@ -37,14 +37,14 @@ pub async fn controller(tweak: impl FnOnce(&mut MgmtConfig)) -> Controller {
     tweak(&mut cfg);
     let (st, _) = mgmt::open(cfg, dp.clone(), Some(PASS.to_string())).unwrap();
     let routing = mgmt::events::install(&st, &shared.events).unwrap();
-    let tls = mgmt::server::admin_tls(&st.cfg.data_dir, None, None).unwrap();
+    let tls = mgmt::admin_tls(&st.cfg.data_dir, None, None).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("https://{}", listener.local_addr().unwrap());
-    tokio::spawn(mgmt::server::serve(
+    tokio::spawn(mgmt::serve_admin(
         listener,
         tls,
         admin::router(st.clone()),
-        portcullis::mgmt::server::ConnLimits::default(),
+        portcullis::mgmt::ConnLimits::default(),
         std::future::pending(),
     ));
     let api = Api {
