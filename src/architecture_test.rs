@@ -8,7 +8,7 @@
 //! - A crate's public surface is its root's `pub use` items and the public modules the table
 //!   "Public modules" lists: any other `pub mod` fails, so a module is private (or `pub(crate)`)
 //!   unless the doc says why other crates name items through it.
-//! - Where a row narrows a dependency to some of its items (`portcullis_proxy::topology`), or
+//! - Where a row narrows a dependency to some of its items (`portcullis_proxy::Topology`), or
 //!   names a module of the root package (`portcullis::cli`, which Cargo cannot see), every path
 //!   into the other crates in that code must start with an allowed item. Paths are followed
 //!   through grouped `use` trees, so `use portcullis_proxy::{topology::X, events}` counts both.
@@ -140,7 +140,7 @@ fn expand(toks: &[String]) -> Vec<Vec<String>> {
     out
 }
 
-/// Groups a cell's entries by package (`portcullis_proxy::topology` → `portcullis-proxy`).
+/// Groups a cell's entries by package (`portcullis_proxy::Topology` → `portcullis-proxy`).
 fn allows(cell: &str) -> BTreeMap<String, Allow> {
     let mut map: BTreeMap<String, Allow> = BTreeMap::new();
     for entry in ticked(cell) {

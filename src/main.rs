@@ -26,7 +26,7 @@ enum Command {
     /// Print the version.
     Version,
     /// The standalone inline WAF proxy: one listener, one policy file.
-    Proxy(Box<portcullis::proxy::run::ProxyOptions>),
+    Proxy(Box<portcullis::proxy::ProxyOptions>),
     /// The embedded demo: a demo API behind the WAF proxy, and the admin API that runs it.
     ///
     /// No configuration: the proxy (127.0.0.1:8080) is a virtual server of a controller whose
@@ -69,9 +69,9 @@ enum AccessCommand {
     /// store; they refuse it within a second.
     Revoke {
         #[command(flatten)]
-        store: portcullis::proxy::access::revoke::StoreArgs,
+        store: portcullis::proxy::access::RevocationStoreArgs,
         /// How long: seconds, or N with s, m, h or d (default: no end).
-        #[arg(long, value_parser = portcullis::proxy::access::revoke::parse_ttl)]
+        #[arg(long, value_parser = portcullis::proxy::access::parse_revocation_ttl)]
         ttl: Option<std::time::Duration>,
         /// `key:<API key id>` or `jti:<token id>`.
         id: String,
@@ -79,13 +79,13 @@ enum AccessCommand {
     /// End a revocation.
     Unrevoke {
         #[command(flatten)]
-        store: portcullis::proxy::access::revoke::StoreArgs,
+        store: portcullis::proxy::access::RevocationStoreArgs,
         id: String,
     },
     /// List the revocations in force.
     Revocations {
         #[command(flatten)]
-        store: portcullis::proxy::access::revoke::StoreArgs,
+        store: portcullis::proxy::access::RevocationStoreArgs,
     },
 }
 
@@ -247,7 +247,7 @@ fn serve(cmd: ServeCmd) -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     rt.block_on(async {
-        let shared = portcullis::proxy::handler::Shared::with_defaults(None)?;
+        let shared = portcullis::proxy::DataplaneShared::with_defaults(None)?;
         let topology = Arc::new(portcullis::proxy::Dataplane::new(shared.clone()));
         let attach: portcullis::mgmt::Attach = Box::new(move |st, dns_listen| {
             // Request events reach the store and the security log profiles' destinations.
@@ -331,7 +331,7 @@ fn main() -> ExitCode {
         }
         Command::Proxy(opts) => {
             init_logging();
-            portcullis::proxy::run::run(*opts)
+            portcullis::proxy::run_proxy(*opts)
         }
         Command::Demo(opts) => {
             init_logging();
@@ -343,7 +343,7 @@ fn main() -> ExitCode {
         }
         Command::Access {
             command: AccessCommand::Check { file },
-        } => match portcullis::proxy::access::load::summary(&file) {
+        } => match portcullis::proxy::access::profile_summary(&file) {
             Ok(s) => {
                 print!("{s}");
                 ExitCode::SUCCESS
@@ -355,15 +355,13 @@ fn main() -> ExitCode {
         },
         Command::Access {
             command: AccessCommand::Revoke { store, ttl, id },
-        } => print_or_fail(portcullis::proxy::access::revoke::revoke_cli(
-            &store, &id, ttl,
-        )),
+        } => print_or_fail(portcullis::proxy::access::revoke_cli(&store, &id, ttl)),
         Command::Access {
             command: AccessCommand::Unrevoke { store, id },
-        } => print_or_fail(portcullis::proxy::access::revoke::unrevoke_cli(&store, &id)),
+        } => print_or_fail(portcullis::proxy::access::unrevoke_cli(&store, &id)),
         Command::Access {
             command: AccessCommand::Revocations { store },
-        } => print_or_fail(portcullis::proxy::access::revoke::list_cli(&store)),
+        } => print_or_fail(portcullis::proxy::access::list_revoked_cli(&store)),
         Command::Access {
             command: AccessCommand::HashPassword,
         } => {

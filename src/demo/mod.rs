@@ -25,7 +25,7 @@ use crate::mgmt::asm::put_policy_linked;
 use crate::mgmt::asm::{apply_policy, attach_policy};
 use crate::mgmt::{AdminServer, ServeArgs, shutdown_signal};
 use crate::proxy::Dataplane;
-use crate::proxy::handler::Shared;
+use crate::proxy::DataplaneShared;
 use crate::support::links::DOWNLOADS;
 use crate::waf::MemResolver;
 use crate::waf::{CompiledPolicy, policy};
@@ -132,7 +132,7 @@ pub async fn start(opts: &DemoOptions) -> Result<Demo, String> {
     let upstream = upstream::start(([127, 0, 0, 1], 0).into())
         .await
         .map_err(|e| format!("demo upstream: {e}"))?;
-    let shared = Shared::with_defaults(opts.event_log.as_deref())?;
+    let shared = DataplaneShared::with_defaults(opts.event_log.as_deref())?;
     let dataplane = Arc::new(Dataplane::new(shared.clone()));
     let password = crate::admin::random_password();
     let args = ServeArgs {
@@ -257,7 +257,7 @@ pub fn banner(d: &Demo) -> String {
 
 /// Runs `portcullis demo` until Ctrl-C or SIGTERM.
 pub fn run(opts: DemoOptions) -> ExitCode {
-    let rt = match crate::proxy::run::runtime(None) {
+    let rt = match crate::proxy::worker_runtime(None) {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("portcullis demo: {e}");

@@ -35,7 +35,7 @@ use std::sync::Arc;
 
 use portcullis_admin::Builtins;
 use portcullis_admin::{AuthCache, MgmtConfig, MgmtResult, MgmtState, hash_stored_tokens};
-use portcullis_proxy::topology::Topology;
+use portcullis_proxy::Topology;
 use portcullis_store::Store;
 
 /// Opens the management state over `cfg.data_dir`: the store, first-start seeding (machine id,

@@ -232,8 +232,7 @@ async fn corpus_suggestions_never_relax_a_check_for_a_high_accuracy_block() {
             }
         };
         let ha = e["violations"].as_array().into_iter().flatten().any(|v| {
-            v["staged"] != true
-                && portcullis::mgmt::events::signature_ids(v).any(high_accuracy)
+            v["staged"] != true && portcullis::mgmt::events::signature_ids(v).any(high_accuracy)
         });
         if ha {
             ha_blocked.push(i);

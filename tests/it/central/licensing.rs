@@ -87,7 +87,7 @@ async fn billing_endpoint(
         rcgen::generate_simple_self_signed(vec!["127.0.0.1".into(), "localhost".into()]).unwrap();
     let ca = dir.join("billing-ca.pem");
     std::fs::write(&ca, ck.cert.pem()).unwrap();
-    let tls = portcullis::proxy::tls::server_config(
+    let tls = portcullis::proxy::tls_server_config(
         ck.cert.pem().as_bytes(),
         ck.signing_key.serialize_pem().as_bytes(),
     )

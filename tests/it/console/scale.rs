@@ -135,8 +135,7 @@ async fn console_pages_at_a_million_events() {
     );
     assert_eq!(count, total);
     let records =
-        mgmt::asm::suggestion_records(&st.store, &mgmt::asm::policy_id("/Common/shop"))
-            .unwrap();
+        mgmt::asm::suggestion_records(&st.store, &mgmt::asm::policy_id("/Common/shop")).unwrap();
     println!("{} suggestions", records.len());
 
     let tls = mgmt::admin_tls(&st.cfg.data_dir, None, None).unwrap();

@@ -10,7 +10,7 @@ use http::{Request, StatusCode};
 use parking_lot::Mutex;
 use portcullis::admin::{self, MgmtConfig};
 use portcullis::mgmt;
-use portcullis::proxy::topology::{ListenerSpec, ListenerStatus, Topology};
+use portcullis::proxy::{ListenerSpec, ListenerStatus, Topology};
 use serde_json::json;
 use tower::ServiceExt as _;
 

@@ -51,7 +51,7 @@ fn via_check(file: &Path, target: CheckFor) -> Outcome {
 }
 
 fn via_proxy(file: &Path) -> Outcome {
-    let p = portcullis::proxy::run::load_policy(file).ok()?;
+    let p = portcullis::proxy::load_policy(file).ok()?;
     Some(p.api().map_or(0, |a| a.operations.len()))
 }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use portcullis::admin::{self, MgmtConfig, MgmtState};
 use portcullis::mgmt;
 use portcullis::proxy::Dataplane;
-use portcullis::proxy::handler::Shared;
+use portcullis::proxy::DataplaneShared;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -19,7 +19,7 @@ use crate::support::free_port;
 /// A controller in this process: admin API on a loopback port, data plane, event consumers.
 pub struct Controller {
     pub st: Arc<MgmtState>,
-    pub shared: Arc<Shared>,
+    pub shared: Arc<DataplaneShared>,
     pub routing: Arc<portcullis::mgmt::events::Routing>,
     pub api: Api,
     _dp: Arc<Dataplane>,
@@ -28,7 +28,7 @@ pub struct Controller {
 
 pub async fn controller(tweak: impl FnOnce(&mut MgmtConfig)) -> Controller {
     let dir = tempfile::tempdir().unwrap();
-    let shared = Shared::with_defaults(Some(&dir.path().join("events.log"))).unwrap();
+    let shared = DataplaneShared::with_defaults(Some(&dir.path().join("events.log"))).unwrap();
     let dp = Arc::new(Dataplane::new(shared.clone()));
     let mut cfg = MgmtConfig {
         data_dir: dir.path().join("data"),

@@ -28,7 +28,7 @@ use std::sync::Arc;
 use tokio::runtime::Handle;
 
 use portcullis_admin::MgmtState;
-use portcullis_proxy::events::EventSink;
+use portcullis_proxy::EventSink;
 
 #[cfg(fuzzing)]
 pub use config::fuzz_log_profile;
