@@ -40,10 +40,10 @@ enum Command {
     Central(CentralCmd),
     /// The utility billing report: per registration key, the devices the central manager
     /// licensed from it; written to a file (`-r manual`) or uploaded (`-r automatic`).
-    BillingReport(Box<portcullis::cli::billing_report::BillingReportArgs>),
+    BillingReport(Box<portcullis::cli::BillingReportArgs>),
     /// Run a corpus of recorded requests (JSON lines) through the engine in-process, as the proxy
     /// would take them, and report block rates, false alarms, misses and time per request.
-    Replay(Box<portcullis::cli::replay::ReplayArgs>),
+    Replay(Box<portcullis::cli::ReplayArgs>),
     /// Declarative policy tools.
     Policy {
         #[command(subcommand)]
@@ -103,7 +103,7 @@ enum PolicyCommand {
         urls: bool,
         /// The command the policy is checked for: it decides where file links may point.
         #[arg(long = "for", value_name = "COMMAND", value_enum, default_value_t)]
-        target: portcullis::cli::policy_check::CheckFor,
+        target: portcullis::cli::CheckFor,
     },
 }
 
@@ -383,7 +383,7 @@ fn main() -> ExitCode {
             init_logging();
             exit_with("central", central(cmd))
         }
-        Command::BillingReport(args) => match portcullis::cli::billing_report::run(*args) {
+        Command::BillingReport(args) => match portcullis::cli::run_billing_report(*args) {
             Ok(out) => {
                 print!("{out}");
                 ExitCode::SUCCESS
@@ -393,7 +393,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Command::Replay(args) => match portcullis::cli::replay::run(&args) {
+        Command::Replay(args) => match portcullis::cli::run_replay(&args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("portcullis replay: {e}");
@@ -409,12 +409,12 @@ fn main() -> ExitCode {
                     target,
                 },
         } => {
-            let opts = portcullis::cli::policy_check::CheckOptions {
+            let opts = portcullis::cli::CheckOptions {
                 lenient,
                 urls,
                 target,
             };
-            let (report, ok) = portcullis::cli::policy_check::run_with(&file, opts);
+            let (report, ok) = portcullis::cli::check_policy_with(&file, opts);
             if ok {
                 print!("{report}");
                 ExitCode::SUCCESS

@@ -7,8 +7,8 @@
 //! event at `/mgmt/tm/asm/events/requests/<id>` and in the web console at `/ui/`. The banner
 //! prints curl commands for all of it.
 
-pub mod grpc;
-pub mod upstream;
+pub(crate) mod grpc;
+pub(crate) mod upstream;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -29,6 +29,10 @@ use crate::proxy::DataplaneShared;
 use crate::support::links::DOWNLOADS;
 use crate::waf::MemResolver;
 use crate::waf::{CompiledPolicy, policy};
+
+pub use grpc::server::{handle as handle_grpc, serve_listener as serve_grpc};
+pub use grpc::{DemoGrpc, GrpcStatus};
+pub use upstream::start as start_upstream;
 
 /// The demo policy, as shipped in `policies/demo/policy.json`.
 pub const POLICY_JSON: &str = include_str!("../../policies/demo/policy.json");

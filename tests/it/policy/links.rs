@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use portcullis::admin::{self, MgmtConfig};
-use portcullis::cli::policy_check::{CheckFor, CheckOptions, run_with};
+use portcullis::cli::{CheckFor, CheckOptions, check_policy_with};
 use portcullis::mgmt;
 
 /// A spec with `n` operations under `/p<i>`.
@@ -33,7 +33,7 @@ fn policy(link: &str) -> String {
 type Outcome = Option<usize>;
 
 fn via_check(file: &Path, target: CheckFor) -> Outcome {
-    let (report, ok) = run_with(
+    let (report, ok) = check_policy_with(
         file,
         CheckOptions {
             target,

@@ -72,7 +72,7 @@ impl Controller {
 
     /// [`Controller::protected_virtual`] for a virtual named `name`.
     pub async fn protected(&self, name: &str, extra: Value) -> SocketAddr {
-        let upstream = portcullis::demo::upstream::start(([127, 0, 0, 1], 0).into())
+        let upstream = portcullis::demo::start_upstream(([127, 0, 0, 1], 0).into())
             .await
             .unwrap();
         let (s, b) = self
