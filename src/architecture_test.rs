@@ -8,7 +8,7 @@
 //! - A crate's public surface is its root's `pub use` items and the public modules the table
 //!   "Public modules" lists: any other `pub mod` fails, so a module is private (or `pub(crate)`)
 //!   unless the doc says why other crates name items through it.
-//! - Where a row narrows a dependency to some of its items (`portcullis_proxy::topology`), or
+//! - Where a row narrows a dependency to some of its items (`portcullis_proxy::Topology`), or
 //!   names a module of the root package (`portcullis::cli`, which Cargo cannot see), every path
 //!   into the other crates in that code must start with an allowed item. Paths are followed
 //!   through grouped `use` trees, so `use portcullis_proxy::{topology::X, events}` counts both.
@@ -140,7 +140,7 @@ fn expand(toks: &[String]) -> Vec<Vec<String>> {
     out
 }
 
-/// Groups a cell's entries by package (`portcullis_proxy::topology` → `portcullis-proxy`).
+/// Groups a cell's entries by package (`portcullis_proxy::Topology` → `portcullis-proxy`).
 fn allows(cell: &str) -> BTreeMap<String, Allow> {
     let mut map: BTreeMap<String, Allow> = BTreeMap::new();
     for entry in ticked(cell) {
@@ -457,14 +457,37 @@ fn a_manifest_lists_its_internal_dependencies() {
 }
 
 /// The table "Public modules" of docs/architecture.md: per package, its modules other crates may
-/// name items through (`body` for `crates/support/src/body.rs`, `grpc::frame` below it).
+/// name items through (`body` for `crates/support/src/body.rs`, `grpc::frame` below it). A
+/// remark in parentheses names items as examples (`access` (`access::revoke`, …)), not modules,
+/// so it allows nothing.
 fn public_modules(doc: &str) -> BTreeMap<String, BTreeSet<String>> {
     table(doc, &["crate", "public modules"])
         .into_iter()
         .map(|cells| {
             let name = cells[0].split('`').nth(1).unwrap_or_default().to_string();
-            let mods = ticked(cells[1]).into_iter().map(|p| p.join("::")).collect();
+            let mods = ticked(&outside_parentheses(cells[1]))
+                .into_iter()
+                .map(|p| p.join("::"))
+                .collect();
             (name, mods)
+        })
+        .collect()
+}
+
+/// `text` without what its parentheses enclose.
+fn outside_parentheses(text: &str) -> String {
+    let mut depth = 0usize;
+    text.chars()
+        .filter(|&c| match c {
+            '(' => {
+                depth += 1;
+                false
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                false
+            }
+            _ => depth == 0,
         })
         .collect()
 }
@@ -550,7 +573,7 @@ fn a_public_module_is_found_with_its_path() {
     found.sort();
     assert_eq!(found, ["grpc", "grpc::frame"]);
     let listed = public_modules(
-        "| crate | public modules |\n| --- | --- |\n| `portcullis-a` | `grpc`, `grpc::frame` |\n",
+        "| crate | public modules |\n| --- | --- |\n| `portcullis-a` | `grpc` (`grpc::encode`), `grpc::frame` |\n",
     );
     assert_eq!(
         listed["portcullis-a"],

@@ -11,7 +11,7 @@
 //! [`events`] collects the controllers' security events into one searchable store. Other modules
 //! add routes through [`install`] (see docs/central.md).
 
-pub mod client;
+mod client;
 mod config;
 mod conflicts;
 mod deploy;
@@ -20,7 +20,7 @@ mod devices;
 mod discovery;
 pub mod events;
 #[cfg(any(test, fuzzing))]
-pub mod fuzz;
+mod fuzz;
 mod import;
 mod licensing;
 mod modules;
@@ -38,6 +38,8 @@ use serde_json::Value;
 
 pub use client::{Auth, CallLimits, ClientError, ControllerClient};
 pub use devices::Device;
+#[cfg(fuzzing)]
+pub use fuzz::body as fuzz_body;
 use portcullis_admin::Route;
 use portcullis_admin::{MgmtConfig, MgmtState};
 use portcullis_admin::{MgmtError, MgmtResult};

@@ -20,8 +20,7 @@ use portcullis_admin::Reply;
 use portcullis_admin::parse_object;
 use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_engine::access::SharedStore;
-use portcullis_proxy::access::revocations::Revoked;
-use portcullis_proxy::access::revoke;
+use portcullis_proxy::access::{Revoked, check_revocation_id, list_revoked, revoke, unrevoke};
 use portcullis_store::Table;
 
 pub const PATH: &str = "/mgmt/shared/access/revocations";
@@ -79,7 +78,7 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
     let (url, prefix) = (store.url.as_str(), store.key_prefix.as_str());
     match (&ctx.method, id) {
         (&Method::GET, None) => {
-            let all = call(revoke::list(url, prefix))?;
+            let all = call(list_revoked(url, prefix))?;
             let items: Vec<Value> = all.iter().map(|r| item(ctx, &profile, r)).collect();
             Ok(Reply::json(json!({
                 "kind": COLLECTION_KIND,
@@ -92,7 +91,7 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
             let id = b.get("id").and_then(Value::as_str).ok_or_else(|| {
                 MgmtError::bad_request("'id' is required: key:<API key id> or jti:<token id>.")
             })?;
-            revoke::check_id(id).map_err(MgmtError::bad_request)?;
+            check_revocation_id(id).map_err(MgmtError::bad_request)?;
             let ttl = match b.get("ttlSeconds") {
                 None | Some(Value::Null) => None,
                 Some(v) => match v.as_u64() {
@@ -104,12 +103,12 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
                     }
                 },
             };
-            let r = call(revoke::revoke(url, prefix, id, ttl))?;
+            let r = call(revoke(url, prefix, id, ttl))?;
             Ok(Reply::json(item(ctx, &profile, &r)))
         }
         (&Method::DELETE, Some(id)) => {
-            revoke::check_id(id).map_err(MgmtError::bad_request)?;
-            if call(revoke::unrevoke(url, prefix, id))? {
+            check_revocation_id(id).map_err(MgmtError::bad_request)?;
+            if call(unrevoke(url, prefix, id))? {
                 Ok(Reply::empty(StatusCode::OK))
             } else {
                 Err(MgmtError::not_found("Revocation", id))

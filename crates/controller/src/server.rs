@@ -18,7 +18,7 @@ use tower::ServiceExt as _;
 
 use portcullis_admin::MgmtConfig;
 use portcullis_admin::Peer;
-use portcullis_proxy::topology::Topology;
+use portcullis_proxy::Topology;
 
 /// The `serve` configuration file (JSON); command-line flags override it.
 #[derive(Clone, Debug, Default, Deserialize)]
