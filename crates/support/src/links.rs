@@ -198,6 +198,7 @@ pub enum LinkError {
 #[error("{link}: {reason}")]
 pub struct UnreadableLink {
     pub link: String,
+    #[source]
     pub reason: LinkError,
 }
 
