@@ -13,6 +13,7 @@ use super::handler::Shared;
 use super::limits::Limits;
 use super::metrics::{self, Metrics};
 use super::resolver;
+use super::tls::TlsConfigError;
 use super::topology::{ListenerSpec, TlsSpec, Topology, UpstreamSpec};
 use super::upstream::Clients;
 use portcullis_engine::policy::{self, PolicyError};
@@ -76,8 +77,8 @@ pub enum StartError {
     #[error("{}: {source}", .path.display())]
     Policy { path: PathBuf, source: PolicyError },
     /// A TLS configuration (the upstream CA, the roots of fetched links) is unusable.
-    #[error("{0}")]
-    Tls(String),
+    #[error(transparent)]
+    Tls(#[from] TlsConfigError),
     #[error("event log: {0}")]
     EventLog(#[source] std::io::Error),
     #[error("metrics listener {addr}: {source}")]
@@ -106,7 +107,7 @@ const SHARED_STORE_WAIT: std::time::Duration = std::time::Duration::from_secs(3)
 /// Loads the policy file with the file/http resolver.
 pub fn load_policy(path: &Path) -> Result<CompiledPolicy, StartError> {
     let bytes = read(path)?;
-    let resolver = resolver::policy_links(path).map_err(StartError::Tls)?;
+    let resolver = resolver::policy_links(path)?;
     let loaded = policy::load(&bytes, &resolver::base_link(path), &resolver).map_err(|source| {
         StartError::Policy {
             path: path.to_path_buf(),
@@ -169,7 +170,7 @@ async fn serve(opts: ProxyOptions) -> Result<(), StartError> {
     let first = tokio::task::spawn_blocking(move || load_policy(&path)).await??;
     let engine = Arc::new(Engine::new(first));
     let ca = opts.upstream_ca.as_deref().map(read).transpose()?;
-    let client_tls = super::tls::client_config(ca.as_deref()).map_err(StartError::Tls)?;
+    let client_tls = super::tls::client_config(ca.as_deref())?;
     let tls = match (&opts.tls_cert, &opts.tls_key) {
         (Some(c), Some(k)) => Some(TlsSpec {
             cert_pem: String::from_utf8_lossy(&read(c)?).into_owned(),
