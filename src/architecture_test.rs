@@ -569,7 +569,7 @@ const STRING_ERRORS_LEFT: &[(&str, usize)] = &[
     ("crates/controller", 17),
     ("crates/dns", 3),
     ("crates/engine", 14),
-    ("crates/proxy", 15),
+    ("crates/proxy", 7),
 ];
 
 /// The error type `E` of a type written `Result<T, E>` or `std::result::Result<T, E>`; `String`

@@ -307,7 +307,7 @@ fn exit_with(what: &str, r: Result<(), String>) -> ExitCode {
 }
 
 /// Prints a command's output, or its error on stderr with exit status 1.
-fn print_or_fail(r: Result<String, String>) -> ExitCode {
+fn print_or_fail(r: Result<String, impl std::fmt::Display>) -> ExitCode {
     match r {
         Ok(out) => {
             print!("{out}");
