@@ -151,13 +151,13 @@ struct CentralCmd {
 fn central(cmd: CentralCmd) -> Result<(), String> {
     use portcullis::central::CentralConfig;
     let mut file = match &cmd.config {
-        Some(p) => CentralConfig::load(p)?,
+        Some(p) => CentralConfig::load(p).map_err(|e| e.to_string())?,
         None => CentralConfig::default(),
     };
     if let Some(db) = cmd.events_db {
         file.central.events.db = Some(db);
     }
-    let mut mgmt = file.mgmt_config()?;
+    let mut mgmt = file.mgmt_config().map_err(|e| e.to_string())?;
     if let Some(d) = cmd.data_dir.or(file.data_dir.clone()) {
         mgmt.data_dir = d;
     }
@@ -225,7 +225,7 @@ fn init_logging() {
 
 fn serve(cmd: ServeCmd) -> Result<(), String> {
     let file = match &cmd.config {
-        Some(p) => portcullis::mgmt::server::ServeConfig::load(p)?,
+        Some(p) => portcullis::mgmt::server::ServeConfig::load(p).map_err(|e| e.to_string())?,
         None => Default::default(),
     };
     let mut mgmt = file.mgmt.unwrap_or_default();

@@ -16,8 +16,8 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde::Deserialize;
 use tower::ServiceExt as _;
 
-use portcullis_admin::MgmtConfig;
 use portcullis_admin::Peer;
+use portcullis_admin::{ConfigError, MgmtConfig};
 use portcullis_proxy::topology::Topology;
 
 /// The `serve` configuration file (JSON); command-line flags override it.
@@ -34,9 +34,8 @@ pub struct ServeConfig {
 }
 
 impl ServeConfig {
-    pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        ConfigError::read_json(path)
     }
 }
 
