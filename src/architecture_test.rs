@@ -566,7 +566,7 @@ fn a_public_module_is_found_with_its_path() {
 const STRING_ERRORS_LEFT: &[(&str, usize)] = &[
     (".", 14),
     ("crates/central", 22),
-    ("crates/controller", 16),
+    ("crates/controller", 13),
     ("crates/dns", 2),
     ("crates/engine", 14),
     ("crates/proxy", 7),

@@ -207,6 +207,7 @@ async fn run_central(args: portcullis::central::CentralArgs) -> Result<(), Strin
         }),
     )
     .await
+    .map_err(|e| e.to_string())
 }
 
 /// Diagnostic logs on stderr (`RUST_LOG` filters, default `info`), coloured only when stderr is
@@ -259,7 +260,9 @@ fn serve(cmd: ServeCmd) -> Result<(), String> {
                 soap_and_dns(st, dns_listen).await
             })
         });
-        portcullis::mgmt::server::run(args, topology, attach).await
+        portcullis::mgmt::server::run(args, topology, attach)
+            .await
+            .map_err(|e| e.to_string())
     })
 }
 
