@@ -151,13 +151,13 @@ struct CentralCmd {
 fn central(cmd: CentralCmd) -> Result<(), String> {
     use portcullis::central::CentralConfig;
     let mut file = match &cmd.config {
-        Some(p) => CentralConfig::load(p)?,
+        Some(p) => CentralConfig::load(p).map_err(|e| e.to_string())?,
         None => CentralConfig::default(),
     };
     if let Some(db) = cmd.events_db {
         file.central.events.db = Some(db);
     }
-    let mut mgmt = file.mgmt_config()?;
+    let mut mgmt = file.mgmt_config().map_err(|e| e.to_string())?;
     if let Some(d) = cmd.data_dir.or(file.data_dir.clone()) {
         mgmt.data_dir = d;
     }
@@ -181,7 +181,7 @@ fn central(cmd: CentralCmd) -> Result<(), String> {
 }
 
 /// Runs the central manager until SIGINT/SIGTERM: a controller's admin server with no data plane
-/// (`mgmt::server::run`: TLS, admin user from `PORTCULLIS_ADMIN_PASSWORD`, the
+/// (`mgmt::run_admin_server`: TLS, admin user from `PORTCULLIS_ADMIN_PASSWORD`, the
 /// `admin API listening on` line) with the central routes and the fleet event store installed.
 async fn run_central(args: portcullis::central::CentralArgs) -> Result<(), String> {
     let serve = portcullis::mgmt::ServeArgs {
@@ -207,6 +207,7 @@ async fn run_central(args: portcullis::central::CentralArgs) -> Result<(), Strin
         }),
     )
     .await
+    .map_err(|e| e.to_string())
 }
 
 /// Diagnostic logs on stderr (`RUST_LOG` filters, default `info`), coloured only when stderr is
@@ -225,7 +226,7 @@ fn init_logging() {
 
 fn serve(cmd: ServeCmd) -> Result<(), String> {
     let file = match &cmd.config {
-        Some(p) => portcullis::mgmt::ServeConfig::load(p)?,
+        Some(p) => portcullis::mgmt::ServeConfig::load(p).map_err(|e| e.to_string())?,
         None => Default::default(),
     };
     let mut mgmt = file.mgmt.unwrap_or_default();
@@ -259,7 +260,9 @@ fn serve(cmd: ServeCmd) -> Result<(), String> {
                 soap_and_dns(st, dns_listen).await
             })
         });
-        portcullis::mgmt::run_admin_server(args, topology, attach).await
+        portcullis::mgmt::run_admin_server(args, topology, attach)
+            .await
+            .map_err(|e| e.to_string())
     })
 }
 
@@ -307,7 +310,7 @@ fn exit_with(what: &str, r: Result<(), String>) -> ExitCode {
 }
 
 /// Prints a command's output, or its error on stderr with exit status 1.
-fn print_or_fail(r: Result<String, String>) -> ExitCode {
+fn print_or_fail(r: Result<String, impl std::fmt::Display>) -> ExitCode {
     match r {
         Ok(out) => {
             print!("{out}");

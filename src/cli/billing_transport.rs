@@ -36,7 +36,7 @@ fn tls_from(ca: Option<&Path>, what: &str) -> Result<Arc<rustls::ClientConfig>, 
             let pem = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
             tls_client_config(Some(&pem)).map_err(|e| format!("{what} ({}): {e}", p.display()))
         }
-        None => tls_client_config(None),
+        None => tls_client_config(None).map_err(|e| e.to_string()),
     }
 }
 

@@ -149,7 +149,9 @@ pub async fn start(opts: &DemoOptions) -> Result<Demo, String> {
             ..MgmtConfig::default()
         },
     };
-    let server = AdminServer::start(&args, dataplane.clone(), Some(password.clone())).await?;
+    let server = AdminServer::start(&args, dataplane.clone(), Some(password.clone()))
+        .await
+        .map_err(|e| e.to_string())?;
     let state = server.state.clone();
     crate::mgmt::events::install(&state, &shared.events)
         .map_err(|e| format!("event consumers: {e}"))?;
