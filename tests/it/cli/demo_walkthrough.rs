@@ -101,6 +101,17 @@ fn commands(banner: &[String], grpcurl: bool) -> Vec<String> {
 fn run_all(cmds: &[String]) -> Vec<String> {
     let mut script = String::new();
     for (i, c) in cmds.iter().enumerate() {
+        // Events reach the store from a background writer a few milliseconds after the block
+        // reply, so the event lookup that follows a block at script speed is asked again, as a
+        // person would, until the event is there (bounded: the assertions below still fail).
+        let c = if c.contains("/events/requests/$id") {
+            format!(
+                "for try in 1 2 3 4 5 6 7 8 9 10; do out=$({c}); \
+                 case \"$out\" in *requeststate*) break;; esac; sleep 0.5; done; printf '%s\\n' \"$out\""
+            )
+        } else {
+            c.clone()
+        };
         script.push_str(&format!("echo '<<<{i}>>>'\n{c}\necho\n"));
     }
     let out = Command::new("sh")
