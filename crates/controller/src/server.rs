@@ -84,7 +84,7 @@ pub fn admin_tls(
     }
     if let Some(i) = certs
         .iter()
-        .position(|c| x509_parser::parse_x509_certificate(c).is_err())
+        .position(|c| <x509_cert::Certificate as x509_cert::der::Decode>::from_der(c).is_err())
     {
         return Err(format!(
             "{cert_shown}: certificate {} of the file is not a valid X.509 certificate",

@@ -101,8 +101,14 @@ async fn uploads_ifiles_and_certificate_install() {
         .unwrap();
     assert_eq!(r.status(), 200);
     // Certificate install: a real certificate, then something that is not one.
-    let ck = rcgen::generate_simple_self_signed(vec!["site.test".into()]).unwrap();
-    let pem = ck.cert.pem().into_bytes();
+    let mut params = rcgen::CertificateParams::new(vec!["site.test".into()]).unwrap();
+    let mut name = rcgen::DistinguishedName::new();
+    name.push(rcgen::DnType::CountryName, "US");
+    name.push(rcgen::DnType::OrganizationName, "Example");
+    name.push(rcgen::DnType::CommonName, "site.test");
+    params.distinguished_name = name;
+    let key = rcgen::KeyPair::generate().unwrap();
+    let pem = params.self_signed(&key).unwrap().pem().into_bytes();
     let n = pem.len();
     assert_eq!(
         up("site.crt", &format!("0-{}/{n}", n - 1), pem)
@@ -123,7 +129,14 @@ async fn uploads_ifiles_and_certificate_install() {
         )
         .await;
     assert_eq!(st, 200);
-    assert!(c["subject"].as_str().unwrap().contains("rcgen"), "{c}");
+    // The distinguished names read most specific first (RFC 4514), as BIG-IP shows them.
+    assert_eq!(c["subject"], "CN=site.test,O=Example,C=US", "{c}");
+    assert_eq!(c["issuer"], c["subject"], "self-signed: {c}");
+    assert_eq!(c["keyType"], "ec-public", "{c}");
+    assert!(
+        c["fingerprint"].as_str().unwrap().starts_with("SHA256/"),
+        "{c}"
+    );
     let (st, b) = api
         .req(Method::POST, "/mgmt/tm/sys/crypto/cert", Some(json!({"command": "install", "name": "bad.crt", "from-local-file": "/var/config/rest/downloads/data.bin"})))
         .await;

@@ -203,36 +203,39 @@ fn write_file(dest: &std::path::Path, bytes: &[u8], mode: u32) -> MgmtResult<()>
 }
 
 /// Parses a PEM or DER X.509 certificate; returns its PEM and the fields shown on the object.
+/// Subject and issuer are shown in RFC 4514 form (`CN=…,O=…,C=…`, most specific first), as the
+/// system we stand in for shows them.
 pub fn parse_certificate(bytes: &[u8]) -> Option<(String, Map<String, Value>)> {
-    let der: Vec<u8> = if bytes.trim_ascii_start().starts_with(b"-----BEGIN") {
-        let (_, pem) = x509_parser::pem::parse_x509_pem(bytes.trim_ascii_start()).ok()?;
-        if pem.label != "CERTIFICATE" {
-            return None;
-        }
-        pem.contents
+    use x509_cert::der::Decode as _;
+    let bytes = bytes.trim_ascii_start();
+    let der: Vec<u8> = if bytes.starts_with(b"-----BEGIN") {
+        rustls_pki_types::CertificateDer::from_pem_slice(bytes)
+            .ok()?
+            .to_vec()
     } else {
         bytes.to_vec()
     };
-    let (_, cert) = x509_parser::parse_x509_certificate(&der).ok()?;
+    let cert = x509_cert::Certificate::from_der(&der).ok()?.tbs_certificate;
     let fingerprint: Vec<String> = sha2::Sha256::digest(&der)
         .iter()
         .map(|b| format!("{b:02X}"))
         .collect();
-    let not_after = cert.validity().not_after.timestamp();
-    let key_type = match cert
-        .public_key()
-        .algorithm
-        .algorithm
-        .to_id_string()
-        .as_str()
-    {
+    let not_after = cert.validity.not_after.to_unix_duration().as_secs() as i64;
+    let algorithm = cert.subject_public_key_info.algorithm.oid.to_string();
+    let key_type = match algorithm.as_str() {
         "1.2.840.113549.1.1.1" => "rsa-public",
         "1.2.840.10045.2.1" => "ec-public",
         _ => "other-public",
     };
+    let serial: Vec<String> = cert
+        .serial_number
+        .as_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let mut info = Map::new();
-    info.insert("subject".into(), json!(cert.subject().to_string()));
-    info.insert("issuer".into(), json!(cert.issuer().to_string()));
+    info.insert("subject".into(), json!(cert.subject.to_string()));
+    info.insert("issuer".into(), json!(cert.issuer.to_string()));
     info.insert("expirationDate".into(), json!(not_after));
     info.insert(
         "expirationString".into(),
@@ -243,7 +246,7 @@ pub fn parse_certificate(bytes: &[u8]) -> Option<(String, Map<String, Value>)> {
         json!(format!("SHA256/{}", fingerprint.join(":"))),
     );
     info.insert("keyType".into(), json!(key_type));
-    info.insert("serialNumber".into(), json!(cert.raw_serial_as_string()));
+    info.insert("serialNumber".into(), json!(serial.join(":")));
     let b64 = base64::engine::general_purpose::STANDARD.encode(&der);
     let mut pem = String::from("-----BEGIN CERTIFICATE-----\n");
     for chunk in b64.as_bytes().chunks(64) {
