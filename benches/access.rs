@@ -10,9 +10,9 @@ use std::time::Duration;
 use base64::Engine as _;
 use criterion::{Criterion, criterion_group, criterion_main};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use portcullis::proxy::UpstreamClients;
 use portcullis::proxy::access::Gate;
-use portcullis::proxy::access::introspect::Introspector;
-use portcullis::proxy::upstream::Clients;
+use portcullis::proxy::access::Introspector;
 use portcullis::waf::access::{Grant, Outcome};
 use portcullis::waf::access::{MethodKind, check, from_value};
 use ring::signature::KeyPair as _;
@@ -112,12 +112,12 @@ fn bench(c: &mut Criterion) {
 
     // The whole gate for one ES256 request (no IO: the keys are inline).
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let clients = Clients::new(
-        portcullis::proxy::tls::client_config(None).expect("tls"),
+    let clients = UpstreamClients::new(
+        portcullis::proxy::tls_client_config(None).expect("tls"),
         Duration::from_secs(1),
     );
     let stores = portcullis::proxy::access::Stores::new(std::sync::Arc::new(
-        portcullis::proxy::metrics::Metrics::default(),
+        portcullis::proxy::Metrics::default(),
     ));
     let gate = Gate::new(profile.clone(), clients, stores);
     let rt = tokio::runtime::Builder::new_current_thread()

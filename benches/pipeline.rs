@@ -9,8 +9,8 @@ use std::hint::black_box;
 use std::net::{IpAddr, Ipv4Addr};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use portcullis::proxy::head::{HeadLimits, find_head_end, validate_head};
-use portcullis::proxy::response::strip_hop_by_hop;
+use portcullis::proxy::strip_hop_by_hop;
+use portcullis::proxy::{HeadLimits, find_head_end, validate_head};
 use portcullis::waf::{CompiledPolicy, ConnInfo, Engine, Step, Transaction};
 
 const HEAD: &[u8] = b"GET /api/users/42?fields=name,email HTTP/1.1\r\n\
@@ -108,7 +108,7 @@ fn bench(c: &mut Criterion) {
 /// parts, the upstream request head written, an nginx-like response head parsed into a header map,
 /// and the client's response head encoded.
 fn fast_path(c: &mut Criterion, lim: &HeadLimits) {
-    use portcullis::proxy::h1::{encode, response, wire};
+    use portcullis::proxy::h1;
     const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\n\
 Date: Tue, 24 Nov 2026 05:00:00 GMT\r\nContent-Type: application/json\r\nContent-Length: 21\r\n\
 Connection: keep-alive\r\n\r\n{\"id\":1,\"name\":\"Ada\"}";
@@ -116,31 +116,31 @@ Connection: keep-alive\r\n\r\n{\"id\":1,\"name\":\"Ada\"}";
     c.bench_function("h1_fast_path_codec", |b| {
         let mut out = Vec::with_capacity(4096);
         b.iter(|| {
-            let Ok(req) = wire::parse_request(black_box(&head), lim) else {
+            let Ok(req) = h1::parse_request(black_box(&head), lim) else {
                 panic!("valid head")
             };
             out.clear();
-            wire::encode_request(&mut out, &req.parts, req.seen, Some("127.0.0.1"), &[]);
+            h1::encode_request(&mut out, &req.parts, req.seen, Some("127.0.0.1"), &[]);
             let mut buf = bytes::BytesMut::from(RESPONSE);
-            let Ok(Some(res)) = response::parse_response(&mut buf, &req.parts.method) else {
+            let Ok(Some(res)) = h1::parse_response(&mut buf, &req.parts.method) else {
                 panic!("response head")
             };
             out.clear();
-            let h = encode::Head {
+            let h = h1::ResponseHead {
                 status: res.status,
                 version: res.version,
-                headers: encode::Fields::Raw(&res.headers),
+                headers: h1::Fields::Raw(&res.headers),
                 strip: true,
             };
-            let how = encode::Answering {
+            let how = h1::Answering {
                 method: &req.parts.method,
                 close: false,
                 http10: false,
             };
-            black_box(encode::encode(
+            black_box(h1::encode_response_head(
                 &mut out,
                 &h,
-                encode::BodyLen::Known(21),
+                h1::BodyLen::Known(21),
                 how,
             ))
         })

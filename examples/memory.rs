@@ -56,7 +56,7 @@ fn main() {
         );
     };
     matchers();
-    let policy = portcullis::proxy::run::load_policy(std::path::Path::new(path))
+    let policy = portcullis::proxy::load_policy(std::path::Path::new(path))
         .unwrap_or_else(|e| panic!("{e}"));
     stage("policy compiled");
     let engine = portcullis::waf::Engine::new(policy);

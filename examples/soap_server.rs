@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 use portcullis::dns::{DnsServer, ZoneCatalog};
-use portcullis::soap::{self, SoapState, standalone};
+use portcullis::soap::{self, SoapState};
 use portcullis::store::Store;
 use std::io::Read as _;
 
@@ -53,7 +53,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let listener = tokio::net::TcpListener::bind(args.listen).await?;
     let dns = DnsServer::bind(args.dns_listen).await?;
-    let (tls, _) = standalone::self_signed_tls(&["localhost", "127.0.0.1"])?;
+    let (tls, _) = soap::self_signed_tls(&["localhost", "127.0.0.1"])?;
     println!(
         "{{\"https\":\"{}\",\"dns\":\"{}\",\"user\":\"{}\"}}",
         listener.local_addr()?,
@@ -66,7 +66,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let wait = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
         let _ = rx.wait_for(|v| *v).await;
     };
-    let https = tokio::spawn(standalone::serve_https(
+    let https = tokio::spawn(soap::serve_https(
         listener,
         tls,
         soap::router(state),

@@ -26,7 +26,7 @@ enum Command {
     /// Print the version.
     Version,
     /// The standalone inline WAF proxy: one listener, one policy file.
-    Proxy(Box<portcullis::proxy::run::ProxyOptions>),
+    Proxy(Box<portcullis::proxy::ProxyOptions>),
     /// The embedded demo: a demo API behind the WAF proxy, and the admin API that runs it.
     ///
     /// No configuration: the proxy (127.0.0.1:8080) is a virtual server of a controller whose
@@ -40,10 +40,10 @@ enum Command {
     Central(CentralCmd),
     /// The utility billing report: per registration key, the devices the central manager
     /// licensed from it; written to a file (`-r manual`) or uploaded (`-r automatic`).
-    BillingReport(Box<portcullis::cli::billing_report::BillingReportArgs>),
+    BillingReport(Box<portcullis::cli::BillingReportArgs>),
     /// Run a corpus of recorded requests (JSON lines) through the engine in-process, as the proxy
     /// would take them, and report block rates, false alarms, misses and time per request.
-    Replay(Box<portcullis::cli::replay::ReplayArgs>),
+    Replay(Box<portcullis::cli::ReplayArgs>),
     /// Declarative policy tools.
     Policy {
         #[command(subcommand)]
@@ -69,9 +69,9 @@ enum AccessCommand {
     /// store; they refuse it within a second.
     Revoke {
         #[command(flatten)]
-        store: portcullis::proxy::access::revoke::StoreArgs,
+        store: portcullis::proxy::access::RevocationStoreArgs,
         /// How long: seconds, or N with s, m, h or d (default: no end).
-        #[arg(long, value_parser = portcullis::proxy::access::revoke::parse_ttl)]
+        #[arg(long, value_parser = portcullis::proxy::access::parse_revocation_ttl)]
         ttl: Option<std::time::Duration>,
         /// `key:<API key id>` or `jti:<token id>`.
         id: String,
@@ -79,13 +79,13 @@ enum AccessCommand {
     /// End a revocation.
     Unrevoke {
         #[command(flatten)]
-        store: portcullis::proxy::access::revoke::StoreArgs,
+        store: portcullis::proxy::access::RevocationStoreArgs,
         id: String,
     },
     /// List the revocations in force.
     Revocations {
         #[command(flatten)]
-        store: portcullis::proxy::access::revoke::StoreArgs,
+        store: portcullis::proxy::access::RevocationStoreArgs,
     },
 }
 
@@ -103,7 +103,7 @@ enum PolicyCommand {
         urls: bool,
         /// The command the policy is checked for: it decides where file links may point.
         #[arg(long = "for", value_name = "COMMAND", value_enum, default_value_t)]
-        target: portcullis::cli::policy_check::CheckFor,
+        target: portcullis::cli::CheckFor,
     },
 }
 
@@ -151,13 +151,13 @@ struct CentralCmd {
 fn central(cmd: CentralCmd) -> Result<(), String> {
     use portcullis::central::CentralConfig;
     let mut file = match &cmd.config {
-        Some(p) => CentralConfig::load(p)?,
+        Some(p) => CentralConfig::load(p).map_err(|e| e.to_string())?,
         None => CentralConfig::default(),
     };
     if let Some(db) = cmd.events_db {
         file.central.events.db = Some(db);
     }
-    let mut mgmt = file.mgmt_config()?;
+    let mut mgmt = file.mgmt_config().map_err(|e| e.to_string())?;
     if let Some(d) = cmd.data_dir.or(file.data_dir.clone()) {
         mgmt.data_dir = d;
     }
@@ -181,10 +181,10 @@ fn central(cmd: CentralCmd) -> Result<(), String> {
 }
 
 /// Runs the central manager until SIGINT/SIGTERM: a controller's admin server with no data plane
-/// (`mgmt::server::run`: TLS, admin user from `PORTCULLIS_ADMIN_PASSWORD`, the
+/// (`mgmt::run_admin_server`: TLS, admin user from `PORTCULLIS_ADMIN_PASSWORD`, the
 /// `admin API listening on` line) with the central routes and the fleet event store installed.
 async fn run_central(args: portcullis::central::CentralArgs) -> Result<(), String> {
-    let serve = portcullis::mgmt::server::ServeArgs {
+    let serve = portcullis::mgmt::ServeArgs {
         admin_listen: args.admin_listen,
         dns_listen: None,
         tls_cert: args.tls_cert,
@@ -192,9 +192,9 @@ async fn run_central(args: portcullis::central::CentralArgs) -> Result<(), Strin
         mgmt: args.mgmt,
     };
     let (limits, max_tasks, fleet_events) = (args.limits, args.max_tasks, args.events);
-    portcullis::mgmt::server::run(
+    portcullis::mgmt::run_admin_server(
         serve,
-        std::sync::Arc::new(portcullis::mgmt::apply::DetachedTopology),
+        std::sync::Arc::new(portcullis::mgmt::DetachedTopology),
         Box::new(move |st, _| {
             Box::pin(async move {
                 portcullis::central::install_with(&st, limits, max_tasks).map_err(|e| e.message)?;
@@ -207,6 +207,7 @@ async fn run_central(args: portcullis::central::CentralArgs) -> Result<(), Strin
         }),
     )
     .await
+    .map_err(|e| e.to_string())
 }
 
 /// Diagnostic logs on stderr (`RUST_LOG` filters, default `info`), coloured only when stderr is
@@ -225,14 +226,14 @@ fn init_logging() {
 
 fn serve(cmd: ServeCmd) -> Result<(), String> {
     let file = match &cmd.config {
-        Some(p) => portcullis::mgmt::server::ServeConfig::load(p)?,
+        Some(p) => portcullis::mgmt::ServeConfig::load(p).map_err(|e| e.to_string())?,
         None => Default::default(),
     };
     let mut mgmt = file.mgmt.unwrap_or_default();
     if let Some(d) = cmd.data_dir.or(file.data_dir) {
         mgmt.data_dir = d;
     }
-    let args = portcullis::mgmt::server::ServeArgs {
+    let args = portcullis::mgmt::ServeArgs {
         admin_listen: cmd
             .admin_listen
             .or(file.admin_listen)
@@ -247,9 +248,9 @@ fn serve(cmd: ServeCmd) -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     rt.block_on(async {
-        let shared = portcullis::proxy::handler::Shared::with_defaults(None)?;
+        let shared = portcullis::proxy::DataplaneShared::with_defaults(None)?;
         let topology = Arc::new(portcullis::proxy::Dataplane::new(shared.clone()));
-        let attach: portcullis::mgmt::server::Attach = Box::new(move |st, dns_listen| {
+        let attach: portcullis::mgmt::Attach = Box::new(move |st, dns_listen| {
             // Request events reach the store and the security log profiles' destinations.
             let events = portcullis::mgmt::events::install(&st, &shared.events)
                 .map(|_| ())
@@ -259,7 +260,9 @@ fn serve(cmd: ServeCmd) -> Result<(), String> {
                 soap_and_dns(st, dns_listen).await
             })
         });
-        portcullis::mgmt::server::run(args, topology, attach).await
+        portcullis::mgmt::run_admin_server(args, topology, attach)
+            .await
+            .map_err(|e| e.to_string())
     })
 }
 
@@ -307,7 +310,7 @@ fn exit_with(what: &str, r: Result<(), String>) -> ExitCode {
 }
 
 /// Prints a command's output, or its error on stderr with exit status 1.
-fn print_or_fail(r: Result<String, String>) -> ExitCode {
+fn print_or_fail(r: Result<String, impl std::fmt::Display>) -> ExitCode {
     match r {
         Ok(out) => {
             print!("{out}");
@@ -331,7 +334,7 @@ fn main() -> ExitCode {
         }
         Command::Proxy(opts) => {
             init_logging();
-            portcullis::proxy::run::run(*opts)
+            portcullis::proxy::run_proxy(*opts)
         }
         Command::Demo(opts) => {
             init_logging();
@@ -343,7 +346,7 @@ fn main() -> ExitCode {
         }
         Command::Access {
             command: AccessCommand::Check { file },
-        } => match portcullis::proxy::access::load::summary(&file) {
+        } => match portcullis::proxy::access::profile_summary(&file) {
             Ok(s) => {
                 print!("{s}");
                 ExitCode::SUCCESS
@@ -355,15 +358,13 @@ fn main() -> ExitCode {
         },
         Command::Access {
             command: AccessCommand::Revoke { store, ttl, id },
-        } => print_or_fail(portcullis::proxy::access::revoke::revoke_cli(
-            &store, &id, ttl,
-        )),
+        } => print_or_fail(portcullis::proxy::access::revoke_cli(&store, &id, ttl)),
         Command::Access {
             command: AccessCommand::Unrevoke { store, id },
-        } => print_or_fail(portcullis::proxy::access::revoke::unrevoke_cli(&store, &id)),
+        } => print_or_fail(portcullis::proxy::access::unrevoke_cli(&store, &id)),
         Command::Access {
             command: AccessCommand::Revocations { store },
-        } => print_or_fail(portcullis::proxy::access::revoke::list_cli(&store)),
+        } => print_or_fail(portcullis::proxy::access::list_revoked_cli(&store)),
         Command::Access {
             command: AccessCommand::HashPassword,
         } => {
@@ -385,7 +386,7 @@ fn main() -> ExitCode {
             init_logging();
             exit_with("central", central(cmd))
         }
-        Command::BillingReport(args) => match portcullis::cli::billing_report::run(*args) {
+        Command::BillingReport(args) => match portcullis::cli::run_billing_report(*args) {
             Ok(out) => {
                 print!("{out}");
                 ExitCode::SUCCESS
@@ -395,7 +396,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Command::Replay(args) => match portcullis::cli::replay::run(&args) {
+        Command::Replay(args) => match portcullis::cli::run_replay(&args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("portcullis replay: {e}");
@@ -411,12 +412,12 @@ fn main() -> ExitCode {
                     target,
                 },
         } => {
-            let opts = portcullis::cli::policy_check::CheckOptions {
+            let opts = portcullis::cli::CheckOptions {
                 lenient,
                 urls,
                 target,
             };
-            let (report, ok) = portcullis::cli::policy_check::run_with(&file, opts);
+            let (report, ok) = portcullis::cli::check_policy_with(&file, opts);
             if ok {
                 print!("{report}");
                 ExitCode::SUCCESS

@@ -60,9 +60,7 @@ fn build(b: http::request::Builder) -> http::request::Parts {
 /// IDL), loaded as `portcullis proxy --policy` loads it.
 pub fn demo_policy() -> Arc<CompiledPolicy> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/policies/demo/policy.json");
-    Arc::new(
-        portcullis::proxy::run::load_policy(std::path::Path::new(path)).expect("demo policy loads"),
-    )
+    Arc::new(portcullis::proxy::load_policy(std::path::Path::new(path)).expect("demo policy loads"))
 }
 
 /// The request `benches/load.sh` sends (wrk: a GET with only a Host header).

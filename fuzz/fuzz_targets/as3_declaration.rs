@@ -5,10 +5,10 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    match portcullis::mgmt::as3::model::parse(data) {
+    match portcullis::mgmt::parse_as3(data) {
         Ok(req) => {
             for t in &req.adc.tenants {
-                let _ = portcullis::mgmt::as3::plan::plan_tenant(&req.adc, t);
+                let _ = portcullis::mgmt::plan_as3_tenant(&req.adc, t);
             }
         }
         Err(errors) => assert!(!errors.is_empty()),

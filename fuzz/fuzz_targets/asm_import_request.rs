@@ -5,5 +5,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    portcullis::mgmt::asm::import::fuzz_import_request(data);
+    portcullis::mgmt::asm::fuzz_import_request(data);
 });

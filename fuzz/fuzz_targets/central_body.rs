@@ -1,9 +1,9 @@
 //! One arbitrary central manager task body through every pure parser it reaches
-//! (`portcullis::central::fuzz::body`): every input must be handled, never a panic.
+//! (`portcullis::central::fuzz_body`): every input must be handled, never a panic.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    portcullis::central::fuzz::body(data);
+    portcullis::central::fuzz_body(data);
 });

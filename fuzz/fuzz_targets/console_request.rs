@@ -13,12 +13,12 @@ fn state() -> &'static Arc<MgmtState> {
     ST.get_or_init(|| {
         let dir = std::env::temp_dir().join(format!("portcullis-fuzz-console-{}", std::process::id()));
         let cfg = MgmtConfig { data_dir: dir, ..Default::default() };
-        let (st, _) = mgmt::open(cfg, Arc::new(mgmt::apply::DetachedTopology), Some("pw".into()))
+        let (st, _) = mgmt::open(cfg, Arc::new(mgmt::DetachedTopology), Some("pw".into()))
             .expect("open state");
         st
     })
 }
 
 fuzz_target!(|data: &[u8]| {
-    mgmt::console::fuzz_request(state(), data);
+    mgmt::fuzz_console_request(state(), data);
 });

@@ -3,5 +3,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = portcullis::proxy::head::fuzz_head(data);
+    let _ = portcullis::proxy::fuzz_head(data);
 });

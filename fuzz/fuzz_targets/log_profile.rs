@@ -5,5 +5,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    portcullis::mgmt::events::config::fuzz_log_profile(data);
+    portcullis::mgmt::events::fuzz_log_profile(data);
 });

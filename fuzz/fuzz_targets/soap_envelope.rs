@@ -5,7 +5,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(call) = portcullis::soap::envelope::parse_request(data) {
+    if let Ok(call) = portcullis::soap::parse_request(data) {
         assert!(!call.method.is_empty());
         assert!(call.interface.contains('.'));
     }

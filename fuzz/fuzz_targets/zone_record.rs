@@ -6,8 +6,8 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
-    if let Ok(rec) = portcullis::dns::record::parse_record(text, "example.com.") {
-        let again = portcullis::dns::record::parse_record(&rec.to_string(), "example.com.");
+    if let Ok(rec) = portcullis::dns::parse_record(text, "example.com.") {
+        let again = portcullis::dns::parse_record(&rec.to_string(), "example.com.");
         assert_eq!(again.as_ref(), Ok(&rec), "canonical text must round-trip");
     }
 });

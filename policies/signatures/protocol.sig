@@ -145,7 +145,7 @@ name: Open redirect: URL that parsers and browsers read as another host
 type: Open Redirect
 accuracy: high
 risk: medium
-targets: @values, param-name
+targets: @values, param-name, header
 unless: binary
 literal: /\\
 literal: \\/
@@ -173,13 +173,15 @@ pass: foo.bar@example.com
 pass: //kns.cnki.net/KXReader/Detail?dbcode=CJFD
 pass: /account/settings
 pass: https://example.com/return
+pass: https://segmentfault.com/a/1190000007926959
+pass: Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/114.0.0.0 Safari/537.36
 
 id: 300007011
 name: Open redirect: a host hidden from the server's URL check by bytes browsers drop or fold
 type: Open Redirect
 accuracy: high
 risk: medium
-targets: @values, param-name
+targets: @values, param-name, header
 unless: binary
 literal: /\t/
 literal: /\n/

@@ -70,7 +70,7 @@ pub fn parse_key_csv(bytes: &[u8]) -> Result<Vec<String>, KeyListError> {
                 continue;
             }
         }
-        let key = parse_regkey(field).map_err(|e| fail(line, e))?;
+        let key = parse_regkey(field).map_err(|e| fail(line, e.to_string()))?;
         push_unique(&mut keys, key).map_err(|e| fail(line, e))?;
     }
     if keys.is_empty() {
@@ -86,7 +86,7 @@ pub fn parse_key_args<S: AsRef<str>>(args: &[S]) -> Result<Vec<String>, KeyListE
         if part.trim().is_empty() {
             continue;
         }
-        let key = parse_regkey(part).map_err(|e| fail(0, e))?;
+        let key = parse_regkey(part).map_err(|e| fail(0, e.to_string()))?;
         push_unique(&mut keys, key).map_err(|e| fail(0, e))?;
     }
     if keys.is_empty() {

@@ -11,8 +11,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::central::client::{Auth, CallLimits, ClientError, ControllerClient};
-use crate::proxy::tls::client_config;
+use crate::central::{Auth, CallLimits, ClientError, ControllerClient};
+use crate::proxy::tls_client_config;
 use crate::support::Guard;
 use crate::support::{Bounds, Call, Outbound, OutboundError};
 
@@ -34,9 +34,9 @@ fn tls_from(ca: Option<&Path>, what: &str) -> Result<Arc<rustls::ClientConfig>, 
     match ca {
         Some(p) => {
             let pem = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
-            client_config(Some(&pem)).map_err(|e| format!("{what} ({}): {e}", p.display()))
+            tls_client_config(Some(&pem)).map_err(|e| format!("{what} ({}): {e}", p.display()))
         }
-        None => client_config(None),
+        None => tls_client_config(None).map_err(|e| e.to_string()),
     }
 }
 

@@ -56,7 +56,7 @@ pub fn resolver_for(file: &Path, target: CheckFor) -> (LinkResolver, String) {
     match target {
         CheckFor::Proxy => (
             offline(FileLinks::beside(file)),
-            crate::proxy::resolver::base_link(file),
+            crate::proxy::policy_base_link(file),
         ),
         CheckFor::Controller => {
             let links = FileLinks::beside(file);

@@ -145,7 +145,7 @@ pub fn run(args: &ReplayArgs) -> Result<(), String> {
     for l in &args.limits {
         limits.set(l)?;
     }
-    let policy = Arc::new(crate::proxy::run::load_policy(&args.policy)?);
+    let policy = Arc::new(crate::proxy::load_policy(&args.policy).map_err(|e| e.to_string())?);
     let mut results = match &args.results {
         Some(p) => Some(std::io::BufWriter::new(
             std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,

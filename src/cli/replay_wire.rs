@@ -13,7 +13,7 @@ use http::header::{CONTENT_LENGTH, HOST, HeaderName, HeaderValue};
 use http::{HeaderMap, Method, Uri, Version};
 
 use crate::proxy::Limits;
-use crate::proxy::head::{self, Framing, Reject};
+use crate::proxy::{BodyFraming, HeadRefusal};
 use crate::waf::{CompiledPolicy, ConnInfo, Step, Transaction, Violation};
 
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n";
@@ -53,7 +53,7 @@ pub fn replay(policy: &Arc<CompiledPolicy>, limits: &Limits, raw: &[u8]) -> Repl
     }
 }
 
-fn refused(r: Reject) -> (Outcome, Vec<Violation>) {
+fn refused(r: HeadRefusal) -> (Outcome, Vec<Violation>) {
     (Outcome::Rejected(r.status, r.reason), Vec::new())
 }
 
@@ -62,29 +62,33 @@ fn run(policy: &Arc<CompiledPolicy>, limits: &Limits, raw: &[u8]) -> (Outcome, V
         return (Outcome::Incomplete("HTTP/2 connection preface"), Vec::new());
     }
     let lim = limits.head();
-    let end = match head::find_head_end(raw) {
+    let end = match crate::proxy::find_head_end(raw) {
         Err(r) => return refused(r),
         Ok(Some(end)) => end,
         Ok(None) if raw.len() > lim.max_head_bytes => {
-            return refused(Reject {
+            return refused(HeadRefusal {
                 status: 431,
                 reason: "request head too large",
             });
         }
         Ok(None) => return (Outcome::Incomplete("request head"), Vec::new()),
     };
-    let (framing, parts) =
-        match head::parse_scanned(&raw[..end], &lim, |t| Uri::try_from(t).ok(), build_parts) {
-            Err(r) => return refused(r),
-            Ok((f, Some(parts))) => (f, parts),
-            // What hyper refuses after the validator: a target or field `http` cannot represent.
-            Ok((_, None)) => {
-                return refused(Reject {
-                    status: 400,
-                    reason: "request head not representable",
-                });
-            }
-        };
+    let (framing, parts) = match crate::proxy::parse_scanned_head(
+        &raw[..end],
+        &lim,
+        |t| Uri::try_from(t).ok(),
+        build_parts,
+    ) {
+        Err(r) => return refused(r),
+        Ok((f, Some(parts))) => (f, parts),
+        // What hyper refuses after the validator: a target or field `http` cannot represent.
+        Ok((_, None)) => {
+            return refused(HeadRefusal {
+                status: 400,
+                reason: "request head not representable",
+            });
+        }
+    };
     let mut parts = parts;
     if !parts.headers.contains_key(HOST)
         && let Some(a) = parts.uri.authority()
@@ -98,7 +102,7 @@ fn run(policy: &Arc<CompiledPolicy>, limits: &Limits, raw: &[u8]) -> (Outcome, V
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limits.max_body_bytes) {
-        return refused(Reject {
+        return refused(HeadRefusal {
             status: 413,
             reason: "request body too large",
         });
@@ -115,12 +119,12 @@ fn run(policy: &Arc<CompiledPolicy>, limits: &Limits, raw: &[u8]) -> (Outcome, V
     let rest = &raw[end..];
     // A body the framing says is empty never reaches the body phase (hyper's body is at its end).
     let body = match framing {
-        Framing::None | Framing::Upgrade | Framing::Length(0) => None,
-        Framing::Length(n) => match rest.get(..n as usize) {
+        BodyFraming::None | BodyFraming::Upgrade | BodyFraming::Length(0) => None,
+        BodyFraming::Length(n) => match rest.get(..n as usize) {
             Some(b) => Some(b.to_vec()),
             None => return (Outcome::Incomplete("request body"), tx.verdict().violations),
         },
-        Framing::Chunked => match dechunk(rest) {
+        BodyFraming::Chunked => match dechunk(rest) {
             Ok(b) => Some(b),
             Err(Dechunk::Malformed) => {
                 let v = tx.verdict().violations;

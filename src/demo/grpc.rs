@@ -6,7 +6,7 @@
 //! [`DemoCall::on_end`] runs when the client half-closes. [`server`] serves it over HTTP/2 (h2c) with
 //! hyper so `portcullis demo` can mount it; the integration tests also mount it inside tonic.
 
-pub mod server;
+pub(crate) mod server;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -25,7 +25,7 @@ pub const DEMO_PROTO: &str = include_str!("../../policies/demo/demo.proto");
 pub const MAX_STOCK: usize = 1000;
 
 /// gRPC status codes the demo answers with.
-pub mod code {
+pub(crate) mod code {
     pub const OK: u32 = 0;
     pub const INVALID_ARGUMENT: u32 = 3;
     pub const NOT_FOUND: u32 = 5;

@@ -7,8 +7,8 @@
 //! event at `/mgmt/tm/asm/events/requests/<id>` and in the web console at `/ui/`. The banner
 //! prints curl commands for all of it.
 
-pub mod grpc;
-pub mod upstream;
+pub(crate) mod grpc;
+pub(crate) mod upstream;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -21,14 +21,18 @@ use crate::admin::Role;
 use crate::admin::User;
 use crate::admin::call_as;
 use crate::admin::{MgmtConfig, MgmtState};
-use crate::mgmt::asm::policies::put_policy_linked;
+use crate::mgmt::asm::put_policy_linked;
 use crate::mgmt::asm::{apply_policy, attach_policy};
-use crate::mgmt::server::{AdminServer, ServeArgs, shutdown_signal};
+use crate::mgmt::{AdminServer, ServeArgs, shutdown_signal};
 use crate::proxy::Dataplane;
-use crate::proxy::handler::Shared;
+use crate::proxy::DataplaneShared;
 use crate::support::links::DOWNLOADS;
 use crate::waf::MemResolver;
 use crate::waf::{CompiledPolicy, policy};
+
+pub use grpc::server::{handle as handle_grpc, serve_listener as serve_grpc};
+pub use grpc::{DemoGrpc, GrpcStatus};
+pub use upstream::start as start_upstream;
 
 /// The demo policy, as shipped in `policies/demo/policy.json`.
 pub const POLICY_JSON: &str = include_str!("../../policies/demo/policy.json");
@@ -132,7 +136,7 @@ pub async fn start(opts: &DemoOptions) -> Result<Demo, String> {
     let upstream = upstream::start(([127, 0, 0, 1], 0).into())
         .await
         .map_err(|e| format!("demo upstream: {e}"))?;
-    let shared = Shared::with_defaults(opts.event_log.as_deref())?;
+    let shared = DataplaneShared::with_defaults(opts.event_log.as_deref())?;
     let dataplane = Arc::new(Dataplane::new(shared.clone()));
     let password = crate::admin::random_password();
     let args = ServeArgs {
@@ -145,7 +149,9 @@ pub async fn start(opts: &DemoOptions) -> Result<Demo, String> {
             ..MgmtConfig::default()
         },
     };
-    let server = AdminServer::start(&args, dataplane.clone(), Some(password.clone())).await?;
+    let server = AdminServer::start(&args, dataplane.clone(), Some(password.clone()))
+        .await
+        .map_err(|e| e.to_string())?;
     let state = server.state.clone();
     crate::mgmt::events::install(&state, &shared.events)
         .map_err(|e| format!("event consumers: {e}"))?;
@@ -183,7 +189,7 @@ fn configure(st: &MgmtState, listen: SocketAddr, upstream: SocketAddr) -> Result
         ("demo-api.yaml", OPENAPI_YAML),
         ("demo.proto", DEMO_PROTO),
     ] {
-        crate::mgmt::objects::sys_file::write_durably(&downloads.join(name), text.as_bytes())
+        crate::mgmt::write_durably(&downloads.join(name), text.as_bytes())
             .map_err(|e| e.message)?;
     }
     let doc: serde_json::Value =
@@ -257,7 +263,7 @@ pub fn banner(d: &Demo) -> String {
 
 /// Runs `portcullis demo` until Ctrl-C or SIGTERM.
 pub fn run(opts: DemoOptions) -> ExitCode {
-    let rt = match crate::proxy::run::runtime(None) {
+    let rt = match crate::proxy::worker_runtime(None) {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("portcullis demo: {e}");

@@ -157,3 +157,40 @@ mod tests {
         assert_eq!(nf["code"], 404);
     }
 }
+
+/// Why a configuration file of a command (`serve --config`, `central --config`) cannot be used;
+/// `Display` names the file, or the section of it, and the reason: what the command prints
+/// before it exits.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{}: {source}", .path.display())]
+    Read {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", .path.display())]
+    Parse {
+        path: std::path::PathBuf,
+        source: serde_json::Error,
+    },
+    /// A section the file holds as free JSON (central's `mgmt`) is not what it configures.
+    #[error("{section}: {source}")]
+    Section {
+        section: &'static str,
+        source: serde_json::Error,
+    },
+}
+
+impl ConfigError {
+    /// Reads the JSON configuration file at `path`.
+    pub fn read_json<T: serde::de::DeserializeOwned>(path: &std::path::Path) -> Result<T, Self> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|source| ConfigError::Parse {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+}

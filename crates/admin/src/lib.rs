@@ -26,7 +26,7 @@ pub use auth::{
 };
 pub use dispatch::{Peer, Route, call_as, dispatch, peer_of, router, segments};
 pub use engine::children;
-pub use error::{MgmtError, MgmtResult};
+pub use error::{ConfigError, MgmtError, MgmtResult};
 pub use kinds::{Coll, KindSpec, ParentRef, PendingWrite, Target, resolve, str_field};
 pub use names::{ObjName, check_name, full_path_of};
 pub use ops::{

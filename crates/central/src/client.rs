@@ -110,8 +110,6 @@ impl ClientError {
     }
 }
 
-pub use portcullis_support::pin::fingerprint_of;
-
 /// A client for one controller: `host:port`, credentials, an optional pinned fingerprint, limits.
 #[derive(Clone, Debug)]
 pub struct ControllerClient {

@@ -11,7 +11,7 @@
 //! [`events`] collects the controllers' security events into one searchable store. Other modules
 //! add routes through [`install`] (see docs/central.md).
 
-pub mod client;
+mod client;
 mod config;
 mod conflicts;
 mod deploy;
@@ -20,7 +20,7 @@ mod devices;
 mod discovery;
 pub mod events;
 #[cfg(any(test, fuzzing))]
-pub mod fuzz;
+mod fuzz;
 mod import;
 mod licensing;
 mod modules;
@@ -38,8 +38,10 @@ use serde_json::Value;
 
 pub use client::{Auth, CallLimits, ClientError, ControllerClient};
 pub use devices::Device;
+#[cfg(fuzzing)]
+pub use fuzz::body as fuzz_body;
 use portcullis_admin::Route;
-use portcullis_admin::{MgmtConfig, MgmtState};
+use portcullis_admin::{ConfigError, MgmtConfig, MgmtState};
 use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_store::Store;
 
@@ -105,17 +107,19 @@ pub struct CentralConfig {
 }
 
 impl CentralConfig {
-    pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        ConfigError::read_json(path)
     }
 
     /// The admin server's configuration with the central manager's version and product.
-    pub fn mgmt_config(&self) -> Result<MgmtConfig, String> {
+    pub fn mgmt_config(&self) -> Result<MgmtConfig, ConfigError> {
         let mut m = self.mgmt.clone().unwrap_or_default();
         m.entry("version").or_insert(Value::from(VERSION));
         m.entry("product").or_insert(Value::from(PRODUCT));
-        serde_json::from_value(Value::Object(m)).map_err(|e| format!("mgmt: {e}"))
+        serde_json::from_value(Value::Object(m)).map_err(|source| ConfigError::Section {
+            section: "mgmt",
+            source,
+        })
     }
 }
 

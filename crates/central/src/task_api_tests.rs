@@ -16,7 +16,7 @@ use portcullis_admin::MgmtResult;
 use portcullis_admin::Reply;
 use portcullis_admin::Route;
 use portcullis_admin::{Ctx, MgmtState};
-use portcullis_controller::apply::DetachedTopology;
+use portcullis_controller::DetachedTopology;
 use portcullis_controller::open;
 use portcullis_store::Table;
 

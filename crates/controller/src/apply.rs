@@ -16,7 +16,7 @@ use crate::PlaneState;
 use portcullis_admin::MgmtState;
 use portcullis_admin::children;
 use portcullis_engine::Engine;
-use portcullis_proxy::topology::{ListenerSpec, ListenerStatus, TlsSpec, Topology, UpstreamSpec};
+use portcullis_proxy::{ListenerSpec, ListenerStatus, TlsSpec, Topology, UpstreamSpec};
 use portcullis_store::Table;
 
 /// A topology for a build without a data plane: reports every listener as not served.

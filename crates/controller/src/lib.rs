@@ -5,25 +5,37 @@
 //! (state over a data directory), [`server::AdminServer`] (HTTPS listener), and `fuzz_request`
 //! (built for tests and cargo-fuzz only).
 
-pub mod apply;
-pub mod as3;
+mod apply;
+mod as3;
 pub mod asm;
-pub mod console;
+mod console;
 pub mod events;
-pub mod monitor;
-pub mod objects;
+mod monitor;
+mod objects;
 mod plane;
 mod revocations;
 mod seed;
-pub mod server;
+mod server;
 
+pub use apply::DetachedTopology;
+#[cfg(fuzzing)]
+pub use as3::{model::parse as parse_as3, plan::plan_tenant as plan_as3_tenant};
+#[cfg(fuzzing)]
+pub use console::fuzz_request as fuzz_console_request;
+pub use console::router as console_router;
+pub use monitor::probe_members;
+pub use objects::sys_file::write_durably;
 pub use plane::PlaneState;
+pub use server::{
+    AdminServer, Attach, ConnLimits, ServeArgs, ServeConfig, admin_tls, run as run_admin_server,
+    serve as serve_admin, shutdown_signal,
+};
 
 use std::sync::Arc;
 
 use portcullis_admin::Builtins;
 use portcullis_admin::{AuthCache, MgmtConfig, MgmtResult, MgmtState, hash_stored_tokens};
-use portcullis_proxy::topology::Topology;
+use portcullis_proxy::Topology;
 use portcullis_store::Store;
 
 /// Opens the management state over `cfg.data_dir`: the store, first-start seeding (machine id,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RwLock};
 use portcullis_admin::MgmtState;
 use portcullis_engine::Engine;
-use portcullis_proxy::topology::Topology;
+use portcullis_proxy::Topology;
 
 /// The controller's side of the data plane; one per state, found with [`PlaneState::of`].
 pub struct PlaneState {

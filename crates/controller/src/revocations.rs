@@ -20,8 +20,9 @@ use portcullis_admin::Reply;
 use portcullis_admin::parse_object;
 use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_engine::access::SharedStore;
-use portcullis_proxy::access::revocations::Revoked;
-use portcullis_proxy::access::revoke;
+use portcullis_proxy::access::{
+    RevokeError, Revoked, check_revocation_id, list_revoked, revoke, unrevoke,
+};
 use portcullis_store::Table;
 
 pub const PATH: &str = "/mgmt/shared/access/revocations";
@@ -58,11 +59,20 @@ fn item(ctx: &Ctx<'_>, profile: &ObjName, r: &Revoked) -> Value {
     })
 }
 
-/// Runs a shared-store call from this blocking handler; its failure is a 503 naming the store.
-fn call<T>(f: impl Future<Output = Result<T, String>>) -> MgmtResult<T> {
+/// Runs a shared-store call from this blocking handler (its failure: [`revocation_error`]).
+fn call<T>(f: impl Future<Output = Result<T, RevokeError>>) -> MgmtResult<T> {
     tokio::runtime::Handle::current()
         .block_on(f)
-        .map_err(|e| MgmtError::new(StatusCode::SERVICE_UNAVAILABLE, format!("Shared store {e}")))
+        .map_err(revocation_error)
+}
+
+/// The admin API's answer to a revocation that cannot be made: a bad id is the client's (400),
+/// anything else is the shared store's (503, naming it).
+fn revocation_error(e: RevokeError) -> MgmtError {
+    match e {
+        RevokeError::BadId(e) => MgmtError::bad_request(e.to_string()),
+        e => MgmtError::new(StatusCode::SERVICE_UNAVAILABLE, format!("Shared store {e}")),
+    }
 }
 
 pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
@@ -79,7 +89,7 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
     let (url, prefix) = (store.url.as_str(), store.key_prefix.as_str());
     match (&ctx.method, id) {
         (&Method::GET, None) => {
-            let all = call(revoke::list(url, prefix))?;
+            let all = call(list_revoked(url, prefix))?;
             let items: Vec<Value> = all.iter().map(|r| item(ctx, &profile, r)).collect();
             Ok(Reply::json(json!({
                 "kind": COLLECTION_KIND,
@@ -92,7 +102,7 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
             let id = b.get("id").and_then(Value::as_str).ok_or_else(|| {
                 MgmtError::bad_request("'id' is required: key:<API key id> or jti:<token id>.")
             })?;
-            revoke::check_id(id).map_err(MgmtError::bad_request)?;
+            check_revocation_id(id).map_err(|e| revocation_error(e.into()))?;
             let ttl = match b.get("ttlSeconds") {
                 None | Some(Value::Null) => None,
                 Some(v) => match v.as_u64() {
@@ -104,12 +114,12 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
                     }
                 },
             };
-            let r = call(revoke::revoke(url, prefix, id, ttl))?;
+            let r = call(revoke(url, prefix, id, ttl))?;
             Ok(Reply::json(item(ctx, &profile, &r)))
         }
         (&Method::DELETE, Some(id)) => {
-            revoke::check_id(id).map_err(MgmtError::bad_request)?;
-            if call(revoke::unrevoke(url, prefix, id))? {
+            check_revocation_id(id).map_err(|e| revocation_error(e.into()))?;
+            if call(unrevoke(url, prefix, id))? {
                 Ok(Reply::empty(StatusCode::OK))
             } else {
                 Err(MgmtError::not_found("Revocation", id))

@@ -16,9 +16,9 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use serde::Deserialize;
 use tower::ServiceExt as _;
 
-use portcullis_admin::MgmtConfig;
 use portcullis_admin::Peer;
-use portcullis_proxy::topology::Topology;
+use portcullis_admin::{ConfigError, MgmtConfig, MgmtError};
+use portcullis_proxy::Topology;
 
 /// The `serve` configuration file (JSON); command-line flags override it.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -34,10 +34,79 @@ pub struct ServeConfig {
 }
 
 impl ServeConfig {
-    pub fn load(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        ConfigError::read_json(path)
     }
+}
+
+/// Why the admin server cannot start; `Display` is what `serve` and `central` print before they
+/// exit.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error(transparent)]
+    Tls(#[from] AdminTlsError),
+    /// The state over the data directory cannot be opened.
+    #[error("{}", .0.message)]
+    State(MgmtError),
+    #[error("admin listener {addr}: {source}")]
+    Listener {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    LocalAddr(#[source] std::io::Error),
+    /// What the services attached to the admin server (`Attach`) reported.
+    #[error("{0}")]
+    Attach(String),
+}
+
+/// Why the admin API's certificate cannot be loaded or generated; `Display` names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum AdminTlsError {
+    #[error("tls_cert and tls_key must be given together")]
+    Unpaired,
+    #[error("generating the admin certificate: {0}")]
+    Generate(#[source] rcgen::Error),
+    /// The generated certificate or key cannot be written to the data directory.
+    #[error("{}: {source}", .path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: not a PEM certificate file ({source})", .path.display())]
+    NotPem {
+        path: PathBuf,
+        source: rustls_pki_types::pem::Error,
+    },
+    #[error(
+        "{}: no certificate in the file (expected PEM 'BEGIN CERTIFICATE' blocks)",
+        .0.display()
+    )]
+    NoCertificate(PathBuf),
+    /// Certificate `index` (1-based) of the file does not parse as X.509.
+    #[error(
+        "{}: certificate {index} of the file is not a valid X.509 certificate",
+        .path.display()
+    )]
+    NotX509 { path: PathBuf, index: usize },
+    #[error(
+        "{}: no usable private key in the file (expected a PEM private key; {source})",
+        .path.display()
+    )]
+    NoKey {
+        path: PathBuf,
+        source: rustls_pki_types::pem::Error,
+    },
+    /// The provider offers no safe protocol version.
+    #[error("{0}")]
+    Protocols(#[source] rustls::Error),
+    /// rustls refuses the pair (the key does not match the certificate).
+    #[error("{} with {}: {source}", .cert.display(), .key.display())]
+    Pair {
+        cert: PathBuf,
+        key: PathBuf,
+        source: rustls::Error,
+    },
 }
 
 /// Loads the configured certificate, or the one generated earlier, or generates one.
@@ -45,7 +114,11 @@ pub fn admin_tls(
     data_dir: &Path,
     cert: Option<&Path>,
     key: Option<&Path>,
-) -> Result<Arc<rustls::ServerConfig>, String> {
+) -> Result<Arc<rustls::ServerConfig>, AdminTlsError> {
+    let write = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| AdminTlsError::Write { path, source }
+    };
     let (cert_path, key_path) = match (cert, key) {
         (Some(c), Some(k)) => (c.to_path_buf(), k.to_path_buf()),
         (None, None) => {
@@ -56,52 +129,55 @@ pub fn admin_tls(
                     "localhost".into(),
                     "127.0.0.1".into(),
                 ])
-                .map_err(|e| format!("generating the admin certificate: {e}"))?;
-                std::fs::create_dir_all(data_dir)
-                    .map_err(|e| format!("{}: {e}", data_dir.display()))?;
-                std::fs::write(&c, ck.cert.pem()).map_err(|e| format!("{}: {e}", c.display()))?;
-                std::fs::write(&k, ck.signing_key.serialize_pem())
-                    .map_err(|e| format!("{}: {e}", k.display()))?;
+                .map_err(AdminTlsError::Generate)?;
+                std::fs::create_dir_all(data_dir).map_err(write(data_dir))?;
+                std::fs::write(&c, ck.cert.pem()).map_err(write(&c))?;
+                std::fs::write(&k, ck.signing_key.serialize_pem()).map_err(write(&k))?;
                 #[cfg(unix)]
                 {
                     use std::os::unix::fs::PermissionsExt as _;
                     std::fs::set_permissions(&k, std::fs::Permissions::from_mode(0o600))
-                        .map_err(|e| format!("{}: {e}", k.display()))?;
+                        .map_err(write(&k))?;
                 }
             }
             (c, k)
         }
-        _ => return Err("tls_cert and tls_key must be given together".into()),
+        _ => return Err(AdminTlsError::Unpaired),
     };
-    let (cert_shown, key_shown) = (cert_path.display(), key_path.display());
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&cert_path)
         .and_then(|it| it.collect())
-        .map_err(|e| format!("{cert_shown}: not a PEM certificate file ({e})"))?;
+        .map_err(|source| AdminTlsError::NotPem {
+            path: cert_path.clone(),
+            source,
+        })?;
     if certs.is_empty() {
-        return Err(format!(
-            "{cert_shown}: no certificate in the file (expected PEM 'BEGIN CERTIFICATE' blocks)"
-        ));
+        return Err(AdminTlsError::NoCertificate(cert_path));
     }
     if let Some(i) = certs
         .iter()
         .position(|c| <x509_cert::Certificate as x509_cert::der::Decode>::from_der(c).is_err())
     {
-        return Err(format!(
-            "{cert_shown}: certificate {} of the file is not a valid X.509 certificate",
-            i + 1
-        ));
+        return Err(AdminTlsError::NotX509 {
+            path: cert_path,
+            index: i + 1,
+        });
     }
-    let key = PrivateKeyDer::from_pem_file(&key_path).map_err(|e| {
-        format!("{key_shown}: no usable private key in the file (expected a PEM private key; {e})")
+    let key = PrivateKeyDer::from_pem_file(&key_path).map_err(|source| AdminTlsError::NoKey {
+        path: key_path.clone(),
+        source,
     })?;
     let mut cfg = rustls::ServerConfig::builder_with_provider(Arc::new(
         rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()
-    .map_err(|e| e.to_string())?
+    .map_err(AdminTlsError::Protocols)?
     .with_no_client_auth()
     .with_single_cert(certs, key)
-    .map_err(|e| format!("{cert_shown} with {key_shown}: {e}"))?;
+    .map_err(|source| AdminTlsError::Pair {
+        cert: cert_path,
+        key: key_path,
+        source,
+    })?;
     cfg.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(cfg))
 }
@@ -301,18 +377,21 @@ impl AdminServer {
         args: &ServeArgs,
         topology: Arc<dyn Topology>,
         admin_password: Option<String>,
-    ) -> Result<AdminServer, String> {
+    ) -> Result<AdminServer, ServeError> {
         let tls = admin_tls(
             &args.mgmt.data_dir,
             args.tls_cert.as_deref(),
             args.tls_key.as_deref(),
         )?;
         let (state, generated_password) =
-            super::open(args.mgmt.clone(), topology, admin_password).map_err(|e| e.message)?;
+            super::open(args.mgmt.clone(), topology, admin_password).map_err(ServeError::State)?;
         let listener = tokio::net::TcpListener::bind(args.admin_listen)
             .await
-            .map_err(|e| format!("admin listener {}: {e}", args.admin_listen))?;
-        let local = listener.local_addr().map_err(|e| e.to_string())?;
+            .map_err(|source| ServeError::Listener {
+                addr: args.admin_listen,
+                source,
+            })?;
+        let local = listener.local_addr().map_err(ServeError::LocalAddr)?;
         Ok(AdminServer {
             state,
             local,
@@ -347,7 +426,7 @@ pub async fn run(
     args: ServeArgs,
     topology: Arc<dyn Topology>,
     attach: Attach,
-) -> Result<(), String> {
+) -> Result<(), ServeError> {
     let password = std::env::var("PORTCULLIS_ADMIN_PASSWORD").ok();
     let server = AdminServer::start(&args, topology, password).await?;
     if let Some(p) = &server.generated_password {
@@ -360,7 +439,9 @@ pub async fn run(
         "portcullis: admin API listening on https://{}/mgmt",
         server.local
     );
-    let extra = attach(server.state.clone(), args.dns_listen).await?;
+    let extra = attach(server.state.clone(), args.dns_listen)
+        .await
+        .map_err(ServeError::Attach)?;
     server.serve(extra, shutdown_signal()).await;
     Ok(())
 }

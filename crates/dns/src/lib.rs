@@ -11,7 +11,7 @@
 mod answer;
 mod catalog;
 mod name;
-pub mod record;
+mod record;
 mod server;
 pub mod soap;
 mod zone;

@@ -169,10 +169,10 @@ impl Topology for Dataplane {
         for spec in &listeners {
             let prepared = self.site(spec).and_then(|site| {
                 let tls = match &spec.tls {
-                    Some(t) => Some(super::tls::server_config(
-                        t.cert_pem.as_bytes(),
-                        t.key_pem.as_bytes(),
-                    )?),
+                    Some(t) => Some(
+                        super::tls::server_config(t.cert_pem.as_bytes(), t.key_pem.as_bytes())
+                            .map_err(|e| e.to_string())?,
+                    ),
                     None => None,
                 };
                 Ok((site, tls))

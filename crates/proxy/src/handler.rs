@@ -67,7 +67,7 @@ impl Shared {
         Ok(Arc::new(Shared {
             limits,
             clients: Clients::new(
-                super::tls::client_config(None)?,
+                super::tls::client_config(None).map_err(|e| e.to_string())?,
                 limits.upstream_connect_timeout,
             ),
             events: EventSink::open_counted(event_log, Some(metrics.clone()))

@@ -19,24 +19,39 @@ mod dataplane;
 mod deadline;
 mod drain;
 mod driver;
-pub mod events;
-pub mod fetch;
+mod events;
+mod fetch;
 mod guard;
 pub mod h1;
-pub mod handler;
-pub mod head;
+mod handler;
+mod head;
 mod limits;
 mod listener;
-pub mod metrics;
+mod metrics;
 mod pace;
 mod refuse;
-pub mod resolver;
-pub mod response;
-pub mod run;
-pub mod tls;
-pub mod topology;
+mod resolver;
+mod response;
+mod run;
+mod tls;
+mod topology;
 mod upgrade;
-pub mod upstream;
+mod upstream;
 
 pub use dataplane::Dataplane;
+pub use events::{EventSink, EventStream};
+pub use handler::Shared as DataplaneShared;
+#[cfg(fuzzing)]
+pub use head::fuzz_head;
+pub use head::{
+    Framing as BodyFraming, HeadLimits, Reject as HeadRefusal, find_head_end,
+    parse_scanned as parse_scanned_head, validate_head,
+};
 pub use limits::Limits;
+pub use metrics::Metrics;
+pub use resolver::base_link as policy_base_link;
+pub use response::strip_hop_by_hop;
+pub use run::{ProxyOptions, load_policy, run as run_proxy, runtime as worker_runtime};
+pub use tls::{client_config as tls_client_config, server_config as tls_server_config};
+pub use topology::{ListenerSpec, ListenerStatus, TlsSpec, Topology, UpstreamSpec};
+pub use upstream::Clients as UpstreamClients;

@@ -10,6 +10,8 @@ use portcullis_support::Guard;
 use portcullis_support::links::{FileLinks, LinkResolver, Remote};
 use portcullis_support::{Bounds, Outbound};
 
+use super::tls::TlsConfigError;
+
 /// Largest linked file accepted.
 pub const MAX_FETCH_BYTES: usize = 16 * 1024 * 1024;
 /// Longest time a fetch may take, connect included.
@@ -18,7 +20,7 @@ pub const FETCH_TIMEOUT: Duration = Duration::from_secs(10);
 /// The resolver of a policy file run by `portcullis proxy`: file links relative to its
 /// directory, unconfined; http(s) links fetched (no redirects followed). The links are the
 /// operator's own: no destination guard.
-pub fn policy_links(policy_file: &Path) -> Result<LinkResolver, String> {
+pub fn policy_links(policy_file: &Path) -> Result<LinkResolver, TlsConfigError> {
     let client = Outbound {
         bounds: Bounds {
             max_bytes: MAX_FETCH_BYTES,

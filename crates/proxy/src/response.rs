@@ -1,9 +1,9 @@
 //! Responses the proxy itself produces: the engine's block response converted without changing a
-//! byte (status, header order, body), short error answers, and hop-by-hop header removal.
+//! byte (status, header order, body) and hop-by-hop header removal.
 
 use bytes::Bytes;
+use http::HeaderMap;
 use http::header::{CONNECTION, HeaderName, HeaderValue, TE, TRANSFER_ENCODING, UPGRADE};
-use http::{HeaderMap, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 
 use super::upstream::ProxyBody;
@@ -13,16 +13,6 @@ pub fn full(body: impl Into<Bytes>) -> ProxyBody {
     Full::new(body.into())
         .map_err(|e| match e {})
         .boxed_unsync()
-}
-
-/// The engine's block response as a hyper response: same status, same headers in the same order,
-/// same body. The engine renders; this only converts.
-pub fn block_reply(b: BlockResponse) -> Response<ProxyBody> {
-    let headers = block_headers(&b);
-    let mut res = Response::new(full(b.body));
-    *res.status_mut() = StatusCode::from_u16(b.status).unwrap_or(StatusCode::FORBIDDEN);
-    *res.headers_mut() = headers;
-    res
 }
 
 /// The fields of a block response as a map (a field that is not valid HTTP is left out).
@@ -40,23 +30,6 @@ pub fn block_headers(b: &BlockResponse) -> HeaderMap {
         }
     }
     h
-}
-
-/// A short text answer from the proxy itself (errors, limits).
-pub fn simple(status: StatusCode, text: &str, close: bool) -> Response<ProxyBody> {
-    let mut res = Response::new(full(text.to_string()));
-    *res.status_mut() = status;
-    let h = res.headers_mut();
-    if !text.is_empty() {
-        h.insert(
-            http::header::CONTENT_TYPE,
-            HeaderValue::from_static("text/plain; charset=utf-8"),
-        );
-    }
-    if close {
-        h.insert(CONNECTION, HeaderValue::from_static("close"));
-    }
-    res
 }
 
 /// Headers that are never forwarded (names built once: a `&str` lookup parses the name each time).
@@ -113,6 +86,7 @@ pub fn strip_hop_by_hop(h: &mut HeaderMap, request: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::{Response, StatusCode};
     use portcullis_engine::{BlockReply, response::render};
     use portcullis_support::SupportId;
 
@@ -132,6 +106,16 @@ mod tests {
         let names: Vec<&str> = h.keys().map(|k| k.as_str()).collect();
         assert_eq!(names, ["host", "te"]);
         assert_eq!(h["te"], "trailers");
+    }
+
+    /// The engine's block response as a hyper response: same status, same headers in the same order,
+    /// same body (what the fronts send through `block_headers`), to compare the wire bytes.
+    fn block_reply(b: BlockResponse) -> Response<ProxyBody> {
+        let headers = block_headers(&b);
+        let mut res = Response::new(full(b.body));
+        *res.status_mut() = StatusCode::from_u16(b.status).unwrap_or(StatusCode::FORBIDDEN);
+        *res.headers_mut() = headers;
+        res
     }
 
     const ID: SupportId = SupportId(11_241_918_873_745_059_631);

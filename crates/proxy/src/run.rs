@@ -13,9 +13,11 @@ use super::handler::Shared;
 use super::limits::Limits;
 use super::metrics::{self, Metrics};
 use super::resolver;
+use super::tls::TlsConfigError;
 use super::topology::{ListenerSpec, TlsSpec, Topology, UpstreamSpec};
 use super::upstream::Clients;
-use portcullis_engine::{CompiledPolicy, Engine, policy};
+use portcullis_engine::policy::{self, PolicyError};
+use portcullis_engine::{CompiledPolicy, Engine};
 
 /// The command line of `portcullis proxy`.
 #[derive(clap::Args, Debug, Clone)]
@@ -58,16 +60,60 @@ pub struct ProxyOptions {
     pub limits: Vec<String>,
 }
 
+/// Why `portcullis proxy` cannot start, or why a reload keeps what runs. `Display` is what the
+/// command prints (after `portcullis: `) before it exits, and what the log says on a reload.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// A `--limit NAME=VALUE` naming no limit, or with a value of the wrong kind.
+    #[error("{0}")]
+    Limit(String),
+    /// A file named on the command line cannot be read.
+    #[error("{}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The policy file does not load (the JSON path of the member at fault, and the problem).
+    #[error("{}: {source}", .path.display())]
+    Policy { path: PathBuf, source: PolicyError },
+    /// A TLS configuration (the upstream CA, the roots of fetched links) is unusable.
+    #[error(transparent)]
+    Tls(#[from] TlsConfigError),
+    #[error("event log: {0}")]
+    EventLog(#[source] std::io::Error),
+    #[error("metrics listener {addr}: {source}")]
+    Metrics {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    /// The access profile does not load (the file and the field).
+    #[error("{0}")]
+    Access(String),
+    /// The listener did not start (its address cannot be bound, its certificate is unusable).
+    #[error("{0}")]
+    Listener(String),
+    /// The signal handlers could not be installed.
+    #[error("{0}")]
+    Signals(#[source] std::io::Error),
+    /// A loading step on the blocking pool panicked.
+    #[error("{0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
 /// Longest wait at start-up for the access profile's shared store (then requests are decided
 /// without it until it answers).
 const SHARED_STORE_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Loads the policy file with the file/http resolver.
-pub fn load_policy(path: &Path) -> Result<CompiledPolicy, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+pub fn load_policy(path: &Path) -> Result<CompiledPolicy, StartError> {
+    let bytes = read(path)?;
     let resolver = resolver::policy_links(path)?;
-    let loaded = policy::load(&bytes, &resolver::base_link(path), &resolver)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let loaded = policy::load(&bytes, &resolver::base_link(path), &resolver).map_err(|source| {
+        StartError::Policy {
+            path: path.to_path_buf(),
+            source,
+        }
+    })?;
     for w in &loaded.warnings {
         tracing::warn!(policy = %path.display(), "{w}");
     }
@@ -108,19 +154,20 @@ pub fn run(opts: ProxyOptions) -> ExitCode {
     }
 }
 
-fn read(path: &Path) -> Result<Vec<u8>, String> {
-    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+fn read(path: &Path) -> Result<Vec<u8>, StartError> {
+    std::fs::read(path).map_err(|source| StartError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
-async fn serve(opts: ProxyOptions) -> Result<(), String> {
+async fn serve(opts: ProxyOptions) -> Result<(), StartError> {
     let mut limits = Limits::default();
     for l in &opts.limits {
-        limits.set(l)?;
+        limits.set(l).map_err(StartError::Limit)?;
     }
     let path = opts.policy.clone();
-    let first = tokio::task::spawn_blocking(move || load_policy(&path))
-        .await
-        .map_err(|e| e.to_string())??;
+    let first = tokio::task::spawn_blocking(move || load_policy(&path)).await??;
     let engine = Arc::new(Engine::new(first));
     let ca = opts.upstream_ca.as_deref().map(read).transpose()?;
     let client_tls = super::tls::client_config(ca.as_deref())?;
@@ -133,7 +180,7 @@ async fn serve(opts: ProxyOptions) -> Result<(), String> {
     };
     let metrics = Arc::new(Metrics::default());
     let events = EventSink::open_counted(opts.event_log.as_deref(), Some(metrics.clone()))
-        .map_err(|e| format!("event log: {e}"))?;
+        .map_err(StartError::EventLog)?;
     let shared = Arc::new(Shared {
         limits,
         clients: Clients::new(client_tls, limits.upstream_connect_timeout),
@@ -143,7 +190,7 @@ async fn serve(opts: ProxyOptions) -> Result<(), String> {
     if let Some(addr) = opts.metrics_listen {
         let l = metrics::bind(addr)
             .await
-            .map_err(|e| format!("metrics listener {addr}: {e}"))?;
+            .map_err(|source| StartError::Metrics { addr, source })?;
         tokio::spawn(metrics::serve(l, metrics));
     }
     let access = match &opts.access {
@@ -151,8 +198,8 @@ async fn serve(opts: ProxyOptions) -> Result<(), String> {
             let p = p.clone();
             Some(Arc::new(
                 tokio::task::spawn_blocking(move || super::access::load_file(&p))
-                    .await
-                    .map_err(|e| e.to_string())??,
+                    .await?
+                    .map_err(StartError::Access)?,
             ))
         }
         None => None,
@@ -186,7 +233,7 @@ async fn serve(opts: ProxyOptions) -> Result<(), String> {
         .into_iter()
         .find_map(|s| s.error)
     {
-        return Err(e);
+        return Err(StartError::Listener(e));
     }
     // stdout carries the security events only.
     eprintln!("portcullis proxy listening on {}", opts.listen);
@@ -214,11 +261,11 @@ async fn wait_for_signals(
     policy: &Path,
     engine: &Arc<Engine>,
     mut on_hup: impl FnMut(),
-) -> Result<(), String> {
+) -> Result<(), StartError> {
     use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
-    let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
-    let mut hup = signal(SignalKind::hangup()).map_err(|e| e.to_string())?;
+    let mut term = signal(SignalKind::terminate()).map_err(StartError::Signals)?;
+    let mut int = signal(SignalKind::interrupt()).map_err(StartError::Signals)?;
+    let mut hup = signal(SignalKind::hangup()).map_err(StartError::Signals)?;
     loop {
         tokio::select! {
             _ = term.recv() => return Ok(()),

@@ -45,10 +45,15 @@ pub struct Cidr {
     len: u8,
 }
 
+/// Text that is not an address or a network; `Display` says what was expected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("'{0}' is not an address or network (a.b.c.d/n, x::y/n)")]
+pub struct BadCidr(pub String);
+
 impl FromStr for Cidr {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("'{s}' is not an address or network (a.b.c.d/n, x::y/n)");
+    type Err = BadCidr;
+    fn from_str(s: &str) -> Result<Self, BadCidr> {
+        let bad = || BadCidr(s.to_string());
         let (a, l) = s.split_once('/').unwrap_or((s, ""));
         let addr: IpAddr = a.trim().parse().map_err(|_| bad())?;
         let max = if addr.is_ipv4() { 32 } else { 128 };
@@ -68,8 +73,8 @@ impl FromStr for Cidr {
 }
 
 impl TryFrom<String> for Cidr {
-    type Error = String;
-    fn try_from(s: String) -> Result<Self, String> {
+    type Error = BadCidr;
+    fn try_from(s: String) -> Result<Self, BadCidr> {
         s.parse()
     }
 }

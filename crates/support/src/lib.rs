@@ -19,12 +19,12 @@ mod url;
 mod uuid;
 
 pub use clock::{iso8601_utc, now_micros, parse_iso8601_utc, unix_seconds};
-pub use guard::{Cidr, Guard};
+pub use guard::{BadCidr, Cidr, Guard};
 pub use inline_vec::InlineVec;
 pub use outbound::{
     Answer, Bounds, Call, Outbound, OutboundError, PullError, collect_bounded, within,
 };
-pub use regkey::parse_regkey;
+pub use regkey::{RegKeyError, parse_regkey};
 pub use support_id::SupportId;
 pub use url::redact_url;
 pub use uuid::{is_uuid, new_uuid};

@@ -198,6 +198,7 @@ pub enum LinkError {
 #[error("{link}: {reason}")]
 pub struct UnreadableLink {
     pub link: String,
+    #[source]
     pub reason: LinkError,
 }
 
@@ -285,7 +286,7 @@ impl LinkResolver {
                 block_on_own_thread("link-fetch", async move {
                     client.get_following(&owned, hops).await
                 })
-                .map_err(PullError::Worker)?
+                .map_err(|e| PullError::Worker(e.to_string()))?
                 .map_err(LinkError::Fetch)
             }
             Plan::Done(r) => r,

@@ -433,7 +433,7 @@ pub fn public_roots() -> Result<Arc<rustls::ClientConfig>, OutboundError> {
 
 /// Runs `work` to completion on a thread of its own with a small current-thread runtime, so a
 /// synchronous caller can make outbound requests from inside or outside a runtime.
-pub fn block_on_own_thread<T, F>(name: &str, work: F) -> Result<T, String>
+pub fn block_on_own_thread<T, F>(name: &str, work: F) -> std::io::Result<T>
 where
     T: Send + 'static,
     F: Future<Output = T> + Send + 'static,
@@ -445,12 +445,10 @@ where
                 .enable_all()
                 .build()
                 .map(|rt| rt.block_on(work))
-                .map_err(|e| e.to_string())
-        })
-        .map_err(|e| e.to_string())?;
+        })?;
     worker
         .join()
-        .unwrap_or_else(|_| Err(format!("{name} thread failed")))
+        .unwrap_or_else(|_| Err(std::io::Error::other(format!("{name} thread failed"))))
 }
 
 #[cfg(test)]

@@ -6,22 +6,32 @@
 /// Lengths of the dash-separated groups of a base registration key.
 const GROUPS: [usize; 5] = [5, 5, 5, 5, 7];
 
+/// Why text is not a base registration key; `Display` says what is wrong, for API messages and
+/// CLI errors.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RegKeyError {
+    #[error("the registration key is empty")]
+    Empty,
+    /// Not five groups of 5-5-5-5-7 letters and digits; `shown` is the start of the text.
+    #[error(
+        "'{shown}' is not a registration key (expected five groups of letters and digits, \
+         5-5-5-5-7, like ABCDE-FGHIJ-KLMNO-PQRST-UVWXYZ1)"
+    )]
+    Malformed { shown: String },
+}
+
 /// Checks and normalises a base registration key (surrounding white space ignored, letters upper-cased).
-/// The error says what is wrong, for use in API messages and CLI errors.
-pub fn parse_regkey(raw: &str) -> Result<String, String> {
+pub fn parse_regkey(raw: &str) -> Result<String, RegKeyError> {
     let key = raw.trim();
     if key.is_empty() {
-        return Err("the registration key is empty".into());
+        return Err(RegKeyError::Empty);
     }
     let shown: String = key.chars().take(40).collect();
     let groups: Vec<&str> = key.split('-').collect();
     let lengths_ok =
         groups.len() == GROUPS.len() && groups.iter().zip(GROUPS).all(|(g, n)| g.len() == n);
     if !lengths_ok || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
-        return Err(format!(
-            "'{shown}' is not a registration key (expected five groups of letters and digits, \
-             5-5-5-5-7, like ABCDE-FGHIJ-KLMNO-PQRST-UVWXYZ1)"
-        ));
+        return Err(RegKeyError::Malformed { shown });
     }
     Ok(key.to_ascii_uppercase())
 }
@@ -49,7 +59,7 @@ mod tests {
             "ÄBCDE-FGHIJ-KLMNO-PQRST-UVWXYZ1",
         ] {
             let e = parse_regkey(bad).expect_err(bad);
-            assert!(e.contains("registration key"), "{bad}: {e}");
+            assert!(e.to_string().contains("registration key"), "{bad}: {e}");
         }
     }
 }

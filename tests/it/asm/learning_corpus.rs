@@ -223,7 +223,7 @@ async fn corpus_suggestions_never_relax_a_check_for_a_high_accuracy_block() {
         }
         let deadline = Instant::now() + Duration::from_secs(30);
         let e = loop {
-            match portcullis::mgmt::events::local::get(&c.st.store, id).unwrap() {
+            match portcullis::mgmt::events::stored_event(&c.st.store, id).unwrap() {
                 Some(e) => break e,
                 None if Instant::now() < deadline => {
                     tokio::time::sleep(Duration::from_millis(20)).await
@@ -232,8 +232,7 @@ async fn corpus_suggestions_never_relax_a_check_for_a_high_accuracy_block() {
             }
         };
         let ha = e["violations"].as_array().into_iter().flatten().any(|v| {
-            v["staged"] != true
-                && portcullis::mgmt::events::index::signature_ids(v).any(high_accuracy)
+            v["staged"] != true && portcullis::mgmt::events::signature_ids(v).any(high_accuracy)
         });
         if ha {
             ha_blocked.push(i);

@@ -87,7 +87,7 @@ async fn billing_endpoint(
         rcgen::generate_simple_self_signed(vec!["127.0.0.1".into(), "localhost".into()]).unwrap();
     let ca = dir.join("billing-ca.pem");
     std::fs::write(&ca, ck.cert.pem()).unwrap();
-    let tls = portcullis::proxy::tls::server_config(
+    let tls = portcullis::proxy::tls_server_config(
         ck.cert.pem().as_bytes(),
         ck.signing_key.serialize_pem().as_bytes(),
     )
@@ -105,11 +105,11 @@ async fn billing_endpoint(
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
-    tokio::spawn(portcullis::mgmt::server::serve(
+    tokio::spawn(portcullis::mgmt::serve_admin(
         listener,
         tls,
         app,
-        portcullis::mgmt::server::ConnLimits::default(),
+        portcullis::mgmt::ConnLimits::default(),
         std::future::pending(),
     ));
     (format!("https://127.0.0.1:{port}/billing"), ca, rx)

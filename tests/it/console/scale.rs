@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use portcullis::admin::{self, MgmtConfig};
 use portcullis::mgmt;
-use portcullis::mgmt::events::local::{self, Retention};
+use portcullis::mgmt::events::{self, Retention};
 use portcullis::support::now_micros;
 use portcullis::waf::signatures::SignatureDb;
 use portcullis::waf::{Action, Context, SecurityEvent, Violation, ViolationKind};
@@ -89,7 +89,7 @@ async fn console_pages_at_a_million_events() {
     };
     let (st, _) = mgmt::open(
         cfg,
-        Arc::new(mgmt::apply::DetachedTopology),
+        Arc::new(mgmt::DetachedTopology),
         Some(crate::support::mgmt::PASS.into()),
     )
     .unwrap();
@@ -117,14 +117,14 @@ async fn console_pages_at_a_million_events() {
         let batch: Vec<Arc<SecurityEvent>> = (start..(start + BATCH).min(total))
             .map(|i| Arc::new(event(i, total, now, &sigs)))
             .collect();
-        count = local::write_batch(&st.store, &batch, &named, count, &mut sequence, keep).unwrap();
+        count = events::write_batch(&st.store, &batch, &named, count, &mut sequence, keep).unwrap();
         if learn.len() < 20_000 {
             learn.extend(batch.iter().filter(|e| e.policy == "shop").cloned());
         }
     }
     let wrote = t0.elapsed();
     for chunk in learn.chunks(256) {
-        mgmt::asm::learn::learner::learn(&st, chunk);
+        mgmt::asm::learn_from_events(&st, chunk);
     }
     println!(
         "wrote {count} events in {:.1} s ({:.0}/s); learned from {} in {:.1} s",
@@ -135,19 +135,18 @@ async fn console_pages_at_a_million_events() {
     );
     assert_eq!(count, total);
     let records =
-        mgmt::asm::learn::suggestions::records(&st.store, &mgmt::asm::policy_id("/Common/shop"))
-            .unwrap();
+        mgmt::asm::suggestion_records(&st.store, &mgmt::asm::policy_id("/Common/shop")).unwrap();
     println!("{} suggestions", records.len());
 
-    let tls = mgmt::server::admin_tls(&st.cfg.data_dir, None, None).unwrap();
+    let tls = mgmt::admin_tls(&st.cfg.data_dir, None, None).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("https://{}", listener.local_addr().unwrap());
-    let app = mgmt::console::router(st.clone()).merge(admin::router(st.clone()));
-    tokio::spawn(mgmt::server::serve(
+    let app = mgmt::console_router(st.clone()).merge(admin::router(st.clone()));
+    tokio::spawn(mgmt::serve_admin(
         listener,
         tls,
         app,
-        mgmt::server::ConnLimits::from(&st.cfg),
+        mgmt::ConnLimits::from(&st.cfg),
         std::future::pending(),
     ));
     let _ = rustls::crypto::ring::default_provider().install_default();

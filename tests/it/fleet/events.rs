@@ -353,8 +353,8 @@ fn event(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_postgres_store_searches_every_criterion_and_keeps_its_retention() {
-    use portcullis::central::events::search::Cidr;
-    use portcullis::central::events::{Retention, Search, postgres::Postgres};
+    use portcullis::central::events::Cidr;
+    use portcullis::central::events::{Postgres, Retention, Search};
 
     let pg = crate::support::postgres::shared();
     let store = Arc::new(

@@ -1,5 +1,5 @@
 //! The gRPC test infrastructure itself, without the proxy: a real tonic client against the tonic
-//! upstream and against the demo's hyper server (`portcullis::demo::grpc::server`). These pass on
+//! upstream and against the demo's hyper server (`portcullis::demo::serve_grpc`). These pass on
 //! their own; `grpc/proxy.rs` puts `portcullis proxy` between the same client and server.
 
 use std::net::SocketAddr;

@@ -34,9 +34,7 @@ async fn tls_grpc_upstream() -> (SocketAddr, String) {
             let svc =
                 hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
                     let d = d.clone();
-                    async move {
-                        Ok::<_, Infallible>(portcullis::demo::grpc::server::handle(d, req).await)
-                    }
+                    async move { Ok::<_, Infallible>(portcullis::demo::handle_grpc(d, req).await) }
                 });
             let _ = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
                 .serve_connection(hyper_util::rt::TokioIo::new(tls), svc)

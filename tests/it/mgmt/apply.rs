@@ -10,7 +10,7 @@ use http::{Request, StatusCode};
 use parking_lot::Mutex;
 use portcullis::admin::{self, MgmtConfig};
 use portcullis::mgmt;
-use portcullis::proxy::topology::{ListenerSpec, ListenerStatus, Topology};
+use portcullis::proxy::{ListenerSpec, ListenerStatus, Topology};
 use serde_json::json;
 use tower::ServiceExt as _;
 
@@ -47,7 +47,7 @@ impl Recording {
 async fn virtual_and_pool_drive_listeners() {
     let dir = tempfile::tempdir().unwrap();
     // The admin certificate doubles as /Common/default.crt for the built-in clientssl profile.
-    mgmt::server::admin_tls(dir.path(), None, None).unwrap();
+    mgmt::admin_tls(dir.path(), None, None).unwrap();
     let topo = Arc::new(Recording::default());
     let cfg = MgmtConfig {
         data_dir: dir.path().to_path_buf(),
@@ -235,7 +235,7 @@ async fn health_monitors_take_failing_members_out_of_rotation() {
         "unchecked members start in rotation"
     );
     assert_eq!(
-        portcullis::mgmt::monitor::probe_members(&st).await,
+        portcullis::mgmt::probe_members(&st).await,
         1,
         "next round after the monitor interval"
     );
@@ -275,7 +275,7 @@ async fn health_monitors_take_failing_members_out_of_rotation() {
         Some(json!({"recv": "never-sent"})),
     )
     .await;
-    portcullis::mgmt::monitor::probe_members(&st).await;
+    portcullis::mgmt::probe_members(&st).await;
     assert!(topo.last()[0].upstreams.iter().all(|u| !u.healthy));
     server.abort();
 }

@@ -14,13 +14,9 @@ fn open(dir: &std::path::Path, pw: &str) -> Arc<admin::MgmtState> {
         data_dir: dir.to_path_buf(),
         ..Default::default()
     };
-    mgmt::open(
-        cfg,
-        Arc::new(mgmt::apply::DetachedTopology),
-        Some(pw.into()),
-    )
-    .unwrap()
-    .0
+    mgmt::open(cfg, Arc::new(mgmt::DetachedTopology), Some(pw.into()))
+        .unwrap()
+        .0
 }
 
 /// A cheap stand-in for the fuzzer on stable: thousands of random requests built from the API's

@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use portcullis::cli::policy_check::{self, CheckOptions};
+use portcullis::cli::{self, CheckOptions};
 use portcullis::waf::policy::{self, CompiledPolicy};
 use portcullis::waf::{ConnInfo, Step, Transaction, ViolationKind as K};
 
@@ -31,7 +31,7 @@ fn policy_doc(spec: &str, mode: &str, key: &str) -> String {
 }
 
 fn load(doc: &str) -> Result<policy::Loaded, policy::PolicyError> {
-    let resolver = policy_check::offline_in_dir(fixtures());
+    let resolver = cli::offline_resolver_in_dir(fixtures());
     policy::load(doc.as_bytes(), "file://policy.json", &resolver)
 }
 
@@ -210,7 +210,7 @@ fn an_unusable_spec_is_a_policy_error_naming_file_pointer_and_reason() {
         "openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /a:\n    get:\n      parameters:\n        - $ref: '#/nope'\n",
     )
     .expect("write");
-    let resolver = policy_check::offline_in_dir(dir.path().to_path_buf());
+    let resolver = cli::offline_resolver_in_dir(dir.path().to_path_buf());
     let doc = policy_doc("bad.yaml", "blocking", "link");
     let e = policy::load(doc.as_bytes(), "file://policy.json", &resolver)
         .err()
@@ -223,7 +223,7 @@ fn an_unusable_spec_is_a_policy_error_naming_file_pointer_and_reason() {
 #[test]
 fn policy_check_urls_prints_the_table_of_the_demo_spec() {
     let file = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("policies/demo/policy.json");
-    let (report, ok) = portcullis::cli::policy_check::run_with(
+    let (report, ok) = portcullis::cli::check_policy_with(
         &file,
         CheckOptions {
             urls: true,
@@ -240,6 +240,6 @@ fn policy_check_urls_prints_the_table_of_the_demo_spec() {
         "{report}"
     );
     assert!(report.contains("body:application/json+"), "{report}");
-    let (plain, _) = portcullis::cli::policy_check::run(&file, false);
+    let (plain, _) = portcullis::cli::check_policy(&file, false);
     assert!(!plain.contains("/api/users/{id}"), "{plain}");
 }

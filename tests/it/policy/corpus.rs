@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use portcullis::cli::policy_check;
+use portcullis::cli;
 use portcullis::waf::policy::{self, LoadOptions};
 
 fn corpus() -> Option<PathBuf> {
@@ -19,7 +19,7 @@ fn corpus() -> Option<PathBuf> {
 fn check(file: &Path) -> Result<Vec<String>, String> {
     let doc = std::fs::read(file).map_err(|e| e.to_string())?;
     let resolver =
-        policy_check::offline_in_dir(file.parent().map(Path::to_path_buf).unwrap_or_default());
+        cli::offline_resolver_in_dir(file.parent().map(Path::to_path_buf).unwrap_or_default());
     policy::load_with(
         &doc,
         &file.to_string_lossy(),

@@ -158,7 +158,7 @@ fn policy_check_reports_a_summary() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("p.json");
     std::fs::write(&file, r#"{"policy": {"name": "p", "template": {"name": "POLICY_TEMPLATE_FUNDAMENTAL"}, "bot-defense": {}, "ftypes": []}}"#).expect("write");
-    let (report, ok) = portcullis::cli::policy_check::run(&file, false);
+    let (report, ok) = portcullis::cli::check_policy(&file, false);
     assert!(ok, "{report}");
     assert!(
         report.contains("template: POLICY_TEMPLATE_FUNDAMENTAL"),
@@ -178,7 +178,7 @@ fn policy_check_reports_a_summary() {
         r#"{"policy": {"name": "p", "enforcementMode": "sometimes"}}"#,
     )
     .expect("write");
-    let (report, ok) = portcullis::cli::policy_check::run(&file, false);
+    let (report, ok) = portcullis::cli::check_policy(&file, false);
     assert!(!ok);
     assert!(
         report.ends_with(

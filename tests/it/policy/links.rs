@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use portcullis::admin::{self, MgmtConfig};
-use portcullis::cli::policy_check::{CheckFor, CheckOptions, run_with};
+use portcullis::cli::{CheckFor, CheckOptions, check_policy_with};
 use portcullis::mgmt;
 
 /// A spec with `n` operations under `/p<i>`.
@@ -33,7 +33,7 @@ fn policy(link: &str) -> String {
 type Outcome = Option<usize>;
 
 fn via_check(file: &Path, target: CheckFor) -> Outcome {
-    let (report, ok) = run_with(
+    let (report, ok) = check_policy_with(
         file,
         CheckOptions {
             target,
@@ -51,7 +51,7 @@ fn via_check(file: &Path, target: CheckFor) -> Outcome {
 }
 
 fn via_proxy(file: &Path) -> Outcome {
-    let p = portcullis::proxy::run::load_policy(file).ok()?;
+    let p = portcullis::proxy::load_policy(file).ok()?;
     Some(p.api().map_or(0, |a| a.operations.len()))
 }
 
@@ -59,7 +59,7 @@ fn via_controller(st: &admin::MgmtState, file: &Path) -> Outcome {
     let doc: serde_json::Value =
         serde_json::from_slice(&std::fs::read(file).expect("policy")).expect("json");
     let base = "file:///var/config/rest/downloads/policy.json";
-    let (loaded, _) = mgmt::asm::compile::compile_fetching(st, &doc, base).ok()?;
+    let (loaded, _) = mgmt::asm::compile_fetching(st, &doc, base).ok()?;
     Some(loaded.policy.api().map_or(0, |a| a.operations.len()))
 }
 
@@ -86,7 +86,7 @@ fn policy_check_proxy_and_controller_read_each_link_form_alike() {
             data_dir: data.path().to_path_buf(),
             ..MgmtConfig::default()
         },
-        Arc::new(mgmt::apply::DetachedTopology),
+        Arc::new(mgmt::DetachedTopology),
         Some("Links-pass-1".into()),
     )
     .expect("controller")

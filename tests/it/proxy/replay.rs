@@ -101,7 +101,7 @@ async fn replay_and_proxy_agree_request_by_request() {
     let mut differ = Vec::new();
     let mut seen = BTreeMap::<String, usize>::new();
     for line in std::fs::read_to_string(SAMPLE).expect("sample").lines() {
-        let rec = portcullis::cli::replay::parse_record(line).expect("record");
+        let rec = portcullis::cli::parse_replay_record(line).expect("record");
         let live = through_proxy(proxy.addr, &rec.raw).await;
         let offline = replayed.get(&rec.id).cloned().unwrap_or_default();
         if live != offline {

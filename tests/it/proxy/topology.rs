@@ -4,12 +4,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use portcullis::proxy::events::EventSink;
-use portcullis::proxy::handler::Shared;
-use portcullis::proxy::metrics::Metrics;
-use portcullis::proxy::topology::{ListenerSpec, Topology, UpstreamSpec};
-use portcullis::proxy::upstream::Clients;
+use portcullis::proxy::DataplaneShared;
+use portcullis::proxy::EventSink;
+use portcullis::proxy::Metrics;
+use portcullis::proxy::UpstreamClients;
 use portcullis::proxy::{Dataplane, Limits};
+use portcullis::proxy::{ListenerSpec, Topology, UpstreamSpec};
 use portcullis::waf::{CompiledPolicy, Engine};
 
 use crate::support::free_addr;
@@ -18,10 +18,10 @@ use crate::support::proxy::*;
 fn dataplane() -> Dataplane {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let limits = Limits::default();
-    let shared = Arc::new(Shared {
+    let shared = Arc::new(DataplaneShared {
         limits,
-        clients: Clients::new(
-            portcullis::proxy::tls::client_config(None).expect("tls"),
+        clients: UpstreamClients::new(
+            portcullis::proxy::tls_client_config(None).expect("tls"),
             limits.upstream_connect_timeout,
         ),
         metrics: Arc::new(Metrics::default()),

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use portcullis::admin::{self, MgmtConfig, MgmtState};
 use portcullis::mgmt;
 use portcullis::proxy::Dataplane;
-use portcullis::proxy::handler::Shared;
+use portcullis::proxy::DataplaneShared;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -19,8 +19,8 @@ use crate::support::free_port;
 /// A controller in this process: admin API on a loopback port, data plane, event consumers.
 pub struct Controller {
     pub st: Arc<MgmtState>,
-    pub shared: Arc<Shared>,
-    pub routing: Arc<portcullis::mgmt::events::route::Routing>,
+    pub shared: Arc<DataplaneShared>,
+    pub routing: Arc<portcullis::mgmt::events::Routing>,
     pub api: Api,
     _dp: Arc<Dataplane>,
     pub dir: tempfile::TempDir,
@@ -28,7 +28,7 @@ pub struct Controller {
 
 pub async fn controller(tweak: impl FnOnce(&mut MgmtConfig)) -> Controller {
     let dir = tempfile::tempdir().unwrap();
-    let shared = Shared::with_defaults(Some(&dir.path().join("events.log"))).unwrap();
+    let shared = DataplaneShared::with_defaults(Some(&dir.path().join("events.log"))).unwrap();
     let dp = Arc::new(Dataplane::new(shared.clone()));
     let mut cfg = MgmtConfig {
         data_dir: dir.path().join("data"),
@@ -37,14 +37,14 @@ pub async fn controller(tweak: impl FnOnce(&mut MgmtConfig)) -> Controller {
     tweak(&mut cfg);
     let (st, _) = mgmt::open(cfg, dp.clone(), Some(PASS.to_string())).unwrap();
     let routing = mgmt::events::install(&st, &shared.events).unwrap();
-    let tls = mgmt::server::admin_tls(&st.cfg.data_dir, None, None).unwrap();
+    let tls = mgmt::admin_tls(&st.cfg.data_dir, None, None).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("https://{}", listener.local_addr().unwrap());
-    tokio::spawn(mgmt::server::serve(
+    tokio::spawn(mgmt::serve_admin(
         listener,
         tls,
         admin::router(st.clone()),
-        portcullis::mgmt::server::ConnLimits::default(),
+        portcullis::mgmt::ConnLimits::default(),
         std::future::pending(),
     ));
     let api = Api {
@@ -72,7 +72,7 @@ impl Controller {
 
     /// [`Controller::protected_virtual`] for a virtual named `name`.
     pub async fn protected(&self, name: &str, extra: Value) -> SocketAddr {
-        let upstream = portcullis::demo::upstream::start(([127, 0, 0, 1], 0).into())
+        let upstream = portcullis::demo::start_upstream(([127, 0, 0, 1], 0).into())
             .await
             .unwrap();
         let (s, b) = self

@@ -9,7 +9,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use portcullis::dns::{DnsServer, ZoneCatalog};
-use portcullis::soap::{self, SoapState, standalone};
+use portcullis::soap::{self, SoapState};
 use portcullis::store::Store;
 
 pub const USER: &str = "admin";
@@ -45,12 +45,12 @@ impl Harness {
             .await
             .unwrap();
         let dns_addr = dns.local_addr().unwrap();
-        let (server_tls, der) = standalone::self_signed_tls(&["localhost"]).unwrap();
+        let (server_tls, der) = soap::self_signed_tls(&["localhost"]).unwrap();
         let (stop, rx) = tokio::sync::watch::channel(false);
         let wait = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
             let _ = rx.wait_for(|v| *v).await;
         };
-        tokio::spawn(standalone::serve_https(
+        tokio::spawn(soap::serve_https(
             listener,
             server_tls,
             soap::router(state),

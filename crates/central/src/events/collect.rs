@@ -197,6 +197,6 @@ pub async fn collect(
 mod tests {
     #[test]
     fn the_feed_is_pulled_where_the_controller_serves_it() {
-        assert_eq!(super::FEED, portcullis_controller::events::feed::PATH);
+        assert_eq!(super::FEED, portcullis_controller::events::FEED_PATH);
     }
 }

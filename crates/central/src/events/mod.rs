@@ -7,8 +7,8 @@
 
 mod collect;
 mod embedded;
-pub mod postgres;
-pub mod search;
+mod postgres;
+pub(crate) mod search;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,6 +19,9 @@ use serde_json::{Value, json};
 use super::devices::Device;
 use portcullis_admin::MgmtState;
 use portcullis_store::Store;
+
+pub use postgres::Postgres;
+pub use search::Cidr;
 
 /// The `central.events` section of the config file.
 #[derive(Clone, Debug, Deserialize)]

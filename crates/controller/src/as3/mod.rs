@@ -6,8 +6,8 @@
 
 mod classes;
 mod deploy;
-pub mod model;
-pub mod plan;
+pub(crate) mod model;
+pub(crate) mod plan;
 mod props;
 mod routes;
 mod secure;

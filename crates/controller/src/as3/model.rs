@@ -59,7 +59,6 @@ pub struct Tenant {
 #[derive(Debug)]
 pub struct App {
     pub name: String,
-    pub template: &'static str,
     /// `enable: false` disables every virtual of the application.
     pub enabled: bool,
     pub items: Vec<Named>,
@@ -332,7 +331,6 @@ fn parse_app(tenant: &str, name: &str, m: &Map<String, Value>, errs: &mut Errors
     }
     App {
         name: name.to_string(),
-        template,
         enabled,
         items,
     }

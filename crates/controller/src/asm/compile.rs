@@ -23,9 +23,10 @@ use sha2::{Digest as _, Sha256};
 use portcullis_admin::MgmtState;
 use portcullis_engine::CompiledPolicy;
 use portcullis_engine::MemResolver;
-use portcullis_engine::policy::{self, Loaded};
+use portcullis_engine::policy::{self, Loaded, PolicyError};
+use portcullis_support::OutboundError;
 use portcullis_support::fetch;
-use portcullis_support::links;
+use portcullis_support::links::{self, UnreadableLink};
 
 /// Most load rounds (each round pulls the links the previous one missed).
 const MAX_ROUNDS: usize = 32;
@@ -47,23 +48,44 @@ pub struct Pulled {
     pub data: String,
 }
 
+/// Why a policy cannot be compiled in the management plane; `Display` is the reason the admin
+/// API gives (its one mapping is `policies::compile_error`).
+#[derive(Debug, thiserror::Error)]
+pub enum CompileError {
+    /// The document is wrong (JSON path and problem).
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// A link of the document could not be pulled (link and reason).
+    #[error(transparent)]
+    Pull(#[from] UnreadableLink),
+    /// The controller's outbound client could not be set up.
+    #[error(transparent)]
+    Client(#[from] OutboundError),
+    /// A pulled file kept with the document is not base64: the stored record is damaged.
+    #[error("stored copy of {link}: {source}")]
+    StoredCopy {
+        link: String,
+        source: base64::DecodeError,
+    },
+    #[error("the policy links more files than can be pulled ({MAX_ROUNDS} rounds)")]
+    TooManyRounds,
+}
+
 fn bytes_of(doc: &Value) -> Vec<u8> {
     serde_json::to_vec(doc).unwrap_or_default()
 }
 
 /// Compiles `doc`, pulling its links (each at most once) under the fetch limits of `st`.
 /// Returns the compiled policy and the document with its pulled files; the error is the
-/// loader's message (JSON path and problem) or the pull's (link and reason).
+/// loader's (JSON path and problem) or the pull's (link and reason).
 pub fn compile_fetching(
     st: &MgmtState,
     doc: &Value,
     base: &str,
-) -> Result<(Loaded, Stored), String> {
+) -> Result<(Loaded, Stored), CompileError> {
     let bytes = bytes_of(doc);
     let mut files: Vec<Pulled> = Vec::new();
-    let links = fetch::controller_links(&st.cfg.fetch, &st.cfg.data_dir)
-        .map_err(|e| e.to_string())?
-        .recording();
+    let links = fetch::controller_links(&st.cfg.fetch, &st.cfg.data_dir)?.recording();
     for _ in 0..MAX_ROUNDS {
         match policy::load(&bytes, base, &links) {
             Ok(loaded) => {
@@ -77,14 +99,17 @@ pub fn compile_fetching(
             Err(e) => {
                 let missed = links.take_missed();
                 if missed.is_empty() {
-                    return Err(e.to_string());
+                    return Err(e.into());
                 }
                 for (b, link) in missed {
                     if links.has_pulled(&link) {
                         continue;
                     }
                     let url = links::join(&b, &link);
-                    let data = links.read(&url).map_err(|e| format!("{url}: {e}"))?;
+                    let data = links.read(&url).map_err(|reason| UnreadableLink {
+                        link: url.clone(),
+                        reason,
+                    })?;
                     files.push(Pulled {
                         link: link.clone(),
                         data: STANDARD.encode(&data),
@@ -94,9 +119,7 @@ pub fn compile_fetching(
             }
         }
     }
-    Err(format!(
-        "the policy links more files than can be pulled ({MAX_ROUNDS} rounds)"
-    ))
+    Err(CompileError::TooManyRounds)
 }
 
 /// Compiled policies remembered, most recent last.
@@ -122,7 +145,7 @@ pub fn remember(s: &Stored, policy: CompiledPolicy) -> Arc<CompiledPolicy> {
 }
 
 /// The compiled form of `s`: remembered, or compiled now from its pulled files.
-pub fn compiled(s: &Stored) -> Result<Arc<CompiledPolicy>, String> {
+pub fn compiled(s: &Stored) -> Result<Arc<CompiledPolicy>, CompileError> {
     let key = digest(s);
     if let Some((_, p)) = MEMO.lock().iter().find(|(k, _)| *k == key) {
         return Ok(p.clone());
@@ -132,13 +155,16 @@ pub fn compiled(s: &Stored) -> Result<Arc<CompiledPolicy>, String> {
 }
 
 /// Compiles a stored document from its pulled files only (apply, restart).
-pub fn compile_stored(s: &Stored) -> Result<Loaded, String> {
+pub fn compile_stored(s: &Stored) -> Result<Loaded, CompileError> {
     let mut mem = MemResolver::default();
     for f in &s.files {
         let data = STANDARD
             .decode(&f.data)
-            .map_err(|e| format!("stored copy of {}: {e}", f.link))?;
+            .map_err(|source| CompileError::StoredCopy {
+                link: f.link.clone(),
+                source,
+            })?;
         mem.0.insert(f.link.clone(), data);
     }
-    policy::load(&bytes_of(&s.doc), &s.base, &mem).map_err(|e| e.to_string())
+    Ok(policy::load(&bytes_of(&s.doc), &s.base, &mem)?)
 }

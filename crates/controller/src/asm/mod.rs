@@ -13,11 +13,11 @@
 //!   support id, readiness for blocking.
 
 mod apply;
-pub mod compile;
+pub(crate) mod compile;
 pub(crate) mod export;
-pub mod import;
-pub mod learn;
-pub mod policies;
+pub(crate) mod import;
+pub(crate) mod learn;
+pub(crate) mod policies;
 mod tasks;
 mod templates;
 
@@ -25,7 +25,12 @@ use portcullis_admin::MgmtState;
 use portcullis_admin::Route;
 
 pub use apply::{apply_policy, attached_policy, running_policy};
-pub use policies::{attach_policy, delete_policy, policy_id, put_policy};
+pub use compile::compile_fetching;
+#[cfg(fuzzing)]
+pub use import::fuzz_import_request;
+pub use learn::learner::learn as learn_from_events;
+pub use learn::suggestions::records as suggestion_records;
+pub use policies::{attach_policy, delete_policy, policy_id, put_policy, put_policy_linked};
 
 /// Every fixed route of the ASM surface.
 static ROUTES: &[Route] = &[

@@ -12,7 +12,7 @@ use md5::{Digest as _, Md5};
 use serde_json::{Map, Value, json};
 
 use super::apply::{publish_running, template_title};
-use super::compile::{Stored, compile_fetching, compile_stored, remember};
+use super::compile::{CompileError, Stored, compile_fetching, compile_stored, remember};
 use portcullis_admin::Reply;
 use portcullis_admin::children;
 use portcullis_admin::parse_object;
@@ -119,7 +119,9 @@ pub fn put_policy_linked(
     store_edited(st, &canonical, &summary, stored, None).map(Value::Object)
 }
 
-pub(super) fn compile_error(full_path: &str, e: &str) -> MgmtError {
+/// The admin API's answer to a policy that does not compile: 400 whatever the cause (the
+/// document, a link, the stored record), which the message names.
+pub(super) fn compile_error(full_path: &str, e: &CompileError) -> MgmtError {
     MgmtError::bad_request(format!(
         "The security policy {full_path} cannot be compiled: {e}"
     ))

@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use portcullis_engine::SecurityEvent;
-use portcullis_proxy::events::EventStream;
+use portcullis_proxy::EventStream;
 use portcullis_store::{Result, Store, Table, WriteTx};
 use portcullis_support::now_micros;
 

@@ -8,14 +8,14 @@
 //! drop-oldest queue ([`sender`], TLS by [`tls`]), whose counters [`delivery`] serves. [`install`]
 //! starts the consumers (and the learner of `asm::learn`); docs/events.md describes the whole.
 
-pub mod config;
+pub(crate) mod config;
 pub(crate) mod delivery;
-pub mod feed;
+pub(crate) mod feed;
 mod hec;
-pub mod index;
-pub mod local;
+pub(crate) mod index;
+pub(crate) mod local;
 pub(crate) mod rest;
-pub mod route;
+pub(crate) mod route;
 pub(crate) mod search;
 mod sender;
 mod siem;
@@ -27,10 +27,15 @@ use std::sync::Arc;
 
 use tokio::runtime::Handle;
 
-use local::Retention;
 use portcullis_admin::MgmtState;
-use portcullis_proxy::events::EventSink;
-use route::Routing;
+use portcullis_proxy::EventSink;
+
+#[cfg(fuzzing)]
+pub use config::fuzz_log_profile;
+pub use feed::PATH as FEED_PATH;
+pub use index::signature_ids;
+pub use local::{Retention, get as stored_event, write_batch};
+pub use route::Routing;
 
 /// Events handed to the remote-log router per routing-table check.
 const ROUTE_BATCH: usize = 256;

@@ -14,7 +14,7 @@ pub(crate) mod profile;
 pub(crate) mod rule;
 mod security_log;
 mod sys;
-pub mod sys_file;
+pub(crate) mod sys_file;
 pub(crate) mod tokens;
 pub(crate) mod transaction;
 mod upload;

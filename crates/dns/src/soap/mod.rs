@@ -12,11 +12,11 @@
 //! - [`wsdl`]: the WSDL documents. [`standalone`]: HTTPS serving for tests and the example.
 
 mod decode;
-pub mod envelope;
+mod envelope;
 mod fault;
 mod response;
 mod rr_methods;
-pub mod standalone;
+mod standalone;
 mod workset;
 mod wsdl;
 mod zone_methods;
@@ -34,6 +34,9 @@ use crate::{Zone, ZoneCatalog, ZoneDoc};
 use portcullis_store::{Store, Table};
 use portcullis_support::Peer;
 use portcullis_support::body::{self, BodyLimits};
+
+pub use envelope::parse_request;
+pub use standalone::{self_signed_tls, serve_https};
 
 use decode::ViewZone;
 use fault::Fault;

@@ -14,20 +14,30 @@ use hyper_util::service::TowerToHyperService;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio::net::TcpListener;
 
+/// Why no self-signed configuration could be made: the certificate could not be generated, or
+/// rustls refused it.
+#[derive(Debug, thiserror::Error)]
+pub enum SelfSignedError {
+    #[error(transparent)]
+    Generate(#[from] rcgen::Error),
+    #[error(transparent)]
+    Rustls(#[from] rustls::Error),
+}
+
 /// A self-signed certificate for `names`, as a rustls server config, plus the certificate's DER
 /// (for clients that want to trust exactly it).
-pub fn self_signed_tls(names: &[&str]) -> Result<(Arc<rustls::ServerConfig>, Vec<u8>), String> {
+pub fn self_signed_tls(
+    names: &[&str],
+) -> Result<(Arc<rustls::ServerConfig>, Vec<u8>), SelfSignedError> {
     let names: Vec<String> = names.iter().map(|s| s.to_string()).collect();
-    let ck = rcgen::generate_simple_self_signed(names).map_err(|e| e.to_string())?;
+    let ck = rcgen::generate_simple_self_signed(names)?;
     let der = ck.cert.der().to_vec();
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(ck.signing_key.serialize_der()));
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut cfg = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| e.to_string())?
+        .with_safe_default_protocol_versions()?
         .with_no_client_auth()
-        .with_single_cert(vec![CertificateDer::from(der.clone())], key)
-        .map_err(|e| e.to_string())?;
+        .with_single_cert(vec![CertificateDer::from(der.clone())], key)?;
     cfg.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok((Arc::new(cfg), der))
 }

@@ -24,11 +24,11 @@ impl<'a> Presented<'a> {
     }
 
     /// The bearer token: `Ok(None)` when there is none (or another scheme is used).
-    pub fn bearer(&self) -> Result<Option<&str>, String> {
+    pub fn bearer(&self) -> Result<Option<&str>, CredentialError> {
         match &self.authorization {
             None | Some(Ok(Authorization::Basic { .. } | Authorization::Other(_))) => Ok(None),
             Some(Ok(Authorization::Bearer(t))) => Ok(Some(t)),
-            Some(Err(e)) => Err(e.to_string()),
+            Some(Err(e)) => Err(*e),
         }
     }
 }

@@ -290,7 +290,8 @@ fn jwt(j: JwtDecl, p: &str) -> Result<JwtMethod, AccessError> {
     let mut keys = KeySet::default();
     if let Some(doc) = &j.jwks {
         let bytes = serde_json::to_vec(doc).map_err(|e| err(format!("{p}.jwks"), e.to_string()))?;
-        let (set, _) = KeySet::from_jwks(&bytes).map_err(|e| err(format!("{p}.jwks"), e))?;
+        let (set, _) =
+            KeySet::from_jwks(&bytes).map_err(|e| err(format!("{p}.jwks"), e.to_string()))?;
         if set.is_empty() {
             return Err(err(
                 format!("{p}.jwks"),

@@ -111,9 +111,8 @@ impl JwtKey {
 impl KeySet {
     /// Parses a JWKS document (`{"keys":[...]}`); keys that cannot verify are skipped.
     /// Returns the set and how many keys were skipped.
-    pub fn from_jwks(bytes: &[u8]) -> Result<(KeySet, usize), String> {
-        let set: JwkSet =
-            serde_json::from_slice(bytes).map_err(|e| format!("not a JWKS document: {e}"))?;
+    pub fn from_jwks(bytes: &[u8]) -> Result<(KeySet, usize), NotJwks> {
+        let set: JwkSet = serde_json::from_slice(bytes).map_err(NotJwks)?;
         let mut keys = Vec::new();
         let mut skipped = 0;
         for jwk in &set.keys {
@@ -161,6 +160,11 @@ pub struct JwtRules {
     /// Algorithms accepted at all (empty: every algorithm a key allows).
     pub algorithms: Vec<Algorithm>,
 }
+
+/// Bytes that are not a JWKS document (`{"keys": [...]}`), with the parser's reason.
+#[derive(Debug, thiserror::Error)]
+#[error("not a JWKS document: {0}")]
+pub struct NotJwks(#[source] pub serde_json::Error);
 
 /// Why a token was refused. Shown to the client as `error_description`; never contains the token.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -17,9 +17,9 @@ pub(crate) mod profile;
 pub(crate) mod secrets;
 
 pub use config::{AccessError, from_value, parse};
-pub use credentials::strip_query_key;
+pub use credentials::{CredentialError, strip_query_key};
 pub use decide::{Denial, Grant, Outcome, decide};
-pub use jwt::{JwtError, KeySet};
+pub use jwt::{JwtError, KeySet, NotJwks};
 pub use openapi::operation_requirement;
 pub use profile::{
     AccessProfile, IntrospectionMethod, JwtMethod, KeyLocation, Method, MethodId, MethodKind,

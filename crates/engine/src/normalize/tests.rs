@@ -212,7 +212,7 @@ fn base64_text_agrees_with_the_base64_crate() {
             .strip_suffix(b"==")
             .or_else(|| value.strip_suffix(b"="))
             .unwrap_or(value);
-        if trimmed.len() < 8 || trimmed.len() > 8192 || trimmed.len() % 4 == 1 {
+        if trimmed.len() < 6 || trimmed.len() > 8192 || trimmed.len() % 4 == 1 {
             return None;
         }
         let ok =
@@ -428,4 +428,24 @@ fn encoded_values_are_seen_decoded_without_the_shell_pass() {
     // Percent-encoding under HTML references and base64.
     assert!(views(b"&#47;&#37;&#48;&#57;&#47;evil.com").contains(&b"/\t/evil.com".to_vec()));
     assert!(views(b"LyUwOS9ldmlsLmNvbQ==").contains(&b"/\t/evil.com".to_vec()));
+}
+
+#[test]
+fn form_encoded_header_and_cookie_values_are_seen_with_their_spaces() {
+    let views = |v: &[u8]| inspection_views(v, &ByteSet::of(v), false);
+    // `quote_plus` of `;uname -a` and of an escaped tag, as a cookie or a custom header carries it.
+    assert!(views(b"%3Buname+-a").contains(&b";uname -a".to_vec()));
+    assert!(views(b"%26lt%3Bimg+src%3Dx%26gt%3B").contains(&b"&lt;img src=x&gt;".to_vec()));
+    // An encoded plus stays a plus; a value with a space is not form-encoded.
+    assert!(views(b"a%2Bb+c").contains(&b"a+b c".to_vec()));
+    assert!(!views(b"a+b %3B").iter().any(|v| v == b"a b ;"));
+}
+
+#[test]
+fn short_commands_in_base64_are_decoded_and_short_words_are_not() {
+    assert_eq!(base64_text(b"fCBpZA=="), Some(b"| id".to_vec()));
+    assert_eq!(base64_text(b"JTBBaWQ="), Some(b"%0Aid".to_vec()));
+    for word in [&b"search"[..], b"mobile", b"en_US", b"abc123", b"Chrome"] {
+        assert_eq!(base64_text(word), None, "{}", String::from_utf8_lossy(word));
+    }
 }

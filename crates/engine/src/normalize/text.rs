@@ -471,15 +471,19 @@ pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// The base64-decoded text of a value that is entirely base64 (standard or URL-safe alphabet, 8 to
-/// 8192 characters) and decodes to printable text; `None` otherwise. Attack tools hide payloads this
-/// way; random tokens decode to binary and are skipped.
+/// Fewest base64 characters (padding aside) decoded as text: six carry four bytes, enough for a
+/// command after a separator (`| id`); shorter tokens are words and ids more often than payloads.
+pub(super) const BASE64_MIN_CHARS: usize = 6;
+
+/// The base64-decoded text of a value that is entirely base64 (standard or URL-safe alphabet,
+/// [`BASE64_MIN_CHARS`] to 8192 characters) and decodes to printable text; `None` otherwise.
+/// Attack tools hide payloads this way; random tokens decode to binary and are skipped.
 pub fn base64_text(value: &[u8]) -> Option<Vec<u8>> {
     let trimmed = value
         .strip_suffix(b"==")
         .or_else(|| value.strip_suffix(b"="))
         .unwrap_or(value);
-    if trimmed.len() < 8 || trimmed.len() > 8192 || trimmed.len() % 4 == 1 {
+    if trimmed.len() < BASE64_MIN_CHARS || trimmed.len() > 8192 || trimmed.len() % 4 == 1 {
         return None;
     }
     let sextet = |b: u8| -> u32 {

@@ -41,7 +41,7 @@ const OVERLONG_LEADS: ByteSet = ByteSet::from_bytes(b"\xc0\xc1\xe0\xf0\xf8\xfc")
 const EMBEDDED_MIN_LEN: usize = 20;
 
 /// Shortest value tried as base64 (a URL's segments are tried whatever the path's length).
-const BASE64_MIN_LEN: usize = 8;
+const BASE64_MIN_LEN: usize = super::text::BASE64_MIN_CHARS;
 
 /// Values made of `alphabet`'s bytes alone and shorter than this have no inspection views (a
 /// URL path always may: its segments are tried as base64 whatever its length).
@@ -75,6 +75,19 @@ pub fn inspection_views(value: &[u8], present: &ByteSet, url: bool) -> Vec<Vec<u
         if !url && decoded.len() >= BASE64_MIN_LEN && ByteSet::of(&decoded).is_subset(&BASE64_BYTES)
         {
             bases.extend(base64_text(&decoded));
+        }
+        // Form encoding (`quote_plus`, `URLSearchParams`) writes a space as `+`: a cookie or a
+        // header value carrying it is read by the application as a form value.
+        if present.contains(b'+') && !present.contains(b' ') {
+            let spaced: Vec<u8> = value
+                .iter()
+                .map(|&b| if b == b'+' { b' ' } else { b })
+                .collect();
+            bases.push(decode_percent(
+                &spaced,
+                VIEW_PASSES,
+                &mut Evasions::default(),
+            ));
         }
         bases.push(decoded);
     }

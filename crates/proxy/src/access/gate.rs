@@ -251,12 +251,12 @@ impl Gate {
                 self.basic_verify(&m.name, users, u, pw)
             }),
             MethodKind::Jwt(jm) => match presented.bearer() {
-                Err(e) => Outcome::Invalid(e),
+                Err(e) => Outcome::Invalid(e.to_string()),
                 Ok(None) => Outcome::Absent,
                 Ok(Some(token)) => self.jwt(m, jm, token).await,
             },
             MethodKind::Introspection(im) => match presented.bearer() {
-                Err(e) => Outcome::Invalid(e),
+                Err(e) => Outcome::Invalid(e.to_string()),
                 Ok(None) => Outcome::Absent,
                 Ok(Some(token)) => {
                     self.introspector(&m.name)

@@ -118,7 +118,7 @@ impl Jwks {
         if status != 200 {
             return Err(format!("HTTP status {status}"));
         }
-        let (keys, skipped) = KeySet::from_jwks(&body)?;
+        let (keys, skipped) = KeySet::from_jwks(&body).map_err(|e| e.to_string())?;
         if skipped > 0 {
             tracing::info!(url = %self.url, skipped, "JWKS keys that cannot verify signatures were skipped");
         }

@@ -5,14 +5,21 @@
 //! `waf::access`.
 
 mod gate;
-pub mod introspect;
+pub(crate) mod introspect;
 mod jwks;
-pub mod load;
+pub(crate) mod load;
 mod ratelimit;
-pub mod revocations;
-pub mod revoke;
+pub(crate) mod revocations;
+pub(crate) mod revoke;
 pub(crate) mod shared;
 
 pub use gate::Gate;
-pub use load::load_file;
+pub use introspect::Introspector;
+pub use load::{load_file, summary as profile_summary};
+pub use revocations::Revoked;
+pub use revoke::{
+    RevokeError, StoreArgs as RevocationStoreArgs, check_id as check_revocation_id,
+    list as list_revoked, list_cli as list_revoked_cli, parse_ttl as parse_revocation_ttl, revoke,
+    revoke_cli, unrevoke, unrevoke_cli,
+};
 pub use shared::Stores;

@@ -47,18 +47,27 @@ pub fn key(prefix: &str) -> String {
 }
 
 /// Checks a revocation id: `key:<API key id>` or `jti:<token id>`.
-pub fn check_id(id: &str) -> Result<(), String> {
+pub fn check_id(id: &str) -> Result<(), BadRevocationId> {
     let rest = id
         .strip_prefix("key:")
         .or_else(|| id.strip_prefix("jti:"))
-        .ok_or_else(|| format!("{id:?}: a revocation is key:<API key id> or jti:<token id>"))?;
+        .ok_or_else(|| BadRevocationId::Kind(id.to_string()))?;
     if rest.is_empty() || id.len() > MAX_ID || id.chars().any(char::is_control) {
-        return Err(format!(
-            "{id:?}: the id must have 1 to {} characters, without control characters",
-            MAX_ID - 4
-        ));
+        return Err(BadRevocationId::Length(id.to_string()));
     }
     Ok(())
+}
+
+/// A revocation id that [`check_id`] refuses; `Display` quotes the id and says what is expected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BadRevocationId {
+    #[error("{0:?}: a revocation is key:<API key id> or jti:<token id>")]
+    Kind(String),
+    #[error(
+        "{0:?}: the id must have 1 to {max} characters, without control characters",
+        max = MAX_ID - 4
+    )]
+    Length(String),
 }
 
 /// One revocation in force.

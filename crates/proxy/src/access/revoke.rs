@@ -7,13 +7,42 @@ use std::time::Duration;
 
 use redis::AsyncCommands;
 
-pub use super::revocations::check_id;
+pub use super::revocations::{BadRevocationId, check_id};
 use super::revocations::{Revoked, key, now_ms, until_of};
 use portcullis_support::redact_url;
 
-async fn connection(url: &str) -> Result<redis::aio::MultiplexedConnection, String> {
-    let fail = |e: redis::RedisError| format!("{}: {e}", redact_url(url));
-    let client = redis::Client::open(url).map_err(fail)?;
+/// Why a revocation could not be written or listed. `Display` is what `portcullis access`
+/// prints; the controller answers 400 for [`RevokeError::BadId`], 503 for the rest.
+#[derive(Debug, thiserror::Error)]
+pub enum RevokeError {
+    #[error(transparent)]
+    BadId(#[from] BadRevocationId),
+    /// The shared store (its URL without the password) refused or could not be reached.
+    #[error("{store}: {source}")]
+    Store {
+        store: String,
+        source: redis::RedisError,
+    },
+    /// `unrevoke` of an id that was not revoked.
+    #[error("{0} was not revoked")]
+    NotRevoked(String),
+    /// The command's runtime could not start.
+    #[error("{0}")]
+    Runtime(#[source] std::io::Error),
+}
+
+impl RevokeError {
+    fn store(url: &str) -> impl Fn(redis::RedisError) -> RevokeError + '_ {
+        move |source| RevokeError::Store {
+            store: redact_url(url),
+            source,
+        }
+    }
+}
+
+async fn connection(url: &str) -> Result<redis::aio::MultiplexedConnection, RevokeError> {
+    let fail = RevokeError::store(url);
+    let client = redis::Client::open(url).map_err(&fail)?;
     let cfg = redis::AsyncConnectionConfig::new()
         .set_connection_timeout(Some(Duration::from_secs(5)))
         .set_response_timeout(Some(Duration::from_secs(5)));
@@ -30,7 +59,7 @@ pub async fn revoke(
     prefix: &str,
     id: &str,
     ttl: Option<Duration>,
-) -> Result<Revoked, String> {
+) -> Result<Revoked, RevokeError> {
     check_id(id)?;
     let until = ttl.map(|t| now_ms().saturating_add(t.as_millis() as u64));
     let score = until.map_or_else(|| "+inf".to_string(), |u| u.to_string());
@@ -48,7 +77,7 @@ pub async fn revoke(
         .ignore()
         .query_async::<()>(&mut con)
         .await
-        .map_err(|e| format!("{}: {e}", redact_url(url)))?;
+        .map_err(RevokeError::store(url))?;
     Ok(Revoked {
         id: id.to_string(),
         until,
@@ -56,7 +85,7 @@ pub async fn revoke(
 }
 
 /// Ends the revocation of `id`; whether there was one.
-pub async fn unrevoke(url: &str, prefix: &str, id: &str) -> Result<bool, String> {
+pub async fn unrevoke(url: &str, prefix: &str, id: &str) -> Result<bool, RevokeError> {
     check_id(id)?;
     let mut con = connection(url).await?;
     let k = key(prefix);
@@ -66,17 +95,17 @@ pub async fn unrevoke(url: &str, prefix: &str, id: &str) -> Result<bool, String>
         .ignore()
         .query_async(&mut con)
         .await
-        .map_err(|e| format!("{}: {e}", redact_url(url)))?;
+        .map_err(RevokeError::store(url))?;
     Ok(removed > 0)
 }
 
 /// The revocations in force under `prefix`, soonest to end first.
-pub async fn list(url: &str, prefix: &str) -> Result<Vec<Revoked>, String> {
+pub async fn list(url: &str, prefix: &str) -> Result<Vec<Revoked>, RevokeError> {
     let mut con = connection(url).await?;
     let all: Vec<(String, f64)> = con
         .zrangebyscore_withscores(key(prefix), format!("({}", now_ms()), "+inf")
         .await
-        .map_err(|e| format!("{}: {e}", redact_url(url)))?;
+        .map_err(RevokeError::store(url))?;
     Ok(all
         .into_iter()
         .map(|(id, score)| Revoked {
@@ -98,24 +127,33 @@ pub struct StoreArgs {
     pub key_prefix: String,
 }
 
+/// Text that is not a TTL; `Display` quotes it and says what is expected.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BadTtl {
+    #[error("{0:?}: a TTL is a number of seconds, or N with s, m, h or d")]
+    NotANumber(String),
+    #[error("{0:?}: the unit must be s, m, h or d")]
+    Unit(String),
+    #[error("{0:?}: a TTL must be at least one second")]
+    Zero(String),
+}
+
 /// A duration given as seconds, or with a unit: `90`, `90s`, `15m`, `12h`, `30d`.
-pub fn parse_ttl(s: &str) -> Result<Duration, String> {
+pub fn parse_ttl(s: &str) -> Result<Duration, BadTtl> {
     let (n, unit) = match s.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
         Some((i, _)) => s.split_at(i),
         None => (s, "s"),
     };
-    let n: u64 = n
-        .parse()
-        .map_err(|_| format!("{s:?}: a TTL is a number of seconds, or N with s, m, h or d"))?;
+    let n: u64 = n.parse().map_err(|_| BadTtl::NotANumber(s.to_string()))?;
     let secs = match unit {
         "s" => n,
         "m" => n.saturating_mul(60),
         "h" => n.saturating_mul(3600),
         "d" => n.saturating_mul(86_400),
-        _ => return Err(format!("{s:?}: the unit must be s, m, h or d")),
+        _ => return Err(BadTtl::Unit(s.to_string())),
     };
     if secs == 0 {
-        return Err(format!("{s:?}: a TTL must be at least one second"));
+        return Err(BadTtl::Zero(s.to_string()));
     }
     Ok(Duration::from_secs(secs))
 }
@@ -127,29 +165,33 @@ fn until_text(until: Option<u64>) -> String {
     }
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, String> {
+fn runtime() -> Result<tokio::runtime::Runtime, RevokeError> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| e.to_string())
+        .map_err(RevokeError::Runtime)
 }
 
 /// `portcullis access revoke ID [--ttl T]`: the line to print.
-pub fn revoke_cli(store: &StoreArgs, id: &str, ttl: Option<Duration>) -> Result<String, String> {
+pub fn revoke_cli(
+    store: &StoreArgs,
+    id: &str,
+    ttl: Option<Duration>,
+) -> Result<String, RevokeError> {
     let r = runtime()?.block_on(revoke(&store.store, &store.key_prefix, id, ttl))?;
     Ok(format!("revoked {} {}\n", r.id, until_text(r.until)))
 }
 
 /// `portcullis access unrevoke ID`.
-pub fn unrevoke_cli(store: &StoreArgs, id: &str) -> Result<String, String> {
+pub fn unrevoke_cli(store: &StoreArgs, id: &str) -> Result<String, RevokeError> {
     match runtime()?.block_on(unrevoke(&store.store, &store.key_prefix, id))? {
         true => Ok(format!("{id} is no longer revoked\n")),
-        false => Err(format!("{id} was not revoked")),
+        false => Err(RevokeError::NotRevoked(id.to_string())),
     }
 }
 
 /// `portcullis access revocations`: one line per revocation in force.
-pub fn list_cli(store: &StoreArgs) -> Result<String, String> {
+pub fn list_cli(store: &StoreArgs) -> Result<String, RevokeError> {
     let all = runtime()?.block_on(list(&store.store, &store.key_prefix))?;
     Ok(all
         .iter()

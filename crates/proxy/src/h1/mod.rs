@@ -13,15 +13,21 @@
 
 pub(crate) mod chunked;
 pub(crate) mod conn;
-pub mod encode;
+pub(crate) mod encode;
 mod front;
 mod relay;
 mod reqbody;
-pub mod response;
+pub(crate) mod response;
 pub(crate) mod timer;
 pub(crate) mod upbody;
 pub(crate) mod upconn;
-pub mod wire;
+pub(crate) mod wire;
+
+pub use encode::{
+    Answering, BodyLen, Fields, Head as ResponseHead, encode as encode_response_head,
+};
+pub use response::parse_response;
+pub use wire::{encode_request, parse_request};
 
 /// The fuzz entry point of `h1_wire`: the first byte picks a parser, the rest is its input:
 /// request heads (and the upstream head written from them), upstream response heads (and the

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
-use portcullis::demo::grpc::DemoGrpc;
+use portcullis::demo::DemoGrpc;
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, MapKey, Value};
 

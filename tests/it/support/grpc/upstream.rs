@@ -1,5 +1,5 @@
 //! The upstream gRPC servers the tests call: a real tonic server around the demo service logic
-//! (raw-bytes codec, no codegen), and the hyper server of `portcullis::demo::grpc::server`.
+//! (raw-bytes codec, no codegen), and the hyper server of `portcullis::demo::serve_grpc`.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
-use portcullis::demo::grpc::{DemoGrpc, GrpcStatus};
+use portcullis::demo::{DemoGrpc, GrpcStatus};
 use tonic::codec::CompressionEncoding;
 use tonic::server::NamedService;
 use tonic::{Status, Streaming};
@@ -152,15 +152,12 @@ pub async fn serve_tonic(router: tonic::transport::server::Router) -> SocketAddr
     addr
 }
 
-/// Starts the hyper server of `portcullis::demo::grpc::server` on 127.0.0.1 (ephemeral port).
+/// Starts the hyper server of `portcullis::demo::serve_grpc` on 127.0.0.1 (ephemeral port).
 pub async fn start_demo() -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
-    tokio::spawn(portcullis::demo::grpc::server::serve_listener(
-        listener,
-        demo(),
-    ));
+    tokio::spawn(portcullis::demo::serve_grpc(listener, demo()));
     addr
 }

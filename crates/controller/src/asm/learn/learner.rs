@@ -26,7 +26,7 @@ use portcullis_admin::MgmtState;
 use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_engine::SecurityEvent;
 use portcullis_engine::signatures::{Level, SignatureDb};
-use portcullis_proxy::events::EventSink;
+use portcullis_proxy::EventSink;
 use portcullis_support::now_micros;
 
 /// Events learned from per store transaction.

@@ -14,12 +14,12 @@
 
 mod accept;
 mod fix;
-pub mod learner;
+pub(crate) mod learner;
 mod readiness;
 mod request;
 pub(crate) mod routes;
 mod settings;
-pub mod suggestions;
+pub(crate) mod suggestions;
 
 use std::collections::HashMap;
 use std::sync::Arc;

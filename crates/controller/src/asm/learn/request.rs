@@ -19,7 +19,6 @@ pub struct Request {
     pub violations: Vec<Violation>,
     /// The fullPath of the policy that decided.
     pub policy: String,
-    pub blocked: bool,
 }
 
 fn context_of(s: &str) -> Option<Context> {
@@ -91,7 +90,6 @@ impl Request {
                 .filter_map(violation_of)
                 .collect(),
             policy: s("policyFullPath"),
-            blocked: s("action") == "block",
         }
     }
 
@@ -163,7 +161,6 @@ mod tests {
         assert_eq!(r.violations[0].signature_ids, [200001]);
         assert_eq!(r.violations[0].context, Context::Parameter);
         assert!(r.violations[1].staged);
-        assert!(r.blocked);
         assert_eq!(r.header("user-agent"), Some("Mozilla/5.0"));
         let h = r.head();
         assert_eq!(h.method, http::Method::POST);

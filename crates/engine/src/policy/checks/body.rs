@@ -91,6 +91,9 @@ impl CompiledPolicy {
                 self.check_upload(s, out, None, &body);
                 if sig {
                     self.scan(s, out, Target::Body, Context::Body, None, &body, &ov, false);
+                    if form_shaped(&body) {
+                        self.scan_form_values(s, out, &body, &ov);
+                    }
                 }
             }
             BodyKind::Disallow | BodyKind::Ignore => {}
@@ -98,6 +101,35 @@ impl CompiledPolicy {
         self.check_mandatory(s, out, true);
         s.body = body;
         s.body.clear();
+    }
+
+    /// A body that is `name=value` pairs whatever its label (none, `text/plain`) is a form to the
+    /// many frameworks that parse one by its shape: each value is also scanned as a parameter
+    /// value, so that its views (base64, escapes) are those of the value alone, not of the
+    /// `name=` text glued to it.
+    fn scan_form_values(
+        &self,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+        body: &[u8],
+        ov: &[(u32, bool)],
+    ) {
+        for (n, v, _) in query::pairs(body, MAX_ITEMS) {
+            let mut f = query::DecodeFlags::default();
+            let v = query::decode(v, true, self.passes, &mut f);
+            let n = query::decode(n, true, self.passes, &mut f);
+            let name = String::from_utf8_lossy(&n);
+            self.scan(
+                s,
+                out,
+                Target::ParamValue,
+                Context::Parameter,
+                Some(&name),
+                &v,
+                ov,
+                false,
+            );
+        }
     }
 
     fn body_multipart(&self, body: &[u8], s: &mut Scratch, out: &mut Vec<Violation>) {
@@ -386,4 +418,15 @@ fn odd_part(p: &multipart::Part<'_>) -> bool {
     let charset =
         p.name == b"_charset_" && encoding_rs::Encoding::for_label(p.value.trim_ascii()).is_none();
     odd_name || odd_file || charset
+}
+
+/// Whether an unlabelled body reads as a URL-encoded form: `name=value` pairs joined by `&`, no
+/// whitespace or control bytes, every pair holding its `=` and a name such as forms send
+/// (`user`, `items[0].id`, `a%5Bb%5D`), so JSON or text without spaces is not read as one.
+fn form_shaped(body: &[u8]) -> bool {
+    let name_byte = |b: &u8| b.is_ascii_alphanumeric() || b"_-.[]%".contains(b);
+    !body.is_empty()
+        && body.iter().all(|&b| b > b' ' && b < 0x7f)
+        && query::pairs(body, MAX_ITEMS)
+            .all(|(n, _, eq)| eq && !n.is_empty() && n.iter().all(name_byte))
 }
