@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use base64::Engine as _;
 
 use crate::parse::query;
+use crate::policy::checks::staging::mark_staged;
 use crate::policy::compile::compiled::{CompiledParam, CompiledPolicy, Scratch, pick};
 use crate::policy::decl::{Base64Mode, DataType, ParamLocation, ValueType};
 use crate::signatures::{SignatureDb, Target};
@@ -65,9 +66,9 @@ impl CompiledPolicy {
         }
     }
 
-    /// Checks one parameter; `encoded` says the name and value are still percent-encoded. Called
-    /// through `check_param` (`staging`), which marks the violations of a staged entity.
-    pub(in crate::policy) fn check_param_entity(
+    /// Checks one parameter; `encoded` says the name and value are still percent-encoded. What the
+    /// checks of a staged parameter entity raise is marked staged (`staging`).
+    pub fn check_param(
         &self,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
@@ -117,7 +118,24 @@ impl CompiledPolicy {
             );
             return;
         };
-        s.param_staged_from = p.staged.then_some(out.len());
+        let mark = out.len();
+        self.check_param_value(s, out, p, &name, &value, loc);
+        if p.staged {
+            mark_staged(out, mark);
+        }
+    }
+
+    /// The checks of parameter entity `p` on one parameter (decoded `name` and `value`).
+    fn check_param_value(
+        &self,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+        p: &CompiledParam,
+        name: &[u8],
+        value: &[u8],
+        loc: ParamLocation,
+    ) {
+        let pname = as_text(name);
         let sensitive = p.sensitive
             || self
                 .sensitive
@@ -216,7 +234,7 @@ impl CompiledPolicy {
         {
             self.push(out, snip(named(K::ParameterValueRegexp)));
         }
-        let mut scanned = value.clone();
+        let mut scanned = Cow::Borrowed(value);
         if p.base64 != Base64Mode::Disabled {
             match base64::engine::general_purpose::STANDARD.decode(&value) {
                 Ok(d)

@@ -15,6 +15,18 @@ const MIN_DOCUMENT: usize = 8;
 /// JSON documents inside JSON documents taken apart (a string holding JSON holding JSON).
 const MAX_NESTING: u8 = 3;
 
+/// What a value is scanned as: its target and context, its name, the entity's signature
+/// overrides, and whether it may be a secret. The items of a JSON document inside the value are
+/// judged as the value is, with their own target.
+#[derive(Clone, Copy)]
+struct Judged<'a> {
+    target: Target,
+    ctx: Context,
+    name: Option<&'a str>,
+    overrides: &'a [(u32, bool)],
+    mask: bool,
+}
+
 impl CompiledPolicy {
     /// Runs the signatures of `target` over `value`, minus disabled ones and entity overrides.
     /// Values that may be secrets (masked, cookies, credentials) bypass the scan memo.
@@ -30,22 +42,31 @@ impl CompiledPolicy {
         overrides: &[(u32, bool)],
         mask: bool,
     ) {
-        self.scan_nested(s, out, target, ctx, name, value, overrides, mask, 0);
+        let judged = Judged {
+            target,
+            ctx,
+            name,
+            overrides,
+            mask,
+        };
+        self.scan_judged(s, out, judged, value, 0);
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn scan_nested(
+    fn scan_judged(
         &self,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
-        target: Target,
-        ctx: Context,
-        name: Option<&str>,
+        j: Judged,
         value: &[u8],
-        overrides: &[(u32, bool)],
-        mask: bool,
         depth: u8,
     ) {
+        let Judged {
+            target,
+            ctx,
+            name,
+            overrides,
+            mask,
+        } = j;
         if value.is_empty() || self.sigs.is_empty() {
             return;
         }
@@ -69,8 +90,8 @@ impl CompiledPolicy {
                     json::Scalar::Key(k) => (Target::ParamName, k),
                     json::Scalar::Value(v) => (Target::Json, v),
                 };
-                let d = depth + 1;
-                self.scan_nested(s, out, t, ctx, name, text.as_bytes(), overrides, mask, d);
+                let item = Judged { target: t, ..j };
+                self.scan_judged(s, out, item, text.as_bytes(), depth + 1);
             });
             if walked.is_ok() {
                 return;
