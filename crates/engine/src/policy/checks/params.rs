@@ -140,15 +140,15 @@ impl CompiledPolicy {
             || self
                 .sensitive
                 .iter()
-                .any(|n| n.as_bytes().eq_ignore_ascii_case(&name));
+                .any(|n| n.as_bytes().eq_ignore_ascii_case(name));
         let snip = |v: Violation| {
             if sensitive {
                 v.snippet(b"********")
             } else {
-                v.snippet(&value)
+                v.snippet(value)
             }
         };
-        let key = name_key(&name, self.fold);
+        let key = name_key(name, self.fold);
         match s.params_seen.iter_mut().find(|(k, _)| *k == key) {
             Some((_, n)) => {
                 *n = n.saturating_add(1);
@@ -181,7 +181,7 @@ impl CompiledPolicy {
             );
         }
         if p.m.glob.is_some()
-            && let Some(c) = p.name_table.first_bad(&name)
+            && let Some(c) = p.name_table.first_bad(name)
         {
             self.push(
                 out,
@@ -205,15 +205,15 @@ impl CompiledPolicy {
                 let ov = &p.overrides;
                 for target in [Target::ParamName, Target::ParamValue] {
                     let ctx = Context::Parameter;
-                    self.scan(s, out, target, ctx, Some(&pname), &name, ov, false);
+                    self.scan(s, out, target, ctx, Some(&pname), name, ov, false);
                 }
             }
             return;
         }
         if p.value_profile.is_some() {
-            return self.check_structured_value(s, out, p, &pname, &value, sensitive);
+            return self.check_structured_value(s, out, p, &pname, value, sensitive);
         }
-        let text = as_text(&value);
+        let text = as_text(value);
         if (p.value_type == ValueType::StaticContent || !p.statics.is_empty())
             && !p.statics.iter().any(|v| *v == text)
         {
@@ -228,7 +228,7 @@ impl CompiledPolicy {
                 snip(named(K::ParameterValueLength)).detail(format!("length {len}")),
             );
         }
-        self.check_data_type(p, &value, &text, out, &pname, sensitive);
+        self.check_data_type(p, value, &text, out, &pname, sensitive);
         if let Some(re) = &p.regex
             && !re.is_match(&text)
         {
@@ -236,7 +236,7 @@ impl CompiledPolicy {
         }
         let mut scanned = Cow::Borrowed(value);
         if p.base64 != Base64Mode::Disabled {
-            match base64::engine::general_purpose::STANDARD.decode(&value) {
+            match base64::engine::general_purpose::STANDARD.decode(value) {
                 Ok(d)
                     if d.iter()
                         .all(|b| !b.is_ascii_control() || b.is_ascii_whitespace()) =>
@@ -252,7 +252,7 @@ impl CompiledPolicy {
         }
         if p.meta_check
             && matches!(p.value_type, ValueType::UserInput | ValueType::AutoDetect)
-            && let Some(c) = p.value_table.first_bad(&value)
+            && let Some(c) = p.value_table.first_bad(value)
         {
             self.push(out, snip(named(K::ParameterValueMetachar)).metachar(c));
         }
@@ -264,7 +264,7 @@ impl CompiledPolicy {
                 Target::ParamName,
                 Context::Parameter,
                 Some(&pname),
-                &name,
+                name,
                 ov,
                 false,
             );
@@ -285,7 +285,7 @@ impl CompiledPolicy {
             // form body does not flag it.
             let db = SignatureDb::builtin();
             s.hits.clear();
-            db.scan_memoized(Target::ParamName, &name, &mut s.hits);
+            db.scan_memoized(Target::ParamName, name, &mut s.hits);
             if sensitive {
                 db.scan(Target::ParamValue, &scanned, &mut s.hits);
             } else {
