@@ -105,7 +105,18 @@ impl CompiledPolicy {
         match (target, name) {
             // A signature about one header's grammar (`Accept`, `Range`) says nothing of others.
             (Target::Header, header) => {
-                db.scan_header(header.unwrap_or(""), value, &mut s.hits, memoize)
+                let header = header.unwrap_or("");
+                db.scan_header(header, value, &mut s.hits, memoize);
+                if !is_standard_header(header) {
+                    // An application reads a header of its own (`X-Callback-Url`, `X-Api-Key`)
+                    // as an argument, which it does not the standard headers a browser or HTTP
+                    // client sends: the value is also judged as a parameter's value is.
+                    if memoize {
+                        db.scan_memoized(Target::ParamValue, value, &mut s.hits);
+                    } else {
+                        db.scan(Target::ParamValue, value, &mut s.hits);
+                    }
+                }
             }
             _ if memoize => db.scan_memoized(target, value, &mut s.hits),
             _ => db.scan(target, value, &mut s.hits),
@@ -153,4 +164,60 @@ fn is_document(value: &[u8]) -> bool {
 /// Headers that carry credentials (not memoized: see `signatures::memo`).
 fn is_credential_header(name: &str) -> bool {
     name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("proxy-authorization")
+}
+
+/// Request headers defined by HTTP and its extensions or sent by browsers, CDNs and proxies on
+/// their own (name in lower case, as `http` keeps it): the protocol reads them, not the
+/// application's code as arguments.
+fn is_standard_header(name: &str) -> bool {
+    name.starts_with("sec-")
+        || name.starts_with("accept")
+        || name.starts_with("content-")
+        || name.starts_with("if-")
+        || name.starts_with("access-control-request-")
+        || name.starts_with("x-forwarded-")
+        || matches!(
+            name,
+            "authorization"
+                | "cache-control"
+                | "connection"
+                | "cookie"
+                | "date"
+                | "dnt"
+                | "downlink"
+                | "dpr"
+                | "early-data"
+                | "ect"
+                | "expect"
+                | "forwarded"
+                | "from"
+                | "host"
+                | "keep-alive"
+                | "max-forwards"
+                | "origin"
+                | "pragma"
+                | "priority"
+                | "proxy-authorization"
+                | "proxy-connection"
+                | "purpose"
+                | "range"
+                | "referer"
+                | "rtt"
+                | "save-data"
+                | "te"
+                | "trailer"
+                | "transfer-encoding"
+                | "upgrade"
+                | "upgrade-insecure-requests"
+                | "user-agent"
+                | "via"
+                | "viewport-width"
+                | "device-memory"
+                | "x-real-ip"
+                | "x-requested-with"
+                | "true-client-ip"
+                | "cdn-loop"
+                | "http2-settings"
+                | "alt-used"
+        )
 }
