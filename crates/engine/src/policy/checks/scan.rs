@@ -108,9 +108,9 @@ impl CompiledPolicy {
                 let header = header.unwrap_or("");
                 db.scan_header(header, value, &mut s.hits, memoize);
                 if !is_standard_header(header) {
-                    // An application reads a header of its own (`X-Callback-Url`, `X-Api-Key`)
-                    // as an argument, which it does not the standard headers a browser or HTTP
-                    // client sends: the value is also judged as a parameter's value is.
+                    // An application reads its own headers (`X-Callback-Url`, `X-Api-Key`) as
+                    // arguments, not the standard ones a browser or HTTP client sends: such a
+                    // header's value is also judged as a parameter's value is.
                     if memoize {
                         db.scan_memoized(Target::ParamValue, value, &mut s.hits);
                     } else {
