@@ -176,9 +176,7 @@ async fn a_resource_admin_cannot_download_the_admin_tls_private_key() {
     let dir = tempfile::tempdir().unwrap();
     let s = start(dir.path(), None);
     let api = Api::new(&s);
-    let (st, _) = api.req(Method::POST, "/mgmt/tm/auth/user", Some(json!({"name": "ra", "password": "Ra-pass-12", "partitionAccess": [{"name": "all-partitions", "role": "resource-admin"}]}))).await;
-    assert_eq!(st, 200);
-    let ra = api.as_user("ra", "Ra-pass-12");
+    let ra = api.add_user("ra", "Ra-pass-12", "resource-admin").await;
     let key = std::fs::read(dir.path().join("admin-key.pem")).unwrap();
     for name in ["default.key", "../admin-key.pem", "..%2Fadmin-key.pem"] {
         let r =

@@ -149,6 +149,36 @@ impl Api {
             serde_json::from_str(&text).unwrap_or(Value::String(text)),
         )
     }
+    /// [`Api::req`] for a request that must succeed: asserts 200 and returns the body.
+    pub async fn ok(&self, m: Method, path: &str, body: Option<Value>) -> Value {
+        let (st, v) = self.req(m.clone(), path, body).await;
+        assert_eq!(st, 200, "{m} {path}: {v}");
+        v
+    }
+    /// [`Api::req`] for a request that must be refused: asserts `status` and that the error's
+    /// message names `why`; returns the error.
+    pub async fn refused(
+        &self,
+        m: Method,
+        path: &str,
+        body: Option<Value>,
+        status: u16,
+        why: &str,
+    ) -> Value {
+        let (st, e) = self.req(m.clone(), path, body).await;
+        assert_eq!(st, status, "{m} {path}: {e}");
+        let message = e["message"].as_str().unwrap_or_default();
+        assert!(message.contains(why), "{m} {path}: {e}");
+        e
+    }
+    /// Creates the user `name` with `role` on all partitions; returns a client signed in as them.
+    pub async fn add_user(&self, name: &str, password: &str, role: &str) -> Api {
+        let access = json!([{"name": "all-partitions", "role": role}]);
+        let user = json!({"name": name, "password": password, "partitionAccess": access});
+        self.ok(Method::POST, "/mgmt/tm/auth/user", Some(user))
+            .await;
+        self.as_user(name, password)
+    }
     pub async fn raw(&self, m: Method, path: &str, body: &'static str) -> (StatusCode, Value) {
         let res = self
             .c
