@@ -12,7 +12,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::support::asm::*;
-use crate::support::mgmt::{Api, Server, http_table, start, virtual_server};
+use crate::support::mgmt::{Api, http_table, start, start_configured, virtual_server};
 
 #[tokio::test]
 async fn upload_import_attach_apply_blocks_and_changes_wait_for_apply() {
@@ -238,14 +238,10 @@ const SPEC: &str = "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /i
 #[tokio::test]
 async fn import_from_a_url_and_the_pull_limits() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("serve.json");
-    std::fs::write(
-        &cfg,
+    let server = start_configured(
+        dir.path(),
         r#"{"mgmt": {"fetch": {"max_bytes": 4096, "timeout_secs": 2}}}"#,
-    )
-    .unwrap();
-    let data = dir.path().join("data");
-    let server: Server = start(&data, Some(&cfg));
+    );
     let api = Api::new(&server);
     let mut doc = json!({"policy": {
         "name": "api1", "template": {"name": "POLICY_TEMPLATE_API_SECURITY"},
@@ -319,68 +315,65 @@ async fn import_from_a_url_and_the_pull_limits() {
             .contains("'/Common/other'")
     );
 
-    let fails = [
-        // Rule 1: the name in the pulled file differs from the fullPath's.
+    // Rule 1: the name in the pulled file differs from the fullPath's.
+    let t = import(
+        &api,
+        json!({"fileReference": {"link": format!("http://{srv}/p/other.json")}, "policy": {"fullPath": "/Common/api1"}}),
+    )
+    .await;
+    assert_eq!(t["status"], "FAILURE", "{t}");
+    let m = t["result"]["message"].as_str().unwrap();
+    assert!(
+        m.contains("The policy name 'other' in the pulled file does not match the name 'api1' of fullPath '/Common/api1'."),
+        "{m}"
+    );
+    // Links the pull refuses, with what the failure says.
+    let refused_links = [
         (
-            json!({"fileReference": {"link": format!("http://{srv}/p/other.json")}, "policy": {"fullPath": "/Common/api1"}}),
-            "The policy name 'other' in the pulled file does not match the name 'api1' of fullPath '/Common/api1'.",
-        ),
-        (
-            json!({"fileReference": {"link": "http://169.254.169.254/latest/meta-data/"}}),
+            "http://169.254.169.254/latest/meta-data/".to_string(),
             "169.254.169.254 is refused",
         ),
         (
-            json!({"fileReference": {"link": format!("http://{srv}/to-metadata")}}),
+            format!("http://{srv}/to-metadata"),
             "169.254.169.254 is refused",
         ),
-        (
-            json!({"fileReference": {"link": "http://[fe80::1]/x"}}),
-            "fe80::1 is refused",
-        ),
+        ("http://[fe80::1]/x".to_string(), "fe80::1 is refused"),
         // The metadata address inside IPv6 forms: NAT64 and IPv4-compatible.
         (
-            json!({"fileReference": {"link": "http://[64:ff9b::a9fe:a9fe]/latest/meta-data/"}}),
+            "http://[64:ff9b::a9fe:a9fe]/latest/meta-data/".to_string(),
             "(it carries 169.254.169.254) is refused",
         ),
         (
-            json!({"fileReference": {"link": "http://[::169.254.169.254]/latest/meta-data/"}}),
+            "http://[::169.254.169.254]/latest/meta-data/".to_string(),
             "(it carries 169.254.169.254) is refused",
         ),
         (
-            json!({"fileReference": {"link": "file:///etc/passwd"}}),
+            "file:///etc/passwd".to_string(),
             "inside the data directory",
         ),
         (
-            json!({"fileReference": {"link": "file://../../serve.json"}}),
+            "file://../../serve.json".to_string(),
             "inside the data directory",
         ),
         (
-            json!({"fileReference": {"link": format!("http://{srv}/big")}}),
+            format!("http://{srv}/big"),
             "larger than the limit of 4096 bytes",
         ),
         (
-            json!({"fileReference": {"link": format!("http://{srv}/loop")}}),
+            format!("http://{srv}/loop"),
             "too many redirects (more than 5)",
         ),
+        ("gopher://x/y".to_string(), "unsupported scheme"),
+        (format!("http://{srv}/absent"), "HTTP status 404"),
         (
-            json!({"fileReference": {"link": "gopher://x/y"}}),
-            "unsupported scheme",
-        ),
-        (
-            json!({"fileReference": {"link": format!("http://{srv}/absent")}}),
-            "HTTP status 404",
-        ),
-        (
-            json!({"fileReference": {"link": format!("http://{silent_addr}/p.json")}}),
+            format!("http://{silent_addr}/p.json"),
             "timed out after 2 s",
         ),
         // https with the webpki roots: the admin API's self-signed certificate is refused.
-        (
-            json!({"fileReference": {"link": format!("{}/mgmt/tm/sys", server.base)}}),
-            "TLS with 127.0.0.1",
-        ),
+        (format!("{}/mgmt/tm/sys", server.base), "TLS with 127.0.0.1"),
     ];
-    for (body, want) in fails {
+    for (link, want) in refused_links {
+        let body = json!({"fileReference": {"link": link}});
         let t = import(&api, body.clone()).await;
         assert_eq!(t["status"], "FAILURE", "{body}: {t}");
         let m = t["result"]["message"].as_str().unwrap();

@@ -5,7 +5,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::mgmt::{Api, PASS, assert_error, start};
+use crate::support::mgmt::{Api, PASS, assert_error, start, start_configured};
 
 #[tokio::test]
 async fn login_tokens_and_lockout() {
@@ -233,13 +233,10 @@ async fn roles_are_enforced_with_the_part7_message() {
 
 /// A server whose lockout and throttles are out of the way, for tests about something else.
 fn lenient(dir: &std::path::Path) -> crate::support::mgmt::Server {
-    let config = dir.join("serve.json");
-    std::fs::write(
-        &config,
+    start_configured(
+        dir,
         r#"{"mgmt": {"lockout_attempts": 1000, "login_source_attempts": 1000, "login_global_rate": 0}}"#,
     )
-    .unwrap();
-    start(&dir.join("data"), Some(&config))
 }
 
 /// A login (no other credentials) of `user` against the local (`tmos`) source.

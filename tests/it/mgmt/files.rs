@@ -4,7 +4,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::mgmt::{Api, PASS, assert_error, start};
+use crate::support::mgmt::{Api, PASS, assert_error, start, start_configured};
 
 #[tokio::test]
 async fn uploads_ifiles_and_certificate_install() {
@@ -151,13 +151,10 @@ async fn uploads_ifiles_and_certificate_install() {
 #[tokio::test]
 async fn upload_size_limit_is_enforced() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("cfg.json");
-    std::fs::write(
-        &cfg,
+    let s = start_configured(
+        dir.path(),
         r#"{"mgmt": {"max_upload_bytes": 1000, "data_dir": "unused"}}"#,
-    )
-    .unwrap();
-    let s = start(&dir.path().join("data"), Some(&cfg));
+    );
     let api = Api::new(&s);
     let r = api
         .c

@@ -19,7 +19,7 @@ use parking_lot::Mutex;
 use ring::signature::KeyPair as _;
 use serde_json::{Value, json};
 
-use super::upstream::serve_fn;
+use super::upstream::{authorization_and_body, serve_fn};
 
 pub fn b64(b: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b)
@@ -138,13 +138,7 @@ impl Idp {
                     }
                     "/introspect" => {
                         ih.fetch_add(1, Ordering::SeqCst);
-                        let auth = r
-                            .headers()
-                            .get("authorization")
-                            .and_then(|v| v.to_str().ok())
-                            .unwrap_or_default()
-                            .to_string();
-                        let body = r.into_body().collect().await.expect("body").to_bytes();
+                        let (auth, body) = authorization_and_body(r).await;
                         let token = form_urlencoded::parse(&body)
                             .find(|(k, _)| k == "token")
                             .map(|(_, v)| v.into_owned())

@@ -30,6 +30,14 @@ pub fn start(dir: &Path, config: Option<&Path>) -> Server {
     spawn("serve", dir, 0, config)
 }
 
+/// Starts `portcullis serve` configured by `config` (the JSON text of `dir/serve.json`), with
+/// `dir/data` as its data directory.
+pub fn start_configured(dir: &Path, config: &str) -> Server {
+    let path = dir.join("serve.json");
+    std::fs::write(&path, config).expect("write serve.json");
+    start(&dir.join("data"), Some(&path))
+}
+
 /// Starts `portcullis <role>` with `--admin-listen 127.0.0.1:<port>` (0 = any; a given port
 /// restarts a device in place).
 pub fn spawn(role: &str, dir: &Path, port: u16, config: Option<&Path>) -> Server {

@@ -46,6 +46,23 @@ where
     addr
 }
 
+/// The `Authorization` header of a request (empty when there is none) and its whole body.
+pub async fn authorization_and_body(
+    r: http::Request<hyper::body::Incoming>,
+) -> (String, bytes::Bytes) {
+    let auth = r
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    let body = http_body_util::BodyExt::collect(r.into_body())
+        .await
+        .expect("body")
+        .to_bytes();
+    (auth, body)
+}
+
 /// An HTTP/1.1 server on 127.0.0.1 answering every request with 200 and `body` (JSON).
 pub async fn http_server(body: String) -> SocketAddr {
     http_table(
@@ -74,6 +91,12 @@ pub fn plain_client() -> reqwest::Client {
         .tls_info(true)
         .build()
         .unwrap()
+}
+
+/// Sends `request` and returns the body of the answer as text, whatever its status.
+pub async fn text_of(request: reqwest::RequestBuilder) -> String {
+    let res = request.send().await.expect("an answer");
+    res.text().await.expect("a text body")
 }
 
 /// GETs `url` until a listener answers (up to ~10 s); the response, or `None`.
