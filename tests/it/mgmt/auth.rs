@@ -5,7 +5,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::mgmt::{Api, PASS, assert_error, start, start_configured};
+use crate::support::mgmt::{Api, PASS, assert_error, configured, start};
 
 #[tokio::test]
 async fn login_tokens_and_lockout() {
@@ -232,9 +232,8 @@ async fn roles_are_enforced_with_the_part7_message() {
 }
 
 /// A server whose lockout and throttles are out of the way, for tests about something else.
-fn lenient(dir: &std::path::Path) -> crate::support::mgmt::Server {
-    start_configured(
-        dir,
+fn lenient() -> (tempfile::TempDir, crate::support::mgmt::Server, Api) {
+    configured(
         r#"{"mgmt": {"lockout_attempts": 1000, "login_source_attempts": 1000, "login_global_rate": 0}}"#,
     )
 }
@@ -319,9 +318,7 @@ async fn a_login_spray_from_one_source_is_throttled() {
 
 #[tokio::test]
 async fn failed_logins_of_unknown_names_take_as_long_as_those_of_real_users() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = lenient(dir.path());
-    let api = Api::new(&s);
+    let (_dir, _server, api) = lenient();
     let median = |mut v: Vec<std::time::Duration>| {
         v.sort();
         v[v.len() / 2]

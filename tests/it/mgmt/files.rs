@@ -4,7 +4,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::mgmt::{Api, PASS, assert_error, start, start_configured};
+use crate::support::mgmt::{Api, PASS, assert_error, configured, start};
 
 #[tokio::test]
 async fn uploads_ifiles_and_certificate_install() {
@@ -150,12 +150,8 @@ async fn uploads_ifiles_and_certificate_install() {
 
 #[tokio::test]
 async fn upload_size_limit_is_enforced() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = start_configured(
-        dir.path(),
-        r#"{"mgmt": {"max_upload_bytes": 1000, "data_dir": "unused"}}"#,
-    );
-    let api = Api::new(&s);
+    let (_dir, s, api) =
+        configured(r#"{"mgmt": {"max_upload_bytes": 1000, "data_dir": "unused"}}"#);
     let r = api
         .c
         .post(format!("{}/mgmt/shared/file-transfer/uploads/big", s.base))

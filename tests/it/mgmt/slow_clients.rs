@@ -15,7 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
-use crate::support::mgmt::{PASS, Server, start_configured};
+use crate::support::mgmt::{PASS, Server, configured};
 
 /// The admin port's bounds in these tests.
 const CONFIG: &str = r#"{"mgmt": {"header_read_timeout": 2, "idle_timeout": 2,
@@ -29,8 +29,7 @@ struct Admin {
 }
 
 fn admin() -> Admin {
-    let dir = tempfile::tempdir().expect("tmp");
-    let server = start_configured(dir.path(), CONFIG);
+    let (dir, server, _) = configured(CONFIG);
     Admin { server, dir }
 }
 

@@ -30,12 +30,16 @@ pub fn start(dir: &Path, config: Option<&Path>) -> Server {
     spawn("serve", dir, 0, config)
 }
 
-/// Starts `portcullis serve` configured by `config` (the JSON text of `dir/serve.json`), with
-/// `dir/data` as its data directory.
-pub fn start_configured(dir: &Path, config: &str) -> Server {
-    let path = dir.join("serve.json");
+/// A `portcullis serve` configured by `config` (the JSON text of its `serve.json`) and an admin
+/// client of it, in a temporary directory that must outlive the server (bind it first, so that it
+/// drops last).
+pub fn configured(config: &str) -> (tempfile::TempDir, Server, Api) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("serve.json");
     std::fs::write(&path, config).expect("write serve.json");
-    start(&dir.join("data"), Some(&path))
+    let server = start(&dir.path().join("data"), Some(&path));
+    let api = Api::new(&server);
+    (dir, server, api)
 }
 
 /// Starts `portcullis <role>` with `--admin-listen 127.0.0.1:<port>` (0 = any; a given port
