@@ -314,7 +314,7 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
         .await;
     assert_eq!(st, 400, "{e}");
     assert!(e["message"].as_str().unwrap().contains("/Common/web"));
-    let done = patch_task(&cm, &imp, resolve(&[c.clone()], "USE_BIGIQ"), 30).await;
+    let done = patch_task(&cm, &imp, resolve(conflicts, "USE_BIGIQ"), 30).await;
     assert_eq!(done["status"], "FINISHED", "{done}");
     assert_eq!(done["currentStep"], "DONE", "{done}");
     assert_eq!(
