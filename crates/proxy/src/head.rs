@@ -6,6 +6,7 @@
 //! Pure: bytes in, [`Framing`] or [`Reject`] out. This is the fuzz target
 //! `http1_head`.
 
+use std::fmt::Write as _;
 use std::mem::MaybeUninit;
 
 use http::Uri;
@@ -239,7 +240,9 @@ pub fn parse_scanned<T>(
             Some(n) => Framing::Length(n),
         }
     };
-    let uri = target(path).ok_or(Reject::bad("invalid request target"))?;
+    let uri = target(path)
+        .or_else(|| encoded_target(path))
+        .ok_or(Reject::bad("invalid request target"))?;
     check_target(req.method.unwrap_or(""), path, &uri)?;
     match host {
         None if !http10 => return Err(Reject::bad("no Host field")),
@@ -247,6 +250,29 @@ pub fn parse_scanned<T>(
         _ => {}
     }
     Ok((framing, build(&req, uri)))
+}
+
+/// Bytes RFC 3986 leaves out of a URI that clients nevertheless send unencoded (`"`, `<`, `>`,
+/// `\`, `^`, `` ` ``, `{`, `|`, `}`; non-ASCII, which [`Uri`] takes as it is, is encoded with
+/// them): a target holding them is read as a browser would have sent it, those bytes
+/// percent-encoded, so that the policy judges what they spell (a raw `<script>` in a query is an
+/// attack to block, a raw JSON filter a value to check) instead of the parser refusing the request
+/// unjudged. The upstream receives the encoded form. `None` when the target has none of them (it
+/// is invalid for another reason) or is still invalid once encoded.
+fn encoded_target(raw: &str) -> Option<Uri> {
+    let unsafe_byte = |b: u8| b >= 0x80 || b"\"<>\\^`{|}".contains(&b);
+    if !raw.bytes().any(unsafe_byte) {
+        return None;
+    }
+    let mut encoded = String::with_capacity(raw.len() + 32);
+    for b in raw.bytes() {
+        if unsafe_byte(b) {
+            let _ = write!(encoded, "%{b:02X}");
+        } else {
+            encoded.push(char::from(b));
+        }
+    }
+    Uri::try_from(encoded).ok()
 }
 
 /// The request target's form must fit the method (RFC 9112 3.2): authority-form only for CONNECT,
@@ -463,10 +489,36 @@ mod tests {
             "GET * HTTP/1.1\r\nHost: a\r\n\r\n",
             "CONNECT / HTTP/1.1\r\nHost: a\r\n\r\n",
             "CONNECT http://a.example/ HTTP/1.1\r\nHost: a\r\n\r\n",
-            "GET /a?q=<script> HTTP/1.1\r\nHost: a\r\n\r\n",
         ];
         for h in bad {
             assert_eq!(check(h).map_err(|r| r.status), Err(400), "{h:?}");
+        }
+    }
+
+    #[test]
+    fn targets_with_bytes_a_uri_leaves_out_are_read_percent_encoded() {
+        let target = |head: &str| {
+            parse_scanned(
+                head.as_bytes(),
+                &LIM,
+                |t| Uri::try_from(t).ok(),
+                |_, uri| uri,
+            )
+            .map(|(_, uri)| uri.to_string())
+            .map_err(|r| r.status)
+        };
+        let cases = [
+            ("/a?q=<script>", Ok("/a?q=%3Cscript%3E")),
+            ("/s?f={\"id\":[1]}", Ok("/s?f=%7B%22id%22:[1]%7D")),
+            ("/c:\\win|x^`", Ok("/c:%5Cwin%7Cx%5E%60")),
+            ("/caf\u{e9}", Ok("/caf\u{e9}")),
+            ("/caf\u{e9}<", Ok("/caf%C3%A9%3C")),
+            ("/plain?a=1", Ok("/plain?a=1")),
+            ("http://user@a.example/<", Err(400)),
+        ];
+        for (raw, want) in cases {
+            let head = format!("GET {raw} HTTP/1.1\r\nHost: a\r\n\r\n");
+            assert_eq!(target(&head), want.map(String::from), "{raw:?}");
         }
     }
 

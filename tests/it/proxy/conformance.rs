@@ -161,13 +161,62 @@ async fn connect_is_refused_with_a_reply_or_blocked_with_the_page() {
 }
 
 #[tokio::test]
+async fn a_target_with_bytes_a_uri_leaves_out_is_judged_by_the_policy_not_refused() {
+    let up = Upstream::start().await;
+    let pass = Proxy::start(&[up.url()], PASS_POLICY, &[]);
+    let out = raw(
+        pass.addr,
+        b"GET /s?f={\"id\":[1]}&q=a|b HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+        WAIT,
+    )
+    .await;
+    assert!(out.starts_with("HTTP/1.1 200 "), "{out}");
+    assert_eq!(
+        header(&out, "x-seen-target"),
+        Some("/s?f=%7B%22id%22:[1]%7D&q=a%7Cb"),
+        "{out}"
+    );
+
+    let blocking = Proxy::start(&[up.url()], GENERIC_POLICY, &[]);
+    let out = raw(
+        blocking.addr,
+        b"GET /a?q=<script>alert(1)</script> HTTP/1.1\r\nHost: a\r\n\r\n",
+        WAIT,
+    )
+    .await;
+    assert!(!out.starts_with("HTTP/1.1 400 "), "{out}");
+    let id: String = out
+        .split("Your support ID is: ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no support ID in {out}"))
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let events = blocking.events_containing(&id);
+    let event = events
+        .lines()
+        .find(|l| l.contains(&id))
+        .unwrap_or_else(|| panic!("no event for {id}: {events}"));
+    let event: serde_json::Value = serde_json::from_str(event).expect("json");
+    assert_eq!(event["action"], "block", "{event}");
+    let kinds: Vec<&str> = event["violations"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v["kind"].as_str())
+        .collect();
+    assert!(kinds.contains(&"VIOL_ATTACK_SIGNATURE"), "{event}");
+    assert_eq!(up.hits(), 1, "only the passed request reaches the upstream");
+}
+
+#[tokio::test]
 async fn a_request_the_parser_refuses_is_logged_with_a_support_id() {
     let up = Upstream::start().await;
     let proxy = Proxy::start(&[up.url()], PASS_POLICY, &[]);
     for (request, target, violation) in [
         (
-            &b"GET /a?q=<script> HTTP/1.1\r\nHost: a\r\n\r\n"[..],
-            "/a?q=<script>",
+            &b"GET http://user@a.example/a HTTP/1.1\r\nHost: a\r\n\r\n"[..],
+            "http://user@a.example/a",
             "VIOL_HTTP_PROTOCOL",
         ),
         (

@@ -103,6 +103,7 @@ async fn answer(req: Request<Incoming>) -> Result<Response<Body>, Infallible> {
             names.join(",")
         })
         .header("x-seen-version", format!("{:?}", parts.version))
+        .header("x-seen-target", parts.uri.to_string())
         .header("keep-alive", "timeout=5");
     let path = parts.uri.path().to_string();
     let out = match path.as_str() {
