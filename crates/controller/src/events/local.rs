@@ -220,24 +220,11 @@ pub fn run_writer<P: Fn(&SecurityEvent) -> String>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use portcullis_engine::Action;
 
     fn ev(t: u64, id: &str) -> Arc<SecurityEvent> {
         Arc::new(SecurityEvent {
-            support_id: id.into(),
-            time: String::new(),
             time_micros: t,
-            client_ip: "192.0.2.1".into(),
-            method: "GET".into(),
-            uri: "/".into(),
-            protocol: "HTTP/1.1".into(),
-            policy: "p".into(),
-            action: Action::Block,
-            rating: 4,
-            violations: Vec::new(),
-            virtual_server: "/Common/vs".into(),
-            response_code: 403,
-            headers: Vec::new(),
+            ..SecurityEvent::sample(id)
         })
     }
 
