@@ -3,13 +3,14 @@
 //! bounded reading of admin request bodies ([`body`]), the one outbound HTTP client with its
 //! bounds ([`Outbound`]) and destination guard ([`Guard`]), bounded server-side pulls of URLs
 //! ([`fetch`]), the certificate-pinning verifier ([`pin`]), links to policy files ([`links`]),
-//! URLs with their password masked.
+//! URLs with their password masked, loosely typed JSON fields ([`json`]).
 
 pub mod body;
 mod clock;
 pub mod fetch;
 mod guard;
 mod inline_vec;
+pub mod json;
 pub mod links;
 mod outbound;
 pub mod pin;
