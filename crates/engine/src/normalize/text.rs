@@ -3,6 +3,8 @@
 
 use std::borrow::Cow;
 
+use crate::parse::query::hex_digit;
+
 /// Whether the value has a NUL byte (a violation of its own, and a classic C-string truncation trick).
 pub fn contains_nul(value: &[u8]) -> bool {
     value.contains(&0)
@@ -413,10 +415,6 @@ fn special_param(v: &[u8], i: usize) -> bool {
             .is_some_and(|n| n.is_ascii_alphanumeric() || *n == b'/')
 }
 
-fn hex_val(b: u8) -> Option<u32> {
-    (b as char).to_digit(16)
-}
-
 /// Decodes JavaScript/Java string escapes `\uXXXX`, `\u{X…}`, `\xXX` and three-digit octal `\NNN`
 /// (as used to hide `${jndi:` or `<script>`), or `None` when there are none.
 pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
@@ -430,7 +428,7 @@ pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
             if (1..=6).contains(&n) && value.get(i + 3 + n) == Some(&b'}') {
                 let cp = value[i + 3..i + 3 + n]
                     .iter()
-                    .fold(0u32, |a, &d| a << 4 | hex_val(d).unwrap_or(0));
+                    .fold(0u32, |a, &d| a << 4 | u32::from(hex_digit(d).unwrap_or(0)));
                 return Some((cp, n + 4));
             }
             return None;
@@ -448,7 +446,7 @@ pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
         let digits = value.get(i + skip..i + skip + n)?;
         let mut cp = 0u32;
         for &d in digits {
-            cp = cp << 4 | hex_val(d)?;
+            cp = cp << 4 | u32::from(hex_digit(d)?);
         }
         Some((cp, skip + n))
     };
