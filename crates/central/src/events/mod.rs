@@ -21,7 +21,6 @@ use portcullis_admin::MgmtState;
 use portcullis_store::Store;
 
 pub use postgres::Postgres;
-pub use search::Cidr;
 
 /// The `central.events` section of the config file.
 #[derive(Clone, Debug, Deserialize)]
@@ -151,7 +150,7 @@ pub struct Search {
     pub violation: Option<String>,
     pub signature: Option<i64>,
     /// An address or a CIDR block.
-    pub client: Option<search::Cidr>,
+    pub client: Option<portcullis_support::Cidr>,
     pub since_micros: Option<u64>,
     pub until_micros: Option<u64>,
     pub top: usize,
