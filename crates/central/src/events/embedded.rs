@@ -148,13 +148,8 @@ impl Embedded {
 
     pub fn prune(&self, keep: Retention) -> Result<u64, String> {
         let count = self.count.load(Ordering::Relaxed);
-        let over = if keep.max_events > 0 {
-            count.saturating_sub(keep.max_events)
-        } else {
-            0
-        };
-        let cutoff = (!keep.max_age.is_zero())
-            .then(|| now_micros().saturating_sub(keep.max_age.as_micros() as u64));
+        let over = keep.excess(count);
+        let cutoff = keep.cutoff_micros(now_micros());
         let removed = self
             .store
             .write(|tx| {

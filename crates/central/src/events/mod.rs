@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use super::devices::Device;
 use portcullis_admin::MgmtState;
+pub use portcullis_store::Retention;
 use portcullis_store::Store;
 
 pub use postgres::Postgres;
@@ -61,13 +62,6 @@ impl EventsConfig {
             max_events: self.max_events,
         }
     }
-}
-
-/// How long, and how many, events are kept (zero: no bound).
-#[derive(Clone, Copy, Debug)]
-pub struct Retention {
-    pub max_age: Duration,
-    pub max_events: u64,
 }
 
 /// One collected event: the controller's REST item (with the device added) and the fields the
