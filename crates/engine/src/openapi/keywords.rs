@@ -160,11 +160,12 @@ pub(crate) fn array(
     broken: &mut impl FnMut(Broken),
 ) {
     count(len as u64, n.min_items, n.max_items, "items", broken);
-    if n.unique_items && len <= UNIQUE_MAX {
-        if let Some(i) = (1..len).find(|&i| (0..i).any(|j| same(j, i))) {
-            let detail = format!("item {i} is a duplicate (uniqueItems)");
-            broken((Category::Structure, detail));
-        }
+    if n.unique_items
+        && len <= UNIQUE_MAX
+        && let Some(i) = (1..len).find(|&i| (0..i).any(|j| same(j, i)))
+    {
+        let detail = format!("item {i} is a duplicate (uniqueItems)");
+        broken((Category::Structure, detail));
     }
 }
 
