@@ -18,7 +18,7 @@ use portcullis_support::now_micros;
 
 /// The machine ids a task is about.
 fn machines(t: &Map<String, Value>) -> Vec<String> {
-    let mut out = portcullis_support::json::strings(t.get("machineIds"));
+    let mut out = portcullis_support::json_strings(t.get("machineIds"));
     if let Some(m) = t.get("machineId").and_then(Value::as_str) {
         out.push(m.to_string());
     }

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 /// The strings of the JSON array `v`, other items skipped; empty when `v` is absent or not an
 /// array.
-pub fn strings(v: Option<&Value>) -> Vec<String> {
+pub fn json_strings(v: Option<&Value>) -> Vec<String> {
     v.and_then(Value::as_array)
         .into_iter()
         .flatten()
@@ -21,8 +21,8 @@ mod tests {
 
     #[test]
     fn only_the_strings_of_an_array_are_taken() {
-        assert_eq!(strings(Some(&json!(["a", 1, null, "b"]))), ["a", "b"]);
-        assert!(strings(Some(&json!("a"))).is_empty());
-        assert!(strings(None).is_empty());
+        assert_eq!(json_strings(Some(&json!(["a", 1, null, "b"]))), ["a", "b"]);
+        assert!(json_strings(Some(&json!("a"))).is_empty());
+        assert!(json_strings(None).is_empty());
     }
 }

@@ -84,7 +84,7 @@ pub fn full_path_field(obj: &Map<String, Value>) -> String {
 
 /// The virtual servers a policy object is attached to.
 pub fn virtuals_of(obj: &Map<String, Value>) -> Vec<String> {
-    portcullis_support::json::strings(obj.get("virtualServers"))
+    portcullis_support::json_strings(obj.get("virtualServers"))
 }
 
 /// Creates or replaces the policy `full_path` from a declarative document (`{"policy": {...}}`):

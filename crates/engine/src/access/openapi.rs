@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 
-use portcullis_support::json;
+use portcullis_support::json_strings;
 use serde_json::Value;
 
 use super::profile::{AccessProfile, KeyLocation, MethodKind, Requirement};
@@ -52,7 +52,7 @@ fn requirement_of(v: Option<&Value>) -> Option<SecurityReq> {
             .filter_map(Value::as_object)
             .map(|alt| {
                 alt.iter()
-                    .map(|(name, scopes)| (name.clone(), json::strings(Some(scopes))))
+                    .map(|(name, scopes)| (name.clone(), json_strings(Some(scopes))))
                     .collect()
             })
             .collect(),
