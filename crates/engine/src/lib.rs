@@ -17,6 +17,8 @@ pub mod policy;
 mod resolver;
 pub mod response;
 pub mod signatures;
+#[cfg(test)]
+mod test_support;
 mod transaction;
 mod verdict;
 mod violation;
