@@ -115,17 +115,25 @@ const CENTRAL_ADMIN: SocketAddr = SocketAddr::new(
     portcullis::central::DEFAULT_PORT,
 );
 
+/// Where a server command (`serve`, `central`) takes its settings from.
 #[derive(clap::Args)]
-struct ServeCmd {
+struct ServerFiles {
     /// JSON configuration file (flags override it).
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Data directory (store, certificate; a controller's uploaded files)
+    /// [default: ./portcullis-data].
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct ServeCmd {
+    #[command(flatten)]
+    files: ServerFiles,
     /// Address of the HTTPS admin API [default: 127.0.0.1:8443].
     #[arg(long)]
     admin_listen: Option<SocketAddr>,
-    /// Data directory (store, certificate, uploaded files) [default: ./portcullis-data].
-    #[arg(long)]
-    data_dir: Option<PathBuf>,
     /// Address of the DNS listener (UDP and TCP).
     #[arg(long)]
     dns_listen: Option<SocketAddr>,
@@ -133,24 +141,28 @@ struct ServeCmd {
 
 #[derive(clap::Args)]
 struct CentralCmd {
-    /// JSON configuration file (flags override it).
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    files: ServerFiles,
     /// Address of the HTTPS admin API [default: 127.0.0.1:9443].
     #[arg(long)]
     admin_listen: Option<SocketAddr>,
-    /// Data directory (store, certificate) [default: ./portcullis-data].
-    #[arg(long)]
-    data_dir: Option<PathBuf>,
     /// Keep the fleet's security events in PostgreSQL (postgres://user:password@host/db)
     /// instead of the embedded store.
     #[arg(long)]
     events_db: Option<String>,
 }
 
+/// The multi-threaded runtime a server command runs on.
+fn server_runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())
+}
+
 fn central(cmd: CentralCmd) -> Result<(), String> {
     use portcullis::central::CentralConfig;
-    let mut file = match &cmd.config {
+    let mut file = match &cmd.files.config {
         Some(p) => CentralConfig::load(p).map_err(|e| e.to_string())?,
         None => CentralConfig::default(),
     };
@@ -158,7 +170,7 @@ fn central(cmd: CentralCmd) -> Result<(), String> {
         file.central.events.db = Some(db);
     }
     let mut mgmt = file.mgmt_config().map_err(|e| e.to_string())?;
-    if let Some(d) = cmd.data_dir.or(file.data_dir.clone()) {
+    if let Some(d) = cmd.files.data_dir.or(file.data_dir.clone()) {
         mgmt.data_dir = d;
     }
     let args = portcullis::central::CentralArgs {
@@ -173,10 +185,7 @@ fn central(cmd: CentralCmd) -> Result<(), String> {
         max_tasks: file.central.max_tasks,
         events: file.central.events.clone(),
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let rt = server_runtime()?;
     rt.block_on(run_central(args))
 }
 
@@ -225,12 +234,12 @@ fn init_logging() {
 }
 
 fn serve(cmd: ServeCmd) -> Result<(), String> {
-    let file = match &cmd.config {
+    let file = match &cmd.files.config {
         Some(p) => portcullis::mgmt::ServeConfig::load(p).map_err(|e| e.to_string())?,
         None => Default::default(),
     };
     let mut mgmt = file.mgmt.unwrap_or_default();
-    if let Some(d) = cmd.data_dir.or(file.data_dir) {
+    if let Some(d) = cmd.files.data_dir.or(file.data_dir) {
         mgmt.data_dir = d;
     }
     let args = portcullis::mgmt::ServeArgs {
@@ -243,10 +252,7 @@ fn serve(cmd: ServeCmd) -> Result<(), String> {
         tls_key: file.tls_key,
         mgmt,
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| e.to_string())?;
+    let rt = server_runtime()?;
     rt.block_on(async {
         let shared = portcullis::proxy::DataplaneShared::with_defaults(None)?;
         let topology = Arc::new(portcullis::proxy::Dataplane::new(shared.clone()));

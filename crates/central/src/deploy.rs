@@ -17,40 +17,16 @@ use super::config::{self, CURRENT, WORKING};
 use super::devices::{self, Device};
 use super::import::check_device;
 use super::modules::{self, Module};
-use super::tasks::{self, Outcome, Resume, Run, RunFuture, TaskKind};
+use super::tasks::{self, Outcome, Run, RunFuture, module_task_kinds};
 use portcullis_admin::Ctx;
 use portcullis_admin::Reply;
 use portcullis_admin::{MgmtError, MgmtResult};
 
-macro_rules! deploy_kind {
-    ($name:ident, $cm:literal) => {
-        pub static $name: TaskKind = TaskKind {
-            collection: concat!("/mgmt/cm/", $cm, "/tasks/deploy-configuration"),
-            kind: concat!(
-                "cm:",
-                $cm,
-                ":tasks:deploy-configuration:deployconfigtaskitemstate"
-            ),
-            collection_kind: concat!(
-                "cm:",
-                $cm,
-                ":tasks:deploy-configuration:deployconfigtaskcollectionstate"
-            ),
-            prepare,
-            run,
-            resume: Resume::Rerun,
-            exclusive: &[
-                concat!("/mgmt/cm/", $cm, "/tasks/declare-mgmt-authority"),
-                concat!("/mgmt/cm/", $cm, "/tasks/deploy-configuration"),
-            ],
-        };
-    };
-}
-deploy_kind!(ADC_CORE, "adc-core");
-deploy_kind!(ASM, "asm");
-deploy_kind!(FIREWALL, "firewall");
-
-pub static KINDS: &[&TaskKind] = &[&ADC_CORE, &ASM, &FIREWALL];
+module_task_kinds!(
+    "deploy-configuration",
+    "deployconfigtaskitemstate",
+    "deployconfigtaskcollectionstate"
+);
 
 pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
     tasks::handle_any(ctx, body, KINDS)

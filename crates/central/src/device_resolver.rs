@@ -52,17 +52,6 @@ pub fn product_slug(product: &str) -> String {
         .to_ascii_lowercase()
 }
 
-fn only_get(ctx: &Ctx<'_>) -> MgmtResult<()> {
-    if ctx.method == Method::GET {
-        Ok(())
-    } else {
-        Err(MgmtError::method_not_allowed(
-            ctx.method.as_str(),
-            &ctx.path,
-        ))
-    }
-}
-
 /// `/mgmt/shared/resolver/device-groups...`.
 pub fn device_groups(ctx: &Ctx<'_>, _: &[u8]) -> MgmtResult<Reply> {
     let st = ctx.st;
@@ -73,7 +62,7 @@ pub fn device_groups(ctx: &Ctx<'_>, _: &[u8]) -> MgmtResult<Reply> {
     if let (&Method::DELETE, [_, "devices", id]) = (&ctx.method, rest.as_slice()) {
         return remove_device(ctx, id);
     }
-    only_get(ctx)?;
+    ctx.only_get()?;
     let all = devices::list(&st.store)?;
     let products: Vec<String> = all.iter().map(|d| product_slug(&d.product)).collect();
     let group_view = |g: &str| {
@@ -165,7 +154,7 @@ fn machine_view(d: &Device) -> Value {
 
 /// `/mgmt/cm/system/machineid-resolver[/<machineId>]`.
 pub fn machine_ids(ctx: &Ctx<'_>, _: &[u8]) -> MgmtResult<Reply> {
-    only_get(ctx)?;
+    ctx.only_get()?;
     let rest = ctx.path[MACHINE_IDS.len()..].trim_start_matches('/');
     if rest.is_empty() {
         let items: Vec<Value> = devices::list(&ctx.st.store)?

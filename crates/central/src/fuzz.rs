@@ -70,10 +70,10 @@ pub fn body(data: &[u8]) {
         let _ = events::FleetEvent::from_item(&dev, item.clone());
     }
     if let Some(c) = obj.get("clientIp").and_then(Value::as_str)
-        && let Some(block) = events::search::Cidr::parse(c)
+        && let Ok(block) = c.parse::<portcullis_support::Cidr>()
     {
-        let _ = block.contains(c);
-        assert_eq!(events::search::Cidr::parse(&block.to_string()), Some(block));
+        let _ = c.parse().is_ok_and(|ip| block.contains(ip));
+        assert_eq!(block.to_string().parse(), Ok(block));
     }
     if let Some(t) = obj.get("since").and_then(Value::as_str) {
         let _ = events::search::instant("since", t);

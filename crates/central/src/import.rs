@@ -20,37 +20,17 @@ use super::conflicts::{self, USE_BIGIP};
 use super::devices::{self, Device};
 use super::modules::{self, Module};
 use super::tasks::{
-    self, Outcome, PENDING_CHILD_CONFLICTS, PENDING_CONFLICTS, Resume, Run, RunFuture, TaskKind,
+    self, Outcome, PENDING_CHILD_CONFLICTS, PENDING_CONFLICTS, Run, RunFuture, module_task_kinds,
 };
 use portcullis_admin::Ctx;
 use portcullis_admin::Reply;
 use portcullis_admin::{MgmtError, MgmtResult};
 
-macro_rules! import_kind {
-    ($name:ident, $cm:literal) => {
-        pub static $name: TaskKind = TaskKind {
-            collection: concat!("/mgmt/cm/", $cm, "/tasks/declare-mgmt-authority"),
-            kind: concat!("cm:", $cm, ":tasks:declare-mgmt-authority:dmataskitemstate"),
-            collection_kind: concat!(
-                "cm:",
-                $cm,
-                ":tasks:declare-mgmt-authority:dmataskcollectionstate"
-            ),
-            prepare,
-            run,
-            resume: Resume::Rerun,
-            exclusive: &[
-                concat!("/mgmt/cm/", $cm, "/tasks/declare-mgmt-authority"),
-                concat!("/mgmt/cm/", $cm, "/tasks/deploy-configuration"),
-            ],
-        };
-    };
-}
-import_kind!(ADC_CORE, "adc-core");
-import_kind!(ASM, "asm");
-import_kind!(FIREWALL, "firewall");
-
-pub static KINDS: &[&TaskKind] = &[&ADC_CORE, &ASM, &FIREWALL];
+module_task_kinds!(
+    "declare-mgmt-authority",
+    "dmataskitemstate",
+    "dmataskcollectionstate"
+);
 
 const RESOLVE: &str = "RESOLVE_CONFLICTS";
 

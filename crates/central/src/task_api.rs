@@ -18,16 +18,7 @@ use portcullis_support::now_micros;
 
 /// The machine ids a task is about.
 fn machines(t: &Map<String, Value>) -> Vec<String> {
-    let mut out: Vec<String> = t
-        .get("machineIds")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut out = portcullis_support::json_strings(t.get("machineIds"));
     if let Some(m) = t.get("machineId").and_then(Value::as_str) {
         out.push(m.to_string());
     }

@@ -79,6 +79,35 @@ pub struct TaskKind {
     pub exclusive: &'static [&'static str],
 }
 
+/// `pub static KINDS`: the three kinds (one per module: adc-core, asm, firewall) of a task at
+/// `/mgmt/cm/<module>/tasks/<task>`, with the calling module's `prepare` and `run`. Only import
+/// (`declare-mgmt-authority`) and deploy (`deploy-configuration`) are per-module, and on one
+/// device they exclude each other within a module, hence the fixed `exclusive` pair.
+macro_rules! module_task_kinds {
+    ($task:literal, $item_state:literal, $collection_state:literal) => {
+        pub static KINDS: &[&$crate::tasks::TaskKind] = &[
+    &module_task_kinds!(@one "adc-core", $task, $item_state, $collection_state),
+    &module_task_kinds!(@one "asm", $task, $item_state, $collection_state),
+    &module_task_kinds!(@one "firewall", $task, $item_state, $collection_state),
+        ];
+    };
+    (@one $cm:literal, $task:literal, $item_state:literal, $collection_state:literal) => {
+        $crate::tasks::TaskKind {
+            collection: concat!("/mgmt/cm/", $cm, "/tasks/", $task),
+            kind: concat!("cm:", $cm, ":tasks:", $task, ":", $item_state),
+            collection_kind: concat!("cm:", $cm, ":tasks:", $task, ":", $collection_state),
+            prepare,
+            run,
+            resume: $crate::tasks::Resume::Rerun,
+            exclusive: &[
+                concat!("/mgmt/cm/", $cm, "/tasks/declare-mgmt-authority"),
+                concat!("/mgmt/cm/", $cm, "/tasks/deploy-configuration"),
+            ],
+        }
+    };
+}
+pub(crate) use module_task_kinds;
+
 /// A running task as its runner sees it.
 pub struct Run {
     pub c: Arc<Central>,

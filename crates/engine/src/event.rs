@@ -40,6 +40,30 @@ pub struct SecurityEvent {
     pub headers: Vec<(String, String)>,
 }
 
+#[cfg(any(test, feature = "test-support"))]
+impl SecurityEvent {
+    /// A blocked `GET /` from 192.0.2.1 with no violation, support id `support_id`: the event the
+    /// tests of the event's consumers (sinks, stores) start from, changing only what they look at.
+    pub fn sample(support_id: &str) -> SecurityEvent {
+        SecurityEvent {
+            support_id: support_id.into(),
+            time: String::new(),
+            time_micros: 0,
+            client_ip: "192.0.2.1".into(),
+            method: "GET".into(),
+            uri: "/".into(),
+            protocol: "HTTP/1.1".into(),
+            policy: "p".into(),
+            action: Action::Block,
+            rating: 4,
+            violations: Vec::new(),
+            virtual_server: "/Common/vs".into(),
+            response_code: 403,
+            headers: Vec::new(),
+        }
+    }
+}
+
 fn is_zero(n: &u16) -> bool {
     *n == 0
 }

@@ -1,6 +1,7 @@
 //! Request bodies on their way upstream: [`Capped`] counts an uninspected body against the body
 //! limit; [`inspect`] feeds a body to the WAF transaction, holding only the bytes not yet released
-//! (at most the inspection limit), and streams released bytes upstream through a channel.
+//! (at most the inspection limit), and streams released bytes upstream through a [`channel`].
+//! [`poll_inner`] is the first step of every body here that wraps another.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -42,6 +43,23 @@ pub enum Signal {
 #[error("{0}")]
 struct Stopped(&'static str);
 
+/// One poll of a body as the data plane's bodies answer it.
+pub type FramePoll = Poll<Option<Result<Frame<Bytes>, BoxError>>>;
+
+/// Polls `inner` for its next frame, its error boxed: the first step of every body that wraps
+/// another ([`Capped`], [`Paced`], the pooled upstream response), each of which then looks at what
+/// came. Generic and inlined, so the per-frame path stays free of boxing and dynamic dispatch.
+#[inline]
+pub fn poll_inner<B>(inner: &mut B, cx: &mut Context<'_>) -> FramePoll
+where
+    B: Body<Data = Bytes> + Unpin,
+    B::Error: Into<BoxError>,
+{
+    Pin::new(inner)
+        .poll_frame(cx)
+        .map(|frame| frame.map(|r| r.map_err(Into::into)))
+}
+
 /// A body that fails (and sets `over`) once more than `max` bytes have passed.
 pub struct Capped<B> {
     inner: B,
@@ -69,26 +87,19 @@ where
     type Data = Bytes;
     type Error = BoxError;
 
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> FramePoll {
         let this = self.get_mut();
-        match Pin::new(&mut this.inner).poll_frame(cx) {
-            Poll::Ready(Some(Ok(f))) => {
-                if let Some(d) = f.data_ref() {
-                    this.seen += d.len() as u64;
-                    if this.seen > this.max {
-                        this.over.store(true, Ordering::Relaxed);
-                        return Poll::Ready(Some(Err(Box::new(Stopped("body too large")))));
-                    }
-                }
-                Poll::Ready(Some(Ok(f)))
+        let frame = std::task::ready!(poll_inner(&mut this.inner, cx));
+        if let Some(Ok(f)) = &frame
+            && let Some(d) = f.data_ref()
+        {
+            this.seen += d.len() as u64;
+            if this.seen > this.max {
+                this.over.store(true, Ordering::Relaxed);
+                return Poll::Ready(Some(Err(Box::new(Stopped("body too large")))));
             }
-            Poll::Ready(Some(Err(e))) => Poll::Ready(Some(Err(e.into()))),
-            Poll::Ready(None) => Poll::Ready(None),
-            Poll::Pending => Poll::Pending,
         }
+        Poll::Ready(frame)
     }
 
     fn is_end_stream(&self) -> bool {
@@ -118,19 +129,62 @@ pub fn discard(mut body: Paced<Incoming>, lim: &Limits) {
     });
 }
 
-/// The receiving end of the pump, as a body for the upstream request.
-struct ChannelBody(mpsc::Receiver<Result<Frame<Bytes>, BoxError>>);
+/// A request body pushed to hyper piece by piece: the sending half of [`channel`]. Its end must be
+/// said with [`BodySender::finish`]: a sender dropped before that fails the body (hyper resets the
+/// stream) instead of ending it short, so a member never takes a cut body for a whole one. The end
+/// travels as a message of its own, so the two halves share nothing but the channel.
+pub struct BodySender(mpsc::Sender<Option<Result<Frame<Bytes>, BoxError>>>);
+
+impl BodySender {
+    /// Sends one frame (or the error that fails the body); false when hyper dropped the body.
+    pub async fn send(&self, frame: Result<Frame<Bytes>, BoxError>) -> bool {
+        self.0.send(Some(frame)).await.is_ok()
+    }
+
+    /// The body is whole: it ends once the frames sent before are taken.
+    pub async fn finish(&self) {
+        let _ = self.0.send(None).await;
+    }
+}
+
+/// The receiving half of [`channel`], as a body for the upstream request.
+struct ChannelBody {
+    frames: mpsc::Receiver<Option<Result<Frame<Bytes>, BoxError>>>,
+    ended: bool,
+}
 
 impl Body for ChannelBody {
     type Data = Bytes;
     type Error = BoxError;
 
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        self.get_mut().0.poll_recv(cx)
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> FramePoll {
+        let this = self.get_mut();
+        if this.ended {
+            return Poll::Ready(None);
+        }
+        match std::task::ready!(this.frames.poll_recv(cx)) {
+            Some(Some(frame)) => Poll::Ready(Some(frame)),
+            Some(None) => {
+                this.ended = true;
+                Poll::Ready(None)
+            }
+            None => Poll::Ready(Some(Err(Box::new(Stopped("request body cut"))))),
+        }
     }
+
+    fn is_end_stream(&self) -> bool {
+        self.ended
+    }
+}
+
+/// A request body fed from this side: the sender, and the body to hand to hyper.
+pub fn channel() -> (BodySender, ProxyBody) {
+    let (frames, rx) = mpsc::channel(4);
+    let body = ChannelBody {
+        frames: rx,
+        ended: false,
+    };
+    (BodySender(frames), body.boxed_unsync())
 }
 
 impl Inspector for SharedTx {
@@ -171,7 +225,7 @@ where
     B::Error: Send,
     I: Inspector + Send + 'static,
 {
-    let (out, rx) = mpsc::channel(4);
+    let (out, up_body) = channel();
     let (signal, signal_rx) = watch::channel(Signal::Pending);
     let pump = Pump {
         tx,
@@ -180,12 +234,12 @@ where
         body: Inspection::new(true, max_body, inspect_max),
     };
     tokio::spawn(pump.run(body));
-    (ChannelBody(rx).boxed_unsync(), signal_rx)
+    (up_body, signal_rx)
 }
 
 struct Pump<I> {
     tx: I,
-    out: mpsc::Sender<Result<Frame<Bytes>, BoxError>>,
+    out: BodySender,
     signal: watch::Sender<Signal>,
     body: Inspection,
 }
@@ -203,7 +257,9 @@ impl<I: Inspector> Pump<I> {
                 None => match self.body.end(&mut self.tx) {
                     Ok(()) => {
                         self.go();
-                        let _ = self.release().await;
+                        if self.release().await {
+                            self.out.finish().await;
+                        }
                         return;
                     }
                     Err(s) => s,
@@ -222,8 +278,8 @@ impl<I: Inspector> Pump<I> {
                     Err(trailers) => match self.body.end(&mut self.tx) {
                         Ok(()) => {
                             self.go();
-                            if self.release().await {
-                                let _ = self.out.send(Ok(trailers)).await;
+                            if self.release().await && self.out.send(Ok(trailers)).await {
+                                self.out.finish().await;
                             }
                             return;
                         }
@@ -260,7 +316,7 @@ impl<I: Inspector> Pump<I> {
     /// Sends the held bytes the engine allows; false when the upstream side is gone.
     async fn release(&mut self) -> bool {
         while let Some(chunk) = self.body.release() {
-            if self.out.send(Ok(Frame::data(chunk))).await.is_err() {
+            if !self.out.send(Ok(Frame::data(chunk))).await {
                 return false;
             }
         }
@@ -271,25 +327,8 @@ impl<I: Inspector> Pump<I> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{chunks, chunks_then_stall};
     use std::collections::VecDeque;
-
-    /// A client body made of the given chunks.
-    struct Chunks(VecDeque<Bytes>);
-
-    impl Body for Chunks {
-        type Data = Bytes;
-        type Error = std::convert::Infallible;
-        fn poll_frame(
-            self: Pin<&mut Self>,
-            _cx: &mut Context<'_>,
-        ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-            Poll::Ready(self.get_mut().0.pop_front().map(|b| Ok(Frame::data(b))))
-        }
-    }
-
-    fn chunks(parts: &[&'static [u8]]) -> Chunks {
-        Chunks(parts.iter().map(|p| Bytes::from_static(p)).collect())
-    }
 
     /// Answers scripted steps, one per chunk, and `end_step` at the end.
     struct Script {
@@ -358,27 +397,10 @@ mod tests {
         assert_eq!(*fed.lock(), b"abcdefg", "nothing is fed after PassRest");
     }
 
-    /// A client body that sends one chunk and then stalls (a streaming client).
-    struct Stalls(Option<Bytes>);
-
-    impl Body for Stalls {
-        type Data = Bytes;
-        type Error = std::convert::Infallible;
-        fn poll_frame(
-            self: Pin<&mut Self>,
-            _cx: &mut Context<'_>,
-        ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
-            match self.get_mut().0.take() {
-                Some(b) => Poll::Ready(Some(Ok(Frame::data(b)))),
-                None => Poll::Pending,
-            }
-        }
-    }
-
     #[tokio::test]
     async fn only_released_bytes_go_while_the_rest_is_held() {
         let (s, _) = script(&[Step::Release(3)], Step::Forward);
-        let (mut body, _) = inspect(Stalls(Some(Bytes::from_static(b"abcdef"))), s, 100, 100);
+        let (mut body, _) = inspect(chunks_then_stall(&[b"abcdef"]), s, 100, 100);
         let mut got = Vec::new();
         while let Ok(Some(Ok(f))) =
             tokio::time::timeout(std::time::Duration::from_millis(100), body.frame()).await

@@ -22,12 +22,13 @@ use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, HeaderValue, TRANSFER_ENCODING};
 use http::uri::{Authority, Scheme};
 use http::{Request, Response, Uri, Version};
-use http_body::{Body, Frame, SizeHint};
+use http_body::{Body, SizeHint};
 use hyper::body::Incoming;
 use hyper::client::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use parking_lot::Mutex;
 
+use super::body::{FramePoll, poll_inner};
 use super::h1::upconn::UpConn;
 use super::upstream::{BoxError, Connector, Member, Protocol, ProxyBody, UpStream};
 
@@ -472,28 +473,17 @@ impl Body for UpBody {
     type Data = Bytes;
     type Error = BoxError;
 
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> FramePoll {
         let this = self.get_mut();
-        match Pin::new(&mut this.inner).poll_frame(cx) {
-            Poll::Ready(Some(Ok(f))) => {
-                if this.inner.is_end_stream() {
-                    this.release();
-                }
-                Poll::Ready(Some(Ok(f)))
-            }
-            Poll::Ready(Some(Err(e))) => {
-                this.back = None;
-                Poll::Ready(Some(Err(Box::new(e))))
-            }
-            Poll::Ready(None) => {
-                this.release();
-                Poll::Ready(None)
-            }
-            Poll::Pending => Poll::Pending,
+        let frame = std::task::ready!(poll_inner(&mut this.inner, cx));
+        match &frame {
+            // A failed body takes its connection with it (hyper closes it).
+            Some(Err(_)) => this.back = None,
+            Some(Ok(_)) if !this.inner.is_end_stream() => {}
+            // The end, or the frame that ends it: the connection goes back to its host.
+            _ => this.release(),
         }
+        Poll::Ready(frame)
     }
 
     fn is_end_stream(&self) -> bool {

@@ -208,26 +208,6 @@ impl EventSink {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use portcullis_engine::Action;
-
-    fn event(id: &str) -> SecurityEvent {
-        SecurityEvent {
-            support_id: id.into(),
-            time: String::new(),
-            time_micros: 0,
-            client_ip: "192.0.2.1".into(),
-            method: "GET".into(),
-            uri: "/".into(),
-            protocol: "HTTP/1.1".into(),
-            policy: "p".into(),
-            action: Action::Block,
-            rating: 4,
-            violations: Vec::new(),
-            virtual_server: "/Common/vs".into(),
-            response_code: 403,
-            headers: Vec::new(),
-        }
-    }
 
     #[test]
     fn every_subscriber_gets_every_event_and_a_full_queue_drops_and_counts() {
@@ -236,7 +216,7 @@ mod tests {
         let fast = sink.subscribe("fast", 16);
         let slow = sink.subscribe("slow", 2);
         for i in 0..5 {
-            sink.write(event(&i.to_string()));
+            sink.write(SecurityEvent::sample(&i.to_string()));
         }
         let mut got = Vec::new();
         fast.drain_into(&mut got, 100);
@@ -255,7 +235,7 @@ mod tests {
             metrics.render()
         );
         drop(slow);
-        sink.write(event("5"));
+        sink.write(SecurityEvent::sample("5"));
         assert_eq!(sink.subscribers(), ["fast"], "a gone subscriber is removed");
         assert_eq!(
             fast.recv_timeout(Duration::from_secs(1))
@@ -271,7 +251,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("events.log");
         let sink = EventSink::open(Some(&path)).unwrap();
-        sink.write(event("77"));
+        sink.write(SecurityEvent::sample("77"));
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
         loop {
             let text = std::fs::read_to_string(&path).unwrap_or_default();

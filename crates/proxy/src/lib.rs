@@ -33,6 +33,8 @@ mod refuse;
 mod resolver;
 mod response;
 mod run;
+#[cfg(test)]
+mod testing;
 mod tls;
 mod topology;
 mod upgrade;

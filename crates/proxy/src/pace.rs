@@ -16,9 +16,10 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body::{Body, Frame, SizeHint};
+use http_body::{Body, SizeHint};
 use tokio::time::{Instant, Sleep};
 
+use super::body::{FramePoll, poll_inner};
 use super::limits::Limits;
 use super::upstream::BoxError;
 
@@ -105,19 +106,16 @@ where
     type Data = Bytes;
     type Error = BoxError;
 
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> FramePoll {
         let this = self.get_mut();
-        match Pin::new(&mut this.inner).poll_frame(cx) {
+        match poll_inner(&mut this.inner, cx) {
             Poll::Ready(frame) => {
                 let n = match &frame {
                     Some(Ok(f)) => f.data_ref().map_or(0, Bytes::len),
                     _ => 0,
                 };
                 this.pace.got(n);
-                Poll::Ready(frame.map(|r| r.map_err(Into::into)))
+                Poll::Ready(frame)
             }
             Poll::Pending => {
                 let due = this.pace.waiting();
@@ -148,6 +146,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http_body::Frame;
     use http_body_util::BodyExt;
 
     /// A body that yields one byte every `every`, `n` times.

@@ -4,6 +4,11 @@
 //! copy-on-write with a checksummed root and fsync before `commit` returns, so a write is durable
 //! before it is acknowledged and a crash (kill -9) leaves either the old or the new state, never a
 //! mix. Values are JSON documents; keys are strings whose prefixes give collections their order.
+//! [`Retention`] is how the event logs kept in it are bounded.
+
+mod retention;
+
+pub use retention::Retention;
 
 use std::path::Path;
 

@@ -37,7 +37,9 @@ pub const DEFAULT_DENY: &[&str] = &[
     "::/128",
 ];
 
-/// A network: an address and a prefix length.
+/// A network: an address and a prefix length (`192.0.2.7`, `10.0.0.0/8`, `2001:db8::/32`), for
+/// the guard's lists and for searches by client address. An IPv4-mapped IPv6 network
+/// (`::ffff:10.0.0.0/104`) is held as the IPv4 network it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "String")]
 pub struct Cidr {
@@ -65,10 +67,21 @@ impl FromStr for Cidr {
         if len > max {
             return Err(bad());
         }
-        Ok(Cidr {
-            addr: addr.to_canonical(),
-            len,
+        // The prefix of a mapped network counts from the IPv4 part; a shorter one reaches past
+        // the mapped range and stays IPv6.
+        Ok(match addr {
+            IpAddr::V6(v6) if len >= 96 && v6.to_ipv4_mapped().is_some() => Cidr {
+                addr: addr.to_canonical(),
+                len: len - 96,
+            },
+            _ => Cidr { addr, len },
         })
+    }
+}
+
+impl std::fmt::Display for Cidr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.addr, self.len)
     }
 }
 
@@ -191,6 +204,38 @@ pub fn embedded_ipv4(ip: std::net::Ipv6Addr) -> Vec<std::net::Ipv4Addr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().expect(s)
+    }
+
+    #[test]
+    fn networks_parse_contain_and_print() {
+        let c: Cidr = "10.1.0.0/16".parse().unwrap();
+        assert!(c.contains(ip("10.1.200.3")) && !c.contains(ip("10.2.0.1")));
+        assert!(!c.contains(ip("::1")));
+        let host: Cidr = "192.0.2.7".parse().unwrap();
+        assert!(host.contains(ip("192.0.2.7")) && !host.contains(ip("192.0.2.8")));
+        let all: Cidr = "0.0.0.0/0".parse().unwrap();
+        assert!(all.contains(ip("203.0.113.9")));
+        let v6: Cidr = "2001:db8::/32".parse().unwrap();
+        assert!(v6.contains(ip("2001:db8:1::5")));
+        for bad in ["10.0.0.0/33", "host", "10.0.0.0/x", ""] {
+            assert!(bad.parse::<Cidr>().is_err(), "{bad}");
+        }
+        assert_eq!(c.to_string(), "10.1.0.0/16");
+    }
+
+    #[test]
+    fn a_mapped_network_is_its_ipv4_network() {
+        let mapped: Cidr = "::ffff:10.0.0.0/104".parse().unwrap();
+        assert_eq!(mapped, "10.0.0.0/8".parse().unwrap());
+        let host: Cidr = "::ffff:10.0.0.1".parse().unwrap();
+        assert!(host.contains(ip("10.0.0.1")) && host.contains(ip("::ffff:10.0.0.1")));
+        assert!(!host.contains(ip("10.0.0.2")));
+        let wide: Cidr = "::ffff:0:0/64".parse().unwrap();
+        assert!(wide.contains(ip("::1")));
+    }
 
     #[test]
     fn ssrf_to_metadata_through_an_ipv6_embedding_is_refused() {

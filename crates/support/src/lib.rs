@@ -3,13 +3,14 @@
 //! bounded reading of admin request bodies ([`body`]), the one outbound HTTP client with its
 //! bounds ([`Outbound`]) and destination guard ([`Guard`]), bounded server-side pulls of URLs
 //! ([`fetch`]), the certificate-pinning verifier ([`pin`]), links to policy files ([`links`]),
-//! URLs with their password masked.
+//! URLs with their password masked, string arrays of loosely typed JSON ([`json_strings`]).
 
 pub mod body;
 mod clock;
 pub mod fetch;
 mod guard;
 mod inline_vec;
+mod json;
 pub mod links;
 mod outbound;
 pub mod pin;
@@ -21,6 +22,7 @@ mod uuid;
 pub use clock::{iso8601_utc, now_micros, parse_iso8601_utc, unix_seconds};
 pub use guard::{BadCidr, Cidr, Guard};
 pub use inline_vec::InlineVec;
+pub use json::json_strings;
 pub use outbound::{
     Answer, Bounds, Call, Outbound, OutboundError, PullError, collect_bounded, within,
 };

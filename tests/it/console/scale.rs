@@ -107,8 +107,8 @@ async fn console_pages_at_a_million_events() {
         .collect();
     let now = now_micros();
     let keep = Retention {
-        max_count: 2 * total,
-        max_age_secs: 0,
+        max_events: 2 * total as u64,
+        ..Retention::default()
     };
     let t0 = Instant::now();
     let mut count = 0;

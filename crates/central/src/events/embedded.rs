@@ -61,7 +61,8 @@ fn matches(q: &Search, v: &Value) -> bool {
                 .flat_map(|x| x["signatureIds"].as_array().cloned().unwrap_or_default())
                 .any(|id| id.as_i64() == Some(sig))
         })
-        && q.client.is_none_or(|c| c.contains(s("clientIp")))
+        && q.client
+            .is_none_or(|c| s("clientIp").parse().is_ok_and(|ip| c.contains(ip)))
 }
 
 impl Embedded {
@@ -147,13 +148,8 @@ impl Embedded {
 
     pub fn prune(&self, keep: Retention) -> Result<u64, String> {
         let count = self.count.load(Ordering::Relaxed);
-        let over = if keep.max_events > 0 {
-            count.saturating_sub(keep.max_events)
-        } else {
-            0
-        };
-        let cutoff = (!keep.max_age.is_zero())
-            .then(|| now_micros().saturating_sub(keep.max_age.as_micros() as u64));
+        let over = keep.excess(count);
+        let cutoff = keep.cutoff_micros(now_micros());
         let removed = self
             .store
             .write(|tx| {
@@ -203,7 +199,6 @@ fn delete(tx: &mut WriteTx<'_>, key: &str) -> portcullis_store::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::search::Cidr;
     use std::time::Duration;
 
     fn ev(device: &str, id: &str, t: u64, ip: &str, violation: &str) -> FleetEvent {
@@ -267,7 +262,7 @@ mod tests {
         );
         assert_eq!(
             ids(Search {
-                client: Cidr::parse("10.0.0.0/8"),
+                client: "10.0.0.0/8".parse().ok(),
                 ..Search::default()
             }),
             ["2", "1"]

@@ -18,10 +18,10 @@ use serde_json::{Value, json};
 
 use super::devices::Device;
 use portcullis_admin::MgmtState;
+pub use portcullis_store::Retention;
 use portcullis_store::Store;
 
 pub use postgres::Postgres;
-pub use search::Cidr;
 
 /// The `central.events` section of the config file.
 #[derive(Clone, Debug, Deserialize)]
@@ -62,13 +62,6 @@ impl EventsConfig {
             max_events: self.max_events,
         }
     }
-}
-
-/// How long, and how many, events are kept (zero: no bound).
-#[derive(Clone, Copy, Debug)]
-pub struct Retention {
-    pub max_age: Duration,
-    pub max_events: u64,
 }
 
 /// One collected event: the controller's REST item (with the device added) and the fields the
@@ -151,7 +144,7 @@ pub struct Search {
     pub violation: Option<String>,
     pub signature: Option<i64>,
     /// An address or a CIDR block.
-    pub client: Option<search::Cidr>,
+    pub client: Option<portcullis_support::Cidr>,
     pub since_micros: Option<u64>,
     pub until_micros: Option<u64>,
     pub top: usize,

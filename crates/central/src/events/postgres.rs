@@ -285,8 +285,8 @@ impl Postgres {
         let fail = failed(&self.label);
         let client = self.client().await?;
         let mut removed = 0;
-        if !keep.max_age.is_zero() {
-            let cutoff = now_micros().saturating_sub(keep.max_age.as_micros() as u64) as i64;
+        if let Some(cutoff) = keep.cutoff_micros(now_micros()) {
+            let cutoff = cutoff as i64;
             removed += client
                 .execute(
                     "DELETE FROM fleet_events WHERE time_micros < $1",

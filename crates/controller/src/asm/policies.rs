@@ -84,15 +84,7 @@ pub fn full_path_field(obj: &Map<String, Value>) -> String {
 
 /// The virtual servers a policy object is attached to.
 pub fn virtuals_of(obj: &Map<String, Value>) -> Vec<String> {
-    obj.get("virtualServers")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(Value::as_str)
-                .map(str::to_string)
-                .collect()
-        })
-        .unwrap_or_default()
+    portcullis_support::json_strings(obj.get("virtualServers"))
 }
 
 /// Creates or replaces the policy `full_path` from a declarative document (`{"policy": {...}}`):

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use portcullis_engine::SecurityEvent;
 use portcullis_proxy::EventStream;
-use portcullis_store::{Result, Store, Table, WriteTx};
+use portcullis_store::{Result, Retention, Store, Table, WriteTx};
 use portcullis_support::now_micros;
 
 pub const ITEMS: &str = "e/";
@@ -34,13 +34,6 @@ pub const BATCH: usize = 512;
 /// Age pruning runs at least this often.
 pub const PRUNE_EVERY: Duration = Duration::from_secs(30);
 const PRUNE_CHUNK: usize = 1024;
-
-/// How many events, and for how long, the local log keeps (0: no bound).
-#[derive(Clone, Copy, Debug)]
-pub struct Retention {
-    pub max_count: usize,
-    pub max_age_secs: u64,
-}
 
 pub fn item_key(time_micros: u64, support_id: &str) -> String {
     format!("{ITEMS}{time_micros:020}/{support_id}")
@@ -108,14 +101,14 @@ fn delete_item(tx: &mut WriteTx<'_>, key: &str) -> Result<()> {
 
 /// Deletes what `keep` no longer allows; returns the new count.
 fn prune(tx: &mut WriteTx<'_>, mut count: usize, keep: Retention) -> Result<usize> {
-    if keep.max_count > 0 && count > keep.max_count {
-        for k in tx.first_keys(Table::Events, ITEMS, count - keep.max_count)? {
+    let over = keep.excess(count as u64) as usize;
+    if over > 0 {
+        for k in tx.first_keys(Table::Events, ITEMS, over)? {
             delete_item(tx, &k)?;
             count -= 1;
         }
     }
-    if keep.max_age_secs > 0 {
-        let cutoff = now_micros().saturating_sub(keep.max_age_secs.saturating_mul(1_000_000));
+    if let Some(cutoff) = keep.cutoff_micros(now_micros()) {
         let bound = format!("{ITEMS}{cutoff:020}");
         loop {
             let keys = tx.first_keys(Table::Events, ITEMS, PRUNE_CHUNK)?;
@@ -220,24 +213,11 @@ pub fn run_writer<P: Fn(&SecurityEvent) -> String>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use portcullis_engine::Action;
 
     fn ev(t: u64, id: &str) -> Arc<SecurityEvent> {
         Arc::new(SecurityEvent {
-            support_id: id.into(),
-            time: String::new(),
             time_micros: t,
-            client_ip: "192.0.2.1".into(),
-            method: "GET".into(),
-            uri: "/".into(),
-            protocol: "HTTP/1.1".into(),
-            policy: "p".into(),
-            action: Action::Block,
-            rating: 4,
-            violations: Vec::new(),
-            virtual_server: "/Common/vs".into(),
-            response_code: 403,
-            headers: Vec::new(),
+            ..SecurityEvent::sample(id)
         })
     }
 
@@ -257,8 +237,8 @@ mod tests {
         let store = Store::open(dir.path()).unwrap();
         let now = now_micros();
         let keep = Retention {
-            max_count: 3,
-            max_age_secs: 3600,
+            max_events: 3,
+            max_age: Duration::from_secs(3600),
         };
         let batch: Vec<_> = (1..=5).map(|i| ev(now + i, &format!("{i}"))).collect();
         let named = |e: &SecurityEvent| format!("/Common/{}", e.policy);
@@ -294,8 +274,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
         let keep = Retention {
-            max_count: 0,
-            max_age_secs: 0,
+            max_events: 0,
+            max_age: Duration::from_secs(0),
         };
         let named = |e: &SecurityEvent| e.policy.clone();
         let again = ev(now_micros(), "again");
@@ -323,8 +303,8 @@ mod tests {
     fn a_log_pruned_empty_goes_on_numbering_after_a_restart() {
         let dir = tempfile::tempdir().unwrap();
         let keep = Retention {
-            max_count: 0,
-            max_age_secs: 3600,
+            max_events: 0,
+            max_age: Duration::from_secs(3600),
         };
         let named = |e: &SecurityEvent| e.policy.clone();
         let old = now_micros() - 7200 * 1_000_000;

@@ -25,6 +25,8 @@ mod tls;
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use tokio::runtime::Handle;
 
 use portcullis_admin::MgmtState;
@@ -34,7 +36,8 @@ use portcullis_proxy::EventSink;
 pub use config::fuzz_log_profile;
 pub use feed::PATH as FEED_PATH;
 pub use index::signature_ids;
-pub use local::{Retention, get as stored_event, write_batch};
+pub use local::{get as stored_event, write_batch};
+pub use portcullis_store::Retention;
 pub use route::Routing;
 
 /// Events handed to the remote-log router per routing-table check.
@@ -50,8 +53,8 @@ pub fn install(st: &Arc<MgmtState>, sink: &EventSink) -> std::io::Result<Arc<Rou
     crate::asm::learn::learner::start(st, sink, st.cfg.events_queue)?;
     let q = st.cfg.events_queue;
     let keep = Retention {
-        max_count: st.cfg.events_max_count,
-        max_age_secs: st.cfg.events_max_age,
+        max_events: st.cfg.events_max_count as u64,
+        max_age: Duration::from_secs(st.cfg.events_max_age),
     };
     let stored = sink.subscribe("store", q);
     let (store, r) = (st.store.clone(), routing.clone());

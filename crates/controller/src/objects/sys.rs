@@ -15,17 +15,6 @@ use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_store::Table;
 use portcullis_support::{iso8601_utc, now_micros, unix_seconds};
 
-fn only_get(ctx: &Ctx<'_>) -> MgmtResult<()> {
-    if ctx.method == Method::GET {
-        Ok(())
-    } else {
-        Err(MgmtError::method_not_allowed(
-            ctx.method.as_str(),
-            &ctx.path,
-        ))
-    }
-}
-
 /// Sub-collections of `/mgmt/tm/sys` listed as references.
 const SYS_ITEMS: &[&str] = &[
     "version",
@@ -37,7 +26,7 @@ const SYS_ITEMS: &[&str] = &[
 ];
 
 pub fn sys_root(ctx: &Ctx<'_>, _: &[u8]) -> MgmtResult<Reply> {
-    only_get(ctx)?;
+    ctx.only_get()?;
     let items: Vec<Value> = SYS_ITEMS
         .iter()
         .map(|s| json!({"reference": {"link": ctx.st.link(&format!("/mgmt/tm/sys/{s}"))}}))
@@ -50,7 +39,7 @@ pub fn sys_root(ctx: &Ctx<'_>, _: &[u8]) -> MgmtResult<Reply> {
 }
 
 pub fn version(ctx: &Ctx<'_>, _: &[u8]) -> MgmtResult<Reply> {
-    only_get(ctx)?;
+    ctx.only_get()?;
     let c = &ctx.st.cfg;
     Ok(Reply::json(json!({
         "kind": "tm:sys:version:versionstats",
@@ -79,7 +68,7 @@ const MODULES: &[(&str, &str)] = &[
 ];
 
 pub fn provision(ctx: &Ctx<'_>, _: &[u8]) -> MgmtResult<Reply> {
-    only_get(ctx)?;
+    ctx.only_get()?;
     let item = |(name, level): &(&str, &str)| {
         json!({"kind": "tm:sys:provision:provisionstate", "name": name, "fullPath": name, "generation": 1,
                "selfLink": ctx.st.link(&format!("/mgmt/tm/sys/provision/{name}")),
@@ -245,7 +234,7 @@ fn source_entries(source: &Value, entries: &mut serde_json::Map<String, Value>) 
 }
 
 pub fn echo(ctx: &Ctx<'_>, _: &[u8]) -> MgmtResult<Reply> {
-    only_get(ctx)?;
+    ctx.only_get()?;
     Ok(Reply::json(json!({
         "kind": "shared:echo-query:echorequeststate",
         "selfLink": "https://localhost/mgmt/shared/echo-query",
@@ -255,7 +244,7 @@ pub fn echo(ctx: &Ctx<'_>, _: &[u8]) -> MgmtResult<Reply> {
 }
 
 pub fn device_info(ctx: &Ctx<'_>, _: &[u8]) -> MgmtResult<Reply> {
-    only_get(ctx)?;
+    ctx.only_get()?;
     let st = ctx.st;
     let machine_id = st
         .meta("machineId")

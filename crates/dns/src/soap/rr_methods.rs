@@ -25,28 +25,27 @@ pub struct RrType {
     pub sync: bool,
 }
 
+/// The fields of an address record, IPv4 (`A`) or IPv6 (`AAAA`) alike.
+const ADDRESS_FIELDS: &[(&str, &str)] = &[
+    ("domain_name", "string"),
+    ("ip_address", "string"),
+    ("ttl", "long"),
+];
+
 /// The record types served.
 pub const RR_TYPES: &[RrType] = &[
     RrType {
         suffix: "a",
         param: "a_records",
         ty: "Management.ARecord",
-        fields: &[
-            ("domain_name", "string"),
-            ("ip_address", "string"),
-            ("ttl", "long"),
-        ],
+        fields: ADDRESS_FIELDS,
         sync: true,
     },
     RrType {
         suffix: "aaaa",
         param: "aaaa_records",
         ty: "Management.AAAARecord",
-        fields: &[
-            ("domain_name", "string"),
-            ("ip_address", "string"),
-            ("ttl", "long"),
-        ],
+        fields: ADDRESS_FIELDS,
         sync: true,
     },
     RrType {

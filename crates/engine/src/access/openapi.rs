@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 
+use portcullis_support::json_strings;
 use serde_json::Value;
 
 use super::profile::{AccessProfile, KeyLocation, MethodKind, Requirement};
@@ -51,18 +52,7 @@ fn requirement_of(v: Option<&Value>) -> Option<SecurityReq> {
             .filter_map(Value::as_object)
             .map(|alt| {
                 alt.iter()
-                    .map(|(name, scopes)| {
-                        let scopes = scopes
-                            .as_array()
-                            .map(|a| {
-                                a.iter()
-                                    .filter_map(Value::as_str)
-                                    .map(str::to_string)
-                                    .collect()
-                            })
-                            .unwrap_or_default();
-                        (name.clone(), scopes)
-                    })
+                    .map(|(name, scopes)| (name.clone(), json_strings(Some(scopes))))
                     .collect()
             })
             .collect(),

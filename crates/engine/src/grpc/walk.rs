@@ -51,14 +51,7 @@ pub fn inspect(
     let table = schema
         .table(message)
         .ok_or("message type missing from the schema")?;
-    path.clear();
-    let mut w = Walker {
-        opts,
-        path,
-        check,
-        out,
-        budget: MAX_VIOLATIONS_PER_MESSAGE,
-    };
+    let mut w = Walker::new(opts, path, check, out);
     w.wire_message(schema, table, payload, super::wire::RECURSION_LIMIT)
 }
 
@@ -74,14 +67,7 @@ pub fn inspect_reflect(
     out: &mut Vec<Violation>,
 ) -> Result<(), String> {
     let msg = DynamicMessage::decode(desc.clone(), payload).map_err(|e| e.to_string())?;
-    path.clear();
-    let mut w = Walker {
-        opts,
-        path,
-        check,
-        out,
-        budget: MAX_VIOLATIONS_PER_MESSAGE,
-    };
+    let mut w = Walker::new(opts, path, check, out);
     w.message(&msg);
     Ok(())
 }
@@ -94,7 +80,24 @@ pub(super) struct Walker<'w, 'c> {
     pub(super) budget: usize,
 }
 
-impl Walker<'_, '_> {
+impl<'w, 'c> Walker<'w, 'c> {
+    /// A walk of one message: `path` cleared, the violation budget whole.
+    fn new(
+        opts: WalkOptions,
+        path: &'w mut String,
+        check: &'w mut StringCheck<'c>,
+        out: &'w mut Vec<Violation>,
+    ) -> Self {
+        path.clear();
+        Walker {
+            opts,
+            path,
+            check,
+            out,
+            budget: MAX_VIOLATIONS_PER_MESSAGE,
+        }
+    }
+
     pub(super) fn push(&mut self, v: Violation) {
         if self.budget > 0 {
             self.budget -= 1;

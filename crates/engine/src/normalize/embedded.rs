@@ -45,22 +45,29 @@ pub fn base64_tokens(value: &[u8]) -> Option<Vec<u8>> {
         }
         // Past the padding, or past the byte after the run (outside the alphabet).
         i = if end > run_end { end } else { run_end + 1 };
-        let run = &value[start..end];
-        let whole = start == 0 && end == value.len();
-        let mixed =
-            run.iter().any(u8::is_ascii_uppercase) && run.iter().any(u8::is_ascii_lowercase);
-        if whole || run_end - start < MIN_RUN || !mixed {
-            continue;
-        }
-        if let Some(text) = base64_text(run) {
-            let o = out.get_or_insert_with(Vec::new);
-            if !o.is_empty() {
-                o.push(b' ');
-            }
-            o.extend_from_slice(&text);
-        }
+        take_token(value, start..run_end, end, &mut out);
     }
     out
+}
+
+/// Appends to `out` the text of the token made of the alphabet run `run` of `value` and its
+/// padding up to `end`, when it is one (long enough, both letter cases, not the whole value) and
+/// decodes to printable text.
+fn take_token(value: &[u8], run: std::ops::Range<usize>, end: usize, out: &mut Option<Vec<u8>>) {
+    let token = &value[run.start..end];
+    let whole = run.start == 0 && end == value.len();
+    let mixed =
+        token.iter().any(u8::is_ascii_uppercase) && token.iter().any(u8::is_ascii_lowercase);
+    if whole || run.len() < MIN_RUN || !mixed {
+        return;
+    }
+    if let Some(text) = base64_text(token) {
+        let o = out.get_or_insert_with(Vec::new);
+        if !o.is_empty() {
+            o.push(b' ');
+        }
+        o.extend_from_slice(&text);
+    }
 }
 
 /// UTF-16 text (little or big endian, with or without a byte-order mark) as UTF-8, when at least
@@ -187,7 +194,8 @@ mod tests {
         assert_eq!(unsplit_words(b"a<b and c>d"), None);
     }
 
-    /// The tokens as a byte-by-byte scan finds them: every maximal run of the alphabet.
+    /// The tokens as a byte-by-byte scan finds them: every maximal run of the alphabet (what is
+    /// kept of a run found is [`take_token`]'s, shared: the test is of the probing scan).
     fn tokens_byte_by_byte(value: &[u8]) -> Option<Vec<u8>> {
         let mut out: Option<Vec<u8>> = None;
         let mut i = 0;
@@ -204,20 +212,7 @@ mod tests {
             while end < value.len() && end - i < 2 && value[end] == b'=' {
                 end += 1;
             }
-            let run = &value[start..end];
-            let whole = start == 0 && end == value.len();
-            let mixed =
-                run.iter().any(u8::is_ascii_uppercase) && run.iter().any(u8::is_ascii_lowercase);
-            if whole || i - start < MIN_RUN || !mixed {
-                continue;
-            }
-            if let Some(text) = base64_text(run) {
-                let o = out.get_or_insert_with(Vec::new);
-                if !o.is_empty() {
-                    o.push(b' ');
-                }
-                o.extend_from_slice(&text);
-            }
+            take_token(value, start..i, end, &mut out);
             i = end;
         }
         out

@@ -1,15 +1,7 @@
 //! Percent-decoding: `%XX`, IIS `%uXXXX`, overlong UTF-8, bare bytes, repeated up to a pass limit.
 
 use super::{Evasion, Evasions};
-
-fn hex(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
+use crate::parse::query::hex_digit;
 
 /// Maps a `%u` code point to bytes: ASCII as is, full-width ASCII (U+FF01..U+FF5E) folded to ASCII
 /// the way IIS best-fit mapping does (reported as "IIS Unicode codepoints"), the rest as UTF-8.
@@ -123,8 +115,8 @@ pub fn decode_percent_once(input: &[u8], ev: &mut Evasions) -> (Vec<u8>, bool) {
             continue;
         }
         if let (Some(h), Some(l)) = (
-            input.get(i + 1).and_then(|&c| hex(c)),
-            input.get(i + 2).and_then(|&c| hex(c)),
+            input.get(i + 1).and_then(|&c| hex_digit(c)),
+            input.get(i + 2).and_then(|&c| hex_digit(c)),
         ) {
             out.push(h << 4 | l);
             changed = true;
@@ -133,7 +125,7 @@ pub fn decode_percent_once(input: &[u8], ev: &mut Evasions) -> (Vec<u8>, bool) {
         }
         if matches!(input.get(i + 1), Some(b'u' | b'U')) {
             let digits: Option<Vec<u8>> = (2..6)
-                .map(|k| input.get(i + k).and_then(|&c| hex(c)))
+                .map(|k| input.get(i + k).and_then(|&c| hex_digit(c)))
                 .collect();
             if let Some(d) = digits {
                 let cp = d.iter().fold(0u32, |acc, &x| acc << 4 | u32::from(x));

@@ -3,6 +3,8 @@
 
 use std::borrow::Cow;
 
+use crate::parse::query::hex_digit;
+
 /// Whether the value has a NUL byte (a violation of its own, and a classic C-string truncation trick).
 pub fn contains_nul(value: &[u8]) -> bool {
     value.contains(&0)
@@ -413,10 +415,6 @@ fn special_param(v: &[u8], i: usize) -> bool {
             .is_some_and(|n| n.is_ascii_alphanumeric() || *n == b'/')
 }
 
-fn hex_val(b: u8) -> Option<u32> {
-    (b as char).to_digit(16)
-}
-
 /// Decodes JavaScript/Java string escapes `\uXXXX`, `\u{X…}`, `\xXX` and three-digit octal `\NNN`
 /// (as used to hide `${jndi:` or `<script>`), or `None` when there are none.
 pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
@@ -430,7 +428,7 @@ pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
             if (1..=6).contains(&n) && value.get(i + 3 + n) == Some(&b'}') {
                 let cp = value[i + 3..i + 3 + n]
                     .iter()
-                    .fold(0u32, |a, &d| a << 4 | hex_val(d).unwrap_or(0));
+                    .fold(0u32, |a, &d| a << 4 | u32::from(hex_digit(d).unwrap_or(0)));
                 return Some((cp, n + 4));
             }
             return None;
@@ -448,7 +446,7 @@ pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
         let hex = |digits: &[u8]| {
             digits
                 .iter()
-                .try_fold(0u32, |cp, &d| Some(cp << 4 | hex_val(d)?))
+                .try_fold(0u32, |cp, &d| Some(cp << 4 | u32::from(hex_digit(d)?)))
         };
         match value.get(i + skip..i + skip + n).and_then(hex) {
             Some(cp) => Some((cp, skip + n)),
@@ -456,7 +454,7 @@ pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
             // line feed: what `hex(ord(c))` with `0x` replaced by `\u00` makes), taken only where
             // the next escape or the end of the value shows that no digit is missing.
             None if n == 4 && value.get(i + 2..i + 4) == Some(b"00") => {
-                let d = hex_val(*value.get(i + 4)?)?;
+                let d = u32::from(hex_digit(*value.get(i + 4)?)?);
                 matches!(value.get(i + 5), None | Some(b'\\')).then_some((d, 5))
             }
             None => None,

@@ -13,6 +13,7 @@ mod compile;
 mod formats;
 mod json;
 mod json_schema;
+mod keywords;
 mod load;
 mod op_compile;
 mod operation;

@@ -4,8 +4,9 @@
 
 use super::OpenApiLimits;
 use super::json::Json;
+use super::keywords::{Category, type_names};
 use super::schema::{SchemaId, Schemas, T_ARR, T_BOOL, T_INT, T_NUM, T_OBJ, T_STR};
-use super::validate::{Category, validate};
+use super::validate::validate;
 use crate::{Context, Violation, ViolationKind};
 use std::borrow::Cow;
 
@@ -214,7 +215,7 @@ fn label(schemas: &Schemas, id: Option<SchemaId>, depth: usize) -> String {
         return "any".into();
     };
     let hint = schemas.type_hint(id);
-    let name = super::validate::type_names(hint);
+    let name = type_names(hint);
     let base = if name.is_empty() {
         "any".to_string()
     } else {

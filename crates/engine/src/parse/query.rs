@@ -19,7 +19,9 @@ pub struct DecodeFlags {
     pub overlong: bool,
 }
 
-fn hex(b: u8) -> Option<u8> {
+/// The value of one hexadecimal digit (either case): the one reader of `%XX`, `%uXXXX` and the
+/// escapes `normalize` decodes.
+pub(crate) fn hex_digit(b: u8) -> Option<u8> {
     match b {
         b'0'..=b'9' => Some(b - b'0'),
         b'a'..=b'f' => Some(b - b'a' + 10),
@@ -78,8 +80,8 @@ fn decode_special(input: &[u8], at: usize, out: &mut Vec<u8>, flags: &mut Decode
         return 1;
     }
     if let (Some(h), Some(l)) = (
-        input.get(at + 1).copied().and_then(hex),
-        input.get(at + 2).copied().and_then(hex),
+        input.get(at + 1).copied().and_then(hex_digit),
+        input.get(at + 2).copied().and_then(hex_digit),
     ) {
         out.push(h << 4 | l);
         return 3;
@@ -89,7 +91,7 @@ fn decode_special(input: &[u8], at: usize, out: &mut Vec<u8>, flags: &mut Decode
             input
                 .get(at + k)
                 .copied()
-                .and_then(hex)
+                .and_then(hex_digit)
                 .map(|x| a << 4 | u32::from(x))
         });
         if let Some(cp) = digits {
@@ -112,7 +114,7 @@ fn decode_special(input: &[u8], at: usize, out: &mut Vec<u8>, flags: &mut Decode
     // A `%` before two bytes that are not hex digits is a percent sign written as it is (`100%
     // sure`, a URL pasted with `%sa` in it): every decoder leaves it alone. Half an escape
     // (`%2g`, `%a` at the end) is what decoders disagree on.
-    flags.bad_escape |= input.get(at + 1).copied().and_then(hex).is_some();
+    flags.bad_escape |= input.get(at + 1).copied().and_then(hex_digit).is_some();
     out.push(b'%');
     1
 }
@@ -164,7 +166,7 @@ fn escapes_escaped(s: &[u8]) -> bool {
     memchr::memmem::find_iter(s, b"%25").any(|i| {
         let esc = |at: usize| -> Option<u8> {
             match s.get(at..at + 3)? {
-                [b'%', h, l] => Some(hex(*h)? << 4 | hex(*l)?),
+                [b'%', h, l] => Some(hex_digit(*h)? << 4 | hex_digit(*l)?),
                 _ => None,
             }
         };
@@ -175,7 +177,7 @@ fn escapes_escaped(s: &[u8]) -> bool {
 /// True when `s` contains a valid `%XX` or `%uXXXX` escape.
 pub fn has_escape(s: &[u8]) -> bool {
     memchr::memchr_iter(b'%', s).any(|i| match s.get(i + 1..i + 3) {
-        Some(&[a, b]) => (hex(a).is_some() && hex(b).is_some()) || a | 0x20 == b'u',
+        Some(&[a, b]) => (hex_digit(a).is_some() && hex_digit(b).is_some()) || a | 0x20 == b'u',
         _ => false,
     })
 }
@@ -283,7 +285,8 @@ mod tests {
                 assert_eq!(a, b, "{input:?}");
                 let windows = input.windows(3).any(|w| {
                     w[0] == b'%'
-                        && ((hex(w[1]).is_some() && hex(w[2]).is_some()) || w[1] | 0x20 == b'u')
+                        && ((hex_digit(w[1]).is_some() && hex_digit(w[2]).is_some())
+                            || w[1] | 0x20 == b'u')
                 });
                 assert_eq!(has_escape(&input), windows, "{input:?}");
             }

@@ -20,7 +20,7 @@
 //! pass: the union of two sets                 (repeatable negative example)
 //! ```
 
-use super::{Level, Target};
+use super::{Level, SignatureInfo, Target};
 
 /// How a signature matches once selected.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,18 +36,11 @@ pub enum Engine {
 /// One signature as written in the database file.
 #[derive(Clone, Debug)]
 pub struct SigDef {
-    pub id: u32,
-    pub name: String,
-    pub attack_type: String,
-    pub accuracy: Level,
-    pub risk: Level,
-    pub systems: Vec<String>,
-    pub sets: Vec<String>,
-    pub targets: Vec<Target>,
+    /// What a policy selects it by, its sets as the file lists them (the database adds the
+    /// derived ones, [`super::derived_sets`]).
+    pub info: SignatureInfo,
     /// The value shapes ([`super::shape::Shape`] bits) in which a match does not count.
     pub unless: u8,
-    /// For the `header` target: the header names (lower case) it applies to; empty = all.
-    pub headers: Vec<String>,
     /// Byte strings (see [`unescape`]), matched ASCII case-insensitively.
     pub literals: Vec<Vec<u8>>,
     pub regex: Option<String>,
@@ -216,7 +209,7 @@ impl Partial {
         if self.targets.is_empty() {
             return Err(need("targets"));
         }
-        Ok(SigDef {
+        let info = SignatureInfo {
             id: self.id.ok_or_else(|| need("id"))?,
             name: self.name.ok_or_else(|| need("name"))?,
             attack_type: self.attack_type.ok_or_else(|| need("type"))?,
@@ -225,8 +218,11 @@ impl Partial {
             systems: self.systems,
             sets: self.sets,
             targets: self.targets,
-            unless: self.unless,
             headers: self.headers,
+        };
+        Ok(SigDef {
+            info,
+            unless: self.unless,
             literals: self.literals,
             regex: self.regex,
             engine,
@@ -322,8 +318,8 @@ mod tests {
         )
         .expect("valid");
         assert_eq!(defs.len(), 1);
-        assert_eq!(defs[0].targets[0], Target::Url);
-        assert_eq!(defs[0].targets.len(), 1 + VALUES.len());
+        assert_eq!(defs[0].info.targets[0], Target::Url);
+        assert_eq!(defs[0].info.targets.len(), 1 + VALUES.len());
         let e = parse("id: 1\nname: n\nbogus: 2\n").expect_err("unknown key");
         assert_eq!(e.line, 3);
         let e = parse("id: 1\nname: n\n").expect_err("incomplete");

@@ -217,7 +217,7 @@ impl Matcher {
     pub fn compile(defs: &[SigDef]) -> Result<Matcher, CompileError> {
         if defs.len() > MAX_SIGNATURES {
             return Err(CompileError {
-                id: defs[MAX_SIGNATURES].id,
+                id: defs[MAX_SIGNATURES].info.id,
                 message: format!(
                     "the database holds {} signatures, at most {MAX_SIGNATURES} are supported",
                     defs.len()
@@ -244,7 +244,7 @@ impl Matcher {
             if let Some(p) = &d.regex {
                 let g = prefilter::analyse(p);
                 shortest[i] = g.shortest;
-                c.regex = Some(LazyRegex::checked(d.id, p)?);
+                c.regex = Some(LazyRegex::checked(d.info.id, p)?);
                 c.groups = g.groups;
                 if let Some(Anchors { literals, at_start }) = g.anchors
                     && !d.literals.is_empty()
@@ -263,7 +263,7 @@ impl Matcher {
             confirm.push(c);
         }
         let mut scoped_headers: Vec<String> = Vec::new();
-        for h in defs.iter().flat_map(|d| &d.headers) {
+        for h in defs.iter().flat_map(|d| &d.info.headers) {
             if !scoped_headers.contains(h) {
                 scoped_headers.push(h.clone());
             }
@@ -281,8 +281,10 @@ impl Matcher {
                 let t = &t;
                 let in_scope = |d: &SigDef| match scope {
                     Scope::All => true,
-                    Scope::Unscoped => d.headers.is_empty(),
-                    Scope::Header(name) => d.headers.is_empty() || d.headers.contains(name),
+                    Scope::Unscoped => d.info.headers.is_empty(),
+                    Scope::Header(name) => {
+                        d.info.headers.is_empty() || d.info.headers.contains(name)
+                    }
                 };
                 let url = *t == Target::Url;
                 let mut tm = TargetMatcher {
@@ -292,7 +294,7 @@ impl Matcher {
                 for (i, d) in defs
                     .iter()
                     .enumerate()
-                    .filter(|(_, d)| d.targets.contains(t) && in_scope(d))
+                    .filter(|(_, d)| d.info.targets.contains(t) && in_scope(d))
                 {
                     let free_below: [usize; PLAIN_ALPHABETS.len()] = match d.engine {
                         Engine::Sqli => {
@@ -328,7 +330,7 @@ impl Matcher {
             targets,
             scoped_headers,
             confirm,
-            ids: defs.iter().map(|d| d.id).collect(),
+            ids: defs.iter().map(|d| d.info.id).collect(),
             unless: defs.iter().map(|d| d.unless).collect(),
         })
     }

@@ -153,7 +153,7 @@ pub fn attack_type_set(attack_type: &str) -> Option<&'static str> {
 
 /// Every set a signature belongs to: its explicit sets plus those derived from its attack type,
 /// accuracy and generality ("Generic Detection Signatures" = not specific to a server technology).
-pub fn derived_sets(def: &SigDef) -> Vec<String> {
+pub fn derived_sets(def: &SignatureInfo) -> Vec<String> {
     let mut sets: Vec<String> = Vec::new();
     let mut add = |s: &str| {
         if !sets.iter().any(|x| x == s) {
@@ -238,23 +238,16 @@ impl SignatureDb {
         let defs = SignatureDb::parse(&sources)?;
         let mut by_id = HashMap::with_capacity(defs.len());
         for (i, d) in defs.iter().enumerate() {
-            if by_id.insert(d.id, i).is_some() {
-                return Err(LoadError::Duplicate(d.id));
+            if by_id.insert(d.info.id, i).is_some() {
+                return Err(LoadError::Duplicate(d.info.id));
             }
         }
         let matcher = matcher::Matcher::compile(&defs)?;
         let signatures = defs
             .iter()
             .map(|d| SignatureInfo {
-                id: d.id,
-                name: d.name.clone(),
-                attack_type: d.attack_type.clone(),
-                accuracy: d.accuracy,
-                risk: d.risk,
-                systems: d.systems.clone(),
-                sets: derived_sets(d),
-                targets: d.targets.clone(),
-                headers: d.headers.clone(),
+                sets: derived_sets(&d.info),
+                ..d.info.clone()
             })
             .collect();
         static NEXT_ID: AtomicU64 = AtomicU64::new(0);

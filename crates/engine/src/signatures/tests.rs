@@ -28,23 +28,23 @@ fn every_signature_matches_its_examples() {
         assert!(
             !d.tests.is_empty(),
             "signature {} has no positive example",
-            d.id
+            d.info.id
         );
-        let t = d.targets[0];
+        let t = d.info.targets[0];
         for ex in &d.tests {
             let mut hits = Vec::new();
             db().scan(t, ex, &mut hits);
-            if !hits.contains(&d.id) {
+            if !hits.contains(&d.info.id) {
                 let ex = String::from_utf8_lossy(ex);
-                failures.push(format!("{} should match {ex:?}", d.id));
+                failures.push(format!("{} should match {ex:?}", d.info.id));
             }
         }
         for ex in &d.passes {
             let mut hits = Vec::new();
             db().scan(t, ex, &mut hits);
-            if hits.contains(&d.id) {
+            if hits.contains(&d.info.id) {
                 let ex = String::from_utf8_lossy(ex);
-                failures.push(format!("{} should not match {ex:?}", d.id));
+                failures.push(format!("{} should not match {ex:?}", d.info.id));
             }
         }
     }
@@ -507,7 +507,7 @@ fn header_values_are_scanned_with_the_signatures_of_their_header() {
     ];
     let mut values: Vec<&[u8]> = vec![b"text/html;q=0.9,*/*;q=0.8", b"Mozilla/5.0 (X11)"];
     for d in db().definitions() {
-        if d.targets.contains(&Target::Header) {
+        if d.info.targets.contains(&Target::Header) {
             values.extend(d.tests.iter().chain(&d.passes).map(Vec::as_slice));
         }
     }

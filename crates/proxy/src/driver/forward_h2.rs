@@ -7,27 +7,25 @@
 //! engine released some bytes (or the body ended), so a body blocked during inspection never
 //! reaches the member. A gRPC call waits no longer than its own `grpc-timeout`.
 
-use std::pin::{Pin, pin};
+use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http::header::HeaderValue;
-use http_body::{Body, Frame};
+use http_body::Frame;
 use http_body_util::BodyExt;
 use hyper::client::conn::http2;
-use tokio::sync::mpsc;
 
 use super::answer::Failure;
 use super::forward::{Halt, UpResponse};
 use super::inspect::{Inspection, Stop};
 use super::{Env, Front, Tx};
-use crate::body::{self, Capped, Signal};
+use crate::body::{self, BodySender, Capped, Signal};
 use crate::conns::{HostConns, SendError, send_on_h2};
 use crate::deadline;
 use crate::response::strip_hop_by_hop;
-use crate::upstream::{BoxError, Member, ProxyBody};
+use crate::upstream::{Member, ProxyBody};
 
 /// What goes to the member.
 pub(super) struct Request<'a> {
@@ -87,13 +85,8 @@ pub(super) async fn send<F: Front>(
     }
     // An HTTP/1.1 client: the body is read here and pushed to hyper through a channel.
     prefetch(front, &mut insp, tx).await?;
-    let (chan, rx) = mpsc::channel(4);
-    let ended = Arc::new(AtomicBool::new(false));
-    let up_body = ChannelBody {
-        rx,
-        ended: ended.clone(),
-    };
-    let req = build(head, Some(up_body.boxed_unsync()));
+    let (chan, up_body) = body::channel();
+    let req = build(head, Some(up_body));
     let mut sent = pin!(timed.on(send_on_h2(host, sender, req)));
     let mut pushing = Some(chan);
     loop {
@@ -103,11 +96,7 @@ pub(super) async fn send<F: Front>(
             r = push(front, &mut insp, tx, pushing.as_ref()), if pushing.is_some() => {
                 match r? {
                     Pushed::More => {}
-                    Pushed::End => {
-                        ended.store(true, Ordering::Release);
-                        pushing = None;
-                    }
-                    Pushed::Gone => pushing = None,
+                    Pushed::Done => pushing = None,
                 }
             }
         }
@@ -213,9 +202,9 @@ async fn prefetch<F: Front>(front: &mut F, insp: &mut Inspection, tx: &mut Tx) -
 
 enum Pushed {
     More,
-    End,
-    /// hyper dropped the body (the stream ended): nothing more to push.
-    Gone,
+    /// The body was pushed whole and its end said, or hyper dropped it (the stream ended):
+    /// nothing more to push.
+    Done,
 }
 
 /// One step of pushing the body: the released bytes, or the next piece read.
@@ -223,19 +212,18 @@ async fn push<F: Front>(
     front: &mut F,
     insp: &mut Inspection,
     tx: &mut Tx,
-    chan: Option<&mpsc::Sender<Result<Frame<Bytes>, BoxError>>>,
+    chan: Option<&BodySender>,
 ) -> Result<Pushed, Halt> {
     let Some(chan) = chan else {
-        return Ok(Pushed::Gone);
+        return Ok(Pushed::Done);
     };
     if let Some(chunk) = insp.release() {
-        return Ok(match chan.send(Ok(Frame::data(chunk))).await {
-            Ok(()) => Pushed::More,
-            Err(_) => Pushed::Gone,
-        });
+        let sent = chan.send(Ok(Frame::data(chunk))).await;
+        return Ok(if sent { Pushed::More } else { Pushed::Done });
     }
     if insp.ended() {
-        return Ok(Pushed::End);
+        chan.finish().await;
+        return Ok(Pushed::Done);
     }
     match front.body_chunk().await.map_err(Halt::Client)? {
         Some(chunk) => insp.feed(tx, chunk).map_err(Halt::Body)?,
@@ -275,30 +263,5 @@ fn append_xff(h: &mut http::HeaderMap, peer_ip: &str) {
     value.push_str(peer_ip);
     if let Ok(v) = HeaderValue::from_str(&value) {
         h.insert(XFF, v);
-    }
-}
-
-/// The body hyper pulls from the pushing side; a sender dropped before the end fails the body
-/// (hyper resets the stream) instead of ending it short.
-struct ChannelBody {
-    rx: mpsc::Receiver<Result<Frame<Bytes>, BoxError>>,
-    ended: Arc<AtomicBool>,
-}
-
-impl Body for ChannelBody {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let this = self.get_mut();
-        match this.rx.poll_recv(cx) {
-            Poll::Ready(None) if !this.ended.load(Ordering::Acquire) => {
-                Poll::Ready(Some(Err("request body cut".into())))
-            }
-            other => other,
-        }
     }
 }

@@ -16,6 +16,7 @@ use super::upconn::UpConn;
 use super::wire::parse_request;
 use crate::head::{HeadLimits, find_head_end};
 use crate::limits::Limits;
+use crate::testing::{frames_body, hyper_h1_serving};
 use crate::upstream::UpStream;
 
 const LIM: HeadLimits = HeadLimits {
@@ -134,7 +135,6 @@ async fn hyper_response(
     frames: Vec<Result<Bytes, HeaderMap>>,
     request: &'static str,
 ) -> Vec<u8> {
-    let (mut client, io) = tokio::io::duplex(1 << 16);
     let svc = hyper::service::service_fn(move |_req| {
         let frames = frames.clone();
         let headers = headers.clone();
@@ -145,14 +145,7 @@ async fn hyper_response(
             Ok::<_, std::convert::Infallible>(res)
         }
     });
-    tokio::spawn(async move {
-        let mut b = hyper::server::conn::http1::Builder::new();
-        b.auto_date_header(false);
-        let _ = b
-            .serve_connection(hyper_util::rt::TokioIo::new(io), svc)
-            .await;
-    });
-    client.write_all(request.as_bytes()).await.expect("write");
+    let mut client = hyper_h1_serving(svc, request).await;
     let mut out = Vec::new();
     let _ = tokio::time::timeout(
         std::time::Duration::from_millis(500),
@@ -160,22 +153,6 @@ async fn hyper_response(
     )
     .await;
     out
-}
-
-type FramesBody = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
-
-/// A body made of the given frames.
-fn frames_body(frames: Vec<Result<Bytes, HeaderMap>>) -> FramesBody {
-    let frames: Vec<Result<_, std::convert::Infallible>> = frames
-        .into_iter()
-        .map(|f| {
-            Ok(match f {
-                Ok(d) => http_body::Frame::data(d),
-                Err(t) => http_body::Frame::trailers(t),
-            })
-        })
-        .collect();
-    http_body_util::StreamBody::new(tokio_stream::iter(frames)).boxed()
 }
 
 /// What the proxy writes when it relays `upstream` (a raw response) to the request `request`.

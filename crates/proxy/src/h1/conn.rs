@@ -112,15 +112,19 @@ where
             shared: ctx.shared,
             client,
         };
-        let end = match wait {
+        let parsed = match wait {
             Wait::Head(end) => {
                 idle = lim.idle_timeout;
-                end
+                let head = buf.split_to(end).freeze();
+                wire::parse_request(&head, &head_lim).map_err(|r| Refusal::of_head(r, &head))
             }
             Wait::Preface => return Some(Rest { io, buffered: buf }),
             Wait::Close => return None,
-            Wait::Refused(r) => {
-                let refusal = Refusal::of_head(r, &buf);
+            Wait::Refused(r) => Err(Refusal::of_head(r, &buf)),
+        };
+        let req = match parsed {
+            Ok(req) => req,
+            Err(refusal) => {
                 refuse(
                     &mut io,
                     &mut buf,
@@ -133,24 +137,6 @@ where
                 return None;
             }
         };
-        let head = buf.split_to(end).freeze();
-        let req = match wire::parse_request(&head, &head_lim) {
-            Ok(r) => r,
-            Err(r) => {
-                let refusal = Refusal::of_head(r, &head);
-                refuse(
-                    &mut io,
-                    &mut buf,
-                    &mut out,
-                    &mut client_timer,
-                    refusal,
-                    &env,
-                )
-                .await;
-                return None;
-            }
-        };
-        drop(head);
         let upgrade = req.framing == Framing::Upgrade;
         let mut front = H1Front {
             io: &mut io,

@@ -5,7 +5,9 @@ use super::*;
 use bytes::Bytes;
 use http::HeaderValue;
 use http_body_util::{BodyExt, Empty, Full};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
+
+use crate::testing::{TestBody, chunks, hyper_h1_serving};
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {
@@ -22,8 +24,6 @@ fn headers(list: &[(&'static str, &'static str)]) -> HeaderMap {
     h
 }
 
-type TestBody = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
-
 /// The head hyper's server writes for a response with `status`, `h` and a body of `kind`, to a
 /// request `request` (raw bytes).
 async fn hyper_head(
@@ -33,12 +33,11 @@ async fn hyper_head(
     kind: Kind,
     request: &str,
 ) -> String {
-    let (mut client, io) = tokio::io::duplex(1 << 16);
     let svc = hyper::service::service_fn(move |_req| {
         let body: TestBody = match kind {
             Kind::Empty => Empty::new().boxed(),
             Kind::Full(s) => Full::new(Bytes::from_static(s.as_bytes())).boxed(),
-            Kind::Stream => OneChunk(Some(Bytes::from_static(b"abc"))).boxed(),
+            Kind::Stream => chunks(&[b"abc"]),
         };
         let mut res = http::Response::new(body);
         *res.status_mut() = StatusCode::from_u16(status).expect("status");
@@ -46,14 +45,7 @@ async fn hyper_head(
         *res.headers_mut() = h.clone();
         std::future::ready(Ok::<_, std::convert::Infallible>(res))
     });
-    tokio::spawn(async move {
-        let mut b = hyper::server::conn::http1::Builder::new();
-        b.auto_date_header(false);
-        let _ = b
-            .serve_connection(hyper_util::rt::TokioIo::new(io), svc)
-            .await;
-    });
-    client.write_all(request.as_bytes()).await.expect("write");
+    let mut client = hyper_h1_serving(svc, request).await;
     let mut out = Vec::new();
     let mut buf = [0u8; 4096];
     while !out.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -63,25 +55,6 @@ async fn hyper_head(
     }
     let end = out.windows(4).position(|w| w == b"\r\n\r\n").expect("end") + 4;
     String::from_utf8(out[..end].to_vec()).expect("utf8")
-}
-
-/// A body of unknown length (one chunk), as a streamed upstream body is.
-struct OneChunk(Option<Bytes>);
-
-impl http_body::Body for OneChunk {
-    type Data = Bytes;
-    type Error = std::convert::Infallible;
-    fn poll_frame(
-        self: std::pin::Pin<&mut Self>,
-        _cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
-        std::task::Poll::Ready(
-            self.get_mut()
-                .0
-                .take()
-                .map(|b| Ok(http_body::Frame::data(b))),
-        )
-    }
 }
 
 fn ours(

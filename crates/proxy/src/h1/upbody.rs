@@ -15,6 +15,7 @@ use http_body::{Body, Frame, SizeHint};
 use super::chunked::{Decoder, Piece};
 use super::response::BodyFraming;
 use super::upconn::UpConn;
+use crate::body::FramePoll;
 use crate::conns::HostConns;
 use crate::upstream::BoxError;
 
@@ -74,7 +75,7 @@ impl UpConnBody {
         }
     }
 
-    fn fail(&mut self, why: &str) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+    fn fail(&mut self, why: &str) -> FramePoll {
         self.finish(false);
         Poll::Ready(Some(Err(format!("upstream response body: {why}").into())))
     }
@@ -84,10 +85,7 @@ impl Body for UpConnBody {
     type Data = Bytes;
     type Error = BoxError;
 
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> FramePoll {
         let this = self.get_mut();
         loop {
             let Some(conn) = this.conn.as_mut() else {

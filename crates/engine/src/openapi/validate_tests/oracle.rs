@@ -1,16 +1,13 @@
-//! The walker over `serde_json::Value` that validation used before the borrowed document, kept
-//! as the differential tests' oracle: the production walker must report exactly what it reports.
+//! The walk over `serde_json::Value` that validation used before the borrowed document, kept as
+//! the differential test's oracle: the production walker must report exactly what it reports.
+//! Only the walk is the oracle's own (recursion, pointers, value equality, which rule comes
+//! first); the rules at each node are the production `keywords`, so the test is of the walk.
 
-use super::super::schema::{
-    Additional, Node, SchemaId, Schemas, T_ARR, T_BOOL, T_INT, T_NULL, T_NUM, T_OBJ, T_STR,
-};
-use super::super::validate::{Category, type_names};
+use super::super::keywords::{self, Broken, Category, MAX_STEPS, Property};
+use super::super::schema::{Node, SchemaId, Schemas, T_ARR, T_BOOL, T_NULL, T_OBJ, T_STR};
 use serde_json::Value;
 use std::cell::Cell;
 use std::fmt::Write as _;
-
-/// Most schema nodes one validation may visit (anyOf/oneOf over recursive schemas can branch).
-const MAX_STEPS: usize = 200_000;
 
 #[derive(Debug, Clone, PartialEq)]
 struct SchemaError {
@@ -53,12 +50,7 @@ fn kind_of(v: &Value) -> (u8, &'static str) {
     match v {
         Value::Null => (T_NULL, "null"),
         Value::Bool(_) => (T_BOOL, "boolean"),
-        Value::Number(n)
-            if n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0) =>
-        {
-            (T_INT, "integer")
-        }
-        Value::Number(_) => (T_NUM, "number"),
+        Value::Number(n) => keywords::number_kind(n),
         Value::String(_) => (T_STR, "string"),
         Value::Array(_) => (T_ARR, "array"),
         Value::Object(_) => (T_OBJ, "object"),
@@ -93,276 +85,90 @@ impl Walk<'_> {
         tmp.is_empty()
     }
 
+    /// The walk: recursion into items, properties and sub-schemas, in the order the production
+    /// walker must keep; the rules applied at each node are `keywords`', shared.
     fn check(&mut self, id: SchemaId, v: &Value, at: &mut String, depth: usize) {
         if self.full() {
             return;
         }
-        let left = self.steps.get();
-        if left == 0 {
-            return self.push(
-                at,
-                Category::Structure,
-                "schema validation budget exhausted".into(),
-            );
-        }
-        self.steps.set(left - 1);
-        if depth > self.max_depth {
-            return self.push(
-                at,
-                Category::Structure,
-                format!("nesting deeper than {}", self.max_depth),
-            );
-        }
         let n: &Node = self.schemas.node(id);
-        if n.never {
-            return self.push(at, Category::Structure, "no value is allowed here".into());
+        if let Err(detail) = keywords::enter(n, self.steps, depth, self.max_depth) {
+            return self.push(at, Category::Structure, detail);
         }
         let (kind, kind_name) = kind_of(v);
-        if n.types != 0 {
-            let ok = n.types & kind != 0 || (kind == T_INT && n.types & T_NUM != 0);
-            if !ok {
-                return self.push(
-                    at,
-                    Category::Type,
-                    format!("expected {}, got {kind_name}", type_names(n.types)),
-                );
-            }
+        if let Some(detail) = keywords::type_mismatch(n, kind, kind_name) {
+            return self.push(at, Category::Type, detail);
         }
         if let Some(e) = &n.enumeration
-            && !e.iter().any(|x| json_eq(x, v))
+            && let Some((c, detail)) = keywords::enum_mismatch(e.iter().any(|x| json_eq(x, v)))
         {
-            self.push(
-                at,
-                Category::Enum,
-                "value is not one of the allowed values".into(),
-            );
+            self.push(at, c, detail);
         }
+        let mut broken = |(c, detail): Broken| self.push(at, c, detail);
         match v {
-            Value::Number(num) => self.number(n, num, at),
-            Value::String(s) => self.string(n, s, at),
-            Value::Array(items) => self.array(n, items, at, depth),
-            Value::Object(map) => self.object(n, map, at, depth),
+            Value::Number(num) => keywords::number(n, num, &mut broken),
+            Value::String(s) => keywords::string(n, s, &mut broken),
+            Value::Array(items) => {
+                keywords::array(
+                    n,
+                    items.len(),
+                    |a, b| json_eq(&items[a], &items[b]),
+                    &mut broken,
+                );
+                if let Some(item) = n.items {
+                    for (i, v) in items.iter().enumerate() {
+                        let mark = at.len();
+                        at.push('/');
+                        let _ = write!(at, "{i}");
+                        self.check(item, v, at, depth + 1);
+                        at.truncate(mark);
+                        if self.full() {
+                            break;
+                        }
+                    }
+                }
+            }
+            Value::Object(map) => {
+                keywords::object(n, map.len(), &mut broken);
+                self.properties(n, map, at, depth);
+            }
             _ => {}
         }
         for &c in &n.all_of {
             self.check(c, v, at, depth + 1);
         }
-        if !n.any_of.is_empty() && !n.any_of.iter().any(|&c| self.valid(c, v, depth + 1)) {
-            self.push(
-                at,
-                Category::Structure,
-                "value matches none of the anyOf schemas".into(),
-            );
-        }
-        if !n.one_of.is_empty() {
-            let matched = n
-                .one_of
-                .iter()
-                .filter(|&&c| self.valid(c, v, depth + 1))
-                .count();
-            if matched != 1 {
-                self.push(
-                    at,
-                    Category::Structure,
-                    format!("value matches {matched} oneOf schemas, expected exactly 1"),
-                );
-            }
-        }
-        if let Some(not) = n.not
-            && self.valid(not, v, depth + 1)
-        {
-            self.push(
-                at,
-                Category::Structure,
-                "value matches a forbidden (not) schema".into(),
-            );
+        let applicators = keywords::applicators(n, |c| self.valid(c, v, depth + 1));
+        for detail in applicators.into_iter().flatten() {
+            self.push(at, Category::Structure, detail);
         }
     }
 
-    fn number(&mut self, n: &Node, num: &serde_json::Number, at: &str) {
-        if !n.format.number_ok(num) {
-            self.push(
-                at,
-                Category::Format,
-                format!("{num} is out of the {} range", n.format.name()),
-            );
-        }
-        let Some(f) = num.as_f64() else { return };
-        if let Some((min, excl)) = n.minimum
-            && (f < min || (excl && f == min))
-        {
-            let op = if excl { ">" } else { ">=" };
-            self.push(at, Category::Numeric, format!("{num} is not {op} {min}"));
-        }
-        if let Some((max, excl)) = n.maximum
-            && (f > max || (excl && f == max))
-        {
-            let op = if excl { "<" } else { "<=" };
-            self.push(at, Category::Numeric, format!("{num} is not {op} {max}"));
-        }
-        if let Some(m) = n.multiple_of {
-            let q = f / m;
-            if !q.is_finite() || (q - q.round()).abs() > 1e-9 {
-                self.push(
-                    at,
-                    Category::Numeric,
-                    format!("{num} is not a multiple of {m}"),
-                );
-            }
-        }
-    }
-
-    fn string(&mut self, n: &Node, s: &str, at: &str) {
-        let needs_len = n.min_length.is_some() || n.max_length.is_some();
-        if needs_len {
-            let len = s.chars().count() as u64;
-            if let Some(min) = n.min_length.filter(|m| len < *m) {
-                self.push(
-                    at,
-                    Category::Length,
-                    format!("length {len} is shorter than {min}"),
-                );
-            }
-            if let Some(max) = n.max_length.filter(|m| len > *m) {
-                self.push(
-                    at,
-                    Category::Length,
-                    format!("length {len} is longer than {max}"),
-                );
-            }
-        }
-        if let Some(p) = &n.pattern
-            && !p.is_match(s)
-        {
-            self.push(
-                at,
-                Category::Pattern,
-                format!("does not match pattern {}", p.as_str()),
-            );
-        }
-        if !n.format.string_ok(s) {
-            self.push(
-                at,
-                Category::Format,
-                format!("is not a valid {}", n.format.name()),
-            );
-        }
-    }
-
-    fn array(&mut self, n: &Node, items: &[Value], at: &mut String, depth: usize) {
-        let len = items.len() as u64;
-        if let Some(min) = n.min_items.filter(|m| len < *m) {
-            self.push(
-                at,
-                Category::Length,
-                format!("{len} items, fewer than {min}"),
-            );
-        }
-        if let Some(max) = n.max_items.filter(|m| len > *m) {
-            self.push(
-                at,
-                Category::Length,
-                format!("{len} items, more than {max}"),
-            );
-        }
-        // Pairwise, so bounded: longer arrays are not checked for duplicates.
-        if n.unique_items && items.len() <= 1000 {
-            let dup = (1..items.len()).find(|&i| items[..i].iter().any(|x| json_eq(x, &items[i])));
-            if let Some(i) = dup {
-                self.push(
-                    at,
-                    Category::Structure,
-                    format!("item {i} is a duplicate (uniqueItems)"),
-                );
-            }
-        }
-        if let Some(item) = n.items {
-            for (i, v) in items.iter().enumerate() {
-                let mark = at.len();
-                at.push('/');
-                let _ = write!(at, "{i}");
-                self.check(item, v, at, depth + 1);
-                at.truncate(mark);
-                if self.full() {
-                    return;
-                }
-            }
-        }
-    }
-
-    fn object(
+    fn properties(
         &mut self,
         n: &Node,
         map: &serde_json::Map<String, Value>,
         at: &mut String,
         depth: usize,
     ) {
-        let count = map.len() as u64;
-        if let Some(min) = n.min_properties.filter(|m| count < *m) {
-            self.push(
-                at,
-                Category::Length,
-                format!("{count} properties, fewer than {min}"),
-            );
-        }
-        if let Some(max) = n.max_properties.filter(|m| count > *m) {
-            self.push(
-                at,
-                Category::Length,
-                format!("{count} properties, more than {max}"),
-            );
-        }
-        for name in &n.required {
-            if !map.contains_key(&**name) {
-                let read_only = self
-                    .prop(n, name)
-                    .is_some_and(|p| self.schemas.node(p).read_only);
-                if !read_only {
-                    self.push(
-                        at,
-                        Category::Structure,
-                        format!("missing required property \"{name}\""),
-                    );
-                }
+        for name in n.required.iter().filter(|r| !map.contains_key(&***r)) {
+            if let Some(detail) = keywords::missing(self.schemas, n, name) {
+                self.push(at, Category::Structure, detail);
             }
         }
         for (key, v) in map {
             let mark = at.len();
             at.push('/');
             super::super::load::push_escaped(at, key);
-            match self.prop(n, key) {
-                Some(p) if self.schemas.node(p).read_only => {
-                    self.push(
-                        at,
-                        Category::Structure,
-                        format!("property \"{key}\" is read-only"),
-                    );
-                }
-                Some(p) => self.check(p, v, at, depth + 1),
-                None => match n.additional {
-                    Additional::Any => {}
-                    Additional::Deny => {
-                        self.push(
-                            at,
-                            Category::Structure,
-                            format!("additional property \"{key}\" is not allowed"),
-                        );
-                    }
-                    Additional::Schema(s) => self.check(s, v, at, depth + 1),
-                },
+            match keywords::property_rule(self.schemas, n, key) {
+                Property::Check(p) => self.check(p, v, at, depth + 1),
+                Property::Any => {}
+                Property::Refused(detail) => self.push(at, Category::Structure, detail),
             }
             at.truncate(mark);
             if self.full() {
                 return;
             }
         }
-    }
-
-    fn prop(&self, n: &Node, name: &str) -> Option<SchemaId> {
-        n.properties
-            .binary_search_by(|(k, _)| (**k).cmp(name))
-            .ok()
-            .map(|i| n.properties[i].1)
     }
 }
 
