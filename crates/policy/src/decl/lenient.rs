@@ -13,7 +13,9 @@ pub enum Limit {
 }
 
 impl Limit {
-    /// True when `n` exceeds the limit.
+    /// True when `n` exceeds the limit. Inlined: the engine asks it on every request, and this
+    /// crate is built for load time, not for the request path.
+    #[inline]
     pub fn exceeded(self, n: u64) -> bool {
         matches!(self, Limit::Max(m) if n > m)
     }
