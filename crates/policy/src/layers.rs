@@ -51,7 +51,7 @@ fn merge_field(base: &mut Map<String, Value>, key: &str, value: &Value) {
 }
 
 fn is_keyed(key: &str, items: &[Value]) -> bool {
-    (crate::sections::ALL.contains(&key) || NESTED_LISTS.contains(&key))
+    (crate::sections::all().any(|s| s == key) || NESTED_LISTS.contains(&key))
         && items.iter().all(Value::is_object)
 }
 

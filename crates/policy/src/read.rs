@@ -30,7 +30,7 @@ pub fn read_decl(
         if sections::UNENFORCED.contains(&top) || sections::KNOWN_FIELDS.contains(&key.as_str()) {
             warnings.push(format!("{p}: accepted but not enforced by this engine"));
         } else {
-            let hint = sections::suggest(&key, sections::ENFORCED)
+            let hint = sections::suggest(&key, sections::enforced())
                 .map(|s| format!(" (did you mean \"{s}\"?)"))
                 .unwrap_or_default();
             warnings.push(format!("{p}: unknown field ignored{hint}"));

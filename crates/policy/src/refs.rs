@@ -64,12 +64,9 @@ pub fn section_for_reference(key: &str) -> Option<&'static str> {
         .map(|s| format!("{s}ies"))
         .unwrap_or_default();
     let candidates = [format!("{kebab}s"), plural_y, kebab];
-    candidates.iter().find_map(|c| {
-        crate::sections::ALL
-            .iter()
-            .find(|s| **s == c.as_str())
-            .copied()
-    })
+    candidates
+        .iter()
+        .find_map(|c| crate::sections::all().find(|s| *s == c.as_str()))
 }
 
 /// Resolves every reference inside the `policy` object in place.

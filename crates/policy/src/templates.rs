@@ -138,12 +138,11 @@ pub fn select(name: Option<&str>) -> Result<(TemplateId, Option<String>), Policy
             )),
         ));
     }
-    let known: Vec<&str> = SHIPPED
+    let known = SHIPPED
         .iter()
         .map(|t| t.name())
-        .chain(MAPPED.iter().map(|(n, _)| *n))
-        .collect();
-    let hint = crate::sections::suggest(name, &known)
+        .chain(MAPPED.iter().map(|(n, _)| *n));
+    let hint = crate::sections::suggest(name, known)
         .map(|s| format!("did you mean {s}? "))
         .unwrap_or_default();
     Err(PolicyError::invalid(

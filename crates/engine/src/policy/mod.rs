@@ -156,7 +156,7 @@ fn unwrap_root(
             "policy" | "modifications" | "modificationsReference"
         ) {
             let hint =
-                sections::suggest(key, &["policy", "modifications", "modificationsReference"])
+                sections::suggest(key, ["policy", "modifications", "modificationsReference"])
                     .map(|s| format!(" (did you mean \"{s}\"?)"))
                     .unwrap_or_default();
             if root.contains_key("policy") {

@@ -333,8 +333,7 @@ const KNOWN_UNENFORCED_VIOLATIONS: &[&str] = &[
 ];
 
 fn suggest_violation(name: &str) -> String {
-    let names: Vec<&str> = ViolationKind::ALL.iter().map(|k| k.name()).collect();
-    sections::suggest(name, &names)
+    sections::suggest(name, ViolationKind::ALL.iter().map(|k| k.name()))
         .map(|s| format!(" (did you mean {s}?)"))
         .unwrap_or_default()
 }
