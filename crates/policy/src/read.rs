@@ -113,4 +113,30 @@ mod tests {
             "{e}"
         );
     }
+
+    #[test]
+    fn limits_are_read_leniently_and_name_the_field_when_wrong() {
+        use crate::decl::lenient::Limit;
+        let limit = |v: serde_json::Value| {
+            let doc =
+                serde_json::json!({"name": "p", "header-settings": {"maximumHttpHeaderLength": v}});
+            read_decl(&doc, "policy", &mut Vec::new())
+                .map(|d| d.header_settings.and_then(|h| h.maximum_http_header_length))
+        };
+        assert_eq!(limit(serde_json::json!(8192)), Ok(Some(Limit::Max(8192))));
+        assert_eq!(limit(serde_json::json!("8192")), Ok(Some(Limit::Max(8192))));
+        assert_eq!(limit(serde_json::json!(" Any ")), Ok(Some(Limit::Any)));
+        assert_eq!(limit(serde_json::Value::Null), Ok(None));
+        assert_eq!(
+            limit(serde_json::json!("big")),
+            Err(PolicyError::invalid(
+                "policy.header-settings.maximumHttpHeaderLength",
+                "invalid limit \"big\" (expected a number or \"any\")"
+            ))
+        );
+        assert_eq!(
+            limit(serde_json::json!(-1)).map_err(|e| e.to_string()),
+            Err("policy.header-settings.maximumHttpHeaderLength: negative limit -1".into())
+        );
+    }
 }
