@@ -9,7 +9,7 @@
 #        PORTCULLIS=path/to/binary (skips the build)  EVAL_ARGS="--sample 500" (extra waf_eval.py flags)
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib.sh"
 CORPUS=${1:-${CORPUS:-/work/shared/corpus/dev.jsonl}}
 EVAL=${EVAL:-$(dirname "$CORPUS")/waf_eval.py}
 PORT_BASE=${PORT_BASE:-18180}
@@ -21,21 +21,7 @@ POLICY=${POLICY:-$ROOT/policies/eval/generic-blocking.json}
 [ -f "$CORPUS" ] || { echo "corpus not found: $CORPUS" >&2; exit 1; }
 [ -f "$EVAL" ] || { echo "waf_eval.py not found: $EVAL (set EVAL=)" >&2; exit 1; }
 
-PORTCULLIS=${PORTCULLIS:-}
-if [ -z "$PORTCULLIS" ]; then
-  TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-  (cd "$ROOT" && cargo build --release --quiet --bin portcullis)
-  PORTCULLIS=$TARGET/release/portcullis
-fi
-
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+portcullis_binary release
 
 # Upstream: answers 200 with a short body to every method and path (reads and discards the body).
 cat >"$WORK/upstream.py" <<'PY'
@@ -68,16 +54,9 @@ class Ok(BaseHTTPRequestHandler):
 ThreadingHTTPServer.daemon_threads = True
 ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Ok).serve_forever()
 PY
-python3 "$WORK/upstream.py" "$UP_PORT" & PIDS+=($!)
-"$PORTCULLIS" proxy --listen "127.0.0.1:$PC_PORT" --upstream "http://127.0.0.1:$UP_PORT" \
-  --policy "$POLICY" --workers 2 --event-log "$WORK/events.log" \
-  2>"$WORK/portcullis.log" & PIDS+=($!)
-
-wait_port() {
-  for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.1; done
-  echo "port $1 not up" >&2; cat "$WORK/portcullis.log" >&2; exit 1
-}
-wait_port "$UP_PORT"; wait_port "$PC_PORT"
+spawn python3 "$WORK/upstream.py" "$UP_PORT"
+WORKERS=2 portcullis_proxy portcullis "$PC_PORT" "http://127.0.0.1:$UP_PORT"
+wait_port "$UP_PORT"; wait_port "$PC_PORT" "$WORK/portcullis.log"
 
 # shellcheck disable=SC2086
 python3 "$EVAL" --target "http://127.0.0.1:$PC_PORT" --corpus "$CORPUS" --detail \
@@ -85,4 +64,4 @@ python3 "$EVAL" --target "http://127.0.0.1:$PC_PORT" --corpus "$CORPUS" --detail
   --label portcullis-generic-blocking ${EVAL_ARGS:-}
 
 # Which violations fired (from the event log), to explain false positives.
-if [ -s "$WORK/events.log" ] && [ -n "${EVENTS_OUT:-}" ]; then cp "$WORK/events.log" "$EVENTS_OUT"; fi
+if [ -s "$WORK/portcullis.events" ] && [ -n "${EVENTS_OUT:-}" ]; then cp "$WORK/portcullis.events" "$EVENTS_OUT"; fi

@@ -19,76 +19,13 @@ PORT_BASE=${PORT_BASE:-18080}
 UP_PORT=$((PORT_BASE + 1))
 NGX_PORT=$((PORT_BASE + 2))
 PC_PORT=$((PORT_BASE + 3))
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib.sh"
 PATH_UNDER_TEST=/api/users/1
 
-need() { command -v "$1" >/dev/null 2>&1; }
-if ! need wrk || ! need nginx; then
-  echo "installing wrk and nginx (apt)..." >&2
-  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
-  $SUDO apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq wrk nginx-light >/dev/null 2>&1 \
-    || DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq wrk nginx >/dev/null
-fi
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+apt_for "wrk nginx" wrk nginx
+portcullis_binary dist
 
-PORTCULLIS=${PORTCULLIS:-}
-if [ -z "$PORTCULLIS" ]; then
-  TARGET=${CARGO_TARGET_DIR:-$ROOT/target}
-  (cd "$ROOT" && cargo build --profile dist --quiet --bin portcullis)
-  PORTCULLIS=$TARGET/dist/portcullis
-fi
-
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-nginx_conf() { # name body
-  mkdir -p "$WORK/$1/logs"
-  cat >"$WORK/$1/nginx.conf" <<EOF
-daemon off;
-master_process on;
-worker_processes 1;
-pid $WORK/$1/nginx.pid;
-error_log $WORK/$1/logs/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $WORK/$1/body;
-  proxy_temp_path $WORK/$1/proxy;
-  fastcgi_temp_path $WORK/$1/fastcgi;
-  uwsgi_temp_path $WORK/$1/uwsgi;
-  scgi_temp_path $WORK/$1/scgi;
-  keepalive_requests 1000000;
-  $2
-}
-EOF
-}
-
-nginx_conf upstream "server { listen 127.0.0.1:$UP_PORT; location / { default_type application/json; return 200 '{\"id\":1,\"name\":\"Ada\"}'; } }"
-nginx_conf proxy "upstream up { server 127.0.0.1:$UP_PORT; keepalive 64; }
-  server { listen 127.0.0.1:$NGX_PORT; location / { proxy_pass http://up; proxy_http_version 1.1;
-    proxy_set_header Connection \"\"; proxy_set_header Host \$host;
-    proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for; } }"
-
-"$NGINX" -p "$WORK/upstream" -c "$WORK/upstream/nginx.conf" & PIDS+=($!)
-"$NGINX" -p "$WORK/proxy" -c "$WORK/proxy/nginx.conf" & NGX_MASTER=$!; PIDS+=($NGX_MASTER)
-"$PORTCULLIS" proxy --listen 127.0.0.1:$PC_PORT --upstream http://127.0.0.1:$UP_PORT \
-  --policy "$ROOT/policies/demo/policy.json" --workers 1 --event-log "$WORK/events.log" \
-  2>"$WORK/portcullis.log" & PC_PID=$!; PIDS+=($PC_PID)
-
-wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 not up" >&2; exit 1; }
-wait_port $UP_PORT; wait_port $NGX_PORT; wait_port $PC_PORT
-
-# The nginx proxy's worker: the child of its master.
-NGX_WORKER=$(pgrep -P "$NGX_MASTER" | head -1)
-TICKS=$(getconf CLK_TCK)
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+start_nginx_and_portcullis $UP_PORT $NGX_PORT $PC_PORT
 
 run() { # label pid port
   local label=$1 pid=$2 port=$3
@@ -100,15 +37,8 @@ run() { # label pid port
   before=$(cpu_ticks "$pid")
   out=$(wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency "http://127.0.0.1:$port$PATH_UNDER_TEST")
   after=$(cpu_ticks "$pid")
-  local rps p50 p99 total errors
-  rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
-  p50=$(awk '$1=="50%" {print $2}' <<<"$out")
-  p99=$(awk '$1=="99%" {print $2}' <<<"$out")
-  total=$(awk '/requests in/ {print $1}' <<<"$out")
-  errors=$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out" | tr '\n' ' ')
-  local us_per_req
-  us_per_req=$(awk -v t=$((after - before)) -v hz="$TICKS" -v n="$total" 'BEGIN { printf "%.1f", t / hz * 1e6 / n }')
-  printf '%-22s %12s %10s %10s %14s  %s\n' "$label" "$rps" "$p50" "$p99" "$us_per_req" "$errors"
+  wrk_figures "$out"
+  printf '%-22s %12s %10s %10s %14s  %s\n' "$label" "$RPS" "$P50" "$P99" "$(us_per $((after - before)) "$TOTAL")" "$ERRORS"
 }
 
 echo "wrk -t$THREADS -c$CONNS -d${DURATION}s, GET $PATH_UNDER_TEST, loopback, upstream: nginx static 200"
@@ -127,11 +57,10 @@ done | tee "$WORK/rounds"
 if [ "$ROUNDS" -gt 1 ]; then
   # Medians per proxy of requests/s, p99 (in ms) and CPU us/request over the rounds (fields 4, 6
   # and 7: each label is three words).
-  median() { sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
   for label in "$NGX_LABEL" "$PC_LABEL"; do
     rows=$(grep -F "$label" "$WORK/rounds")
     rps=$(awk '{ print $4 }' <<<"$rows" | median)
-    p99=$(awk '{ v = $6; print v ~ /us$/ ? v / 1000 : v ~ /ms$/ ? v + 0 : v * 1000 }' <<<"$rows" | median)
+    p99=$(awk '{ print $6 }' <<<"$rows" | ms | median)
     cpu=$(awk '{ print $7 }' <<<"$rows" | median)
     printf 'median of %s rounds, %-22s %10.0f req/s   p99 %.2fms   %.1f CPU us/req\n' "$ROUNDS" "$label" "$rps" "$p99" "$cpu"
   done

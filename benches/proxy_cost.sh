@@ -15,48 +15,12 @@ set -euo pipefail
 DURATION=${DURATION:-6}
 PORT_BASE=${PORT_BASE:-18180}
 UP=$((PORT_BASE + 1)); NGX=$((PORT_BASE + 2)); PC=$((PORT_BASE + 3))
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib.sh"
 URL_PATH=/api/users/1
-PORTCULLIS=${PORTCULLIS:-${CARGO_TARGET_DIR:-$ROOT/target}/dist/portcullis}
-[ -x "$PORTCULLIS" ] || (cd "$ROOT" && cargo build --profile dist --quiet --bin portcullis)
-for tool in wrk nginx perf; do
-  command -v "$tool" >/dev/null || { echo "needs $tool (apt-get install wrk nginx-light linux-perf)" >&2; exit 1; }
-done
+portcullis_binary dist
+need "apt-get install wrk nginx linux-perf" wrk nginx perf
 
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-nginx_conf() { # name body
-  mkdir -p "$WORK/$1/logs"
-  cat >"$WORK/$1/nginx.conf" <<EOF
-daemon off; master_process on; worker_processes 1; pid $WORK/$1/nginx.pid;
-error_log $WORK/$1/logs/error.log warn;
-events { worker_connections 4096; }
-http { access_log off; client_body_temp_path $WORK/$1/b; proxy_temp_path $WORK/$1/p;
-  fastcgi_temp_path $WORK/$1/f; uwsgi_temp_path $WORK/$1/u; scgi_temp_path $WORK/$1/s;
-  keepalive_requests 1000000; $2 }
-EOF
-}
-nginx_conf upstream "server { listen 127.0.0.1:$UP; location / { default_type application/json; return 200 '{\"id\":1,\"name\":\"Ada\"}'; } }"
-nginx_conf proxy "upstream up { server 127.0.0.1:$UP; keepalive 64; }
-  server { listen 127.0.0.1:$NGX; location / { proxy_pass http://up; proxy_http_version 1.1;
-    proxy_set_header Connection \"\"; proxy_set_header Host \$host;
-    proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for; } }"
-nginx -p "$WORK/upstream" -c "$WORK/upstream/nginx.conf" & PIDS+=($!)
-nginx -p "$WORK/proxy" -c "$WORK/proxy/nginx.conf" & NGX_MASTER=$!; PIDS+=($NGX_MASTER)
-"$PORTCULLIS" proxy --listen 127.0.0.1:$PC --upstream http://127.0.0.1:$UP \
-  --policy "$ROOT/policies/demo/policy.json" --workers 1 --event-log "$WORK/events.log" \
-  2>"$WORK/portcullis.log" & PC_PID=$!; PIDS+=($PC_PID)
-wait_port() { for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 not up" >&2; exit 1; }
-wait_port $UP; wait_port $NGX; wait_port $PC
-NGX_WORKER=$(pgrep -P "$NGX_MASTER" | head -1)
-TICKS=$(getconf CLK_TCK)
+start_nginx_and_portcullis $UP $NGX $PC
 
 EVENTS=raw_syscalls:sys_enter
 for s in recvfrom read readv sendto write writev epoll_wait getsockopt; do EVENTS+=",syscalls:sys_enter_$s"; done
@@ -110,14 +74,11 @@ if [ "${CALLGRIND:-0}" = 1 ]; then
   command -v valgrind >/dev/null || { echo "CALLGRIND=1 needs valgrind" >&2; exit 1; }
   VG_PORT=$((PORT_BASE + 4)); VG_NGX=$((PORT_BASE + 5))
   # nginx in the foreground without a master: its one process is the worker.
-  nginx_conf vgproxy "upstream up { server 127.0.0.1:$UP; keepalive 64; }
-  server { listen 127.0.0.1:$VG_NGX; location / { proxy_pass http://up; proxy_http_version 1.1;
-    proxy_set_header Connection \"\"; proxy_set_header Host \$host;
-    proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for; } }"
+  nginx_reverse_proxy vgproxy $VG_NGX $UP
   sed -i 's/master_process on;/master_process off;/' "$WORK/vgproxy/nginx.conf"
   callgrind nginx $VG_NGX nginx -p "$WORK/vgproxy" -c "$WORK/vgproxy/nginx.conf"
   callgrind portcullis $VG_PORT "$PORTCULLIS" proxy \
     --listen 127.0.0.1:$VG_PORT --upstream http://127.0.0.1:$UP \
-    --policy "$ROOT/policies/demo/policy.json" --workers 1 --event-log "$WORK/events-vg.log"
+    --policy "$ROOT/policies/demo/policy.json" --workers 1 --event-log "$WORK/vg.events"
   if [ -n "${CALLGRIND_OUT:-}" ]; then cp "$LAST_PROFILE" "$CALLGRIND_OUT" && echo "profile: $CALLGRIND_OUT (callgrind_annotate)"; fi
 fi

@@ -23,37 +23,16 @@ CONNS=${CONNS:-16}
 ROUNDS=${ROUNDS:-3}
 PORT_BASE=${PORT_BASE:-18280}
 UP_PORT=$((PORT_BASE + 1)); REDIS_PORT=$((PORT_BASE + 2)); METRICS_PORT=$((PORT_BASE + 3))
-NICE=(); [ "$(id -u)" = 0 ] && NICE=(nice -n -19)
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-PORTCULLIS=${PORTCULLIS:-${CARGO_TARGET_DIR:-$ROOT/target}/dist/portcullis}
-[ -x "$PORTCULLIS" ] || (cd "$ROOT" && cargo build --profile dist --quiet --bin portcullis)
-for tool in wrk nginx redis-server; do
-  command -v "$tool" >/dev/null || { echo "needs $tool (apt-get install wrk nginx-light redis-server)" >&2; exit 1; }
-done
+. "$(dirname "$0")/lib.sh"
+[ "$(id -u)" = 0 ] && NICE=(nice -n -19)
+portcullis_binary dist
+need "apt-get install wrk nginx redis-server" wrk nginx redis-server
 URL_PATH=/api/users/1
 
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-
-mkdir -p "$WORK/up/logs"
-cat >"$WORK/up/nginx.conf" <<EOF
-daemon off; master_process on; worker_processes 1; pid $WORK/up/nginx.pid;
-error_log $WORK/up/logs/error.log warn;
-events { worker_connections 4096; }
-http { access_log off; client_body_temp_path $WORK/up/body; proxy_temp_path $WORK/up/proxy;
-  fastcgi_temp_path $WORK/up/fastcgi; uwsgi_temp_path $WORK/up/uwsgi; scgi_temp_path $WORK/up/scgi;
-  keepalive_requests 1000000;
-  server { listen 127.0.0.1:$UP_PORT; location / { default_type application/json; return 200 '{"id":1,"name":"Ada"}'; } } }
-EOF
-"${NICE[@]}" nginx -p "$WORK/up" -c "$WORK/up/nginx.conf" & PIDS+=($!)
-"${NICE[@]}" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
-  --dir "$WORK" >"$WORK/redis.log" 2>&1 & PIDS+=($!)
+nginx_static_upstream up $UP_PORT
+run_nginx up
+spawn "${NICE[@]}" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
+  --dir "$WORK" >"$WORK/redis.log" 2>&1
 
 profile() { # name rateLimit-json
   printf '{"methods": {"k": {"apiKey": {"in": "header", "name": "x-api-key", "keys": []}}}, "default": []%s}\n' "$2" \
@@ -69,18 +48,13 @@ i=10
 for cfg in none local shared; do
   PORT[$cfg]=$((PORT_BASE + i)); i=$((i + 1))
   extra=(); [ "$cfg" = shared ] && extra=(--metrics-listen 127.0.0.1:$METRICS_PORT)
-  "${NICE[@]}" "$PORTCULLIS" proxy --listen 127.0.0.1:${PORT[$cfg]} --upstream http://127.0.0.1:$UP_PORT \
-    --policy "$ROOT/policies/demo/policy.json" --workers 1 --event-log "$WORK/$cfg.events" \
-    --access "$WORK/$cfg.json" "${extra[@]}" 2>"$WORK/$cfg.log" & PID[$cfg]=$!; PIDS+=($!)
+  portcullis_proxy "$cfg" "${PORT[$cfg]}" http://127.0.0.1:$UP_PORT --access "$WORK/$cfg.json" "${extra[@]}"
+  PID[$cfg]=$SPAWNED
 done
-wait_port() { for _ in $(seq 100); do (exec 3<>/dev/tcp/127.0.0.1/$1) 2>/dev/null && return 0; sleep 0.1; done; echo "port $1 not up" >&2; exit 1; }
 wait_port $UP_PORT; wait_port $REDIS_PORT
-for cfg in none local shared; do wait_port ${PORT[$cfg]}; done
+for cfg in none local shared; do wait_port "${PORT[$cfg]}" "$WORK/$cfg.log"; done
 grep -q "shared store connected" "$WORK/shared.log" || { echo "the shared proxy is not connected to Redis" >&2; cat "$WORK/shared.log" >&2; exit 1; }
 
-TICKS=$(getconf CLK_TCK)
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-ms() { awk '{ v = $1; print v ~ /us$/ ? v / 1000 : v ~ /ms$/ ? v + 0 : v * 1000 }'; }
 # The cumulative buckets of portcullis_shared_store_seconds: "le count" lines (`le` may come
 # before or after the `store` label).
 store_seconds() {
@@ -110,14 +84,9 @@ run() { # cfg conns
   out=$("${NICE[@]}" wrk -t1 -c"$conns" -d"${DURATION}s" --latency "http://127.0.0.1:$port$URL_PATH")
   after=$(cpu_ticks "$pid")
   [ "$cfg" = shared ] && store_seconds | quantiles "$WORK/hist.before" >>"$WORK/store.c$conns"
-  local rps p50 p99 total errors us
-  rps=$(awk '/^Requests\/sec/ {print $2}' <<<"$out")
-  p50=$(awk '$1=="50%" {print $2}' <<<"$out" | ms)
-  p99=$(awk '$1=="99%" {print $2}' <<<"$out" | ms)
-  total=$(awk '/requests in/ {print $1}' <<<"$out")
-  errors=$(awk '/Non-2xx|Socket errors/ {print}' <<<"$out" | tr '\n' ' ')
-  us=$(awk -v t=$((after - before)) -v hz="$TICKS" -v n="$total" 'BEGIN { printf "%.1f", t / hz * 1e6 / n }')
-  printf '%-8s %5s %12s %9.3f %9.3f %10s  %s\n' "$cfg" "$conns" "$rps" "$p50" "$p99" "$us" "$errors"
+  wrk_figures "$out"
+  printf '%-8s %5s %12s %9.3f %9.3f %10s  %s\n' "$cfg" "$conns" "$RPS" "$(ms <<<"$P50")" "$(ms <<<"$P99")" \
+    "$(us_per $((after - before)) "$TOTAL")" "$ERRORS"
 }
 
 echo "wrk -t1, ${DURATION}s per run, GET $URL_PATH, loopback; upstream nginx static 200; proxies --workers 1"
@@ -130,7 +99,6 @@ for round in $(seq "$ROUNDS"); do
     for cfg in $order; do run "$cfg" "$conns"; done
   done
 done | tee "$WORK/rounds"
-median() { sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 for conns in 1 "$CONNS"; do
   for cfg in none local shared; do
     rows=$(awk -v c="$cfg" -v n="$conns" '$1 == c && $2 == n' "$WORK/rounds")

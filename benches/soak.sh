@@ -19,67 +19,31 @@ WARMUP=${WARMUP:-60}
 INTERVAL=${INTERVAL:-30}
 GROWTH_MAX_KB=${GROWTH_MAX_KB:-2048}
 PORT_BASE=${PORT_BASE:-19400}
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+. "$(dirname "$0")/lib.sh"
 SHARED=${SHARED:-$ROOT/../shared}
 UP_PORT=$((PORT_BASE + 1))
 PC_PORT=$((PORT_BASE + 2))
 
-for tool in nginx wrk curl; do
-  command -v "$tool" >/dev/null || { echo "missing $tool (apt-get install nginx libnginx-mod-http-echo wrk curl)" >&2; exit 2; }
-done
+need "apt-get install nginx libnginx-mod-http-echo wrk curl" nginx wrk curl
 ECHO_MODULE=/usr/lib/nginx/modules/ngx_http_echo_module.so
 [ -f "$ECHO_MODULE" ] || { echo "missing $ECHO_MODULE (apt-get install libnginx-mod-http-echo)" >&2; exit 2; }
 
-PORTCULLIS=${PORTCULLIS:-}
-if [ -z "$PORTCULLIS" ]; then
-  (cd "$ROOT" && cargo build --profile dist --quiet)
-  PORTCULLIS=${CARGO_TARGET_DIR:-$ROOT/target}/dist/portcullis
-fi
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/portcullis-soak.XXXXXX")
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
+portcullis_binary dist
 
 # The backend answers GETs with a fixed pet and echoes POST bodies, like the side-by-side benchmark's.
-mkdir -p "$WORK/nginx"
-cat > "$WORK/nginx/nginx.conf" <<EOF
-load_module $ECHO_MODULE;
-worker_processes 1;
-daemon off;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/error.log error;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $WORK/nginx/body;
-  proxy_temp_path $WORK/nginx/proxy;
-  fastcgi_temp_path $WORK/nginx/fastcgi;
-  uwsgi_temp_path $WORK/nginx/uwsgi;
-  scgi_temp_path $WORK/nginx/scgi;
-  keepalive_requests 1000000;
-  default_type application/json;
+nginx_conf nginx "default_type application/json;
   server {
     listen 127.0.0.1:$UP_PORT;
     location / {
       if (\$request_method = POST) { echo_read_request_body; echo_request_body; break; }
-      return 200 '{"id":123,"name":"Rex","tag":"dog","status":"available"}\n';
+      return 200 '{\"id\":123,\"name\":\"Rex\",\"tag\":\"dog\",\"status\":\"available\"}\n';
     }
-  }
-}
-EOF
-nginx -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" &
-PIDS+=($!)
+  }" "load_module $ECHO_MODULE;"
+run_nginx nginx
 
 sed "s#@SPEC@#$SHARED/bench/openapi.yaml#" "$SHARED/bench/bench-policy.json.in" > "$WORK/policy.json"
-"$PORTCULLIS" proxy --listen "127.0.0.1:$PC_PORT" --upstream "http://127.0.0.1:$UP_PORT" \
-  --policy "$WORK/policy.json" --workers 1 > "$WORK/proxy.log" 2>&1 &
-PROXY=$!
-PIDS+=("$PROXY")
+POLICY=$WORK/policy.json portcullis_proxy proxy "$PC_PORT" "http://127.0.0.1:$UP_PORT"
+PROXY=$SPAWNED
 for _ in $(seq 100); do
   curl -fs -o /dev/null -H 'Host: api.example.test' "http://127.0.0.1:$PC_PORT/api/pets/123" && break
   sleep 0.1
@@ -113,9 +77,8 @@ pss_kb() { awk '/^Pss:/ {print $2}' "/proc/$PROXY/smaps_rollup"; }
 
 echo "# $(date -u +%FT%TZ) soak ${DURATION}s, wrk -t2 -c64, mix get/post/attack/bodyattack; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# PSS after start: $(pss_kb) kB"
-wrk -t2 -c64 -d"${DURATION}s" --timeout 5s -s "$WORK/mix.lua" "http://127.0.0.1:$PC_PORT" > "$WORK/wrk.out" 2>&1 &
-WRK=$!
-PIDS+=("$WRK")
+spawn wrk -t2 -c64 -d"${DURATION}s" --timeout 5s -s "$WORK/mix.lua" "http://127.0.0.1:$PC_PORT" > "$WORK/wrk.out" 2>&1
+WRK=$SPAWNED
 
 BASE=""
 PEAK=0

@@ -30,25 +30,22 @@ pub const CONN: ConnInfo = ConnInfo {
     tls: false,
 };
 
-const BROWSER_HEADERS: [(&str, &str); 11] = [
-    ("host", "shop.example.com"),
-    (
-        "user-agent",
-        "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36",
-    ),
-    (
-        "accept",
-        "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
-    ),
-    ("accept-language", "en-US,en;q=0.9"),
-    ("accept-encoding", "gzip, deflate, br"),
-    ("referer", "https://shop.example.com/"),
-    ("cookie", "session=abc123def456; theme=dark; consent=yes"),
-    ("connection", "keep-alive"),
-    ("upgrade-insecure-requests", "1"),
-    ("sec-fetch-dest", "document"),
-    ("sec-fetch-mode", "navigate"),
-];
+/// A typical browser GET (`GET <uri> HTTP/1.1`, then its header lines), also the request
+/// `tests/it/policy/engine.rs` checks the NGINX base template lets through.
+const BROWSER_GET: &str = include_str!("../../tests/fixtures/browser-get.txt");
+
+/// The URI of [`BROWSER_GET`].
+fn browser_uri() -> &'static str {
+    BROWSER_GET.split(' ').nth(1).expect("request line")
+}
+
+/// The headers of [`BROWSER_GET`], in order.
+fn browser_headers() -> impl Iterator<Item = (&'static str, &'static str)> {
+    BROWSER_GET
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(": "))
+}
 
 fn build(b: http::request::Builder) -> http::request::Parts {
     b.body(())
@@ -85,9 +82,8 @@ pub fn run_exchange(pol: &Arc<CompiledPolicy>, head: &http::request::Parts) -> b
 
 /// A typical browser GET: 10 query parameters, 12 headers.
 pub fn typical_get() -> http::request::Parts {
-    let uri = "/api/v1/products/search?q=red+shoes&page=2&sort=asc&size=20&brand=acme&color=red&min=10&max=200&lang=en&ref=home";
-    let mut b = http::Request::builder().method("GET").uri(uri);
-    for (k, v) in BROWSER_HEADERS {
+    let mut b = http::Request::builder().method("GET").uri(browser_uri());
+    for (k, v) in browser_headers() {
         b = b.header(k, v);
     }
     build(b.header("cache-control", "max-age=0"))
@@ -115,7 +111,7 @@ pub fn typical_get_variants(n: usize, fresh: Fresh) -> Vec<http::request::Parts>
                 200 + i
             );
             let mut b = http::Request::builder().method("GET").uri(uri);
-            for (k, v) in BROWSER_HEADERS {
+            for (k, v) in browser_headers() {
                 b = match (k, fresh) {
                     ("cookie", _) => b.header(k, format!("session=abc{i}def456; theme=dark; consent=yes")),
                     (_, Fresh::All) => b.header(k, format!("{v} {i}")),
@@ -151,7 +147,7 @@ pub fn json_post(len: usize) -> http::request::Parts {
     let mut b = http::Request::builder()
         .method("POST")
         .uri("/api/v1/products");
-    for (k, v) in BROWSER_HEADERS {
+    for (k, v) in browser_headers() {
         b = b.header(k, v);
     }
     build(

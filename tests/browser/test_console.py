@@ -6,17 +6,15 @@ applies the policy, and the same request then passes; an attack on the same para
 blocked. A guest sees no accept button and a POST to it is refused. A screenshot of every page is
 saved under target/ui-screenshots/ (CI artifacts).
 
-The binary is $PORTCULLIS_BIN, else $CARGO_TARGET_DIR/debug/portcullis, else target/debug/portcullis.
+The binary is support.binary()'s: $PORTCULLIS_BIN, else $CARGO_TARGET_DIR/debug/portcullis, else
+target/debug/portcullis.
 """
-import http.server
 import json
 import os
 import pathlib
 import re
 import shutil
-import subprocess
 import tempfile
-import threading
 import time
 
 import pytest
@@ -26,6 +24,8 @@ from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
+
+from support import free_port, hello_upstream, start, stop
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TARGET = pathlib.Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
@@ -40,45 +40,12 @@ http_pool = urllib3.PoolManager(cert_reqs="CERT_NONE")
 urllib3.disable_warnings()
 
 
-def binary():
-    return os.environ.get("PORTCULLIS_BIN") or str(TARGET / "debug" / "portcullis")
-
-
-class Upstream(http.server.BaseHTTPRequestHandler):
-    def do_GET(self):
-        body = b"hello from upstream"
-        self.send_response(200)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
-def free_port():
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Controller:
+    """A `portcullis serve` (support.start) and the admin API calls the fixtures make."""
+
     def __init__(self):
-        self.data_dir = tempfile.mkdtemp(prefix="portcullis-browser-")
-        env = dict(os.environ, PORTCULLIS_ADMIN_PASSWORD=PASSWORD)
-        self.proc = subprocess.Popen(
-            [binary(), "serve", "--admin-listen", "127.0.0.1:0", "--data-dir", self.data_dir],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True)
-        prefix = "portcullis: admin API listening on https://"
-        for line in self.proc.stdout:
-            if line.startswith(prefix):
-                self.base = "https://" + line[len(prefix):].strip().removesuffix("/mgmt")
-                break
-        else:
-            self.stop()
-            raise RuntimeError("portcullis serve did not start")
-        threading.Thread(target=lambda: [None for _ in self.proc.stdout], daemon=True).start()
+        self.server = start("serve", PASSWORD)
+        self.base = self.server.base
         self.auth = urllib3.make_headers(basic_auth=f"admin:{PASSWORD}")
 
     def rest(self, method, path, body=None, auth=None):
@@ -93,16 +60,13 @@ class Controller:
         return answer
 
     def stop(self):
-        self.proc.kill()
-        self.proc.wait()
-        shutil.rmtree(self.data_dir, ignore_errors=True)
+        stop(self.server)
 
 
 @pytest.fixture(scope="module")
 def site():
     """A controller protecting a loopback upstream with a blocking policy; a guest user."""
-    upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
-    threading.Thread(target=upstream.serve_forever, daemon=True).start()
+    upstream = hello_upstream(b"hello from upstream")
     c = Controller()
     try:
         port = free_port()

@@ -466,25 +466,28 @@ async fn a_grpc_call_without_credentials_gets_unauthenticated() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn rate_limits_answer_429_with_retry_after() {
+/// The proxy (pass-through policy) in front of the echo upstream, with the access profile
+/// `profile`; the directory holding the profile's file lives as long as the test keeps it.
+async fn behind_access(profile: Value) -> (Proxy, tempfile::TempDir) {
     let upstream = echo_upstream().await;
     let dir = tempfile::tempdir().expect("tmp");
-    let access = write(
-        dir.path(),
-        "access.yaml",
-        &json!({
-            "methods": {"partner": {"apiKey": {"in": "query", "name": "api_key",
-                                               "keys": [{"id": "a", "key": "k-a"}, {"id": "b", "key": "k-b"}]}}},
-            "forwardCredentials": false,
-            "rateLimit": {"requestsPerSecond": 0.2, "burst": 2, "by": "identity"}
-        }),
-    );
+    let access = write(dir.path(), "access.yaml", &profile);
     let proxy = Proxy::start(
         &[format!("http://{upstream}")],
         PASS_POLICY,
         &["--access", &access],
     );
+    (proxy, dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rate_limits_answer_429_with_retry_after() {
+    let (proxy, _dir) = behind_access(json!({
+            "methods": {"partner": {"apiKey": {"in": "query", "name": "api_key",
+                                               "keys": [{"id": "a", "key": "k-a"}, {"id": "b", "key": "k-b"}]}}},
+            "forwardCredentials": false,
+            "rateLimit": {"requestsPerSecond": 0.2, "burst": 2, "by": "identity"}
+        })).await;
     let url = |k: &str| proxy.url(&format!("/x?api_key={k}&q=1"));
     for _ in 0..2 {
         let (st, _, body) = call(&url("k-a"), "GET", &[]).await;
@@ -513,22 +516,12 @@ async fn rate_limits_answer_429_with_retry_after() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_api_key_in_the_query_string_never_reaches_the_event_log() {
-    let upstream = echo_upstream().await;
-    let dir = tempfile::tempdir().expect("tmp");
-    let access = write(
-        dir.path(),
-        "access.yaml",
-        &json!({
-            "methods": {"partner": {"apiKey": {"in": "query", "name": "api_key",
-                                               "keys": [{"id": "a", "key": "valid-key-a"}]}}},
-            "rateLimit": {"requestsPerSecond": 0.2, "burst": 1, "by": "identity"}
-        }),
-    );
-    let proxy = Proxy::start(
-        &[format!("http://{upstream}")],
-        PASS_POLICY,
-        &["--access", &access],
-    );
+    let (proxy, _dir) = behind_access(json!({
+        "methods": {"partner": {"apiKey": {"in": "query", "name": "api_key",
+                                           "keys": [{"id": "a", "key": "valid-key-a"}]}}},
+        "rateLimit": {"requestsPerSecond": 0.2, "burst": 1, "by": "identity"}
+    }))
+    .await;
     // An invalid key (refused), one the WAF flags as well (its value would be the excerpt of a
     // violation), then a valid one past its rate limit (refused too).
     let (st, _, _) = call(&proxy.url("/x?q=1&api_key=guessed-key-z"), "GET", &[]).await;

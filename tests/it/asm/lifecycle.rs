@@ -12,7 +12,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::support::asm::*;
-use crate::support::mgmt::{Api, Server, http_table, start, virtual_server};
+use crate::support::mgmt::{Api, configured, http_table, start, virtual_server};
 
 #[tokio::test]
 async fn upload_import_attach_apply_blocks_and_changes_wait_for_apply() {
@@ -64,22 +64,20 @@ async fn upload_import_attach_apply_blocks_and_changes_wait_for_apply() {
     );
 
     // The policy as clients read it.
-    let (s, list) = api
-        .req(
+    let list = api
+        .ok(
             Method::GET,
             "/mgmt/tm/asm/policies?$filter=name+eq+'p1'&$select=name,id,fullPath,kind",
             None,
         )
         .await;
-    assert_eq!(s, 200, "{list}");
     assert_eq!(
         list["items"],
         json!([{"name": "p1", "id": id, "fullPath": "/Common/p1", "kind": "tm:asm:policies:policystate"}])
     );
-    let (s, p) = api
-        .req(Method::GET, &format!("/mgmt/tm/asm/policies/{id}/"), None)
+    let p = api
+        .ok(Method::GET, &format!("/mgmt/tm/asm/policies/{id}/"), None)
         .await;
-    assert_eq!(s, 200);
     assert_eq!(p["enforcementMode"], "blocking");
     assert_eq!(p["active"], false);
     assert_eq!(p["templateReference"]["title"], "API Security");
@@ -89,14 +87,13 @@ async fn upload_import_attach_apply_blocks_and_changes_wait_for_apply() {
     );
 
     // Attach; nothing changes before the apply.
-    let (s, p) = api
-        .req(
+    let p = api
+        .ok(
             Method::PATCH,
             &format!("/mgmt/tm/asm/policies/{id}"),
             Some(json!({"virtualServers": ["/Common/vs"]})),
         )
         .await;
-    assert_eq!(s, 200, "{p}");
     assert_eq!(p["virtualServers"], json!(["/Common/vs"]));
     assert_eq!(
         status(port, "/other").await,
@@ -151,8 +148,7 @@ async fn upload_import_attach_apply_blocks_and_changes_wait_for_apply() {
         json!({"file": "{\"policy\": {\"name\": \"p1\",", "policy": {"fullPath": "/Common/p1"}}),
     )
     .await;
-    assert_eq!(bad_json["status"], "FAILURE");
-    let m = bad_json["result"]["message"].as_str().unwrap();
+    let m = message_of(&bad_json, "FAILURE");
     assert!(
         m.contains("not a valid policy document") && m.contains("line 1"),
         "{m}"
@@ -164,8 +160,7 @@ async fn upload_import_attach_apply_blocks_and_changes_wait_for_apply() {
                "policyReference": {"link": format!("https://localhost{base}?ver=15.1.10")}}),
     )
     .await;
-    assert_eq!(t["status"], "FAILURE", "{t}");
-    let m = t["result"]["message"].as_str().unwrap();
+    let m = message_of(&t, "FAILURE");
     assert!(
         m.contains("cannot be compiled") && m.contains("enforcementMode"),
         "{m}"
@@ -197,14 +192,13 @@ async fn upload_import_attach_apply_blocks_and_changes_wait_for_apply() {
     )
     .await;
     assert_eq!(t["status"], "COMPLETED", "{t}");
-    let (s, file) = api
-        .req(
+    let file = api
+        .ok(
             Method::GET,
             "/mgmt/tm/asm/file-transfer/downloads/p1-export.json",
             None,
         )
         .await;
-    assert_eq!(s, 200);
     assert_eq!(file["policy"]["name"], "p1");
 
     // A restart brings the virtual back with its applied policy.
@@ -217,15 +211,13 @@ async fn upload_import_attach_apply_blocks_and_changes_wait_for_apply() {
     assert_blocked(&hit(port, "/nope").await.unwrap());
 
     // Delete: the virtual allows all again; the id is gone.
-    let (s, _) = api.req(Method::DELETE, &format!("{base}/"), None).await;
-    assert_eq!(s, 200);
+    let _ = api.ok(Method::DELETE, &format!("{base}/"), None).await;
     let (s, _) = api.req(Method::GET, &base, None).await;
     assert_eq!(s, 404);
     assert_eq!(status(port, "/nope").await, 200);
-    let (s, list) = api
-        .req(Method::GET, "/mgmt/tm/asm/tasks/import-policy", None)
+    let list = api
+        .ok(Method::GET, "/mgmt/tm/asm/tasks/import-policy", None)
         .await;
-    assert_eq!(s, 200);
     assert_eq!(
         list["kind"],
         "tm:asm:tasks:import-policy:import-policy-taskcollectionstate"
@@ -237,16 +229,8 @@ const SPEC: &str = "openapi: 3.0.0\ninfo: {title: t, version: '1'}\npaths:\n  /i
 
 #[tokio::test]
 async fn import_from_a_url_and_the_pull_limits() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("serve.json");
-    std::fs::write(
-        &cfg,
-        r#"{"mgmt": {"fetch": {"max_bytes": 4096, "timeout_secs": 2}}}"#,
-    )
-    .unwrap();
-    let data = dir.path().join("data");
-    let server: Server = start(&data, Some(&cfg));
-    let api = Api::new(&server);
+    let (_dir, server, api) =
+        configured(r#"{"mgmt": {"fetch": {"max_bytes": 4096, "timeout_secs": 2}}}"#);
     let mut doc = json!({"policy": {
         "name": "api1", "template": {"name": "POLICY_TEMPLATE_API_SECURITY"},
         "enforcementMode": "blocking", "open-api-files": [{"link": "spec.yaml"}]
@@ -311,101 +295,87 @@ async fn import_from_a_url_and_the_pull_limits() {
         json!({"fileReference": {"link": format!("http://{srv}/p/other.json")}}),
     )
     .await;
-    assert_eq!(t["status"], "COMPLETED", "{t}");
     assert!(
-        t["result"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("'/Common/other'")
+        message_of(&t, "COMPLETED").contains("'/Common/other'"),
+        "{t}"
     );
 
-    let fails = [
-        // Rule 1: the name in the pulled file differs from the fullPath's.
+    // Rule 1: the name in the pulled file differs from the fullPath's.
+    let t = import(
+        &api,
+        json!({"fileReference": {"link": format!("http://{srv}/p/other.json")}, "policy": {"fullPath": "/Common/api1"}}),
+    )
+    .await;
+    let m = message_of(&t, "FAILURE");
+    assert!(
+        m.contains("The policy name 'other' in the pulled file does not match the name 'api1' of fullPath '/Common/api1'."),
+        "{m}"
+    );
+    // Links the pull refuses, with what the failure says.
+    let refused_links = [
         (
-            json!({"fileReference": {"link": format!("http://{srv}/p/other.json")}, "policy": {"fullPath": "/Common/api1"}}),
-            "The policy name 'other' in the pulled file does not match the name 'api1' of fullPath '/Common/api1'.",
-        ),
-        (
-            json!({"fileReference": {"link": "http://169.254.169.254/latest/meta-data/"}}),
+            "http://169.254.169.254/latest/meta-data/".to_string(),
             "169.254.169.254 is refused",
         ),
         (
-            json!({"fileReference": {"link": format!("http://{srv}/to-metadata")}}),
+            format!("http://{srv}/to-metadata"),
             "169.254.169.254 is refused",
         ),
-        (
-            json!({"fileReference": {"link": "http://[fe80::1]/x"}}),
-            "fe80::1 is refused",
-        ),
+        ("http://[fe80::1]/x".to_string(), "fe80::1 is refused"),
         // The metadata address inside IPv6 forms: NAT64 and IPv4-compatible.
         (
-            json!({"fileReference": {"link": "http://[64:ff9b::a9fe:a9fe]/latest/meta-data/"}}),
+            "http://[64:ff9b::a9fe:a9fe]/latest/meta-data/".to_string(),
             "(it carries 169.254.169.254) is refused",
         ),
         (
-            json!({"fileReference": {"link": "http://[::169.254.169.254]/latest/meta-data/"}}),
+            "http://[::169.254.169.254]/latest/meta-data/".to_string(),
             "(it carries 169.254.169.254) is refused",
         ),
         (
-            json!({"fileReference": {"link": "file:///etc/passwd"}}),
+            "file:///etc/passwd".to_string(),
             "inside the data directory",
         ),
         (
-            json!({"fileReference": {"link": "file://../../serve.json"}}),
+            "file://../../serve.json".to_string(),
             "inside the data directory",
         ),
         (
-            json!({"fileReference": {"link": format!("http://{srv}/big")}}),
+            format!("http://{srv}/big"),
             "larger than the limit of 4096 bytes",
         ),
         (
-            json!({"fileReference": {"link": format!("http://{srv}/loop")}}),
+            format!("http://{srv}/loop"),
             "too many redirects (more than 5)",
         ),
+        ("gopher://x/y".to_string(), "unsupported scheme"),
+        (format!("http://{srv}/absent"), "HTTP status 404"),
         (
-            json!({"fileReference": {"link": "gopher://x/y"}}),
-            "unsupported scheme",
-        ),
-        (
-            json!({"fileReference": {"link": format!("http://{srv}/absent")}}),
-            "HTTP status 404",
-        ),
-        (
-            json!({"fileReference": {"link": format!("http://{silent_addr}/p.json")}}),
+            format!("http://{silent_addr}/p.json"),
             "timed out after 2 s",
         ),
         // https with the webpki roots: the admin API's self-signed certificate is refused.
-        (
-            json!({"fileReference": {"link": format!("{}/mgmt/tm/sys", server.base)}}),
-            "TLS with 127.0.0.1",
-        ),
+        (format!("{}/mgmt/tm/sys", server.base), "TLS with 127.0.0.1"),
     ];
-    for (body, want) in fails {
+    for (link, want) in refused_links {
+        let body = json!({"fileReference": {"link": link}});
         let t = import(&api, body.clone()).await;
-        assert_eq!(t["status"], "FAILURE", "{body}: {t}");
-        let m = t["result"]["message"].as_str().unwrap();
+        let m = message_of(&t, "FAILURE");
         assert!(m.contains(want), "{body}: {m}");
     }
 
     // Templates: listed, usable by a policy create and by an import.
-    let (s, tl) = api
-        .req(
+    let tl = api
+        .ok(
             Method::GET,
             "/mgmt/tm/asm/policy-templates?$filter=name+eq+'POLICY_TEMPLATE_FUNDAMENTAL'",
             None,
         )
         .await;
-    assert_eq!(s, 200, "{tl}");
     assert_eq!(tl["items"].as_array().unwrap().len(), 1, "{tl}");
     let tlink = tl["items"][0]["selfLink"].as_str().unwrap().to_string();
-    let (s, p) = api
-        .req(
-            Method::POST,
+    let p = api.ok(Method::POST,
             "/mgmt/tm/asm/policies",
-            Some(json!({"name": "fromtpl", "partition": "Common", "templateReference": {"link": tlink}})),
-        )
-        .await;
-    assert_eq!(s, 200, "{p}");
+            Some(json!({"name": "fromtpl", "partition": "Common", "templateReference": {"link": tlink}}))).await;
     assert_eq!(
         p["templateReference"]["name"],
         "POLICY_TEMPLATE_FUNDAMENTAL"
@@ -424,12 +394,8 @@ async fn import_from_a_url_and_the_pull_limits() {
         json!({"name": "/Common/tpl2", "policyTemplateReference": {"link": tlink}}),
     )
     .await;
-    assert_eq!(t["status"], "COMPLETED", "{t}");
     assert!(
-        t["result"]["message"]
-            .as_str()
-            .unwrap()
-            .ends_with("Policy Template set to Fundamental."),
+        message_of(&t, "COMPLETED").ends_with("Policy Template set to Fundamental."),
         "{t}"
     );
 

@@ -15,14 +15,15 @@ use serde_json::{Value, json};
 
 use crate::support::central::{address, central, device_ref, trust};
 use crate::support::mgmt::{Api, PASS, Server, spawn};
-use crate::support::signal;
+use crate::support::{free_addr, signal};
 
 const POOLS: &str = "/mgmt/cm/shared/licensing/pools";
 const KEY: &str = "ABCDE-FGHIJ-KLMNO-PQRST-UVWXYZ1";
 const OTHER_KEY: &str = "BBBBB-CCCCC-DDDDD-EEEEE-FFFFFFF";
 
 /// Runs `portcullis billing-report ARGS` (off the async workers) with the admin password set.
-async fn billing(args: Vec<String>, cwd: &Path) -> Output {
+async fn billing(args: &[&str], cwd: &Path) -> Output {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
     let cwd = cwd.to_path_buf();
     tokio::task::spawn_blocking(move || {
         Command::new(env!("CARGO_BIN_EXE_portcullis"))
@@ -41,6 +42,14 @@ async fn billing(args: Vec<String>, cwd: &Path) -> Output {
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs `billing-report ARGS`, which must fail (exit status 1) saying `why` on stderr.
+async fn billing_fails(args: &[&str], cwd: &Path, why: &str) {
+    let o = billing(args, cwd).await;
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains(why), "{err}");
 }
 
 /// Polls a member until it leaves INSTALLING (within `secs`).
@@ -73,6 +82,24 @@ async fn license_key(api: &Api) -> Value {
 async fn add_member(cm: &Api, pool: &str, body: Value) -> (reqwest::StatusCode, Value) {
     cm.req(Method::POST, &format!("{POOLS}/{pool}/members"), Some(body))
         .await
+}
+
+/// Adds the two members every test starts with: `managed` (a trusted controller's machine id) by
+/// its `deviceReference`, and the controller `unmanaged` by address and credentials. Both grants
+/// are accepted (202) and run in the background; returns both members.
+async fn add_both(cm: &Api, pool: &str, managed: &str, unmanaged: &Server) -> (Value, Value) {
+    let mut members = Vec::new();
+    for body in [
+        json!({"deviceReference": device_ref(managed)}),
+        json!({"deviceAddress": address(unmanaged), "username": "admin", "password": PASS}),
+    ] {
+        let (st, m) = add_member(cm, pool, body).await;
+        assert_eq!(st, 202, "{m}");
+        assert_eq!(m["state"], "INSTALLING", "{m}");
+        members.push(m);
+    }
+    let m_b = members.pop().unwrap();
+    (members.pop().unwrap(), m_b)
 }
 
 /// A loopback HTTPS endpoint (self-signed) that records the bodies POSTed to `/billing`.
@@ -115,11 +142,9 @@ async fn billing_endpoint(
     (format!("https://127.0.0.1:{port}/billing"), ca, rx)
 }
 
+/// A loopback address nothing listens on.
 fn dead_address() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let a = l.local_addr().unwrap();
-    drop(l);
-    a.to_string()
+    free_addr().to_string()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -180,25 +205,16 @@ async fn pools_license_controllers_and_the_billing_report_reads_them() {
     assert_eq!(list["items"][0]["uuid"], pid.as_str());
     assert_eq!(list["items"][0]["freeDeviceLicenses"], 5);
 
-    // A managed member: controller A, trusted through the central manager's trust task.
+    // A managed member, controller A, trusted through the central manager's trust task, and an
+    // unmanaged member, controller B by address and credentials.
     let t = trust(&cm, &a, PASS).await;
     assert_eq!(t["status"], "FINISHED", "{t}");
     let mid_a = t["machineId"].as_str().unwrap().to_string();
-    let (st, m_a) = add_member(&cm, &pid, json!({"deviceReference": device_ref(&mid_a)})).await;
-    assert_eq!(st, 202, "{m_a}");
-    assert_eq!(m_a["state"], "INSTALLING");
+    let (m_a, m_b) = add_both(&cm, &pid, &mid_a, &b).await;
     assert_eq!(
         m_a["kind"],
         "cm:shared:licensing:pools:licensepoolmemberstate"
     );
-    // An unmanaged member: controller B by address and credentials.
-    let (st, m_b) = add_member(
-        &cm,
-        &pid,
-        json!({"deviceAddress": address(&b), "username": "admin", "password": PASS}),
-    )
-    .await;
-    assert_eq!(st, 202, "{m_b}");
     let m_a = settled(&cm, &pid, &m_a, 30).await;
     let m_b = settled(&cm, &pid, &m_b, 30).await;
     assert_eq!(m_a["state"], "LICENSED", "{m_a}");
@@ -280,19 +296,10 @@ async fn pools_license_controllers_and_the_billing_report_reads_them() {
     std::fs::create_dir_all(&out_dir).unwrap();
     let csv = tmp.path().join("keys.csv");
     std::fs::write(&csv, format!("registration key,customer\n{KEY},acme\n")).unwrap();
+    let (csv, out) = (csv.display().to_string(), out_dir.display().to_string());
+    let manual = ["-k", OTHER_KEY, "-r", "manual", "--central", &cm_proc.base];
     let o = billing(
-        vec![
-            "-c".into(),
-            csv.display().to_string(),
-            "-k".into(),
-            OTHER_KEY.into(),
-            "-r".into(),
-            "manual".into(),
-            "--central".into(),
-            cm_proc.base.clone(),
-            "--out-dir".into(),
-            out_dir.display().to_string(),
-        ],
+        &[&["-c", &csv], &manual[..], &["--out-dir", &out]].concat(),
         tmp.path(),
     )
     .await;
@@ -360,11 +367,7 @@ async fn pools_license_controllers_and_the_billing_report_reads_them() {
     );
 
     // Mask: same structure, every address and host name replaced, the same one the same way.
-    let o = billing(
-        vec!["mask".into(), files[0].display().to_string()],
-        tmp.path(),
-    )
-    .await;
+    let o = billing(&["mask", &files[0].display().to_string()], tmp.path()).await;
     assert!(o.status.success(), "{}", text(&o.stderr));
     let masked_path = out_dir.join(name.replace(".json", ".masked.json"));
     let masked_text = std::fs::read_to_string(&masked_path).unwrap();
@@ -397,19 +400,13 @@ async fn pools_license_controllers_and_the_billing_report_reads_them() {
 
     // Automatic: to a loopback TLS endpoint trusted through --upload-ca; unreachable fails.
     let (url, ca, mut rx) = billing_endpoint(tmp.path()).await;
-    let auto = |url: String| {
-        vec![
-            "-k".into(),
-            KEY.into(),
-            "--central".into(),
-            cm_proc.base.clone(),
-            "--upload-url".into(),
-            url,
-            "--upload-ca".into(),
-            ca.display().to_string(),
-        ]
-    };
-    let o = billing(auto(url.clone()), tmp.path()).await;
+    let ca = ca.display().to_string();
+    let upload = |url| ["-k", KEY, "--central", &cm_proc.base, "--upload-url", url];
+    let o = billing(
+        &[&upload(&url)[..], &["--upload-ca", &ca]].concat(),
+        tmp.path(),
+    )
+    .await;
     assert!(o.status.success(), "{}{}", text(&o.stdout), text(&o.stderr));
     assert!(text(&o.stdout).contains("uploaded"), "{}", text(&o.stdout));
     let body = tokio::time::timeout(Duration::from_secs(5), rx.recv())
@@ -419,54 +416,31 @@ async fn pools_license_controllers_and_the_billing_report_reads_them() {
     let sent: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(sent["submissionMethod"], "automatic");
     assert_eq!(sent["registrationKeys"][0]["licensedDeviceCount"], 2);
-    let o = billing(
-        auto(format!("https://{}/billing", dead_address())),
-        tmp.path(),
-    )
-    .await;
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o.stderr).contains("cannot connect"),
-        "{}",
-        text(&o.stderr)
-    );
-    let o = billing(
-        vec![
-            "-k".into(),
-            KEY.into(),
-            "--central".into(),
-            cm_proc.base.clone(),
-            "--upload-url".into(),
-            url,
-        ],
-        tmp.path(),
-    )
-    .await;
+    let dead_url = format!("https://{}/billing", dead_address());
+    let dead_upload = [&upload(&dead_url)[..], &["--upload-ca", &ca]].concat();
+    billing_fails(&dead_upload, tmp.path(), "cannot connect").await;
+    let o = billing(&upload(&url), tmp.path()).await;
     assert_eq!(
         o.status.code(),
         Some(1),
         "the endpoint's self-signed certificate is not trusted without --upload-ca"
     );
-    let o = billing(
-        vec![
-            "-k".into(),
-            KEY.into(),
-            "-r".into(),
-            "manual".into(),
-            "--central".into(),
-            cm_proc.base.clone(),
-            "--user".into(),
-            "nobody".into(),
-        ],
+    let nobody = [
+        "-k",
+        KEY,
+        "-r",
+        "manual",
+        "--central",
+        &cm_proc.base,
+        "--user",
+        "nobody",
+    ];
+    billing_fails(
+        &nobody,
         tmp.path(),
+        "refused the credentials of user nobody",
     )
     .await;
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o.stderr).contains("refused the credentials of user nobody"),
-        "{}",
-        text(&o.stderr)
-    );
 
     // Revoke: the pool will not go while it licenses devices; each revocation removes the license.
     let (st, e) = cm
@@ -512,62 +486,27 @@ async fn pools_license_controllers_and_the_billing_report_reads_them() {
 #[tokio::test]
 async fn billing_report_usage_and_missing_endpoint_fail_clearly() {
     let tmp = tempfile::tempdir().unwrap();
-    let o = billing(vec!["-r".into(), "manual".into()], tmp.path()).await;
+    let o = billing(&["-r", "manual"], tmp.path()).await;
     assert_eq!(o.status.code(), Some(2), "no -c/-k is a usage error");
     assert!(
         text(&o.stderr).contains("-c") && text(&o.stderr).contains("-k"),
         "{}",
         text(&o.stderr)
     );
-    let o = billing(
-        vec![
-            "-k".into(),
-            "not-a-key".into(),
-            "-r".into(),
-            "manual".into(),
-        ],
-        tmp.path(),
-    )
-    .await;
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o.stderr).contains("is not a registration key"),
-        "{}",
-        text(&o.stderr)
-    );
+    let bad_key = ["-k", "not-a-key", "-r", "manual"];
+    billing_fails(&bad_key, tmp.path(), "is not a registration key").await;
     // Automatic is the default; with no endpoint configured it says so before calling anything.
-    let o = billing(vec!["-k".into(), KEY.into()], tmp.path()).await;
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o.stderr).contains("PORTCULLIS_BILLING_UPLOAD_URL"),
-        "{}",
-        text(&o.stderr)
-    );
-    let o = billing(vec!["-h".into()], tmp.path()).await;
+    billing_fails(&["-k", KEY], tmp.path(), "PORTCULLIS_BILLING_UPLOAD_URL").await;
+    let o = billing(&["-h"], tmp.path()).await;
     assert!(
         o.status.success() && text(&o.stdout).contains("-r <MODE>"),
         "{}",
         text(&o.stdout)
     );
     // A central manager that is not running: a bounded, clear failure.
-    let o = billing(
-        vec![
-            "-k".into(),
-            KEY.into(),
-            "-r".into(),
-            "manual".into(),
-            "--central".into(),
-            format!("https://{}", dead_address()),
-        ],
-        tmp.path(),
-    )
-    .await;
-    assert_eq!(o.status.code(), Some(1));
-    assert!(
-        text(&o.stderr).contains("unreachable"),
-        "{}",
-        text(&o.stderr)
-    );
+    let dead_cm = format!("https://{}", dead_address());
+    let args = ["-k", KEY, "-r", "manual", "--central", &dead_cm];
+    billing_fails(&args, tmp.path(), "unreachable").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -581,28 +520,19 @@ async fn grants_interrupted_by_a_restart_resume_or_fail() {
     let t = trust(&cm, &a, PASS).await;
     assert_eq!(t["status"], "FINISHED", "{t}");
     let mid_a = t["machineId"].as_str().unwrap().to_string();
-    let (st, pool) = cm
-        .req(
+    let pool = cm
+        .ok(
             Method::POST,
             POOLS,
             Some(json!({"name": "p", "baseRegKey": KEY})),
         )
         .await;
-    assert_eq!(st, 200, "{pool}");
     let pid = pool["uuid"].as_str().unwrap().to_string();
 
     // Both controllers hang (stopped): the grants stay INSTALLING while the central manager dies.
     signal(a.child.id(), "STOP");
     signal(b.child.id(), "STOP");
-    let (st, m_a) = add_member(&cm, &pid, json!({"deviceReference": device_ref(&mid_a)})).await;
-    assert_eq!(st, 202, "{m_a}");
-    let (st, m_b) = add_member(
-        &cm,
-        &pid,
-        json!({"deviceAddress": address(&b), "username": "admin", "password": PASS}),
-    )
-    .await;
-    assert_eq!(st, 202, "{m_b}");
+    let (m_a, m_b) = add_both(&cm, &pid, &mid_a, &b).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let (_, still) = cm
         .req(

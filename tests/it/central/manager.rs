@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::central::{address, central, device_ref, run_task, trust, wait};
+use crate::support::central::{address, central, device_ref, patch_task, path_of, run_task, trust};
 use crate::support::mgmt::{Api, spawn};
 
 const DISCOVERY: &str = "/mgmt/cm/global/tasks/device-discovery";
@@ -19,15 +19,24 @@ const IMPORT: &str = "/mgmt/cm/adc-core/tasks/declare-mgmt-authority";
 const DEPLOY: &str = "/mgmt/cm/adc-core/tasks/deploy-configuration";
 const DEVICES: &str = "/mgmt/shared/resolver/device-groups/cm-bigip-allBigIpDevices/devices";
 
+const DEVICE_INFO: &str = "/mgmt/shared/identified-devices/config/device-info";
+
 async fn machine_id(api: &Api) -> String {
-    let (_, info) = api
-        .req(
-            Method::GET,
-            "/mgmt/shared/identified-devices/config/device-info",
-            None,
-        )
-        .await;
+    let info = api.ok(Method::GET, DEVICE_INFO, None).await;
     info["machineId"].as_str().expect("machineId").to_string()
+}
+
+/// `conflicts` with each one's resolution set to `resolution`, as the body that resumes an import.
+fn resolve(conflicts: &[Value], resolution: &str) -> Value {
+    let resolved: Vec<Value> = conflicts
+        .iter()
+        .map(|c| {
+            let mut c = c.clone();
+            c["resolution"] = json!(resolution);
+            c
+        })
+        .collect();
+    json!({"status": "STARTED", "conflicts": resolved})
 }
 
 /// The working-config item of a device object named `full_path` in `type_path` (`ltm/pool`).
@@ -71,18 +80,11 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
             json!({"name": "vs", "destination": "127.0.0.1:1", "pool": "web", "profiles": [{"name": "http"}, {"name": "tcp", "context": "all"}]}),
         ),
     ] {
-        let (st, v) = api_a.req(Method::POST, path, Some(body)).await;
-        assert_eq!(st, 200, "{path}: {v}");
+        api_a.ok(Method::POST, path, Some(body)).await;
     }
 
     // The central manager reports a BIG-IQ version f5-sdk accepts.
-    let (_, info) = cm
-        .req(
-            Method::GET,
-            "/mgmt/shared/identified-devices/config/device-info",
-            None,
-        )
-        .await;
+    let info = cm.ok(Method::GET, DEVICE_INFO, None).await;
     assert_eq!(info["product"], "BIG-IQ");
     assert_eq!(info["version"], "8.3.0");
 
@@ -259,35 +261,23 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
     assert_eq!(by_dev["items"].as_array().unwrap().len(), 2, "{by_dev}");
 
     // Re-import with no change: nothing to resolve.
-    let (st, again) = cm
-        .req(
-            Method::PATCH,
-            &crate::support::central::path_of(&imp),
-            Some(json!({"status": "STARTED", "deviceReference": device_ref(&id_a)})),
-        )
-        .await;
-    assert_eq!(st, 200, "{again}");
-    let again = wait(&cm, &again, 30).await;
+    let reimport = json!({"status": "STARTED", "deviceReference": device_ref(&id_a)});
+    let again = patch_task(&cm, &imp, reimport, 30).await;
     assert_eq!(again["currentStep"], "DONE", "{again}");
     assert_eq!(again["reimport"], true);
 
     // A change on the controller → re-import → PENDING_CONFLICTS with both versions.
-    let (st, _) = api_a
-        .req(
+    let pool = "/mgmt/tm/ltm/pool/~Common~web";
+    api_a
+        .ok(
             Method::PATCH,
-            "/mgmt/tm/ltm/pool/~Common~web",
+            pool,
             Some(json!({"description": "changed-on-device"})),
         )
         .await;
-    assert_eq!(st, 200);
-    let (_, t) = cm
-        .req(
-            Method::PATCH,
-            &crate::support::central::path_of(&imp),
-            Some(json!({"status": "STARTED", "deviceReference": device_ref(&id_a), "name": "import_a"})),
-        )
-        .await;
-    let pending = wait(&cm, &t, 30).await;
+    let reimport =
+        json!({"status": "STARTED", "deviceReference": device_ref(&id_a), "name": "import_a"});
+    let pending = patch_task(&cm, &imp, reimport, 30).await;
     assert_eq!(pending["status"], "FINISHED", "{pending}");
     assert_eq!(pending["currentStep"], "PENDING_CONFLICTS", "{pending}");
     let conflicts = pending["conflicts"].as_array().unwrap();
@@ -304,14 +294,13 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
         ("toReference", "changed-on-device"),
     ] {
         let link = c[r]["link"].as_str().unwrap();
-        let (st, obj) = cm
-            .req(
+        let obj = cm
+            .ok(
                 Method::GET,
                 link.trim_start_matches("https://localhost"),
                 None,
             )
             .await;
-        assert_eq!(st, 200, "{link}: {obj}");
         assert_eq!(obj["description"], want);
     }
 
@@ -319,24 +308,13 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
     let (st, e) = cm
         .req(
             Method::PATCH,
-            &crate::support::central::path_of(&imp),
+            &path_of(&imp),
             Some(json!({"status": "STARTED"})),
         )
         .await;
     assert_eq!(st, 400, "{e}");
     assert!(e["message"].as_str().unwrap().contains("/Common/web"));
-    let mut resolved = c.clone();
-    resolved["resolution"] = json!("USE_BIGIQ");
-    let (st, t) = cm
-        .req(
-            Method::PATCH,
-            &crate::support::central::path_of(&imp),
-            Some(json!({"status": "STARTED", "conflicts": [resolved]})),
-        )
-        .await;
-    assert_eq!(st, 200, "{t}");
-    assert_eq!(t["status"], "STARTED");
-    let done = wait(&cm, &t, 30).await;
+    let done = patch_task(&cm, &imp, resolve(conflicts, "USE_BIGIQ"), 30).await;
     assert_eq!(done["status"], "FINISHED", "{done}");
     assert_eq!(done["currentStep"], "DONE", "{done}");
     assert_eq!(
@@ -346,24 +324,17 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
     );
 
     // A child object changed → PENDING_CHILD_CONFLICTS; USE_BIGIP takes the device's version.
-    let (st, _) = api_a
-        .req(
+    let member = |ip: &str| format!("{pool}/members/~Common~{ip}:80");
+    api_a
+        .ok(
             Method::PATCH,
-            "/mgmt/tm/ltm/pool/~Common~web/members/~Common~10.0.0.1:80",
+            &member("10.0.0.1"),
             Some(json!({"ratio": 7})),
         )
         .await;
-    assert_eq!(st, 200);
-    let (_, t) = cm
-        .req(
-            Method::PATCH,
-            &crate::support::central::path_of(&imp),
-            Some(json!({"status": "STARTED"})),
-        )
-        .await;
-    let pending = wait(&cm, &t, 30).await;
+    let pending = patch_task(&cm, &imp, json!({"status": "STARTED"}), 30).await;
     // The pool itself still differs (USE_BIGIQ kept v1), so both kinds are listed.
-    let conflicts = pending["conflicts"].as_array().unwrap().clone();
+    let conflicts = pending["conflicts"].as_array().unwrap();
     assert_eq!(pending["currentStep"], "PENDING_CONFLICTS", "{pending}");
     assert!(
         conflicts
@@ -371,22 +342,7 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
             .any(|c| c["isChild"] == true && c["deviceVersion"]["ratio"] == 7),
         "{pending}"
     );
-    let all_bigip: Vec<Value> = conflicts
-        .iter()
-        .map(|c| {
-            let mut c = c.clone();
-            c["resolution"] = json!("USE_BIGIP");
-            c
-        })
-        .collect();
-    let (_, t) = cm
-        .req(
-            Method::PATCH,
-            &crate::support::central::path_of(&imp),
-            Some(json!({"status": "STARTED", "conflicts": all_bigip})),
-        )
-        .await;
-    let done = wait(&cm, &t, 30).await;
+    let done = patch_task(&cm, &imp, resolve(conflicts, "USE_BIGIP"), 30).await;
     assert_eq!(done["currentStep"], "DONE", "{done}");
     assert_eq!(
         working(&cm, "ltm/pool", &id_a, "/Common/web").await["description"],
@@ -394,66 +350,41 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
     );
 
     // Only a member differs now → PENDING_CHILD_CONFLICTS.
-    let (st, _) = api_a
-        .req(
+    api_a
+        .ok(
             Method::PATCH,
-            "/mgmt/tm/ltm/pool/~Common~web/members/~Common~10.0.0.2:80",
+            &member("10.0.0.2"),
             Some(json!({"ratio": 3})),
         )
         .await;
-    assert_eq!(st, 200);
-    let (_, t) = cm
-        .req(
-            Method::PATCH,
-            &crate::support::central::path_of(&imp),
-            Some(json!({"status": "STARTED"})),
-        )
-        .await;
-    let pending = wait(&cm, &t, 30).await;
+    let pending = patch_task(&cm, &imp, json!({"status": "STARTED"}), 30).await;
     assert_eq!(
         pending["currentStep"], "PENDING_CHILD_CONFLICTS",
         "{pending}"
     );
-    let mut child = pending["conflicts"][0].clone();
-    child["resolution"] = json!("USE_BIGIP");
-    let (_, t) = cm
-        .req(
-            Method::PATCH,
-            &crate::support::central::path_of(&imp),
-            Some(json!({"status": "STARTED", "conflicts": [child]})),
-        )
-        .await;
-    assert_eq!(wait(&cm, &t, 30).await["currentStep"], "DONE");
+    let child = &pending["conflicts"].as_array().unwrap()[..1];
+    let done = patch_task(&cm, &imp, resolve(child, "USE_BIGIP"), 30).await;
+    assert_eq!(done["currentStep"], "DONE");
 
     // Deploy: edit the central copy, push it back; a deleted object is recreated.
     let web = working(&cm, "ltm/pool", &id_a, "/Common/web").await;
-    let web_path = crate::support::central::path_of(&web);
-    let (st, edited) = cm
-        .req(
+    let edited = cm
+        .ok(
             Method::PATCH,
-            &web_path,
+            &path_of(&web),
             Some(json!({"description": "from-central"})),
         )
         .await;
-    assert_eq!(st, 200, "{edited}");
     assert_eq!(edited["description"], "from-central");
     let vs = working(&cm, "ltm/virtual", &id_a, "/Common/vs").await;
-    let (st, _) = cm
-        .req(
-            Method::PATCH,
-            &crate::support::central::path_of(&vs),
-            Some(json!({"description": "vs-from-central"})),
-        )
-        .await;
-    assert_eq!(st, 200);
-    let (st, _) = api_a
-        .req(
-            Method::DELETE,
-            "/mgmt/tm/ltm/data-group/internal/~Common~dg",
-            None,
-        )
-        .await;
-    assert_eq!(st, 200);
+    cm.ok(
+        Method::PATCH,
+        &path_of(&vs),
+        Some(json!({"description": "vs-from-central"})),
+    )
+    .await;
+    let dg = "/mgmt/tm/ltm/data-group/internal/~Common~dg";
+    api_a.ok(Method::DELETE, dg, None).await;
     let dep = run_task(
         &cm,
         DEPLOY,
@@ -481,12 +412,10 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
         actions.contains(&("/Common/dg".into(), "created".into())),
         "{dep}"
     );
-    let (_, pool) = api_a
-        .req(Method::GET, "/mgmt/tm/ltm/pool/~Common~web", None)
-        .await;
+    let pool = api_a.ok(Method::GET, pool, None).await;
     assert_eq!(pool["description"], "from-central");
-    let (_, v) = api_a
-        .req(
+    let v = api_a
+        .ok(
             Method::GET,
             "/mgmt/tm/ltm/virtual/~Common~vs?expandSubcollections=true",
             None,
@@ -498,25 +427,10 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
         Some(2),
         "the virtual keeps its profiles: {v}"
     );
-    let (st, dg) = api_a
-        .req(
-            Method::GET,
-            "/mgmt/tm/ltm/data-group/internal/~Common~dg",
-            None,
-        )
-        .await;
-    assert_eq!(st, 200, "{dg}");
+    api_a.ok(Method::GET, dg, None).await;
     // After the deploy a re-import finds nothing to resolve.
-    let (_, t) = cm
-        .req(
-            Method::PATCH,
-            &crate::support::central::path_of(&imp),
-            Some(json!({"status": "STARTED"})),
-        )
-        .await;
-    let clean = wait(&cm, &t, 30).await;
+    let clean = patch_task(&cm, &imp, json!({"status": "STARTED"}), 30).await;
     assert_eq!(clean["currentStep"], "DONE", "{clean}");
-
     // A dead controller fails its task within the configured timeout (2 s, one retry).
     let b_addr = address(&b);
     drop(b);
@@ -551,14 +465,10 @@ async fn trust_discover_import_conflicts_reimport_deploy_and_restart() {
     let cm = Api::new(&cm_proc);
     let (_, devs) = cm.req(Method::GET, DEVICES, None).await;
     assert_eq!(devs["items"].as_array().unwrap().len(), 2, "{devs}");
-    let (st, t) = cm
-        .req(Method::GET, &crate::support::central::path_of(&imp), None)
-        .await;
+    let (st, t) = cm.req(Method::GET, &path_of(&imp), None).await;
     assert_eq!(st, 200);
     assert_eq!(t["currentStep"], "DONE");
-    let (_, dead_again) = cm
-        .req(Method::GET, &crate::support::central::path_of(&dead), None)
-        .await;
+    let (_, dead_again) = cm.req(Method::GET, &path_of(&dead), None).await;
     assert_eq!(dead_again["status"], "FAILED");
     assert_eq!(
         working(&cm, "ltm/pool", &id_a, "/Common/web").await["description"],

@@ -12,6 +12,7 @@ use serde_json::json;
 
 use crate::support::asm::protect;
 use crate::support::mgmt::{Api, PASS, start, virtual_server};
+use crate::support::upstream::text_of;
 
 fn browser() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -249,18 +250,13 @@ async fn the_console_keeps_the_rest_apis_rules() {
     let doc = json!({"policy": {"name": "ui", "template": {"name": "POLICY_TEMPLATE_NGINX_BASE"},
         "enforcementMode": "blocking", "signature-settings": {"signatureStaging": false}}});
     let pid = protect(&api, "/Common/ui", &doc).await;
-    let body = reqwest::Client::new()
+    let attack = reqwest::Client::new()
         .get(format!(
             "http://127.0.0.1:{port}/go?next=http://127.0.0.1/x&m=%3Cscript%3Ealert(1)%3C/script%3E"
         ))
         .header("user-agent", BROWSER_UA)
-        .header("authorization", "Bearer super-secret-token")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+        .header("authorization", "Bearer super-secret-token");
+    let body = text_of(attack).await;
     let sid: String = body
         .split("support ID is: ")
         .nth(1)

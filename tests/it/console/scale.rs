@@ -22,6 +22,8 @@ use portcullis::waf::signatures::SignatureDb;
 use portcullis::waf::{Action, Context, SecurityEvent, Violation, ViolationKind};
 use reqwest::redirect;
 
+use crate::support::upstream::text_of;
+
 /// How many events (`PORTCULLIS_EVENTS` overrides, for a quick run).
 fn events() -> usize {
     std::env::var("PORTCULLIS_EVENTS")
@@ -174,15 +176,7 @@ async fn console_pages_at_a_million_events() {
     let hour_ago = portcullis::support::iso8601_utc(now / 1_000_000 - 3600);
     let from = &hour_ago[..16];
     // An events page's "Older" link: its cursor.
-    let first: String = c
-        .get(format!("{base}/ui/events"))
-        .header("cookie", &cookie)
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let first = text_of(c.get(format!("{base}/ui/events")).header("cookie", &cookie)).await;
     let older = first
         .split("id=\"older\"")
         .next()

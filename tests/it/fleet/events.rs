@@ -19,6 +19,7 @@ use crate::support::asm::{
     apply, assert_blocked, attach, hit, import, md5_id, policy, policy_link, upload,
 };
 use crate::support::central::trust_address;
+use crate::support::events::event_by_support_id;
 use crate::support::mgmt::{Api, PASS, Server, command, launch, start, virtual_server};
 
 /// `portcullis central --events-db URL`, collecting every second, the database's certificate
@@ -131,25 +132,8 @@ impl Controller {
         assert_blocked(&r);
         let v: Value = serde_json::from_str(&r.2).expect("json");
         let id = v["supportID"].as_str().expect("support id").to_string();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let (_, b) = self
-                .api
-                .req(
-                    Method::GET,
-                    &format!("/mgmt/tm/asm/events/requests/{id}"),
-                    None,
-                )
-                .await;
-            if b["supportId"] == id.as_str() {
-                return id;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the controller did not store {id}"
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        event_by_support_id(&self.api, &id).await;
+        id
     }
 }
 

@@ -13,14 +13,17 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::support::access::write;
 use crate::support::free_addr;
 use crate::support::proxy::{PASS_POLICY, Proxy, Upstream};
 use crate::support::redis::Redis;
 
-fn write_access(dir: &Path, doc: &Value) -> String {
-    let p = dir.join("access.json");
-    std::fs::write(&p, doc.to_string()).expect("access file");
-    p.display().to_string()
+/// The access profile (in `dir/access.json`, its path returned) that admits anonymous requests
+/// under `rate_limit`.
+fn anonymous_limited(dir: &Path, rate_limit: Value) -> String {
+    let doc = json!({"methods": {"k": {"apiKey": {"in": "header", "name": "x-api-key", "keys": []}}},
+                     "default": [], "rateLimit": rate_limit});
+    write(dir, "access.json", &doc)
 }
 
 /// A node: the proxy and its metrics address.
@@ -139,12 +142,10 @@ async fn three_nodes_admit_exactly_the_shared_limit_and_outlive_redis() {
     let mut redis = Redis::start();
     let upstream = Upstream::start().await;
     let dir = tempfile::tempdir().expect("tmp");
-    let access = write_access(
+    let access = anonymous_limited(
         dir.path(),
-        &json!({"methods": {"k": {"apiKey": {"in": "header", "name": "x-api-key", "keys": []}}},
-                "default": [],
-                "rateLimit": {"requests": 100, "windowSeconds": 60, "by": "ip",
-                              "store": {"redis": redis.url(), "keyPrefix": "limit:", "timeoutMs": 1000}}}),
+        json!({"requests": 100, "windowSeconds": 60, "by": "ip",
+               "store": {"redis": redis.url(), "keyPrefix": "limit:", "timeoutMs": 1000}}),
     );
     let nodes: Vec<Node> = (0..3).map(|_| node(&upstream, &access)).collect();
     let all: Vec<&Node> = nodes.iter().collect();
@@ -253,13 +254,11 @@ async fn a_frozen_redis_costs_a_request_at_most_its_timeout() {
     let upstream = Upstream::start().await;
     let dir = tempfile::tempdir().expect("tmp");
     // A token bucket of 5 refilled once in 100 s; a store that does not answer admits.
-    let access = write_access(
+    let access = anonymous_limited(
         dir.path(),
-        &json!({"methods": {"k": {"apiKey": {"in": "header", "name": "x-api-key", "keys": []}}},
-                "default": [],
-                "rateLimit": {"requestsPerSecond": 0.01, "burst": 5, "by": "ip",
-                              "store": {"redis": redis.url(), "keyPrefix": "frozen:",
-                                        "timeoutMs": 500, "onUnavailable": "allow"}}}),
+        json!({"requestsPerSecond": 0.01, "burst": 5, "by": "ip",
+               "store": {"redis": redis.url(), "keyPrefix": "frozen:",
+                         "timeoutMs": 500, "onUnavailable": "allow"}}),
     );
     let n = node(&upstream, &access);
     n.store_up(true).await;
@@ -342,8 +341,9 @@ async fn a_revocation_reaches_every_node_within_a_second() {
     let upstream = Upstream::start().await;
     let dir = tempfile::tempdir().expect("tmp");
     let secret = "a-shared-hmac-secret-of-32-bytes-or-more";
-    let access = write_access(
+    let access = write(
         dir.path(),
+        "access.json",
         &json!({"methods": {
                     "partner": {"apiKey": {"in": "header", "name": "x-api-key",
                                            "keys": [{"id": "partner-a", "key": "k-a"}, {"id": "partner-b", "key": "k-b"}]}},

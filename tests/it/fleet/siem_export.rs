@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use parking_lot::Mutex;
 use reqwest::Method;
 use serde_json::{Value, json};
@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use crate::support::events::{attack, controller};
 use crate::support::siem::{Rsyslog, parse_cef, parse_leef, pki};
 use crate::support::tls::tls_listener;
+use crate::support::upstream::authorization_and_body;
 
 fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname")
@@ -227,14 +228,8 @@ async fn hec(pki: &crate::support::siem::Pki) -> Hec {
             let svc = hyper::service::service_fn(move |r: http::Request<hyper::body::Incoming>| {
                 let b = b.clone();
                 async move {
-                    let auth = r
-                        .headers()
-                        .get("authorization")
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or_default()
-                        .to_string();
                     let path = r.uri().path().to_string();
-                    let body = r.into_body().collect().await.expect("body").to_bytes();
+                    let (auth, body) = authorization_and_body(r).await;
                     let (status, answer) = if path != "/services/collector/event" {
                         (404, json!({"text": "not found", "code": 404}))
                     } else if auth != "Splunk good-token" {

@@ -3,7 +3,6 @@
 //! `grpc-timeout` ends when the client said, with DEADLINE_EXCEEDED (grpc-status 4) from the
 //! proxy; without one, the proxy's own upstream response timeout answers 504 as for any request.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -13,27 +12,11 @@ use http_body_util::Empty;
 use crate::support::grpc::client::{frame, raw_call};
 use crate::support::grpc::messages::{SAY_HELLO, hello};
 use crate::support::grpc::proxy::Proxy;
+use crate::support::upstream::serve_fn;
 
 /// An h2c server that takes every request and never answers it.
 async fn silent_upstream() -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        while let Ok((tcp, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let never = hyper::service::service_fn(|_req| async {
-                    std::future::pending::<Result<http::Response<Empty<Bytes>>, Infallible>>().await
-                });
-                let _ =
-                    hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
-                        .serve_connection(hyper_util::rt::TokioIo::new(tcp), never)
-                        .await;
-            });
-        }
-    });
-    addr
+    serve_fn(|_| std::future::pending::<http::Response<Empty<Bytes>>>()).await
 }
 
 #[tokio::test]

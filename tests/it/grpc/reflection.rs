@@ -5,15 +5,11 @@
 //! the stream), each message still scanned by the signatures; a policy that does not list it
 //! refuses it, as any path that is not one of its gRPC URLs.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::uri::PathAndQuery;
-use tonic::server::NamedService;
 use tonic::transport::Endpoint;
 use tonic::{Status, Streaming};
 
@@ -25,50 +21,38 @@ use crate::support::grpc::upstream::serve_tonic;
 const REFLECTION: &str = "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo";
 
 /// A stand-in reflection service: answers each request message with `reply:` and the message.
-#[derive(Clone)]
-struct Reflection;
-
-impl NamedService for Reflection {
-    const NAME: &'static str = "grpc.reflection.v1.ServerReflection";
-}
-
-type BoxFuture<T> = Pin<Box<dyn std::future::Future<Output = T> + Send>>;
-
-impl tower::Service<http::Request<tonic::body::Body>> for Reflection {
-    type Response = http::Response<tonic::body::Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<Result<Self::Response, Infallible>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: http::Request<tonic::body::Body>) -> Self::Future {
-        let echo = tower::service_fn(|r: tonic::Request<Streaming<Bytes>>| async move {
-            let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, Status>>(4);
-            let mut incoming = r.into_inner();
-            tokio::spawn(async move {
-                while let Ok(Some(m)) = incoming.message().await {
-                    let reply = [b"reply:".as_slice(), &m].concat();
-                    if tx.send(Ok(Bytes::from(reply))).await.is_err() {
-                        return;
-                    }
+async fn reflection(
+    _: (),
+    req: http::Request<tonic::body::Body>,
+) -> http::Response<tonic::body::Body> {
+    let echo = tower::service_fn(|r: tonic::Request<Streaming<Bytes>>| async move {
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, Status>>(4);
+        let mut incoming = r.into_inner();
+        tokio::spawn(async move {
+            while let Ok(Some(m)) = incoming.message().await {
+                let reply = [b"reply:".as_slice(), &m].concat();
+                if tx.send(Ok(Bytes::from(reply))).await.is_err() {
+                    return;
                 }
-            });
-            Ok::<_, Status>(tonic::Response::new(
-                tokio_stream::wrappers::ReceiverStream::new(rx),
-            ))
+            }
         });
-        Box::pin(async move {
-            Ok(tonic::server::Grpc::new(BytesCodec)
-                .streaming(echo, req)
-                .await)
-        })
-    }
+        Ok::<_, Status>(tonic::Response::new(
+            tokio_stream::wrappers::ReceiverStream::new(rx),
+        ))
+    });
+    tonic::server::Grpc::new(BytesCodec)
+        .streaming(echo, req)
+        .await
 }
+
+named_service!(
+    Reflection(()),
+    "grpc.reflection.v1.ServerReflection",
+    reflection
+);
 
 async fn reflection_upstream() -> SocketAddr {
-    serve_tonic(tonic::transport::Server::builder().add_service(Reflection)).await
+    serve_tonic(tonic::transport::Server::builder().add_service(Reflection(()))).await
 }
 
 /// The gRPC test policy plus the reflection service's URL.

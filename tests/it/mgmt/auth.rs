@@ -5,7 +5,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::mgmt::{Api, PASS, assert_error, start};
+use crate::support::mgmt::{Api, PASS, assert_error, configured, start};
 
 #[tokio::test]
 async fn login_tokens_and_lockout() {
@@ -45,62 +45,43 @@ async fn login_tokens_and_lockout() {
             > b["token"]["lastUpdateMicros"].as_u64().unwrap()
     );
     assert_eq!(b["token"]["kind"], "shared:authz:tokens:authtokenitemstate");
-    let with_tok = |m: Method, p: &str| {
-        c.request(m, format!("{}{p}", s.base))
-            .header("X-F5-Auth-Token", &tok)
-    };
-    assert_eq!(
-        with_tok(Method::GET, "/mgmt/tm/sys/")
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    let sys = "/mgmt/tm/sys/";
+    assert_eq!(with_token(&api, &tok, Method::GET, sys, None).await.0, 200);
     // Token resource: PATCH within and beyond 36000 s.
     let p = format!("/mgmt/shared/authz/tokens/{tok}");
-    let r = with_tok(Method::PATCH, &p)
-        .json(&json!({"timeout": 36000}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    assert_eq!(r.json::<Value>().await.unwrap()["timeout"], 36000);
-    let r = with_tok(Method::PATCH, &p)
-        .json(&json!({"timeout": 36001}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 400);
+    let (st, b) = with_token(
+        &api,
+        &tok,
+        Method::PATCH,
+        &p,
+        Some(json!({"timeout": 36000})),
+    )
+    .await;
+    assert_eq!(st, 200, "{b}");
+    assert_eq!(b["timeout"], 36000);
+    let (st, _) = with_token(
+        &api,
+        &tok,
+        Method::PATCH,
+        &p,
+        Some(json!({"timeout": 36001})),
+    )
+    .await;
+    assert_eq!(st, 400);
     assert_eq!(
-        with_tok(Method::DELETE, &p).send().await.unwrap().status(),
+        with_token(&api, &tok, Method::DELETE, &p, None).await.0,
         200
     );
-    let r = with_tok(Method::GET, "/mgmt/tm/sys/").send().await.unwrap();
-    assert_eq!(r.status(), 401);
-    assert_eq!(
-        r.json::<Value>().await.unwrap()["message"],
-        "X-F5-Auth-Token does not exist."
-    );
+    let (st, b) = with_token(&api, &tok, Method::GET, sys, None).await;
+    assert_eq!(st, 401);
+    assert_eq!(b["message"], "X-F5-Auth-Token does not exist.");
     // A failed login is the error object inside a one-element array.
-    let r = c
-        .post(format!("{}/mgmt/shared/authn/login", s.base))
-        .json(&json!({"username": "admin", "password": "wrong", "loginProviderName": "tmos"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401);
-    let b: Value = r.json().await.unwrap();
+    let (st, b) = login(&api, "admin", "wrong").await;
+    assert_eq!(st, 401);
     assert_error(&b[0], 401);
     // Another authentication source: the part-7 "service unavailable" 401, in an array.
-    let r = c
-        .post(format!("{}/mgmt/shared/authn/login", s.base))
-        .json(&json!({"username": "admin", "password": PASS, "loginProviderName": "ldap"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401);
-    let b: Value = r.json().await.unwrap();
+    let (st, b) = login_via(&api, "admin", PASS, "ldap").await;
+    assert_eq!(st, 401);
     assert_error(&b[0], 401);
     assert_eq!(
         b[0]["message"],
@@ -108,8 +89,7 @@ async fn login_tokens_and_lockout() {
     );
     assert!(b[0].get("apiError").is_none());
     // Lockout of a separate user after 5 failures: even the right password is refused.
-    let (st, _) = api.req(Method::POST, "/mgmt/tm/auth/user", Some(json!({"name": "lock", "password": "Right-pass1", "partitionAccess": [{"name": "all-partitions", "role": "guest"}]}))).await;
-    assert_eq!(st, 200);
+    let locked = api.add_user("lock", "Right-pass1", "guest").await;
     for _ in 0..5 {
         let (st, _) = api
             .as_user("lock", "bad")
@@ -117,26 +97,15 @@ async fn login_tokens_and_lockout() {
             .await;
         assert_eq!(st, 401);
     }
-    let (st, b) = api
-        .as_user("lock", "Right-pass1")
-        .req(Method::GET, "/mgmt/tm/sys", None)
-        .await;
+    let (st, b) = locked.req(Method::GET, "/mgmt/tm/sys", None).await;
     assert_eq!(st, 401);
     assert!(b["message"].as_str().unwrap().contains("locked"), "{b}");
     // An administrator resetting the password unlocks.
-    let (st, _) = api
-        .req(
-            Method::PATCH,
-            "/mgmt/tm/auth/user/lock",
-            Some(json!({"password": "New-pass-2"})),
-        )
+    let new_password = Some(json!({"password": "New-pass-2"}));
+    api.ok(Method::PATCH, "/mgmt/tm/auth/user/lock", new_password)
         .await;
-    assert_eq!(st, 200);
-    let (st, _) = api
-        .as_user("lock", "New-pass-2")
-        .req(Method::GET, "/mgmt/tm/sys", None)
-        .await;
-    assert_eq!(st, 200);
+    let unlocked = api.as_user("lock", "New-pass-2");
+    unlocked.ok(Method::GET, "/mgmt/tm/sys", None).await;
 }
 
 #[tokio::test]
@@ -145,16 +114,14 @@ async fn roles_are_enforced_with_the_part7_message() {
     let s = start(dir.path(), None);
     let api = Api::new(&s);
     for role in ["resource-admin", "manager", "operator", "guest"] {
-        let (st, b) = api
-            .req(Method::POST, "/mgmt/tm/auth/user", Some(json!({"name": role, "password": "Pw-12345", "partitionAccess": [{"name": "all-partitions", "role": role}]})))
+        api.add_user(role, "Pw-12345", role).await;
+        let b = api
+            .ok(Method::GET, &format!("/mgmt/tm/auth/user/{role}"), None)
             .await;
-        assert_eq!(st, 200, "{b}");
         assert_eq!(b["partitionAccess"][0]["role"], role);
         assert!(b.get("password").is_none() && b.get("passwordHash").is_none());
     }
     let guest = api.as_user("guest", "Pw-12345");
-    let (st, _) = guest.req(Method::GET, "/mgmt/tm/ltm/pool", None).await;
-    assert_eq!(st, 200);
     let (st, b) = guest
         .req(
             Method::POST,
@@ -168,7 +135,7 @@ async fn roles_are_enforced_with_the_part7_message() {
         b["message"],
         "Authorization failed: user=https://localhost/mgmt/shared/authz/users/guest resource=/tm/ltm/pool verb=POST uri:http://localhost:8100/mgmt/tm/ltm/pool referrer:127.0.0.1 sender:127.0.0.1"
     );
-    // Spec 5 rule 3: a resource administrator is refused on /mgmt/tm commands.
+    // A resource administrator is refused on /mgmt/tm commands.
     let ra = api.as_user("resource-admin", "Pw-12345");
     let (st, b) = ra
         .req(
@@ -179,60 +146,65 @@ async fn roles_are_enforced_with_the_part7_message() {
         .await;
     assert_eq!(st, 401);
     assert!(b["message"].as_str().unwrap().starts_with("Authorization failed: user=https://localhost/mgmt/shared/authz/users/resource-admin resource=/tm verb=POST"));
-    let (st, _) = ra
-        .req(
+    // What each role may do, in order: the manager's pool is the one the operator works on;
+    // operators only enable and disable; everyone may change their own password.
+    let member = "/mgmt/tm/ltm/pool/~Common~p/members/~Common~10.0.0.1:80";
+    let steps = [
+        ("guest", Method::GET, "/mgmt/tm/ltm/pool", None, 200),
+        (
+            "resource-admin",
             Method::POST,
             "/mgmt/tm/ltm/pool",
             Some(json!({"name": "ra_pool"})),
-        )
-        .await;
-    assert_eq!(st, 200);
-    let mgr = api.as_user("manager", "Pw-12345");
-    let (st, _) = mgr
-        .req(
+            200,
+        ),
+        (
+            "manager",
             Method::POST,
             "/mgmt/tm/ltm/pool",
             Some(json!({"name": "p", "members": ["10.0.0.1:80"]})),
-        )
-        .await;
-    assert_eq!(st, 200);
-    let (st, _) = mgr
-        .req(
+            200,
+        ),
+        (
+            "manager",
             Method::POST,
             "/mgmt/tm/auth/user",
             Some(json!({"name": "x", "password": "Pw-12345"})),
-        )
-        .await;
-    assert_eq!(st, 401);
-    let op = api.as_user("operator", "Pw-12345");
-    let (st, b) = op
-        .req(
+            401,
+        ),
+        (
+            "operator",
             Method::PATCH,
-            "/mgmt/tm/ltm/pool/~Common~p/members/~Common~10.0.0.1:80",
+            member,
             Some(json!({"session": "user-disabled"})),
-        )
-        .await;
-    assert_eq!(st, 200, "{b}");
-    assert_eq!(b["session"], "user-disabled");
-    let (st, _) = op
-        .req(
+            200,
+        ),
+        (
+            "operator",
             Method::PATCH,
-            "/mgmt/tm/ltm/pool/~Common~p/members/~Common~10.0.0.1:80",
+            member,
             Some(json!({"address": "10.9.9.9"})),
-        )
-        .await;
-    assert_eq!(st, 401, "operators only enable/disable");
-    let (st, _) = op.req(Method::DELETE, "/mgmt/tm/ltm/pool/p", None).await;
-    assert_eq!(st, 401);
-    // Everyone may change their own password, nobody else's role.
-    let (st, _) = guest
-        .req(
+            401,
+        ),
+        ("operator", Method::DELETE, "/mgmt/tm/ltm/pool/p", None, 401),
+        (
+            "guest",
             Method::PATCH,
             "/mgmt/tm/auth/user/guest",
             Some(json!({"password": "Pw-99999"})),
-        )
-        .await;
-    assert_eq!(st, 200);
+            200,
+        ),
+    ];
+    for (user, m, path, body, want) in steps {
+        let who = api.as_user(user, "Pw-12345");
+        let (st, b) = who.req(m.clone(), path, body).await;
+        assert_eq!(st, want, "{user} {m} {path}: {b}");
+    }
+    assert_eq!(
+        api.ok(Method::GET, member, None).await["session"],
+        "user-disabled"
+    );
+    // ... but nobody changes their own role.
     let guest = api.as_user("guest", "Pw-99999");
     let (st, _) = guest
         .req(
@@ -260,24 +232,50 @@ async fn roles_are_enforced_with_the_part7_message() {
 }
 
 /// A server whose lockout and throttles are out of the way, for tests about something else.
-fn lenient(dir: &std::path::Path) -> crate::support::mgmt::Server {
-    let config = dir.join("serve.json");
-    std::fs::write(
-        &config,
+fn lenient() -> (tempfile::TempDir, crate::support::mgmt::Server, Api) {
+    configured(
         r#"{"mgmt": {"lockout_attempts": 1000, "login_source_attempts": 1000, "login_global_rate": 0}}"#,
     )
-    .unwrap();
-    start(&dir.join("data"), Some(&config))
 }
 
+/// A login (no other credentials) of `user` against the local (`tmos`) source.
 async fn login(api: &Api, user: &str, pass: &str) -> (reqwest::StatusCode, Value) {
+    login_via(api, user, pass, "tmos").await
+}
+
+/// A login of `user` against the authentication source `provider`.
+async fn login_via(
+    api: &Api,
+    user: &str,
+    pass: &str,
+    provider: &str,
+) -> (reqwest::StatusCode, Value) {
     let r = api
         .c
         .post(format!("{}/mgmt/shared/authn/login", api.base))
-        .json(&json!({"username": user, "password": pass, "loginProviderName": "tmos"}))
+        .json(&json!({"username": user, "password": pass, "loginProviderName": provider}))
         .send()
         .await
         .unwrap();
+    (r.status(), r.json().await.unwrap_or(Value::Null))
+}
+
+/// A request authenticated by the token `tok` alone.
+async fn with_token(
+    api: &Api,
+    tok: &str,
+    m: Method,
+    path: &str,
+    body: Option<Value>,
+) -> (reqwest::StatusCode, Value) {
+    let mut r = api
+        .c
+        .request(m, format!("{}{path}", api.base))
+        .header("X-F5-Auth-Token", tok);
+    if let Some(b) = body {
+        r = r.json(&b);
+    }
+    let r = r.send().await.unwrap();
     (r.status(), r.json().await.unwrap_or(Value::Null))
 }
 
@@ -295,8 +293,7 @@ async fn a_login_spray_from_one_source_is_throttled() {
     let api = Api::new(&s);
     // A working token, taken before the spray, and a user whose password was never checked.
     let tok = token(&api, "admin", PASS).await;
-    let (st, _) = api.req(Method::POST, "/mgmt/tm/auth/user", Some(json!({"name": "fresh", "password": "Fresh-pass-1", "partitionAccess": [{"name": "all-partitions", "role": "guest"}]}))).await;
-    assert_eq!(st, 200);
+    api.add_user("fresh", "Fresh-pass-1", "guest").await;
     // Ten failures per minute are allowed from one address, then nothing is even checked.
     let mut throttled = 0;
     for i in 0..30 {
@@ -315,21 +312,13 @@ async fn a_login_spray_from_one_source_is_throttled() {
     let (st, b) = login(&api, "fresh", "Fresh-pass-1").await;
     assert_eq!(st, 401, "{b}");
     // ...but the token and credentials verified before keep working.
-    let r = api
-        .c
-        .get(format!("{}/mgmt/tm/sys", s.base))
-        .header("X-F5-Auth-Token", &tok)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    let (st, _) = with_token(&api, &tok, Method::GET, "/mgmt/tm/sys", None).await;
+    assert_eq!(st, 200);
 }
 
 #[tokio::test]
 async fn failed_logins_of_unknown_names_take_as_long_as_those_of_real_users() {
-    let dir = tempfile::tempdir().unwrap();
-    let s = lenient(dir.path());
-    let api = Api::new(&s);
+    let (_dir, _server, api) = lenient();
     let median = |mut v: Vec<std::time::Duration>| {
         v.sort();
         v[v.len() / 2]
@@ -384,42 +373,21 @@ async fn a_password_reset_by_an_administrator_revokes_the_users_tokens() {
     let dir = tempfile::tempdir().unwrap();
     let s = start(dir.path(), None);
     let api = Api::new(&s);
-    let (st, _) = api.req(Method::POST, "/mgmt/tm/auth/user", Some(json!({"name": "ops", "password": "Old-pass-1", "partitionAccess": [{"name": "all-partitions", "role": "manager"}]}))).await;
-    assert_eq!(st, 200);
+    api.add_user("ops", "Old-pass-1", "manager").await;
     let stolen = token(&api, "ops", "Old-pass-1").await;
-    let (st, _) = api
-        .req(
-            Method::PATCH,
-            "/mgmt/tm/auth/user/ops",
-            Some(json!({"password": "New-pass-2"})),
-        )
+    let new_password = Some(json!({"password": "New-pass-2"}));
+    api.ok(Method::PATCH, "/mgmt/tm/auth/user/ops", new_password)
         .await;
-    assert_eq!(st, 200);
-    let r = api
-        .c
-        .get(format!("{}/mgmt/tm/ltm/pool", s.base))
-        .header("X-F5-Auth-Token", &stolen)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 401, "the old session outlived the reset");
+    let pools = "/mgmt/tm/ltm/pool";
+    let (st, _) = with_token(&api, &stolen, Method::GET, pools, None).await;
+    assert_eq!(st, 401, "the old session outlived the reset");
     // A user changing their own password keeps the session they are using.
     let own = token(&api, "ops", "New-pass-2").await;
-    let r = api
-        .c
-        .patch(format!("{}/mgmt/tm/auth/user/ops", s.base))
-        .header("X-F5-Auth-Token", &own)
-        .json(&json!({"password": "Newer-pass-3"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    let r = api
-        .c
-        .get(format!("{}/mgmt/tm/ltm/pool", s.base))
-        .header("X-F5-Auth-Token", &own)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
+    let newer = Some(json!({"password": "Newer-pass-3"}));
+    let (st, b) = with_token(&api, &own, Method::PATCH, "/mgmt/tm/auth/user/ops", newer).await;
+    assert_eq!(st, 200, "{b}");
+    assert_eq!(
+        with_token(&api, &own, Method::GET, pools, None).await.0,
+        200
+    );
 }

@@ -4,7 +4,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::mgmt::{Api, PASS, assert_error, start};
+use crate::support::mgmt::{Api, PASS, assert_error, configured, start};
 
 #[tokio::test]
 async fn uploads_ifiles_and_certificate_install() {
@@ -150,15 +150,8 @@ async fn uploads_ifiles_and_certificate_install() {
 
 #[tokio::test]
 async fn upload_size_limit_is_enforced() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = dir.path().join("cfg.json");
-    std::fs::write(
-        &cfg,
-        r#"{"mgmt": {"max_upload_bytes": 1000, "data_dir": "unused"}}"#,
-    )
-    .unwrap();
-    let s = start(&dir.path().join("data"), Some(&cfg));
-    let api = Api::new(&s);
+    let (_dir, s, api) =
+        configured(r#"{"mgmt": {"max_upload_bytes": 1000, "data_dir": "unused"}}"#);
     let r = api
         .c
         .post(format!("{}/mgmt/shared/file-transfer/uploads/big", s.base))
@@ -176,9 +169,7 @@ async fn a_resource_admin_cannot_download_the_admin_tls_private_key() {
     let dir = tempfile::tempdir().unwrap();
     let s = start(dir.path(), None);
     let api = Api::new(&s);
-    let (st, _) = api.req(Method::POST, "/mgmt/tm/auth/user", Some(json!({"name": "ra", "password": "Ra-pass-12", "partitionAccess": [{"name": "all-partitions", "role": "resource-admin"}]}))).await;
-    assert_eq!(st, 200);
-    let ra = api.as_user("ra", "Ra-pass-12");
+    let ra = api.add_user("ra", "Ra-pass-12", "resource-admin").await;
     let key = std::fs::read(dir.path().join("admin-key.pem")).unwrap();
     for name in ["default.key", "../admin-key.pem", "..%2Fadmin-key.pem"] {
         let r =

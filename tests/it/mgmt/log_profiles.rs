@@ -10,15 +10,16 @@ use crate::support::events::{attack, controller, datagram};
 use crate::support::free_port;
 use crate::support::mgmt::assert_error;
 
+const PROFILES: &str = "/mgmt/tm/security/log/profile";
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn local_storage_disabled_keeps_a_virtuals_events_out_of_the_store() {
     let c = controller(|_| {}).await;
     let udp = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
-    let (s, b) = c
-        .api
-        .req(
+    c.api
+        .ok(
             Method::POST,
-            "/mgmt/tm/security/log/profile",
+            PROFILES,
             Some(
                 json!({"name": "remote_only", "application": {"remote_only": {
                 "localStorage": "disabled", "remoteStorage": "remote",
@@ -26,7 +27,6 @@ async fn local_storage_disabled_keeps_a_virtuals_events_out_of_the_store() {
             ),
         )
         .await;
-    assert_eq!(s, 200, "{b}");
     let quiet = c
         .protected("quiet", json!({"securityLogProfiles": ["remote_only"]}))
         .await;
@@ -65,88 +65,58 @@ async fn bad_log_profiles_and_references_are_refused() {
             "invalid log file name",
         ),
     ] {
-        let (s, b) = c
+        let e = c
             .api
-            .req(Method::POST, "/mgmt/tm/security/log/profile", Some(body))
+            .refused(Method::POST, PROFILES, Some(body), 400, needle)
             .await;
-        assert_eq!(s, 400, "{b}");
-        assert_error(&b, 400);
-        assert!(b["message"].as_str().unwrap().contains(needle), "{b}");
+        assert_error(&e, 400);
     }
-    let (s, b) = c
-        .api
-        .req(Method::GET, "/mgmt/tm/security/log/profile", None)
-        .await;
-    assert_eq!(s, 200);
+    let b = c.api.ok(Method::GET, PROFILES, None).await;
     assert_eq!(b["items"], json!([]), "nothing half-created");
 
-    let (s, b) = c
-        .api
-        .req(
+    let v = json!({"name": "v", "destination": "127.0.0.1:1", "securityLogProfiles": ["nope"]});
+    c.api
+        .refused(
             Method::POST,
             "/mgmt/tm/ltm/virtual",
-            Some(
-                json!({"name": "v", "destination": "127.0.0.1:1", "securityLogProfiles": ["nope"]}),
-            ),
+            Some(v),
+            400,
+            "/Common/nope",
         )
         .await;
-    assert_eq!(s, 400, "{b}");
-    assert!(
-        b["message"].as_str().unwrap().contains("/Common/nope"),
-        "{b}"
-    );
 
-    let (s, b) = c
-        .api
-        .req(
-            Method::POST,
-            "/mgmt/tm/security/log/profile",
-            Some(json!({"name": "keep", "application": [{"localStorage": "enabled"}]})),
-        )
-        .await;
-    assert_eq!(s, 200, "{b}");
+    let keep = json!({"name": "keep", "application": [{"localStorage": "enabled"}]});
+    let b = c.api.ok(Method::POST, PROFILES, Some(keep)).await;
     assert_eq!(b["kind"], "tm:security:log:profile:profilestate");
     assert_eq!(b["applicationReference"]["isSubcollection"], true, "{b}");
     let sub = "/mgmt/tm/security/log/profile/~Common~keep/application";
-    let (s, b) = c.api.req(Method::GET, sub, None).await;
-    assert_eq!(s, 200, "{b}");
+    let b = c.api.ok(Method::GET, sub, None).await;
     assert_eq!(b["items"][0]["fullPath"], "/Common/keep", "{b}");
     assert_eq!(
         b["items"][0]["kind"],
         "tm:security:log:profile:application:applicationstate"
     );
     // f5-sdk creates entries in the sub-collection directly, named by full path.
-    let (s, b) = c
-        .api
-        .req(
+    let serverless =
+        json!({"name": "/Common/remote", "remoteStorage": "remote", "protocol": "udp"});
+    c.api
+        .refused(
             Method::POST,
             sub,
-            Some(json!({"name": "/Common/remote", "remoteStorage": "remote", "protocol": "udp"})),
+            Some(serverless),
+            400,
+            "at least one server",
         )
         .await;
-    assert_eq!(s, 400, "{b}");
-    assert!(
-        b["message"]
-            .as_str()
-            .unwrap()
-            .contains("at least one server"),
-        "{b}"
-    );
-    let (s, b) = c
+    let remote = json!({"name": "/Common/remote", "remoteStorage": "remote",
+        "servers": [{"name": "127.0.0.1:5514"}]});
+    c.api.ok(Method::POST, sub, Some(remote)).await;
+    let keep = "/mgmt/tm/security/log/profile/~Common~keep";
+    let b = c
         .api
-        .req(
-            Method::POST,
-            sub,
-            Some(json!({"name": "/Common/remote", "remoteStorage": "remote",
-                "servers": [{"name": "127.0.0.1:5514"}]})),
-        )
-        .await;
-    assert_eq!(s, 200, "{b}");
-    let (_, b) = c
-        .api
-        .req(
+        .ok(
             Method::GET,
-            "/mgmt/tm/security/log/profile/~Common~keep?expandSubcollections=true",
+            &format!("{keep}?expandSubcollections=true"),
             None,
         )
         .await;
@@ -155,9 +125,9 @@ async fn bad_log_profiles_and_references_are_refused() {
         Some(2),
         "{b}"
     );
-    let (s, b) = c
+    let b = c
         .api
-        .req(
+        .ok(
             Method::POST,
             "/mgmt/tm/ltm/virtual",
             Some(
@@ -166,43 +136,15 @@ async fn bad_log_profiles_and_references_are_refused() {
             ),
         )
         .await;
-    assert_eq!(s, 200, "{b}");
     assert_eq!(
         b["securityLogProfiles"],
         json!(["/Common/keep", "/Common/Log illegal requests"])
     );
-    let (s, b) = c
-        .api
-        .req(
-            Method::DELETE,
-            "/mgmt/tm/security/log/profile/~Common~keep",
-            None,
-        )
+    let in_use = "in use by virtual server (/Common/v)";
+    c.api.refused(Method::DELETE, keep, None, 400, in_use).await;
+    let unused = Some(json!({"securityLogProfiles": []}));
+    c.api
+        .ok(Method::PATCH, "/mgmt/tm/ltm/virtual/~Common~v", unused)
         .await;
-    assert_eq!(s, 400, "{b}");
-    assert!(
-        b["message"]
-            .as_str()
-            .unwrap()
-            .contains("in use by virtual server (/Common/v)"),
-        "{b}"
-    );
-    let (s, _) = c
-        .api
-        .req(
-            Method::PATCH,
-            "/mgmt/tm/ltm/virtual/~Common~v",
-            Some(json!({"securityLogProfiles": []})),
-        )
-        .await;
-    assert_eq!(s, 200);
-    let (s, b) = c
-        .api
-        .req(
-            Method::DELETE,
-            "/mgmt/tm/security/log/profile/~Common~keep",
-            None,
-        )
-        .await;
-    assert_eq!(s, 200, "{b}");
+    c.api.ok(Method::DELETE, keep, None).await;
 }

@@ -15,7 +15,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
-use crate::support::mgmt::{PASS, Server, start};
+use crate::support::mgmt::{PASS, Server, configured};
 
 /// The admin port's bounds in these tests.
 const CONFIG: &str = r#"{"mgmt": {"header_read_timeout": 2, "idle_timeout": 2,
@@ -29,11 +29,7 @@ struct Admin {
 }
 
 fn admin() -> Admin {
-    let dir = tempfile::tempdir().expect("tmp");
-    let config = dir.path().join("serve.json");
-    std::fs::write(&config, CONFIG).expect("config");
-    let data = dir.path().join("data");
-    let server = start(&data, Some(&config));
+    let (dir, server, _) = configured(CONFIG);
     Admin { server, dir }
 }
 

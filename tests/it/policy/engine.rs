@@ -224,23 +224,15 @@ fn response_status_outside_the_allowed_codes_is_a_violation() {
 fn a_typical_browser_get_passes_the_nginx_base_template() {
     let p =
         compile(r#"{"policy": {"name": "p", "template": {"name": "POLICY_TEMPLATE_NGINX_BASE"}}}"#);
-    let h = head(
-        "/api/v1/products/search?q=red+shoes&page=2&sort=asc&size=20&brand=acme&color=red&min=10&max=200&lang=en&ref=home",
-        &[
-            ("host", "shop.example.com"),
-            (
-                "user-agent",
-                "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36",
-            ),
-            (
-                "accept",
-                "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
-            ),
-            ("accept-language", "en-US,en;q=0.9"),
-            ("referer", "https://shop.example.com/"),
-            ("cookie", "session=abc123def456; theme=dark; consent=yes"),
-        ],
-    );
+    // The request the engine benches measure.
+    let browser_get = include_str!("../../fixtures/browser-get.txt");
+    let uri = browser_get.split(' ').nth(1).expect("request line");
+    let headers: Vec<(&str, &str)> = browser_get
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_once(": "))
+        .collect();
+    let h = head(uri, &headers);
     let mut tx = Transaction::new(
         p,
         ConnInfo {

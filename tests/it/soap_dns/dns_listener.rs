@@ -73,15 +73,10 @@ async fn setup() -> Harness {
         ))
         .await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let add = envelope(
-        RR_NS,
-        "add_a",
-        &format!(
-            "{}{}{}",
-            view_zones(&["example.com."]),
-            a_records("a_records", &[&[("www.example.com.", "10.0.0.1", 300)]]),
-            sync_ptrs("0")
-        ),
+    let add = add_a(
+        &["example.com."],
+        &[&[("www.example.com.", "10.0.0.1", 300)]],
+        Some("0"),
     );
     assert_eq!(h.call(&add).await.status, 200);
     h

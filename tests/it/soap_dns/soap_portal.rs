@@ -20,6 +20,14 @@ fn assert_fault(r: &SoapReply, method: &str, needle: &str) {
     assert!(r.body.contains(needle), "expected {needle:?} in {}", r.body);
 }
 
+/// A portal serving the zone `example.com.` with its SOA and NS records.
+async fn with_example_zone() -> Harness {
+    let h = Harness::start().await;
+    let r = h.call(&add_zone("example.com.", &[SOA, NS])).await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    h
+}
+
 #[tokio::test]
 async fn credential_less_requests_get_the_basic_challenge() {
     let h = Harness::start().await;
@@ -81,47 +89,23 @@ async fn zone_methods_answer_with_strictly_typed_arrays() {
     );
 
     let r = h
-        .call(&envelope(
-            ZONE_NS,
-            "zone_exist",
-            &view_zones(&["example.com.", "other.com."]),
-        ))
+        .call(&zone_method("zone_exist", &["example.com.", "other.com."]))
         .await;
     assert_eq!(r.status, 200);
     assert!(r.body.contains(r#"<return s:type="A:Array" A:arrayType="y:boolean[2]"><item s:type="y:boolean">1</item><item s:type="y:boolean">0</item></return>"#), "{}", r.body);
 
-    let r = h
-        .call(&envelope(
-            ZONE_NS,
-            "get_zone_v2",
-            &view_zones(&["example.com."]),
-        ))
-        .await;
+    let r = h.call(&zone_method("get_zone_v2", &["example.com."])).await;
     assert!(r.body.contains(r#"<return s:type="A:Array" A:arrayType="iControl:Management.ZoneInfo[1]"><item><view_name s:type="y:string">external</view_name><zone_name s:type="y:string">example.com.</zone_name><zone_type s:type="iControl:Management.ZoneType">MASTER</zone_type><zone_file s:type="y:string">db.external.example.com.</zone_file><option_seq A:arrayType="y:string[0]"/></item></return>"#), "{}", r.body);
 
-    let r = h
-        .call(&envelope(RR_NS, "get_rrs", &view_zones(&["example.com."])))
-        .await;
-    assert!(r.body.contains(&format!(r#"<return s:type="A:Array" A:arrayType="y:string[][1]"><item A:arrayType="y:string[2]"><item s:type="y:string">{SOA}</item><item s:type="y:string">{NS}</item></item></return>"#)), "{}", r.body);
+    let rrs = h.rrs("example.com.").await;
+    assert!(rrs.contains(&format!(r#"<return s:type="A:Array" A:arrayType="y:string[][1]"><item A:arrayType="y:string[2]"><item s:type="y:string">{SOA}</item><item s:type="y:string">{NS}</item></item></return>"#)), "{rrs}");
 
     let r = h.call(&add_zone("example.com.", &[])).await;
     assert_fault(&r, "add_zone_text", "already exists");
 
-    let r = h
-        .call(&envelope(
-            ZONE_NS,
-            "delete_zone",
-            &view_zones(&["example.com."]),
-        ))
-        .await;
+    let r = h.call(&zone_method("delete_zone", &["example.com."])).await;
     assert_eq!(r.status, 200);
-    let r = h
-        .call(&envelope(
-            ZONE_NS,
-            "get_zone_v2",
-            &view_zones(&["example.com."]),
-        ))
-        .await;
+    let r = h.call(&zone_method("get_zone_v2", &["example.com."])).await;
     assert_fault(
         &r,
         "get_zone_v2",
@@ -136,22 +120,9 @@ async fn zone_methods_answer_with_strictly_typed_arrays() {
 
 #[tokio::test]
 async fn add_a_as_bigsuds_sends_it_then_update_and_delete() {
-    let h = Harness::start().await;
-    assert_eq!(
-        h.call(&add_zone("example.com.", &[SOA, NS])).await.status,
-        200
-    );
+    let h = with_example_zone().await;
     let www = [("www.example.com.", "10.0.0.1", 300)];
-    let add = envelope(
-        RR_NS,
-        "add_a",
-        &format!(
-            "{}{}{}",
-            view_zones(&["example.com."]),
-            a_records("a_records", &[&www]),
-            sync_ptrs("False")
-        ),
-    );
+    let add = add_a(&["example.com."], &[&www], Some("False"));
     let r = h.call(&add).await;
     assert_eq!(r.status, 200, "{}", r.body);
     assert!(
@@ -159,10 +130,7 @@ async fn add_a_as_bigsuds_sends_it_then_update_and_delete() {
             .contains(r#"<m:add_aResponse xmlns:m="urn:iControl:Management/ResourceRecord"/>"#)
     );
 
-    let rrs = h
-        .call(&envelope(RR_NS, "get_rrs", &view_zones(&["example.com."])))
-        .await
-        .body;
+    let rrs = h.rrs("example.com.").await;
     assert!(
         rrs.contains("<item s:type=\"y:string\">www.example.com. 300 IN A 10.0.0.1</item>"),
         "{rrs}"
@@ -172,10 +140,7 @@ async fn add_a_as_bigsuds_sends_it_then_update_and_delete() {
     let new = [("www.example.com.", "10.0.0.2", 60)];
     let upd = update_a(&www, &new);
     assert_eq!(h.call(&upd).await.status, 200);
-    let rrs = h
-        .call(&envelope(RR_NS, "get_rrs", &view_zones(&["example.com."])))
-        .await
-        .body;
+    let rrs = h.rrs("example.com.").await;
     assert!(
         rrs.contains("www.example.com. 60 IN A 10.0.0.2") && !rrs.contains("10.0.0.1"),
         "{rrs}"
@@ -194,37 +159,22 @@ async fn add_a_as_bigsuds_sends_it_then_update_and_delete() {
         ),
     );
     assert_eq!(h.call(&del).await.status, 200);
-    let rrs = h
-        .call(&envelope(RR_NS, "get_rrs", &view_zones(&["example.com."])))
-        .await
-        .body;
+    let rrs = h.rrs("example.com.").await;
     assert!(!rrs.contains("www.example.com."), "{rrs}");
     assert!(rrs.contains("A:arrayType=\"y:string[2]\""), "{rrs}");
 }
 
 #[tokio::test]
 async fn bad_input_is_a_fault_and_changes_nothing() {
-    let h = Harness::start().await;
-    assert_eq!(
-        h.call(&add_zone("example.com.", &[SOA, NS])).await.status,
-        200
-    );
-    let before = h
-        .call(&envelope(RR_NS, "get_rrs", &view_zones(&["example.com."])))
-        .await
-        .body;
+    let h = with_example_zone().await;
+    let before = h.rrs("example.com.").await;
 
     // two zones, the second missing: the first must not change either
     let ok = [("a.example.com.", "10.0.0.7", 60)];
-    let env = envelope(
-        RR_NS,
-        "add_a",
-        &format!(
-            "{}{}{}",
-            view_zones(&["example.com.", "missing.com."]),
-            a_records("a_records", &[&ok, &[("a.missing.com.", "10.0.0.8", 60)]]),
-            sync_ptrs("0")
-        ),
+    let env = add_a(
+        &["example.com.", "missing.com."],
+        &[&ok, &[("a.missing.com.", "10.0.0.8", 60)]],
+        Some("0"),
     );
     assert_fault(
         &h.call(&env).await,
@@ -246,38 +196,12 @@ async fn bad_input_is_a_fault_and_changes_nothing() {
             "outside zone example.com.",
         ),
     ] {
-        let env = envelope(
-            RR_NS,
-            "add_a",
-            &format!(
-                "{}{}{}",
-                view_zones(&["example.com."]),
-                a_records("a_records", &[&[rec]]),
-                sync_ptrs("0")
-            ),
-        );
+        let env = add_a(&["example.com."], &[&[rec]], Some("0"));
         assert_fault(&h.call(&env).await, "add_a", needle);
     }
-    let bad_bool = envelope(
-        RR_NS,
-        "add_a",
-        &format!(
-            "{}{}{}",
-            view_zones(&["example.com."]),
-            a_records("a_records", &[&ok]),
-            sync_ptrs("maybe")
-        ),
-    );
+    let bad_bool = add_a(&["example.com."], &[&ok], Some("maybe"));
     assert_fault(&h.call(&bad_bool).await, "add_a", "is not a boolean");
-    let mismatch = envelope(
-        RR_NS,
-        "add_a",
-        &format!(
-            "{}{}",
-            view_zones(&["example.com."]),
-            a_records("a_records", &[&ok, &ok])
-        ),
-    );
+    let mismatch = add_a(&["example.com."], &[&ok, &ok], None);
     assert_fault(
         &h.call(&mismatch).await,
         "add_a",
@@ -294,10 +218,7 @@ async fn bad_input_is_a_fault_and_changes_nothing() {
         "not an IPv4 address",
     );
 
-    let after = h
-        .call(&envelope(RR_NS, "get_rrs", &view_zones(&["example.com."])))
-        .await
-        .body;
+    let after = h.rrs("example.com.").await;
     assert_eq!(before, after, "failed calls changed nothing");
 
     let r = h.call("<not-soap/>").await;
@@ -308,13 +229,7 @@ async fn bad_input_is_a_fault_and_changes_nothing() {
         "{}",
         r.body
     );
-    let r = h
-        .call(&envelope(
-            ZONE_NS,
-            "rename_zone",
-            &view_zones(&["example.com."]),
-        ))
-        .await;
+    let r = h.call(&zone_method("rename_zone", &["example.com."])).await;
     assert_fault(
         &r,
         "rename_zone",
@@ -324,11 +239,7 @@ async fn bad_input_is_a_fault_and_changes_nothing() {
 
 #[tokio::test]
 async fn lenient_parsing_accepts_other_prefixes_item_names_and_booleans() {
-    let h = Harness::start().await;
-    assert_eq!(
-        h.call(&add_zone("example.com.", &[SOA, NS])).await.status,
-        200
-    );
+    let h = with_example_zone().await;
     // default namespaces, `item` names, arrayType present, `1` boolean, entities
     let env = r#"<?xml version="1.0"?>
 <soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/" xmlns:enc="http://schemas.xmlsoap.org/soap/encoding/">
@@ -342,45 +253,27 @@ async fn lenient_parsing_accepts_other_prefixes_item_names_and_booleans() {
 </soap:Envelope>"#;
     let r = h.call(env).await;
     assert_eq!(r.status, 200, "{}", r.body);
-    let rrs = h
-        .call(&envelope(RR_NS, "get_rrs", &view_zones(&["example.com."])))
-        .await
-        .body;
+    let rrs = h.rrs("example.com.").await;
     assert!(rrs.contains("wx.example.com. 30 IN A 10.0.0.9"), "{rrs}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_calls_all_apply_and_persist() {
-    let h = std::sync::Arc::new(Harness::start().await);
-    assert_eq!(
-        h.call(&add_zone("example.com.", &[SOA, NS])).await.status,
-        200
-    );
+    let h = std::sync::Arc::new(with_example_zone().await);
     let mut tasks = Vec::new();
     for i in 0..8 {
         let h = h.clone();
         tasks.push(tokio::spawn(async move {
             let name = format!("host{i}.example.com.");
             let ip = format!("10.0.1.{i}");
-            let env = envelope(
-                RR_NS,
-                "add_a",
-                &format!(
-                    "{}{}",
-                    view_zones(&["example.com."]),
-                    a_records("a_records", &[&[(&name, &ip, 60)]])
-                ),
-            );
+            let env = add_a(&["example.com."], &[&[(&name, &ip, 60)]], None);
             h.call(&env).await.status
         }));
     }
     for t in tasks {
         assert_eq!(t.await.unwrap(), 200);
     }
-    let rrs = h
-        .call(&envelope(RR_NS, "get_rrs", &view_zones(&["example.com."])))
-        .await
-        .body;
+    let rrs = h.rrs("example.com.").await;
     for i in 0..8 {
         assert!(
             rrs.contains(&format!("host{i}.example.com. 60 IN A 10.0.1.{i}")),

@@ -14,11 +14,12 @@ use bytes::Bytes;
 use http::{Request, Response};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use parking_lot::Mutex;
 use ring::signature::KeyPair as _;
 use serde_json::{Value, json};
+
+use super::upstream::{authorization_and_body, serve_fn};
 
 pub fn b64(b: &[u8]) -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(b)
@@ -94,36 +95,10 @@ fn full(b: impl Into<Bytes>) -> Body {
     Full::new(b.into()).boxed()
 }
 
-async fn serve<F, Fut>(handler: F) -> SocketAddr
-where
-    F: Fn(Request<Incoming>) -> Fut + Clone + Send + Sync + 'static,
-    Fut: std::future::Future<Output = Response<Body>> + Send + 'static,
-{
-    let l = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = l.local_addr().expect("addr");
-    tokio::spawn(async move {
-        while let Ok((tcp, _)) = l.accept().await {
-            let h = handler.clone();
-            tokio::spawn(async move {
-                let svc = hyper::service::service_fn(move |r| {
-                    let h = h.clone();
-                    async move { Ok::<_, Infallible>(h(r).await) }
-                });
-                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(tcp), svc)
-                    .await;
-            });
-        }
-    });
-    addr
-}
-
 /// An upstream answering every request with a JSON object of the headers it received plus
 /// `:path`; gRPC calls get an empty OK reply.
 pub async fn echo_upstream() -> SocketAddr {
-    serve(|r: Request<Incoming>| async move {
+    serve_fn(|r: Request<Incoming>| async move {
         let mut m = serde_json::Map::new();
         for (k, v) in r.headers() {
             m.insert(k.as_str().into(), json!(v.to_str().unwrap_or("?")));
@@ -152,7 +127,7 @@ impl Idp {
         let jwks_hits = Arc::new(AtomicUsize::new(0));
         let introspect_hits = Arc::new(AtomicUsize::new(0));
         let (j, jh, ih) = (jwks.clone(), jwks_hits.clone(), introspect_hits.clone());
-        let addr = serve(move |r: Request<Incoming>| {
+        let addr = serve_fn(move |r: Request<Incoming>| {
             let (j, jh, ih) = (j.clone(), jh.clone(), ih.clone());
             async move {
                 match r.uri().path() {
@@ -163,13 +138,7 @@ impl Idp {
                     }
                     "/introspect" => {
                         ih.fetch_add(1, Ordering::SeqCst);
-                        let auth = r
-                            .headers()
-                            .get("authorization")
-                            .and_then(|v| v.to_str().ok())
-                            .unwrap_or_default()
-                            .to_string();
-                        let body = r.into_body().collect().await.expect("body").to_bytes();
+                        let (auth, body) = authorization_and_body(r).await;
                         let token = form_urlencoded::parse(&body)
                             .find(|(k, _)| k == "token")
                             .map(|(_, v)| v.into_owned())

@@ -98,6 +98,12 @@ pub async fn wait_task(api: &Api, task: &Value) -> Value {
     }
 }
 
+/// The result message of a task that ended with `status` (`COMPLETED`, `FAILURE`).
+pub fn message_of<'a>(t: &'a Value, status: &str) -> &'a str {
+    assert_eq!(t["status"], status, "{t}");
+    t["result"]["message"].as_str().expect("a result message")
+}
+
 pub async fn import(api: &Api, body: Value) -> Value {
     run_task(
         api,

@@ -64,6 +64,15 @@ pub async fn run_task(api: &Api, path: &str, body: Value, secs: u64) -> Value {
     wait(api, &t, secs).await
 }
 
+/// Resumes (re-runs) a finished task by PATCHing `body` onto it (which must answer 200) and waits
+/// for its end.
+pub async fn patch_task(api: &Api, task: &Value, body: Value, secs: u64) -> Value {
+    let (st, t) = api.req(Method::PATCH, &path_of(task), Some(body)).await;
+    assert_eq!(st, 200, "{t}");
+    assert_eq!(t["status"], "STARTED", "{t}");
+    wait(api, &t, secs).await
+}
+
 /// Trusts `device` from the central manager; returns the finished task.
 pub async fn trust(cm: &Api, device: &Server, password: &str) -> Value {
     trust_address(cm, &address(device), password).await

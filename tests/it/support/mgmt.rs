@@ -30,6 +30,18 @@ pub fn start(dir: &Path, config: Option<&Path>) -> Server {
     spawn("serve", dir, 0, config)
 }
 
+/// A `portcullis serve` configured by `config` (the JSON text of its `serve.json`) and an admin
+/// client of it, in a temporary directory that must outlive the server (bind it first, so that it
+/// drops last).
+pub fn configured(config: &str) -> (tempfile::TempDir, Server, Api) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("serve.json");
+    std::fs::write(&path, config).expect("write serve.json");
+    let server = start(&dir.path().join("data"), Some(&path));
+    let api = Api::new(&server);
+    (dir, server, api)
+}
+
 /// Starts `portcullis <role>` with `--admin-listen 127.0.0.1:<port>` (0 = any; a given port
 /// restarts a device in place).
 pub fn spawn(role: &str, dir: &Path, port: u16, config: Option<&Path>) -> Server {
@@ -148,6 +160,36 @@ impl Api {
             st,
             serde_json::from_str(&text).unwrap_or(Value::String(text)),
         )
+    }
+    /// [`Api::req`] for a request that must succeed: asserts 200 and returns the body.
+    pub async fn ok(&self, m: Method, path: &str, body: Option<Value>) -> Value {
+        let (st, v) = self.req(m.clone(), path, body).await;
+        assert_eq!(st, 200, "{m} {path}: {v}");
+        v
+    }
+    /// [`Api::req`] for a request that must be refused: asserts `status` and that the error's
+    /// message names `why`; returns the error.
+    pub async fn refused(
+        &self,
+        m: Method,
+        path: &str,
+        body: Option<Value>,
+        status: u16,
+        why: &str,
+    ) -> Value {
+        let (st, e) = self.req(m.clone(), path, body).await;
+        assert_eq!(st, status, "{m} {path}: {e}");
+        let message = e["message"].as_str().unwrap_or_default();
+        assert!(message.contains(why), "{m} {path}: {e}");
+        e
+    }
+    /// Creates the user `name` with `role` on all partitions; returns a client signed in as them.
+    pub async fn add_user(&self, name: &str, password: &str, role: &str) -> Api {
+        let access = json!([{"name": "all-partitions", "role": role}]);
+        let user = json!({"name": name, "password": password, "partitionAccess": access});
+        self.ok(Method::POST, "/mgmt/tm/auth/user", Some(user))
+            .await;
+        self.as_user(name, password)
     }
     pub async fn raw(&self, m: Method, path: &str, body: &'static str) -> (StatusCode, Value) {
         let res = self

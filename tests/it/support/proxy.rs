@@ -36,29 +36,13 @@ pub struct Upstream {
 
 impl Upstream {
     pub async fn start() -> Upstream {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
         let hits = Arc::new(AtomicUsize::new(0));
         let h = hits.clone();
-        tokio::spawn(async move {
-            loop {
-                let Ok((tcp, _)) = listener.accept().await else {
-                    continue;
-                };
-                let h = h.clone();
-                tokio::spawn(async move {
-                    let svc = hyper::service::service_fn(move |req| {
-                        h.fetch_add(1, Ordering::SeqCst);
-                        answer(req)
-                    });
-                    let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                        .serve_connection(TokioIo::new(tcp), svc)
-                        .await;
-                });
-            }
-        });
+        let addr = super::upstream::serve_fn(move |req| {
+            h.fetch_add(1, Ordering::SeqCst);
+            async move { answer(req).await.unwrap_or_else(|never| match never {}) }
+        })
+        .await;
         Upstream { addr, hits }
     }
 

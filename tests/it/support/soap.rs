@@ -120,6 +120,15 @@ impl Harness {
         }
     }
 
+    /// The records of `zone` as `get_rrs` answers them (the response body).
+    pub async fn rrs(&self, zone: &str) -> String {
+        let r = self
+            .call(&envelope(RR_NS, "get_rrs", &view_zones(&[zone])))
+            .await;
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.body
+    }
+
     /// POSTs an envelope with valid credentials.
     pub async fn call(&self, envelope: &str) -> SoapReply {
         self.request(
@@ -174,6 +183,22 @@ pub fn sync_ptrs(v: &str) -> String {
     format!(
         r#"<sync_ptrs xsi:type="ns1:Common.BooleanSequence"><items xsi:type="ns3:boolean">{v}</items></sync_ptrs>"#
     )
+}
+
+/// A Management.Zone method whose one parameter is `view_zones` (`zone_exist`, `delete_zone`, ...).
+pub fn zone_method(method: &str, zones: &[&str]) -> String {
+    envelope(ZONE_NS, method, &view_zones(zones))
+}
+
+/// `add_a`: each set of A records added to the zone at its index, with `sync_ptrs` when given.
+pub fn add_a(zones: &[&str], sets: &[&[(&str, &str, u32)]], sync: Option<&str>) -> String {
+    let sync = sync.map(sync_ptrs).unwrap_or_default();
+    let params = format!(
+        "{}{}{sync}",
+        view_zones(zones),
+        a_records("a_records", sets)
+    );
+    envelope(RR_NS, "add_a", &params)
 }
 
 /// `update_a` in the `example.com.` zone: the A records `old` replaced by `new`, PTRs untouched.

@@ -9,6 +9,7 @@ pub mod messages;
 pub mod proxy;
 pub mod reference_proxy;
 pub mod scenarios;
+#[macro_use]
 pub mod upstream;
 
 /// One `#[tokio::test]` per scenario of [`scenarios`], each run against a fresh front built by

@@ -16,7 +16,7 @@ use http_body_util::{BodyExt as _, Empty, Full, StreamBody};
 use hyper::body::{Frame, Incoming};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioExecutor;
 use portcullis::support::SupportId;
 use portcullis::waf::BlockReply;
 use portcullis::waf::MemResolver;
@@ -27,6 +27,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::proxy::{MAX_MESSAGE, policy};
+use crate::support::upstream::serve_fn;
 
 type Body = BoxBody<Bytes, std::io::Error>;
 type Upstream = Client<HttpConnector, Body>;
@@ -184,22 +185,5 @@ pub async fn start(upstream: SocketAddr) -> SocketAddr {
     let up: Upstream = Client::builder(TokioExecutor::new())
         .http2_only(true)
         .build_http();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(async move {
-        while let Ok((tcp, _)) = listener.accept().await {
-            let (p, up) = (p.clone(), up.clone());
-            let svc = hyper::service::service_fn(move |req| {
-                let (p, up) = (p.clone(), up.clone());
-                async move { Ok::<_, Infallible>(handle(p, up, upstream, req).await) }
-            });
-            tokio::spawn(
-                hyper::server::conn::http2::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(tcp), svc),
-            );
-        }
-    });
-    addr
+    serve_fn(move |req| handle(p.clone(), up.clone(), upstream, req)).await
 }

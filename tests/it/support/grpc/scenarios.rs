@@ -6,7 +6,7 @@
 
 use std::net::SocketAddr;
 
-use super::client::{TonicClient, frame, raw_call};
+use super::client::{RawResponse, TonicClient, frame, raw_call};
 use super::messages::*;
 use super::proxy::{MAX_MESSAGE, has_support_id};
 
@@ -18,6 +18,31 @@ pub fn assert_blocked(status: &tonic::Status) {
         "no support id in {:?}",
         status.message()
     );
+}
+
+/// A blocked call as it is on the wire: HTTP 200, the gRPC content type, grpc-status 3 and the
+/// support id in grpc-message.
+pub fn assert_blocked_on_the_wire(r: &RawResponse) {
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(
+        r.header("content-type"),
+        Some("application/grpc; charset=utf-8")
+    );
+    assert_eq!(r.grpc_status(), Some(3), "{r:?}");
+    assert!(
+        has_support_id(&r.grpc_message().unwrap_or_default()),
+        "{r:?}"
+    );
+}
+
+/// A unary call to `path` with `msg` that the front blocks ([`assert_blocked`]); `why` names it.
+pub async fn assert_call_blocked(
+    c: &mut TonicClient,
+    path: &'static str,
+    msg: bytes::Bytes,
+    why: &str,
+) {
+    assert_blocked(&c.unary(path, msg).await.expect_err(why));
 }
 
 pub async fn valid_unary_and_streaming_calls_pass(front: SocketAddr) {
@@ -70,11 +95,7 @@ pub async fn unknown_method_is_blocked_with_grpc_status_3(front: SocketAddr) {
         &[],
     )
     .await;
-    assert_eq!(r.status, 200);
-    assert_eq!(
-        r.header("content-type"),
-        Some("application/grpc; charset=utf-8")
-    );
+    assert_blocked_on_the_wire(&r);
     assert_eq!(
         r.header("grpc-status"),
         Some("3"),
@@ -82,28 +103,23 @@ pub async fn unknown_method_is_blocked_with_grpc_status_3(front: SocketAddr) {
     );
     assert_eq!(r.header("content-length"), Some("0"));
     assert!(r.body.is_empty());
-    assert!(has_support_id(&r.grpc_message().unwrap_or_default()));
 }
 
 pub async fn unknown_fields_top_level_and_nested_are_blocked(front: SocketAddr) {
     let mut c = TonicClient::connect(front).await;
-    assert_blocked(
-        &c.unary(SAY_HELLO, hello_with_unknown_field("eve"))
-            .await
-            .expect_err("unknown field"),
-    );
-    assert_blocked(
-        &c.unary(SAY_HELLO, hello_with_nested_unknown_field("eve"))
-            .await
-            .expect_err("nested unknown"),
-    );
+    for (msg, why) in [
+        (hello_with_unknown_field("eve"), "unknown field"),
+        (hello_with_nested_unknown_field("eve"), "nested unknown"),
+    ] {
+        assert_call_blocked(&mut c, SAY_HELLO, msg, why).await;
+    }
 }
 
 pub async fn an_oversized_message_is_blocked(front: SocketAddr) {
     let mut c = TonicClient::connect(front).await;
     let big = hello(&"a".repeat(MAX_MESSAGE + 100));
     assert!(big.len() > MAX_MESSAGE);
-    assert_blocked(&c.unary(SAY_HELLO, big).await.expect_err("oversized"));
+    assert_call_blocked(&mut c, SAY_HELLO, big, "oversized").await;
 }
 
 pub async fn malformed_frames_and_messages_are_blocked(front: SocketAddr) {
@@ -175,21 +191,13 @@ pub async fn an_unknown_service_gets_the_html_page(front: SocketAddr) {
 
 pub async fn a_valid_call_after_a_blocked_one_on_the_same_connection_works(front: SocketAddr) {
     let mut c = TonicClient::connect(front).await;
-    assert_blocked(
-        &c.unary(SAY_HELLO, hello_with_unknown_field("x"))
-            .await
-            .expect_err("blocked"),
-    );
+    assert_call_blocked(&mut c, SAY_HELLO, hello_with_unknown_field("x"), "blocked").await;
     let reply = c
         .unary(SAY_HELLO, hello("again"))
         .await
         .expect("same connection still serves");
     assert_eq!(hello_reply(&reply), "Hello, again!");
-    assert_blocked(
-        &c.unary("/demo.v1.Greeter/Nope", hello("x"))
-            .await
-            .expect_err("blocked"),
-    );
+    assert_call_blocked(&mut c, "/demo.v1.Greeter/Nope", hello("x"), "blocked").await;
     let (replies, end) = c.bidi(LOOKUP, vec![get_item("SKU-3")]).await;
     end.expect("streaming after a block");
     assert_eq!(replies.len(), 1);

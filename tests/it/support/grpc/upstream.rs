@@ -1,17 +1,12 @@
 //! The upstream gRPC servers the tests call: a real tonic server around the demo service logic
 //! (raw-bytes codec, no codegen), and the hyper server of `portcullis::demo::serve_grpc`.
 
-use std::convert::Infallible;
-use std::future::Future;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use portcullis::demo::{DemoGrpc, GrpcStatus};
 use tonic::codec::CompressionEncoding;
-use tonic::server::NamedService;
 use tonic::{Status, Streaming};
 
 use super::codec::BytesCodec;
@@ -20,8 +15,6 @@ use super::messages::demo;
 fn status(s: GrpcStatus) -> Status {
     Status::new(tonic::Code::from(s.code as i32), s.message)
 }
-
-type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
 
 /// Routes one HTTP request of either demo service through tonic's server-side gRPC machinery.
 async fn route(
@@ -100,34 +93,41 @@ async fn route(
     }
 }
 
-macro_rules! demo_service {
-    ($ty:ident, $name:literal) => {
+/// A tonic service named `$name` (`package.Service`) that answers every request with
+/// `$handler(state, request).await`, its state a `$state` in the tuple struct `$ty`.
+macro_rules! named_service {
+    ($ty:ident($state:ty), $name:literal, $handler:path) => {
         #[derive(Clone)]
-        pub struct $ty(pub Arc<DemoGrpc>);
+        pub struct $ty(pub $state);
 
-        impl NamedService for $ty {
+        impl tonic::server::NamedService for $ty {
             const NAME: &'static str = $name;
         }
 
         impl tower::Service<http::Request<tonic::body::Body>> for $ty {
             type Response = http::Response<tonic::body::Body>;
-            type Error = Infallible;
-            type Future = BoxFuture<Result<Self::Response, Infallible>>;
+            type Error = std::convert::Infallible;
+            type Future = std::pin::Pin<
+                Box<dyn std::future::Future<Output = Result<Self::Response, Self::Error>> + Send>,
+            >;
 
-            fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-                Poll::Ready(Ok(()))
+            fn poll_ready(
+                &mut self,
+                _cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<Result<(), Self::Error>> {
+                std::task::Poll::Ready(Ok(()))
             }
 
             fn call(&mut self, req: http::Request<tonic::body::Body>) -> Self::Future {
-                let demo = self.0.clone();
-                Box::pin(async move { Ok(route(demo, req).await) })
+                let state = self.0.clone();
+                Box::pin(async move { Ok($handler(state, req).await) })
             }
         }
     };
 }
 
-demo_service!(GreeterService, "demo.v1.Greeter");
-demo_service!(InventoryService, "demo.v1.Inventory");
+named_service!(GreeterService(Arc<DemoGrpc>), "demo.v1.Greeter", route);
+named_service!(InventoryService(Arc<DemoGrpc>), "demo.v1.Inventory", route);
 
 /// Starts the tonic upstream on 127.0.0.1 (ephemeral port).
 pub async fn start_tonic() -> SocketAddr {
