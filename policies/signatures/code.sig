@@ -297,3 +297,34 @@ regex: \b__import__\s*\(|\bimport\s+(?:os|subprocess|socket|pty|sys|shutil|comma
 test: __import__('os').system('id')
 test: import subprocess; subprocess.call(['ls'])
 pass: important system notice
+
+id: 300005014
+name: Expression injection: arithmetic evaluation probe in braces
+# An attacker looking for an evaluated expression sends a product of numbers in the braces of an
+# expression language and looks for the result in the response: bare (OGNL concatenated into a
+# string, `'+{233*233}+'`), behind a sigil the other template rules do not list, or behind an
+# escape the parser drops. Real text writes a product without braces.
+type: Server Side Code Injection
+accuracy: medium
+risk: high
+targets: @values, header, url, param-name
+unless: binary
+literal: {0
+literal: {1
+literal: {2
+literal: {3
+literal: {4
+literal: {5
+literal: {6
+literal: {7
+literal: {8
+literal: {9
+literal: {\x20
+regex: \{\s*\d+\s*\*\s*\d+(?:\s*\*\s*\d+)*\s*\}
+test: '+{233*233}+'
+test: x=${ 1337*1337 }
+test: %{99*99}
+pass: {"w":640,"h":480}
+pass: (-int|-dev)?(\\.com)?(:[0-9]{1,6})
+pass: 2*3=6 {answer}
+

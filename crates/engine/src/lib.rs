@@ -16,6 +16,8 @@ mod parse;
 pub mod policy;
 pub mod response;
 pub mod signatures;
+#[cfg(test)]
+mod test_support;
 mod transaction;
 mod verdict;
 mod violation;

@@ -139,6 +139,13 @@ fn deobfuscation_undoes_quote_and_comment_tricks() {
         decode_js_escapes(br"this['\145\166\141\154'](\u{61}\u{006c}ert)").as_deref(),
         Some(&b"this['eval'](alert)"[..])
     );
+    // A control character's escape with its digits unpadded (`\u00a`) is read where the next
+    // escape or the end shows that no digit is missing; followed by other text it is not.
+    assert_eq!(
+        decode_js_escapes(br"\u0031\u00a\u0069\u0064\u0009\u00d").as_deref(),
+        Some(&b"1\nid\t\r"[..])
+    );
+    assert_eq!(decode_js_escapes(br"\u00ax \u00"), None);
     // Quoted fragments glued to a word, and empty command substitutions, join the word.
     assert_eq!(
         deobfuscate(b"'c'url x; \"wh\"oami; ti''me; wh``oami; 'ab'").as_deref(),

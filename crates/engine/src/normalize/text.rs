@@ -445,12 +445,22 @@ pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
             Some(b'x' | b'X') => (2, 2),
             _ => return None,
         };
-        let digits = value.get(i + skip..i + skip + n)?;
-        let mut cp = 0u32;
-        for &d in digits {
-            cp = cp << 4 | hex_val(d)?;
+        let hex = |digits: &[u8]| {
+            digits
+                .iter()
+                .try_fold(0u32, |cp, &d| Some(cp << 4 | hex_val(d)?))
+        };
+        match value.get(i + skip..i + skip + n).and_then(hex) {
+            Some(cp) => Some((cp, skip + n)),
+            // A control character written with its code point's digits unpadded (`\u00a`, a
+            // line feed: what `hex(ord(c))` with `0x` replaced by `\u00` makes), taken only where
+            // the next escape or the end of the value shows that no digit is missing.
+            None if n == 4 && value.get(i + 2..i + 4) == Some(b"00") => {
+                let d = hex_val(*value.get(i + 4)?)?;
+                matches!(value.get(i + 5), None | Some(b'\\')).then_some((d, 5))
+            }
+            None => None,
         }
-        Some((cp, skip + n))
     };
     if !memchr::memchr_iter(b'\\', value).any(|i| is_escape(i).is_some()) {
         return None;

@@ -211,40 +211,22 @@ impl CompiledPolicy {
             json::walk(body, &mut visit)
         };
         match res {
-            // A body that does not even start like a JSON document (a PDF, a base64 blob) was
-            // mislabelled by its client rather than malformed: it is inspected as it is.
-            Err(e) if !s.body_truncated && json::starts_like_json(body) => {
-                self.push(
-                    out,
-                    Violation::new(K::JsonMalformed, Context::Json)
-                        .detail(e)
-                        .snippet(body),
-                );
-                if prof.sig_check {
-                    self.scan(
-                        s,
+            Err(e) => {
+                // A body that does not even start like a JSON document (a PDF, a base64 blob) was
+                // mislabelled by its client rather than malformed: it is inspected as it is.
+                let malformed = !s.body_truncated && json::starts_like_json(body);
+                if malformed {
+                    self.push(
                         out,
-                        Target::Body,
-                        Context::Json,
-                        None,
-                        body,
-                        &prof.overrides,
-                        false,
+                        Violation::new(K::JsonMalformed, Context::Json)
+                            .detail(e)
+                            .snippet(body),
                     );
                 }
-                return;
-            }
-            Err(_) => {
-                self.scan(
-                    s,
-                    out,
-                    Target::Body,
-                    Context::Json,
-                    None,
-                    body,
-                    &prof.overrides,
-                    false,
-                );
+                if prof.sig_check || !malformed {
+                    let ov = &prof.overrides;
+                    self.scan(s, out, Target::Body, Context::Json, None, body, ov, false);
+                }
                 return;
             }
             Ok(shape) => {
@@ -340,17 +322,9 @@ impl CompiledPolicy {
                 }
             }
         }
+        let ov = &prof.overrides;
         if prof.sig_check {
-            self.scan(
-                s,
-                out,
-                Target::Xml,
-                Context::Xml,
-                None,
-                body,
-                &prof.overrides,
-                false,
-            );
+            self.scan(s, out, Target::Xml, Context::Xml, None, body, ov, false);
         }
         for t in texts {
             if prof.meta_check
@@ -362,16 +336,7 @@ impl CompiledPolicy {
                 );
             }
             if prof.sig_check {
-                self.scan(
-                    s,
-                    out,
-                    Target::Xml,
-                    Context::Xml,
-                    None,
-                    &t,
-                    &prof.overrides,
-                    false,
-                );
+                self.scan(s, out, Target::Xml, Context::Xml, None, &t, ov, false);
             }
         }
     }

@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use base64::Engine as _;
 
 use crate::parse::query;
+use crate::policy::checks::staging::mark_staged;
 use crate::policy::compile::compiled::{CompiledParam, CompiledPolicy, Scratch, pick};
 use crate::policy::decl::{Base64Mode, DataType, ParamLocation, ValueType};
 use crate::signatures::{SignatureDb, Target};
@@ -65,9 +66,9 @@ impl CompiledPolicy {
         }
     }
 
-    /// Checks one parameter; `encoded` says the name and value are still percent-encoded. Called
-    /// through `check_param` (`staging`), which marks the violations of a staged entity.
-    pub(in crate::policy) fn check_param_entity(
+    /// Checks one parameter; `encoded` says the name and value are still percent-encoded. What the
+    /// checks of a staged parameter entity raise is marked staged (`staging`).
+    pub fn check_param(
         &self,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
@@ -117,20 +118,37 @@ impl CompiledPolicy {
             );
             return;
         };
-        s.param_staged_from = p.staged.then_some(out.len());
+        let mark = out.len();
+        self.check_param_value(s, out, p, &name, &value, loc);
+        if p.staged {
+            mark_staged(out, mark);
+        }
+    }
+
+    /// The checks of parameter entity `p` on one parameter (decoded `name` and `value`).
+    fn check_param_value(
+        &self,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+        p: &CompiledParam,
+        name: &[u8],
+        value: &[u8],
+        loc: ParamLocation,
+    ) {
+        let pname = as_text(name);
         let sensitive = p.sensitive
             || self
                 .sensitive
                 .iter()
-                .any(|n| n.as_bytes().eq_ignore_ascii_case(&name));
+                .any(|n| n.as_bytes().eq_ignore_ascii_case(name));
         let snip = |v: Violation| {
             if sensitive {
                 v.snippet(b"********")
             } else {
-                v.snippet(&value)
+                v.snippet(value)
             }
         };
-        let key = name_key(&name, self.fold);
+        let key = name_key(name, self.fold);
         match s.params_seen.iter_mut().find(|(k, _)| *k == key) {
             Some((_, n)) => {
                 *n = n.saturating_add(1);
@@ -163,7 +181,7 @@ impl CompiledPolicy {
             );
         }
         if p.m.glob.is_some()
-            && let Some(c) = p.name_table.first_bad(&name)
+            && let Some(c) = p.name_table.first_bad(name)
         {
             self.push(
                 out,
@@ -187,15 +205,15 @@ impl CompiledPolicy {
                 let ov = &p.overrides;
                 for target in [Target::ParamName, Target::ParamValue] {
                     let ctx = Context::Parameter;
-                    self.scan(s, out, target, ctx, Some(&pname), &name, ov, false);
+                    self.scan(s, out, target, ctx, Some(&pname), name, ov, false);
                 }
             }
             return;
         }
         if p.value_profile.is_some() {
-            return self.check_structured_value(s, out, p, &pname, &value, sensitive);
+            return self.check_structured_value(s, out, p, &pname, value, sensitive);
         }
-        let text = as_text(&value);
+        let text = as_text(value);
         if (p.value_type == ValueType::StaticContent || !p.statics.is_empty())
             && !p.statics.iter().any(|v| *v == text)
         {
@@ -210,15 +228,15 @@ impl CompiledPolicy {
                 snip(named(K::ParameterValueLength)).detail(format!("length {len}")),
             );
         }
-        self.check_data_type(p, &value, &text, out, &pname, sensitive);
+        self.check_data_type(p, value, &text, out, &pname, sensitive);
         if let Some(re) = &p.regex
             && !re.is_match(&text)
         {
             self.push(out, snip(named(K::ParameterValueRegexp)));
         }
-        let mut scanned = value.clone();
+        let mut scanned = Cow::Borrowed(value);
         if p.base64 != Base64Mode::Disabled {
-            match base64::engine::general_purpose::STANDARD.decode(&value) {
+            match base64::engine::general_purpose::STANDARD.decode(value) {
                 Ok(d)
                     if d.iter()
                         .all(|b| !b.is_ascii_control() || b.is_ascii_whitespace()) =>
@@ -234,7 +252,7 @@ impl CompiledPolicy {
         }
         if p.meta_check
             && matches!(p.value_type, ValueType::UserInput | ValueType::AutoDetect)
-            && let Some(c) = p.value_table.first_bad(&value)
+            && let Some(c) = p.value_table.first_bad(value)
         {
             self.push(out, snip(named(K::ParameterValueMetachar)).metachar(c));
         }
@@ -246,7 +264,7 @@ impl CompiledPolicy {
                 Target::ParamName,
                 Context::Parameter,
                 Some(&pname),
-                &name,
+                name,
                 ov,
                 false,
             );
@@ -267,7 +285,7 @@ impl CompiledPolicy {
             // form body does not flag it.
             let db = SignatureDb::builtin();
             s.hits.clear();
-            db.scan_memoized(Target::ParamName, &name, &mut s.hits);
+            db.scan_memoized(Target::ParamName, name, &mut s.hits);
             if sensitive {
                 db.scan(Target::ParamValue, &scanned, &mut s.hits);
             } else {

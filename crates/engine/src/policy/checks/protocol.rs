@@ -144,56 +144,55 @@ fn valid_content_type(v: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_support::assert_judges;
 
     #[test]
     fn host_values() {
-        for ok in [
-            &b"example.com"[..],
-            b"example.com:8080",
-            b"10.0.0.1",
-            b"[::1]",
-            b"[fe80::1]:443",
-            b"my_host.local",
-        ] {
-            assert!(valid_host(ok), "{}", String::from_utf8_lossy(ok));
-        }
-        for bad in [
-            &b""[..],
-            b" ",
-            b"a b",
-            b"example.com:",
-            b"evil.com/x",
-            b"user@host",
-            b"[::1",
-        ] {
-            assert!(!valid_host(bad), "{}", String::from_utf8_lossy(bad));
-        }
+        assert_judges(
+            valid_host,
+            &[
+                b"example.com",
+                b"example.com:8080",
+                b"10.0.0.1",
+                b"[::1]",
+                b"[fe80::1]:443",
+                b"my_host.local",
+            ],
+            &[
+                b"",
+                b" ",
+                b"a b",
+                b"example.com:",
+                b"evil.com/x",
+                b"user@host",
+                b"[::1",
+            ],
+        );
     }
 
     #[test]
     fn content_types() {
-        for ok in [
-            &b"application/json"[..],
-            b"application/x-www-form-urlencoded; charset=UTF-8",
-            b"multipart/form-data; boundary=----WebKitFormBoundaryABC",
-            b"text/plain;charset=\"utf-8\"",
-            b"application/json; charset=gbk",
-            b"application/json, application/json",
-            b"text/xml;",
-        ] {
-            assert!(valid_content_type(ok), "{}", String::from_utf8_lossy(ok));
-        }
-        for bad in [
-            &b"my-new-content-type"[..],
-            b"application",
-            b"text/plain; charset=\"UTF-8\"; garbage",
-            b"application/x-www-form-urlencoded; charset=ibm037",
-            b"application/x-www-form-urlencoded;charset=ibm037;charset=UTF-8",
-            b"application/x-www-form-urlencoded;boundary=\"application/json\"",
-            b"text/xml; blah",
-            b"multipart/form-data; boundary=  test_data_123456",
-        ] {
-            assert!(!valid_content_type(bad), "{}", String::from_utf8_lossy(bad));
-        }
+        assert_judges(
+            valid_content_type,
+            &[
+                b"application/json",
+                b"application/x-www-form-urlencoded; charset=UTF-8",
+                b"multipart/form-data; boundary=----WebKitFormBoundaryABC",
+                b"text/plain;charset=\"utf-8\"",
+                b"application/json; charset=gbk",
+                b"application/json, application/json",
+                b"text/xml;",
+            ],
+            &[
+                b"my-new-content-type",
+                b"application",
+                b"text/plain; charset=\"UTF-8\"; garbage",
+                b"application/x-www-form-urlencoded; charset=ibm037",
+                b"application/x-www-form-urlencoded;charset=ibm037;charset=UTF-8",
+                b"application/x-www-form-urlencoded;boundary=\"application/json\"",
+                b"text/xml; blah",
+                b"multipart/form-data; boundary=  test_data_123456",
+            ],
+        );
     }
 }

@@ -15,6 +15,18 @@ const MIN_DOCUMENT: usize = 8;
 /// JSON documents inside JSON documents taken apart (a string holding JSON holding JSON).
 const MAX_NESTING: u8 = 3;
 
+/// What a value is scanned as: its target and context, its name, the entity's signature
+/// overrides, and whether it may be a secret. The items of a JSON document inside the value are
+/// judged as the value is, with their own target.
+#[derive(Clone, Copy)]
+struct Judged<'a> {
+    target: Target,
+    ctx: Context,
+    name: Option<&'a str>,
+    overrides: &'a [(u32, bool)],
+    mask: bool,
+}
+
 impl CompiledPolicy {
     /// Runs the signatures of `target` over `value`, minus disabled ones and entity overrides.
     /// Values that may be secrets (masked, cookies, credentials) bypass the scan memo.
@@ -30,22 +42,31 @@ impl CompiledPolicy {
         overrides: &[(u32, bool)],
         mask: bool,
     ) {
-        self.scan_nested(s, out, target, ctx, name, value, overrides, mask, 0);
+        let judged = Judged {
+            target,
+            ctx,
+            name,
+            overrides,
+            mask,
+        };
+        self.scan_judged(s, out, judged, value, 0);
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn scan_nested(
+    fn scan_judged(
         &self,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
-        target: Target,
-        ctx: Context,
-        name: Option<&str>,
+        j: Judged,
         value: &[u8],
-        overrides: &[(u32, bool)],
-        mask: bool,
         depth: u8,
     ) {
+        let Judged {
+            target,
+            ctx,
+            name,
+            overrides,
+            mask,
+        } = j;
         if value.is_empty() || self.sigs.is_empty() {
             return;
         }
@@ -69,8 +90,8 @@ impl CompiledPolicy {
                     json::Scalar::Key(k) => (Target::ParamName, k),
                     json::Scalar::Value(v) => (Target::Json, v),
                 };
-                let d = depth + 1;
-                self.scan_nested(s, out, t, ctx, name, text.as_bytes(), overrides, mask, d);
+                let item = Judged { target: t, ..j };
+                self.scan_judged(s, out, item, text.as_bytes(), depth + 1);
             });
             if walked.is_ok() {
                 return;
@@ -84,7 +105,18 @@ impl CompiledPolicy {
         match (target, name) {
             // A signature about one header's grammar (`Accept`, `Range`) says nothing of others.
             (Target::Header, header) => {
-                db.scan_header(header.unwrap_or(""), value, &mut s.hits, memoize)
+                let header = header.unwrap_or("");
+                db.scan_header(header, value, &mut s.hits, memoize);
+                if !is_standard_header(header) {
+                    // An application reads its own headers (`X-Callback-Url`, `X-Api-Key`) as
+                    // arguments, not the standard ones a browser or HTTP client sends: such a
+                    // header's value is also judged as a parameter's value is.
+                    if memoize {
+                        db.scan_memoized(Target::ParamValue, value, &mut s.hits);
+                    } else {
+                        db.scan(Target::ParamValue, value, &mut s.hits);
+                    }
+                }
             }
             _ if memoize => db.scan_memoized(target, value, &mut s.hits),
             _ => db.scan(target, value, &mut s.hits),
@@ -132,4 +164,60 @@ fn is_document(value: &[u8]) -> bool {
 /// Headers that carry credentials (not memoized: see `signatures::memo`).
 fn is_credential_header(name: &str) -> bool {
     name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("proxy-authorization")
+}
+
+/// Request headers defined by HTTP and its extensions or sent by browsers, CDNs and proxies on
+/// their own (name in lower case, as `http` keeps it): the protocol reads them, not the
+/// application's code as arguments.
+fn is_standard_header(name: &str) -> bool {
+    name.starts_with("sec-")
+        || name.starts_with("accept")
+        || name.starts_with("content-")
+        || name.starts_with("if-")
+        || name.starts_with("access-control-request-")
+        || name.starts_with("x-forwarded-")
+        || matches!(
+            name,
+            "authorization"
+                | "cache-control"
+                | "connection"
+                | "cookie"
+                | "date"
+                | "dnt"
+                | "downlink"
+                | "dpr"
+                | "early-data"
+                | "ect"
+                | "expect"
+                | "forwarded"
+                | "from"
+                | "host"
+                | "keep-alive"
+                | "max-forwards"
+                | "origin"
+                | "pragma"
+                | "priority"
+                | "proxy-authorization"
+                | "proxy-connection"
+                | "purpose"
+                | "range"
+                | "referer"
+                | "rtt"
+                | "save-data"
+                | "te"
+                | "trailer"
+                | "transfer-encoding"
+                | "upgrade"
+                | "upgrade-insecure-requests"
+                | "user-agent"
+                | "via"
+                | "viewport-width"
+                | "device-memory"
+                | "x-real-ip"
+                | "x-requested-with"
+                | "true-client-ip"
+                | "cdn-loop"
+                | "http2-settings"
+                | "alt-used"
+        )
 }

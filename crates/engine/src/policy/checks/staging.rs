@@ -19,7 +19,7 @@
 //! policy without staged entities is one flag test per entity check, no allocation.
 
 use crate::policy::compile::compiled::{CompiledPolicy, Scratch};
-use crate::policy::decl::{self, ParamLocation};
+use crate::policy::decl;
 use crate::violation::Violation;
 
 /// Whether an entity whose `performStaging` is `entity` is in staging under policy `d`.
@@ -57,24 +57,6 @@ impl CompiledPolicy {
             .and_then(|i| self.filetypes.get(i))
             .is_some_and(|f| f.staged)
         {
-            mark_staged(out, mark);
-        }
-    }
-
-    /// Checks one parameter (`params`); the violations of a staged parameter entity are
-    /// marked staged. `encoded` says the name and value are still percent-encoded.
-    pub fn check_param(
-        &self,
-        s: &mut Scratch,
-        out: &mut Vec<Violation>,
-        raw_name: &[u8],
-        raw_value: &[u8],
-        loc: ParamLocation,
-        encoded: bool,
-    ) {
-        s.param_staged_from = None;
-        self.check_param_entity(s, out, raw_name, raw_value, loc, encoded);
-        if let Some(mark) = s.param_staged_from {
             mark_staged(out, mark);
         }
     }

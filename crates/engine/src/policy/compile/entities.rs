@@ -338,9 +338,6 @@ pub struct Scratch {
     pub grpc_stream: Option<crate::grpc::GrpcStream>,
     /// A gRPC call on a URL no profile binds: its messages, scanned as raw bytes one by one.
     pub grpc_opaque: Option<crate::grpc::OpaqueCall>,
-    /// Set by the parameter check when the entity it matched is in staging: where its own
-    /// violations start in the list.
-    pub param_staged_from: Option<usize>,
     /// The body's `Content-Encoding`, undone before the body is inspected.
     pub body_coding: Option<crate::parse::coding::Coding>,
     /// The JSON body is a sequence of documents, one a line (NDJSON, JSON Lines, JSON text
