@@ -14,7 +14,6 @@ pub mod normalize;
 pub mod openapi;
 mod parse;
 pub mod policy;
-mod resolver;
 pub mod response;
 pub mod signatures;
 #[cfg(test)]
@@ -28,7 +27,9 @@ pub use event::SecurityEvent;
 #[cfg(fuzzing)]
 pub use parse::fuzz_all as fuzz_request_parsers;
 pub use policy::CompiledPolicy;
-pub use resolver::{FetchError, MemResolver, NoResolver, Resolver};
+pub use portcullis_policy::{FetchError, MemResolver, NoResolver, Resolver};
+// The resolver is the policy language's; `crate::resolver` names it for the engine's own links.
+use portcullis_policy::resolver;
 pub use response::BlockResponse;
 pub use transaction::{ConnInfo, Step, Transaction};
 pub use verdict::{Action, BlockReply, Verdict};

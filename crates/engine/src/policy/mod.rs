@@ -1,7 +1,7 @@
 //! Declarative security policies: declaration → validated model → compiled policy.
 //!
-//! - [`decl`]: the document: serde mirror of the JSON, references, layering over the template,
-//!   merge keys, and the validated model with every default applied;
+//! - [`decl`]: the document as `portcullis-policy` reads it (serde mirror, references, layering
+//!   over the template, merge keys), and the validated model with every default applied;
 //! - [`compile`]: the immutable [`CompiledPolicy`] the transaction consults, and its matchers;
 //! - [`checks`]: the request checks of each phase, staging, rating and the decision.
 //!
@@ -11,7 +11,6 @@
 mod checks;
 mod compile;
 mod decl;
-mod error;
 #[cfg(any(test, fuzzing))]
 pub(crate) mod fuzzing;
 
@@ -24,12 +23,12 @@ pub use decl::layers::{apply_modifications, merge_policy};
 pub use decl::model::Summary;
 pub use decl::templates::{SHIPPED as SHIPPED_TEMPLATES, TemplateId, select as select_template};
 pub(crate) use decl::{layers, templates};
-pub use error::{PolicyError, SyntaxError};
 #[cfg(fuzzing)]
 pub use fuzzing::fuzz_inspect;
+pub use portcullis_policy::{PolicyError, SyntaxError, parse_document};
 
 use compile::build;
-use decl::{model, refs, sections, unenforced};
+use decl::{model, sections};
 
 use super::Resolver;
 
@@ -46,43 +45,6 @@ pub struct Loaded {
 pub struct LoadOptions {
     /// Accept a bare policy object without the `policy` wrapper (with a warning).
     pub lenient: bool,
-}
-
-/// Parses a document as JSON, or as YAML when it is not JSON-shaped or named `.yaml`/`.yml`.
-pub fn parse_document(bytes: &[u8], name: &str) -> Result<Value, SyntaxError> {
-    let first = bytes.iter().find(|b| !b.is_ascii_whitespace()).copied();
-    let yaml_name = name.ends_with(".yaml") || name.ends_with(".yml");
-    if yaml_name || !matches!(first, Some(b'{') | Some(b'[') | None) {
-        let text = std::str::from_utf8(bytes).map_err(SyntaxError::NotUtf8)?;
-        return serde_yaml_ng::from_str::<Value>(text).map_err(|e| match e.location() {
-            Some(l) => SyntaxError::Yaml {
-                line: l.line(),
-                column: l.column(),
-                detail: e.to_string(),
-            },
-            None => SyntaxError::YamlUnplaced(e.to_string()),
-        });
-    }
-    serde_json::from_slice(bytes).map_err(|e| {
-        let detail = match e.classify() {
-            serde_json::error::Category::Eof => {
-                "unexpected end of input (truncated JSON?)".to_string()
-            }
-            _ => strip_position(&e.to_string()),
-        };
-        SyntaxError::Json {
-            line: e.line(),
-            column: e.column(),
-            detail,
-        }
-    })
-}
-
-fn strip_position(msg: &str) -> String {
-    match msg.rfind(" at line ") {
-        Some(i) => msg[..i].to_string(),
-        None => msg.to_string(),
-    }
 }
 
 /// Parses, validates and compiles a declarative policy document. `base` is the document's own link
@@ -104,13 +66,13 @@ pub fn load_with(
     let mut warnings = Vec::new();
     let (mut body, mods, mods_ref) = unwrap_root(root, opts, &mut warnings)?;
 
-    let mut cx = refs::RefCtx {
+    let mut cx = portcullis_policy::RefCtx {
         base,
         resolver,
         fetched: 0,
         warnings: Vec::new(),
     };
-    refs::resolve_policy(&mut body, &mut cx)?;
+    portcullis_policy::resolve_policy(&mut body, &mut cx)?;
     let mods = match (mods, mods_ref) {
         (Some(m), _) => Some((m, "modifications".to_string())),
         (None, Some(link)) => Some((
@@ -122,11 +84,12 @@ pub fn load_with(
     warnings.append(&mut cx.warnings);
 
     // The body alone, for precise paths and unknown-field warnings.
-    let body_decl = model::read_decl(&Value::Object(body.clone()), "policy", &mut warnings)?;
+    let body_decl =
+        portcullis_policy::read_decl(&Value::Object(body.clone()), "policy", &mut warnings)?;
     let template_name = body_decl.template.as_ref().and_then(|t| t.name.clone());
     let (template, twarn) = templates::select(template_name.as_deref())?;
     warnings.extend(twarn);
-    unenforced::check(&body, template == templates::TemplateId::NginxBase)?;
+    portcullis_policy::check_unenforced(&body, template == templates::TemplateId::NginxBase)?;
 
     // Validate the body's own entities first, so error paths index the user's document.
     let body_model = model::Model::build(body_decl.clone(), template, &body_decl, &mut Vec::new())?;
@@ -148,7 +111,7 @@ pub fn load_with(
         layers::apply_modifications(&mut merged, m, path)?;
     }
     let mut ignored = Vec::new();
-    let decl = model::read_decl(&Value::Object(merged), "policy", &mut ignored)?;
+    let decl = portcullis_policy::read_decl(&Value::Object(merged), "policy", &mut ignored)?;
     let model = model::Model::build(decl, template, &body_decl, &mut warnings)?;
     let mut summary = model.summary();
     let mut policy = build::compile(&model)?;
@@ -193,7 +156,7 @@ fn unwrap_root(
             "policy" | "modifications" | "modificationsReference"
         ) {
             let hint =
-                sections::suggest(key, &["policy", "modifications", "modificationsReference"])
+                sections::suggest(key, ["policy", "modifications", "modificationsReference"])
                     .map(|s| format!(" (did you mean \"{s}\"?)"))
                     .unwrap_or_default();
             if root.contains_key("policy") {

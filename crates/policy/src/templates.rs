@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::policy::PolicyError;
+use crate::PolicyError;
 
 /// One shipped template.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,6 +18,7 @@ pub enum TemplateId {
 }
 
 impl TemplateId {
+    #[inline]
     pub fn name(self) -> &'static str {
         match self {
             TemplateId::NginxBase => "POLICY_TEMPLATE_NGINX_BASE",
@@ -31,19 +32,19 @@ impl TemplateId {
     fn source(self) -> &'static str {
         match self {
             TemplateId::NginxBase => {
-                include_str!("../../../../../policies/templates/nginx_base.json")
+                include_str!("../../../policies/templates/nginx_base.json")
             }
             TemplateId::ApiSecurity => {
-                include_str!("../../../../../policies/templates/api_security.json")
+                include_str!("../../../policies/templates/api_security.json")
             }
             TemplateId::RapidDeployment => {
-                include_str!("../../../../../policies/templates/rapid_deployment.json")
+                include_str!("../../../policies/templates/rapid_deployment.json")
             }
             TemplateId::Fundamental => {
-                include_str!("../../../../../policies/templates/fundamental.json")
+                include_str!("../../../policies/templates/fundamental.json")
             }
             TemplateId::Comprehensive => {
-                include_str!("../../../../../policies/templates/comprehensive.json")
+                include_str!("../../../policies/templates/comprehensive.json")
             }
         }
     }
@@ -137,12 +138,11 @@ pub fn select(name: Option<&str>) -> Result<(TemplateId, Option<String>), Policy
             )),
         ));
     }
-    let known: Vec<&str> = SHIPPED
+    let known = SHIPPED
         .iter()
         .map(|t| t.name())
-        .chain(MAPPED.iter().map(|(n, _)| *n))
-        .collect();
-    let hint = super::sections::suggest(name, &known)
+        .chain(MAPPED.iter().map(|(n, _)| *n));
+    let hint = crate::sections::suggest(name, known)
         .map(|s| format!("did you mean {s}? "))
         .unwrap_or_default();
     Err(PolicyError::invalid(

@@ -259,13 +259,11 @@ pub struct ServerTechnology {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HeaderSettings {
-    #[serde(default, deserialize_with = "lenient::limit")]
     pub maximum_http_header_length: Option<Limit>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CookieSettings {
-    #[serde(default, deserialize_with = "lenient::limit")]
     pub maximum_cookie_header_length: Option<Limit>,
 }

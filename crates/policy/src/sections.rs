@@ -3,8 +3,8 @@
 
 use serde_json::Value;
 
-/// Sections parsed and enforced (or consumed by the OpenAPI/gRPC layers).
-pub const ENFORCED: &[&str] = &[
+/// Top-level members of a policy read by this engine besides the entity sections.
+const MEMBERS: &[&str] = &[
     "name",
     "description",
     "fullPath",
@@ -13,6 +13,10 @@ pub const ENFORCED: &[&str] = &[
     "applicationLanguage",
     "caseInsensitive",
     "performStaging",
+];
+
+/// The entity sections parsed and enforced (or consumed by the OpenAPI/gRPC layers).
+const SECTIONS: &[&str] = &[
     "blocking-settings",
     "urls",
     "parameters",
@@ -37,6 +41,42 @@ pub const ENFORCED: &[&str] = &[
     "idl-files",
     "json-validation-files",
 ];
+
+/// Sections and lists of the format that are not enforced but that a reference may name and that
+/// merge by key.
+const OTHER_SECTIONS: &[&str] = &[
+    "bot-defense",
+    "brute-force-attack-preventions",
+    "browser-definitions",
+    "csrf-protection",
+    "csrf-urls",
+    "data-guard",
+    "disallowed-geolocations",
+    "graphql-profiles",
+    "host-names",
+    "ip-address-lists",
+    "ip-intelligence",
+    "login-enforcement",
+    "login-pages",
+    "override-rules",
+    "threat-campaigns",
+    "whitelist-ips",
+    "modifications",
+    "xml-validation-files",
+    "evasions",
+    "http-protocols",
+    "violations",
+];
+
+/// The members and sections parsed and enforced (for "did you mean" hints).
+pub fn enforced() -> impl Iterator<Item = &'static str> {
+    MEMBERS.iter().chain(SECTIONS).copied()
+}
+
+/// Every known section (for reference names, merging by key and "did you mean").
+pub fn all() -> impl Iterator<Item = &'static str> {
+    SECTIONS.iter().chain(OTHER_SECTIONS).copied()
+}
 
 /// Sections of the format that are accepted but not enforced: each gives a warning.
 pub const UNENFORCED: &[&str] = &[
@@ -151,54 +191,6 @@ pub const KNOWN_FIELDS: &[&str] = &[
     "isPriority",
 ];
 
-/// Every known section (for reference names and "did you mean").
-pub const ALL: &[&str] = &[
-    "blocking-settings",
-    "urls",
-    "parameters",
-    "methods",
-    "headers",
-    "cookies",
-    "filetypes",
-    "character-sets",
-    "json-profiles",
-    "xml-profiles",
-    "response-pages",
-    "general",
-    "signature-settings",
-    "signature-sets",
-    "signatures",
-    "server-technologies",
-    "sensitive-parameters",
-    "header-settings",
-    "cookie-settings",
-    "open-api-files",
-    "grpc-profiles",
-    "idl-files",
-    "json-validation-files",
-    "bot-defense",
-    "brute-force-attack-preventions",
-    "browser-definitions",
-    "csrf-protection",
-    "csrf-urls",
-    "data-guard",
-    "disallowed-geolocations",
-    "graphql-profiles",
-    "host-names",
-    "ip-address-lists",
-    "ip-intelligence",
-    "login-enforcement",
-    "login-pages",
-    "override-rules",
-    "threat-campaigns",
-    "whitelist-ips",
-    "modifications",
-    "xml-validation-files",
-    "evasions",
-    "http-protocols",
-    "violations",
-];
-
 /// Normalised merge key of one entity of `section` (None for sections merged as plain objects).
 pub fn merge_key(section: &str, item: &Value) -> Option<String> {
     let s = |k: &str| item.get(k).map(scalar).unwrap_or_default();
@@ -252,10 +244,10 @@ fn non_empty(s: String, default: &str) -> String {
 }
 
 /// The closest known name to `word` (edit distance ≤ 3), for "did you mean" hints.
-pub fn suggest<'a>(word: &str, known: &[&'a str]) -> Option<&'a str> {
+pub fn suggest<'a>(word: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     known
-        .iter()
-        .map(|k| (distance(word, k), *k))
+        .into_iter()
+        .map(|k| (distance(word, k), k))
         .filter(|(d, _)| *d <= 3 && *d > 0)
         .min()
         .map(|(_, k)| k)

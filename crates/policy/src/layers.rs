@@ -5,8 +5,8 @@
 
 use serde_json::{Map, Value};
 
-use super::sections::merge_key;
-use crate::policy::PolicyError;
+use crate::PolicyError;
+use crate::sections::merge_key;
 
 /// Lists nested inside entities that merge by key too (e.g. a URL's `signatureOverrides`).
 const NESTED_LISTS: &[&str] = &[
@@ -51,7 +51,7 @@ fn merge_field(base: &mut Map<String, Value>, key: &str, value: &Value) {
 }
 
 fn is_keyed(key: &str, items: &[Value]) -> bool {
-    (super::sections::ALL.contains(&key) || NESTED_LISTS.contains(&key))
+    (crate::sections::all().any(|s| s == key) || NESTED_LISTS.contains(&key))
         && items.iter().all(Value::is_object)
 }
 

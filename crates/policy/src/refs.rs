@@ -4,8 +4,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::PolicyError;
 use crate::Resolver;
-use crate::policy::PolicyError;
 
 /// Sections whose `$ref`/links point at non-JSON files (protobuf IDL): checked for presence only,
 /// the gRPC support reads them itself.
@@ -41,7 +41,7 @@ impl RefCtx<'_> {
     /// Fetches a link and parses it as JSON or YAML.
     pub fn fetch_doc(&mut self, path: &str, link: &str) -> Result<Value, PolicyError> {
         let bytes = self.fetch(path, link)?;
-        crate::policy::parse_document(&bytes, link)
+        crate::parse_document(&bytes, link)
             .map_err(|e| PolicyError::invalid(path, format!("{link}: {e}")))
     }
 }
@@ -64,12 +64,9 @@ pub fn section_for_reference(key: &str) -> Option<&'static str> {
         .map(|s| format!("{s}ies"))
         .unwrap_or_default();
     let candidates = [format!("{kebab}s"), plural_y, kebab];
-    candidates.iter().find_map(|c| {
-        super::sections::ALL
-            .iter()
-            .find(|s| **s == c.as_str())
-            .copied()
-    })
+    candidates
+        .iter()
+        .find_map(|c| crate::sections::all().find(|s| *s == c.as_str()))
 }
 
 /// Resolves every reference inside the `policy` object in place.

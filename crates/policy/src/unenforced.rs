@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::policy::PolicyError;
+use crate::PolicyError;
 
 const BOT_ACTIONS: &[&str] = &["alarm", "block", "detect", "ignore"];
 const NAP_BRUTE_FORCE_ACTIONS: &[&str] = &["alarm", "alarm-and-blocking-page"];

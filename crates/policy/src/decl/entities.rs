@@ -342,17 +342,10 @@ pub struct CharacterSet {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct JsonDefense {
-    #[serde(default, deserialize_with = "lenient::limit")]
     pub maximum_array_length: Option<Limit>,
-    #[serde(default, deserialize_with = "lenient::limit")]
     pub maximum_structure_depth: Option<Limit>,
-    #[serde(
-        rename = "maximumTotalLengthOfJSONData",
-        default,
-        deserialize_with = "lenient::limit"
-    )]
+    #[serde(rename = "maximumTotalLengthOfJSONData")]
     pub maximum_total_length: Option<Limit>,
-    #[serde(default, deserialize_with = "lenient::limit")]
     pub maximum_value_length: Option<Limit>,
     #[serde(
         rename = "tolerateJSONParsingWarnings",
@@ -396,29 +389,16 @@ pub struct XmlDefense {
     pub allow_processing_instructions: Option<bool>,
     #[serde(rename = "allowCDATA", default, deserialize_with = "lenient::flag")]
     pub allow_cdata: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::limit")]
     pub maximum_document_depth: Option<Limit>,
-    #[serde(default, deserialize_with = "lenient::limit")]
     pub maximum_document_size: Option<Limit>,
-    #[serde(default, deserialize_with = "lenient::limit")]
     pub maximum_attribute_value_length: Option<Limit>,
-    #[serde(default, deserialize_with = "lenient::limit")]
     pub maximum_attributes_per_element: Option<Limit>,
-    #[serde(default, deserialize_with = "lenient::limit")]
     pub maximum_children_per_element: Option<Limit>,
-    #[serde(default, deserialize_with = "lenient::limit")]
     pub maximum_elements: Option<Limit>,
-    #[serde(default, deserialize_with = "lenient::limit")]
     pub maximum_name_length: Option<Limit>,
-    #[serde(default, deserialize_with = "lenient::limit")]
     pub maximum_namespace_length: Option<Limit>,
-    #[serde(
-        rename = "maximumNSDeclarations",
-        default,
-        deserialize_with = "lenient::limit"
-    )]
+    #[serde(rename = "maximumNSDeclarations")]
     pub maximum_ns_declarations: Option<Limit>,
-    #[serde(default, deserialize_with = "lenient::limit")]
     pub maximum_leaf_text_length: Option<Limit>,
     #[serde(default, deserialize_with = "lenient::flag")]
     pub tolerate_leading_white_space: Option<bool>,

@@ -2,6 +2,7 @@
 //! (`"signatureId": "200001834"`, YAML-born `"maxDecodingPasses": "3"`), limits written as `"any"`,
 //! booleans written as strings.
 
+use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 use std::fmt;
 
@@ -13,7 +14,9 @@ pub enum Limit {
 }
 
 impl Limit {
-    /// True when `n` exceeds the limit.
+    /// True when `n` exceeds the limit. Inlined: the engine asks it on every request, and this
+    /// crate is built for load time, not for the request path.
+    #[inline]
     pub fn exceeded(self, n: u64) -> bool {
         matches!(self, Limit::Max(m) if n > m)
     }
@@ -68,8 +71,13 @@ fn nullable<'de, D: Deserializer<'de>, V: Visitor<'static>>(
         .map_err(de::Error::custom)
 }
 
-pub fn limit<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Limit>, D::Error> {
-    nullable(d, LimitVisitor)
+/// Read leniently by its own type rather than by a function named per field: one deserialiser for
+/// every `Option<Limit>` field (an `Option` reads `null` as absent before asking it).
+impl<'de> Deserialize<'de> for Limit {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Limit, D::Error> {
+        let v: serde_json::Value = Deserialize::deserialize(d)?;
+        v.deserialize_any(LimitVisitor).map_err(de::Error::custom)
+    }
 }
 
 struct NumVisitor;
