@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use crate::support::asm::{protect, wait_task};
 use crate::support::events::{Controller, controller, event_by_support_id};
 use crate::support::mgmt::{Api, assert_error, virtual_server};
+use crate::support::proxy::support_id;
 
 const BROWSER: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36";
 
@@ -66,11 +67,7 @@ async fn send(port: u16, path: &str, source: &str, ua: Option<&str>) -> (u16, Op
     };
     let status = res.status().as_u16();
     let body = res.text().await.unwrap();
-    let id = body
-        .split("Your support ID is: ")
-        .nth(1)
-        .map(|rest| rest.chars().take_while(char::is_ascii_digit).collect());
-    (status, id)
+    (status, support_id(&body))
 }
 
 async fn blocked(port: u16, path: &str, source: &str) -> String {

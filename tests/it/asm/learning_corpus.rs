@@ -27,6 +27,7 @@ use tokio::sync::Semaphore;
 
 use crate::support::events::controller;
 use crate::support::mgmt::upstream;
+use crate::support::proxy::support_id;
 
 /// One corpus request: its bytes (without the X-Forwarded-For the replay adds) and whether it is
 /// an attack.
@@ -124,9 +125,7 @@ async fn send(port: u16, bytes: Vec<u8>) -> Option<String> {
         .await
         .ok()??;
     let text = String::from_utf8_lossy(&buf);
-    text.split("Your support ID is: ")
-        .nth(1)
-        .map(|r| r.chars().take_while(char::is_ascii_digit).collect())
+    support_id(&text)
 }
 
 /// Replays `cases` with 16 at a time; the support id of each (None: passed).

@@ -185,19 +185,8 @@ async fn a_target_with_bytes_a_uri_leaves_out_is_judged_by_the_policy_not_refuse
     )
     .await;
     assert!(!out.starts_with("HTTP/1.1 400 "), "{out}");
-    let id: String = out
-        .split("Your support ID is: ")
-        .nth(1)
-        .unwrap_or_else(|| panic!("no support ID in {out}"))
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    let events = blocking.events_containing(&id);
-    let event = events
-        .lines()
-        .find(|l| l.contains(&id))
-        .unwrap_or_else(|| panic!("no event for {id}: {events}"));
-    let event: serde_json::Value = serde_json::from_str(event).expect("json");
+    let id = support_id(&out).unwrap_or_else(|| panic!("no support ID in {out}"));
+    let event = blocking.event_of(&id);
     assert_eq!(event["action"], "block", "{event}");
     let kinds: Vec<&str> = event["violations"]
         .as_array()
@@ -232,18 +221,8 @@ async fn a_request_the_parser_refuses_is_logged_with_a_support_id() {
     ] {
         let out = raw(proxy.addr, request, WAIT).await;
         assert!(out.starts_with("HTTP/1.1 400 "), "{out}");
-        let id = out
-            .split("Your support ID is: ")
-            .nth(1)
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("no support ID in {out}"))
-            .to_string();
-        let events = proxy.events_containing(&id);
-        let event = events
-            .lines()
-            .find(|l| l.contains(&id))
-            .unwrap_or_else(|| panic!("no event for {id}: {events}"));
-        let event: serde_json::Value = serde_json::from_str(event).expect("json");
+        let id = support_id(&out).unwrap_or_else(|| panic!("no support ID in {out}"));
+        let event = proxy.event_of(&id);
         assert_eq!(event["uri"], target, "{event}");
         assert_eq!(event["responseCode"], 400, "{event}");
         assert_eq!(event["action"], "block", "{event}");

@@ -296,6 +296,17 @@ impl Proxy {
         }
     }
 
+    /// The event of the request with support id `id`, waited for as [`Proxy::events_containing`]
+    /// does; panics with the log when there is none.
+    pub fn event_of(&self, id: &str) -> serde_json::Value {
+        let events = self.events_containing(id);
+        let line = events
+            .lines()
+            .find(|l| l.contains(id))
+            .unwrap_or_else(|| panic!("no event for {id}: {events}"));
+        serde_json::from_str(line).expect("an event is a JSON line")
+    }
+
     pub fn signal(&self, sig: &str) {
         let ok = Command::new("kill")
             .arg(format!("-{sig}"))
@@ -376,6 +387,13 @@ impl TlsProxy {
 
 /// Sends raw bytes on a fresh connection and returns everything read until the peer closes
 /// (or `wait` passes).
+/// The support id a block page or a refusal shows (`Your support ID is: N`), if it shows one.
+pub fn support_id(page: &str) -> Option<String> {
+    page.split("Your support ID is: ")
+        .nth(1)
+        .map(|rest| rest.chars().take_while(char::is_ascii_digit).collect())
+}
+
 pub async fn raw(addr: SocketAddr, bytes: &[u8], wait: Duration) -> String {
     let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
     s.write_all(bytes).await.expect("write");
