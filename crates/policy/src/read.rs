@@ -27,7 +27,7 @@ pub fn read_decl(
     for p in unknown {
         let key = p.rsplit(['.', ']']).next().unwrap_or(&p).to_string();
         let top = p.strip_prefix(&format!("{root}.")).unwrap_or(&p);
-        if sections::UNENFORCED.contains(&top) || sections::KNOWN_FIELDS.contains(&key.as_str()) {
+        if sections::is_unenforced(top) || sections::KNOWN_FIELDS.contains(&key.as_str()) {
             warnings.push(format!("{p}: accepted but not enforced by this engine"));
         } else {
             let hint = sections::suggest(&key, sections::enforced())

@@ -42,9 +42,9 @@ const SECTIONS: &[&str] = &[
     "json-validation-files",
 ];
 
-/// Sections and lists of the format that are not enforced but that a reference may name and that
-/// merge by key.
-const OTHER_SECTIONS: &[&str] = &[
+/// Sections of the format that are accepted but not enforced (each gives a warning), which a
+/// reference may name and which merge by key.
+const UNENFORCED_LISTS: &[&str] = &[
     "bot-defense",
     "brute-force-attack-preventions",
     "browser-definitions",
@@ -61,44 +61,18 @@ const OTHER_SECTIONS: &[&str] = &[
     "override-rules",
     "threat-campaigns",
     "whitelist-ips",
-    "modifications",
     "xml-validation-files",
-    "evasions",
-    "http-protocols",
-    "violations",
 ];
 
-/// The members and sections parsed and enforced (for "did you mean" hints).
-pub fn enforced() -> impl Iterator<Item = &'static str> {
-    MEMBERS.iter().chain(SECTIONS).copied()
-}
+/// Lists that are not top-level entity sections but that a reference may name and that merge by
+/// key: the modifications and the lists inside `blocking-settings`.
+const OTHER_SECTIONS: &[&str] = &["modifications", "evasions", "http-protocols", "violations"];
 
-/// Every known section (for reference names, merging by key and "did you mean").
-pub fn all() -> impl Iterator<Item = &'static str> {
-    SECTIONS.iter().chain(OTHER_SECTIONS).copied()
-}
-
-/// Sections of the format that are accepted but not enforced: each gives a warning.
-pub const UNENFORCED: &[&str] = &[
-    "bot-defense",
-    "brute-force-attack-preventions",
-    "browser-definitions",
-    "csrf-protection",
-    "csrf-urls",
-    "data-guard",
-    "disallowed-geolocations",
+/// The rest of the format's sections and top-level members that are accepted but not enforced.
+const UNENFORCED_OTHERS: &[&str] = &[
     "enforcer-settings",
-    "graphql-profiles",
-    "host-names",
-    "ip-address-lists",
-    "ip-intelligence",
-    "login-enforcement",
-    "login-pages",
-    "override-rules",
     "session-tracking",
     "signature-requirements",
-    "threat-campaigns",
-    "whitelist-ips",
     "access-profiles",
     "policy-builder",
     "policy-builder-central-configuration",
@@ -118,7 +92,6 @@ pub const UNENFORCED: &[&str] = &[
     "deception-settings",
     "deception-response-pages",
     "web-scraping",
-    "brute-force-attack-preventions",
     "session-hijacking",
     "single-page-application",
     "microservices",
@@ -135,11 +108,29 @@ pub const UNENFORCED: &[&str] = &[
     "softwareVersion",
     "parentPolicyName",
     "applyServerSideOnly",
-    "xml-validation-files",
     "sensitive-headers",
     "signature-systems",
     "threat-campaign-settings",
 ];
+
+/// The members and sections parsed and enforced (for "did you mean" hints).
+pub fn enforced() -> impl Iterator<Item = &'static str> {
+    MEMBERS.iter().chain(SECTIONS).copied()
+}
+
+/// Every known section (for reference names, merging by key and "did you mean").
+pub fn all() -> impl Iterator<Item = &'static str> {
+    SECTIONS
+        .iter()
+        .chain(UNENFORCED_LISTS)
+        .chain(OTHER_SECTIONS)
+        .copied()
+}
+
+/// Whether `name` is a section of the format that is accepted but not enforced (a warning).
+pub fn is_unenforced(name: &str) -> bool {
+    UNENFORCED_LISTS.contains(&name) || UNENFORCED_OTHERS.contains(&name)
+}
 
 /// Fields of the format inside enforced sections that this engine accepts but does not act on
 /// (response-side cookie attributes, learning, rendering and serialisation hints, …).
