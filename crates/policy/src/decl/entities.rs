@@ -11,6 +11,27 @@ use super::{
     ParamLocation, Protocol, ValueType,
 };
 
+/// An item of an entity list (`urls`, `parameters`, `headers`, `cookies`, `filetypes`): the
+/// members every entity has (its name, explicit or wildcard and then its order among wildcards,
+/// the `$action` that deletes it in a later layer) and its own. A macro rather than a struct
+/// flattened into each: under serde's `flatten` the members go through a buffer, from which
+/// unknown ones are dropped silently instead of reported as warnings.
+macro_rules! entity {
+    (pub struct $name:ident { $($own:tt)* }) => {
+        #[derive(Clone, Debug, Default, Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        pub struct $name {
+            pub name: Lenient<String>,
+            #[serde(rename = "type")]
+            pub kind: Option<EntityType>,
+            pub wildcard_order: Lenient<u64>,
+            #[serde(rename = "$action")]
+            pub action: Option<Delete>,
+            $($own)*
+        }
+    };
+}
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SignatureOverride {
@@ -96,34 +117,28 @@ pub struct PositionalParameter {
     pub parameter: Option<Parameter>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Url {
-    pub name: Lenient<String>,
-    #[serde(rename = "type")]
-    pub kind: Option<EntityType>,
-    pub method: Option<String>,
-    pub protocol: Option<Protocol>,
-    pub is_allowed: Lenient<bool>,
-    pub wildcard_order: Lenient<u64>,
-    pub wildcard_includes_slash: Lenient<bool>,
-    pub attack_signatures_check: Lenient<bool>,
-    pub signature_overrides: Option<Vec<SignatureOverride>>,
-    pub metachars_on_url_check: Lenient<bool>,
-    pub metachar_overrides: Option<Vec<MetacharOverride>>,
-    pub methods_override_on_url_check: Lenient<bool>,
-    pub method_overrides: Option<Vec<MethodOverride>>,
-    pub mandatory_body: Lenient<bool>,
-    pub perform_staging: Lenient<bool>,
-    pub disallow_file_upload_of_executables: Lenient<bool>,
-    #[serde(rename = "html5CrossOriginRequestsEnforcement")]
-    pub html5_cross_origin_requests_enforcement: Option<CrossOrigin>,
-    pub url_content_profiles: Option<Vec<UrlContentProfile>>,
-    pub positional_parameters: Option<Vec<PositionalParameter>>,
-    pub operation_id: Option<String>,
-    pub description: Lenient<String>,
-    #[serde(rename = "$action")]
-    pub action: Option<Delete>,
+entity! {
+    pub struct Url {
+        pub method: Option<String>,
+        pub protocol: Option<Protocol>,
+        pub is_allowed: Lenient<bool>,
+        pub wildcard_includes_slash: Lenient<bool>,
+        pub attack_signatures_check: Lenient<bool>,
+        pub signature_overrides: Option<Vec<SignatureOverride>>,
+        pub metachars_on_url_check: Lenient<bool>,
+        pub metachar_overrides: Option<Vec<MetacharOverride>>,
+        pub methods_override_on_url_check: Lenient<bool>,
+        pub method_overrides: Option<Vec<MethodOverride>>,
+        pub mandatory_body: Lenient<bool>,
+        pub perform_staging: Lenient<bool>,
+        pub disallow_file_upload_of_executables: Lenient<bool>,
+        #[serde(rename = "html5CrossOriginRequestsEnforcement")]
+        pub html5_cross_origin_requests_enforcement: Option<CrossOrigin>,
+        pub url_content_profiles: Option<Vec<UrlContentProfile>>,
+        pub positional_parameters: Option<Vec<PositionalParameter>>,
+        pub operation_id: Option<String>,
+        pub description: Lenient<String>,
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -136,51 +151,45 @@ pub struct UrlRef {
     pub kind: Option<EntityType>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Parameter {
-    pub name: Lenient<String>,
-    #[serde(rename = "type")]
-    pub kind: Option<EntityType>,
-    pub level: Option<Level>,
-    pub url: Option<UrlRef>,
-    pub parameter_location: Option<ParamLocation>,
-    pub value_type: Option<ValueType>,
-    /// The JSON/XML profile of a json/xml-valued parameter.
-    pub content_profile: Option<ParamContentProfile>,
-    pub data_type: Option<DataType>,
-    pub mandatory: Lenient<bool>,
-    pub allow_empty_value: Lenient<bool>,
-    pub allow_repeated_parameter_name: Lenient<bool>,
-    pub check_min_value_length: Lenient<bool>,
-    pub check_max_value_length: Lenient<bool>,
-    pub minimum_length: Lenient<u64>,
-    pub maximum_length: Lenient<u64>,
-    pub check_min_value: Lenient<bool>,
-    pub check_max_value: Lenient<bool>,
-    pub minimum_value: Lenient<f64>,
-    pub maximum_value: Lenient<f64>,
-    pub exclusive_min: Lenient<bool>,
-    pub exclusive_max: Lenient<bool>,
-    pub check_multiple_of_value: Lenient<bool>,
-    pub multiple_of: Lenient<f64>,
-    pub enable_regular_expression: Lenient<bool>,
-    pub regular_expression: Option<String>,
-    pub static_values: Option<Vec<Value>>,
-    pub parameter_enum_values: Option<Vec<Value>>,
-    pub decode_value_as_base64: Option<Base64Mode>,
-    pub sensitive_parameter: Lenient<bool>,
-    pub attack_signatures_check: Lenient<bool>,
-    pub signature_overrides: Option<Vec<SignatureOverride>>,
-    pub metachars_on_parameter_value_check: Lenient<bool>,
-    pub check_metachars: Lenient<bool>,
-    pub value_metachar_overrides: Option<Vec<MetacharOverride>>,
-    pub name_metachar_overrides: Option<Vec<MetacharOverride>>,
-    pub wildcard_order: Lenient<u64>,
-    pub perform_staging: Lenient<bool>,
-    pub description: Lenient<String>,
-    #[serde(rename = "$action")]
-    pub action: Option<Delete>,
+entity! {
+    pub struct Parameter {
+        pub level: Option<Level>,
+        pub url: Option<UrlRef>,
+        pub parameter_location: Option<ParamLocation>,
+        pub value_type: Option<ValueType>,
+        /// The JSON/XML profile of a json/xml-valued parameter.
+        pub content_profile: Option<ParamContentProfile>,
+        pub data_type: Option<DataType>,
+        pub mandatory: Lenient<bool>,
+        pub allow_empty_value: Lenient<bool>,
+        pub allow_repeated_parameter_name: Lenient<bool>,
+        pub check_min_value_length: Lenient<bool>,
+        pub check_max_value_length: Lenient<bool>,
+        pub minimum_length: Lenient<u64>,
+        pub maximum_length: Lenient<u64>,
+        pub check_min_value: Lenient<bool>,
+        pub check_max_value: Lenient<bool>,
+        pub minimum_value: Lenient<f64>,
+        pub maximum_value: Lenient<f64>,
+        pub exclusive_min: Lenient<bool>,
+        pub exclusive_max: Lenient<bool>,
+        pub check_multiple_of_value: Lenient<bool>,
+        pub multiple_of: Lenient<f64>,
+        pub enable_regular_expression: Lenient<bool>,
+        pub regular_expression: Option<String>,
+        pub static_values: Option<Vec<Value>>,
+        pub parameter_enum_values: Option<Vec<Value>>,
+        pub decode_value_as_base64: Option<Base64Mode>,
+        pub sensitive_parameter: Lenient<bool>,
+        pub attack_signatures_check: Lenient<bool>,
+        pub signature_overrides: Option<Vec<SignatureOverride>>,
+        pub metachars_on_parameter_value_check: Lenient<bool>,
+        pub check_metachars: Lenient<bool>,
+        pub value_metachar_overrides: Option<Vec<MetacharOverride>>,
+        pub name_metachar_overrides: Option<Vec<MetacharOverride>>,
+        pub perform_staging: Lenient<bool>,
+        pub description: Lenient<String>,
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -191,65 +200,47 @@ pub struct Named {
     pub action: Option<Delete>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Header {
-    pub name: Lenient<String>,
-    #[serde(rename = "type")]
-    pub kind: Option<EntityType>,
-    pub mandatory: Lenient<bool>,
-    pub allow_repeated_occurrences: Lenient<bool>,
-    pub check_signatures: Lenient<bool>,
-    pub signature_overrides: Option<Vec<SignatureOverride>>,
-    pub decode_value_as_base64: Option<Base64Mode>,
-    pub percent_decoding: Lenient<bool>,
-    pub url_normalization: Lenient<bool>,
-    pub html_normalization: Lenient<bool>,
-    pub normalization_violations: Lenient<bool>,
-    pub mask_value_in_logs: Lenient<bool>,
-    pub allow_empty_value: Lenient<bool>,
-    pub wildcard_order: Lenient<u64>,
-    #[serde(rename = "$action")]
-    pub action: Option<Delete>,
+entity! {
+    pub struct Header {
+        pub mandatory: Lenient<bool>,
+        pub allow_repeated_occurrences: Lenient<bool>,
+        pub check_signatures: Lenient<bool>,
+        pub signature_overrides: Option<Vec<SignatureOverride>>,
+        pub decode_value_as_base64: Option<Base64Mode>,
+        pub percent_decoding: Lenient<bool>,
+        pub url_normalization: Lenient<bool>,
+        pub html_normalization: Lenient<bool>,
+        pub normalization_violations: Lenient<bool>,
+        pub mask_value_in_logs: Lenient<bool>,
+        pub allow_empty_value: Lenient<bool>,
+    }
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Cookie {
-    pub name: Lenient<String>,
-    #[serde(rename = "type")]
-    pub kind: Option<EntityType>,
-    pub enforcement_type: Option<String>,
-    pub attack_signatures_check: Lenient<bool>,
-    pub signature_overrides: Option<Vec<SignatureOverride>>,
-    pub decode_value_as_base64: Option<Base64Mode>,
-    pub mask_value_in_logs: Lenient<bool>,
-    pub wildcard_order: Lenient<u64>,
-    pub perform_staging: Lenient<bool>,
-    #[serde(rename = "$action")]
-    pub action: Option<Delete>,
+entity! {
+    pub struct Cookie {
+        pub enforcement_type: Option<String>,
+        pub attack_signatures_check: Lenient<bool>,
+        pub signature_overrides: Option<Vec<SignatureOverride>>,
+        pub decode_value_as_base64: Option<Base64Mode>,
+        pub mask_value_in_logs: Lenient<bool>,
+        pub perform_staging: Lenient<bool>,
+    }
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Filetype {
-    pub name: Lenient<String>,
-    #[serde(rename = "type")]
-    pub kind: Option<EntityType>,
-    pub allowed: Lenient<bool>,
-    pub check_url_length: Lenient<bool>,
-    pub url_length: Lenient<u64>,
-    pub check_query_string_length: Lenient<bool>,
-    pub query_string_length: Lenient<u64>,
-    pub check_post_data_length: Lenient<bool>,
-    pub post_data_length: Lenient<u64>,
-    pub check_request_length: Lenient<bool>,
-    pub request_length: Lenient<u64>,
-    pub response_check: Lenient<bool>,
-    pub wildcard_order: Lenient<u64>,
-    pub perform_staging: Lenient<bool>,
-    #[serde(rename = "$action")]
-    pub action: Option<Delete>,
+entity! {
+    pub struct Filetype {
+        pub allowed: Lenient<bool>,
+        pub check_url_length: Lenient<bool>,
+        pub url_length: Lenient<u64>,
+        pub check_query_string_length: Lenient<bool>,
+        pub query_string_length: Lenient<u64>,
+        pub check_post_data_length: Lenient<bool>,
+        pub post_data_length: Lenient<u64>,
+        pub check_request_length: Lenient<bool>,
+        pub request_length: Lenient<u64>,
+        pub response_check: Lenient<bool>,
+        pub perform_staging: Lenient<bool>,
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
