@@ -180,6 +180,12 @@ impl<T> From<T> for Lenient<T> {
     }
 }
 
+impl<T> From<Lenient<T>> for Option<T> {
+    fn from(v: Lenient<T>) -> Self {
+        v.0
+    }
+}
+
 /// Shown as the `Option` it holds.
 impl<T: fmt::Debug> fmt::Debug for Lenient<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -273,7 +273,7 @@ fn urls(
             m: NameMatch::new(
                 name,
                 u.kind,
-                u.wildcard_order.get(),
+                u.wildcard_order,
                 fold,
                 u.wildcard_includes_slash.or(true),
             ),
@@ -466,11 +466,11 @@ fn param(
         })
         .collect();
     Ok(Some(CompiledParam {
-        m: NameMatch::new(name, p.kind, p.wildcard_order.get(), fold, true),
+        m: NameMatch::new(name, p.kind, p.wildcard_order, fold, true),
         url: (p.level == Some(decl::Level::Url)).then(|| {
             let u = p.url.clone().unwrap_or_default();
             NameMatch::new(
-                &u.name.into_option().unwrap_or_default(),
+                u.name.as_deref().unwrap_or_default(),
                 u.kind,
                 None,
                 fold,
@@ -513,13 +513,7 @@ fn headers(d: &decl::Policy) -> Vec<CompiledHeader> {
         .flatten()
         .filter_map(|h| {
             Some(CompiledHeader {
-                m: NameMatch::new(
-                    h.name.as_deref()?,
-                    h.kind,
-                    h.wildcard_order.get(),
-                    true,
-                    true,
-                ),
+                m: NameMatch::new(h.name.as_deref()?, h.kind, h.wildcard_order, true, true),
                 mandatory: h.mandatory.or(false),
                 allow_repeat: h.allow_repeated_occurrences.or(true),
                 sig_check: h.check_signatures.or(true),
@@ -539,13 +533,7 @@ fn cookies(d: &decl::Policy) -> Vec<CompiledCookie> {
         .flatten()
         .filter_map(|c| {
             Some(CompiledCookie {
-                m: NameMatch::new(
-                    c.name.as_deref()?,
-                    c.kind,
-                    c.wildcard_order.get(),
-                    false,
-                    true,
-                ),
+                m: NameMatch::new(c.name.as_deref()?, c.kind, c.wildcard_order, false, true),
                 sig_check: c.attack_signatures_check.or(true),
                 overrides: overrides(&c.signature_overrides),
                 staged: staging::staged(d, c.perform_staging),
@@ -561,13 +549,7 @@ fn filetypes(d: &decl::Policy) -> Vec<CompiledFiletype> {
         .flatten()
         .filter_map(|f| {
             Some(CompiledFiletype {
-                m: NameMatch::new(
-                    f.name.as_deref()?,
-                    f.kind,
-                    f.wildcard_order.get(),
-                    true,
-                    true,
-                ),
+                m: NameMatch::new(f.name.as_deref()?, f.kind, f.wildcard_order, true, true),
                 allowed: f.allowed.or(true),
                 url_len: limit_opt(f.check_url_length, f.url_length),
                 qs_len: limit_opt(f.check_query_string_length, f.query_string_length),
