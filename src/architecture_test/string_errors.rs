@@ -17,7 +17,7 @@ const STRING_ERRORS_LEFT: &[(&str, usize)] = &[
     ("crates/central", 22),
     ("crates/controller", 13),
     ("crates/dns", 2),
-    ("crates/engine", 14),
+    ("crates/engine", 12),
     ("crates/proxy", 7),
 ];
 

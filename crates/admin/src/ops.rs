@@ -111,6 +111,30 @@ fn identity(
     m
 }
 
+/// What a kind's hooks see of a write of `n` in `c`: `obj` is the object as it would be stored.
+#[allow(clippy::too_many_arguments)]
+fn pending<'a, 'b>(
+    st: &'a MgmtState,
+    tx: &'a mut WriteTx<'b>,
+    c: &'a Coll,
+    n: &'a ObjName,
+    key: &'a str,
+    user: &'a str,
+    obj: &'a mut Map<String, Value>,
+    created: bool,
+) -> PendingWrite<'a, 'b> {
+    PendingWrite {
+        st,
+        tx,
+        obj,
+        name: n,
+        user,
+        key,
+        parent: c.parent.as_ref(),
+        created,
+    }
+}
+
 /// Runs the kind's `prepare`, stamps identity and generation, and stores the object.
 #[allow(clippy::too_many_arguments)]
 pub fn commit(
@@ -123,16 +147,7 @@ pub fn commit(
     created: bool,
     user: &str,
 ) -> MgmtResult<Map<String, Value>> {
-    (c.spec.prepare)(&mut PendingWrite {
-        st,
-        tx: &mut *tx,
-        obj: &mut attrs,
-        name: n,
-        user,
-        key,
-        parent: c.parent.as_ref(),
-        created,
-    })?;
+    (c.spec.prepare)(&mut pending(st, tx, c, n, key, user, &mut attrs, created))?;
     let generation = next_generation(tx)?;
     let obj = identity(st, c, n, generation, attrs);
     tx.put(Table::Objects, key, &Value::Object(obj.clone()))?;
@@ -204,16 +219,7 @@ pub fn update_in(
         let custom = match c.spec.patch {
             Some(f) => {
                 let mut probe = existing.clone();
-                let prep = PendingWrite {
-                    st,
-                    tx: &mut *tx,
-                    obj: &mut probe,
-                    name: n,
-                    user,
-                    key: &key,
-                    parent: c.parent.as_ref(),
-                    created: false,
-                };
+                let prep = pending(st, tx, c, n, &key, user, &mut probe, false);
                 f(&prep, &attrs, options)?
             }
             None => None,

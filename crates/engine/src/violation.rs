@@ -110,7 +110,11 @@ impl Serialize for ViolationKind {
     }
 }
 
-/// Where in the request a violation was found.
+/// Where in the request a violation was found, as security events name it (`context` in their
+/// JSON). It is not the signatures' `Target`, though many names are alike: a target says which
+/// values a signature is matched against (a parameter's name apart from its value, the query
+/// string whole, an upload's file name), while a context says where any violation is reported,
+/// including the request as a whole.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Context {

@@ -139,4 +139,71 @@ mod tests {
             Err("policy.header-settings.maximumHttpHeaderLength: negative limit -1".into())
         );
     }
+
+    #[test]
+    fn scalars_are_read_leniently_and_name_the_field_when_wrong() {
+        let url = |member: serde_json::Value| {
+            let doc = serde_json::json!({"name": "p", "urls": [member]});
+            read_decl(&doc, "policy", &mut Vec::new()).map(|d| d.urls.unwrap().remove(0))
+        };
+        let read = |k: &str, v: serde_json::Value| url(serde_json::json!({ k: v }));
+        let error = |k: &str, v: serde_json::Value| read(k, v).err().map(|e| e.to_string());
+        for (v, want) in [
+            (serde_json::json!(true), Some(true)),
+            (serde_json::json!("false"), Some(false)),
+            (serde_json::json!(" TRUE "), Some(true)),
+            (serde_json::Value::Null, None),
+        ] {
+            let u = read("isAllowed", v.clone()).unwrap();
+            assert_eq!(u.is_allowed.get(), want, "{v}");
+        }
+        assert_eq!(url(serde_json::json!({})).unwrap().is_allowed.get(), None);
+        assert_eq!(
+            error("isAllowed", serde_json::json!(1)),
+            Some("policy.urls[0].isAllowed: invalid type: integer `1`, expected a boolean".into())
+        );
+        assert_eq!(
+            error("isAllowed", serde_json::json!("yes")),
+            Some("policy.urls[0].isAllowed: invalid value \"yes\" (expected true or false)".into())
+        );
+        for v in [
+            serde_json::json!(3),
+            serde_json::json!("3"),
+            serde_json::json!(3.0),
+        ] {
+            let u = read("wildcardOrder", v.clone()).unwrap();
+            assert_eq!(u.wildcard_order.get(), Some(3), "{v}");
+        }
+        assert_eq!(
+            error("wildcardOrder", serde_json::json!(1.5)),
+            Some(
+                "policy.urls[0].wildcardOrder: invalid value 1.5 (expected a non-negative integer)"
+                    .into()
+            )
+        );
+        for (v, want) in [
+            (serde_json::json!("/a"), "/a"),
+            (serde_json::json!(1), "1"),
+            (serde_json::json!(false), "false"),
+        ] {
+            let u = read("name", v.clone()).unwrap();
+            assert_eq!(u.name.as_deref(), Some(want), "{v}");
+        }
+        assert_eq!(
+            error("name", serde_json::json!(["/a"])),
+            Some("policy.urls[0].name: invalid value [\"/a\"] (expected a string)".into())
+        );
+        let p = |v: serde_json::Value| {
+            let doc =
+                serde_json::json!({"name": "p", "parameters": [{"name": "n", "minimumValue": v}]});
+            read_decl(&doc, "policy", &mut Vec::new())
+                .map(|d| d.parameters.unwrap()[0].minimum_value.get())
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(p(serde_json::json!("-2.5")), Ok(Some(-2.5)));
+        assert_eq!(
+            p(serde_json::json!("inf")),
+            Err("policy.parameters[0].minimumValue: invalid number \"inf\"".into())
+        );
+    }
 }

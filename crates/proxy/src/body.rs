@@ -1,5 +1,5 @@
-//! Request bodies on their way upstream: [`Capped`] counts an uninspected body against the body
-//! limit; [`inspect`] feeds a body to the WAF transaction, holding only the bytes not yet released
+//! Request bodies on their way upstream: [`Watched`] is a body wrapped by a [`Watch`] that looks at
+//! each poll, such as [`Capped`], which counts an uninspected body against the body limit; [`inspect`] feeds a body to the WAF transaction, holding only the bytes not yet released
 //! (at most the inspection limit), and streams released bytes upstream through a [`channel`].
 //! [`poll_inner`] is the first step of every body here that wraps another.
 
@@ -60,46 +60,33 @@ where
         .map(|frame| frame.map(|r| r.map_err(Into::into)))
 }
 
-/// A body that fails (and sets `over`) once more than `max` bytes have passed.
-pub struct Capped<B> {
+/// What a body that wraps another adds to each poll of it ([`Capped`] counts the bytes,
+/// [`Paced`] times the waits for the client); [`Watched`] is the one body around them.
+pub trait Watch {
+    /// `polled` is the inner body's answer to this poll; returns the wrapping body's.
+    fn watch(&mut self, polled: FramePoll, cx: &mut Context<'_>) -> FramePoll;
+}
+
+/// A body `inner` under a [`Watch`]: it ends when `inner` ends and has its size, and answers each
+/// poll as the watch decides. Generic, so a watched body costs no boxing or dynamic dispatch.
+pub struct Watched<B, W> {
     inner: B,
-    seen: u64,
-    max: u64,
-    over: Arc<AtomicBool>,
+    watch: W,
 }
 
-impl<B> Capped<B> {
-    pub fn new(inner: B, max: u64, over: Arc<AtomicBool>) -> Capped<B> {
-        Capped {
-            inner,
-            seen: 0,
-            max,
-            over,
-        }
-    }
-}
-
-impl<B> Body for Capped<B>
+impl<B, W> Body for Watched<B, W>
 where
     B: Body<Data = Bytes> + Unpin,
     B::Error: Into<BoxError>,
+    W: Watch + Unpin,
 {
     type Data = Bytes;
     type Error = BoxError;
 
     fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> FramePoll {
         let this = self.get_mut();
-        let frame = std::task::ready!(poll_inner(&mut this.inner, cx));
-        if let Some(Ok(f)) = &frame
-            && let Some(d) = f.data_ref()
-        {
-            this.seen += d.len() as u64;
-            if this.seen > this.max {
-                this.over.store(true, Ordering::Relaxed);
-                return Poll::Ready(Some(Err(Box::new(Stopped("body too large")))));
-            }
-        }
-        Poll::Ready(frame)
+        let polled = poll_inner(&mut this.inner, cx);
+        this.watch.watch(polled, cx)
     }
 
     fn is_end_stream(&self) -> bool {
@@ -108,6 +95,45 @@ where
 
     fn size_hint(&self) -> SizeHint {
         self.inner.size_hint()
+    }
+}
+
+/// A body that fails (and sets `over`) once more than `max` bytes have passed.
+pub type Capped<B> = Watched<B, Cap>;
+
+/// The count of [`Capped`].
+pub struct Cap {
+    seen: u64,
+    max: u64,
+    over: Arc<AtomicBool>,
+}
+
+impl<B, W> Watched<B, W> {
+    pub fn wrap(inner: B, watch: W) -> Watched<B, W> {
+        Watched { inner, watch }
+    }
+}
+
+impl<B> Capped<B> {
+    pub fn new(inner: B, max: u64, over: Arc<AtomicBool>) -> Capped<B> {
+        let cap = Cap { seen: 0, max, over };
+        Watched::wrap(inner, cap)
+    }
+}
+
+impl Watch for Cap {
+    fn watch(&mut self, polled: FramePoll, _: &mut Context<'_>) -> FramePoll {
+        let frame = std::task::ready!(polled);
+        if let Some(Ok(f)) = &frame
+            && let Some(d) = f.data_ref()
+        {
+            self.seen += d.len() as u64;
+            if self.seen > self.max {
+                self.over.store(true, Ordering::Relaxed);
+                return Poll::Ready(Some(Err(Box::new(Stopped("body too large")))));
+            }
+        }
+        Poll::Ready(frame)
     }
 }
 

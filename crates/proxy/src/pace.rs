@@ -16,12 +16,10 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body::{Body, SizeHint};
 use tokio::time::{Instant, Sleep};
 
-use super::body::{FramePoll, poll_inner};
+use super::body::{FramePoll, Watch, Watched};
 use super::limits::Limits;
-use super::upstream::BoxError;
 
 /// The error of a body cut for its pace.
 #[derive(Debug, thiserror::Error)]
@@ -80,8 +78,10 @@ impl Pace {
 }
 
 /// A request body under the pace limits; sets `slow` when it cuts the body.
-pub struct Paced<B> {
-    inner: B,
+pub type Paced<B> = Watched<B, Pacer>;
+
+/// The clock of [`Paced`].
+pub struct Pacer {
     pace: Pace,
     sleep: Option<Pin<Box<Sleep>>>,
     slow: Arc<AtomicBool>,
@@ -89,64 +89,49 @@ pub struct Paced<B> {
 
 impl<B> Paced<B> {
     pub fn new(inner: B, lim: &Limits, slow: Arc<AtomicBool>) -> Paced<B> {
-        Paced {
-            inner,
+        let pacer = Pacer {
             pace: Pace::new(lim),
             sleep: None,
             slow,
-        }
+        };
+        Watched::wrap(inner, pacer)
     }
 }
 
-impl<B> Body for Paced<B>
-where
-    B: Body<Data = Bytes> + Unpin,
-    B::Error: Into<BoxError>,
-{
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(self: Pin<&mut Self>, cx: &mut Context<'_>) -> FramePoll {
-        let this = self.get_mut();
-        match poll_inner(&mut this.inner, cx) {
+impl Watch for Pacer {
+    fn watch(&mut self, polled: FramePoll, cx: &mut Context<'_>) -> FramePoll {
+        match polled {
             Poll::Ready(frame) => {
                 let n = match &frame {
                     Some(Ok(f)) => f.data_ref().map_or(0, Bytes::len),
                     _ => 0,
                 };
-                this.pace.got(n);
+                self.pace.got(n);
                 Poll::Ready(frame)
             }
             Poll::Pending => {
-                let due = this.pace.waiting();
-                let sleep = this
+                let due = self.pace.waiting();
+                let sleep = self
                     .sleep
                     .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(due)));
                 if sleep.deadline() != due {
                     sleep.as_mut().reset(due);
                 }
                 if sleep.as_mut().poll(cx).is_ready() {
-                    this.slow.store(true, Ordering::Relaxed);
+                    self.slow.store(true, Ordering::Relaxed);
                     return Poll::Ready(Some(Err(Box::new(TooSlow))));
                 }
                 Poll::Pending
             }
         }
     }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http_body::Frame;
+    use crate::upstream::BoxError;
+    use http_body::{Body, Frame};
     use http_body_util::BodyExt;
 
     /// A body that yields one byte every `every`, `n` times.

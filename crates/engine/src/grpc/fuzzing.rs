@@ -182,12 +182,11 @@ pub fn differential(method: &super::GrpcMethod, payload: &[u8]) {
             }
             None
         };
+        let w = walk::Walker::new(opts, &mut path, &mut check, &mut out);
         let r = if reflect {
-            walk::inspect_reflect(desc, payload, opts, &mut path, &mut check, &mut out)
+            walk::inspect_reflect(desc, payload, w)
         } else {
-            walk::inspect(
-                schema, input, payload, opts, &mut path, &mut check, &mut out,
-            )
+            walk::inspect(schema, input, payload, w)
         };
         (r, strings, out)
     };

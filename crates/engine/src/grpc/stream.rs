@@ -279,9 +279,8 @@ impl GrpcStream {
                     } else {
                         payload
                     };
-                    if let Err(why) =
-                        walk::inspect(schema, input, message, opts, &mut self.path, check, out)
-                    {
+                    let w = walk::Walker::new(opts, &mut self.path, check, out);
+                    if let Err(why) = walk::inspect(schema, input, message, w) {
                         let v = Violation::new(ViolationKind::GrpcMalformed, Context::Grpc)
                             .named(self.method.path())
                             .detail(format!(

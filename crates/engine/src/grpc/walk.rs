@@ -32,46 +32,39 @@ pub struct WalkOptions {
     pub decode_base64: bool,
 }
 
-/// Decodes `payload` as a `desc` message and walks it. `Err` is the decode error text (the caller
-/// raises `VIOL_GRPC_MALFORMED`). `path` is scratch space reused across messages.
+/// Decodes `payload` as message `message` of `schema` and walks it with `w`. `Err` is the decode
+/// error text (the caller raises `VIOL_GRPC_MALFORMED`).
 ///
 /// This is the hot path: it walks the wire format in place guided by the descriptors
 /// ([`super::wire`]), accepting and refusing exactly what prost-reflect's `DynamicMessage::decode`
 /// does, without building the message tree. [`inspect_reflect`] is the same check through
 /// prost-reflect, kept as the reference the fuzz target compares against.
-pub fn inspect(
+pub(super) fn inspect(
     schema: &Schema,
     message: usize,
     payload: &[u8],
-    opts: WalkOptions,
-    path: &mut String,
-    check: &mut StringCheck<'_>,
-    out: &mut Vec<Violation>,
+    mut w: Walker<'_, '_>,
 ) -> Result<(), String> {
     let table = schema
         .table(message)
         .ok_or("message type missing from the schema")?;
-    let mut w = Walker::new(opts, path, check, out);
     w.wire_message(schema, table, payload, super::wire::RECURSION_LIMIT)
 }
 
 /// [`inspect`] through prost-reflect's `DynamicMessage` (decode, then walk the tree): the
 /// reference the fuzz target compares [`inspect`] with.
 #[cfg(any(test, fuzzing))]
-pub fn inspect_reflect(
+pub(super) fn inspect_reflect(
     desc: &MessageDescriptor,
     payload: &[u8],
-    opts: WalkOptions,
-    path: &mut String,
-    check: &mut StringCheck<'_>,
-    out: &mut Vec<Violation>,
+    mut w: Walker<'_, '_>,
 ) -> Result<(), String> {
     let msg = DynamicMessage::decode(desc.clone(), payload).map_err(|e| e.to_string())?;
-    let mut w = Walker::new(opts, path, check, out);
     w.message(&msg);
     Ok(())
 }
 
+/// The state of the walk of one message, given to [`inspect`] or [`inspect_reflect`].
 pub(super) struct Walker<'w, 'c> {
     pub(super) opts: WalkOptions,
     pub(super) path: &'w mut String,
@@ -81,8 +74,9 @@ pub(super) struct Walker<'w, 'c> {
 }
 
 impl<'w, 'c> Walker<'w, 'c> {
-    /// A walk of one message: `path` cleared, the violation budget whole.
-    fn new(
+    /// A walk of one message: `path` (scratch space reused across messages) cleared, the
+    /// violation budget whole.
+    pub(super) fn new(
         opts: WalkOptions,
         path: &'w mut String,
         check: &'w mut StringCheck<'c>,

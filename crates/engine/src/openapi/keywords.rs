@@ -1,7 +1,8 @@
 //! The schema keywords as rules on what one node sees (a number, a string, a count, whether the
 //! value matches a sub-schema), independent of how the document is held: the validation walk
 //! ([`super::validate`]) applies them to the borrowed document, and the tests' reference walk over
-//! `serde_json::Value` applies the same rules, so that the two differ only in the walk.
+//! `serde_json::Value` applies the same rules and keeps the same books ([`Tally`]), so that the
+//! two differ only in the walk.
 
 use std::cell::Cell;
 
@@ -57,26 +58,78 @@ pub(crate) fn number_kind(n: &serde_json::Number) -> (u8, &'static str) {
     }
 }
 
-/// Spends one step of `steps` on entering node `n` at `depth`; the reason the walk must stop
-/// there instead (budget spent, nesting too deep, a schema that allows no value).
-pub(crate) fn enter(
-    n: &Node,
-    steps: &Cell<usize>,
-    depth: usize,
-    max_depth: usize,
-) -> Result<(), String> {
-    let left = steps.get();
-    if left == 0 {
-        return Err("schema validation budget exhausted".into());
+/// The bookkeeping of one validation, whoever walks the document: the errors found so far (at
+/// most `max_errors`), the nesting bound, and the step budget, which the probes of
+/// `anyOf`/`oneOf`/`not` spend from too, so that branching over recursive schemas stays bounded.
+pub(crate) struct Tally<'a, E> {
+    pub(crate) schemas: &'a Schemas,
+    pub(crate) max_depth: usize,
+    steps: &'a Cell<usize>,
+    max_errors: usize,
+    errors: Vec<E>,
+}
+
+impl<'a, E> Tally<'a, E> {
+    /// Runs `walk` with a fresh budget; the errors it found.
+    pub(crate) fn run(
+        schemas: &Schemas,
+        max_errors: usize,
+        max_depth: usize,
+        walk: impl FnOnce(&mut Tally<'_, E>),
+    ) -> Vec<E> {
+        let steps = Cell::new(MAX_STEPS);
+        let mut t = Tally {
+            schemas,
+            max_depth,
+            steps: &steps,
+            max_errors,
+            errors: Vec::new(),
+        };
+        walk(&mut t);
+        t.errors
     }
-    steps.set(left - 1);
-    if depth > max_depth {
-        return Err(format!("nesting deeper than {max_depth}"));
+
+    /// Whether `walk`, a walk of the value against a sub-schema, finds it valid: it stops at the
+    /// first error and spends from the same budget.
+    pub(crate) fn probe(&self, walk: impl FnOnce(&mut Tally<'a, E>)) -> bool {
+        let mut t = Tally {
+            schemas: self.schemas,
+            max_depth: self.max_depth,
+            steps: self.steps,
+            max_errors: 1,
+            errors: Vec::new(),
+        };
+        walk(&mut t);
+        t.errors.is_empty()
     }
-    if n.never {
-        return Err("no value is allowed here".into());
+
+    pub(crate) fn full(&self) -> bool {
+        self.errors.len() >= self.max_errors
     }
-    Ok(())
+
+    /// Records the error `make` builds, unless the walk already has all it may report.
+    pub(crate) fn push(&mut self, make: impl FnOnce() -> E) {
+        if !self.full() {
+            self.errors.push(make());
+        }
+    }
+
+    /// Spends one step on entering node `n` at `depth`; the reason the walk must stop there
+    /// instead (budget spent, nesting too deep, a schema that allows no value).
+    pub(crate) fn enter(&self, n: &Node, depth: usize) -> Result<(), String> {
+        let left = self.steps.get();
+        if left == 0 {
+            return Err("schema validation budget exhausted".into());
+        }
+        self.steps.set(left - 1);
+        if depth > self.max_depth {
+            return Err(format!("nesting deeper than {}", self.max_depth));
+        }
+        if n.never {
+            return Err("no value is allowed here".into());
+        }
+        Ok(())
+    }
 }
 
 /// `type`: what a value of type bit `kind` breaks; an integer is also a number.

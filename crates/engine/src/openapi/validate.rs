@@ -4,10 +4,9 @@
 //! parameters and JSON profiles' schemas; what each keyword requires is [`super::keywords`]'.
 
 use super::json::Json;
-use super::keywords::{self, Broken, Category, MAX_STEPS, Property};
+use super::keywords::{self, Broken, Category, Property, Tally};
 use super::schema::{Node, SchemaId, Schemas, T_ARR, T_BOOL, T_NULL, T_OBJ, T_STR};
 use std::borrow::Cow;
-use std::cell::Cell;
 use std::fmt::Write as _;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -19,14 +18,8 @@ pub(crate) struct SchemaError<'d> {
     pub value: &'d Json<'d>,
 }
 
-/// The walk's state: output and budget.
-struct Walk<'a, 'd> {
-    schemas: &'a Schemas,
-    out: &'a mut Vec<SchemaError<'d>>,
-    max_errors: usize,
-    max_depth: usize,
-    steps: &'a Cell<usize>,
-}
+/// The walk over the borrowed document; what it has found and may still spend is the [`Tally`].
+struct Walk<'t, 'a, 'd>(&'t mut Tally<'a, SchemaError<'d>>);
 
 /// Validates `value` against schema `id`; returns at most `max_errors` errors.
 pub(crate) fn validate<'d>(
@@ -36,17 +29,9 @@ pub(crate) fn validate<'d>(
     max_errors: usize,
     max_depth: usize,
 ) -> Vec<SchemaError<'d>> {
-    let mut out = Vec::new();
-    let steps = Cell::new(MAX_STEPS);
-    let mut w = Walk {
-        schemas,
-        out: &mut out,
-        max_errors,
-        max_depth,
-        steps: &steps,
-    };
-    w.check(id, value, &mut String::new(), 0);
-    out
+    Tally::run(schemas, max_errors, max_depth, |t| {
+        Walk(t).check(id, value, &mut String::new(), 0)
+    })
 }
 
 fn kind_of(v: &Json<'_>) -> (u8, &'static str) {
@@ -60,41 +45,27 @@ fn kind_of(v: &Json<'_>) -> (u8, &'static str) {
     }
 }
 
-impl<'d> Walk<'_, 'd> {
-    fn full(&self) -> bool {
-        self.out.len() >= self.max_errors
-    }
-
+impl<'d> Walk<'_, '_, 'd> {
     fn push(&mut self, at: &str, value: &'d Json<'d>, category: Category, detail: String) {
-        if !self.full() {
-            self.out.push(SchemaError {
-                pointer: at.to_string(),
-                category,
-                detail,
-                value,
-            });
-        }
+        self.0.push(|| SchemaError {
+            pointer: at.to_string(),
+            category,
+            detail,
+            value,
+        });
     }
 
     fn valid(&self, id: SchemaId, v: &'d Json<'d>, depth: usize) -> bool {
-        let mut tmp = Vec::new();
-        let mut w = Walk {
-            schemas: self.schemas,
-            out: &mut tmp,
-            max_errors: 1,
-            max_depth: self.max_depth,
-            steps: self.steps,
-        };
-        w.check(id, v, &mut String::new(), depth);
-        tmp.is_empty()
+        self.0
+            .probe(|t| Walk(t).check(id, v, &mut String::new(), depth))
     }
 
     fn check(&mut self, id: SchemaId, v: &'d Json<'d>, at: &mut String, depth: usize) {
-        if self.full() {
+        if self.0.full() {
             return;
         }
-        let n: &Node = self.schemas.node(id);
-        if let Err(detail) = keywords::enter(n, self.steps, depth, self.max_depth) {
+        let n: &Node = self.0.schemas.node(id);
+        if let Err(detail) = self.0.enter(n, depth) {
             return self.push(at, v, Category::Structure, detail);
         }
         let (kind, kind_name) = kind_of(v);
@@ -137,7 +108,7 @@ impl<'d> Walk<'_, 'd> {
             let _ = write!(at, "{i}");
             self.check(item, elem, at, depth + 1);
             at.truncate(mark);
-            if self.full() {
+            if self.0.full() {
                 return;
             }
         }
@@ -158,13 +129,13 @@ impl<'d> Walk<'_, 'd> {
             let mark = at.len();
             at.push('/');
             super::load::push_escaped(at, key);
-            match keywords::property_rule(self.schemas, n, key) {
+            match keywords::property_rule(self.0.schemas, n, key) {
                 Property::Check(p) => self.check(p, value, at, depth + 1),
                 Property::Any => {}
                 Property::Refused(detail) => self.push(at, value, Category::Structure, detail),
             }
             at.truncate(mark);
-            if self.full() {
+            if self.0.full() {
                 return;
             }
         }
@@ -203,7 +174,7 @@ impl<'d> Walk<'_, 'd> {
             if seen[i / WORD] & (1 << (i % WORD)) != 0 {
                 continue;
             }
-            if let Some(detail) = keywords::missing(self.schemas, n, name) {
+            if let Some(detail) = keywords::missing(self.0.schemas, n, name) {
                 self.push(at, v, Category::Structure, detail);
             }
         }

@@ -281,6 +281,13 @@ fn is_function_expression(v: &[u8]) -> bool {
 mod tests {
     use super::*;
 
+    /// Asserts that each value's shapes, under `mask`, are `want`.
+    fn assert_shapes(values: &[&str], mask: u8, want: u8) {
+        for v in values {
+            assert_eq!(shapes(v.as_bytes()) & mask, want, "{v}");
+        }
+    }
+
     #[test]
     fn values_are_told_apart() {
         let url = Shape::Url as u8;
@@ -318,15 +325,14 @@ mod tests {
     #[test]
     fn function_sources_are_told_from_calls() {
         let f = Shape::Function as u8;
-        for source in [
+        let sources = [
             "function(e){var n=new URL(window.location.href);e?(v(e.id),n.searchParams.delete(\"g\")):v(\"\")}",
             "function(){}",
             "function (t) { if (!t.correctedFrom) { var n = /[{}]/.test(t) ? '}' : \"{\"; } }",
             "function name(a, b) {\n  return a / b / 2 + `x${a}`;\n}",
-        ] {
-            assert_eq!(shapes(source.as_bytes()) & f, f, "{source}");
-        }
-        for call in [
+        ];
+        assert_shapes(&sources, f, f);
+        let calls = [
             "function(){alert(1)}()",
             "function(){x=1}+alert(1)",
             "function(){x=/'/}+alert(1)//'}",
@@ -336,22 +342,20 @@ mod tests {
             "(function(){alert(1)})",
             "x=function(){}",
             "function(){/*}*/}alert(1)}",
-        ] {
-            assert_eq!(shapes(call.as_bytes()) & f, 0, "{call}");
-        }
+        ];
+        assert_shapes(&calls, f, 0);
     }
 
     #[test]
     fn sql_typed_as_text_is_told_from_fragments() {
         let text = Shape::SqlText as u8;
-        for typed in [
+        let typed = [
             "select 1 from a",
             "SELECT name from users where id = 1",
             "site:segmentfault.com select user_id,user_nickname from yy_user where user_status = 1 // 第一次查询",
-        ] {
-            assert_eq!(shapes(typed.as_bytes()), text, "{typed}");
-        }
-        for payload in [
+        ];
+        assert_shapes(&typed, u8::MAX, text);
+        let payloads = [
             "1 union select 1 from a",
             "select 1 from a where name = 'x' or 1=1",
             "select * from users",
@@ -367,8 +371,7 @@ mod tests {
             "select a from master..sysservers",
             "select password into outfile x from users",
             "x select 1 from a",
-        ] {
-            assert_eq!(shapes(payload.as_bytes()) & text, 0, "{payload}");
-        }
+        ];
+        assert_shapes(&payloads, text, 0);
     }
 }

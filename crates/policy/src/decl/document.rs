@@ -10,7 +10,7 @@ use super::entities::{
     CharacterSet, Cookie, Filetype, Header, JsonProfile, Named, Parameter, ResponsePage,
     SignatureOverride, Url, XmlProfile,
 };
-use super::lenient::{self, Limit};
+use super::lenient::{Lenient, Limit};
 
 macro_rules! kebab_enum {
     ($name:ident { $($variant:ident => $text:literal),* $(,)? }) => {
@@ -66,29 +66,19 @@ pub struct Template {
 /// `policy`: the root object of the declaration.
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct Policy {
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub name: Option<String>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub description: Option<String>,
-    #[serde(rename = "fullPath", default, deserialize_with = "lenient::text")]
-    pub full_path: Option<String>,
+    pub name: Lenient<String>,
+    pub description: Lenient<String>,
+    #[serde(rename = "fullPath")]
+    pub full_path: Lenient<String>,
     pub template: Option<Template>,
     #[serde(rename = "enforcementMode")]
     pub enforcement_mode: Option<EnforcementMode>,
-    #[serde(
-        rename = "applicationLanguage",
-        default,
-        deserialize_with = "lenient::text"
-    )]
-    pub application_language: Option<String>,
-    #[serde(
-        rename = "caseInsensitive",
-        default,
-        deserialize_with = "lenient::flag"
-    )]
-    pub case_insensitive: Option<bool>,
-    #[serde(rename = "performStaging", default, deserialize_with = "lenient::flag")]
-    pub perform_staging: Option<bool>,
+    #[serde(rename = "applicationLanguage")]
+    pub application_language: Lenient<String>,
+    #[serde(rename = "caseInsensitive")]
+    pub case_insensitive: Lenient<bool>,
+    #[serde(rename = "performStaging")]
+    pub perform_staging: Lenient<bool>,
     #[serde(rename = "blocking-settings")]
     pub blocking_settings: Option<BlockingSettings>,
     pub urls: Option<Vec<Url>>,
@@ -142,14 +132,10 @@ pub struct BlockingSettings {
 #[derive(Clone, Debug, Default, Deserialize)]
 pub struct ViolationSetting {
     pub name: String,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub alarm: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub block: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub learn: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub description: Option<String>,
+    pub alarm: Lenient<bool>,
+    pub block: Lenient<bool>,
+    pub learn: Lenient<bool>,
+    pub description: Lenient<String>,
 }
 
 /// An item of `evasions` or `http-protocols`.
@@ -157,38 +143,28 @@ pub struct ViolationSetting {
 #[serde(rename_all = "camelCase")]
 pub struct SubCheck {
     pub description: String,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub enabled: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub learn: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::uint")]
-    pub max_decoding_passes: Option<u64>,
-    #[serde(default, deserialize_with = "lenient::uint")]
-    pub max_headers: Option<u64>,
-    #[serde(default, deserialize_with = "lenient::uint")]
-    pub max_params: Option<u64>,
-    #[serde(default, deserialize_with = "lenient::uint")]
-    pub max_cookies: Option<u64>,
+    pub enabled: Lenient<bool>,
+    pub learn: Lenient<bool>,
+    pub max_decoding_passes: Lenient<u64>,
+    pub max_headers: Lenient<u64>,
+    pub max_params: Lenient<u64>,
+    pub max_cookies: Lenient<u64>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct General {
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub trust_xff: Option<bool>,
+    pub trust_xff: Lenient<bool>,
     pub custom_xff_headers: Option<Vec<String>>,
     pub allowed_response_codes: Option<Vec<Value>>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub mask_credit_card_numbers_in_request: Option<bool>,
+    pub mask_credit_card_numbers_in_request: Lenient<bool>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SignatureSettings {
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub signature_staging: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub staging_certification_datetime: Option<String>,
+    pub signature_staging: Lenient<bool>,
+    pub staging_certification_datetime: Lenient<String>,
     pub minimum_accuracy_for_auto_added_signatures: Option<Accuracy>,
 }
 
@@ -216,14 +192,10 @@ pub struct CustomSet {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SignatureSet {
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub name: Option<String>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub alarm: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub block: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub learn: Option<bool>,
+    pub name: Lenient<String>,
+    pub alarm: Lenient<bool>,
+    pub block: Lenient<bool>,
+    pub learn: Lenient<bool>,
     pub signature_set: Option<CustomSet>,
     #[serde(rename = "$action")]
     pub action: Option<Delete>,
@@ -232,16 +204,11 @@ pub struct SignatureSet {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Signature {
-    #[serde(default, deserialize_with = "lenient::uint")]
-    pub signature_id: Option<u64>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub name: Option<String>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub enabled: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub perform_staging: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub learn: Option<bool>,
+    pub signature_id: Lenient<u64>,
+    pub name: Lenient<String>,
+    pub enabled: Lenient<bool>,
+    pub perform_staging: Lenient<bool>,
+    pub learn: Lenient<bool>,
     pub tag: Option<String>,
     #[serde(rename = "$action")]
     pub action: Option<Delete>,
@@ -250,8 +217,7 @@ pub struct Signature {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServerTechnology {
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub server_technology_name: Option<String>,
+    pub server_technology_name: Lenient<String>,
     #[serde(rename = "$action")]
     pub action: Option<Delete>,
 }

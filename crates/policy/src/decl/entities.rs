@@ -5,21 +5,39 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::lenient::{self, Limit};
+use super::lenient::{Lenient, Limit};
 use super::{
     Base64Mode, CharsetType, DataType, Delete, EntityType, Level, PageAction, PageType,
     ParamLocation, Protocol, ValueType,
 };
 
+/// An item of an entity list (`urls`, `parameters`, `headers`, `cookies`, `filetypes`): the
+/// members every entity has (its name, explicit or wildcard and then its order among wildcards,
+/// the `$action` that deletes it in a later layer) and its own. A macro rather than a struct
+/// flattened into each: under serde's `flatten` the members go through a buffer, from which
+/// unknown ones are dropped silently instead of reported as warnings.
+macro_rules! entity {
+    (pub struct $name:ident { $($own:tt)* }) => {
+        #[derive(Clone, Debug, Default, Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        pub struct $name {
+            pub name: Lenient<String>,
+            #[serde(rename = "type")]
+            pub kind: Option<EntityType>,
+            pub wildcard_order: Lenient<u64>,
+            #[serde(rename = "$action")]
+            pub action: Option<Delete>,
+            $($own)*
+        }
+    };
+}
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SignatureOverride {
-    #[serde(default, deserialize_with = "lenient::uint")]
-    pub signature_id: Option<u64>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub enabled: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub name: Option<String>,
+    pub signature_id: Lenient<u64>,
+    pub enabled: Lenient<bool>,
+    pub name: Lenient<String>,
     pub tag: Option<String>,
 }
 
@@ -27,16 +45,14 @@ pub struct SignatureOverride {
 #[serde(rename_all = "camelCase")]
 pub struct MetacharOverride {
     pub metachar: String,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub is_allowed: Option<bool>,
+    pub is_allowed: Lenient<bool>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MethodOverride {
     pub method: String,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub allowed: Option<bool>,
+    pub allowed: Lenient<bool>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -67,8 +83,7 @@ impl ParamContentProfile {
 pub struct UrlContentProfile {
     pub header_name: Option<String>,
     pub header_value: Option<String>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub header_order: Option<String>,
+    pub header_order: Lenient<String>,
     #[serde(rename = "type")]
     pub kind: Option<String>,
     pub content_profile: Option<ContentProfileRef>,
@@ -78,258 +93,154 @@ pub struct UrlContentProfile {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AllowedOrigin {
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub include_sub_domains: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub origin_name: Option<String>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub origin_port: Option<String>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub origin_protocol: Option<String>,
+    pub include_sub_domains: Lenient<bool>,
+    pub origin_name: Lenient<String>,
+    pub origin_port: Lenient<String>,
+    pub origin_protocol: Lenient<String>,
 }
 
 /// `urls[].html5CrossOriginRequestsEnforcement`.
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CrossOrigin {
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub enforcement_mode: Option<String>,
+    pub enforcement_mode: Lenient<String>,
     pub cross_domain_allowed_origin: Option<Vec<AllowedOrigin>>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub allow_origins_enforcement_mode: Option<String>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub check_allowed_methods: Option<bool>,
+    pub allow_origins_enforcement_mode: Lenient<String>,
+    pub check_allowed_methods: Lenient<bool>,
     pub allowed_methods: Option<Vec<Value>>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PositionalParameter {
-    #[serde(default, deserialize_with = "lenient::uint")]
-    pub url_segment_index: Option<u64>,
+    pub url_segment_index: Lenient<u64>,
     pub parameter: Option<Parameter>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Url {
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub name: Option<String>,
-    #[serde(rename = "type")]
-    pub kind: Option<EntityType>,
-    pub method: Option<String>,
-    pub protocol: Option<Protocol>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub is_allowed: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::uint")]
-    pub wildcard_order: Option<u64>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub wildcard_includes_slash: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub attack_signatures_check: Option<bool>,
-    pub signature_overrides: Option<Vec<SignatureOverride>>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub metachars_on_url_check: Option<bool>,
-    pub metachar_overrides: Option<Vec<MetacharOverride>>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub methods_override_on_url_check: Option<bool>,
-    pub method_overrides: Option<Vec<MethodOverride>>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub mandatory_body: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub perform_staging: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub disallow_file_upload_of_executables: Option<bool>,
-    #[serde(rename = "html5CrossOriginRequestsEnforcement")]
-    pub html5_cross_origin_requests_enforcement: Option<CrossOrigin>,
-    pub url_content_profiles: Option<Vec<UrlContentProfile>>,
-    pub positional_parameters: Option<Vec<PositionalParameter>>,
-    pub operation_id: Option<String>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub description: Option<String>,
-    #[serde(rename = "$action")]
-    pub action: Option<Delete>,
+entity! {
+    pub struct Url {
+        pub method: Option<String>,
+        pub protocol: Option<Protocol>,
+        pub is_allowed: Lenient<bool>,
+        pub wildcard_includes_slash: Lenient<bool>,
+        pub attack_signatures_check: Lenient<bool>,
+        pub signature_overrides: Option<Vec<SignatureOverride>>,
+        pub metachars_on_url_check: Lenient<bool>,
+        pub metachar_overrides: Option<Vec<MetacharOverride>>,
+        pub methods_override_on_url_check: Lenient<bool>,
+        pub method_overrides: Option<Vec<MethodOverride>>,
+        pub mandatory_body: Lenient<bool>,
+        pub perform_staging: Lenient<bool>,
+        pub disallow_file_upload_of_executables: Lenient<bool>,
+        #[serde(rename = "html5CrossOriginRequestsEnforcement")]
+        pub html5_cross_origin_requests_enforcement: Option<CrossOrigin>,
+        pub url_content_profiles: Option<Vec<UrlContentProfile>>,
+        pub positional_parameters: Option<Vec<PositionalParameter>>,
+        pub operation_id: Option<String>,
+        pub description: Lenient<String>,
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UrlRef {
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub name: Option<String>,
+    pub name: Lenient<String>,
     pub method: Option<String>,
     pub protocol: Option<Protocol>,
     #[serde(rename = "type")]
     pub kind: Option<EntityType>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Parameter {
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub name: Option<String>,
-    #[serde(rename = "type")]
-    pub kind: Option<EntityType>,
-    pub level: Option<Level>,
-    pub url: Option<UrlRef>,
-    pub parameter_location: Option<ParamLocation>,
-    pub value_type: Option<ValueType>,
-    /// The JSON/XML profile of a json/xml-valued parameter.
-    pub content_profile: Option<ParamContentProfile>,
-    pub data_type: Option<DataType>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub mandatory: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub allow_empty_value: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub allow_repeated_parameter_name: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub check_min_value_length: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub check_max_value_length: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::uint")]
-    pub minimum_length: Option<u64>,
-    #[serde(default, deserialize_with = "lenient::uint")]
-    pub maximum_length: Option<u64>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub check_min_value: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub check_max_value: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::num")]
-    pub minimum_value: Option<f64>,
-    #[serde(default, deserialize_with = "lenient::num")]
-    pub maximum_value: Option<f64>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub exclusive_min: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub exclusive_max: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub check_multiple_of_value: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::num")]
-    pub multiple_of: Option<f64>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub enable_regular_expression: Option<bool>,
-    pub regular_expression: Option<String>,
-    pub static_values: Option<Vec<Value>>,
-    pub parameter_enum_values: Option<Vec<Value>>,
-    pub decode_value_as_base64: Option<Base64Mode>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub sensitive_parameter: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub attack_signatures_check: Option<bool>,
-    pub signature_overrides: Option<Vec<SignatureOverride>>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub metachars_on_parameter_value_check: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub check_metachars: Option<bool>,
-    pub value_metachar_overrides: Option<Vec<MetacharOverride>>,
-    pub name_metachar_overrides: Option<Vec<MetacharOverride>>,
-    #[serde(default, deserialize_with = "lenient::uint")]
-    pub wildcard_order: Option<u64>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub perform_staging: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub description: Option<String>,
-    #[serde(rename = "$action")]
-    pub action: Option<Delete>,
+entity! {
+    pub struct Parameter {
+        pub level: Option<Level>,
+        pub url: Option<UrlRef>,
+        pub parameter_location: Option<ParamLocation>,
+        pub value_type: Option<ValueType>,
+        /// The JSON/XML profile of a json/xml-valued parameter.
+        pub content_profile: Option<ParamContentProfile>,
+        pub data_type: Option<DataType>,
+        pub mandatory: Lenient<bool>,
+        pub allow_empty_value: Lenient<bool>,
+        pub allow_repeated_parameter_name: Lenient<bool>,
+        pub check_min_value_length: Lenient<bool>,
+        pub check_max_value_length: Lenient<bool>,
+        pub minimum_length: Lenient<u64>,
+        pub maximum_length: Lenient<u64>,
+        pub check_min_value: Lenient<bool>,
+        pub check_max_value: Lenient<bool>,
+        pub minimum_value: Lenient<f64>,
+        pub maximum_value: Lenient<f64>,
+        pub exclusive_min: Lenient<bool>,
+        pub exclusive_max: Lenient<bool>,
+        pub check_multiple_of_value: Lenient<bool>,
+        pub multiple_of: Lenient<f64>,
+        pub enable_regular_expression: Lenient<bool>,
+        pub regular_expression: Option<String>,
+        pub static_values: Option<Vec<Value>>,
+        pub parameter_enum_values: Option<Vec<Value>>,
+        pub decode_value_as_base64: Option<Base64Mode>,
+        pub sensitive_parameter: Lenient<bool>,
+        pub attack_signatures_check: Lenient<bool>,
+        pub signature_overrides: Option<Vec<SignatureOverride>>,
+        pub metachars_on_parameter_value_check: Lenient<bool>,
+        pub check_metachars: Lenient<bool>,
+        pub value_metachar_overrides: Option<Vec<MetacharOverride>>,
+        pub name_metachar_overrides: Option<Vec<MetacharOverride>>,
+        pub perform_staging: Lenient<bool>,
+        pub description: Lenient<String>,
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Named {
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub name: Option<String>,
+    pub name: Lenient<String>,
     #[serde(rename = "$action")]
     pub action: Option<Delete>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Header {
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub name: Option<String>,
-    #[serde(rename = "type")]
-    pub kind: Option<EntityType>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub mandatory: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub allow_repeated_occurrences: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub check_signatures: Option<bool>,
-    pub signature_overrides: Option<Vec<SignatureOverride>>,
-    pub decode_value_as_base64: Option<Base64Mode>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub percent_decoding: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub url_normalization: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub html_normalization: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub normalization_violations: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub mask_value_in_logs: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub allow_empty_value: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::uint")]
-    pub wildcard_order: Option<u64>,
-    #[serde(rename = "$action")]
-    pub action: Option<Delete>,
+entity! {
+    pub struct Header {
+        pub mandatory: Lenient<bool>,
+        pub allow_repeated_occurrences: Lenient<bool>,
+        pub check_signatures: Lenient<bool>,
+        pub signature_overrides: Option<Vec<SignatureOverride>>,
+        pub decode_value_as_base64: Option<Base64Mode>,
+        pub percent_decoding: Lenient<bool>,
+        pub url_normalization: Lenient<bool>,
+        pub html_normalization: Lenient<bool>,
+        pub normalization_violations: Lenient<bool>,
+        pub mask_value_in_logs: Lenient<bool>,
+        pub allow_empty_value: Lenient<bool>,
+    }
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Cookie {
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub name: Option<String>,
-    #[serde(rename = "type")]
-    pub kind: Option<EntityType>,
-    pub enforcement_type: Option<String>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub attack_signatures_check: Option<bool>,
-    pub signature_overrides: Option<Vec<SignatureOverride>>,
-    pub decode_value_as_base64: Option<Base64Mode>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub mask_value_in_logs: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::uint")]
-    pub wildcard_order: Option<u64>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub perform_staging: Option<bool>,
-    #[serde(rename = "$action")]
-    pub action: Option<Delete>,
+entity! {
+    pub struct Cookie {
+        pub enforcement_type: Option<String>,
+        pub attack_signatures_check: Lenient<bool>,
+        pub signature_overrides: Option<Vec<SignatureOverride>>,
+        pub decode_value_as_base64: Option<Base64Mode>,
+        pub mask_value_in_logs: Lenient<bool>,
+        pub perform_staging: Lenient<bool>,
+    }
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Filetype {
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub name: Option<String>,
-    #[serde(rename = "type")]
-    pub kind: Option<EntityType>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub allowed: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub check_url_length: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::uint")]
-    pub url_length: Option<u64>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub check_query_string_length: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::uint")]
-    pub query_string_length: Option<u64>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub check_post_data_length: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::uint")]
-    pub post_data_length: Option<u64>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub check_request_length: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::uint")]
-    pub request_length: Option<u64>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub response_check: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::uint")]
-    pub wildcard_order: Option<u64>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub perform_staging: Option<bool>,
-    #[serde(rename = "$action")]
-    pub action: Option<Delete>,
+entity! {
+    pub struct Filetype {
+        pub allowed: Lenient<bool>,
+        pub check_url_length: Lenient<bool>,
+        pub url_length: Lenient<u64>,
+        pub check_query_string_length: Lenient<bool>,
+        pub query_string_length: Lenient<u64>,
+        pub check_post_data_length: Lenient<bool>,
+        pub post_data_length: Lenient<u64>,
+        pub check_request_length: Lenient<bool>,
+        pub request_length: Lenient<u64>,
+        pub response_check: Lenient<bool>,
+        pub perform_staging: Lenient<bool>,
+    }
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -347,33 +258,23 @@ pub struct JsonDefense {
     #[serde(rename = "maximumTotalLengthOfJSONData")]
     pub maximum_total_length: Option<Limit>,
     pub maximum_value_length: Option<Limit>,
-    #[serde(
-        rename = "tolerateJSONParsingWarnings",
-        default,
-        deserialize_with = "lenient::flag"
-    )]
-    pub tolerate_parsing_warnings: Option<bool>,
+    #[serde(rename = "tolerateJSONParsingWarnings")]
+    pub tolerate_parsing_warnings: Lenient<bool>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct JsonProfile {
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub name: Option<String>,
+    pub name: Lenient<String>,
     pub defense_attributes: Option<JsonDefense>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub attack_signatures_check: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub metachar_element_check: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub handle_json_values_as_parameters: Option<bool>,
+    pub attack_signatures_check: Lenient<bool>,
+    pub metachar_element_check: Lenient<bool>,
+    pub handle_json_values_as_parameters: Lenient<bool>,
     pub signature_overrides: Option<Vec<SignatureOverride>>,
     pub metachar_overrides: Option<Vec<MetacharOverride>>,
     pub validation_files: Option<Vec<Value>>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub has_validation_files: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub description: Option<String>,
+    pub has_validation_files: Lenient<bool>,
+    pub description: Lenient<String>,
     #[serde(rename = "$action")]
     pub action: Option<Delete>,
 }
@@ -381,14 +282,12 @@ pub struct JsonProfile {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct XmlDefense {
-    #[serde(rename = "allowDTDs", default, deserialize_with = "lenient::flag")]
-    pub allow_dtds: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub allow_external_references: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub allow_processing_instructions: Option<bool>,
-    #[serde(rename = "allowCDATA", default, deserialize_with = "lenient::flag")]
-    pub allow_cdata: Option<bool>,
+    #[serde(rename = "allowDTDs")]
+    pub allow_dtds: Lenient<bool>,
+    pub allow_external_references: Lenient<bool>,
+    pub allow_processing_instructions: Lenient<bool>,
+    #[serde(rename = "allowCDATA")]
+    pub allow_cdata: Lenient<bool>,
     pub maximum_document_depth: Option<Limit>,
     pub maximum_document_size: Option<Limit>,
     pub maximum_attribute_value_length: Option<Limit>,
@@ -400,32 +299,23 @@ pub struct XmlDefense {
     #[serde(rename = "maximumNSDeclarations")]
     pub maximum_ns_declarations: Option<Limit>,
     pub maximum_leaf_text_length: Option<Limit>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub tolerate_leading_white_space: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub tolerate_close_tag_shorthand: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub tolerate_numeric_names: Option<bool>,
+    pub tolerate_leading_white_space: Lenient<bool>,
+    pub tolerate_close_tag_shorthand: Lenient<bool>,
+    pub tolerate_numeric_names: Lenient<bool>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct XmlProfile {
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub name: Option<String>,
+    pub name: Lenient<String>,
     pub defense_attributes: Option<XmlDefense>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub attack_signatures_check: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub metachar_element_check: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub metachar_attribute_check: Option<bool>,
+    pub attack_signatures_check: Lenient<bool>,
+    pub metachar_element_check: Lenient<bool>,
+    pub metachar_attribute_check: Lenient<bool>,
     pub signature_overrides: Option<Vec<SignatureOverride>>,
     pub metachar_overrides: Option<Vec<MetacharOverride>>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub use_xml_response_page: Option<bool>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub description: Option<String>,
+    pub use_xml_response_page: Lenient<bool>,
+    pub description: Lenient<String>,
     #[serde(rename = "$action")]
     pub action: Option<Delete>,
 }
@@ -435,23 +325,14 @@ pub struct XmlProfile {
 pub struct ResponsePage {
     pub response_page_type: Option<PageType>,
     pub response_action_type: Option<PageAction>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub response_content: Option<String>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub response_header: Option<String>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub response_redirect_url: Option<String>,
-    #[serde(default, deserialize_with = "lenient::flag")]
-    pub ajax_enabled: Option<bool>,
+    pub response_content: Lenient<String>,
+    pub response_header: Lenient<String>,
+    pub response_redirect_url: Lenient<String>,
+    pub ajax_enabled: Lenient<bool>,
     pub ajax_action_type: Option<String>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub ajax_custom_content: Option<String>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub ajax_popup_message: Option<String>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub ajax_redirect_url: Option<String>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub grpc_status_code: Option<String>,
-    #[serde(default, deserialize_with = "lenient::text")]
-    pub grpc_status_message: Option<String>,
+    pub ajax_custom_content: Lenient<String>,
+    pub ajax_popup_message: Lenient<String>,
+    pub ajax_redirect_url: Lenient<String>,
+    pub grpc_status_code: Lenient<String>,
+    pub grpc_status_message: Lenient<String>,
 }

@@ -1,6 +1,7 @@
-//! Lenient scalar deserialisers for the quirks of real policy documents: numbers written as strings
+//! Lenient scalars for the quirks of real policy documents: numbers written as strings
 //! (`"signatureId": "200001834"`, YAML-born `"maxDecodingPasses": "3"`), limits written as `"any"`,
-//! booleans written as strings.
+//! booleans written as strings, names written as numbers. Each kind of value is read by its type
+//! ([`Lenient`], [`Limit`]), so a field of the declaration says what it holds and nothing more.
 
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
@@ -57,20 +58,6 @@ impl<'de> Visitor<'de> for LimitVisitor {
     }
 }
 
-/// Runs `visitor` over the value, treating JSON `null` as absent.
-fn nullable<'de, D: Deserializer<'de>, V: Visitor<'static>>(
-    d: D,
-    visitor: V,
-) -> Result<Option<V::Value>, D::Error> {
-    let v: serde_json::Value = serde::Deserialize::deserialize(d)?;
-    if v.is_null() {
-        return Ok(None);
-    }
-    v.deserialize_any(visitor)
-        .map(Some)
-        .map_err(de::Error::custom)
-}
-
 /// Read leniently by its own type rather than by a function named per field: one deserialiser for
 /// every `Option<Limit>` field (an `Option` reads `null` as absent before asking it).
 impl<'de> Deserialize<'de> for Limit {
@@ -105,25 +92,6 @@ impl<'de> Visitor<'de> for NumVisitor {
     }
 }
 
-/// A number that may be written as a string.
-pub fn num<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-    nullable(d, NumVisitor)
-}
-
-/// An unsigned integer that may be written as a string (`signatureId`, `maxDecodingPasses`).
-pub fn uint<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    let Some(n) = nullable(d, NumVisitor)? else {
-        return Ok(None);
-    };
-    if n >= 0.0 && n.fract() == 0.0 && n < 1e18 {
-        Ok(Some(n as u64))
-    } else {
-        Err(de::Error::custom(format!(
-            "invalid value {n} (expected a non-negative integer)"
-        )))
-    }
-}
-
 struct BoolVisitor;
 
 impl<'de> Visitor<'de> for BoolVisitor {
@@ -145,23 +113,135 @@ impl<'de> Visitor<'de> for BoolVisitor {
     }
 }
 
-/// A boolean that may be written as `"true"`/`"false"` (YAML-born documents).
-pub fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
-    nullable(d, BoolVisitor)
+/// An optional field of the declaration whose value is read leniently: `Lenient<bool>` takes
+/// `"true"`/`"false"` as well as booleans, `Lenient<u64>` and `Lenient<f64>` take numbers written as
+/// strings, `Lenient<String>` takes numbers and booleans as their text. An absent member and `null`
+/// are both `None`: the template's value applies during layering.
+///
+/// It holds the `Option` itself, unlike `Option<Limit>`, so that the engine asks
+/// `url.perform_staging.or(true)` of a field rather than unwrapping a wrapper inside an option.
+#[derive(Clone, Copy, Default, PartialEq)]
+pub struct Lenient<T>(Option<T>);
+
+impl<T> Lenient<T> {
+    /// The value, when the document gives one.
+    pub fn as_ref(&self) -> Option<&T> {
+        self.0.as_ref()
+    }
+
+    pub fn into_option(self) -> Option<T> {
+        self.0
+    }
+
+    /// A copy of the value, when the document gives one.
+    pub fn cloned(&self) -> Option<T>
+    where
+        T: Clone,
+    {
+        self.0.clone()
+    }
+
+    pub fn is_some(&self) -> bool {
+        self.0.is_some()
+    }
+
+    pub fn is_none(&self) -> bool {
+        self.0.is_none()
+    }
 }
 
-/// A string, a number (rendered as text) or null: descriptions and names written loosely.
-pub fn text<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    let v: serde_json::Value = serde::Deserialize::deserialize(d)?;
-    Ok(match v {
-        serde_json::Value::Null => None,
-        serde_json::Value::String(s) => Some(s),
-        serde_json::Value::Number(n) => Some(n.to_string()),
-        serde_json::Value::Bool(b) => Some(b.to_string()),
-        other => {
-            return Err(de::Error::custom(format!(
+impl<T: Copy> Lenient<T> {
+    /// The value, when the document gives one.
+    pub fn get(self) -> Option<T> {
+        self.0
+    }
+
+    /// The value, or `default` when the document gives none.
+    pub fn or(self, default: T) -> T {
+        self.0.unwrap_or(default)
+    }
+}
+
+impl Lenient<String> {
+    pub fn as_deref(&self) -> Option<&str> {
+        self.0.as_deref()
+    }
+}
+
+impl<T> From<Option<T>> for Lenient<T> {
+    fn from(v: Option<T>) -> Self {
+        Lenient(v)
+    }
+}
+
+impl<T> From<T> for Lenient<T> {
+    fn from(v: T) -> Self {
+        Lenient(Some(v))
+    }
+}
+
+impl<T> From<Lenient<T>> for Option<T> {
+    fn from(v: Lenient<T>) -> Self {
+        v.0
+    }
+}
+
+/// Shown as the `Option` it holds.
+impl<T: fmt::Debug> fmt::Debug for Lenient<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// Reads the member as JSON and hands a present, non-null value to `read`. It asks serde for an
+/// `Option` first, because that is what makes serde take a missing member as `None` instead of
+/// an error, without a `default` attribute on every field.
+fn read_present<'de, D: Deserializer<'de>, T>(
+    d: D,
+    read: impl FnOnce(serde_json::Value) -> Result<T, serde_json::Error>,
+) -> Result<Lenient<T>, D::Error> {
+    match Option::<serde_json::Value>::deserialize(d)? {
+        None | Some(serde_json::Value::Null) => Ok(Lenient(None)),
+        Some(v) => read(v).map(|t| Lenient(Some(t))).map_err(de::Error::custom),
+    }
+}
+
+impl<'de> Deserialize<'de> for Lenient<bool> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        read_present(d, |v| v.deserialize_any(BoolVisitor))
+    }
+}
+
+impl<'de> Deserialize<'de> for Lenient<f64> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        read_present(d, |v| v.deserialize_any(NumVisitor))
+    }
+}
+
+impl<'de> Deserialize<'de> for Lenient<u64> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        read_present(d, |v| {
+            let n = v.deserialize_any(NumVisitor)?;
+            if n >= 0.0 && n.fract() == 0.0 && n < 1e18 {
+                Ok(n as u64)
+            } else {
+                Err(de::Error::custom(format!(
+                    "invalid value {n} (expected a non-negative integer)"
+                )))
+            }
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Lenient<String> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        read_present(d, |v| match v {
+            serde_json::Value::String(s) => Ok(s),
+            serde_json::Value::Number(n) => Ok(n.to_string()),
+            serde_json::Value::Bool(b) => Ok(b.to_string()),
+            other => Err(de::Error::custom(format!(
                 "invalid value {other} (expected a string)"
-            )));
-        }
-    })
+            ))),
+        })
+    }
 }

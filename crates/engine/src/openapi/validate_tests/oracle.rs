@@ -1,12 +1,12 @@
 //! The walk over `serde_json::Value` that validation used before the borrowed document, kept as
 //! the differential test's oracle: the production walker must report exactly what it reports.
 //! Only the walk is the oracle's own (recursion, pointers, value equality, which rule comes
-//! first); the rules at each node are the production `keywords`, so the test is of the walk.
+//! first); the rules at each node and the bookkeeping (the error cap, the step budget its probes
+//! share: `keywords::Tally`) are the production's, so the test is of the walk.
 
-use super::super::keywords::{self, Broken, Category, MAX_STEPS, Property};
+use super::super::keywords::{self, Broken, Category, Property, Tally};
 use super::super::schema::{Node, SchemaId, Schemas, T_ARR, T_BOOL, T_NULL, T_OBJ, T_STR};
 use serde_json::Value;
-use std::cell::Cell;
 use std::fmt::Write as _;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -16,35 +16,8 @@ struct SchemaError {
     detail: String,
 }
 
-/// The walk's state: output, budget and the request/response direction.
-struct Walk<'a> {
-    schemas: &'a Schemas,
-    out: &'a mut Vec<SchemaError>,
-    max_errors: usize,
-    max_depth: usize,
-    steps: &'a Cell<usize>,
-}
-
-/// Validates `value` against schema `id`; pushes at most `max_errors` errors.
-fn validate(
-    schemas: &Schemas,
-    id: SchemaId,
-    value: &Value,
-    max_errors: usize,
-    max_depth: usize,
-) -> Vec<SchemaError> {
-    let mut out = Vec::new();
-    let steps = Cell::new(MAX_STEPS);
-    let mut w = Walk {
-        schemas,
-        out: &mut out,
-        max_errors,
-        max_depth,
-        steps: &steps,
-    };
-    w.check(id, value, &mut String::new(), 0);
-    out
-}
+/// The walk over `serde_json::Value`; its bookkeeping is the production [`Tally`]'s.
+struct Walk<'t, 'a>(&'t mut Tally<'a, SchemaError>);
 
 fn kind_of(v: &Value) -> (u8, &'static str) {
     match v {
@@ -57,42 +30,28 @@ fn kind_of(v: &Value) -> (u8, &'static str) {
     }
 }
 
-impl Walk<'_> {
-    fn full(&self) -> bool {
-        self.out.len() >= self.max_errors
-    }
-
+impl Walk<'_, '_> {
     fn push(&mut self, at: &str, category: Category, detail: String) {
-        if !self.full() {
-            self.out.push(SchemaError {
-                pointer: at.to_string(),
-                category,
-                detail,
-            });
-        }
+        self.0.push(|| SchemaError {
+            pointer: at.to_string(),
+            category,
+            detail,
+        });
     }
 
     fn valid(&self, id: SchemaId, v: &Value, depth: usize) -> bool {
-        let mut tmp = Vec::new();
-        let mut w = Walk {
-            schemas: self.schemas,
-            out: &mut tmp,
-            max_errors: 1,
-            max_depth: self.max_depth,
-            steps: self.steps,
-        };
-        w.check(id, v, &mut String::new(), depth);
-        tmp.is_empty()
+        self.0
+            .probe(|t| Walk(t).check(id, v, &mut String::new(), depth))
     }
 
     /// The walk: recursion into items, properties and sub-schemas, in the order the production
     /// walker must keep; the rules applied at each node are `keywords`', shared.
     fn check(&mut self, id: SchemaId, v: &Value, at: &mut String, depth: usize) {
-        if self.full() {
+        if self.0.full() {
             return;
         }
-        let n: &Node = self.schemas.node(id);
-        if let Err(detail) = keywords::enter(n, self.steps, depth, self.max_depth) {
+        let n: &Node = self.0.schemas.node(id);
+        if let Err(detail) = self.0.enter(n, depth) {
             return self.push(at, Category::Structure, detail);
         }
         let (kind, kind_name) = kind_of(v);
@@ -122,7 +81,7 @@ impl Walk<'_> {
                         let _ = write!(at, "{i}");
                         self.check(item, v, at, depth + 1);
                         at.truncate(mark);
-                        if self.full() {
+                        if self.0.full() {
                             break;
                         }
                     }
@@ -151,7 +110,7 @@ impl Walk<'_> {
         depth: usize,
     ) {
         for name in n.required.iter().filter(|r| !map.contains_key(&***r)) {
-            if let Some(detail) = keywords::missing(self.schemas, n, name) {
+            if let Some(detail) = keywords::missing(self.0.schemas, n, name) {
                 self.push(at, Category::Structure, detail);
             }
         }
@@ -159,13 +118,13 @@ impl Walk<'_> {
             let mark = at.len();
             at.push('/');
             super::super::load::push_escaped(at, key);
-            match keywords::property_rule(self.schemas, n, key) {
+            match keywords::property_rule(self.0.schemas, n, key) {
                 Property::Check(p) => self.check(p, v, at, depth + 1),
                 Property::Any => {}
                 Property::Refused(detail) => self.push(at, Category::Structure, detail),
             }
             at.truncate(mark);
-            if self.full() {
+            if self.0.full() {
                 return;
             }
         }
@@ -189,14 +148,16 @@ pub(super) fn report(
     max_errors: usize,
     max_depth: usize,
 ) -> Vec<(String, Category, String, String)> {
-    validate(schemas, id, value, max_errors, max_depth)
-        .into_iter()
-        .map(|e| {
-            let snippet = value
-                .pointer(&e.pointer)
-                .map(Value::to_string)
-                .unwrap_or_default();
-            (e.pointer, e.category, e.detail, snippet)
-        })
-        .collect()
+    Tally::run(schemas, max_errors, max_depth, |t| {
+        Walk(t).check(id, value, &mut String::new(), 0)
+    })
+    .into_iter()
+    .map(|e| {
+        let snippet = value
+            .pointer(&e.pointer)
+            .map(Value::to_string)
+            .unwrap_or_default();
+        (e.pointer, e.category, e.detail, snippet)
+    })
+    .collect()
 }

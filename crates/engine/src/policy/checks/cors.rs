@@ -82,7 +82,7 @@ pub(in crate::policy) fn compile(
             // `*` matches within one DNS label: labels are matched as path segments.
             name: Glob::new(&name.replace('.', "/"), false, true),
             suffix: format!(".{name}"),
-            sub_domains: o.include_sub_domains.unwrap_or(false),
+            sub_domains: o.include_sub_domains.or(false),
             http,
             https,
             port,

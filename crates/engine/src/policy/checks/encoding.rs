@@ -191,7 +191,7 @@ mod tests {
 
     fn charset(lang: &str) -> Result<Charset, PolicyError> {
         let d = decl::Policy {
-            application_language: Some(lang.into()),
+            application_language: lang.to_string().into(),
             ..decl::Policy::default()
         };
         Charset::from_decl(&d, &mut Vec::new())
@@ -227,7 +227,7 @@ mod tests {
         assert_eq!(charset("auto-detect"), Ok(Charset::Unchecked));
         let mut w = Vec::new();
         let d = decl::Policy {
-            application_language: Some("undefined".into()),
+            application_language: "undefined".to_string().into(),
             ..decl::Policy::default()
         };
         assert_eq!(Charset::from_decl(&d, &mut w), Ok(Charset::Unchecked));

@@ -23,8 +23,8 @@ use crate::policy::decl;
 use crate::violation::Violation;
 
 /// Whether an entity whose `performStaging` is `entity` is in staging under policy `d`.
-pub(in crate::policy) fn staged(d: &decl::Policy, entity: Option<bool>) -> bool {
-    entity == Some(true) && d.perform_staging != Some(false)
+pub(in crate::policy) fn staged(d: &decl::Policy, entity: decl::lenient::Lenient<bool>) -> bool {
+    entity.get() == Some(true) && d.perform_staging.get() != Some(false)
 }
 
 /// Marks every violation appended since `mark` as staged (the checks append; nothing before

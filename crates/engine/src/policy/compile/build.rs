@@ -15,7 +15,7 @@ use super::glob::Glob;
 use super::signature_selection;
 use crate::policy::PolicyError;
 use crate::policy::checks::{cors, length, staging, value};
-use crate::policy::decl::lenient::Limit;
+use crate::policy::decl::lenient::{Lenient, Limit};
 use crate::policy::decl::model::{Model, Setting};
 use crate::policy::decl::{self, Base64Mode, DataType, EntityType, ParamLocation, ValueType};
 use crate::signatures::SignatureDb;
@@ -26,8 +26,8 @@ fn overrides(list: &Option<Vec<decl::SignatureOverride>>) -> Vec<(u32, bool)> {
         .flatten()
         .filter_map(|o| {
             Some((
-                u32::try_from(o.signature_id?).ok()?,
-                o.enabled.unwrap_or(true),
+                u32::try_from(o.signature_id.get()?).ok()?,
+                o.enabled.or(true),
             ))
         })
         .collect()
@@ -36,14 +36,14 @@ fn overrides(list: &Option<Vec<decl::SignatureOverride>>) -> Vec<(u32, bool)> {
 fn table_with(mut t: Table, list: &Option<Vec<decl::MetacharOverride>>) -> Table {
     for o in list.iter().flatten() {
         if let Some(c) = parse_metachar(&o.metachar) {
-            t.set(c, !o.is_allowed.unwrap_or(true));
+            t.set(c, !o.is_allowed.or(true));
         }
     }
     t
 }
 
-fn limit_opt(check: Option<bool>, n: Option<u64>) -> Option<u64> {
-    if check.unwrap_or(true) { n } else { None }
+fn limit_opt(check: Lenient<bool>, n: Lenient<u64>) -> Option<u64> {
+    if check.or(true) { n.get() } else { None }
 }
 
 /// `general.allowedResponseCodes` (numbers or numeric strings); when absent, the
@@ -111,7 +111,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
             .methods
             .iter()
             .flatten()
-            .filter_map(|n| n.name.clone())
+            .filter_map(|n| n.name.cloned())
             .collect(),
         params,
         headers: headers(d),
@@ -197,16 +197,16 @@ fn json_profiles(d: &decl::Policy, tables: &Tables) -> Vec<CompiledJson> {
         .map(|j| {
             let da = j.defense_attributes.clone().unwrap_or_default();
             CompiledJson {
-                name: j.name.clone().unwrap_or_default(),
+                name: j.name.cloned().unwrap_or_default(),
                 max_array: da.maximum_array_length.unwrap_or(Limit::Any),
                 max_depth: da.maximum_structure_depth.unwrap_or(Limit::Any),
                 max_total: da.maximum_total_length.unwrap_or(Limit::Any),
                 max_value: da.maximum_value_length.unwrap_or(Limit::Any),
-                sig_check: j.attack_signatures_check.unwrap_or(true),
-                meta_check: j.metachar_element_check.unwrap_or(false),
+                sig_check: j.attack_signatures_check.or(true),
+                meta_check: j.metachar_element_check.or(false),
                 table: table_with(tables.json, &j.metachar_overrides),
                 overrides: overrides(&j.signature_overrides),
-                as_params: j.handle_json_values_as_parameters.unwrap_or(false),
+                as_params: j.handle_json_values_as_parameters.or(false),
             }
         })
         .collect()
@@ -220,18 +220,18 @@ fn xml_profiles(d: &decl::Policy, tables: &Tables) -> Vec<CompiledXml> {
         .map(|x| {
             let da = x.defense_attributes.clone().unwrap_or_default();
             CompiledXml {
-                name: x.name.clone().unwrap_or_default(),
-                allow_dtd: da.allow_dtds.unwrap_or(true),
-                allow_external: da.allow_external_references.unwrap_or(false),
-                allow_pi: da.allow_processing_instructions.unwrap_or(true),
-                allow_cdata: da.allow_cdata.unwrap_or(true),
+                name: x.name.cloned().unwrap_or_default(),
+                allow_dtd: da.allow_dtds.or(true),
+                allow_external: da.allow_external_references.or(false),
+                allow_pi: da.allow_processing_instructions.or(true),
+                allow_cdata: da.allow_cdata.or(true),
                 max_depth: match da.maximum_document_depth {
                     Some(Limit::Max(n)) => n as usize,
                     _ => 256,
                 }
                 .min(256),
-                sig_check: x.attack_signatures_check.unwrap_or(true),
-                meta_check: x.metachar_element_check.unwrap_or(false),
+                sig_check: x.attack_signatures_check.or(true),
+                meta_check: x.metachar_element_check.or(false),
                 table: table_with(tables.xml, &x.metachar_overrides),
                 overrides: overrides(&x.signature_overrides),
             }
@@ -275,44 +275,44 @@ fn urls(
                 u.kind,
                 u.wildcard_order,
                 fold,
-                u.wildcard_includes_slash.unwrap_or(true),
+                u.wildcard_includes_slash.or(true),
             ),
             method: u.method.clone().filter(|m| m != "*"),
             https: u.protocol.map(|p| p == decl::Protocol::Https),
-            allowed: u.is_allowed.unwrap_or(true),
-            sig_check: u.attack_signatures_check.unwrap_or(true),
+            allowed: u.is_allowed.or(true),
+            sig_check: u.attack_signatures_check.or(true),
             overrides: overrides(&u.signature_overrides),
-            meta_check: u.metachars_on_url_check.unwrap_or(true),
+            meta_check: u.metachars_on_url_check.or(true),
             table: table_with(tables.url, &u.metachar_overrides),
             content,
-            mandatory_body: u.mandatory_body.unwrap_or(false),
+            mandatory_body: u.mandatory_body.or(false),
             positional: u
                 .positional_parameters
                 .iter()
                 .flatten()
                 .filter_map(|pp| {
-                    let idx = usize::try_from(pp.url_segment_index?)
+                    let idx = usize::try_from(pp.url_segment_index.get()?)
                         .ok()
                         .filter(|i| *i >= 1)?;
                     let name = pp
                         .parameter
                         .as_ref()
-                        .and_then(|p| p.name.clone())
+                        .and_then(|p| p.name.cloned())
                         .unwrap_or_else(|| format!("segment{idx}"));
                     Some((idx, name))
                 })
                 .collect(),
-            methods_override: if u.methods_override_on_url_check == Some(true) {
+            methods_override: if u.methods_override_on_url_check.get() == Some(true) {
                 u.method_overrides
                     .iter()
                     .flatten()
-                    .map(|o| (o.method.clone(), o.allowed.unwrap_or(true)))
+                    .map(|o| (o.method.clone(), o.allowed.or(true)))
                     .collect()
             } else {
                 Vec::new()
             },
             staged: staging::staged(d, u.perform_staging),
-            no_executables: u.disallow_file_upload_of_executables.unwrap_or(false),
+            no_executables: u.disallow_file_upload_of_executables.or(false),
             cors: cors::compile(u, i)?,
         });
     }
@@ -392,9 +392,9 @@ fn parameter_decls(d: &decl::Policy) -> Vec<(String, decl::Parameter)> {
     for (i, u) in d.urls.iter().flatten().enumerate() {
         for (j, pp) in u.positional_parameters.iter().flatten().enumerate() {
             let mut p = pp.parameter.clone().unwrap_or_default();
-            p.name = p
-                .name
-                .or_else(|| Some(format!("segment{}", pp.url_segment_index.unwrap_or(0))));
+            if p.name.is_none() {
+                p.name = format!("segment{}", pp.url_segment_index.or(0)).into();
+            }
             p.level = Some(decl::Level::Url);
             p.parameter_location = Some(ParamLocation::Path);
             p.url = Some(decl::UrlRef {
@@ -443,7 +443,7 @@ fn param(
     let Some(name) = p.name.as_deref() else {
         return Ok(None);
     };
-    let regex = match (&p.regular_expression, p.enable_regular_expression) {
+    let regex = match (&p.regular_expression, p.enable_regular_expression.get()) {
         (Some(re), Some(true)) => Some(
             regex::RegexBuilder::new(re)
                 .size_limit(1 << 20)
@@ -469,41 +469,38 @@ fn param(
         m: NameMatch::new(name, p.kind, p.wildcard_order, fold, true),
         url: (p.level == Some(decl::Level::Url)).then(|| {
             let u = p.url.clone().unwrap_or_default();
-            NameMatch::new(&u.name.unwrap_or_default(), u.kind, None, fold, true)
+            NameMatch::new(
+                u.name.as_deref().unwrap_or_default(),
+                u.kind,
+                None,
+                fold,
+                true,
+            )
         }),
         location: p.parameter_location.unwrap_or(ParamLocation::Any),
         value_type: p.value_type.unwrap_or(ValueType::UserInput),
         data_type: p.data_type.unwrap_or(DataType::AlphaNumeric),
-        mandatory: p.mandatory.unwrap_or(false),
-        allow_empty: p.allow_empty_value.unwrap_or(true),
-        allow_repeat: p.allow_repeated_parameter_name.unwrap_or(false),
-        min_len: (p.check_min_value_length == Some(true)).then(|| p.minimum_length.unwrap_or(0)),
-        max_len: (p.check_max_value_length == Some(true)).then(|| p.maximum_length.unwrap_or(10)),
-        min: (p.check_min_value == Some(true)).then(|| {
-            (
-                p.minimum_value.unwrap_or(0.0),
-                p.exclusive_min.unwrap_or(false),
-            )
-        }),
-        max: (p.check_max_value == Some(true)).then(|| {
-            (
-                p.maximum_value.unwrap_or(10.0),
-                p.exclusive_max.unwrap_or(false),
-            )
-        }),
-        multiple_of: (p.check_multiple_of_value == Some(true))
-            .then(|| p.multiple_of.unwrap_or(5.0))
+        mandatory: p.mandatory.or(false),
+        allow_empty: p.allow_empty_value.or(true),
+        allow_repeat: p.allow_repeated_parameter_name.or(false),
+        min_len: (p.check_min_value_length.get() == Some(true)).then(|| p.minimum_length.or(0)),
+        max_len: (p.check_max_value_length.get() == Some(true)).then(|| p.maximum_length.or(10)),
+        min: (p.check_min_value.get() == Some(true))
+            .then(|| (p.minimum_value.or(0.0), p.exclusive_min.or(false))),
+        max: (p.check_max_value.get() == Some(true))
+            .then(|| (p.maximum_value.or(10.0), p.exclusive_max.or(false))),
+        multiple_of: (p.check_multiple_of_value.get() == Some(true))
+            .then(|| p.multiple_of.or(5.0))
             .filter(|m| *m > 0.0),
         regex,
         statics,
-        sig_check: p.attack_signatures_check.unwrap_or(true),
+        sig_check: p.attack_signatures_check.or(true),
         overrides: overrides(&p.signature_overrides),
-        meta_check: p.metachars_on_parameter_value_check.unwrap_or(true)
-            && p.check_metachars.unwrap_or(true),
+        meta_check: p.metachars_on_parameter_value_check.or(true) && p.check_metachars.or(true),
         value_table: table_with(tables.param_value, &p.value_metachar_overrides),
         name_table: table_with(tables.param_name, &p.name_metachar_overrides),
         base64: p.decode_value_as_base64.unwrap_or(Base64Mode::Disabled),
-        sensitive: p.sensitive_parameter.unwrap_or(false) || m.sensitive.iter().any(|s| s == name),
+        sensitive: p.sensitive_parameter.or(false) || m.sensitive.iter().any(|s| s == name),
         staged: staging::staged(d, p.perform_staging),
         value_profile: value::value_profile(p, path, json, xml)?,
     }))
@@ -517,13 +514,13 @@ fn headers(d: &decl::Policy) -> Vec<CompiledHeader> {
         .filter_map(|h| {
             Some(CompiledHeader {
                 m: NameMatch::new(h.name.as_deref()?, h.kind, h.wildcard_order, true, true),
-                mandatory: h.mandatory.unwrap_or(false),
-                allow_repeat: h.allow_repeated_occurrences.unwrap_or(true),
-                sig_check: h.check_signatures.unwrap_or(true),
+                mandatory: h.mandatory.or(false),
+                allow_repeat: h.allow_repeated_occurrences.or(true),
+                sig_check: h.check_signatures.or(true),
                 overrides: overrides(&h.signature_overrides),
-                percent_decode: h.percent_decoding.unwrap_or(false),
-                url_normalize: h.url_normalization.unwrap_or(false),
-                mask: h.mask_value_in_logs.unwrap_or(false),
+                percent_decode: h.percent_decoding.or(false),
+                url_normalize: h.url_normalization.or(false),
+                mask: h.mask_value_in_logs.or(false),
             })
         })
         .collect()
@@ -537,7 +534,7 @@ fn cookies(d: &decl::Policy) -> Vec<CompiledCookie> {
         .filter_map(|c| {
             Some(CompiledCookie {
                 m: NameMatch::new(c.name.as_deref()?, c.kind, c.wildcard_order, false, true),
-                sig_check: c.attack_signatures_check.unwrap_or(true),
+                sig_check: c.attack_signatures_check.or(true),
                 overrides: overrides(&c.signature_overrides),
                 staged: staging::staged(d, c.perform_staging),
             })
@@ -553,7 +550,7 @@ fn filetypes(d: &decl::Policy) -> Vec<CompiledFiletype> {
         .filter_map(|f| {
             Some(CompiledFiletype {
                 m: NameMatch::new(f.name.as_deref()?, f.kind, f.wildcard_order, true, true),
-                allowed: f.allowed.unwrap_or(true),
+                allowed: f.allowed.or(true),
                 url_len: limit_opt(f.check_url_length, f.url_length),
                 qs_len: limit_opt(f.check_query_string_length, f.query_string_length),
                 post_len: limit_opt(f.check_post_data_length, f.post_data_length),

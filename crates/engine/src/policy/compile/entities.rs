@@ -21,7 +21,7 @@ impl NameMatch {
     pub fn new(
         name: &str,
         kind: Option<EntityType>,
-        order: Option<u64>,
+        order: impl Into<Option<u64>>,
         fold: bool,
         slash: bool,
     ) -> Self {
@@ -33,7 +33,7 @@ impl NameMatch {
                 name.to_string()
             },
             glob: wild.then(|| Glob::new(name, slash, fold)),
-            order: order.unwrap_or(u64::MAX / 2),
+            order: order.into().unwrap_or(u64::MAX / 2),
         }
     }
     pub fn matches(&self, s: &[u8], fold: bool) -> bool {

@@ -28,15 +28,15 @@ pub fn pages(
                     default = r;
                 }
             }
-            decl::PageType::Ajax if p.ajax_enabled == Some(true) => {
+            decl::PageType::Ajax if p.ajax_enabled.get() == Some(true) => {
                 let body = p
                     .ajax_custom_content
-                    .clone()
-                    .or_else(|| p.ajax_popup_message.clone())
+                    .cloned()
+                    .or_else(|| p.ajax_popup_message.cloned())
                     .unwrap_or_default();
                 ajax = Some(match p.ajax_action_type.as_deref() {
                     Some("redirect") => BlockReply::Redirect {
-                        location: p.ajax_redirect_url.clone().unwrap_or_default(),
+                        location: p.ajax_redirect_url.cloned().unwrap_or_default(),
                     },
                     _ => BlockReply::Custom {
                         status: 200,
@@ -49,9 +49,9 @@ pub fn pages(
                 });
             }
             decl::PageType::Grpc => {
-                if let Some(code) = &p.grpc_status_code {
+                if let Some(code) = p.grpc_status_code.as_ref() {
                     let status = grpc_code(code).ok_or_else(|| PolicyError::invalid(format!("{path}.grpcStatusCode"), format!("unknown value \"{code}\" (expected a gRPC status name or number 0-16)")))?;
-                    let message = p.grpc_status_message.clone().unwrap_or_else(|| {
+                    let message = p.grpc_status_message.cloned().unwrap_or_else(|| {
                         "Request Rejected. Your support ID is: <%TS.request.ID()%>".into()
                     });
                     grpc = BlockReply::Grpc { status, message };
@@ -77,11 +77,11 @@ fn custom(
             Some(BlockReply::Custom {
                 status,
                 headers,
-                body: p.response_content.clone().unwrap_or_default(),
+                body: p.response_content.cloned().unwrap_or_default(),
             })
         }
         decl::PageAction::Redirect => Some(BlockReply::Redirect {
-            location: p.response_redirect_url.clone().ok_or_else(|| {
+            location: p.response_redirect_url.cloned().ok_or_else(|| {
                 PolicyError::invalid(
                     format!("{path}.responseRedirectUrl"),
                     "missing for a redirect page",

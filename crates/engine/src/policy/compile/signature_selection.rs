@@ -86,7 +86,7 @@ pub fn in_set(s: &SignatureInfo, set: &decl::SignatureSet) -> bool {
             .signatures
             .iter()
             .flatten()
-            .any(|o| o.signature_id == Some(u64::from(s.id)))
+            .any(|o| o.signature_id.get() == Some(u64::from(s.id)))
         {
             return true;
         }
@@ -150,7 +150,7 @@ pub fn select(
         .server_technologies
         .iter()
         .flatten()
-        .filter_map(|t| t.server_technology_name.clone())
+        .filter_map(|t| t.server_technology_name.cloned())
         .collect();
     let techs = expand_technologies(&techs);
     let min_acc = d
@@ -163,7 +163,7 @@ pub fn select(
             decl::Accuracy::High => Level::High,
         });
     let sets: Vec<&decl::SignatureSet> = d.signature_sets.iter().flatten().collect();
-    let any_block = sets.iter().any(|s| s.block.unwrap_or(true));
+    let any_block = sets.iter().any(|s| s.block.or(true));
     let mut out = HashMap::new();
     for s in db.signatures() {
         let (mut alarm, mut block) = (false, false);
@@ -186,8 +186,8 @@ pub fn select(
                 {
                     continue;
                 }
-                alarm |= set.alarm.unwrap_or(true);
-                block |= set.block.unwrap_or(true);
+                alarm |= set.alarm.or(true);
+                block |= set.block.or(true);
             }
         }
         if tech_hit && s.accuracy >= min_acc {
@@ -207,11 +207,11 @@ pub fn select(
         }
     }
     for o in d.signatures.iter().flatten() {
-        let Some(id) = o.signature_id.and_then(|i| u32::try_from(i).ok()) else {
+        let Some(id) = o.signature_id.get().and_then(|i| u32::try_from(i).ok()) else {
             continue;
         };
         let Some(info) = db.get(id) else { continue };
-        if o.enabled == Some(false) {
+        if o.enabled.get() == Some(false) {
             out.remove(&id);
         } else {
             let e = out.entry(id).or_insert(SigAction {
@@ -220,7 +220,7 @@ pub fn select(
                 staged: false,
                 accuracy: info.accuracy,
             });
-            if let Some(p) = o.perform_staging {
+            if let Some(p) = o.perform_staging.get() {
                 e.staged = p;
             }
         }
@@ -248,7 +248,7 @@ mod tests {
 
     fn set(name: &str) -> decl::SignatureSet {
         decl::SignatureSet {
-            name: Some(name.into()),
+            name: name.to_string().into(),
             ..Default::default()
         }
     }

@@ -107,8 +107,8 @@ impl Model {
     ) -> Result<Model, PolicyError> {
         let name = body
             .name
-            .clone()
-            .or_else(|| d.name.clone())
+            .cloned()
+            .or_else(|| d.name.cloned())
             .unwrap_or_default();
         if name.is_empty() {
             return Err(PolicyError::invalid(
@@ -118,7 +118,7 @@ impl Model {
         }
         super::validate::check_body_entities(body)?;
         for (i, u) in body.urls.iter().flatten().enumerate() {
-            if let Some(n) = &u.name
+            if let Some(n) = u.name.as_ref()
                 && u.kind.unwrap_or(EntityType::Explicit) == EntityType::Explicit
                 && !n.starts_with('/')
             {
@@ -139,7 +139,7 @@ impl Model {
             let i = in_body(&v.name).unwrap_or(merged_index);
             match ViolationKind::from_name(&v.name) {
                 Some(k) => {
-                    violations.insert(k, Setting { alarm: v.alarm.unwrap_or(false), block: v.block.unwrap_or(false) });
+                    violations.insert(k, Setting { alarm: v.alarm.or(false), block: v.block.or(false) });
                 }
                 None if KNOWN_UNENFORCED_VIOLATIONS.contains(&v.name.as_str()) => {}
                 None if v.name.starts_with("VIOL_") => warnings.push(format!(
@@ -171,8 +171,8 @@ impl Model {
                     ),
                 ));
             };
-            evasions.insert(*name, e.enabled.unwrap_or(false));
-            if let Some(p) = e.max_decoding_passes {
+            evasions.insert(*name, e.enabled.or(false));
+            if let Some(p) = e.max_decoding_passes.get() {
                 if !(2..=5).contains(&p) {
                     return Err(PolicyError::invalid(
                         format!("policy.blocking-settings.evasions[{i}].maxDecodingPasses"),
@@ -195,32 +195,32 @@ impl Model {
                     ),
                 ));
             };
-            http_checks.insert(*name, h.enabled.unwrap_or(false));
-            max_headers = h.max_headers.unwrap_or(max_headers);
-            max_params = h.max_params.unwrap_or(max_params);
-            max_cookies = h.max_cookies.unwrap_or(max_cookies);
+            http_checks.insert(*name, h.enabled.or(false));
+            max_headers = h.max_headers.or(max_headers);
+            max_params = h.max_params.or(max_params);
+            max_cookies = h.max_cookies.or(max_cookies);
         }
         let general = d.general.clone().unwrap_or_default();
         let sigset = d.signature_settings.clone().unwrap_or_default();
         let staging_cutoff = sigset
             .staging_certification_datetime
-            .clone()
+            .cloned()
             .filter(|s| !s.is_empty());
-        let staging = sigset.signature_staging.unwrap_or(false) && staging_cutoff.is_some()
+        let staging = sigset.signature_staging.or(false) && staging_cutoff.is_some()
             || body
                 .signature_settings
                 .as_ref()
-                .and_then(|s| s.signature_staging)
+                .and_then(|s| s.signature_staging.get())
                 == Some(true);
         let mut sensitive: Vec<String> = d
             .sensitive_parameters
             .iter()
             .flatten()
-            .filter_map(|n| n.name.clone())
+            .filter_map(|n| n.name.cloned())
             .collect();
         for p in d.parameters.iter().flatten() {
-            if p.sensitive_parameter == Some(true)
-                && let Some(n) = &p.name
+            if p.sensitive_parameter.get() == Some(true)
+                && let Some(n) = p.name.as_ref()
             {
                 sensitive.push(n.clone());
             }
@@ -232,7 +232,7 @@ impl Model {
             template,
             blocking: d.enforcement_mode.unwrap_or(EnforcementMode::Blocking)
                 == EnforcementMode::Blocking,
-            case_insensitive: d.case_insensitive.unwrap_or(false),
+            case_insensitive: d.case_insensitive.or(false),
             violations,
             evasions,
             max_decoding_passes: passes,
@@ -250,7 +250,7 @@ impl Model {
                 .as_ref()
                 .and_then(|h| h.maximum_cookie_header_length)
                 .unwrap_or(Limit::Any),
-            trust_xff: general.trust_xff.unwrap_or(false),
+            trust_xff: general.trust_xff.or(false),
             xff_headers: general.custom_xff_headers.unwrap_or_default(),
             staging,
             staging_cutoff,

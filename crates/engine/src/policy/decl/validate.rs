@@ -40,7 +40,7 @@ pub fn check_body_entities(b: &decl::Policy) -> Result<(), PolicyError> {
             ));
         }
         if let Some(re) = &p.regular_expression
-            && p.enable_regular_expression == Some(true)
+            && p.enable_regular_expression.get() == Some(true)
             && let Err(e) = regex::RegexBuilder::new(re).size_limit(1 << 20).build()
         {
             return Err(PolicyError::invalid(
@@ -48,9 +48,9 @@ pub fn check_body_entities(b: &decl::Policy) -> Result<(), PolicyError> {
                 format!("invalid regular expression: {e}"),
             ));
         }
-        if let (Some(min), Some(max)) = (p.minimum_length, p.maximum_length)
-            && p.check_min_value_length == Some(true)
-            && p.check_max_value_length == Some(true)
+        if let (Some(min), Some(max)) = (p.minimum_length.get(), p.maximum_length.get())
+            && p.check_min_value_length.get() == Some(true)
+            && p.check_max_value_length.get() == Some(true)
             && min > max
         {
             return Err(PolicyError::invalid(
@@ -60,7 +60,7 @@ pub fn check_body_entities(b: &decl::Policy) -> Result<(), PolicyError> {
         }
     }
     for (i, m) in b.methods.iter().flatten().enumerate() {
-        match &m.name {
+        match m.name.as_ref() {
             Some(n) if valid_method(n) => {}
             Some(n) => {
                 return Err(PolicyError::invalid(
