@@ -16,7 +16,6 @@ const STRING_ERRORS_LEFT: &[(&str, usize)] = &[
     (".", 14),
     ("crates/central", 22),
     ("crates/controller", 13),
-    ("crates/dns", 2),
     ("crates/engine", 14),
     ("crates/proxy", 7),
 ];
