@@ -17,7 +17,6 @@ const STRING_ERRORS_LEFT: &[(&str, usize)] = &[
     ("crates/central", 22),
     ("crates/controller", 13),
     ("crates/engine", 14),
-    ("crates/proxy", 7),
 ];
 
 /// The error type `E` of a type written `Result<T, E>` or `std::result::Result<T, E>`; `String`

@@ -143,7 +143,7 @@ fn wanted(filter: &Option<String>, value: &str) -> bool {
 pub fn run(args: &ReplayArgs) -> Result<(), String> {
     let mut limits = Limits::default();
     for l in &args.limits {
-        limits.set(l)?;
+        limits.set(l).map_err(|e| e.to_string())?;
     }
     let policy = Arc::new(crate::proxy::load_policy(&args.policy).map_err(|e| e.to_string())?);
     let mut results = match &args.results {

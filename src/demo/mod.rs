@@ -136,7 +136,8 @@ pub async fn start(opts: &DemoOptions) -> Result<Demo, String> {
     let upstream = upstream::start(([127, 0, 0, 1], 0).into())
         .await
         .map_err(|e| format!("demo upstream: {e}"))?;
-    let shared = DataplaneShared::with_defaults(opts.event_log.as_deref())?;
+    let shared =
+        DataplaneShared::with_defaults(opts.event_log.as_deref()).map_err(|e| e.to_string())?;
     let dataplane = Arc::new(Dataplane::new(shared.clone()));
     let password = crate::admin::random_password();
     let args = ServeArgs {
