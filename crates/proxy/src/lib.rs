@@ -53,7 +53,9 @@ pub use limits::{LimitError, Limits};
 pub use metrics::Metrics;
 pub use resolver::base_link as policy_base_link;
 pub use response::strip_hop_by_hop;
-pub use run::{ProxyOptions, load_policy, run as run_proxy, runtime as worker_runtime};
-pub use tls::{client_config as tls_client_config, server_config as tls_server_config};
+pub use run::{ProxyOptions, StartError, load_policy, run as run_proxy, runtime as worker_runtime};
+pub use tls::{
+    TlsConfigError, client_config as tls_client_config, server_config as tls_server_config,
+};
 pub use topology::{ListenerSpec, ListenerStatus, TlsSpec, Topology, UpstreamSpec};
 pub use upstream::Clients as UpstreamClients;
