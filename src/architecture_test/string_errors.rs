@@ -12,7 +12,7 @@ use super::{root, sources};
 /// a module or crate boundary is a type its callers can match on (`thiserror`), turned into text
 /// once per surface (the admin API's error object, `policy check`'s report, what a command prints
 /// before it exits); a `String` error is for a function private to its module.
-const STRING_ERRORS_LEFT: &[(&str, usize)] = &[("crates/engine", 14)];
+const STRING_ERRORS_LEFT: &[(&str, usize)] = &[("crates/engine", 5)];
 
 /// The error type `E` of a type written `Result<T, E>` or `std::result::Result<T, E>`; `String`
 /// for a type named by one of `string_aliases` (aliases of `Result<_, String>`); `None` for any
