@@ -182,12 +182,15 @@ pub fn differential(method: &super::GrpcMethod, payload: &[u8]) {
             }
             None
         };
+        // The two decoders fail with different types; the texts are what a reader compares.
         let r = if reflect {
             walk::inspect_reflect(desc, payload, opts, &mut path, &mut check, &mut out)
+                .map_err(|e| e.to_string())
         } else {
             walk::inspect(
                 schema, input, payload, opts, &mut path, &mut check, &mut out,
             )
+            .map_err(|e| e.to_string())
         };
         (r, strings, out)
     };
