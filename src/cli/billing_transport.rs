@@ -58,7 +58,10 @@ pub enum TransportError {
     Credentials { base: String, user: String },
     /// A call to the central manager failed (the client's message names it "device").
     #[error("central manager at {base}: {}", .source.to_string().replacen("device ", "", 1))]
-    Central { base: String, source: ClientError },
+    Central {
+        base: String,
+        source: Box<ClientError>,
+    },
     #[error("billing endpoint {url}: {source}")]
     EndpointUrl {
         url: String,
@@ -71,7 +74,7 @@ pub enum TransportError {
     #[error("{target}: {source}")]
     Send {
         target: String,
-        source: OutboundError,
+        source: Box<OutboundError>,
     },
     /// Every attempt failed before anything was sent; `last` is the last attempt's reason.
     #[error("{target}: cannot connect ({last}) after {ATTEMPTS} attempts")]
@@ -143,7 +146,7 @@ async fn post_with_retries(
             Err(source) => {
                 return Err(TransportError::Send {
                     target: target.to_string(),
-                    source,
+                    source: Box::new(source),
                 });
             }
         }
@@ -234,7 +237,7 @@ impl CentralApi {
                 },
                 source => TransportError::Central {
                     base: self.base.clone(),
-                    source,
+                    source: Box::new(source),
                 },
             })
     }
