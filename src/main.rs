@@ -254,7 +254,8 @@ fn serve(cmd: ServeCmd) -> Result<(), String> {
     };
     let rt = server_runtime()?;
     rt.block_on(async {
-        let shared = portcullis::proxy::DataplaneShared::with_defaults(None)?;
+        let shared =
+            portcullis::proxy::DataplaneShared::with_defaults(None).map_err(|e| e.to_string())?;
         let topology = Arc::new(portcullis::proxy::Dataplane::new(shared.clone()));
         let attach: portcullis::mgmt::Attach = Box::new(move |st, dns_listen| {
             // Request events reach the store and the security log profiles' destinations.

@@ -216,13 +216,40 @@ impl Masker {
     }
 }
 
+/// Why `billing-report mask` cannot mask a file; `Display` is what the command prints.
+#[derive(Debug, thiserror::Error)]
+pub enum MaskError {
+    #[error("{}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {problem}", .path.display())]
+    Input {
+        path: PathBuf,
+        problem: InputProblem,
+    },
+    #[error(transparent)]
+    Write(#[from] super::billing_report::WriteError),
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// Why bytes given to the masker are not a document it masks.
+#[derive(Debug, thiserror::Error)]
+pub enum InputProblem {
+    #[error("larger than {MAX_MASK_INPUT_BYTES} bytes")]
+    TooLarge,
+    #[error("not a JSON document: {0}")]
+    NotJson(#[source] serde_json::Error),
+}
+
 /// Masks a JSON document given as bytes; the error says why the input is not one.
-pub fn mask_json(input: &[u8]) -> Result<Value, String> {
+fn mask_json(input: &[u8]) -> Result<Value, InputProblem> {
     if input.len() > MAX_MASK_INPUT_BYTES {
-        return Err(format!("larger than {MAX_MASK_INPUT_BYTES} bytes"));
+        return Err(InputProblem::TooLarge);
     }
-    let doc: Value =
-        serde_json::from_slice(input).map_err(|e| format!("not a JSON document: {e}"))?;
+    let doc: Value = serde_json::from_slice(input).map_err(InputProblem::NotJson)?;
     Ok(Masker::default().mask(doc))
 }
 
@@ -238,17 +265,22 @@ pub fn masked_path(file: &Path) -> PathBuf {
 
 /// Runs the `mask` subcommand: writes the masked copy beside `file` (or prints it with `stdout`)
 /// and returns what to tell the user.
-pub fn run(file: &Path, stdout: bool) -> Result<String, String> {
-    let meta = std::fs::metadata(file).map_err(|e| format!("{}: {e}", file.display()))?;
+pub fn run(file: &Path, stdout: bool) -> Result<String, MaskError> {
+    let read = |source| MaskError::Read {
+        path: file.to_path_buf(),
+        source,
+    };
+    let input = |problem| MaskError::Input {
+        path: file.to_path_buf(),
+        problem,
+    };
+    let meta = std::fs::metadata(file).map_err(read)?;
     if meta.len() > MAX_MASK_INPUT_BYTES as u64 {
-        return Err(format!(
-            "{}: larger than {MAX_MASK_INPUT_BYTES} bytes",
-            file.display()
-        ));
+        return Err(input(InputProblem::TooLarge));
     }
-    let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
-    let masked = mask_json(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
-    let text = serde_json::to_string_pretty(&masked).map_err(|e| e.to_string())? + "\n";
+    let bytes = std::fs::read(file).map_err(read)?;
+    let masked = mask_json(&bytes).map_err(input)?;
+    let text = serde_json::to_string_pretty(&masked)? + "\n";
     if stdout {
         return Ok(text);
     }

@@ -12,8 +12,9 @@ use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 use serde_json::Value;
 
 use super::billing_build::{Inventory, build_report, report_file_name};
-use super::billing_keys::{merge_keys, parse_key_args, parse_key_csv};
-use super::billing_transport::{CentralApi, upload};
+use super::billing_keys::{KeyListError, merge_keys, parse_key_args, parse_key_csv};
+use super::billing_mask::MaskError;
+use super::billing_transport::{CentralApi, TransportError, upload};
 use crate::support::unix_seconds;
 
 /// Where `portcullis central` listens by default (`central::DEFAULT_PORT`).
@@ -87,10 +88,59 @@ impl Mode {
     }
 }
 
+/// Why `billing-report` fails; `Display` is what it prints on stderr before it exits (status 1).
+#[derive(Debug, thiserror::Error)]
+pub enum BillingError {
+    #[error("{}: {source}", .path.display())]
+    KeyFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: the key file is too large", .path.display())]
+    KeyFileTooLarge { path: PathBuf },
+    #[error("{}: {source}", .path.display())]
+    KeyCsv { path: PathBuf, source: KeyListError },
+    #[error("-k: {0}")]
+    KeyArgs(#[source] KeyListError),
+    #[error(transparent)]
+    Keys(KeyListError),
+    #[error(
+        "automatic mode needs a billing endpoint: set --upload-url or PORTCULLIS_BILLING_UPLOAD_URL \
+         (or use -r manual to write the report file for sending by e-mail)"
+    )]
+    NoEndpoint,
+    #[error("the billing endpoint must be an https:// URL (got {url})")]
+    EndpointNotHttps { url: String },
+    #[error(
+        "no password: PORTCULLIS_ADMIN_PASSWORD is not set and the terminal cannot be read ({0})"
+    )]
+    NoPassword(#[source] std::io::Error),
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    #[error(transparent)]
+    Mask(#[from] MaskError),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+}
+
+/// A report file that cannot be written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("{}: no such directory", .dir.display())]
+    NoDirectory { dir: PathBuf },
+    #[error("{}: {source}", .path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// Runs the tool; `Ok` is what to print on stdout, `Err` the message for stderr (exit 1).
-pub fn run(args: BillingReportArgs) -> Result<String, String> {
+pub fn run(args: BillingReportArgs) -> Result<String, BillingError> {
     if let Some(BillingCommand::Mask { file, stdout }) = &args.command {
-        return super::billing_mask::run(file, *stdout);
+        return Ok(super::billing_mask::run(file, *stdout)?);
     }
     let keys = gather_keys(args.csv.as_deref(), &args.key)?;
     // Check the upload settings before asking anything of the central manager.
@@ -109,7 +159,7 @@ pub fn run(args: BillingReportArgs) -> Result<String, String> {
     let now = unix_seconds();
     let report = build_report(&keys, &inv, args.mode.as_str(), now);
     let mut out = warnings(&report);
-    let text = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n";
+    let text = serde_json::to_string_pretty(&report)? + "\n";
     match endpoint {
         None => {
             let path = args.out_dir.join(report_file_name(now));
@@ -125,52 +175,59 @@ pub fn run(args: BillingReportArgs) -> Result<String, String> {
 }
 
 /// The keys of `-c` then `-k`, normalised, duplicates dropped.
-pub fn gather_keys(csv: Option<&Path>, key_args: &[String]) -> Result<Vec<String>, String> {
+fn gather_keys(csv: Option<&Path>, key_args: &[String]) -> Result<Vec<String>, BillingError> {
     let mut keys = Vec::new();
     if let Some(path) = csv {
-        let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let read = |source| BillingError::KeyFile {
+            path: path.to_path_buf(),
+            source,
+        };
+        let meta = std::fs::metadata(path).map_err(read)?;
         if meta.len() > super::billing_keys::MAX_KEY_FILE_BYTES as u64 {
-            return Err(format!("{}: the key file is too large", path.display()));
+            return Err(BillingError::KeyFileTooLarge {
+                path: path.to_path_buf(),
+            });
         }
-        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        keys = parse_key_csv(&bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        let bytes = std::fs::read(path).map_err(read)?;
+        keys = parse_key_csv(&bytes).map_err(|source| BillingError::KeyCsv {
+            path: path.to_path_buf(),
+            source,
+        })?;
     }
     if !key_args.is_empty() {
-        let more = parse_key_args(key_args).map_err(|e| format!("-k: {e}"))?;
-        merge_keys(&mut keys, more).map_err(|e| e.to_string())?;
+        let more = parse_key_args(key_args).map_err(BillingError::KeyArgs)?;
+        merge_keys(&mut keys, more).map_err(BillingError::Keys)?;
     }
     Ok(keys)
 }
 
 /// The automatic-mode endpoint, refused clearly when missing or not https.
-fn upload_endpoint(url: Option<&str>) -> Result<&str, String> {
-    let url = url.map(str::trim).filter(|u| !u.is_empty()).ok_or_else(|| {
-        "automatic mode needs a billing endpoint: set --upload-url or PORTCULLIS_BILLING_UPLOAD_URL \
-         (or use -r manual to write the report file for sending by e-mail)"
-            .to_string()
-    })?;
+fn upload_endpoint(url: Option<&str>) -> Result<&str, BillingError> {
+    let url = url
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .ok_or(BillingError::NoEndpoint)?;
     if !url.to_ascii_lowercase().starts_with("https://") {
-        return Err(format!(
-            "the billing endpoint must be an https:// URL (got {url})"
-        ));
+        return Err(BillingError::EndpointNotHttps {
+            url: url.to_string(),
+        });
     }
     Ok(url)
 }
 
 /// PORTCULLIS_ADMIN_PASSWORD, else a prompt on the terminal (no echo).
-fn password(user: &str) -> Result<String, String> {
+fn password(user: &str) -> Result<String, BillingError> {
     if let Ok(p) = std::env::var("PORTCULLIS_ADMIN_PASSWORD")
         && !p.is_empty()
     {
         return Ok(p);
     }
-    rpassword::prompt_password(format!("Password for {user} on the central manager: ")).map_err(|e| {
-        format!("no password: PORTCULLIS_ADMIN_PASSWORD is not set and the terminal cannot be read ({e})")
-    })
+    rpassword::prompt_password(format!("Password for {user} on the central manager: "))
+        .map_err(BillingError::NoPassword)
 }
 
 /// Reads the central manager's identity, pools and members.
-pub fn inventory(api: &CentralApi, url: &str) -> Result<Inventory, String> {
+fn inventory(api: &CentralApi, url: &str) -> Result<Inventory, TransportError> {
     let central_info = api.get_json("/mgmt/shared/identified-devices/config/device-info")?;
     let pools = items(api.get_json("/mgmt/cm/shared/licensing/pools")?);
     let mut out = Vec::with_capacity(pools.len());
@@ -214,13 +271,15 @@ fn warnings(report: &Value) -> String {
 
 /// Writes `path` through a temporary file in the same directory and a rename, so a reader never
 /// sees half a report.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     if !dir.is_dir() {
-        return Err(format!("{}: no such directory", dir.display()));
+        return Err(WriteError::NoDirectory {
+            dir: dir.to_path_buf(),
+        });
     }
     let name = path
         .file_name()
@@ -235,7 +294,10 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
     };
     write().map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
-        format!("{}: {e}", path.display())
+        WriteError::Io {
+            path: path.to_path_buf(),
+            source: e,
+        }
     })
 }
 
@@ -269,14 +331,19 @@ mod tests {
         assert!(
             upload_endpoint(None)
                 .unwrap_err()
+                .to_string()
                 .contains("PORTCULLIS_BILLING_UPLOAD_URL")
         );
         assert!(
             upload_endpoint(Some("http://x/"))
                 .unwrap_err()
+                .to_string()
                 .contains("https://")
         );
-        assert_eq!(upload_endpoint(Some(" https://x/r ")), Ok("https://x/r"));
+        assert_eq!(
+            upload_endpoint(Some(" https://x/r ")).ok(),
+            Some("https://x/r")
+        );
     }
 
     #[test]
@@ -287,6 +354,9 @@ mod tests {
         write_atomically(&p, b"2").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"2");
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
-        assert!(write_atomically(&d.path().join("no/r.json"), b"1").is_err());
+        assert!(matches!(
+            write_atomically(&d.path().join("no/r.json"), b"1"),
+            Err(WriteError::NoDirectory { .. })
+        ));
     }
 }

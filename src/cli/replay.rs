@@ -18,7 +18,7 @@ use serde_json::Value;
 
 use super::replay_report::{Expect, Report};
 use super::replay_wire;
-use crate::proxy::Limits;
+use crate::proxy::{LimitError, Limits, StartError};
 
 /// The command line of `portcullis replay`.
 #[derive(clap::Args, Debug, Clone)]
@@ -58,9 +58,49 @@ pub struct Record {
     pub raw: Vec<u8>,
 }
 
+/// What is wrong with a corpus line.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    #[error("expect: {value:?} is neither block nor pass")]
+    Expect { value: String },
+    #[error("raw_b64: {0}")]
+    RawB64(#[source] base64::DecodeError),
+    #[error("neither raw_b64 nor method")]
+    NoMethod,
+    #[error("no path")]
+    NoPath,
+    #[error("headers: expected an object or a list of pairs")]
+    Headers,
+}
+
+/// Why `replay` stops; `Display` is what it prints before it exits.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error(transparent)]
+    Limit(#[from] LimitError),
+    #[error(transparent)]
+    Policy(#[from] StartError),
+    /// The results file or a corpus file cannot be opened or read.
+    #[error("{}: {source}", .path.display())]
+    File {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} line {line}: {source}", .path.display())]
+    Record {
+        path: PathBuf,
+        line: usize,
+        source: RecordError,
+    },
+    #[error("results: {0}")]
+    Results(#[source] std::io::Error),
+}
+
 /// Reads one corpus line. `Err` names what is wrong with it.
-pub fn parse_record(line: &str) -> Result<Record, String> {
-    let r: Value = serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+pub fn parse_record(line: &str) -> Result<Record, RecordError> {
+    let r: Value = serde_json::from_str(line).map_err(RecordError::NotJson)?;
     let text = |k: &str| match &r[k] {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
@@ -70,12 +110,16 @@ pub fn parse_record(line: &str) -> Result<Record, String> {
         Some("block") => Expect::Block,
         Some("pass") => Expect::Pass,
         None => Expect::Unlabelled,
-        Some(other) => return Err(format!("expect: {other:?} is neither block nor pass")),
+        Some(other) => {
+            return Err(RecordError::Expect {
+                value: other.to_string(),
+            });
+        }
     };
     let raw = match r["raw_b64"].as_str() {
         Some(b) => base64::engine::general_purpose::STANDARD
             .decode(b.trim())
-            .map_err(|e| format!("raw_b64: {e}"))?,
+            .map_err(RecordError::RawB64)?,
         None => request_bytes(&r)?,
     };
     Ok(Record {
@@ -88,9 +132,9 @@ pub fn parse_record(line: &str) -> Result<Record, String> {
 }
 
 /// The bytes a record stands for, built as the corpus's own replay tool sends them.
-fn request_bytes(r: &Value) -> Result<Vec<u8>, String> {
-    let method = r["method"].as_str().ok_or("neither raw_b64 nor method")?;
-    let path = r["path"].as_str().ok_or("no path")?;
+fn request_bytes(r: &Value) -> Result<Vec<u8>, RecordError> {
+    let method = r["method"].as_str().ok_or(RecordError::NoMethod)?;
+    let path = r["path"].as_str().ok_or(RecordError::NoPath)?;
     let mut out = format!("{method} {path}");
     match r.get("version") {
         None => out.push_str(" HTTP/1.1"),
@@ -113,7 +157,7 @@ fn request_bytes(r: &Value) -> Result<Vec<u8>, String> {
             )
         }),
         Value::Null => {}
-        _ => return Err("headers: expected an object or a list of pairs".into()),
+        _ => return Err(RecordError::Headers),
     }
     out.push_str("\r\n");
     if let Some(b) = r["body"].as_str() {
@@ -122,8 +166,11 @@ fn request_bytes(r: &Value) -> Result<Vec<u8>, String> {
     Ok(out.into_bytes())
 }
 
-fn open(path: &Path) -> Result<Box<dyn BufRead>, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+fn open(path: &Path) -> Result<Box<dyn BufRead>, ReplayError> {
+    let f = std::fs::File::open(path).map_err(|source| ReplayError::File {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let gz = path.extension().is_some_and(|e| e == "gz");
     let read: Box<dyn Read> = if gz {
         Box::new(flate2::read::MultiGzDecoder::new(f))
@@ -140,16 +187,19 @@ fn wanted(filter: &Option<String>, value: &str) -> bool {
 }
 
 /// Runs the command; the report goes to stdout, `Err` is a usage or input error.
-pub fn run(args: &ReplayArgs) -> Result<(), String> {
+pub fn run(args: &ReplayArgs) -> Result<(), ReplayError> {
     let mut limits = Limits::default();
     for l in &args.limits {
         limits.set(l)?;
     }
-    let policy = Arc::new(crate::proxy::load_policy(&args.policy).map_err(|e| e.to_string())?);
+    let policy = Arc::new(crate::proxy::load_policy(&args.policy)?);
     let mut results = match &args.results {
-        Some(p) => Some(std::io::BufWriter::new(
-            std::fs::File::create(p).map_err(|e| format!("{}: {e}", p.display()))?,
-        )),
+        Some(p) => Some(std::io::BufWriter::new(std::fs::File::create(p).map_err(
+            |source| ReplayError::File {
+                path: p.clone(),
+                source,
+            },
+        )?)),
         None => None,
     };
     let names: Vec<String> = args
@@ -160,12 +210,18 @@ pub fn run(args: &ReplayArgs) -> Result<(), String> {
     let mut report = Report::new(names.join(" "), args.policy.display().to_string());
     for path in &args.corpus {
         for (n, line) in open(path)?.lines().enumerate() {
-            let line = line.map_err(|e| format!("{}: {e}", path.display()))?;
+            let line = line.map_err(|source| ReplayError::File {
+                path: path.clone(),
+                source,
+            })?;
             if line.trim().is_empty() {
                 continue;
             }
-            let rec = parse_record(&line)
-                .map_err(|e| format!("{} line {}: {e}", path.display(), n + 1))?;
+            let rec = parse_record(&line).map_err(|source| ReplayError::Record {
+                path: path.clone(),
+                line: n + 1,
+                source,
+            })?;
             if !wanted(&args.source, &rec.source) || !wanted(&args.category, &rec.category) {
                 continue;
             }
@@ -173,14 +229,14 @@ pub fn run(args: &ReplayArgs) -> Result<(), String> {
             if let Some(w) = results.as_mut() {
                 use std::io::Write;
                 let line = Report::result_line(&rec, &done);
-                writeln!(w, "{line}").map_err(|e| format!("results: {e}"))?;
+                writeln!(w, "{line}").map_err(ReplayError::Results)?;
             }
             report.add(&rec, done);
         }
     }
     if let Some(mut w) = results {
         use std::io::Write;
-        w.flush().map_err(|e| format!("results: {e}"))?;
+        w.flush().map_err(ReplayError::Results)?;
     }
     if args.json {
         println!("{:#}", report.json());
@@ -223,7 +279,7 @@ mod tests {
             (r#"{"raw_b64":"!!"}"#, "raw_b64"),
             (r#"{"method":"GET","path":"/","expect":"maybe"}"#, "expect"),
         ] {
-            let err = parse_record(line).err().expect(line);
+            let err = parse_record(line).err().expect(line).to_string();
             assert!(err.contains(want), "{line}: {err}");
         }
     }

@@ -16,7 +16,9 @@ use prost::Message as _;
 use prost_reflect::{DynamicMessage, MessageDescriptor, Value};
 
 use crate::waf::MemResolver;
-use crate::waf::grpc::{CompiledGrpcProfile, GrpcProfile, GrpcProfileSpec, IdlFileEntry};
+use crate::waf::grpc::{
+    CompiledGrpcProfile, GrpcError, GrpcProfile, GrpcProfileSpec, IdlFileEntry,
+};
 
 /// The IDL of the demo service, as shipped under `policies/demo/`.
 pub const DEMO_PROTO: &str = include_str!("../../policies/demo/demo.proto");
@@ -85,7 +87,7 @@ pub struct DemoCall {
 
 impl DemoGrpc {
     /// The service with its initial stock (SKU-1 keyboard, SKU-2 mouse, SKU-3 monitor).
-    pub fn new() -> Result<Arc<Self>, String> {
+    pub fn new() -> Result<Arc<Self>, GrpcError> {
         let link = "demo.proto";
         let spec = GrpcProfileSpec {
             name: "demo".into(),
@@ -99,7 +101,7 @@ impl DemoGrpc {
             link.to_string(),
             DEMO_PROTO.as_bytes().to_vec(),
         )]));
-        let idl = GrpcProfile::compile(&spec, &files, "").map_err(|e| e.to_string())?;
+        let idl = GrpcProfile::compile(&spec, &files, "")?;
         let item = |name: &str, description: &str, quantity, price_cents| StockItem {
             name: name.into(),
             description: description.into(),

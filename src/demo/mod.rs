@@ -23,11 +23,12 @@ use crate::admin::call_as;
 use crate::admin::{MgmtConfig, MgmtState};
 use crate::mgmt::asm::put_policy_linked;
 use crate::mgmt::asm::{apply_policy, attach_policy};
-use crate::mgmt::{AdminServer, ServeArgs, shutdown_signal};
+use crate::mgmt::{AdminServer, ServeArgs, ServeError, shutdown_signal};
 use crate::proxy::Dataplane;
-use crate::proxy::DataplaneShared;
+use crate::proxy::{DataplaneShared, DataplaneSharedError};
 use crate::support::links::DOWNLOADS;
 use crate::waf::MemResolver;
+use crate::waf::policy::PolicyError;
 use crate::waf::{CompiledPolicy, policy};
 
 pub use grpc::server::{handle as handle_grpc, serve_listener as serve_grpc};
@@ -82,10 +83,38 @@ pub fn resolver() -> MemResolver {
     r
 }
 
+/// Why the demo cannot start; `Display` is what `portcullis demo` prints before it exits.
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    #[error("temporary directory: {0}")]
+    TempDir(#[source] std::io::Error),
+    /// The address of the WAF proxy is taken, or its listener did not start.
+    #[error("WAF proxy {addr}: {reason}")]
+    Proxy { addr: SocketAddr, reason: String },
+    #[error("demo upstream: {0}")]
+    Upstream(#[source] std::io::Error),
+    #[error(transparent)]
+    Shared(#[from] DataplaneSharedError),
+    #[error(transparent)]
+    Admin(#[from] ServeError),
+    #[error("event consumers: {0}")]
+    Events(#[source] std::io::Error),
+    #[error("demo policy: {0}")]
+    Policy(#[from] PolicyError),
+    #[error("demo policy: {0}")]
+    PolicyJson(#[from] serde_json::Error),
+    /// Creating the demo objects through the admin API failed (its message).
+    #[error("{0}")]
+    Configure(String),
+    #[error("the demo virtual server {VIRTUAL} did not start")]
+    NotStarted,
+    #[error(transparent)]
+    Task(#[from] tokio::task::JoinError),
+}
+
 /// Compiles the embedded demo policy.
-pub fn load_policy() -> Result<CompiledPolicy, String> {
-    let loaded = policy::load(POLICY_JSON.as_bytes(), POLICY_LINK, &resolver())
-        .map_err(|e| format!("demo policy: {e}"))?;
+pub fn load_policy() -> Result<CompiledPolicy, DemoError> {
+    let loaded = policy::load(POLICY_JSON.as_bytes(), POLICY_LINK, &resolver())?;
     for w in &loaded.warnings {
         tracing::warn!("demo policy: {w}");
     }
@@ -122,20 +151,22 @@ impl Demo {
 /// Starts the demo: the controller over a fresh temporary directory, its admin API, the demo
 /// upstream, and the demo objects (policy, pool, virtual server) created through it. Fails,
 /// leaving nothing behind, when an address is taken or the policy does not compile.
-pub async fn start(opts: &DemoOptions) -> Result<Demo, String> {
+pub async fn start(opts: &DemoOptions) -> Result<Demo, DemoError> {
     let data_dir = tempfile::Builder::new()
         .prefix("portcullis-demo-")
         .tempdir()
-        .map_err(|e| format!("temporary directory: {e}"))?;
+        .map_err(DemoError::TempDir)?;
     if opts.listen.port() != 0 {
         // The controller would report a taken address only in the virtual server's status;
         // say it plainly, once, before anything starts.
-        std::net::TcpListener::bind(opts.listen)
-            .map_err(|e| format!("WAF proxy {}: {e}", opts.listen))?;
+        std::net::TcpListener::bind(opts.listen).map_err(|e| DemoError::Proxy {
+            addr: opts.listen,
+            reason: e.to_string(),
+        })?;
     }
     let upstream = upstream::start(([127, 0, 0, 1], 0).into())
         .await
-        .map_err(|e| format!("demo upstream: {e}"))?;
+        .map_err(DemoError::Upstream)?;
     let shared = DataplaneShared::with_defaults(opts.event_log.as_deref())?;
     let dataplane = Arc::new(Dataplane::new(shared.clone()));
     let password = crate::admin::random_password();
@@ -149,19 +180,12 @@ pub async fn start(opts: &DemoOptions) -> Result<Demo, String> {
             ..MgmtConfig::default()
         },
     };
-    let server = AdminServer::start(&args, dataplane.clone(), Some(password.clone()))
-        .await
-        .map_err(|e| e.to_string())?;
+    let server = AdminServer::start(&args, dataplane.clone(), Some(password.clone())).await?;
     let state = server.state.clone();
-    crate::mgmt::events::install(&state, &shared.events)
-        .map_err(|e| format!("event consumers: {e}"))?;
+    crate::mgmt::events::install(&state, &shared.events).map_err(DemoError::Events)?;
     let (st, listen) = (state.clone(), opts.listen);
-    tokio::task::spawn_blocking(move || configure(&st, listen, upstream))
-        .await
-        .map_err(|e| e.to_string())??;
-    let proxy = dataplane
-        .local_addr(VIRTUAL)
-        .ok_or_else(|| format!("the demo virtual server {VIRTUAL} did not start"))?;
+    tokio::task::spawn_blocking(move || configure(&st, listen, upstream)).await??;
+    let proxy = dataplane.local_addr(VIRTUAL).ok_or(DemoError::NotStarted)?;
     let admin = server.local;
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
     let admin_task = tokio::spawn(server.serve(axum::Router::new(), async move {
@@ -182,7 +206,7 @@ pub async fn start(opts: &DemoOptions) -> Result<Demo, String> {
 
 /// Creates the demo objects as an administrator would: the policy and its files uploaded to
 /// the downloads directory, imported and applied; the pool; the virtual server with the policy.
-fn configure(st: &MgmtState, listen: SocketAddr, upstream: SocketAddr) -> Result<(), String> {
+fn configure(st: &MgmtState, listen: SocketAddr, upstream: SocketAddr) -> Result<(), DemoError> {
     let downloads = st.downloads_dir();
     for (name, text) in [
         ("demo-policy.json", POLICY_JSON),
@@ -190,20 +214,20 @@ fn configure(st: &MgmtState, listen: SocketAddr, upstream: SocketAddr) -> Result
         ("demo.proto", DEMO_PROTO),
     ] {
         crate::mgmt::write_durably(&downloads.join(name), text.as_bytes())
-            .map_err(|e| e.message)?;
+            .map_err(|e| DemoError::Configure(e.message))?;
     }
-    let doc: serde_json::Value =
-        serde_json::from_str(POLICY_JSON).map_err(|e| format!("demo policy: {e}"))?;
+    let doc: serde_json::Value = serde_json::from_str(POLICY_JSON)?;
     let base = format!("file://{DOWNLOADS}demo-policy.json");
-    put_policy_linked(st, POLICY, &doc, &base).map_err(|e| e.message)?;
-    apply_policy(st, POLICY).map_err(|e| e.message)?;
+    put_policy_linked(st, POLICY, &doc, &base).map_err(|e| DemoError::Configure(e.message))?;
+    apply_policy(st, POLICY).map_err(|e| DemoError::Configure(e.message))?;
     let admin = User {
         name: "admin".into(),
         role: Role::Admin,
     };
     let member = format!("{}:{}", upstream.ip(), upstream.port());
     let post = |path: &str, body: serde_json::Value| {
-        call_as(st, &admin, http::Method::POST, path, &body).map_err(|e| e.message)
+        call_as(st, &admin, http::Method::POST, path, &body)
+            .map_err(|e| DemoError::Configure(e.message))
     };
     post(
         "/mgmt/tm/ltm/pool",
@@ -215,13 +239,17 @@ fn configure(st: &MgmtState, listen: SocketAddr, upstream: SocketAddr) -> Result
         json!({"name": VIRTUAL, "description": "the demo WAF proxy", "destination": listen.to_string(),
                "pool": POOL, "profiles": [{"name": "/Common/tcp"}, {"name": "/Common/http"}]}),
     )?;
-    attach_policy(st, POLICY, &[VIRTUAL.to_string()]).map_err(|e| e.message)?;
+    attach_policy(st, POLICY, &[VIRTUAL.to_string()])
+        .map_err(|e| DemoError::Configure(e.message))?;
     match crate::mgmt::PlaneState::of(st)
         .listener_errors
         .read()
         .get(VIRTUAL)
     {
-        Some(e) => Err(format!("WAF proxy {listen}: {e}")),
+        Some(e) => Err(DemoError::Proxy {
+            addr: listen,
+            reason: e.to_string(),
+        }),
         None => Ok(()),
     }
 }

@@ -129,7 +129,7 @@ fn order(m: &Module, rec: &Value) -> (usize, bool) {
 
 async fn deploy(r: &Run) -> Outcome {
     let t = r.record()?;
-    let m = modules::of_task(&t)?;
+    let m = modules::of_task(&t).map_err(|e| e.to_string())?;
     let wanted: Vec<String> = links(t.get("objectsToDeployReferences"))
         .iter()
         .filter_map(|l| devices::machine_id_of_link(l))
@@ -138,7 +138,9 @@ async fn deploy(r: &Run) -> Outcome {
     for dl in links(t.get("deviceReferences")) {
         let id = devices::machine_id_of_link(&dl).unwrap_or_default();
         r.step("CHECK_TRUST")?;
-        let dev = check_device(&r.c, &id, None).await?;
+        let dev = check_device(&r.c, &id, None)
+            .await
+            .map_err(|e| e.to_string())?;
         r.step("DEPLOY")?;
         let mut recs: Vec<Value> = config::list(&r.c.store, m, WORKING, Some(&dev.machine_id))
             .map_err(|e| e.message)?

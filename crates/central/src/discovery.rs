@@ -97,7 +97,9 @@ async fn discover(r: &Run) -> Outcome {
     let mods = module_list(t.get("moduleList")).map_err(|e| e.message)?;
     r.step("CHECK_TRUST")?;
     let id = t.get("machineId").and_then(Value::as_str).unwrap_or("");
-    let mut dev = check_device(&r.c, id, None).await?;
+    let mut dev = check_device(&r.c, id, None)
+        .await
+        .map_err(|e| e.to_string())?;
     let client = dev.client(r.c.limits);
 
     r.step("CHECK_PROVISIONING")?;

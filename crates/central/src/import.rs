@@ -15,6 +15,7 @@
 use serde_json::{Map, Value, json};
 
 use super::Central;
+use super::client::ClientError;
 use super::config::{self, CURRENT, WORKING};
 use super::conflicts::{self, USE_BIGIP};
 use super::devices::{self, Device};
@@ -78,52 +79,79 @@ fn run(r: Run) -> RunFuture {
     Box::pin(async move { import(&r).await })
 }
 
+/// Why a task's device cannot be worked on; the task record carries the text.
+#[derive(Debug, thiserror::Error)]
+pub enum DeviceCheckError {
+    /// The trusted devices cannot be read (the admin API's message).
+    #[error("{message}")]
+    Store { message: String },
+    #[error("device {id} is no longer trusted")]
+    NotTrusted { id: String },
+    #[error(
+        "module {module} was not discovered on device {hostname} ({endpoint}); run a device-discovery task with moduleList [{{\"module\": \"{module}\"}}] first"
+    )]
+    ModuleNotDiscovered {
+        module: &'static str,
+        hostname: String,
+        endpoint: String,
+    },
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error(
+        "device {endpoint} now reports machine id '{reported}', not the trusted {trusted}; establish trust again"
+    )]
+    MachineIdChanged {
+        endpoint: String,
+        reported: String,
+        trusted: String,
+    },
+}
+
 /// A trusted device checked for a task: still trusted, answering with the pinned certificate and
 /// the same machine id, and (with `module`) that module discovered.
 pub async fn check_device(
     c: &Central,
     id: &str,
     module: Option<&Module>,
-) -> Result<Device, String> {
+) -> Result<Device, DeviceCheckError> {
     let dev = devices::get(&c.store, id)
-        .map_err(|e| e.message)?
-        .ok_or_else(|| format!("device {id} is no longer trusted"))?;
+        .map_err(|e| DeviceCheckError::Store { message: e.message })?
+        .ok_or_else(|| DeviceCheckError::NotTrusted { id: id.to_string() })?;
     if let Some(m) = module
         && !dev.modules.iter().any(|x| x == m.name)
     {
-        return Err(format!(
-            "module {} was not discovered on device {} ({}); run a device-discovery task with moduleList [{{\"module\": \"{}\"}}] first",
-            m.name,
-            dev.hostname,
-            dev.endpoint(),
-            m.name
-        ));
+        return Err(DeviceCheckError::ModuleNotDiscovered {
+            module: m.name,
+            hostname: dev.hostname.clone(),
+            endpoint: dev.endpoint(),
+        });
     }
     let info = dev
         .client(c.limits)
         .get_json("/mgmt/shared/identified-devices/config/device-info")
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     let now = info.get("machineId").and_then(Value::as_str).unwrap_or("");
     if now != dev.machine_id {
-        return Err(format!(
-            "device {} now reports machine id '{now}', not the trusted {}; establish trust again",
-            dev.endpoint(),
-            dev.machine_id
-        ));
+        return Err(DeviceCheckError::MachineIdChanged {
+            endpoint: dev.endpoint(),
+            reported: now.to_string(),
+            trusted: dev.machine_id.clone(),
+        });
     }
     Ok(dev)
 }
 
 async fn import(r: &Run) -> Outcome {
     let t = r.record()?;
-    let m = modules::of_task(&t)?;
+    let m = modules::of_task(&t).map_err(|e| e.to_string())?;
     if t.get("currentStep").and_then(Value::as_str) == Some(RESOLVE) {
         return resolve(r, m, &t);
     }
     r.step("CHECK_TRUST")?;
     let id = t.get("machineId").and_then(Value::as_str).unwrap_or("");
-    let dev = check_device(&r.c, id, Some(m)).await?;
+    let dev = check_device(&r.c, id, Some(m))
+        .await
+        .map_err(|e| e.to_string())?;
     r.step("READ_CONFIG")?;
     let found = modules::read(&dev.client(r.c.limits), m)
         .await

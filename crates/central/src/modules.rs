@@ -5,7 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use super::client::ControllerClient;
+use super::client::{ClientError, ControllerClient};
 
 /// One collection of a module.
 pub struct Coll {
@@ -94,14 +94,31 @@ pub fn by_cm_path(path: &str) -> Option<&'static Module> {
         .find(|m| path.starts_with(&format!("/mgmt/cm/{}/", m.cm)))
 }
 
+/// A task whose `selfLink` is under no module's paths.
+#[derive(Debug, thiserror::Error)]
+#[error("no module serves {path}")]
+pub struct NoModule {
+    pub path: String,
+}
+
+/// A collection of a module that could not be read from a device.
+#[derive(Debug, thiserror::Error)]
+#[error("reading {collection} failed: {source}")]
+pub struct ReadError {
+    pub collection: &'static str,
+    pub source: ClientError,
+}
+
 /// The module of a stored task, from its `selfLink` (`.../cm/asm/tasks/...`).
-pub fn of_task(t: &Map<String, Value>) -> Result<&'static Module, String> {
+pub fn of_task(t: &Map<String, Value>) -> Result<&'static Module, NoModule> {
     let path = t
         .get("selfLink")
         .and_then(Value::as_str)
         .and_then(|l| l.strip_prefix("https://localhost"))
         .unwrap_or_default();
-    by_cm_path(path).ok_or_else(|| format!("no module serves {path}"))
+    by_cm_path(path).ok_or_else(|| NoModule {
+        path: path.to_string(),
+    })
 }
 
 /// Fields that describe state, not configuration.
@@ -152,13 +169,16 @@ pub struct Found {
 }
 
 /// Reads every object of `m` from the device (one GET per collection, children expanded).
-pub async fn read(c: &ControllerClient, m: &Module) -> Result<Vec<Found>, String> {
+pub async fn read(c: &ControllerClient, m: &Module) -> Result<Vec<Found>, ReadError> {
     let mut out = Vec::new();
     for coll in m.collections {
         let v = c
             .get_json(&format!("{}?expandSubcollections=true", coll.path))
             .await
-            .map_err(|e| format!("reading {} failed: {e}", coll.path))?;
+            .map_err(|source| ReadError {
+                collection: coll.path,
+                source,
+            })?;
         let items = v
             .get("items")
             .and_then(Value::as_array)

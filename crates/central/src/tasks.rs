@@ -19,8 +19,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::Central;
+use portcullis_admin::MgmtResult;
 use portcullis_admin::{Ctx, MgmtState};
-use portcullis_admin::{MgmtError, MgmtResult};
 use portcullis_store::Table;
 use portcullis_support::{iso8601_utc, now_micros, unix_seconds};
 
@@ -127,41 +127,59 @@ fn worker_of(t: &Map<String, Value>) -> u64 {
     t.get(WORKER).and_then(Value::as_u64).unwrap_or(0)
 }
 
+/// Why a runner must stop: its task is gone, was canceled or restarted, or cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum TaskStopped {
+    #[error("the task was deleted")]
+    Deleted,
+    #[error("the task was canceled")]
+    Canceled,
+    #[error("the task was restarted")]
+    Restarted,
+    #[error(transparent)]
+    Store(#[from] portcullis_store::StoreError),
+}
+
+/// A runner that stops fails its task with this text (the task record's message).
+impl From<TaskStopped> for String {
+    fn from(e: TaskStopped) -> String {
+        e.to_string()
+    }
+}
+
 impl Run {
     /// The stored task.
-    pub fn record(&self) -> Result<Map<String, Value>, String> {
-        match self.c.store.get(Table::Tasks, &self.key) {
-            Ok(Some(Value::Object(m))) => Ok(m),
-            Ok(_) => Err("the task was deleted".into()),
-            Err(e) => Err(e.to_string()),
+    pub fn record(&self) -> Result<Map<String, Value>, TaskStopped> {
+        match self.c.store.get(Table::Tasks, &self.key)? {
+            Some(Value::Object(m)) => Ok(m),
+            _ => Err(TaskStopped::Deleted),
         }
     }
 
     /// Records progress; fails when the task was canceled or deleted meanwhile (the runner stops).
-    pub fn step(&self, step: &str) -> Result<(), String> {
+    pub fn step(&self, step: &str) -> Result<(), TaskStopped> {
         let mut m = Map::new();
         m.insert("currentStep".into(), json!(step));
         self.set(m)
     }
 
     /// Merges fields into the stored task while it is still running.
-    pub fn set(&self, fields: Map<String, Value>) -> Result<(), String> {
-        let r: MgmtResult<()> = self.c.store.write(|tx| {
+    pub fn set(&self, fields: Map<String, Value>) -> Result<(), TaskStopped> {
+        self.c.store.write(|tx| {
             let Some(Value::Object(mut t)) = tx.get(Table::Tasks, &self.key)? else {
-                return Err(MgmtError::bad_request("the task was deleted"));
+                return Err(TaskStopped::Deleted);
             };
             if t.get("status").and_then(Value::as_str) != Some(STARTED) {
-                return Err(MgmtError::bad_request("the task was canceled"));
+                return Err(TaskStopped::Canceled);
             }
             if worker_of(&t) != self.worker {
-                return Err(MgmtError::bad_request("the task was restarted"));
+                return Err(TaskStopped::Restarted);
             }
             t.extend(fields);
             touch(&mut t);
             tx.put(Table::Tasks, &self.key, &Value::Object(t))?;
             Ok(())
-        });
-        r.map_err(|e| e.message)
+        })
     }
 }
 

@@ -164,7 +164,9 @@ fn listener_of(
             }
             "server-ssl" if ctx != "clientside" => upstream_tls = true,
             "api-access" => {
-                access = Some(Arc::new(super::objects::api_access::compile(&prof, pfp)?));
+                access = Some(Arc::new(
+                    super::objects::api_access::compile(&prof, pfp).map_err(|e| e.to_string())?,
+                ));
             }
             _ => {}
         }

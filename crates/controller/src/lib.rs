@@ -27,8 +27,8 @@ pub use monitor::probe_members;
 pub use objects::sys_file::write_durably;
 pub use plane::PlaneState;
 pub use server::{
-    AdminServer, Attach, ConnLimits, ServeArgs, ServeConfig, admin_tls, run as run_admin_server,
-    serve as serve_admin, shutdown_signal,
+    AdminServer, Attach, ConnLimits, ServeArgs, ServeConfig, ServeError, admin_tls,
+    run as run_admin_server, serve as serve_admin, shutdown_signal,
 };
 
 use std::sync::Arc;

@@ -38,14 +38,11 @@ fn store_of(ctx: &Ctx<'_>, name: &ObjName) -> MgmtResult<SharedStore> {
     let Some(Value::Object(obj)) = ctx.st.store.get(Table::Objects, &key)? else {
         return Err(MgmtError::not_found("Profile", &full_path));
     };
-    compile(&obj, &full_path)
-        .map_err(MgmtError::bad_request)?
-        .revocations
-        .ok_or_else(|| {
-            MgmtError::bad_request(format!(
-                "Access profile {full_path} has no revocations store; set its revocations.redis first."
-            ))
-        })
+    compile(&obj, &full_path)?.revocations.ok_or_else(|| {
+        MgmtError::bad_request(format!(
+            "Access profile {full_path} has no revocations store; set its revocations.redis first."
+        ))
+    })
 }
 
 fn item(ctx: &Ctx<'_>, profile: &ObjName, r: &Revoked) -> Value {

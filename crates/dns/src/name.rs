@@ -105,8 +105,15 @@ fn reverse_v6(ip: Ipv6Addr) -> String {
     out
 }
 
+/// A view name that is not 1-64 characters of `[A-Za-z0-9_.-]`; the text is shown to API users.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid view name \"{view}\": use 1-64 letters, digits, `-`, `_` or `.`")]
+pub struct ViewError {
+    pub view: String,
+}
+
 /// Checks a view name (`external`, `internal`, ...): 1-64 characters of `[A-Za-z0-9_.-]`.
-pub fn check_view(view: &str) -> Result<(), String> {
+pub fn check_view(view: &str) -> Result<(), ViewError> {
     let ok = !view.is_empty()
         && view.len() <= 64
         && view
@@ -115,9 +122,9 @@ pub fn check_view(view: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "invalid view name \"{view}\": use 1-64 letters, digits, `-`, `_` or `.`"
-        ))
+        Err(ViewError {
+            view: view.to_string(),
+        })
     }
 }
 

@@ -209,7 +209,7 @@ pub fn parse_record(text: &str, origin: &str) -> Result<Record, RecordError> {
 }
 
 /// Parses a TTL in seconds, 0..=2147483647.
-pub fn parse_ttl(tok: &str) -> Result<u32, String> {
+fn parse_ttl(tok: &str) -> Result<u32, String> {
     match tok.parse::<u64>() {
         Ok(v) if v <= u64::from(MAX_TTL) => Ok(v as u32),
         Ok(_) => Err(format!("TTL {tok} is larger than {MAX_TTL}")),

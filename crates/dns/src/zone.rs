@@ -24,6 +24,12 @@ impl From<record::RecordError> for ZoneError {
     }
 }
 
+impl From<name::ViewError> for ZoneError {
+    fn from(e: name::ViewError) -> Self {
+        ZoneError(e.to_string())
+    }
+}
+
 impl From<name::NameError> for ZoneError {
     fn from(e: name::NameError) -> Self {
         ZoneError(e.to_string())
@@ -70,7 +76,7 @@ impl Zone {
         options: Vec<String>,
         texts: &[String],
     ) -> Result<Zone, ZoneError> {
-        name::check_view(view).map_err(ZoneError)?;
+        name::check_view(view)?;
         let zname = name::normalize(zone_name, None)?;
         if zname == "." {
             return Err(ZoneError("the root zone cannot be managed here".into()));

@@ -81,7 +81,7 @@ impl Dataplane {
         let members = spec
             .upstreams
             .iter()
-            .map(|u| Member::parse(&u.url, u.healthy))
+            .map(|u| Member::parse(&u.url, u.healthy).map_err(|e| e.to_string()))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Site {
             name: spec.name.clone(),

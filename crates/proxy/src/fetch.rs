@@ -33,8 +33,8 @@ pub async fn exchange(
     let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority()) else {
         return Err(OutboundError::BadUrl("not an absolute http(s) URL".into()));
     };
-    let member =
-        Member::parse(&format!("{scheme}://{authority}"), true).map_err(OutboundError::BadUrl)?;
+    let member = Member::parse(&format!("{scheme}://{authority}"), true)
+        .map_err(|e| OutboundError::BadUrl(e.to_string()))?;
     let payload: ProxyBody = Full::new(body.unwrap_or_default())
         .map_err(|e: std::convert::Infallible| -> BoxError { match e {} })
         .boxed_unsync();

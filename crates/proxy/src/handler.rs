@@ -50,6 +50,15 @@ pub struct Site {
     pub access: Option<Arc<super::access::Gate>>,
 }
 
+/// Why the default shared state of a data plane cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum SharedError {
+    #[error(transparent)]
+    Tls(#[from] super::tls::TlsConfigError),
+    #[error("event log: {0}")]
+    EventLog(#[source] std::io::Error),
+}
+
 /// What every listener of a data plane shares.
 pub struct Shared {
     pub limits: Limits,
@@ -61,17 +70,17 @@ pub struct Shared {
 impl Shared {
     /// The shared state with default limits, upstream TLS from the built-in roots, fresh metrics,
     /// and the event log at `event_log` (stderr when `None`).
-    pub fn with_defaults(event_log: Option<&std::path::Path>) -> Result<Arc<Shared>, String> {
+    pub fn with_defaults(event_log: Option<&std::path::Path>) -> Result<Arc<Shared>, SharedError> {
         let limits = Limits::default();
         let metrics = Arc::new(Metrics::default());
         Ok(Arc::new(Shared {
             limits,
             clients: Clients::new(
-                super::tls::client_config(None).map_err(|e| e.to_string())?,
+                super::tls::client_config(None)?,
                 limits.upstream_connect_timeout,
             ),
             events: EventSink::open_counted(event_log, Some(metrics.clone()))
-                .map_err(|e| format!("event log: {e}"))?,
+                .map_err(SharedError::EventLog)?,
             metrics,
         }))
     }

@@ -42,18 +42,20 @@ mod upstream;
 
 pub use dataplane::Dataplane;
 pub use events::{EventSink, EventStream};
-pub use handler::Shared as DataplaneShared;
+pub use handler::{Shared as DataplaneShared, SharedError as DataplaneSharedError};
 #[cfg(fuzzing)]
 pub use head::fuzz_head;
 pub use head::{
     Framing as BodyFraming, HeadLimits, Reject as HeadRefusal, find_head_end,
     parse_scanned as parse_scanned_head, validate_head,
 };
-pub use limits::Limits;
+pub use limits::{LimitError, Limits};
 pub use metrics::Metrics;
 pub use resolver::base_link as policy_base_link;
 pub use response::strip_hop_by_hop;
-pub use run::{ProxyOptions, load_policy, run as run_proxy, runtime as worker_runtime};
-pub use tls::{client_config as tls_client_config, server_config as tls_server_config};
+pub use run::{ProxyOptions, StartError, load_policy, run as run_proxy, runtime as worker_runtime};
+pub use tls::{
+    TlsConfigError, client_config as tls_client_config, server_config as tls_server_config,
+};
 pub use topology::{ListenerSpec, ListenerStatus, TlsSpec, Topology, UpstreamSpec};
 pub use upstream::Clients as UpstreamClients;

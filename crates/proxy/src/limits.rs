@@ -6,6 +6,17 @@ use std::time::Duration;
 use super::head::{HEADER_CAP, HeadLimits};
 
 /// The data plane's limits. `Limits::default()` is what `portcullis proxy` runs with.
+/// A `--limit NAME=VALUE` that names no limit, or whose value is of the wrong kind.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    #[error("limit {assignment:?}: expected NAME=VALUE")]
+    NotAnAssignment { assignment: String },
+    #[error("limit {name}: invalid value {value:?}")]
+    Value { name: String, value: String },
+    #[error("unknown limit {name:?}; known: {}", Limits::NAMES.join(", "))]
+    Unknown { name: String },
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// A request head must arrive within this time from its first byte (slowloris).
@@ -105,11 +116,17 @@ impl Limits {
     ];
 
     /// Sets one limit from `NAME=VALUE` (durations as `10s`, `500ms`, `2m`; sizes in bytes).
-    pub fn set(&mut self, assignment: &str) -> Result<(), String> {
-        let (name, value) = assignment
-            .split_once('=')
-            .ok_or_else(|| format!("limit {assignment:?}: expected NAME=VALUE"))?;
-        let bad = || format!("limit {name}: invalid value {value:?}");
+    pub fn set(&mut self, assignment: &str) -> Result<(), LimitError> {
+        let (name, value) =
+            assignment
+                .split_once('=')
+                .ok_or_else(|| LimitError::NotAnAssignment {
+                    assignment: assignment.to_string(),
+                })?;
+        let bad = || LimitError::Value {
+            name: name.to_string(),
+            value: value.to_string(),
+        };
         let dur = || duration(value).ok_or_else(bad);
         let num = || value.parse::<u64>().map_err(|_| bad());
         match name {
@@ -130,10 +147,9 @@ impl Limits {
             "body_read_timeout" => self.body_read_timeout = dur()?,
             "min_body_rate" => self.min_body_rate = num()?,
             _ => {
-                return Err(format!(
-                    "unknown limit {name:?}; known: {}",
-                    Self::NAMES.join(", ")
-                ));
+                return Err(LimitError::Unknown {
+                    name: name.to_string(),
+                });
             }
         }
         Ok(())
@@ -162,9 +178,18 @@ mod tests {
         assert_eq!(l.header_read_timeout, Duration::from_secs(2));
         assert_eq!(l.idle_timeout, Duration::from_millis(1500));
         assert_eq!(l.max_body_bytes, 1 << 20);
-        assert!(l.set("max_body_bytes=lots").is_err());
-        assert!(l.set("nope=1").is_err());
-        assert!(l.set("max_headers").is_err());
+        assert_eq!(
+            l.set("max_body_bytes=lots"),
+            Err(LimitError::Value {
+                name: "max_body_bytes".into(),
+                value: "lots".into()
+            })
+        );
+        assert!(matches!(l.set("nope=1"), Err(LimitError::Unknown { name }) if name == "nope"));
+        assert_eq!(
+            l.set("max_headers").map_err(|e| e.to_string()),
+            Err("limit \"max_headers\": expected NAME=VALUE".to_string())
+        );
         for name in Limits::NAMES {
             let v = if name.contains("timeout") || name.ends_with("_for") {
                 "1s"

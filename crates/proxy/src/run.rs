@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::dataplane::Dataplane;
 use super::events::EventSink;
 use super::handler::Shared;
-use super::limits::Limits;
+use super::limits::{LimitError, Limits};
 use super::metrics::{self, Metrics};
 use super::resolver;
 use super::tls::TlsConfigError;
@@ -65,8 +65,8 @@ pub struct ProxyOptions {
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
     /// A `--limit NAME=VALUE` naming no limit, or with a value of the wrong kind.
-    #[error("{0}")]
-    Limit(String),
+    #[error(transparent)]
+    Limit(#[from] LimitError),
     /// A file named on the command line cannot be read.
     #[error("{}: {source}", .path.display())]
     Read {
@@ -87,8 +87,8 @@ pub enum StartError {
         source: std::io::Error,
     },
     /// The access profile does not load (the file and the field).
-    #[error("{0}")]
-    Access(String),
+    #[error(transparent)]
+    Access(#[from] super::access::LoadError),
     /// The listener did not start (its address cannot be bound, its certificate is unusable).
     #[error("{0}")]
     Listener(String),
@@ -164,7 +164,7 @@ fn read(path: &Path) -> Result<Vec<u8>, StartError> {
 async fn serve(opts: ProxyOptions) -> Result<(), StartError> {
     let mut limits = Limits::default();
     for l in &opts.limits {
-        limits.set(l).map_err(StartError::Limit)?;
+        limits.set(l)?;
     }
     let path = opts.policy.clone();
     let first = tokio::task::spawn_blocking(move || load_policy(&path)).await??;
@@ -197,9 +197,7 @@ async fn serve(opts: ProxyOptions) -> Result<(), StartError> {
         Some(p) => {
             let p = p.clone();
             Some(Arc::new(
-                tokio::task::spawn_blocking(move || super::access::load_file(&p))
-                    .await?
-                    .map_err(StartError::Access)?,
+                tokio::task::spawn_blocking(move || super::access::load_file(&p)).await??,
             ))
         }
         None => None,

@@ -47,26 +47,49 @@ pub struct Member {
     pub(super) conns: OnceLock<Arc<HostConns>>,
 }
 
+/// Why an upstream URL cannot be a pool member; the text names the URL.
+#[derive(Debug, thiserror::Error)]
+pub enum MemberError {
+    #[error("upstream {url:?}: {source}")]
+    Invalid {
+        url: String,
+        source: http::uri::InvalidUri,
+    },
+    #[error("upstream {url:?}: scheme must be http, https or h2c")]
+    Scheme { url: String },
+    #[error("upstream {url:?}: no host")]
+    NoHost { url: String },
+    #[error("upstream {url:?}: a path is not supported")]
+    Path { url: String },
+}
+
 impl Member {
     /// Parses an upstream URL; the error says what is wrong with it.
-    pub fn parse(url: &str, healthy: bool) -> Result<Member, String> {
-        let uri: Uri = url.parse().map_err(|e| format!("upstream {url:?}: {e}"))?;
+    pub fn parse(url: &str, healthy: bool) -> Result<Member, MemberError> {
+        let uri: Uri = url.parse().map_err(|source| MemberError::Invalid {
+            url: url.to_string(),
+            source,
+        })?;
         let protocol = match uri.scheme_str() {
             Some("http") => Protocol::Http1,
             Some("https") => Protocol::Https,
             Some("h2c") => Protocol::H2c,
             _ => {
-                return Err(format!(
-                    "upstream {url:?}: scheme must be http, https or h2c"
-                ));
+                return Err(MemberError::Scheme {
+                    url: url.to_string(),
+                });
             }
         };
         let authority = uri
             .authority()
             .cloned()
-            .ok_or_else(|| format!("upstream {url:?}: no host"))?;
+            .ok_or_else(|| MemberError::NoHost {
+                url: url.to_string(),
+            })?;
         if !matches!(uri.path(), "" | "/") {
-            return Err(format!("upstream {url:?}: a path is not supported"));
+            return Err(MemberError::Path {
+                url: url.to_string(),
+            });
         }
         Ok(Member {
             url: url.to_string(),
@@ -265,12 +288,26 @@ mod tests {
     #[test]
     fn member_urls_are_checked() {
         assert_eq!(
-            Member::parse("h2c://127.0.0.1:50051", true).map(|m| m.protocol),
-            Ok(Protocol::H2c)
+            Member::parse("h2c://127.0.0.1:50051", true)
+                .map(|m| m.protocol)
+                .ok(),
+            Some(Protocol::H2c)
         );
-        assert!(Member::parse("ftp://x", true).is_err());
-        assert!(Member::parse("http://x/path", true).is_err());
-        assert!(Member::parse("not a url", true).is_err());
+        assert!(matches!(
+            Member::parse("ftp://x", true),
+            Err(MemberError::Scheme { url }) if url == "ftp://x"
+        ));
+        let path = Member::parse("http://x/path", true)
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            path.as_deref(),
+            Some("upstream \"http://x/path\": a path is not supported")
+        );
+        assert!(matches!(
+            Member::parse("not a url", true),
+            Err(MemberError::Invalid { .. })
+        ));
     }
 
     #[test]

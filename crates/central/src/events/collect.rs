@@ -141,11 +141,7 @@ async fn round(c: &Central, fleet: &FleetEvents, dev: &Device) {
 }
 
 /// Reads `dev`'s feed from its cursor and stores what is new; (events added, cursor).
-pub async fn collect(
-    c: &Central,
-    fleet: &FleetEvents,
-    dev: &Device,
-) -> Result<(usize, u64), String> {
+async fn collect(c: &Central, fleet: &FleetEvents, dev: &Device) -> Result<(usize, u64), String> {
     // One attempt per round: the next round is the retry.
     let client = dev.client(CallLimits {
         retries: 0,
@@ -180,7 +176,11 @@ pub async fn collect(
             .filter_map(|i| FleetEvent::from_item(dev, i))
             .collect();
         if !events.is_empty() {
-            added += fleet.store.insert(&events).await?;
+            added += fleet
+                .store
+                .insert(&events)
+                .await
+                .map_err(|e| e.to_string())?;
         }
         if next > cursor {
             cursor = next;

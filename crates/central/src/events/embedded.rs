@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
 
-use super::{FleetEvent, Found, Retention, Search};
+use super::{EventStoreError, FleetEvent, Found, Retention, Search};
 use portcullis_store::{Store, Table, WriteTx};
 use portcullis_support::now_micros;
 
@@ -74,29 +74,26 @@ impl Embedded {
         }
     }
 
-    pub fn insert(&self, events: &[FleetEvent]) -> Result<usize, String> {
-        let added = self
-            .store
-            .write(|tx| {
-                let mut added = 0;
-                for e in events {
-                    let ix = index_key(&e.support_id, &e.device);
-                    if tx.get(Table::Events, &ix)?.is_some() {
-                        continue;
-                    }
-                    let key = item_key(e);
-                    tx.put(Table::Events, &key, &e.item)?;
-                    tx.put(Table::Events, &ix, &json!(key))?;
-                    added += 1;
+    pub fn insert(&self, events: &[FleetEvent]) -> Result<usize, EventStoreError> {
+        let added = self.store.write(|tx| {
+            let mut added = 0;
+            for e in events {
+                let ix = index_key(&e.support_id, &e.device);
+                if tx.get(Table::Events, &ix)?.is_some() {
+                    continue;
                 }
-                Ok::<_, portcullis_store::StoreError>(added)
-            })
-            .map_err(|e| e.to_string())?;
+                let key = item_key(e);
+                tx.put(Table::Events, &key, &e.item)?;
+                tx.put(Table::Events, &ix, &json!(key))?;
+                added += 1;
+            }
+            Ok::<_, portcullis_store::StoreError>(added)
+        })?;
         self.count.fetch_add(added as u64, Ordering::Relaxed);
         Ok(added)
     }
 
-    pub fn search(&self, q: &Search) -> Result<Found, String> {
+    pub fn search(&self, q: &Search) -> Result<Found, EventStoreError> {
         let mut found = Found::default();
         let mut take = |v: Value| {
             if matches(q, &v) {
@@ -108,11 +105,7 @@ impl Embedded {
         };
         if let Some(id) = &q.support_id {
             let mut hits: Vec<Value> = Vec::new();
-            for (_, key) in self
-                .store
-                .list(Table::Events, &format!("{INDEX}{id}/"))
-                .map_err(|e| e.to_string())?
-            {
+            for (_, key) in self.store.list(Table::Events, &format!("{INDEX}{id}/"))? {
                 if let Some(v) = key
                     .as_str()
                     .and_then(|k| self.store.get(Table::Events, k).ok().flatten())
@@ -127,56 +120,51 @@ impl Embedded {
             return Ok(found);
         }
         let since = q.since_micros.unwrap_or(0);
-        self.store
-            .scan_rev(Table::Events, ITEMS, |k, v| {
-                let t = k[ITEMS.len()..]
-                    .split('/')
-                    .next()
-                    .and_then(|t| t.parse::<u64>().ok())
-                    .unwrap_or(0);
-                if t < since {
-                    return false;
-                }
-                if in_range(q, t) {
-                    take(v);
-                }
-                true
-            })
-            .map_err(|e| e.to_string())?;
+        self.store.scan_rev(Table::Events, ITEMS, |k, v| {
+            let t = k[ITEMS.len()..]
+                .split('/')
+                .next()
+                .and_then(|t| t.parse::<u64>().ok())
+                .unwrap_or(0);
+            if t < since {
+                return false;
+            }
+            if in_range(q, t) {
+                take(v);
+            }
+            true
+        })?;
         Ok(found)
     }
 
-    pub fn prune(&self, keep: Retention) -> Result<u64, String> {
+    pub fn prune(&self, keep: Retention) -> Result<u64, EventStoreError> {
         let count = self.count.load(Ordering::Relaxed);
         let over = keep.excess(count);
         let cutoff = keep.cutoff_micros(now_micros());
-        let removed = self
-            .store
-            .write(|tx| {
-                let mut removed = 0u64;
-                if over > 0 {
-                    for k in tx.first_keys(Table::Events, ITEMS, over as usize)? {
-                        delete(tx, &k)?;
+        let removed = self.store.write(|tx| {
+            let mut removed = 0u64;
+            if over > 0 {
+                for k in tx.first_keys(Table::Events, ITEMS, over as usize)? {
+                    delete(tx, &k)?;
+                    removed += 1;
+                }
+            }
+            if let Some(cutoff) = cutoff {
+                let bound = format!("{ITEMS}{cutoff:020}");
+                loop {
+                    let keys = tx.first_keys(Table::Events, ITEMS, 1024)?;
+                    let old: Vec<&String> = keys.iter().take_while(|k| **k < bound).collect();
+                    for k in &old {
+                        delete(tx, k)?;
                         removed += 1;
                     }
-                }
-                if let Some(cutoff) = cutoff {
-                    let bound = format!("{ITEMS}{cutoff:020}");
-                    loop {
-                        let keys = tx.first_keys(Table::Events, ITEMS, 1024)?;
-                        let old: Vec<&String> = keys.iter().take_while(|k| **k < bound).collect();
-                        for k in &old {
-                            delete(tx, k)?;
-                            removed += 1;
-                        }
-                        if old.len() < 1024 {
-                            break;
-                        }
+                    if old.len() < 1024 {
+                        break;
                     }
                 }
-                Ok::<_, portcullis_store::StoreError>(removed)
-            })
-            .map_err(|e| e.to_string())?;
+            }
+            Ok::<_, portcullis_store::StoreError>(removed)
+        })?;
         self.count.fetch_sub(removed.min(count), Ordering::Relaxed);
         Ok(removed)
     }

@@ -158,6 +158,40 @@ pub struct Found {
     pub items: Vec<Value>,
 }
 
+/// Why the fleet event store cannot be opened or failed an operation; the search API answers it
+/// as unavailable, the collector logs it, `central` prints it before it exits.
+#[derive(Debug, thiserror::Error)]
+pub enum EventStoreError {
+    #[error(transparent)]
+    Embedded(#[from] portcullis_store::StoreError),
+    /// The PostgreSQL database (`label`: its URL, password redacted) refused or failed.
+    #[error("{label}: {source}")]
+    Postgres {
+        label: String,
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The CA file given for the database's certificate cannot be read or parsed.
+    #[error("{}: {source}", .path.display())]
+    CaFile {
+        path: std::path::PathBuf,
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("{}: no PEM certificate", .path.display())]
+    NoCertificate { path: std::path::PathBuf },
+    #[error("{0}")]
+    Tls(#[source] rustls::Error),
+}
+
+/// Why the fleet events cannot be installed on an admin server.
+#[derive(Debug, thiserror::Error)]
+pub enum InstallError {
+    /// The admin server has no central manager installed (the admin API's message).
+    #[error("{message}")]
+    NoCentral { message: String },
+    #[error(transparent)]
+    Store(#[from] EventStoreError),
+}
+
 /// Where the fleet's events are kept.
 pub enum EventStore {
     Embedded(embedded::Embedded),
@@ -167,7 +201,10 @@ pub enum EventStore {
 impl EventStore {
     /// The store `cfg` names: PostgreSQL (connected, schema created) or the embedded one in
     /// `store`.
-    pub async fn open(cfg: &EventsConfig, store: Arc<Store>) -> Result<EventStore, String> {
+    pub async fn open(
+        cfg: &EventsConfig,
+        store: Arc<Store>,
+    ) -> Result<EventStore, EventStoreError> {
         match &cfg.db {
             Some(url) => Ok(EventStore::Postgres(
                 postgres::Postgres::connect(url, cfg.db_ca_file.as_deref(), cfg.pool_size).await?,
@@ -177,14 +214,14 @@ impl EventStore {
     }
 
     /// Stores `events` (those already stored are skipped); how many were new.
-    pub async fn insert(&self, events: &[FleetEvent]) -> Result<usize, String> {
+    pub async fn insert(&self, events: &[FleetEvent]) -> Result<usize, EventStoreError> {
         match self {
             EventStore::Embedded(e) => e.insert(events),
             EventStore::Postgres(p) => p.insert(events).await,
         }
     }
 
-    pub async fn search(&self, q: &Search) -> Result<Found, String> {
+    pub async fn search(&self, q: &Search) -> Result<Found, EventStoreError> {
         match self {
             EventStore::Embedded(e) => e.search(q),
             EventStore::Postgres(p) => p.search(q).await,
@@ -192,7 +229,7 @@ impl EventStore {
     }
 
     /// Deletes what `keep` no longer allows; how many events went.
-    pub async fn prune(&self, keep: Retention) -> Result<u64, String> {
+    pub async fn prune(&self, keep: Retention) -> Result<u64, EventStoreError> {
         match self {
             EventStore::Embedded(e) => e.prune(keep),
             EventStore::Postgres(p) => p.prune(keep).await,
@@ -217,8 +254,8 @@ pub struct FleetEvents {
 
 /// Opens the event store, registers the search routes and starts collecting. Call inside the
 /// runtime, after `central::install`.
-pub async fn install(st: &MgmtState, cfg: EventsConfig) -> Result<(), String> {
-    let c = super::state(st).map_err(|e| e.message)?;
+pub async fn install(st: &MgmtState, cfg: EventsConfig) -> Result<(), InstallError> {
+    let c = super::state(st).map_err(|e| InstallError::NoCentral { message: e.message })?;
     let store = EventStore::open(&cfg, c.store.clone()).await?;
     let fleet = Arc::new(FleetEvents {
         store,

@@ -18,7 +18,7 @@ use serde_json::Value;
 use tokio_postgres::types::ToSql;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::{FleetEvent, Found, Retention, Search};
+use super::{EventStoreError, FleetEvent, Found, Retention, Search};
 use portcullis_support::{now_micros, redact_url};
 
 /// The schema, idempotent (run at every start).
@@ -62,8 +62,12 @@ pub struct Postgres {
 /// Rows a new table takes before its first ANALYZE.
 const FIRST_ANALYZE: u64 = 10_000;
 
-fn failed(label: &str) -> impl Fn(&dyn std::fmt::Display) -> String + '_ {
-    move |e| format!("{label}: {e}")
+/// The database at `label` (its URL, redacted) failed with `e`.
+fn failed(label: &str, e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> EventStoreError {
+    EventStoreError::Postgres {
+        label: label.to_string(),
+        source: e.into(),
+    }
 }
 
 /// The last segment of a policy fullPath (its name).
@@ -73,18 +77,24 @@ fn policy_name(full_path: &str) -> &str {
 
 /// TLS towards the database: its certificate must chain to the CA certificates of `ca_file` (PEM)
 /// or, without one, to the built-in web roots, and name the host of the URL.
-fn tls(ca_file: Option<&Path>) -> Result<MakeRustlsConnect, String> {
+fn tls(ca_file: Option<&Path>) -> Result<MakeRustlsConnect, EventStoreError> {
     let mut roots = rustls::RootCertStore::empty();
     match ca_file {
         Some(p) => {
-            let pem = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let bad = |e: Box<dyn std::error::Error + Send + Sync>| EventStoreError::CaFile {
+                path: p.to_path_buf(),
+                source: e,
+            };
+            let pem = std::fs::read(p).map_err(|e| bad(e.into()))?;
             for c in CertificateDer::pem_slice_iter(&pem) {
                 roots
-                    .add(c.map_err(|e| format!("{}: {e}", p.display()))?)
-                    .map_err(|e| format!("{}: {e}", p.display()))?;
+                    .add(c.map_err(|e| bad(e.into()))?)
+                    .map_err(|e| bad(e.into()))?;
             }
             if roots.is_empty() {
-                return Err(format!("{}: no PEM certificate", p.display()));
+                return Err(EventStoreError::NoCertificate {
+                    path: p.to_path_buf(),
+                });
             }
         }
         None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
@@ -93,7 +103,7 @@ fn tls(ca_file: Option<&Path>) -> Result<MakeRustlsConnect, String> {
         rustls::crypto::ring::default_provider(),
     ))
     .with_safe_default_protocol_versions()
-    .map_err(|e| e.to_string())?
+    .map_err(EventStoreError::Tls)?
     .with_root_certificates(roots)
     .with_no_client_auth();
     Ok(MakeRustlsConnect::new(cfg))
@@ -106,9 +116,9 @@ impl Postgres {
         url: &str,
         ca_file: Option<&Path>,
         size: usize,
-    ) -> Result<Postgres, String> {
+    ) -> Result<Postgres, EventStoreError> {
         let label = redact_url(url);
-        let cfg = tokio_postgres::Config::from_str(url).map_err(|e| format!("{label}: {e}"))?;
+        let cfg = tokio_postgres::Config::from_str(url).map_err(|e| failed(&label, e))?;
         let mgr = Manager::from_config(
             cfg,
             tls(ca_file)?,
@@ -119,7 +129,7 @@ impl Postgres {
         let pool = Pool::builder(mgr)
             .max_size(size.max(1))
             .build()
-            .map_err(|e| format!("{label}: {e}"))?;
+            .map_err(|e| failed(&label, e))?;
         let pg = Postgres {
             pool,
             label,
@@ -130,7 +140,7 @@ impl Postgres {
         client
             .batch_execute(SCHEMA)
             .await
-            .map_err(|e| failed(&pg.label)(&e))?;
+            .map_err(|e| failed(&pg.label, e))?;
         pg.analyze(&client).await?;
         Ok(pg)
     }
@@ -139,39 +149,46 @@ impl Postgres {
     /// grew fast, as when a fleet's backlog is collected) the planner walks the time index for a
     /// search by support id instead of using its index: tens of milliseconds instead of a fraction
     /// of one. Autovacuum keeps them current in the long run; this covers the minutes before it.
-    async fn analyze(&self, client: &deadpool_postgres::Object) -> Result<(), String> {
-        let fail = failed(&self.label);
+    async fn analyze(&self, client: &deadpool_postgres::Object) -> Result<(), EventStoreError> {
         client
             .batch_execute("ANALYZE fleet_events")
             .await
-            .map_err(|e| fail(&e))?;
+            .map_err(|e| failed(&self.label, e))?;
         let rows = self.planner_rows(client).await?;
         self.analyzed.store(rows.max(0.0) as u64, Ordering::Relaxed);
         self.inserted.store(0, Ordering::Relaxed);
         Ok(())
     }
 
-    async fn client(&self) -> Result<deadpool_postgres::Object, String> {
-        self.pool.get().await.map_err(|e| failed(&self.label)(&e))
+    async fn client(&self) -> Result<deadpool_postgres::Object, EventStoreError> {
+        self.pool.get().await.map_err(|e| failed(&self.label, e))
     }
 
     /// The planner's row count of the table (-1 before its first ANALYZE).
-    async fn planner_rows(&self, client: &deadpool_postgres::Object) -> Result<f32, String> {
+    async fn planner_rows(
+        &self,
+        client: &deadpool_postgres::Object,
+    ) -> Result<f32, EventStoreError> {
         Ok(client
             .query_one(
                 "SELECT reltuples FROM pg_class WHERE relname = 'fleet_events'",
                 &[],
             )
             .await
-            .map_err(|e| failed(&self.label)(&e))?
+            .map_err(|e| failed(&self.label, e))?
             .get(0))
     }
 
-    pub async fn insert(&self, events: &[FleetEvent]) -> Result<usize, String> {
-        let fail = failed(&self.label);
+    pub async fn insert(&self, events: &[FleetEvent]) -> Result<usize, EventStoreError> {
         let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(|e| fail(&e))?;
-        let stmt = tx.prepare_cached(INSERT).await.map_err(|e| fail(&e))?;
+        let tx = client
+            .transaction()
+            .await
+            .map_err(|e| failed(&self.label, e))?;
+        let stmt = tx
+            .prepare_cached(INSERT)
+            .await
+            .map_err(|e| failed(&self.label, e))?;
         // Sent together: tokio-postgres pipelines the statements of one connection.
         let rows = futures_util::future::try_join_all(events.iter().map(|e| {
             let client_ip = e
@@ -201,8 +218,8 @@ impl Postgres {
             }
         }))
         .await
-        .map_err(|e| fail(&e))?;
-        tx.commit().await.map_err(|e| fail(&e))?;
+        .map_err(|e| failed(&self.label, e))?;
+        tx.commit().await.map_err(|e| failed(&self.label, e))?;
         let added = rows.iter().sum::<u64>();
         // Statistics are refreshed each time the table has doubled since they were taken.
         let since = self.inserted.fetch_add(added, Ordering::Relaxed) + added;
@@ -212,7 +229,7 @@ impl Postgres {
         Ok(added as usize)
     }
 
-    pub async fn search(&self, q: &Search) -> Result<Found, String> {
+    pub async fn search(&self, q: &Search) -> Result<Found, EventStoreError> {
         let mut cond: Vec<String> = Vec::new();
         let mut params: Vec<Box<dyn ToSql + Sync + Send>> = Vec::new();
         let mut add = |sql: &str, p: Box<dyn ToSql + Sync + Send>| {
@@ -269,20 +286,18 @@ impl Postgres {
         // Two statements, pipelined on one connection: the page walks the time index (or the
         // criterion's) and stops at its end; the count reads no item. One statement with a window
         // count would sort every matching item first.
-        let fail = failed(&self.label);
         let (rows, count) = tokio::try_join!(
             client.query(&page_sql, &refs),
             client.query_one(&count_sql, &refs[..refs.len() - 2]),
         )
-        .map_err(|e| fail(&e))?;
+        .map_err(|e| failed(&self.label, e))?;
         Ok(Found {
             total: count.get::<_, i64>(0) as u64,
             items: rows.iter().map(|r| r.get::<_, Value>(0)).collect(),
         })
     }
 
-    pub async fn prune(&self, keep: Retention) -> Result<u64, String> {
-        let fail = failed(&self.label);
+    pub async fn prune(&self, keep: Retention) -> Result<u64, EventStoreError> {
         let client = self.client().await?;
         let mut removed = 0;
         if let Some(cutoff) = keep.cutoff_micros(now_micros()) {
@@ -293,7 +308,7 @@ impl Postgres {
                     &[&cutoff],
                 )
                 .await
-                .map_err(|e| fail(&e))?;
+                .map_err(|e| failed(&self.label, e))?;
         }
         if keep.max_events > 0 {
             // An estimate first (the planner's, or what this process stored since its last
@@ -310,7 +325,7 @@ impl Postgres {
                         &[&(keep.max_events as i64 - 1)],
                     )
                     .await
-                    .map_err(|e| fail(&e))?;
+                    .map_err(|e| failed(&self.label, e))?;
             }
         }
         Ok(removed)

@@ -112,7 +112,7 @@ fn fleet(ctx: &Ctx<'_>) -> MgmtResult<std::sync::Arc<FleetEvents>> {
     })
 }
 
-fn store_failed(e: String) -> MgmtError {
+fn store_failed(e: super::EventStoreError) -> MgmtError {
     MgmtError::new(
         StatusCode::SERVICE_UNAVAILABLE,
         format!("The fleet event store failed: {e}"),

@@ -7,7 +7,7 @@
 use http::{Method, StatusCode};
 use serde_json::{Map, Value, json};
 
-use crate::client::{Auth, CallLimits, ControllerClient};
+use crate::client::{Auth, CallLimits, ClientError, ControllerClient};
 use crate::devices::Device;
 
 /// The device a member licenses, and how to reach it.
@@ -57,6 +57,30 @@ fn entry<'a>(stats: &'a Value, name: &str) -> Option<&'a str> {
         .as_str()
 }
 
+/// Why a device could not be identified, licensed or have its license revoked; the member
+/// record and the admin API's answer carry the text.
+#[derive(Debug, thiserror::Error)]
+pub enum GrantError {
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    #[error("device {addr} reported no machineId in its device-info")]
+    NoMachineId { addr: String },
+    #[error("device {addr} reports registration key {installed} after the install of {expected}")]
+    KeyNotInstalled {
+        addr: String,
+        installed: String,
+        expected: String,
+    },
+    #[error("device {addr} refused the credentials: {message}")]
+    Unauthorized { addr: String, message: String },
+    #[error("device {addr} answered {status} to the license revocation: {message}")]
+    RevocationRefused {
+        addr: String,
+        status: StatusCode,
+        message: String,
+    },
+}
+
 /// What the pool tells the controller it was licensed by.
 pub struct Source<'a> {
     pub reg_key: &'a str,
@@ -72,7 +96,7 @@ pub struct Source<'a> {
 pub async fn identify(
     target: &Target,
     limits: CallLimits,
-) -> Result<(ControllerClient, Map<String, Value>), String> {
+) -> Result<(ControllerClient, Map<String, Value>), GrantError> {
     let mut client = target.client(limits);
     let mut fields = Map::new();
     if let Target::Unmanaged {
@@ -82,7 +106,7 @@ pub async fn identify(
         pin: None,
     } = target
     {
-        let fingerprint = client.fingerprint().await.map_err(|e| e.to_string())?;
+        let fingerprint = client.fingerprint().await?;
         let pinned = Target::Unmanaged {
             address: address.clone(),
             user: user.clone(),
@@ -94,19 +118,14 @@ pub async fn identify(
     }
     let info = client
         .get_json("/mgmt/shared/identified-devices/config/device-info")
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     let machine_id = info["machineId"].as_str().unwrap_or_default();
     if machine_id.is_empty() {
-        return Err(format!(
-            "device {} reported no machineId in its device-info",
-            client.address()
-        ));
+        return Err(GrantError::NoMachineId {
+            addr: client.address(),
+        });
     }
-    let prov = client
-        .get_json("/mgmt/tm/sys/provision")
-        .await
-        .map_err(|e| e.to_string())?;
+    let prov = client.get_json("/mgmt/tm/sys/provision").await?;
     let modules: Vec<Value> = prov["items"]
         .as_array()
         .into_iter()
@@ -124,7 +143,7 @@ pub async fn identify(
 
 /// Installs the pool's key on the device and reads it back; returns `licensedDate` as the
 /// device reports it.
-pub async fn install(client: &ControllerClient, src: &Source<'_>) -> Result<String, String> {
+pub async fn install(client: &ControllerClient, src: &Source<'_>) -> Result<String, GrantError> {
     let body = json!({
         "command": "install",
         "registrationKey": src.reg_key,
@@ -135,21 +154,15 @@ pub async fn install(client: &ControllerClient, src: &Source<'_>) -> Result<Stri
             "centralManager": src.central,
         },
     });
-    client
-        .post_json("/mgmt/tm/sys/license", &body)
-        .await
-        .map_err(|e| e.to_string())?;
-    let lic = client
-        .get_json("/mgmt/tm/sys/license")
-        .await
-        .map_err(|e| e.to_string())?;
+    client.post_json("/mgmt/tm/sys/license", &body).await?;
+    let lic = client.get_json("/mgmt/tm/sys/license").await?;
     let installed = entry(&lic, "registrationKey").unwrap_or("none");
     if !installed.eq_ignore_ascii_case(src.reg_key) {
-        return Err(format!(
-            "device {} reports registration key {installed} after the install of {}",
-            client.address(),
-            src.reg_key
-        ));
+        return Err(GrantError::KeyNotInstalled {
+            addr: client.address(),
+            installed: installed.to_string(),
+            expected: src.reg_key.to_string(),
+        });
     }
     Ok(entry(&lic, "licensedOnDate")
         .unwrap_or_default()
@@ -158,7 +171,7 @@ pub async fn install(client: &ControllerClient, src: &Source<'_>) -> Result<Stri
 
 /// Removes the pool's key from the device. A device that holds another key by now (409) or no
 /// license at all no longer holds this pool's license: that is success too.
-pub async fn revoke(target: &Target, limits: CallLimits, reg_key: &str) -> Result<(), String> {
+pub async fn revoke(target: &Target, limits: CallLimits, reg_key: &str) -> Result<(), GrantError> {
     let client = target.client(limits);
     let (status, v) = client
         .request(
@@ -166,20 +179,20 @@ pub async fn revoke(target: &Target, limits: CallLimits, reg_key: &str) -> Resul
             "/mgmt/tm/sys/license",
             Some(&json!({"registrationKey": reg_key})),
         )
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     if status.is_success() || status == StatusCode::CONFLICT {
         return Ok(());
     }
     let msg = v["message"].as_str().unwrap_or_default();
     if status == StatusCode::UNAUTHORIZED {
-        return Err(format!(
-            "device {} refused the credentials: {msg}",
-            client.address()
-        ));
+        return Err(GrantError::Unauthorized {
+            addr: client.address(),
+            message: msg.to_string(),
+        });
     }
-    Err(format!(
-        "device {} answered {status} to the license revocation: {msg}",
-        client.address()
-    ))
+    Err(GrantError::RevocationRefused {
+        addr: client.address(),
+        status,
+        message: msg.to_string(),
+    })
 }

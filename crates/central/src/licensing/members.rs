@@ -276,7 +276,9 @@ async fn run_grant(
     target: &Target,
 ) -> Result<Map<String, Value>, String> {
     let pool_uuid = pool["uuid"].as_str().unwrap_or_default();
-    let (client, mut fields) = grant::identify(target, c.limits).await?;
+    let (client, mut fields) = grant::identify(target, c.limits)
+        .await
+        .map_err(|e| e.to_string())?;
     let machine_id = fields["deviceMachineId"]
         .as_str()
         .unwrap_or_default()
@@ -301,7 +303,9 @@ async fn run_grant(
         member_uuid: member,
         central: &c.machine_id,
     };
-    let licensed = grant::install(&client, &src).await?;
+    let licensed = grant::install(&client, &src)
+        .await
+        .map_err(|e| e.to_string())?;
     fields.insert("licensedDate".into(), json!(licensed));
     Ok(fields)
 }

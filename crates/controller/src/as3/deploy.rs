@@ -215,7 +215,7 @@ fn deploy_tenant(
     let plan = plan_tenant(adc, t);
     let policies = match waf::prepare(st, &plan, stored.as_ref()) {
         Ok(p) => p,
-        Err(e) => return Outcome::failed(&t.name, started, e),
+        Err(e) => return Outcome::failed(&t.name, started, e.to_string()),
     };
     let same = stored.as_ref().is_some_and(|r| {
         r["declaration"] == t.raw && r["persist"].as_bool().unwrap_or(true) == persist
@@ -224,7 +224,7 @@ fn deploy_tenant(
         return Outcome::new(&t.name, started, "no change");
     }
     if !dry && let Err(e) = waf::put(st, &policies, stored.as_ref()) {
-        return Outcome::failed(&t.name, started, e);
+        return Outcome::failed(&t.name, started, e.to_string());
     }
     match write_tenant(st, t, &plan, &policies, stored.as_ref(), persist, user, dry) {
         Ok(()) => {
@@ -233,7 +233,7 @@ fn deploy_tenant(
                 let attached = waf::activate(st, &plan, &policies, stored.as_ref());
                 st.reapply();
                 if let Err(e) = attached {
-                    return Outcome::failed(&t.name, started, e);
+                    return Outcome::failed(&t.name, started, e.to_string());
                 }
             }
             Outcome {

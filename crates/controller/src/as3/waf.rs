@@ -16,6 +16,32 @@ use crate::asm;
 use portcullis_admin::MgmtState;
 use portcullis_store::Table;
 use portcullis_support::fetch::fetch_blocking;
+use portcullis_support::links::UnreadableLink;
+
+/// Why a tenant's WAF policies cannot be deployed; the tenant's AS3 result carries the text.
+#[derive(Debug, thiserror::Error)]
+pub enum WafError {
+    /// `policyWAF` names a policy the tenant does not declare and that does not exist.
+    #[error("policyWAF {policy}: {message}")]
+    UnknownPolicy { policy: String, message: String },
+    #[error("{full_path}: {source}")]
+    Pull {
+        full_path: String,
+        source: UnreadableLink,
+    },
+    #[error("{full_path}: {link} is not a JSON policy: {source}")]
+    NotJson {
+        full_path: String,
+        link: String,
+        source: serde_json::Error,
+    },
+    /// The policy does not store (it does not compile, or the store refused it).
+    #[error("{message}")]
+    Store { full_path: String, message: String },
+    /// The policy cannot be applied or attached to its virtual servers.
+    #[error("{full_path}: {message}")]
+    Activate { full_path: String, message: String },
+}
 
 /// A declared policy ready to store.
 #[derive(Debug)]
@@ -75,13 +101,15 @@ pub fn prepare(
     st: &MgmtState,
     plan: &Plan,
     stored: Option<&Value>,
-) -> Result<Vec<Prepared>, String> {
+) -> Result<Vec<Prepared>, WafError> {
     let declared_paths: BTreeSet<&str> =
         plan.policies.iter().map(|p| p.full_path.as_str()).collect();
     for (policy, _) in &plan.attachments {
         if !declared_paths.contains(policy.as_str()) {
-            asm::policies::by_path(st, policy)
-                .map_err(|e| format!("policyWAF {policy}: {}", e.message))?;
+            asm::policies::by_path(st, policy).map_err(|e| WafError::UnknownPolicy {
+                policy: policy.clone(),
+                message: e.message,
+            })?;
         }
     }
     let old = declared(stored);
@@ -89,10 +117,18 @@ pub fn prepare(
     for p in &plan.policies {
         let full_path = &p.full_path;
         let pull = |link: &str| {
-            let bytes = fetch_blocking(&st.cfg.fetch, &st.cfg.data_dir, link)
-                .map_err(|e| format!("{full_path}: {e}"))?;
-            serde_json::from_slice::<Value>(&bytes)
-                .map_err(|e| format!("{full_path}: {link} is not a JSON policy: {e}"))
+            let bytes =
+                fetch_blocking(&st.cfg.fetch, &st.cfg.data_dir, link).map_err(|source| {
+                    WafError::Pull {
+                        full_path: full_path.clone(),
+                        source,
+                    }
+                })?;
+            serde_json::from_slice::<Value>(&bytes).map_err(|source| WafError::NotJson {
+                full_path: full_path.clone(),
+                link: link.to_string(),
+                source,
+            })
         };
         let (doc, base) = match &p.source {
             WafSource::Url {
@@ -147,7 +183,7 @@ pub fn unchanged(prepared: &[Prepared], stored: Option<&Value>) -> bool {
 
 /// Stores (and compiles) the prepared policies; on failure the policies this call created are
 /// removed again and the error is returned.
-pub fn put(st: &MgmtState, prepared: &[Prepared], stored: Option<&Value>) -> Result<(), String> {
+pub fn put(st: &MgmtState, prepared: &[Prepared], stored: Option<&Value>) -> Result<(), WafError> {
     let old = declared(stored);
     let mut created = Vec::new();
     for p in prepared {
@@ -158,7 +194,10 @@ pub fn put(st: &MgmtState, prepared: &[Prepared], stored: Option<&Value>) -> Res
             for full_path in created {
                 let _ = asm::delete_policy(st, full_path);
             }
-            return Err(e.message);
+            return Err(WafError::Store {
+                full_path: p.full_path.clone(),
+                message: e.message,
+            });
         }
         if !existed {
             created.push(&p.full_path);
@@ -194,9 +233,11 @@ pub fn activate(
     plan: &Plan,
     prepared: &[Prepared],
     stored: Option<&Value>,
-) -> Result<(), String> {
-    let err =
-        |full_path: &str, e: portcullis_admin::MgmtError| format!("{full_path}: {}", e.message);
+) -> Result<(), WafError> {
+    let err = |full_path: &str, e: portcullis_admin::MgmtError| WafError::Activate {
+        full_path: full_path.to_string(),
+        message: e.message,
+    };
     for p in prepared {
         // Virtuals of other tenants that point to this policy (`use: /Common/Shared/...`) keep it.
         let tenant = format!("/{}/", p.full_path.split('/').nth(1).unwrap_or_default());

@@ -169,9 +169,32 @@ pub fn running_policy(st: &MgmtState, virtual_full_path: &str) -> Arc<CompiledPo
     Arc::new(CompiledPolicy::allow_all(virtual_full_path))
 }
 
+/// Why a task body names no policy; the admin API answers it as a bad request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    #[error("'policy.fullPath' must be a string.")]
+    PathNotAString,
+    #[error("'policyReference.link' must be a string.")]
+    LinkNotAString,
+    #[error(
+        "'policyReference.link' ({link}) does not name a policy (.../mgmt/tm/asm/policies/<id>)."
+    )]
+    LinkNamesNoPolicy { link: String },
+    #[error(
+        "The request names no policy: give 'policy': {{'fullPath': ...}} or 'policyReference': {{'link': ...}}."
+    )]
+    Missing,
+}
+
+impl From<TargetError> for MgmtError {
+    fn from(e: TargetError) -> Self {
+        MgmtError::bad_request(e.to_string())
+    }
+}
+
 /// The policy a task body names: `policy.fullPath`, `fullPath`, or `policyReference.link`
 /// (whose last path segment is the policy id).
-pub fn target_of(body: &Map<String, Value>) -> Result<Target, String> {
+pub fn target_of(body: &Map<String, Value>) -> Result<Target, TargetError> {
     let path = body
         .get("policy")
         .and_then(|p| p.get("fullPath"))
@@ -180,12 +203,10 @@ pub fn target_of(body: &Map<String, Value>) -> Result<Target, String> {
         return p
             .as_str()
             .map(|s| Target::Path(s.to_string()))
-            .ok_or_else(|| "'policy.fullPath' must be a string.".to_string());
+            .ok_or(TargetError::PathNotAString);
     }
     if let Some(l) = body.get("policyReference").and_then(|r| r.get("link")) {
-        let link = l
-            .as_str()
-            .ok_or_else(|| "'policyReference.link' must be a string.".to_string())?;
+        let link = l.as_str().ok_or(TargetError::LinkNotAString)?;
         let path = link.split(['?', '#']).next().unwrap_or_default();
         let id = path
             .trim_end_matches('/')
@@ -193,13 +214,13 @@ pub fn target_of(body: &Map<String, Value>) -> Result<Target, String> {
             .next()
             .unwrap_or_default();
         if id.is_empty() || !path.contains("/asm/policies/") {
-            return Err(format!(
-                "'policyReference.link' ({link}) does not name a policy (.../mgmt/tm/asm/policies/<id>)."
-            ));
+            return Err(TargetError::LinkNamesNoPolicy {
+                link: link.to_string(),
+            });
         }
         return Ok(Target::Id(id.to_string()));
     }
-    Err("The request names no policy: give 'policy': {'fullPath': ...} or 'policyReference': {'link': ...}.".into())
+    Err(TargetError::Missing)
 }
 
 /// A policy named by a task.
@@ -226,7 +247,7 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
         return tasks::get(ctx, &APPLY);
     }
     let req = parse_object(body)?;
-    let target = target_of(&req).map_err(MgmtError::bad_request)?;
+    let target = target_of(&req)?;
     let obj = target.object(ctx.st)?;
     start_apply(ctx.st, &obj).map(|t| Reply::json(Value::Object(t)))
 }

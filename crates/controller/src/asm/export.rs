@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use super::apply::target_of;
 use super::policies::{edited_key, policy_id, stored};
-use super::tasks::{self, Outcome, TaskType};
+use super::tasks::{self, TaskOutcome, TaskType};
 use crate::objects::sys_file::write_durably;
 use portcullis_admin::Reply;
 use portcullis_admin::check_name;
@@ -28,7 +28,7 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
         return tasks::get(ctx, &EXPORT);
     }
     let req = parse_object(body)?;
-    let target = target_of(&req).map_err(MgmtError::bad_request)?;
+    let target = target_of(&req)?;
     let obj = target.object(ctx.st)?;
     let full_path = obj["fullPath"].as_str().unwrap_or_default().to_string();
     let format = req.get("format").and_then(Value::as_str).unwrap_or("json");
@@ -74,7 +74,7 @@ pub fn document(st: &MgmtState, full_path: &str) -> MgmtResult<Value> {
     Ok(doc)
 }
 
-fn run(st: &MgmtState, full_path: &str, filename: &str, inline: bool) -> Outcome {
+fn run(st: &MgmtState, full_path: &str, filename: &str, inline: bool) -> TaskOutcome {
     let doc = document(st, full_path).map_err(|e| e.message)?;
     let text = serde_json::to_string_pretty(&doc).map_err(|e| e.to_string())?;
     let mut result = Map::new();

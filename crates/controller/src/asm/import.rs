@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 
 use super::apply::{Target, target_of, template_title};
 use super::policies::{full_path_field, normalize, object, put_policy_linked};
-use super::tasks::{self, Outcome, TaskType};
+use super::tasks::{self, TaskOutcome, TaskType};
 use crate::objects::sys_file::{DOWNLOADS, resolve_download};
 use portcullis_admin::Reply;
 use portcullis_admin::parse_object;
@@ -152,7 +152,7 @@ pub fn parse_request(body: &[u8]) -> MgmtResult<ImportRequest> {
             Ok(Target::Path(p)) => Some(Target::Path(normalize(&p)?)),
             Ok(t) => Some(t),
             Err(_) if req.get("policy").is_none() && req.get("policyReference").is_none() => None,
-            Err(e) => return Err(MgmtError::bad_request(e)),
+            Err(e) => return Err(e.into()),
         }
     };
     match &target {
@@ -192,7 +192,7 @@ pub fn handle(ctx: &Ctx<'_>, body: &[u8]) -> MgmtResult<Reply> {
     Ok(Reply::json(Value::Object(task)))
 }
 
-fn run(st: &MgmtState, req: &ImportRequest) -> Outcome {
+fn run(st: &MgmtState, req: &ImportRequest) -> TaskOutcome {
     let (bytes, base, label) = match &req.source {
         Source::Upload(name) => {
             let path = resolve_download(st, name).map_err(|e| e.message)?;

@@ -30,8 +30,9 @@ pub struct TaskType {
     pub kind: &'static str,
 }
 
-/// What a task's work returns: fields merged into the task on success, or the failure message.
-pub type Outcome = Result<Map<String, Value>, String>;
+/// What a task's work returns: fields merged into the task on success, or the failure message
+/// the task record carries (the text users read, made by the work itself).
+pub type TaskOutcome = Result<Map<String, Value>, String>;
 
 fn key(tt: &TaskType, id: &str) -> String {
     format!("{}/{id}", tt.path)
@@ -110,7 +111,7 @@ pub fn spawn(
     st: &MgmtState,
     tt: &'static TaskType,
     task: &Map<String, Value>,
-    work: impl FnOnce(&MgmtState) -> Outcome + Send + 'static,
+    work: impl FnOnce(&MgmtState) -> TaskOutcome + Send + 'static,
 ) -> MgmtResult<()> {
     let id = task
         .get("id")

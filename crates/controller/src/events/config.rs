@@ -106,7 +106,7 @@ pub struct LogApp {
 
 /// Parses a syslog server address: `192.0.2.1:514`, `[2001:db8::1]:514` or the `2001:db8::1.514`
 /// form of the real system's IPv6 destinations. Port 0 is refused.
-pub fn parse_server(s: &str) -> Result<SocketAddr, String> {
+fn parse_server(s: &str) -> Result<SocketAddr, String> {
     let bad = || format!("invalid syslog server address '{s}' (expected ip:port)");
     let addr = match s.parse::<SocketAddr>() {
         Ok(a) => a,
@@ -144,7 +144,7 @@ fn switch(m: &Map<String, Value>, key: &str, default: bool) -> Result<bool, Stri
 }
 
 /// A file name for a local security log: letters, digits, `.`, `_`, `-`, not starting with `.`.
-pub fn check_file_name(name: &str) -> Result<(), String> {
+fn check_file_name(name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
         && name.len() <= 128
         && !name.starts_with('.')
@@ -457,10 +457,36 @@ fn remote(m: &Map<String, Value>) -> Result<Remote, String> {
     }
 }
 
+/// Why a log profile's `application` entry cannot be used; the admin API shows it after the
+/// profile's path, the event router logs it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AppError {
+    #[error("'name' must be a string")]
+    Name,
+    /// The entry `application` has a field at fault; `reason` names the field and the problem.
+    #[error("application '{application}': {reason}")]
+    Entry { application: String, reason: String },
+}
+
+/// Why a profile body's `application` entries cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApplicationsError {
+    #[error("each application entry must be an object")]
+    EntryNotAnObject,
+    #[error("'application' must be an array or an object")]
+    NotArrayOrObject,
+}
+
 /// Parses one `application` entry; `default_name` names an entry without `name`.
-pub fn parse_app(m: &Map<String, Value>, default_name: &str) -> Result<LogApp, String> {
-    let name = text(m, "name")?.unwrap_or(default_name).to_string();
-    let ctx = |e: String| format!("application '{name}': {e}");
+pub fn parse_app(m: &Map<String, Value>, default_name: &str) -> Result<LogApp, AppError> {
+    let name = text(m, "name")
+        .map_err(|_| AppError::Name)?
+        .unwrap_or(default_name)
+        .to_string();
+    let ctx = |reason: String| AppError::Entry {
+        application: name.clone(),
+        reason,
+    };
     let format = format(m).map_err(ctx)?;
     let format = match (text(m, "remoteStorage").ok().flatten(), format) {
         (Some("splunk"), MsgFormat::Pairs { .. }) => MsgFormat::Pairs {
@@ -488,7 +514,7 @@ pub fn parse_app(m: &Map<String, Value>, default_name: &str) -> Result<LogApp, S
 pub fn applications(
     body: &Map<String, Value>,
     default_name: &str,
-) -> Result<Option<Vec<Map<String, Value>>>, String> {
+) -> Result<Option<Vec<Map<String, Value>>>, ApplicationsError> {
     let named = |mut m: Map<String, Value>, name: &str| {
         m.entry("name")
             .or_insert_with(|| Value::String(name.to_string()));
@@ -505,7 +531,7 @@ pub fn applications(
             .map(|v| {
                 v.as_object()
                     .map(|m| named(m.clone(), default_name))
-                    .ok_or_else(|| "each application entry must be an object".to_string())
+                    .ok_or(ApplicationsError::EntryNotAnObject)
             })
             .collect::<Result<Vec<_>, _>>()
             .map(Some),
@@ -515,7 +541,7 @@ pub fn applications(
                 .collect(),
         )),
         Value::Object(o) => Ok(Some(vec![named(o.clone(), default_name)])),
-        _ => Err("'application' must be an array or an object".into()),
+        _ => Err(ApplicationsError::NotArrayOrObject),
     }
 }
 

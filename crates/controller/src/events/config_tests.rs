@@ -45,10 +45,11 @@ fn server_addresses() {
 #[test]
 fn entries_parse_with_defaults_and_precise_errors() {
     let apps = |v: Value| -> Result<Vec<LogApp>, String> {
-        applications(&obj(v), "p")?
+        applications(&obj(v), "p")
+            .map_err(|e| e.to_string())?
             .unwrap_or_default()
             .iter()
-            .map(|m| parse_app(m, "p"))
+            .map(|m| parse_app(m, "p").map_err(|e| e.to_string()))
             .collect()
     };
     let got = apps(json!({"name": "p", "application": {"p": {
@@ -92,7 +93,11 @@ fn entries_parse_with_defaults_and_precise_errors() {
         "x",
     )
     .unwrap_err();
-    assert!(e.contains("unsupported protocol"), "{e}");
+    assert!(
+        matches!(&e, AppError::Entry { application, reason }
+            if application == "x" && reason.contains("unsupported protocol")),
+        "{e}"
+    );
     let a = parse_app(
         &obj(json!({"localStorage": "disabled", "facility": "local7",
         "filter": {"requestType": "blocked"},
@@ -224,8 +229,10 @@ fn siem_entries_parse_and_errors_name_the_field() {
     ] {
         let e = parse_app(&obj(entry.clone()), "e").unwrap_err();
         assert!(
-            e.starts_with("application 'e': ") && e.contains(needle),
+            matches!(&e, AppError::Entry { application, reason }
+                if application == "e" && reason.contains(needle)),
             "{entry}: {e}"
         );
+        assert!(e.to_string().starts_with("application 'e': "), "{e}");
     }
 }

@@ -64,7 +64,8 @@ impl Target {
         match &self.tls {
             None => handshake!(tcp),
             Some(c) => {
-                let name = super::tls::server_name(&self.hec.tls, &self.host)?;
+                let name = super::tls::server_name(&self.hec.tls, &self.host)
+                    .map_err(|e| e.to_string())?;
                 let tls = tokio::time::timeout(IO_TIMEOUT, c.connect(name, tcp))
                     .await
                     .map_err(|_| "TLS handshake timed out".to_string())?
@@ -116,12 +117,20 @@ impl Target {
     }
 }
 
+/// Why a HEC endpoint cannot be used; the event router logs it.
+#[derive(Debug, thiserror::Error)]
+pub enum HecError {
+    #[error("'{url}' is not a URL")]
+    NotAUrl { url: String },
+    #[error(transparent)]
+    Tls(#[from] super::tls::CollectorTlsError),
+}
+
 /// A HEC sender for `hec`; the error says why the endpoint cannot be used.
-pub fn sender(rt: &Handle, hec: &Hec, queue: usize) -> Result<Output, String> {
-    let uri: http::Uri = hec
-        .url
-        .parse()
-        .map_err(|_| format!("'{}' is not a URL", hec.url))?;
+pub fn sender(rt: &Handle, hec: &Hec, queue: usize) -> Result<Output, HecError> {
+    let uri: http::Uri = hec.url.parse().map_err(|_| HecError::NotAUrl {
+        url: hec.url.clone(),
+    })?;
     let https = uri.scheme_str() == Some("https");
     let host = uri.host().unwrap_or_default().to_string();
     let port = uri.port_u16().unwrap_or(if https { 443 } else { 80 });

@@ -257,8 +257,9 @@ async fn connect(addr: SocketAddr, transport: &Transport) -> Result<Stream, Stri
     let Transport::Tls(settings) = transport else {
         return Ok(Box::new(tcp));
     };
-    let connector = super::tls::connector(settings, &[])?;
-    let name = super::tls::server_name(settings, &addr.ip().to_string())?;
+    let connector = super::tls::connector(settings, &[]).map_err(|e| e.to_string())?;
+    let name =
+        super::tls::server_name(settings, &addr.ip().to_string()).map_err(|e| e.to_string())?;
     let tls = tokio::time::timeout(IO_TIMEOUT, connector.connect(name, tcp))
         .await
         .map_err(|_| "TLS handshake timed out".to_string())?

@@ -10,7 +10,7 @@ use portcullis_admin::MgmtState;
 use portcullis_admin::ObjName;
 use portcullis_admin::{KindSpec, PendingWrite};
 use portcullis_admin::{MgmtError, MgmtResult};
-use portcullis_engine::access::{AccessProfile, from_value};
+use portcullis_engine::access::{AccessError, AccessProfile, from_value};
 use portcullis_store::{Table, WriteTx};
 
 pub static API_ACCESS: KindSpec = KindSpec {
@@ -67,9 +67,8 @@ fn hash_plain_keys(obj: &mut Map<String, Value>) {
 fn prepare(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     hash_plain_keys(p.obj);
     let full_path = p.name.full_path();
-    compile(p.obj, &full_path)
-        .map(|_| ())
-        .map_err(MgmtError::bad_request)
+    compile(p.obj, &full_path)?;
+    Ok(())
 }
 
 /// A profile attached to a virtual server cannot be deleted (the listener would silently lose its
@@ -90,9 +89,26 @@ fn in_use(_: &MgmtState, tx: &WriteTx<'_>, n: &ObjName) -> MgmtResult<()> {
     Ok(())
 }
 
+/// A stored access profile that does not validate: the profile and the field at fault.
+#[derive(Debug, thiserror::Error)]
+#[error("Access profile {full_path}: {source}")]
+pub struct ProfileError {
+    pub full_path: String,
+    pub source: AccessError,
+}
+
+impl From<ProfileError> for MgmtError {
+    fn from(e: ProfileError) -> Self {
+        MgmtError::bad_request(e.to_string())
+    }
+}
+
 /// The validated profile of a stored object (`full_path` names it in errors).
-pub fn compile(obj: &Map<String, Value>, full_path: &str) -> Result<AccessProfile, String> {
-    from_value(&document(obj), full_path).map_err(|e| format!("Access profile {full_path}: {e}"))
+pub fn compile(obj: &Map<String, Value>, full_path: &str) -> Result<AccessProfile, ProfileError> {
+    from_value(&document(obj), full_path).map_err(|source| ProfileError {
+        full_path: full_path.to_string(),
+        source,
+    })
 }
 
 #[cfg(test)]
@@ -118,7 +134,11 @@ mod tests {
             "rules".into(),
             json!([{"path": "/x", "require": [{"nope": []}]}]),
         );
-        let e = compile(&obj, "/Common/a").err().unwrap_or_default();
-        assert!(e.contains("rules[0].require[0].nope"), "{e}");
+        let e = compile(&obj, "/Common/a").err().map(|e| e.to_string());
+        let e = e.unwrap_or_default();
+        assert!(
+            e.starts_with("Access profile /Common/a: ") && e.contains("rules[0].require[0].nope"),
+            "{e}"
+        );
     }
 }

@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use crate::events::config::{applications, parse_app};
+use crate::events::config::{ApplicationsError, applications, parse_app};
 use crate::events::route::{BUILTIN_PROFILES, PROFILE_PATH};
 use portcullis_admin::MgmtState;
 use portcullis_admin::{Coll, ParentRef};
@@ -47,7 +47,7 @@ fn prepare_application(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
 /// `applicationReference`) replace its sub-collection, validated as one change.
 fn prepare_profile(p: &mut PendingWrite<'_, '_>) -> MgmtResult<()> {
     let profile = p.name.full_path();
-    let bad = |e: String| MgmtError::bad_request(format!("Log profile {profile}: {e}."));
+    let bad = |e: ApplicationsError| MgmtError::bad_request(format!("Log profile {profile}: {e}."));
     let entries = applications(p.obj, &p.name.name).map_err(bad)?;
     p.obj.remove("application");
     p.obj.remove("applicationReference");

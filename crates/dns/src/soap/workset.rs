@@ -20,7 +20,7 @@ pub struct WorkSet<'a, 't> {
 
 /// Normalises a view + zone name pair to its store key, with faults on bad names.
 pub fn key_of(view: &str, zone: &str) -> Result<String, Fault> {
-    name::check_view(view).map_err(Fault::invalid)?;
+    name::check_view(view).map_err(|e| Fault::invalid(e.to_string()))?;
     let z = name::normalize(zone, None).map_err(|e| Fault::invalid(e.to_string()))?;
     Ok(zone_key(view, &z))
 }

@@ -239,7 +239,8 @@ fn method(name: &str, m: MethodDecl, path: &str) -> Result<Method, AccessError> 
             if kd.id.is_empty() {
                 return Err(err(format!("{kp}.id"), "must not be empty"));
             }
-            keys.add_digest(&kd.id, &digest).map_err(|e| err(kp, e))?;
+            keys.add_digest(&kd.id, &digest)
+                .map_err(|e| err(kp, e.to_string()))?;
         }
         MethodKind::ApiKey { location, keys }
     } else if let Some(j) = m.jwt {
@@ -272,7 +273,7 @@ fn method(name: &str, m: MethodDecl, path: &str) -> Result<Method, AccessError> 
         for (i, u) in b.users.iter().enumerate() {
             users
                 .add(&u.name, &u.hash)
-                .map_err(|e| err(format!("{path}.basic.users[{i}]"), e))?;
+                .map_err(|e| err(format!("{path}.basic.users[{i}]"), e.to_string()))?;
         }
         MethodKind::Basic { users }
     } else {

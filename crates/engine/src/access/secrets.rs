@@ -27,6 +27,23 @@ fn unhex(s: &str) -> Option<[u8; 32]> {
     Some(out)
 }
 
+/// Why a key or a user cannot be added; the profile loader puts the text after the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SecretError {
+    #[error("sha256 must be 64 hexadecimal digits")]
+    BadDigest,
+    #[error("the same key is listed twice")]
+    DuplicateKey,
+    #[error("not a PHC hash string: {0}")]
+    NotPhc(String),
+    #[error("hash algorithm {algorithm} is not supported (use argon2id)")]
+    Algorithm { algorithm: String },
+    #[error("a user name must be non-empty and contain no ':'")]
+    BadUserName,
+    #[error("user {name} is listed twice")]
+    DuplicateUser { name: String },
+}
+
 /// API keys by digest → key id.
 #[derive(Debug, Default, Clone)]
 pub struct ApiKeySet {
@@ -35,11 +52,10 @@ pub struct ApiKeySet {
 
 impl ApiKeySet {
     /// Adds key `id` by its hex SHA-256 digest; an error names what is wrong.
-    pub fn add_digest(&mut self, id: &str, sha256_hex: &str) -> Result<(), String> {
-        let d = unhex(&sha256_hex.to_ascii_lowercase())
-            .ok_or("sha256 must be 64 hexadecimal digits")?;
+    pub fn add_digest(&mut self, id: &str, sha256_hex: &str) -> Result<(), SecretError> {
+        let d = unhex(&sha256_hex.to_ascii_lowercase()).ok_or(SecretError::BadDigest)?;
         if self.by_digest.insert(d, id.to_string()).is_some() {
-            return Err("the same key is listed twice".into());
+            return Err(SecretError::DuplicateKey);
         }
         Ok(())
     }
@@ -68,23 +84,24 @@ pub struct Users {
 
 impl Users {
     /// Adds `name` with PHC string `hash` (`$argon2id$...`, `$argon2i$`, `$argon2d$`).
-    pub fn add(&mut self, name: &str, hash: &str) -> Result<(), String> {
-        let parsed = PasswordHash::new(hash).map_err(|e| format!("not a PHC hash string: {e}"))?;
+    pub fn add(&mut self, name: &str, hash: &str) -> Result<(), SecretError> {
+        let parsed = PasswordHash::new(hash).map_err(|e| SecretError::NotPhc(e.to_string()))?;
         if !parsed.algorithm.as_str().starts_with("argon2") {
-            return Err(format!(
-                "hash algorithm {} is not supported (use argon2id)",
-                parsed.algorithm
-            ));
+            return Err(SecretError::Algorithm {
+                algorithm: parsed.algorithm.to_string(),
+            });
         }
         if name.is_empty() || name.contains(':') {
-            return Err("a user name must be non-empty and contain no ':'".into());
+            return Err(SecretError::BadUserName);
         }
         if self
             .by_name
             .insert(name.to_string(), hash.to_string())
             .is_some()
         {
-            return Err(format!("user {name} is listed twice"));
+            return Err(SecretError::DuplicateUser {
+                name: name.to_string(),
+            });
         }
         Ok(())
     }
@@ -122,8 +139,11 @@ mod tests {
         s.add_digest("a", &hex(&sha256(b"k-1"))).unwrap();
         assert_eq!(s.lookup("k-1"), Some("a"));
         assert_eq!(s.lookup("k-2"), None);
-        assert!(s.add_digest("b", "zz").is_err());
-        assert!(s.add_digest("c", &hex(&sha256(b"k-1"))).is_err());
+        assert_eq!(s.add_digest("b", "zz"), Err(SecretError::BadDigest));
+        assert_eq!(
+            s.add_digest("c", &hex(&sha256(b"k-1"))),
+            Err(SecretError::DuplicateKey)
+        );
     }
 
     #[test]
@@ -140,6 +160,16 @@ mod tests {
         assert!(u.verify("alice", "wonder"));
         assert!(!u.verify("alice", "nope"));
         assert!(!u.verify("bob", "wonder"));
-        assert!(u.add("carol", "plain").is_err());
+        assert!(matches!(
+            u.add("carol", "plain"),
+            Err(SecretError::NotPhc(_))
+        ));
+        assert_eq!(
+            u.add("alice", &h),
+            Err(SecretError::DuplicateUser {
+                name: "alice".into()
+            })
+        );
+        assert_eq!(u.add("a:b", &h), Err(SecretError::BadUserName));
     }
 }

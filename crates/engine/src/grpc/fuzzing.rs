@@ -183,10 +183,11 @@ pub fn differential(method: &super::GrpcMethod, payload: &[u8]) {
             None
         };
         let w = walk::Walker::new(opts, &mut path, &mut check, &mut out);
+        // The two decoders fail with different types; the texts are what a reader compares.
         let r = if reflect {
-            walk::inspect_reflect(desc, payload, w)
+            walk::inspect_reflect(desc, payload, w).map_err(|e| e.to_string())
         } else {
-            walk::inspect(schema, input, payload, w)
+            walk::inspect(schema, input, payload, w).map_err(|e| e.to_string())
         };
         (r, strings, out)
     };

@@ -24,6 +24,17 @@ pub const MAX_KEY_IN_PATH: usize = 64;
 /// Most violations one message may add (a message with thousands of unknown fields stays one event).
 pub const MAX_VIOLATIONS_PER_MESSAGE: usize = 32;
 
+/// A message that does not decode as its type; the text is the violation's detail.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("message type missing from the schema")]
+    UnknownMessage,
+    /// The wire format is malformed: prost's message for it, which the in-place walk reproduces
+    /// (it is built by the walk's private decoder, which works with text on its hot path).
+    #[error("{0}")]
+    Wire(String),
+}
+
 /// What the walk checks besides decoding.
 #[derive(Clone, Copy, Debug)]
 pub struct WalkOptions {
@@ -44,11 +55,10 @@ pub(super) fn inspect(
     message: usize,
     payload: &[u8],
     mut w: Walker<'_, '_>,
-) -> Result<(), String> {
-    let table = schema
-        .table(message)
-        .ok_or("message type missing from the schema")?;
+) -> Result<(), DecodeError> {
+    let table = schema.table(message).ok_or(DecodeError::UnknownMessage)?;
     w.wire_message(schema, table, payload, super::wire::RECURSION_LIMIT)
+        .map_err(DecodeError::Wire)
 }
 
 /// [`inspect`] through prost-reflect's `DynamicMessage` (decode, then walk the tree): the
@@ -58,8 +68,8 @@ pub(super) fn inspect_reflect(
     desc: &MessageDescriptor,
     payload: &[u8],
     mut w: Walker<'_, '_>,
-) -> Result<(), String> {
-    let msg = DynamicMessage::decode(desc.clone(), payload).map_err(|e| e.to_string())?;
+) -> Result<(), prost::DecodeError> {
+    let msg = DynamicMessage::decode(desc.clone(), payload)?;
     w.message(&msg);
     Ok(())
 }

@@ -15,8 +15,8 @@ pub use path::normalize_path;
 pub use percent::{decode_percent, decode_percent_once};
 pub(crate) use text::has_pair;
 pub use text::{
-    base64_text, contains_nul, decode_html_entities, decode_js_escapes, decoded_text, deobfuscate,
-    fold_case, unescape_json_string,
+    UnescapeError, base64_text, contains_nul, decode_html_entities, decode_js_escapes,
+    decoded_text, deobfuscate, fold_case, unescape_json_string,
 };
 pub use views::{inspection_views, views_free_below};
 

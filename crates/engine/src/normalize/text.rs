@@ -144,9 +144,20 @@ pub fn decode_html_entities(value: &[u8]) -> Cow<'_, [u8]> {
     Cow::Owned(out)
 }
 
+/// A JSON string body whose escape at byte `at` cannot be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnescapeError {
+    #[error("dangling backslash at byte {at}")]
+    Dangling { at: usize },
+    #[error("invalid escape \\{} at byte {at}", char::from(*.escape))]
+    Escape { escape: u8, at: usize },
+    #[error("invalid \\u escape at byte {at}")]
+    Unicode { at: usize },
+}
+
 /// Decodes the escapes of a JSON string body (without the surrounding quotes): `\" \\ \/ \b \f \n \r
 /// \t \uXXXX` (surrogate pairs joined, lone surrogates become U+FFFD). Errors name the byte offset.
-pub fn unescape_json_string(value: &[u8]) -> Result<Vec<u8>, String> {
+pub fn unescape_json_string(value: &[u8]) -> Result<Vec<u8>, UnescapeError> {
     let mut out = Vec::with_capacity(value.len());
     let mut i = 0;
     let hex4 = |at: usize| -> Option<u32> {
@@ -162,7 +173,7 @@ pub fn unescape_json_string(value: &[u8]) -> Result<Vec<u8>, String> {
             continue;
         }
         let Some(&e) = value.get(i + 1) else {
-            return Err(format!("dangling backslash at byte {i}"));
+            return Err(UnescapeError::Dangling { at: i });
         };
         let simple = match e {
             b'"' => Some(b'"'),
@@ -181,10 +192,10 @@ pub fn unescape_json_string(value: &[u8]) -> Result<Vec<u8>, String> {
             continue;
         }
         if e != b'u' {
-            return Err(format!("invalid escape \\{} at byte {i}", e as char));
+            return Err(UnescapeError::Escape { escape: e, at: i });
         }
         let Some(mut cp) = hex4(i + 2) else {
-            return Err(format!("invalid \\u escape at byte {i}"));
+            return Err(UnescapeError::Unicode { at: i });
         };
         i += 6;
         if (0xD800..0xDC00).contains(&cp)

@@ -89,12 +89,20 @@ pub fn load_and_compile(bytes: &[u8], link: &str) -> Result<CompiledApi, OpenApi
     CompiledApi::compile(&spec, &OpenApiLimits::default())
 }
 
+/// Why [`validate_json_value`] validated nothing: the schema or the body does not parse.
+#[derive(Debug, thiserror::Error)]
+pub enum ValidateError {
+    #[error(transparent)]
+    Schema(#[from] OpenApiError),
+    #[error(transparent)]
+    Body(#[from] serde_json::Error),
+}
+
 /// Public entry for fuzzing and tests: validates `body` (JSON) against `schema` (a JSON schema
 /// written as OpenAPI 3.1 JSON), returns the error messages. Never panics.
-pub fn validate_json_value(schema: &[u8], body: &[u8]) -> Result<Vec<String>, String> {
-    let schema = JsonSchema::compile(schema, "schema.json", &crate::resolver::NoResolver)
-        .map_err(|e| e.to_string())?;
-    let body = json::Json::parse(body).map_err(|e| e.to_string())?;
+pub fn validate_json_value(schema: &[u8], body: &[u8]) -> Result<Vec<String>, ValidateError> {
+    let schema = JsonSchema::compile(schema, "schema.json", &crate::resolver::NoResolver)?;
+    let body = json::Json::parse(body)?;
     Ok(schema
         .validate_doc(&body, OpenApiLimits::default().max_violations)
         .into_iter()

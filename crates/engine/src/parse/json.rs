@@ -18,11 +18,24 @@ pub enum Item<'a> {
     Value { pointer: &'a str, value: &'a str },
 }
 
+/// A malformed JSON document; the text (the violation's detail) names the line and column, and
+/// for a sequence of documents which one.
+#[derive(Debug, thiserror::Error)]
+pub enum JsonError {
+    #[error("line {} column {}: {}", .0.line(), .0.column(), .0)]
+    Syntax(#[source] serde_json::Error),
+    /// Document `document` (counted from 1) of a sequence.
+    #[error("document {document}: line {} column {}: {source}", .source.line(), .source.column())]
+    InDocument {
+        document: usize,
+        source: serde_json::Error,
+    },
+}
+
 /// Parses `body`; on success visits every key and scalar (strings as-is, numbers and booleans as
 /// text) and returns the shape. The error carries the line and column.
-pub fn walk(body: &[u8], mut visit: impl FnMut(Item)) -> Result<Shape, String> {
-    let root: Value = serde_json::from_slice(body)
-        .map_err(|e| format!("line {} column {}: {}", e.line(), e.column(), e))?;
+pub fn walk(body: &[u8], mut visit: impl FnMut(Item)) -> Result<Shape, JsonError> {
+    let root: Value = serde_json::from_slice(body).map_err(JsonError::Syntax)?;
     let mut shape = Shape::default();
     let mut stack: Vec<(String, &Value, usize)> = vec![(String::new(), &root, 0)];
     let mut text = String::new();
@@ -68,14 +81,21 @@ pub fn walk(body: &[u8], mut visit: impl FnMut(Item)) -> Result<Shape, String> {
 
 /// [`walk`] over a sequence of documents, one a line (NDJSON, JSON Lines; the record separator of
 /// JSON text sequences counts as a line break). The shape is the largest of the documents'.
-pub fn walk_lines(body: &[u8], mut visit: impl FnMut(Item)) -> Result<Shape, String> {
+pub fn walk_lines(body: &[u8], mut visit: impl FnMut(Item)) -> Result<Shape, JsonError> {
     let mut shape = Shape::default();
     let lines = body.split(|b| matches!(b, b'\n' | 0x1e));
     for (n, doc) in lines
         .enumerate()
         .filter(|(_, d)| !d.trim_ascii().is_empty())
     {
-        let s = walk(doc, &mut visit).map_err(|e| format!("document {}: {e}", n + 1))?;
+        let s = walk(doc, &mut visit).map_err(|e| match e {
+            JsonError::Syntax(source) | JsonError::InDocument { source, .. } => {
+                JsonError::InDocument {
+                    document: n + 1,
+                    source,
+                }
+            }
+        })?;
         shape.depth = shape.depth.max(s.depth);
         shape.longest_array = shape.longest_array.max(s.longest_array);
         shape.longest_value = shape.longest_value.max(s.longest_value);
@@ -98,13 +118,13 @@ pub enum Scalar<'a> {
 /// The visits of a document that turns out malformed have already happened when the error is
 /// returned: a caller that must not act on them undoes what they did. A key repeated in an object
 /// is visited each time it occurs (the applications behind do not agree on which one wins).
-pub fn scalars(doc: &[u8], mut visit: impl FnMut(Scalar<'_>)) -> Result<(), String> {
+pub fn scalars(doc: &[u8], mut visit: impl FnMut(Scalar<'_>)) -> Result<(), JsonError> {
     use serde::Deserializer as _;
     let mut de = serde_json::Deserializer::from_slice(doc);
     (&mut de)
         .deserialize_any(ScalarVisitor(&mut visit))
         .and_then(|()| de.end())
-        .map_err(|e| format!("line {} column {}: {}", e.line(), e.column(), e))
+        .map_err(JsonError::Syntax)
 }
 
 struct ScalarVisitor<'f, F>(&'f mut F);
@@ -229,7 +249,13 @@ mod tests {
                 longest_value: 1
             }
         );
-        assert!(walk(b"{\"a\":", |_| {}).unwrap_err().contains("line 1"));
+        let e = walk(b"{\"a\":", |_| {}).unwrap_err().to_string();
+        assert!(e.starts_with("line 1 column "), "{e}");
+        let e = walk_lines(b"{}\n{\"a\":", |_| {}).unwrap_err();
+        assert!(
+            matches!(e, JsonError::InDocument { document: 2, .. }),
+            "{e}"
+        );
     }
 
     #[test]

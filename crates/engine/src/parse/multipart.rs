@@ -22,31 +22,49 @@ pub fn boundary(content_type: &str) -> Option<&str> {
         .filter(|b| !b.is_empty() && b.len() <= 200)
 }
 
+/// Why a multipart body does not split into parts; the text is the violation's detail.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MultipartError {
+    #[error("no opening boundary")]
+    NoOpeningBoundary,
+    #[error("more than {limit} parts")]
+    TooManyParts { limit: usize },
+    #[error("part without a header block")]
+    NoHeaders,
+    #[error("missing closing boundary")]
+    NoClosingBoundary,
+    #[error("part without Content-Disposition name")]
+    NoName,
+}
+
 /// Splits `body` into parts, at most `limit` of them.
-pub fn parts<'a>(body: &'a [u8], boundary: &str, limit: usize) -> Result<Vec<Part<'a>>, String> {
+pub fn parts<'a>(
+    body: &'a [u8],
+    boundary: &str,
+    limit: usize,
+) -> Result<Vec<Part<'a>>, MultipartError> {
     let delim = format!("--{boundary}");
     let d = delim.as_bytes();
     let mut out = Vec::new();
-    let mut pos = find(body, d, 0).ok_or("no opening boundary")?;
+    let mut pos = find(body, d, 0).ok_or(MultipartError::NoOpeningBoundary)?;
     loop {
         pos += d.len();
         if body[pos..].starts_with(b"--") {
             return Ok(out);
         }
         if out.len() >= limit {
-            return Err(format!("more than {limit} parts"));
+            return Err(MultipartError::TooManyParts { limit });
         }
         let head_start = pos + skip_crlf(&body[pos..]);
-        let head_end = find(body, b"\r\n\r\n", head_start).ok_or("part without a header block")?;
+        let head_end = find(body, b"\r\n\r\n", head_start).ok_or(MultipartError::NoHeaders)?;
         let headers = &body[head_start..head_end];
         let value_start = head_end + 4;
-        let next = find(body, d, value_start).ok_or("missing closing boundary")?;
+        let next = find(body, d, value_start).ok_or(MultipartError::NoClosingBoundary)?;
         let mut value_end = next;
         if body[..value_end].ends_with(b"\r\n") {
             value_end -= 2;
         }
-        let (name, filename) =
-            disposition(headers).ok_or("part without Content-Disposition name")?;
+        let (name, filename) = disposition(headers).ok_or(MultipartError::NoName)?;
         out.push(Part {
             name,
             filename,
@@ -108,6 +126,9 @@ mod tests {
             }
         );
         assert_eq!(p[1].filename, Some(&b"x.php"[..]));
-        assert!(parts(b"--XX\r\nno headers", "XX", 10).is_err());
+        assert_eq!(
+            parts(b"--XX\r\nno headers", "XX", 10).err(),
+            Some(MultipartError::NoHeaders)
+        );
     }
 }

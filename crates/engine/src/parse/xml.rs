@@ -13,12 +13,63 @@ pub struct XmlFacts {
     pub has_pi: bool,
 }
 
+/// A malformed XML document; the text (the violation's detail) names the byte offset.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum XmlError {
+    #[error("{problem} at byte {at}")]
+    At { problem: XmlProblem, at: usize },
+    #[error("element <{name}> is not closed")]
+    NotClosed { name: String },
+    #[error("no root element")]
+    NoRoot,
+}
+
+/// What is malformed at a byte offset of an XML document.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum XmlProblem {
+    #[error("text outside the root element")]
+    TextOutsideRoot,
+    #[error("unterminated comment")]
+    UnterminatedComment,
+    #[error("unterminated CDATA")]
+    UnterminatedCdata,
+    #[error("unterminated processing instruction")]
+    UnterminatedPi,
+    #[error("unterminated DOCTYPE")]
+    UnterminatedDoctype,
+    #[error("unterminated end tag")]
+    UnterminatedEndTag,
+    #[error("end tag </{end}> does not match <{open}>")]
+    Mismatch { end: String, open: String },
+    #[error("unexpected end tag")]
+    UnexpectedEndTag,
+    #[error("second root element")]
+    SecondRoot,
+    #[error("nesting deeper than {max}")]
+    TooDeep { max: usize },
+    #[error("invalid element name")]
+    InvalidName,
+    #[error("unterminated start tag")]
+    UnterminatedStartTag,
+    #[error("attribute without a value")]
+    AttributeWithoutValue,
+    #[error("unquoted attribute value")]
+    UnquotedValue,
+    #[error("unterminated attribute value")]
+    UnterminatedValue,
+    #[error("'<' in an attribute value")]
+    LtInValue,
+    #[error("invalid character in start tag")]
+    InvalidStartTagChar,
+}
+
 /// Walks `doc`; `visit` gets text nodes and attribute values. Errors name the byte offset.
 pub fn walk(
     doc: &[u8],
     max_depth: usize,
     mut visit: impl FnMut(&[u8]),
-) -> Result<XmlFacts, String> {
+) -> Result<XmlFacts, XmlError> {
+    let at = |problem, at| XmlError::At { problem, at };
     let mut facts = XmlFacts::default();
     let mut stack: Vec<&[u8]> = Vec::new();
     let mut i = 0;
@@ -31,7 +82,7 @@ pub fn walk(
                 .map_or(doc.len(), |p| i + p);
             let text = &doc[i..end];
             if stack.is_empty() && !text.iter().all(u8::is_ascii_whitespace) {
-                return Err(format!("text outside the root element at byte {i}"));
+                return Err(at(XmlProblem::TextOutsideRoot, i));
             }
             visit(text);
             i = end;
@@ -39,20 +90,18 @@ pub fn walk(
         }
         let rest = &doc[i..];
         if rest.starts_with(b"<!--") {
-            i += find(rest, b"-->").ok_or(format!("unterminated comment at byte {i}"))? + 3;
+            i += find(rest, b"-->").ok_or(at(XmlProblem::UnterminatedComment, i))? + 3;
         } else if rest.starts_with(b"<![CDATA[") {
-            let end = find(rest, b"]]>").ok_or(format!("unterminated CDATA at byte {i}"))?;
+            let end = find(rest, b"]]>").ok_or(at(XmlProblem::UnterminatedCdata, i))?;
             facts.has_cdata = true;
             visit(&rest[9..end]);
             i += end + 3;
         } else if rest.starts_with(b"<?") {
             facts.has_pi = !rest.starts_with(b"<?xml ") || facts.elements > 0;
-            i += find(rest, b"?>")
-                .ok_or(format!("unterminated processing instruction at byte {i}"))?
-                + 2;
+            i += find(rest, b"?>").ok_or(at(XmlProblem::UnterminatedPi, i))? + 2;
         } else if rest.starts_with(b"<!DOCTYPE") || rest.starts_with(b"<!doctype") {
             facts.has_doctype = true;
-            let end = doctype_end(rest).ok_or(format!("unterminated DOCTYPE at byte {i}"))?;
+            let end = doctype_end(rest).ok_or(at(XmlProblem::UnterminatedDoctype, i))?;
             let decl = &rest[..end];
             facts.has_external_ref |=
                 find(decl, b"SYSTEM").is_some() || find(decl, b"PUBLIC").is_some();
@@ -62,33 +111,32 @@ pub fn walk(
             let end = rest
                 .iter()
                 .position(|b| *b == b'>')
-                .ok_or(format!("unterminated end tag at byte {i}"))?;
+                .ok_or(at(XmlProblem::UnterminatedEndTag, i))?;
             let name = rest[2..end].trim_ascii();
             match stack.pop() {
                 Some(open) if open == name => {}
                 Some(open) => {
-                    return Err(format!(
-                        "end tag </{}> does not match <{}> at byte {i}",
-                        String::from_utf8_lossy(name),
-                        String::from_utf8_lossy(open)
-                    ));
+                    let problem = XmlProblem::Mismatch {
+                        end: String::from_utf8_lossy(name).into_owned(),
+                        open: String::from_utf8_lossy(open).into_owned(),
+                    };
+                    return Err(at(problem, i));
                 }
-                None => return Err(format!("unexpected end tag at byte {i}")),
+                None => return Err(at(XmlProblem::UnexpectedEndTag, i)),
             }
             root_closed = stack.is_empty();
             i += end + 1;
         } else {
             if root_closed {
-                return Err(format!("second root element at byte {i}"));
+                return Err(at(XmlProblem::SecondRoot, i));
             }
-            let (name, self_closing, len) =
-                start_tag(rest, &mut visit).map_err(|e| format!("{e} at byte {i}"))?;
+            let (name, self_closing, len) = start_tag(rest, &mut visit).map_err(|p| at(p, i))?;
             facts.elements += 1;
             if !self_closing {
                 stack.push(name);
                 facts.depth = facts.depth.max(stack.len());
                 if stack.len() > max_depth {
-                    return Err(format!("nesting deeper than {max_depth} at byte {i}"));
+                    return Err(at(XmlProblem::TooDeep { max: max_depth }, i));
                 }
             } else if stack.is_empty() {
                 root_closed = true;
@@ -97,13 +145,12 @@ pub fn walk(
         }
     }
     if let Some(open) = stack.last() {
-        return Err(format!(
-            "element <{}> is not closed",
-            String::from_utf8_lossy(open)
-        ));
+        return Err(XmlError::NotClosed {
+            name: String::from_utf8_lossy(open).into_owned(),
+        });
     }
     if facts.elements == 0 {
-        return Err("no root element".into());
+        return Err(XmlError::NoRoot);
     }
     Ok(facts)
 }
@@ -133,14 +180,14 @@ fn is_name(b: u8) -> bool {
 fn start_tag<'a>(
     s: &'a [u8],
     visit: &mut impl FnMut(&[u8]),
-) -> Result<(&'a [u8], bool, usize), String> {
+) -> Result<(&'a [u8], bool, usize), XmlProblem> {
     let mut i = 1;
     let start = i;
     while i < s.len() && is_name(s[i]) {
         i += 1;
     }
     if i == start || s[start].is_ascii_digit() || s[start] == b'-' {
-        return Err("invalid element name".into());
+        return Err(XmlProblem::InvalidName);
     }
     let name = &s[start..i];
     loop {
@@ -148,7 +195,7 @@ fn start_tag<'a>(
             i += 1;
         }
         match s.get(i) {
-            None => return Err("unterminated start tag".into()),
+            None => return Err(XmlProblem::UnterminatedStartTag),
             Some(b'>') => return Ok((name, false, i + 1)),
             Some(b'/') if s.get(i + 1) == Some(&b'>') => return Ok((name, true, i + 2)),
             Some(c) if is_name(*c) => {
@@ -159,28 +206,28 @@ fn start_tag<'a>(
                     i += 1;
                 }
                 if s.get(i) != Some(&b'=') {
-                    return Err("attribute without a value".into());
+                    return Err(XmlProblem::AttributeWithoutValue);
                 }
                 i += 1;
                 while i < s.len() && s[i].is_ascii_whitespace() {
                     i += 1;
                 }
-                let q = *s.get(i).ok_or("unterminated start tag")?;
+                let q = *s.get(i).ok_or(XmlProblem::UnterminatedStartTag)?;
                 if q != b'"' && q != b'\'' {
-                    return Err("unquoted attribute value".into());
+                    return Err(XmlProblem::UnquotedValue);
                 }
                 let end = s[i + 1..]
                     .iter()
                     .position(|b| *b == q)
-                    .ok_or("unterminated attribute value")?;
+                    .ok_or(XmlProblem::UnterminatedValue)?;
                 let value = &s[i + 1..i + 1 + end];
                 if value.contains(&b'<') {
-                    return Err("'<' in an attribute value".into());
+                    return Err(XmlProblem::LtInValue);
                 }
                 visit(value);
                 i += end + 2;
             }
-            Some(_) => return Err("invalid character in start tag".into()),
+            Some(_) => return Err(XmlProblem::InvalidStartTagChar),
         }
     }
 }
@@ -202,7 +249,10 @@ mod tests {
         assert!(texts.contains(&b"hi".to_vec()) && texts.contains(&b"1".to_vec()));
         assert!(walk(b"<a><b></a></b>", 10, |_| {}).is_err());
         assert!(walk(b"<a>", 10, |_| {}).is_err());
-        assert!(walk(b"<a x=1/>", 10, |_| {}).is_err());
+        assert_eq!(
+            walk(b"<a x=1/>", 10, |_| {}).map_err(|e| e.to_string()),
+            Err("unquoted attribute value at byte 0".to_string())
+        );
         assert!(walk(b"<a/><b/>", 10, |_| {}).is_err());
         let f = walk(
             b"<!DOCTYPE a [<!ENTITY x SYSTEM \"file:///etc/passwd\">]><a>&x;</a>",

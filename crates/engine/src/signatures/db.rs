@@ -95,9 +95,16 @@ pub const VALUES: &[Target] = &[
     Target::Grpc,
 ];
 
+/// A target name the signature database does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown target {name:?}")]
+pub struct UnknownTarget {
+    pub name: String,
+}
+
 /// Parses a comma list of targets: `url`, `query`, `param-name`, `param-value`, `header`, `cookie`,
 /// `body`, `json`, `xml`, `grpc`, `filename`, or the groups `@values` ([`VALUES`]) and `@all`.
-pub fn parse_targets(v: &str) -> Result<Vec<Target>, String> {
+pub fn parse_targets(v: &str) -> Result<Vec<Target>, UnknownTarget> {
     let mut out = Vec::new();
     for name in list(v) {
         let add: &[Target] = match name.as_str() {
@@ -114,7 +121,11 @@ pub fn parse_targets(v: &str) -> Result<Vec<Target>, String> {
             "filename" => &[Target::Filename],
             "@values" => VALUES,
             "@all" => Target::ALL,
-            other => return Err(format!("unknown target {other:?}")),
+            other => {
+                return Err(UnknownTarget {
+                    name: other.to_string(),
+                });
+            }
         };
         for t in add {
             if !out.contains(t) {
@@ -270,7 +281,9 @@ pub fn parse(text: &str) -> Result<Vec<SigDef>, DbError> {
             "risk" => cur.risk = Some(parse_level(line, value)?),
             "systems" => cur.systems.extend(list(value)),
             "sets" => cur.sets.extend(list(value)),
-            "targets" => cur.targets = parse_targets(value).map_err(|m| err(line, m))?,
+            "targets" => {
+                cur.targets = parse_targets(value).map_err(|m| err(line, m.to_string()))?
+            }
             "headers" => cur
                 .headers
                 .extend(list(value).into_iter().map(|h| h.to_ascii_lowercase())),

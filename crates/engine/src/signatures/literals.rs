@@ -253,7 +253,7 @@ impl Builder {
         }
     }
 
-    pub fn build(self) -> Result<Literals, String> {
+    pub fn build(self) -> Result<Literals, super::table::TableError> {
         let table = if self.patterns.is_empty() {
             None
         } else {

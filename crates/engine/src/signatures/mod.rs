@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-pub use db::{DbError, SigDef, parse_targets};
+pub use db::{DbError, SigDef, UnknownTarget, parse_targets};
 use matcher::Selection;
 pub use matcher::{CompileError, HeapUsage, REGEX_DFA_LIMIT, REGEX_SIZE_LIMIT};
 

@@ -34,9 +34,26 @@ pub struct Table {
     longest: usize,
 }
 
+/// Why the literal automaton cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum TableError {
+    #[error("{0}")]
+    Build(#[from] aho_corasick::BuildError),
+    #[error("{0}")]
+    Start(#[from] aho_corasick::MatchError),
+    #[error("more than 255 distinct pattern bytes")]
+    TooManyBytes,
+    #[error("every byte occurs in a pattern")]
+    EveryByte,
+    #[error("automaton state id out of range")]
+    StateOutOfRange,
+    #[error("more than {MAX_STATES} automaton states")]
+    TooManyStates,
+}
+
 impl Table {
     /// The automaton of `patterns` (none empty).
-    pub fn build(patterns: &[Vec<u8>]) -> Result<Table, String> {
+    pub fn build(patterns: &[Vec<u8>]) -> Result<Table, TableError> {
         // The contiguous NFA, not aho-corasick's DFA: the table below is the DFA, so building
         // theirs too would only raise the peak of memory at start (and the freed pages stay
         // resident). The NFA's `next_state` follows failure transitions, so it walks the same states.
@@ -44,8 +61,7 @@ impl Table {
             .match_kind(MatchKind::Standard)
             .ascii_case_insensitive(true)
             .prefilter(false)
-            .build(patterns)
-            .map_err(|e| e.to_string())?;
+            .build(patterns)?;
         // A byte matters only through the patterns holding it (either case): one class per folded
         // byte that occurs in a pattern, class 0 for all the others.
         let mut class = [0u8; 256];
@@ -54,8 +70,8 @@ impl Table {
             for &b in p {
                 let folded = b.to_ascii_lowercase();
                 if class[usize::from(folded)] == 0 {
-                    let c = u8::try_from(representative.len())
-                        .map_err(|_| "more than 255 distinct pattern bytes".to_string())?;
+                    let c =
+                        u8::try_from(representative.len()).map_err(|_| TableError::TooManyBytes)?;
                     class[usize::from(folded)] = c;
                     class[usize::from(folded.to_ascii_uppercase())] = c;
                     representative.push(folded);
@@ -65,14 +81,12 @@ impl Table {
         // Representative 0 must be a byte of class 0.
         representative[0] = (0..=255u8)
             .find(|&b| class[usize::from(b)] == 0)
-            .ok_or("every byte occurs in a pattern")?;
+            .ok_or(TableError::EveryByte)?;
         let stride = representative.len();
 
         // Every state reachable from the start (in aho-corasick's ids), numbered as found, with
         // its row of transitions to those numbers.
-        let start = ac
-            .start_state(aho_corasick::Anchored::No)
-            .map_err(|e| e.to_string())?;
+        let start = ac.start_state(aho_corasick::Anchored::No)?;
         // aho-corasick's state ids are offsets into its NFA, so below its size in u32s: a flat
         // index from id to number is cheaper than hashing every transition.
         const UNSEEN: u32 = u32::MAX;
@@ -90,10 +104,10 @@ impl Table {
                 let next = ac.next_state(aho_corasick::Anchored::No, states[k], b);
                 let seen = index
                     .get_mut(next.as_usize())
-                    .ok_or("automaton state id out of range")?;
+                    .ok_or(TableError::StateOutOfRange)?;
                 if *seen == UNSEEN {
                     if states.len() == MAX_STATES {
-                        return Err(format!("more than {MAX_STATES} automaton states"));
+                        return Err(TableError::TooManyStates);
                     }
                     *seen = states.len() as u32;
                     states.push(next);

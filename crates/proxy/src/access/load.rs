@@ -2,22 +2,73 @@
 //! `jwksFile` entries are read (relative to the file's directory, at most 256 KiB) and put inline
 //! as `jwks` before the pure validation in `waf::access::config`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use portcullis_support::redact_url;
 
-use portcullis_engine::access::{AccessProfile, from_value};
+use portcullis_engine::access::{AccessError, AccessProfile, from_value};
+use portcullis_engine::policy::SyntaxError;
 
 const MAX_JWKS_FILE: u64 = 256 << 10;
 
+/// Why an access profile file cannot be used; `Display` names the file and the field, and is
+/// what `access check` and `proxy --access` print.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("{}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", .path.display())]
+    Syntax { path: PathBuf, source: SyntaxError },
+    /// A method's `jwt.jwksFile` cannot be used (the method's name, the file it names, why).
+    #[error("{}: methods.{method}.jwt.jwksFile: {problem}", .path.display())]
+    JwksFile {
+        path: PathBuf,
+        method: String,
+        problem: JwksFileProblem,
+    },
+    #[error("{}: {source}", .path.display())]
+    Profile { path: PathBuf, source: AccessError },
+}
+
+/// What is wrong with a `jwksFile` entry or the file it names.
+#[derive(Debug, thiserror::Error)]
+pub enum JwksFileProblem {
+    #[error("must be a string")]
+    NotAString,
+    #[error("give jwks or jwksFile, not both")]
+    Both,
+    #[error("{}: {source}", .file.display())]
+    Read {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is larger than {MAX_JWKS_FILE} bytes", .file.display())]
+    TooLarge { file: PathBuf },
+    #[error("{}: not JSON: {source}", .file.display())]
+    NotJson {
+        file: PathBuf,
+        source: serde_json::Error,
+    },
+}
+
 /// Reads, resolves and validates the profile at `path`; the error names the file and the field.
-pub fn load_file(path: &Path) -> Result<AccessProfile, String> {
+pub fn load_file(path: &Path) -> Result<AccessProfile, LoadError> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| format!("{name}: {e}"))?;
-    let mut doc = portcullis_engine::policy::parse_document(&bytes, &name)
-        .map_err(|e| format!("{name}: {e}"))?;
+    let bytes = std::fs::read(path).map_err(|source| LoadError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut doc = portcullis_engine::policy::parse_document(&bytes, &name).map_err(|source| {
+        LoadError::Syntax {
+            path: path.to_path_buf(),
+            source,
+        }
+    })?;
     let dir = path.parent().unwrap_or(Path::new("."));
     if let Some(Value::Object(methods)) = doc.get_mut("methods") {
         for (mname, m) in methods.iter_mut() {
@@ -27,34 +78,45 @@ pub fn load_file(path: &Path) -> Result<AccessProfile, String> {
             let Some(file) = j.remove("jwksFile") else {
                 continue;
             };
-            let field = format!("{name}: methods.{mname}.jwt.jwksFile");
-            let Value::String(file) = file else {
-                return Err(format!("{field}: must be a string"));
-            };
-            if j.contains_key("jwks") {
-                return Err(format!("{field}: give jwks or jwksFile, not both"));
-            }
-            let p = dir.join(&file);
-            let size = std::fs::metadata(&p)
-                .map_err(|e| format!("{field}: {}: {e}", p.display()))?
-                .len();
-            if size > MAX_JWKS_FILE {
-                return Err(format!(
-                    "{field}: {} is larger than {MAX_JWKS_FILE} bytes",
-                    p.display()
-                ));
-            }
-            let text = std::fs::read(&p).map_err(|e| format!("{field}: {}: {e}", p.display()))?;
-            let v: Value = serde_json::from_slice(&text)
-                .map_err(|e| format!("{field}: {}: not JSON: {e}", p.display()))?;
-            j.insert("jwks".into(), v);
+            let jwks = jwks_file(dir, file, j.contains_key("jwks")).map_err(|problem| {
+                LoadError::JwksFile {
+                    path: path.to_path_buf(),
+                    method: mname.clone(),
+                    problem,
+                }
+            })?;
+            j.insert("jwks".into(), jwks);
         }
     }
-    from_value(&doc, &name).map_err(|e| format!("{name}: {e}"))
+    from_value(&doc, &name).map_err(|source| LoadError::Profile {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The JWKS document a `jwksFile` entry names, relative to the profile's directory `dir`.
+fn jwks_file(dir: &Path, file: Value, has_jwks: bool) -> Result<Value, JwksFileProblem> {
+    let Value::String(file) = file else {
+        return Err(JwksFileProblem::NotAString);
+    };
+    if has_jwks {
+        return Err(JwksFileProblem::Both);
+    }
+    let file = dir.join(&file);
+    let read = |source| JwksFileProblem::Read {
+        file: file.clone(),
+        source,
+    };
+    let size = std::fs::metadata(&file).map_err(read)?.len();
+    if size > MAX_JWKS_FILE {
+        return Err(JwksFileProblem::TooLarge { file });
+    }
+    let text = std::fs::read(&file).map_err(read)?;
+    serde_json::from_slice(&text).map_err(|source| JwksFileProblem::NotJson { file, source })
 }
 
 /// `portcullis access check FILE`: the profile's methods, rules and rate limit, or the error.
-pub fn summary(path: &Path) -> Result<String, String> {
+pub fn summary(path: &Path) -> Result<String, LoadError> {
     use portcullis_engine::access::MethodKind;
     let p = load_file(path)?;
     let mut out = format!("{}: ok\n", path.display());

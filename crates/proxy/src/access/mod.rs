@@ -15,11 +15,11 @@ pub(crate) mod shared;
 
 pub use gate::Gate;
 pub use introspect::Introspector;
-pub use load::{load_file, summary as profile_summary};
+pub use load::{JwksFileProblem, LoadError, load_file, summary as profile_summary};
 pub use revocations::Revoked;
 pub use revoke::{
     RevokeError, StoreArgs as RevocationStoreArgs, check_id as check_revocation_id,
     list as list_revoked, list_cli as list_revoked_cli, parse_ttl as parse_revocation_ttl, revoke,
     revoke_cli, unrevoke, unrevoke_cli,
 };
-pub use shared::Stores;
+pub use shared::{StoreUrlError, Stores};

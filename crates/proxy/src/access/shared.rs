@@ -85,6 +85,25 @@ pub struct Stores {
     revocations: Mutex<HashMap<(String, String), Weak<Revocations>>>,
 }
 
+/// A shared store's URL that the Redis client does not accept; the URL is shown with its
+/// password redacted.
+#[derive(Debug, thiserror::Error)]
+#[error("{url}: {source}")]
+pub struct StoreUrlError {
+    /// The URL, redacted.
+    pub url: String,
+    pub source: redis::RedisError,
+}
+
+impl StoreUrlError {
+    fn of(url: &str) -> impl FnOnce(redis::RedisError) -> StoreUrlError + '_ {
+        move |source| StoreUrlError {
+            url: redact_url(url),
+            source,
+        }
+    }
+}
+
 impl Stores {
     pub fn new(metrics: Arc<Metrics>) -> Arc<Stores> {
         Arc::new(Stores {
@@ -96,12 +115,12 @@ impl Stores {
     }
 
     /// The store of `url`, connecting in the background when it is new. Call inside a runtime.
-    pub fn redis(&self, url: &str) -> Result<Arc<RedisStore>, String> {
+    pub fn redis(&self, url: &str) -> Result<Arc<RedisStore>, StoreUrlError> {
         let mut map = self.redis.lock();
         if let Some(s) = map.get(url).and_then(Weak::upgrade) {
             return Ok(s);
         }
-        let client = redis::Client::open(url).map_err(|e| format!("{}: {e}", redact_url(url)))?;
+        let client = redis::Client::open(url).map_err(StoreUrlError::of(url))?;
         let label = redact_url(url);
         let workers = Handle::current().metrics().num_workers().max(1);
         let (ready, _) = watch::channel(false);
@@ -126,14 +145,14 @@ impl Stores {
     }
 
     /// The revocation list under `store.key_prefix` in `store.url`, watched from now on.
-    pub fn revocations(&self, store: &SharedStore) -> Result<Arc<Revocations>, String> {
+    pub fn revocations(&self, store: &SharedStore) -> Result<Arc<Revocations>, StoreUrlError> {
         let key = (store.url.clone(), store.key_prefix.clone());
         let mut map = self.revocations.lock();
         if let Some(r) = map.get(&key).and_then(Weak::upgrade) {
             return Ok(r);
         }
-        let client = redis::Client::open(store.url.as_str())
-            .map_err(|e| format!("{}: {e}", redact_url(&store.url)))?;
+        let client =
+            redis::Client::open(store.url.as_str()).map_err(StoreUrlError::of(&store.url))?;
         let gauge = self
             .metrics
             .revocations(&redact_url(&store.url), &store.key_prefix);

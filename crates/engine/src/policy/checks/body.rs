@@ -139,7 +139,7 @@ impl CompiledPolicy {
                 self.protocol(out, "Bad multipart/form-data request parsing");
                 self.push(
                     out,
-                    Violation::new(K::MultipartMalformed, Context::Body).detail(e),
+                    Violation::new(K::MultipartMalformed, Context::Body).detail(e.to_string()),
                 );
             }
             Err(_) => {}
@@ -219,7 +219,7 @@ impl CompiledPolicy {
                     self.push(
                         out,
                         Violation::new(K::JsonMalformed, Context::Json)
-                            .detail(e)
+                            .detail(e.to_string())
                             .snippet(body),
                     );
                 }
@@ -302,7 +302,7 @@ impl CompiledPolicy {
                 self.push(
                     out,
                     Violation::new(K::XmlMalformed, Context::Xml)
-                        .detail(e)
+                        .detail(e.to_string())
                         .snippet(body),
                 );
             }

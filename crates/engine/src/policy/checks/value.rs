@@ -119,7 +119,7 @@ impl CompiledPolicy {
         let shape = match shape {
             Ok(shape) => shape,
             Err(e) => {
-                self.push(out, snip(named(K::JsonMalformed)).detail(e));
+                self.push(out, snip(named(K::JsonMalformed)).detail(e.to_string()));
                 if sig {
                     let t = Target::ParamValue;
                     let name = Some(pname);
@@ -205,7 +205,7 @@ impl CompiledPolicy {
                 texts.push(t.to_vec());
             }
         }) {
-            Err(e) => self.push(out, named(K::XmlMalformed).detail(e)),
+            Err(e) => self.push(out, named(K::XmlMalformed).detail(e.to_string())),
             Ok(f) => {
                 let refused = prof.is_some_and(|x| {
                     (f.has_doctype && !x.allow_dtd)
