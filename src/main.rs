@@ -341,7 +341,9 @@ fn main() -> ExitCode {
         }
         Command::Proxy(opts) => {
             init_logging();
-            portcullis::proxy::run_proxy(*opts)
+            portcullis::proxy::run_proxy(*opts, || {
+                portcullis_allocator::release_start_pages();
+            })
         }
         Command::Demo(opts) => {
             init_logging();

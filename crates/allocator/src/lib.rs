@@ -1,8 +1,13 @@
-//! The process's global allocator: mimalloc, with the two options that keep an idle proxy small.
+//! The process's memory: the global allocator (mimalloc, with the two options that keep an idle
+//! proxy small) and the binary's start-up pages ([`release_start_pages`]).
 //!
 //! The binary names [`Allocator`] as its `#[global_allocator]` and calls [`tune`] first in `main`.
 //! This is the only crate of the workspace with `unsafe` code: mimalloc's options are reachable
-//! only through its C API.
+//! only through its C API, and the kernel's `madvise` only through the C library.
+
+mod pages;
+
+pub use pages::release_start_pages;
 
 /// The allocator type the binary installs (the proxy allocates per request: hyper, headers).
 pub use mimalloc::MiMalloc as Allocator;

@@ -68,7 +68,11 @@ pub async fn run(
                     builder: builder.clone(),
                     tls: state.tls.load_full(),
                 };
-                tokio::spawn(conn.serve(tcp, peer, drain.watcher()));
+                // Boxed: tokio moves a spawned future by value several times (into the task,
+                // and over it when it completes), each move a copy of the whole state machine,
+                // request path included; a box is moved as one pointer, so a connection costs
+                // one copy of it.
+                tokio::spawn(Box::pin(conn.serve(tcp, peer, drain.watcher())));
             }
             _ = stop.changed() => break,
         }

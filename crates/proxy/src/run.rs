@@ -136,8 +136,10 @@ pub fn runtime(workers: Option<usize>) -> std::io::Result<tokio::runtime::Runtim
     }
 }
 
-/// Runs `portcullis proxy` to completion.
-pub fn run(opts: ProxyOptions) -> ExitCode {
+/// Runs `portcullis proxy` to completion. `settled` is called each time the work of the start, or
+/// of a reload, is over (the listener is up, the policy in place): the binary hands back there
+/// the pages of code and data only that work touched.
+pub fn run(opts: ProxyOptions, settled: fn()) -> ExitCode {
     let rt = match runtime(opts.workers) {
         Ok(rt) => rt,
         Err(e) => {
@@ -145,7 +147,7 @@ pub fn run(opts: ProxyOptions) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match rt.block_on(serve(opts)) {
+    match rt.block_on(serve(opts, settled)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("portcullis: {e}");
@@ -161,7 +163,7 @@ fn read(path: &Path) -> Result<Vec<u8>, StartError> {
     })
 }
 
-async fn serve(opts: ProxyOptions) -> Result<(), StartError> {
+async fn serve(opts: ProxyOptions, settled: fn()) -> Result<(), StartError> {
     let mut limits = Limits::default();
     for l in &opts.limits {
         limits.set(l)?;
@@ -235,6 +237,7 @@ async fn serve(opts: ProxyOptions) -> Result<(), StartError> {
     }
     // stdout carries the security events only.
     eprintln!("portcullis proxy listening on {}", opts.listen);
+    settled();
     wait_for_signals(&opts.policy, &engine, || {
         // The listener keeps its address, so the apply updates it in place.
         if let Some(path) = &opts.access {
@@ -247,6 +250,7 @@ async fn serve(opts: ProxyOptions) -> Result<(), StartError> {
                 Err(e) => tracing::error!("access profile reload failed, keeping the old one: {e}"),
             }
         }
+        settled();
     })
     .await?;
     tracing::info!("draining");
