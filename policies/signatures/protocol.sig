@@ -4,17 +4,19 @@
 
 id: 300007001
 name: HTTP protocol: obsolete Request-Range header
+# No client has sent `Request-Range` since Netscape 4: its only use now is the byte-range
+# exhaustion of servers that still honour it, so any value counts, well-formed or not.
 type: HTTP Parser Attack
 accuracy: high
 risk: medium
 targets: header
 headers: request-range
 unless: binary
-literal: bytes
-regex: \bbytes\s*=
+regex: \S
 test: bytes=0-1023
 test: bytes=1073741824-2147483647
-pass: none
+test: invalid-range-spec
+test: none
 
 id: 300007002
 name: HTTP protocol: more byte ranges than a client asks for
@@ -200,3 +202,40 @@ pass: /account/settings
 pass: //kns.cnki.net/KXReader/Detail?dbcode=CJFD
 pass: 搜索。数据
 pass: a/\tb/c
+
+id: 300007012
+name: HTTP protocol: fetch metadata or client hint boolean that is not ?0 or ?1
+# Browsers fill these structured-field booleans themselves and send only `?0` or `?1`; any other
+# value is written by a tool probing how the application reads headers.
+type: HTTP Parser Attack
+accuracy: high
+risk: medium
+targets: header
+headers: sec-fetch-user, sec-ch-ua-mobile
+unless: binary
+regex: ^\s*(?:[^?\s]|\?(?:[^01]|[01]\s*\S))
+test: foo
+test: ?2
+test: ?1;a
+test: 1
+pass: ?1
+pass: ?0
+
+id: 300007013
+name: HTTP protocol: fetch metadata token outside its vocabulary
+# `Sec-Fetch-Site`, `-Mode` and `-Dest` are lower-case tokens from a fixed list (`same-origin`,
+# `no-cors`, `serviceworker`, ...) that browsers write themselves: punctuation in them is a
+# tool's probe or an injection into a header the application may log or reflect.
+type: HTTP Parser Attack
+accuracy: high
+risk: medium
+targets: header
+headers: sec-fetch-site, sec-fetch-mode, sec-fetch-dest
+unless: binary
+regex: [^a-z\s-]
+test: same-origin"
+test: <script>
+test: document'--
+pass: same-origin
+pass: no-cors
+pass: serviceworker
