@@ -222,20 +222,87 @@ pass: ?1
 pass: ?0
 
 id: 300007013
-name: HTTP protocol: fetch metadata token outside its vocabulary
+name: HTTP protocol: punctuation in a fetch metadata token
 # `Sec-Fetch-Site`, `-Mode` and `-Dest` are lower-case tokens from a fixed list (`same-origin`,
-# `no-cors`, `serviceworker`, ...) that browsers write themselves: punctuation in them is a
-# tool's probe or an injection into a header the application may log or reflect.
+# `no-cors`, `serviceworker`, ...) that browsers write themselves: quotes, brackets, escapes or
+# shell and SQL punctuation in them are a tool's probe or an injection into a header the
+# application may log or reflect. Literal bytes only, so browsers' values cost no regex run.
 type: HTTP Parser Attack
 accuracy: high
 risk: medium
 targets: header
 headers: sec-fetch-site, sec-fetch-mode, sec-fetch-dest
 unless: binary
-regex: [^a-z\s-]
+literal: "
+literal: '
+literal: <
+literal: >
+literal: ;
+literal: (
+literal: )
+literal: {
+literal: }
+literal: \\
+literal: `
+literal: $
+literal: |
+literal: &
+literal: %
 test: same-origin"
 test: <script>
 test: document'--
 pass: same-origin
 pass: no-cors
 pass: serviceworker
+
+id: 300007014
+name: HTTP header injection: Connection names end-to-end headers to be stripped, or contradicts itself
+# A header listed in `Connection` is hop-by-hop: a proxy honouring it drops that header before the
+# next hop, so listing `X-Forwarded-For`, `Authorization` or `Cookie` removes what the application's
+# access or identity decisions read. Clients list only their own options (`keep-alive`, `close`,
+# `Upgrade`, `HTTP2-Settings`, `TE`); `keep-alive` and `close` together are a desync probe.
+type: HTTP Parser Attack
+accuracy: high
+risk: medium
+targets: header
+headers: connection
+unless: binary
+literal: forward
+literal: x-
+literal: auth
+literal: cookie
+literal: host
+literal: content-
+literal: transfer-encoding
+literal: via
+literal: close
+regex: (?:^|,)\s*(?:x-[\w-]+|forwarded|authorization|proxy-authorization|cookie|host|content-(?:length|type)|transfer-encoding|via|true-client-ip|cf-connecting-ip)\s*(?:,|$)|\bkeep-alive\s*,(?:.*,)?\s*close\b|\bclose\s*,(?:.*,)?\s*keep-alive\b
+test: close, X-Forwarded-For
+test: keep-alive, Authorization
+test: Cookie
+test: keep-alive, close
+test: close,keep-alive
+pass: close
+pass: keep-alive
+pass: Upgrade
+pass: Upgrade, HTTP2-Settings
+pass: TE
+
+id: 300007015
+name: HTTP request smuggling: cleartext HTTP/2 upgrade (h2c) through a proxy
+# `Upgrade: h2c` asks the next hop to switch the connection to HTTP/2 without TLS; a proxy that
+# passes the upgrade on hands the client a raw HTTP/2 connection to the backend, past every
+# per-request rule. Browsers never send it (they upgrade to HTTP/2 inside TLS, to WebSocket here).
+type: HTTP Parser Attack
+accuracy: high
+risk: high
+targets: header
+headers: upgrade, connection
+unless: binary
+literal: h2c
+literal: http2-settings
+regex: \bh2c\b|\bhttp2-settings\b
+test: h2c
+test: Upgrade, HTTP2-Settings
+pass: websocket
+pass: Upgrade
