@@ -287,22 +287,3 @@ pass: keep-alive
 pass: Upgrade
 pass: Upgrade, HTTP2-Settings
 pass: TE
-
-id: 300007015
-name: HTTP request smuggling: cleartext HTTP/2 upgrade (h2c) through a proxy
-# `Upgrade: h2c` asks the next hop to switch the connection to HTTP/2 without TLS; a proxy that
-# passes the upgrade on hands the client a raw HTTP/2 connection to the backend, past every
-# per-request rule. Browsers never send it (they upgrade to HTTP/2 inside TLS, to WebSocket here).
-type: HTTP Parser Attack
-accuracy: high
-risk: high
-targets: header
-headers: upgrade, connection
-unless: binary
-literal: h2c
-literal: http2-settings
-regex: \bh2c\b|\bhttp2-settings\b
-test: h2c
-test: Upgrade, HTTP2-Settings
-pass: websocket
-pass: Upgrade
