@@ -232,8 +232,14 @@ fn inspect(db: &SignatureDb, r: &serde_json::Value, dump: Option<&mut String>) -
                     s.scan(Target::Cookie, &cv);
                 }
             }
-            if !SKIP_HEADERS.contains(&name.as_str()) {
-                s.scan(Target::Header, v.as_bytes());
+            if !SKIP_HEADERS.contains(&name.as_str()) && !v.is_empty() {
+                // Scoped by name as the engine scans headers: some signatures take any value of
+                // their own header (`Request-Range`).
+                let before = s.hits.len();
+                s.db.scan_header(&name, v.as_bytes(), &mut s.hits, false);
+                if let Some(d) = s.dump.as_deref_mut() {
+                    d.push_str(&format!("  Header {:?}\n", &s.hits[before..]));
+                }
             }
         }
     }

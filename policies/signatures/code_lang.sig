@@ -254,3 +254,54 @@ pass: mail[#value]
 pass: filter[#tag]
 pass: section#process-overview
 pass: https://example.com/docs#post_render
+
+id: 300005108
+name: PHP configuration directive at the start of a value or line (php.ini, .user.ini, php-cgi -d)
+# The core directives whose names are ordinary words (`engine`, `extension`, `precision`,
+# `SMTP`) are only read as a directive where an ini file or a `-d` switch would hold one: at the
+# start of the value, of a line, or after `-d`; 300005105 covers the names no prose uses. Not the
+# whole query string or a header, whose own `name=value` pairs start the same way.
+type: Server Side Code Injection
+accuracy: medium
+risk: high
+systems: PHP
+targets: param-value, cookie, json, xml
+unless: binary
+literal: engine
+literal: extension
+literal: precision
+literal: smtp
+literal: sendmail_from
+literal: expose_php
+literal: file_uploads
+literal: upload_max_filesize
+literal: post_max_size
+literal: max_input_
+literal: output_handler
+literal: output_buffering
+literal: variables_order
+literal: request_order
+literal: user_ini.
+literal: doc_root
+literal: user_dir
+literal: cgi.
+literal: html_errors
+literal: error_reporting
+literal: default_charset
+literal: mail.
+literal: highlight.
+literal: implicit_flush
+literal: arg_separator.
+literal: enable_post_data_reading
+literal: auto_detect_line_endings
+regex: (?:^|[\r\n;]|(?:^|\s)-d\s*)\s*(?:engine|(?:zend_)?extension|precision|serialize_precision|smtp|smtp_port|sendmail_from|expose_php|file_uploads|upload_max_filesize|post_max_size|max_input_(?:vars|time|nesting_level)|output_(?:handler|buffering)|variables_order|request_order|user_ini\.filename|doc_root|user_dir|cgi\.[a-z_]+|fastcgi\.[a-z_]+|html_errors|error_reporting|default_charset|mail\.[a-z_]+|highlight\.[a-z]+|implicit_flush|arg_separator\.(?:input|output)|enable_post_data_reading|auto_detect_line_endings)\s*=\s*\S
+test: engine=true
+test: extension=/tmp/evil.so
+test: precision = 17
+test: SMTP=evil.example
+test: -d output_handler=system -d precision=1
+test: a=1\nuser_ini.filename=x
+pass: engine type=diesel
+pass: the extension=.pdf is allowed
+pass: precision engineering
+

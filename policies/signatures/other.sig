@@ -418,3 +418,24 @@ regex: \bdocument\.cookie\s*=|<\s*meta\b[^>]*http-equiv\s*=\s*['"]?set-cookie|(?
 test: <script>document.cookie="sessionid=1234;"</script>
 test: <meta http-equiv="Set-Cookie" content="sessionid=1234">
 pass: please enable cookies in your browser
+
+id: 300006019
+name: HTTP parameter pollution: characters after a parameter's array brackets
+# PHP, Rails and qs read `foo[1]a` as `foo[1]` and drop the tail, so one name reaches the
+# application under another (two `foo[1]` from differently named fields), past a check keyed on
+# the name as sent. Real forms end a bracketed name at its last bracket, or go on with `.` (the
+# ASP.NET model binder's `items[0].Name`).
+type: HTTP Parser Attack
+accuracy: high
+risk: medium
+targets: param-name
+unless: binary
+literal: ]
+regex: ^[\w-]+(?:\[[\w -]*\])+[^\[\].\s]
+test: foo[1]a
+test: foo[1]a[2]
+test: user[role]x
+pass: foo[1]
+pass: filter[price][gte]
+pass: items[0].Name
+pass: tags[]

@@ -4,17 +4,19 @@
 
 id: 300007001
 name: HTTP protocol: obsolete Request-Range header
+# No client has sent `Request-Range` since Netscape 4: its only use now is the byte-range
+# exhaustion of servers that still honour it, so any value counts, well-formed or not.
 type: HTTP Parser Attack
 accuracy: high
 risk: medium
 targets: header
 headers: request-range
 unless: binary
-literal: bytes
-regex: \bbytes\s*=
+regex: \S
 test: bytes=0-1023
 test: bytes=1073741824-2147483647
-pass: none
+test: invalid-range-spec
+test: none
 
 id: 300007002
 name: HTTP protocol: more byte ranges than a client asks for
@@ -200,3 +202,88 @@ pass: /account/settings
 pass: //kns.cnki.net/KXReader/Detail?dbcode=CJFD
 pass: 搜索。数据
 pass: a/\tb/c
+
+id: 300007012
+name: HTTP protocol: fetch metadata or client hint boolean that is not ?0 or ?1
+# Browsers fill these structured-field booleans themselves and send only `?0` or `?1`; any other
+# value is written by a tool probing how the application reads headers.
+type: HTTP Parser Attack
+accuracy: high
+risk: medium
+targets: header
+headers: sec-fetch-user, sec-ch-ua-mobile
+unless: binary
+regex: ^\s*(?:[^?\s]|\?(?:[^01]|[01]\s*\S))
+test: foo
+test: ?2
+test: ?1;a
+test: 1
+pass: ?1
+pass: ?0
+
+id: 300007013
+name: HTTP protocol: punctuation in a fetch metadata token
+# `Sec-Fetch-Site`, `-Mode` and `-Dest` are lower-case tokens from a fixed list (`same-origin`,
+# `no-cors`, `serviceworker`, ...) that browsers write themselves: quotes, brackets, escapes or
+# shell and SQL punctuation in them are a tool's probe or an injection into a header the
+# application may log or reflect. Literal bytes only, so browsers' values cost no regex run.
+type: HTTP Parser Attack
+accuracy: high
+risk: medium
+targets: header
+headers: sec-fetch-site, sec-fetch-mode, sec-fetch-dest
+unless: binary
+literal: "
+literal: '
+literal: <
+literal: >
+literal: ;
+literal: (
+literal: )
+literal: {
+literal: }
+literal: \\
+literal: `
+literal: $
+literal: |
+literal: &
+literal: %
+test: same-origin"
+test: <script>
+test: document'--
+pass: same-origin
+pass: no-cors
+pass: serviceworker
+
+id: 300007014
+name: HTTP header injection: Connection names end-to-end headers to be stripped, or contradicts itself
+# A header listed in `Connection` is hop-by-hop: a proxy honouring it drops that header before the
+# next hop, so listing `X-Forwarded-For`, `Authorization` or `Cookie` removes what the application's
+# access or identity decisions read. Clients list only their own options (`keep-alive`, `close`,
+# `Upgrade`, `HTTP2-Settings`, `TE`); `keep-alive` and `close` together are a desync probe.
+type: HTTP Parser Attack
+accuracy: high
+risk: medium
+targets: header
+headers: connection
+unless: binary
+literal: forward
+literal: x-
+literal: auth
+literal: cookie
+literal: host
+literal: content-
+literal: transfer-encoding
+literal: via
+literal: close
+regex: (?:^|,)\s*(?:x-[\w-]+|forwarded|authorization|proxy-authorization|cookie|host|content-(?:length|type)|transfer-encoding|via|true-client-ip|cf-connecting-ip)\s*(?:,|$)|\bkeep-alive\s*,(?:.*,)?\s*close\b|\bclose\s*,(?:.*,)?\s*keep-alive\b
+test: close, X-Forwarded-For
+test: keep-alive, Authorization
+test: Cookie
+test: keep-alive, close
+test: close,keep-alive
+pass: close
+pass: keep-alive
+pass: Upgrade
+pass: Upgrade, HTTP2-Settings
+pass: TE

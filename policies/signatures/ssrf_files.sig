@@ -296,3 +296,78 @@ pass: report.pdf
 pass: my.php.notes.docx
 pass: config-guide.pdf
 pass: php-tutorial.zip
+
+id: 300008013
+name: SSRF: URL to a loopback or private address with the scheme's slashes left out
+# URL parsers that follow the WHATWG rules read `http:127.0.0.1`, `http:/10.0.0.1` and
+# `http:\\localhost` as `http://...`, while a filter looking for `://` does not see a URL. The
+# literals are the scheme and what follows it in this form only, so an ordinary `http://` URL, in
+# every Referer and many JSON bodies, wakes no regex run.
+type: Server-Side Request Forgery (SSRF)
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+unless: binary
+literal: http:l
+literal: http:1
+literal: http:0
+literal: http:[
+literal: http:/l
+literal: http:/1
+literal: http:/0
+literal: http:/[
+literal: http:\\
+literal: https:l
+literal: https:1
+literal: https:0
+literal: https:[
+literal: https:/l
+literal: https:/1
+literal: https:/0
+literal: https:/[
+literal: https:\\
+literal: ftp:l
+literal: ftp:1
+literal: ftp:0
+literal: ftp:[
+literal: ftp:/l
+literal: ftp:/1
+literal: ftp:/0
+literal: ftp:/[
+literal: ftp:\\
+literal: ftps:l
+literal: ftps:1
+literal: ftps:0
+literal: ftps:[
+literal: ftps:/l
+literal: ftps:/1
+literal: ftps:/0
+literal: ftps:/[
+literal: ftps:\\
+literal: gopher:l
+literal: gopher:1
+literal: gopher:0
+literal: gopher:[
+literal: gopher:/l
+literal: gopher:/1
+literal: gopher:/0
+literal: gopher:/[
+literal: gopher:\\
+literal: dict:l
+literal: dict:1
+literal: dict:0
+literal: dict:[
+literal: dict:/l
+literal: dict:/1
+literal: dict:/0
+literal: dict:/[
+literal: dict:\\
+regex: \b(?:https?|ftps?|gopher|dict):(?:/|\\{1,2})?(?:localhost\b|127(?:\.\d{1,3}){1,3}\b|0(?:\.0){3}\b|\[[0:]*:1?\]|169\.254\.\d|10\.\d{1,3}\.\d{1,3}\.\d|192\.168\.\d|172\.(?:1[6-9]|2\d|3[01])\.\d)
+test: http:127.0.0.1
+test: https:/localhost:8080/admin
+test: http:\\169.254.169.254/latest
+test: gopher:10.0.0.5:6379/_INFO
+pass: http://127.0.0.1
+pass: https://example.com/
+pass: time: 10.0.0.1
+

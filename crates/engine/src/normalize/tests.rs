@@ -242,15 +242,18 @@ fn base64_text_agrees_with_the_base64_crate() {
             .decode(&t)
             .or_else(|_| base64::engine::general_purpose::URL_SAFE_NO_PAD.decode(&t))
             .ok()?;
-        let printable = d
-            .iter()
-            .filter(|&&b| (0x20..0x7f).contains(&b) || matches!(b, b'\t' | b'\r' | b'\n'))
-            .count();
+        let printable: usize = d
+            .utf8_chunks()
+            .flat_map(|c| c.valid().chars())
+            .filter(|&c| !c.is_control() || matches!(c, '\t' | '\r' | '\n'))
+            .map(char::len_utf8)
+            .sum();
         (printable * 100 >= d.len() * 95 && !d.is_empty()).then_some(d)
     }
     let alphabet: &[&[u8]] = &[
         b"YWxl", b"cnQo", b"MSk=", b"PHNj", b"cmlw", b"dD4", b"A", b"Q", b"w", b"g", b"+", b"/",
-        b"-", b"_", b" ", b"=", b"==", b"Zm9v", b"YmFy", b"//8", b"AA", b"x", b"9", b"%",
+        b"-", b"_", b" ", b"=", b"==", b"Zm9v", b"YmFy", b"//8", b"AA", b"x", b"9", b"%", b"5Ziu",
+        b"wqA", b"wpA", b"7aCA", b"4KCA", b"8J+Y", b"gA", b"77+9",
     ];
     let mut decoded = 0;
     for v in random_values(alphabet, 200_000) {
@@ -455,6 +458,12 @@ fn form_encoded_header_and_cookie_values_are_seen_with_their_spaces() {
 fn short_commands_in_base64_are_decoded_and_short_words_are_not() {
     assert_eq!(base64_text(b"fCBpZA=="), Some(b"| id".to_vec()));
     assert_eq!(base64_text(b"JTBBaWQ="), Some(b"%0Aid".to_vec()));
+    // Text around non-ASCII characters is text too; random bytes seldom form UTF-8.
+    assert_eq!(
+        base64_text(b"5ZiNU2V0LWNvb2tpZTpjcmxmPWluamVjdGlvbg"),
+        Some("嘍Set-cookie:crlf=injection".as_bytes().to_vec())
+    );
+    assert_eq!(base64_text(b"wpDCkMKQ"), None, "C1 controls are not text");
     for word in [&b"search"[..], b"mobile", b"en_US", b"abc123", b"Chrome"] {
         assert_eq!(base64_text(word), None, "{}", String::from_utf8_lossy(word));
     }

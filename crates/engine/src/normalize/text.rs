@@ -490,12 +490,75 @@ pub fn decode_js_escapes(value: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Counts the bytes of decoded base64 that are not text as it is decoded, a byte at a time so that
+/// random tokens are refused within a few bytes. Text is printable ASCII, tab and line breaks, and
+/// well-formed UTF-8 for a character that is not a control: payloads are often written around
+/// non-ASCII text (`嘍Set-Cookie:`, full-width look-alikes), and the bytes of random tokens
+/// almost never form UTF-8 sequences. The bytes of a malformed sequence (a stray continuation,
+/// a lead byte cut short, an overlong or surrogate form) count as not text, as
+/// `str::from_utf8` would split them off.
+#[derive(Default)]
+struct TextCount {
+    unprintable: usize,
+    /// The bytes of the multi-byte sequence being read, and how many more it needs.
+    seq: [u8; 4],
+    len: usize,
+    need: usize,
+}
+
+impl TextCount {
+    fn push(&mut self, b: u8) {
+        if self.need > 0 {
+            let (lo, hi) = match (self.len, self.seq[0]) {
+                (1, 0xe0) => (0xa0, 0xbf),
+                (1, 0xed) => (0x80, 0x9f),
+                (1, 0xf0) => (0x90, 0xbf),
+                (1, 0xf4) => (0x80, 0x8f),
+                _ => (0x80, 0xbf),
+            };
+            if (lo..=hi).contains(&b) {
+                self.seq[self.len] = b;
+                self.len += 1;
+                self.need -= 1;
+                // U+0080..U+009F (C2 80..C2 9F) are the C1 controls.
+                if self.need == 0 && self.seq[0] == 0xc2 && self.seq[1] < 0xa0 {
+                    self.unprintable += self.len;
+                }
+                return;
+            }
+            self.unprintable += self.finish();
+        }
+        match b {
+            0x20..=0x7e | b'\t' | b'\r' | b'\n' => {}
+            0xc2..=0xdf => self.start(b, 1),
+            0xe0..=0xef => self.start(b, 2),
+            0xf0..=0xf4 => self.start(b, 3),
+            _ => self.unprintable += 1,
+        }
+    }
+
+    fn start(&mut self, b: u8, need: usize) {
+        self.seq[0] = b;
+        self.len = 1;
+        self.need = need;
+    }
+
+    /// The bytes of a sequence left unfinished, which are not text; resets the sequence.
+    fn finish(&mut self) -> usize {
+        let cut = if self.need > 0 { self.len } else { 0 };
+        self.need = 0;
+        self.len = 0;
+        cut
+    }
+}
+
 /// Fewest base64 characters (padding aside) decoded as text: six carry four bytes, enough for a
 /// command after a separator (`| id`); shorter tokens are words and ids more often than payloads.
 pub(super) const BASE64_MIN_CHARS: usize = 6;
 
 /// The base64-decoded text of a value that is entirely base64 (standard or URL-safe alphabet,
-/// [`BASE64_MIN_CHARS`] to 8192 characters) and decodes to printable text; `None` otherwise.
+/// [`BASE64_MIN_CHARS`] to 8192 characters) and decodes to text (printable ASCII or UTF-8,
+/// [`TextCount`]); `None` otherwise.
 /// Attack tools hide payloads this way; random tokens decode to binary and are skipped.
 pub fn base64_text(value: &[u8]) -> Option<Vec<u8>> {
     let trimmed = value
@@ -535,14 +598,12 @@ pub fn base64_text(value: &[u8]) -> Option<Vec<u8>> {
         }
         true
     };
-    let mut unprintable = 0;
+    let mut count = TextCount::default();
     let printable_enough = decode(&mut |b| {
-        if !((0x20..0x7f).contains(&b) || matches!(b, b'\t' | b'\r' | b'\n')) {
-            unprintable += 1;
-        }
-        unprintable * 100 <= total * 5
+        count.push(b);
+        count.unprintable * 100 <= total * 5
     });
-    if !printable_enough || total == 0 {
+    if !printable_enough || total == 0 || (count.unprintable + count.finish()) * 100 > total * 5 {
         return None;
     }
     // Checked after the count, which rejects most values within a few characters. Form

@@ -336,7 +336,11 @@ impl CompiledPolicy {
                 );
             }
             if prof.sig_check {
-                self.scan(s, out, Target::Xml, Context::Xml, None, &t, ov, false);
+                // The application reads the text with its references resolved (`&lt;` is `<`,
+                // `&amp;#60;` is `&#60;`): that is what it may render or run, and what the
+                // views decode further.
+                let text = crate::normalize::decode_html_entities(&t);
+                self.scan(s, out, Target::Xml, Context::Xml, None, &text, ov, false);
             }
         }
     }
