@@ -84,12 +84,14 @@ impl Default for OpenApiLimits {
 
 /// Loads and compiles a self-contained spec (no external `$ref`s) with default limits: the entry
 /// point of the `openapi_swagger2` and `openapi_v3` fuzz targets.
+#[cfg(any(test, fuzzing))]
 pub fn load_and_compile(bytes: &[u8], link: &str) -> Result<CompiledApi, OpenApiError> {
     let spec = load(bytes, link, &crate::resolver::NoResolver)?;
     CompiledApi::compile(&spec, &OpenApiLimits::default())
 }
 
 /// Why [`validate_json_value`] validated nothing: the schema or the body does not parse.
+#[cfg(any(test, fuzzing))]
 #[derive(Debug, thiserror::Error)]
 pub enum ValidateError {
     #[error(transparent)]
@@ -100,6 +102,7 @@ pub enum ValidateError {
 
 /// Public entry for fuzzing and tests: validates `body` (JSON) against `schema` (a JSON schema
 /// written as OpenAPI 3.1 JSON), returns the error messages. Never panics.
+#[cfg(any(test, fuzzing))]
 pub fn validate_json_value(schema: &[u8], body: &[u8]) -> Result<Vec<String>, ValidateError> {
     let schema = JsonSchema::compile(schema, "schema.json", &crate::resolver::NoResolver)?;
     let body = json::Json::parse(body)?;
