@@ -305,3 +305,44 @@ pass: engine type=diesel
 pass: the extension=.pdf is allowed
 pass: precision engineering
 
+
+id: 300005301
+name: PHP code injection: call of a function of PHP's own extension families
+type: Server Side Code Injection
+accuracy: medium
+risk: high
+systems: PHP
+# Names under these prefixes belong to PHP's standard extensions (arrays, dates, regular
+# expressions, streams, process control, resolvers); no other language or prose writes them
+# followed by an argument list, so the call is code handed to `eval`, `assert` or a callback,
+# whatever the function's own risk.
+targets: @values, header, url, param-name
+unless: binary
+literal: array_
+literal: date_
+literal: preg_
+literal: ctype_
+literal: posix_
+literal: pcntl_
+literal: stream_
+literal: gethostby
+literal: str_
+literal: func_get_arg
+literal: mysqli_
+literal: get_defined_
+literal: htmlspecialchars
+literal: highlight_
+literal: show_source
+literal: php_uname
+literal: phpversion
+regex: (?:^|[^\w$.>:])(?:array_(?:diff|filter|map|walk|reduce|merge|keys|values|search|slice|splice|pop|push|shift|unshift|flip|fill|combine|intersect|key_exists|column|rand|reverse|sum|product|unique|chunk|pad|replace)\w*|date_(?:add|sub|create|diff|format|parse|default_timezone_\w+|interval_\w+|modify|set\w*|sun\w*|time\w*)|preg_\w+|ctype_\w+|posix_\w+|pcntl_\w+|stream_\w+|gethostby(?:name|namel|addr)|str_(?:replace|ireplace|repeat|rot13|split|pad|shuffle|word_count|getcsv)|func_get_args?|mysqli_\w+|get_defined_(?:vars|functions|constants)|htmlspecialchars\w*|highlight_(?:file|string)|show_source|php_uname|phpversion)\s*\(
+test: array_diff (
+test: date_ADD()
+test: gethostbynamE(
+test: ;preg_match('/x/e', $_GET[0]);
+test: x=array_map('system', ['id'])
+test: php_uname()
+pass: thumb_array_diff(
+pass: config.array_map
+pass: date_added=2024-01-02
+pass: array_diff is a PHP function

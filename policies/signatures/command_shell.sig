@@ -414,3 +414,26 @@ pass: powershell tutorial for beginners
 pass: How to use Invoke-Expression safely
 pass: iex index fund
 pass: pwsh 7.4 release notes
+
+id: 300003301
+name: OS command injection: directory change chained to another command
+type: OS Command Injection
+accuracy: medium
+risk: high
+systems: Unix/Linux
+# `cd /;cd etc;comm passwd passwd`: moving to a directory first lets the next commands name files
+# by short relative names that no path signature knows. A `cd` to a path followed by a separator
+# and another word is a shell line; prose writes "CD" before a noun, not before a path and `;`.
+targets: @values, header, param-name
+unless: binary, url
+literal: cd 
+literal: cd\t
+literal: cd$
+regex: (?:^|[;|&`\n(]|\$\()\s*cd(?:\s+|\$\{?ifs\}?)(?:/|~|\.\.?(?:/|\s|;|&|\|)|[\w.-]*/)[\w./~-]*\s*(?:;|&&|\|\|?|\n)\s*['"\\]?[a-z]
+test: cd /;cd etc;comm passwd passwd
+test: ;cd /tmp && wget x
+test: cd ../../;ls
+test: $(cd ~;ls)
+pass: CD/DVD drive; fast shipping
+pass: my cd player; it works
+pass: cd music/ and dvd

@@ -461,3 +461,48 @@ test: foo=1.e.tables
 test: 'glob 1;
 pass: the nocase flag
 pass: 1.e5 kg
+
+id: 300001301
+name: SQL injection: JSON document literal compared through a JSON operator after a boolean operator
+type: SQL-Injection
+accuracy: medium
+risk: high
+# PostgreSQL and MySQL read a quoted `{...}`/`[...]` as a JSON document once an operator such as
+# `?`, `@>` or `->` is applied to it: the boolean stays true whatever the row, as `OR 1=1` does,
+# but no number or keyword comparison appears for the tautology signatures to see.
+targets: @values, header, url, param-name
+unless: binary
+literal: '{
+literal: '[
+literal: "{
+literal: "[
+regex: \b(?:or|and|not|xor)\s*\(?\s*(?:'[\[{][^']*'|"[\[{][^"]*")\s*(?:::\s*jsonb?|->>?|#>>?|@>|<@|\?[|&]?|@\?|@@|#-)\s*(?:['"\d(]|array\b)
+test: OR '{"a":"b"}' ? 'a'
+test: OR '[1,2]' ? '1'
+test: 1 and '{"x":1}' @> '{"x":1}'
+test: x' or '["a"]' ->> 0 = 'a
+pass: {"filter":{"or":[{"a":"b"}]}}
+pass: color or "[red]" ? maybe
+pass: and '{braces}' look nice
+
+id: 300001302
+name: SQL injection: logical operator appended to a numeric id
+type: SQL-Injection
+accuracy: medium
+risk: high
+# `id=7||1`, `/products/7||this.x`: the id column, or a server-side JavaScript (NoSQL `$where`)
+# expression built around it, turns true for every row. An id is never followed by `||` and an
+# operand; `&&` is left out, as query strings carried in values hold empty pairs (`efirst=0&&"`).
+targets: @values, header, url, param-name
+unless: binary
+literal: ||
+regex: (?:^|[/=:,(\s])\d+\s*\|\|\s*(?:true\b|false\b|null\b|this\s*\.|\d+\s*(?:[=<>!]|$)|\d+\s*/|['"(!]|sleep\s*\(|[a-z_]\w*\s*\(|1\b)
+test: /rest/products/2499999||this.product/reviews
+test: 7||1
+test: id=3 || sleep(5000)
+test: 12||true
+test: 5 || '1'='1
+pass: 1990||2000 editions
+pass: tags=a||b
+pass: /video/123||
+pass: ecount=20&efirst=0&&","format"

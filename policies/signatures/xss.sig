@@ -126,6 +126,7 @@ literal: setinterval
 literal: innerhtml
 literal: outerhtml
 literal: atob
+literal: btoa
 literal: constructor
 literal: import(
 literal: print(
@@ -136,11 +137,12 @@ literal: parent
 literal: frames
 literal: window
 literal: globalthis
-regex: (?:^|[^\w.])(?:alert|prompt|confirm|eval|settimeout|setinterval|atob|print|execscript|msgbox)\s*(?:\(|`|\?\.\s*\(|\.call\s*\(|\.apply\s*\()|\(\s*(?:alert|prompt|confirm|eval)\s*\)\s*[(`]|\bdocument\s*(?:\?\.\s*)?\[\s*['"`](?:cookie|domain|location|write|body)|\bdocument\s*\?\.\s*(?:cookie|domain|location)|\bdocument\s*\.\s*(?:cookie|domain|write\w*|location|body|documentelement|createelement)|\bwindow\s*\.\s*(?:location|open|name|eval)|string\s*\.\s*fromcharcode|\.(?:inner|outer)html\s*=|\bconstructor\s*\(\s*['"`]|\bimport\s*\(\s*['"`]|(?:top|self|parent|frames|window|globalthis)\s*\[\s*['"`]|\blocation\s*(?:\.\s*href\s*)?=\s*['"`]?(?:java|data|//|http)
+regex: (?:^|[^\w.])(?:alert|prompt|confirm|eval|settimeout|setinterval|atob|btoa|print|execscript|msgbox)\s*(?:\(|`|\?\.\s*\(|\.call\s*\(|\.apply\s*\()|\(\s*(?:alert|prompt|confirm|eval)\s*\)\s*[(`]|\bdocument\s*(?:\?\.\s*)?\[\s*['"`](?:cookie|domain|location|write|body)|\bdocument\s*\?\.\s*(?:cookie|domain|location)|\bdocument\s*\.\s*(?:cookie|domain|write\w*|location|body|documentelement|createelement)|\bwindow\s*\.\s*(?:location|open|name|eval)|string\s*\.\s*fromcharcode|\.(?:inner|outer)html\s*=|\bconstructor\s*\(\s*['"`]|\bimport\s*\(\s*['"`]|(?:top|self|parent|frames|window|globalthis)\s*\[\s*['"`]|\blocation\s*(?:\.\s*href\s*)?=\s*['"`]?(?:java|data|//|http)
 test: alert(1)
 test: document.cookie
 test: top['al'+'ert'](1)
 test: (alert)(1)
+test: btoa(document.cookie)
 test: alert?.(document?.cookie)
 test: document["cookie"]
 test: function(){alert(document.cookie)}()
@@ -263,3 +265,22 @@ literal: datasrc
 regex: \bmsgbox\s*\(|\bexecscript\s*\(|\bdataformatas\s*=|\bdatasrc\s*=|\blanguage\s*=\s*["']?vbscript
 test: msgbox(1)
 pass: inbox messages
+
+id: 300002301
+name: XSS: event handler attribute carried in a parameter name
+type: Cross Site Scripting (XSS)
+accuracy: medium
+risk: high
+# A name holding `onsomething=` (an encoded `=` inside the name) is an attribute written into the
+# page by an application that reflects parameter names; no form field is named that way, so the
+# handler name needs no list here.
+targets: param-name
+unless: binary
+literal: =
+regex: (?:^|[\s"'`/;])on[a-z]{3,40}\s*=
+test:   onabcdefgh= 
+test: x" onpointerrawupdate=
+test: /onload=
+pass: onload
+pass: filter[online]
+pass: utm_source=mail
