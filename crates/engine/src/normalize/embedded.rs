@@ -1,9 +1,10 @@
 //! Encodings carried inside a value rather than around all of it, each a view the signatures also
 //! see: the text of base64 tokens embedded in other text (`s:44:"JyBhbmQg…"` in a serialized object, a JSON field
-//! `"L2V0Yy9wYXNzd2Q="`), UTF-16 text (every other byte NUL), and markup split into words with
-//! short tags a sanitizer strips (`autof<x>ocus`, `al<b>ert`).
+//! `"L2V0Yy9wYXNzd2Q="`), the parameters of a URL carried in a value (a `Referer`, a return
+//! address) that are base64 as a whole, UTF-16 text (every other byte NUL), and markup split into
+//! words with short tags a sanitizer strips (`autof<x>ocus`, `al<b>ert`).
 
-use super::base64_text;
+use super::{Evasions, base64_text, decode_percent_once};
 
 /// Shortest base64 token decoded inside a value: shorter runs are words, ids and hashes far more
 /// often than encoded text, and a payload of a few characters is short in any encoding.
@@ -68,6 +69,46 @@ fn take_token(value: &[u8], run: std::ops::Range<usize>, end: usize, out: &mut O
         }
         o.extend_from_slice(&text);
     }
+}
+
+/// The text of the query parameters of a URL inside `value` (after its first `?`, up to a `#`)
+/// whose values are wholly base64 once percent-decoded, one after another with a space between;
+/// `None` when there is none. The application that reads such a URL back (a `Referer` it
+/// redirects to, a return address) decodes those parameters as it decodes its own, so they are
+/// judged as the request's own parameters are: from six characters, where an embedded token
+/// needs twelve (`; id` is `OyBpZA==`).
+pub(super) fn url_query_base64(value: &[u8]) -> Option<Vec<u8>> {
+    let url = &value[..memchr::memchr(b'#', value).unwrap_or(value.len())];
+    let query = &url[memchr::memchr(b'?', url)? + 1..];
+    let mut out: Option<Vec<u8>> = None;
+    for pair in query.split(|&b| b == b'&') {
+        let Some(eq) = memchr::memchr(b'=', pair) else {
+            continue;
+        };
+        let raw = &pair[eq + 1..];
+        if raw.len() < super::text::BASE64_MIN_CHARS
+            || !raw
+                .iter()
+                .all(|&b| base64_byte(b) || b == b'=' || b == b'%')
+        {
+            continue;
+        }
+        let decoded;
+        let v = if raw.contains(&b'%') {
+            decoded = decode_percent_once(raw, &mut Evasions::default()).0;
+            &decoded[..]
+        } else {
+            raw
+        };
+        if let Some(text) = base64_text(v) {
+            let o = out.get_or_insert_with(Vec::new);
+            if !o.is_empty() {
+                o.push(b' ');
+            }
+            o.extend_from_slice(&text);
+        }
+    }
+    out
 }
 
 /// UTF-16 text (little or big endian, with or without a byte-order mark) as UTF-8, when at least
@@ -154,6 +195,30 @@ mod tests {
         ] {
             assert_eq!(
                 base64_tokens(plain),
+                None,
+                "{}",
+                String::from_utf8_lossy(plain)
+            );
+        }
+    }
+
+    #[test]
+    fn base64_parameters_of_a_carried_url_are_decoded() {
+        let referer = b"https://shop.example/list?page=2&q=OyBpZA%3D%3D&sort=asc#top";
+        assert_eq!(url_query_base64(referer).as_deref(), Some(&b"; id"[..]));
+        assert_eq!(
+            url_query_base64(b"/r?a=e3s3Kjd9fQ&b=JGlkOw").as_deref(),
+            Some(&b"{{7*7}} $id;"[..])
+        );
+        // Ids, words, hex and short values, and parameters after the fragment, are left alone.
+        for plain in [
+            &b"https://www.example.com/s?wd=shoes&rsv_iqid=0xb513b424000662f2&f=8"[..],
+            b"https://example.com/a?session=9f8e7d6c5b4a39281706a1b2c3d4e5f6",
+            b"https://example.com/a#x?q=OyBpZA==",
+            b"no query here OyBpZA==",
+        ] {
+            assert_eq!(
+                url_query_base64(plain),
                 None,
                 "{}",
                 String::from_utf8_lossy(plain)

@@ -2,7 +2,7 @@
 //! leftover percent-encoding decoded, de-obfuscated text, and base64-wrapped text. Each view is only
 //! built when the value's byte set says it can differ, so clean values cost no pass of their own.
 
-use super::embedded::{base64_tokens, unsplit_words, utf16_text};
+use super::embedded::{base64_tokens, unsplit_words, url_query_base64, utf16_text};
 use super::percent::fold_overlong;
 use super::{ByteSet, Evasions, base64_text, decode_percent, decoded_text, deobfuscate};
 
@@ -98,6 +98,9 @@ pub fn inspection_views(value: &[u8], present: &ByteSet, url: bool) -> Vec<Vec<u
         bases.extend(base64_text(value));
     } else if value.len() >= EMBEDDED_MIN_LEN {
         bases.extend(base64_tokens(value));
+    }
+    if !url && present.contains(b'?') && present.contains(b'=') {
+        bases.extend(url_query_base64(value));
     }
     if present.intersects(&OVERLONG_LEADS) {
         let folded = fold_overlong(value.to_vec(), &mut Evasions::default());
