@@ -7,7 +7,7 @@ Usage:
   generate.py CORPUS.jsonl [PER_CLASS]  payloads of the corpus's attacks (the `q=`, `tp_param=`,
                                         form and path values of dev.jsonl's sources), PER_CLASS
                                         (default 15) per category, picked by a stable hash
-  generate.py PAYLOADS.tsv              `category<TAB>payload` lines (techniques.tsv)
+  generate.py PAYLOADS.tsv              `category<TAB>payload` lines (techniques.tsv), every one
 
   benches/encodings/generate.py techniques.tsv > /tmp/enc.jsonl
   portcullis replay --policy POLICY /tmp/enc.jsonl --results /tmp/enc.res
@@ -45,7 +45,9 @@ def payload_of(r):
         return v
     return None
 
-src, per_class = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 15
+src = sys.argv[1]
+# Hand-written technique payloads are all sent; a corpus's payloads are sampled per class.
+per_class = int(sys.argv[2]) if len(sys.argv) > 2 else (None if src.endswith('.tsv') else 15)
 by = collections.defaultdict(dict)
 if src.endswith('.tsv'):
     for l in open(src):

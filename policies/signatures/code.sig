@@ -39,10 +39,13 @@ unless: binary
 literal: $_
 literal: ${
 literal: `
-regex: \$_(?:get|post|request|cookie|server|files|env|session)\s*\[|\$\{\s*@?(?:system|eval|phpinfo|print|exec)\b|\$\{\s*\$\{|`\s*\$_
+literal: $globals
+regex: \$_(?:get|post|request|cookie|server|files|env|session)\s*\[|\$globals\s*\[|\$\{\s*@?(?:system|eval|phpinfo|print|exec)\b|\$\{\s*\$\{|`\s*\$_
 test: $_GET['cmd']
+test: $GLOBALS['x']
 test: ${${system('id')}}
 pass: $_ is a variable
+pass: $GLOBALS is PHP's array of globals
 
 id: 300005004
 name: PHP object injection: serialized object
@@ -50,7 +53,8 @@ type: Server Side Code Injection
 accuracy: high
 risk: high
 systems: PHP
-targets: @values, header, param-name
+# Also in the URL path: REST routes take the object as a path segment.
+targets: @values, header, url, param-name
 unless: binary
 literal: o:
 literal: c:
@@ -58,6 +62,7 @@ literal: a:
 regex: \b[oc]:\+?\d+:"[\w\\]+":\d+:\{|\ba:\d+:\{(?:[is]:\d+(?::"[^"]*")?;){1,}\s*[oc]:\d+:"
 test: O:8:"stdClass":1:{s:1:"a";s:1:"b";}
 pass: O:8 in the evening
+pass: /maps/route/O:12:30
 
 id: 300005005
 name: Java code injection: runtime, reflection and process APIs
@@ -243,7 +248,7 @@ literal: {if
 literal: @(
 literal: {$smarty
 literal: {{#
-regex: (?:\{\{|\$\{\{?|#\{|<%=?|\*\{|@\{|\[\[|\{=|\{#)\s*['"]?\d+['"]?\s*[*+\-/]\s*['"]?\d+['"]?\s*(?:\}\}?|%>|\]\])|\{\{[\s\S]{0,200}?(?:__class__|__mro__|__subclasses__|__globals__|__builtins__|__import__|__init__|__getattribute__|\bconfig\b|\bself\b|\brequest\b|lipsum|cycler|joiner|namespace|\|\s*attr|\bpopen\b|\bos\.|\bgetruntime\b|_self\.env|registerundefinedfiltercallback|\|\s*(?:filter|map|sort|reduce)\s*\(|\bexec\b|\bsystem\b|range\s*\(|dump\s*\()|\{%[\s\S]{0,200}?(?:\bimport\b|\bfor\b|\bset\b|\binclude\b|\bdebug\b|\bif\b|\bmacro\b|\bload\b)[\s\S]{0,200}?%\}|<#(?:assign|include|import|list|if|local|global|setting|ftl)\b|freemarker\.template\.utility|\?new\s*\(|#set\s*\(\s*\$|#foreach\s*\(|\$class\.|\.inspect\(|\{php\}|\{system\s*\(|\{if\s+(?:system|phpinfo|exec)|\{\{\s*(?:self|this|_self)\b|<%[\s\S]{0,200}?(?:runtime|process|system|exec|require|eval|import|response\.|request\.|out\.print|=\s*\w+\s*\()[\s\S]{0,100}%>|\$\{\s*(?:[a-z_]+\.)*(?:getclass|class|forname|getruntime|exec)\b|@\{[\s\S]{0,100}?(?:\(|\.)|@\(\s*\d+\s*[*+\-/]\s*\d+\s*\)|\{\$smarty\.(?:version|now|template|const|server|env|cookies|session|request|get|post|template_object)\b|\{\{#(?:with|each|let)\s[^}]{0,80}\bas\s*\|[^|}]+\|\s*\}\}
+regex: (?:\{\{|\$\{\{?|#\{|<%=?|\*\{|@\{|\[\[|\{=|\{#)\s*['"]?\d+['"]?\s*[*+\-/]\s*['"]?\d+['"]?\s*(?:\}\}?|%>|\]\])|\{\{[\s\S]{0,200}?(?:__class__|__mro__|__subclasses__|__globals__|__builtins__|__import__|__init__|__getattribute__|\bconfig\b|\bsettings\s*\.|\benviron\b|secret_key|\bself\b|\brequest\b|lipsum|cycler|joiner|namespace|\|\s*attr|\bpopen\b|\bos\.|\bgetruntime\b|_self\.env|registerundefinedfiltercallback|\|\s*(?:filter|map|sort|reduce)\s*\(|\bexec\b|\bsystem\b|range\s*\(|dump\s*\()|\{%[\s\S]{0,200}?(?:\bimport\b|\bfor\b|\bset\b|\binclude\b|\bdebug\b|\bif\b|\bmacro\b|\bload\b)[\s\S]{0,200}?%\}|<#(?:assign|include|import|list|if|local|global|setting|ftl)\b|freemarker\.template\.utility|\?new\s*\(|#set\s*\(\s*\$|#foreach\s*\(|\$class\.|\.inspect\(|\{php\}|\{system\s*\(|\{if\s+(?:system|phpinfo|exec)|\{\{\s*(?:self|this|_self)\b|<%[\s\S]{0,200}?(?:runtime|process|system|exec|require|eval|import|response\.|request\.|out\.print|=\s*\w+\s*\()[\s\S]{0,100}%>|\$\{\s*(?:[a-z_]+\.)*(?:getclass|class|forname|getruntime|exec)\b|@\{[\s\S]{0,100}?(?:\(|\.)|@\(\s*\d+\s*[*+\-/]\s*\d+\s*\)|\{\$smarty\.(?:version|now|template|const|server|env|cookies|session|request|get|post|template_object)\b|\{\{#(?:with|each|let)\s[^}]{0,80}\bas\s*\|[^|}]+\|\s*\}\}
 test: {{7*7}}
 test: ${7*7}
 test: @(6*9)
@@ -252,10 +257,12 @@ test: {$smarty.template_object->smarty}
 test: {{#with "s" as |string|}}{{#with "e"}}{{/with}}{{/with}}
 test: {{#each list as |item|}}{{item}}{{/each}}
 test: {{ ''.__class__.__mro__[1].__subclasses__() }}
+test: {{ settings.SECRET_KEY }}
 test: <#assign ex="freemarker.template.utility.Execute"?new()>
 test: {% import os %}{{ os.popen('id').read() }}
 test: #set($x = $class.inspect("java.lang.Runtime"))
 pass: {{ name }}
+pass: {{ user.display_name }} joined {{ group.title }}
 pass: 2 * 3 = 6
 
 id: 300005012

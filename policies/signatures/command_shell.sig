@@ -207,14 +207,17 @@ targets: @values, header, url, param-name
 unless: binary, url
 literal: ?
 literal: *
-regex: (?:^|[\s;|&'"(=<>`{,])(?:/[\w.-]*[*?][\w.*?-]*){2,}|(?:^|[\s;|&'"(=<>`])/[\w.*?-]*[?*][\w.*?-]*/(?:[\w.-]*/)*(?:pass|passwd|shadow|hosts|issue|group|id_rsa|[\w]*[?*][\w?*]*)\b|(?:^|[\s;|&'"(=<>`])/(?:s?bin|etc|proc|dev|usr|tmp|var)/[\w.-]*[?*]|(?:^|[\s;|&`])(?:c[?*]t|ca[?*]|[?*]at|wh[?*]ami|[?*]d)\s+/
+regex: (?:^|[\s;|&'"(=<>`{,])(?:/[\w.-]*[*?][\w.*?-]*){2,}|(?:^|[\s;|&'"(=<>`])/[\w.*?-]*[?*][\w.*?-]*/(?:[\w.-]*/)*(?:pass|passwd|shadow|hosts|issue|group|id_rsa|[\w]*[?*][\w?*]*)\b|(?:^|[\s;|&'"(=<>`])/(?:s?bin|etc|proc|dev|usr|tmp|var)/[\w.-]*[?*]|(?:^|[\s;|&'"(=<>`])/(?:s?bin|etc|proc|dev|usr|tmp|var)/(?:[\w.-]+/)+[\w-]+[?*][\w-]*(?:$|[\s;|&`)])|(?:^|[\s;|&`])(?:c[?*]t|ca[?*]|[?*]at|wh[?*]ami|[?*]d)\s+/
 test: /bin/ca? /et*/passwd
+test: a;/usr/bin/wh?ami
 test: /???/??t /???/p??s??
 test: {/?s?/?i?/c?t,/e??/p??s??,}
 test: uconv -f utf-8 /etc/?asswd
 pass: https://example.com/search?q=*&page=2
 pass: what? why? how?
 pass: /api/v1/items?id=5
+pass: src=/usr/share/js/app.js?v=2
+pass: f=/var/www/page?lang=en
 
 id: 300003106
 name: OS command injection: brace expansion of a command line
@@ -343,7 +346,7 @@ literal: !
 literal: .system
 literal: .shell
 literal: $
-regex: (?:^|[;&|\n`(])\s*alias\s+[\w.-]+=['"]?[\w./$-]|(?:^|[;&|\n`])\s*!(?:!|-?\d{1,4})(?::[\w/$^*&-]+)*\s*(?:$|[;&|\n])|(?:^|\n)\s*\.(?:system|shell)\s+\S|(?:^|[;&|\n])\s*\$?[a-z_]\w{0,15}=['"]?[\w./-]+['"]?\s*;\s*\$\{?[a-z_]\w{0,15}\}?\s*(?:$|[\s;|&])
+regex: (?:^|[;&|\n`(])\s*alias\s+[\w.-]+=['"]?[\w./$-]|(?:^|[;&|\n`])\s*!(?:!|-?\d{1,4})(?::[\w/$^*&-]+)*\s*(?:$|[;&|\n])|(?:^|[\n;&|])\s*\.(?:system|shell)\s+\S|(?:^|[;&|\n])\s*\$?[a-z_]\w{0,15}=['"]?[\w./-]+['"]?\s*;\s*\$\{?[a-z_]\w{0,15}\}?\s*(?:$|[\s;|&])
 test: alias a=cat; a /etc/passwd
 test: ;alias x='id';x
 test: !-2
@@ -351,6 +354,7 @@ test: !!
 test: !!:s/a/b/
 test: ;!12
 test: .system id
+test: x;.system id
 test: x\n.shell cat /etc/passwd
 test: $u=id;$u
 test: ;c=whoami;${c}
@@ -437,3 +441,25 @@ test: $(cd ~;ls)
 pass: CD/DVD drive; fast shipping
 pass: my cd player; it works
 pass: cd music/ and dvd
+
+id: 300003302
+name: OS command injection: process substitution
+type: OS Command Injection
+accuracy: medium
+risk: high
+systems: Unix/Linux
+# `<(cmd)` and `>(cmd)` run a command wherever bash expects a file name (`diff <(id) x`,
+# `cat<(id)`); outside a shell, a bracket straight after `<` or `>` holds a number or an emoticon,
+# not a word and its arguments.
+targets: @values, header, param-name
+unless: binary, url
+literal: <(
+literal: >(
+regex: (?:^|[\s;|&=`\w])[<>]\(\s*['"\\]?[a-z][\w./-]*['"]?(?:\s+[^()\r\n+*=<>]{0,100})?\)
+test: <(id)
+test: cat<(cat /etc/passwd)
+test: diff <(ls /root) x
+test: tee >(sh)
+pass: price >(10)
+pass: I <3 you :-<(
+pass: a >(b + c) * 2

@@ -506,3 +506,21 @@ pass: 1990||2000 editions
 pass: tags=a||b
 pass: /video/123||
 pass: ecount=20&efirst=0&&","format"
+
+id: 300001303
+name: SQL injection: operator glued to its operands with backticks
+type: SQL-Injection
+accuracy: medium
+risk: high
+systems: MySQL
+# MySQL reads a backtick as the end of an identifier, so `1`or`1` is `1 or 1` without the spaces
+# that keyword signatures and tokenizers look for between words.
+targets: @values, header, url, param-name
+unless: binary
+literal: `
+regex: [\w'")]`\s*(?:or|and|xor|div|like|rlike|regexp|union|having|where|sounds)\s*`[\w'"(@-]
+test: 1`or`1
+test: x'`and`'1
+test: `id`union`select
+pass: use `or` to join the two conditions
+pass: see `config.or` in the docs
