@@ -289,7 +289,7 @@ fn soap_and_dns(
                 .map_err(|e| format!("DNS listener {addr}: {e}"))?;
             let local = server.local_addr().map_err(|e| e.to_string())?;
             println!("portcullis: DNS listener on {local} (UDP and TCP)");
-            tokio::spawn(server.run(zones.clone(), std::future::pending()));
+            portcullis::support::task::spawn(server.run(zones.clone(), std::future::pending()));
         }
         let users = st.clone();
         let auth: soap::Authenticator = Arc::new(move |user, pass, peer| {

@@ -188,7 +188,7 @@ pub async fn start(opts: &DemoOptions) -> Result<Demo, DemoError> {
     let proxy = dataplane.local_addr(VIRTUAL).ok_or(DemoError::NotStarted)?;
     let admin = server.local;
     let (stop, mut stopped) = tokio::sync::watch::channel(false);
-    let admin_task = tokio::spawn(server.serve(axum::Router::new(), async move {
+    let admin_task = crate::support::task::spawn(server.serve(axum::Router::new(), async move {
         let _ = stopped.wait_for(|s| *s).await;
     }));
     Ok(Demo {

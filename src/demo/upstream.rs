@@ -87,7 +87,7 @@ pub async fn start(addr: SocketAddr) -> std::io::Result<SocketAddr> {
     let demo = super::grpc::DemoGrpc::new().map_err(std::io::Error::other)?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let bound = listener.local_addr()?;
-    tokio::spawn(async move {
+    crate::support::task::spawn(async move {
         if let Err(e) = axum::serve(listener, router(demo)).await {
             tracing::error!("demo upstream stopped: {e}");
         }

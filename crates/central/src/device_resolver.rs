@@ -12,6 +12,7 @@ use super::devices::{self, Device};
 use portcullis_admin::Ctx;
 use portcullis_admin::Reply;
 use portcullis_admin::{MgmtError, MgmtResult};
+use portcullis_support::task;
 
 const GROUPS: &str = "/mgmt/shared/resolver/device-groups";
 const MACHINE_IDS: &str = "/mgmt/cm/system/machineid-resolver";
@@ -137,7 +138,7 @@ fn remove_device(ctx: &Ctx<'_>, id: &str) -> MgmtResult<Reply> {
     c.store.write(|tx| devices::remove(tx, id))?;
     let client = dev.client(c.limits);
     let path = format!("/mgmt/tm/auth/user/{}", dev.user_name);
-    c.rt.spawn(async move {
+    task::spawn_on(&c.rt, async move {
         if let Err(e) = client.delete(&path).await {
             tracing::warn!(error = %e, "removing the central manager's account from a forgotten device");
         }

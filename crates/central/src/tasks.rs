@@ -22,6 +22,7 @@ use super::Central;
 use portcullis_admin::MgmtResult;
 use portcullis_admin::{Ctx, MgmtState};
 use portcullis_store::Table;
+use portcullis_support::task;
 use portcullis_support::{iso8601_utc, now_micros, unix_seconds};
 
 pub const STARTED: &str = "STARTED";
@@ -206,7 +207,7 @@ pub fn register(c: &Central, kind: &'static TaskKind) {
 pub fn spawn(c: &Arc<Central>, kind: &'static TaskKind, key: String, secret: Option<Value>) {
     if !c.running.lock().insert(key.clone()) {
         let c2 = c.clone();
-        c.rt.spawn(async move {
+        task::spawn_on(&c.rt, async move {
             let deadline = tokio::time::Instant::now() + TASK_DEADLINE;
             while c2.running.lock().contains(&key) && tokio::time::Instant::now() < deadline {
                 tokio::time::sleep(Duration::from_millis(50)).await;
@@ -216,7 +217,7 @@ pub fn spawn(c: &Arc<Central>, kind: &'static TaskKind, key: String, secret: Opt
         return;
     }
     let c2 = c.clone();
-    c.rt.spawn(async move {
+    task::spawn_on(&c.rt, async move {
         let worker = match c2.store.get(Table::Tasks, &key) {
             Ok(Some(Value::Object(t))) => worker_of(&t),
             _ => 0,

@@ -267,7 +267,7 @@ pub async fn serve(
                 let Ok((tcp, peer)) = r else { continue };
                 let (acceptor, builder, app) = (acceptor.clone(), builder.clone(), app.clone());
                 let (stop, alive) = (stop_rx.clone(), alive_tx.clone());
-                tokio::spawn(async move {
+                portcullis_support::task::spawn(async move {
                     let _alive = alive;
                     let accepted = tokio::time::timeout(limits.header_read_timeout, acceptor.accept(tcp)).await;
                     if let Ok(Ok(stream)) = accepted {
@@ -405,7 +405,7 @@ impl AdminServer {
     /// health monitors until `shutdown` resolves.
     pub async fn serve(self, extra: axum::Router, shutdown: impl std::future::Future<Output = ()>) {
         let st = self.state;
-        let monitors = tokio::spawn(super::monitor::run_monitors(st.clone()));
+        let monitors = portcullis_support::task::spawn(super::monitor::run_monitors(st.clone()));
         let limits = ConnLimits::from(&st.cfg);
         serve(
             self.listener,

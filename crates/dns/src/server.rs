@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hickory_proto::op::{Message, MessageType, OpCode, ResponseCode};
+use portcullis_support::task;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 use tokio::sync::{Semaphore, watch};
@@ -69,13 +70,13 @@ impl DnsServer {
     pub async fn run(self, zones: ZoneCatalog, shutdown: impl Future<Output = ()> + Send) {
         let (stop_tx, stop_rx) = watch::channel(false);
         let view: Arc<str> = Arc::from(self.view.as_str());
-        let udp = tokio::spawn(udp_loop(
+        let udp = task::spawn(udp_loop(
             self.udp,
             zones.clone(),
             view.clone(),
             stop_rx.clone(),
         ));
-        let tcp = tokio::spawn(tcp_loop(self.tcp, zones, view, stop_rx));
+        let tcp = task::spawn(tcp_loop(self.tcp, zones, view, stop_rx));
         shutdown.await;
         let _ = stop_tx.send(true);
         let _ = udp.await;
@@ -156,7 +157,7 @@ async fn tcp_loop(
                 let Ok((stream, _)) = r else { continue };
                 let Ok(permit) = permits.clone().try_acquire_owned() else { continue };
                 let (zones, view, stop) = (zones.clone(), view.clone(), stop.clone());
-                tokio::spawn(async move {
+                task::spawn(async move {
                     tcp_conn(stream, zones, view, stop).await;
                     drop(permit);
                 });

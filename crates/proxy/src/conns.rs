@@ -27,6 +27,7 @@ use hyper::body::Incoming;
 use hyper::client::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use parking_lot::Mutex;
+use portcullis_support::task;
 
 use super::body::{FramePoll, poll_inner};
 use super::h1::upconn::UpConn;
@@ -109,7 +110,7 @@ impl HostConns {
             return;
         }
         let host = self.clone();
-        tokio::spawn(async move {
+        task::spawn(async move {
             if tx.ready().await.is_ok() {
                 host.push(tx);
             }
@@ -257,7 +258,7 @@ impl Clients {
                             speaks_h2: AtomicBool::new(false),
                             raw: Mutex::new(Vec::new()),
                         });
-                        tokio::spawn(reap(Arc::downgrade(&h)));
+                        task::spawn(reap(Arc::downgrade(&h)));
                         h
                     })
                     .clone()
@@ -388,7 +389,7 @@ async fn handshake_h1(up: UpConn) -> Result<http1::SendRequest<ProxyBody>, SendE
     let (tx, conn) = http1::handshake(TokioIo::new(io))
         .await
         .map_err(SendError::Http)?;
-    tokio::spawn(async move {
+    task::spawn(async move {
         if let Err(e) = conn.await {
             tracing::debug!("upstream connection ended: {e}");
         }

@@ -137,12 +137,10 @@ impl Dataplane {
         let listener =
             tokio::net::TcpListener::from_std(std_listener).map_err(|e| e.to_string())?;
         let (stop, stop_rx) = watch::channel(false);
-        let task = self.rt.spawn(listener::run(
-            listener,
-            state.clone(),
-            self.shared.clone(),
-            stop_rx,
-        ));
+        let task = portcullis_support::task::spawn_on(
+            &self.rt,
+            listener::run(listener, state.clone(), self.shared.clone(), stop_rx),
+        );
         tracing::info!(listener = %spec.name, %addr, "listening");
         Ok((
             addr,

@@ -193,7 +193,7 @@ async fn serve(opts: ProxyOptions, settled: fn()) -> Result<(), StartError> {
         let l = metrics::bind(addr)
             .await
             .map_err(|source| StartError::Metrics { addr, source })?;
-        tokio::spawn(metrics::serve(l, metrics));
+        portcullis_support::task::spawn(metrics::serve(l, metrics));
     }
     let access = match &opts.access {
         Some(p) => {

@@ -297,14 +297,24 @@ impl Store {
         &self,
         f: impl FnOnce(&mut WriteTx<'_>) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {
-        let tx = self.db.begin_write().map_err(StoreError::from)?;
+        let tx = self.begin_write()?;
         let out = {
             let mut w = WriteTx { tx: &tx };
             f(&mut w)?
         };
-        tx.commit().map_err(StoreError::from)?;
+        commit(tx)?;
         Ok(out)
     }
+
+    // `write` is instantiated once per closure across the workspace: beginning and committing
+    // stay out of line, in one copy each.
+    fn begin_write(&self) -> Result<redb::WriteTransaction> {
+        Ok(self.db.begin_write()?)
+    }
+}
+
+fn commit(tx: redb::WriteTransaction) -> Result<()> {
+    Ok(tx.commit()?)
 }
 
 /// A write transaction in progress; see [`Store::write`].

@@ -3,7 +3,8 @@
 //! bounded reading of admin request bodies ([`body`]), the one outbound HTTP client with its
 //! bounds ([`Outbound`]) and destination guard ([`Guard`]), bounded server-side pulls of URLs
 //! ([`fetch`]), the certificate-pinning verifier ([`pin`]), links to policy files ([`links`]),
-//! URLs with their password masked, string arrays of loosely typed JSON ([`json_strings`]).
+//! URLs with their password masked, string arrays of loosely typed JSON ([`json_strings`]), the
+//! spawning of background tasks off the request path ([`task`]).
 
 pub mod body;
 mod clock;
@@ -16,6 +17,7 @@ mod outbound;
 pub mod pin;
 mod regkey;
 mod support_id;
+pub mod task;
 mod url;
 mod uuid;
 

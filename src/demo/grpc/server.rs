@@ -17,6 +17,7 @@ use http_body_util::BodyExt as _;
 use tokio::sync::mpsc;
 
 use super::{DemoGrpc, GrpcStatus, code};
+use crate::support::task;
 use crate::waf::grpc::{FrameEvent, FrameParser, encode_frame};
 
 /// Largest request message the demo accepts (compressed or not, and once inflated).
@@ -106,7 +107,7 @@ where
     };
     let (tx, rx) = mpsc::channel(16);
     let mut body = req.into_body();
-    tokio::spawn(async move {
+    task::spawn(async move {
         let mut frames = FrameParser::new(MAX_REQUEST_MESSAGE);
         let outcome = async {
             while let Some(frame) = body.frame().await {
@@ -191,7 +192,7 @@ pub async fn serve_listener(
     loop {
         let (stream, _) = listener.accept().await?;
         let demo = demo.clone();
-        tokio::spawn(async move {
+        task::spawn(async move {
             let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
                 let demo = demo.clone();
                 async move { Ok::<_, Infallible>(handle(demo, req).await) }

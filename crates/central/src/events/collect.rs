@@ -20,6 +20,7 @@ use crate::devices::{self, Device};
 use crate::{CallLimits, Central};
 use portcullis_store::Table;
 use portcullis_support::now_micros;
+use portcullis_support::task;
 
 /// Events asked for per page.
 pub const PAGE: usize = 1000;
@@ -82,7 +83,7 @@ fn save_cursor(c: &Central, machine_id: &str, sequence: u64) -> Result<(), Strin
 /// Starts the collector on the central manager's runtime.
 pub fn start(c: Arc<Central>, fleet: Arc<FleetEvents>) {
     let rt = c.rt.clone();
-    rt.spawn(supervise(c, fleet));
+    task::spawn_on(&rt, supervise(c, fleet));
 }
 
 async fn supervise(c: Arc<Central>, fleet: Arc<FleetEvents>) {

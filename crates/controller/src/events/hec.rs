@@ -12,6 +12,7 @@ use bytes::{Bytes, BytesMut};
 use http_body_util::{BodyExt, Full};
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
+use portcullis_support::task;
 use tokio::net::TcpStream;
 use tokio::runtime::Handle;
 
@@ -57,7 +58,9 @@ impl Target {
                 let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new($io))
                     .await
                     .map_err(|e| format!("HTTP handshake failed: {e}"))?;
-                tokio::spawn(conn);
+                task::spawn(async move {
+                    let _ = conn.await;
+                });
                 Ok(send)
             }};
         }
@@ -148,13 +151,16 @@ pub fn sender(rt: &Handle, hec: &Hec, queue: usize) -> Result<Output, HecError> 
         tls,
         hec: hec.clone(),
     };
-    rt.spawn(async move {
+    task::spawn_on(rt, async move {
         let mut conn: Option<SendRequest<Full<Bytes>>> = None;
         let mut backoff = MIN_BACKOFF;
         let mut failures = 0u64;
         loop {
-            q.fill(target.hec.batch, tokio::time::Instant::now() + target.hec.flush)
-                .await;
+            q.fill(
+                target.hec.batch,
+                tokio::time::Instant::now() + target.hec.flush,
+            )
+            .await;
             let batch = q.next(target.hec.batch).await;
             if batch.is_empty() {
                 return;

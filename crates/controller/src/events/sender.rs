@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use parking_lot::Mutex;
+use portcullis_support::task;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpStream, UdpSocket};
 use tokio::runtime::Handle;
@@ -216,7 +217,7 @@ pub fn output(label: String, framing: Framing, queue: usize) -> (Output, Arc<Que
 /// A UDP syslog sender to `addr`.
 pub fn udp(rt: &Handle, addr: SocketAddr, queue: usize) -> Output {
     let (out, q) = output(format!("udp://{addr}"), Framing::Datagram, queue);
-    rt.spawn(async move {
+    task::spawn_on(rt, async move {
         let local: SocketAddr = if addr.is_ipv4() {
             ([0, 0, 0, 0], 0).into()
         } else {
@@ -283,7 +284,7 @@ pub fn stream(
     };
     let (out, q) = output(format!("{scheme}://{addr}"), framing, queue);
     let transport = transport.clone();
-    rt.spawn(async move {
+    task::spawn_on(rt, async move {
         let mut conn: Option<Stream> = None;
         let mut backoff = MIN_BACKOFF;
         let mut failing = false;
@@ -343,7 +344,7 @@ pub fn stream(
 /// A sender appending one record per line to `path` (reopened after a failure).
 pub fn file(rt: &Handle, path: PathBuf, queue: usize) -> Output {
     let (out, q) = output(format!("file://{}", path.display()), Framing::Line, queue);
-    rt.spawn(async move {
+    task::spawn_on(rt, async move {
         let mut f: Option<tokio::fs::File> = None;
         loop {
             let batch = q.next(WRITE_BATCH).await;

@@ -65,7 +65,7 @@ pub async fn serve_https(
                 let Ok((tcp, _)) = r else { continue };
                 let (builder, svc, acceptor) = (builder.clone(), svc.clone(), acceptor.clone());
                 let watcher = graceful.watcher();
-                tokio::spawn(async move {
+                portcullis_support::task::spawn(async move {
                     let Ok(Ok(tls)) = tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await else {
                         return;
                     };

@@ -105,7 +105,7 @@ impl Revocations {
             gauge,
         });
         let timeout = store.timeout.max(Duration::from_secs(1));
-        tokio::spawn(run(Arc::downgrade(&r), client, timeout));
+        portcullis_support::task::spawn(run(Arc::downgrade(&r), client, timeout));
         r
     }
 

@@ -296,7 +296,7 @@ impl RedisStore {
             return;
         }
         let weak = Arc::downgrade(self);
-        self.rt.spawn(async move {
+        portcullis_support::task::spawn_on(&self.rt, async move {
             let mut backoff = MIN_BACKOFF;
             let mut first = true;
             loop {
@@ -315,7 +315,9 @@ impl RedisStore {
                         first = false;
                         tracing::warn!(store = %s.label, "shared store cannot be reached yet, retrying: {e}");
                     }
-                    Err(e) => tracing::debug!(store = %s.label, "shared store reconnect failed: {e}"),
+                    Err(e) => {
+                        tracing::debug!(store = %s.label, "shared store reconnect failed: {e}")
+                    }
                 }
                 drop(s);
                 tokio::time::sleep(backoff).await;
