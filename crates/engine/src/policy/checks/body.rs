@@ -95,7 +95,9 @@ impl CompiledPolicy {
                 self.check_upload(s, out, None, &body);
                 if sig {
                     self.scan_body(s, out, &json, &ov);
-                    if form_shaped(&body) {
+                    // A JSON document is never form-shaped: its first `=` is inside a string,
+                    // after a quote, which no form name holds.
+                    if !json.parsed_as_json() && form_shaped(&body) {
                         self.scan_form_values(s, out, &body, &ov);
                     }
                 }
