@@ -80,10 +80,17 @@ fn secret_name(name: &str) -> bool {
     const WORDS: &[&str] = &[
         "token", "secret", "password", "passwd", "api-key", "apikey", "session",
     ];
+    // One pass over the name's positions, every word tried where it could start: header names
+    // are short, and a substring searcher per word costs more to set up than this whole loop.
+    let n = name.as_bytes();
     matches!(
         name,
         "authorization" | "proxy-authorization" | "x-f5-auth-token"
-    ) || WORDS.iter().any(|w| name.contains(w))
+    ) || (0..n.len()).any(|i| {
+        WORDS
+            .iter()
+            .any(|w| w.as_bytes()[0] == n[i] && n[i..].starts_with(w.as_bytes()))
+    })
 }
 
 /// The value of header `name` (lower case) as the request log keeps it: credentials masked (the
@@ -208,6 +215,10 @@ mod tests {
             "sid=********; theme=********"
         );
         assert_eq!(masked_header("user-agent", b"Mozilla/5.0"), "Mozilla/5.0");
+        assert_eq!(masked_header("x-session-id", b"s1"), "********");
+        assert_eq!(masked_header("x-my-apikey", b"k"), "********");
+        assert_eq!(masked_header("x-sessio", b"s1"), "s1");
+        assert_eq!(masked_header("tokens", b"t"), "********");
         assert_eq!(masked_header("referer", &[b'a'; 5000]).len(), VALUE_MAX);
         let mut h = http::HeaderMap::new();
         for i in 0..40 {

@@ -170,7 +170,10 @@ impl Connection {
             let site = state.site.load_full();
             let shared = shared.clone();
             let conn = conn.clone();
-            async move { Ok::<_, Infallible>(handle(req, site, shared, conn).await) }
+            // hyper spawns each stream's future as a task: boxed, the task holds a pointer
+            // rather than the whole driver, which tokio would copy into the task and again
+            // over it when the stream ends (as for the connection futures).
+            Box::pin(async move { Ok::<_, Infallible>(handle(req, site, shared, conn).await) })
         });
         let c = self.builder.serve_connection(TokioIo::new(io), svc);
         let mut c = std::pin::pin!(c);

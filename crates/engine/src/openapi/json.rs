@@ -1,18 +1,21 @@
-//! The JSON document schema validation walks: parsed by serde_json from the request bytes, with
-//! strings and keys borrowed from them when they carry no escapes, arrays as vectors and objects as
-//! (key, value) pairs in document order. Nothing is hashed: a request document is walked once (or
-//! a few times under `anyOf`/`oneOf`) and dropped, so building a map per object costs more than
-//! every lookup the walk makes.
+//! The JSON document of a request, parsed once for every reader: serde_json reads the request bytes,
+//! with strings and keys borrowed from them when they carry no escapes, arrays as vectors and
+//! objects as (key, value) pairs in document order. Nothing is hashed: a request document is walked
+//! a few times (the schema, the signature scan) and dropped, so building a map per object costs more
+//! than every lookup the walks make.
 //!
 //! Acceptance is serde_json's (`from_slice` drives this visitor with the same grammar, error text
-//! and nesting limit as for `serde_json::Value`). Duplicate keys keep what `Value` (an insertion-
-//! ordered map) made of them, so verdicts do not depend on the representation: one entry, at the
-//! first occurrence's position, holding the last occurrence's value.
+//! and nesting limit as for `serde_json::Value`). The signature scan reads the document as written,
+//! every occurrence of a repeated key (the applications behind do not agree on which one wins); the
+//! schema reads what `Value` (an insertion-ordered map) makes of it, so verdicts do not depend on the
+//! representation: one entry, at the first occurrence's position, holding the last occurrence's
+//! value.
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde::{Deserialize, Serialize, Serializer};
+use serde::{Serialize, Serializer};
 use serde_json::{Number, Value};
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::fmt;
 
 /// One JSON value borrowed from the document it was parsed from.
@@ -23,7 +26,7 @@ pub(crate) enum Json<'a> {
     Number(Number),
     String(Cow<'a, str>),
     Array(Vec<Json<'a>>),
-    /// Pairs in document order; keys are unique (see the module header).
+    /// Pairs in document order; keys are unique once merged (see the module header).
     Object(Vec<(Cow<'a, str>, Json<'a>)>),
 }
 
@@ -32,9 +35,28 @@ pub(crate) enum Json<'a> {
 const PAIRWISE: usize = 8;
 
 impl<'a> Json<'a> {
-    /// Parses a whole document (trailing bytes other than whitespace are an error).
+    /// Parses a whole document (trailing bytes other than whitespace are an error), repeated keys
+    /// merged.
     pub fn parse(bytes: &'a [u8]) -> Result<Json<'a>, serde_json::Error> {
-        serde_json::from_slice(bytes)
+        let mut repeats = false;
+        let mut doc = parse_written(bytes, &mut repeats)?;
+        if repeats {
+            doc.merge_repeated();
+        }
+        Ok(doc)
+    }
+
+    /// Merges the repeated keys of every object, outside in (an object dropped with its key needs
+    /// no merging of its own).
+    fn merge_repeated(&mut self) {
+        match self {
+            Json::Array(items) => items.iter_mut().for_each(Json::merge_repeated),
+            Json::Object(pairs) => {
+                dedup(pairs);
+                pairs.iter_mut().for_each(|(_, v)| v.merge_repeated());
+            }
+            _ => {}
+        }
     }
 
     /// Compact JSON text, byte for byte what `serde_json::Value::to_string` writes.
@@ -128,18 +150,25 @@ fn by_key(pairs: &Pairs<'_>) -> Vec<usize> {
     order
 }
 
+/// Whether a key occurs twice among `pairs`.
+fn repeats(pairs: &Pairs<'_>) -> bool {
+    let n = pairs.len();
+    if n <= PAIRWISE {
+        return (1..n).any(|i| pairs[..i].iter().any(|p| p.0 == pairs[i].0));
+    }
+    let order = by_key(pairs);
+    order.windows(2).any(|w| pairs[w[0]].0 == pairs[w[1]].0)
+}
+
 /// Merges repeated keys the way an insertion-ordered map does: the first position keeps the
 /// last value, later occurrences go.
 fn dedup(pairs: &mut Vec<(Cow<'_, str>, Json<'_>)>) {
-    let n = pairs.len();
-    if n <= PAIRWISE && !(1..n).any(|i| pairs[..i].iter().any(|p| p.0 == pairs[i].0)) {
+    if !repeats(pairs) {
         return;
     }
+    let n = pairs.len();
     // `by_key` sorts stably: equal keys stay in document order within their run.
     let order = by_key(pairs);
-    if !order.windows(2).any(|w| pairs[w[0]].0 == pairs[w[1]].0) {
-        return;
-    }
     let mut gone = vec![false; n];
     let mut start = 0;
     while start < n {
@@ -163,15 +192,97 @@ fn dedup(pairs: &mut Vec<(Cow<'_, str>, Json<'_>)>) {
     });
 }
 
-impl<'de> Deserialize<'de> for Json<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(JsonVisitor)
+/// A request body as the checks read it: its bytes, and its JSON document parsed the first time a
+/// check asks for it, then shared by every later reader.
+pub(crate) struct JsonBody<'a> {
+    bytes: &'a [u8],
+    parsed: OnceCell<Result<Parsed<'a>, serde_json::Error>>,
+}
+
+struct Parsed<'a> {
+    /// Every pair of every object, as written.
+    written: Json<'a>,
+    /// The document with its repeated keys merged, when it has any.
+    merged: Option<Json<'a>>,
+}
+
+impl<'a> JsonBody<'a> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        JsonBody {
+            bytes,
+            parsed: OnceCell::new(),
+        }
+    }
+
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    fn parsed(&self) -> Result<&Parsed<'a>, &serde_json::Error> {
+        self.parsed
+            .get_or_init(|| {
+                let mut repeats = false;
+                let written = parse_written(self.bytes, &mut repeats)?;
+                let merged = repeats.then(|| {
+                    let mut m = written.clone();
+                    m.merge_repeated();
+                    m
+                });
+                Ok(Parsed { written, merged })
+            })
+            .as_ref()
+    }
+
+    /// The document as a schema reads it, repeated keys merged (see the module header).
+    pub fn document(&self) -> Result<&Json<'a>, &serde_json::Error> {
+        self.parsed()
+            .map(|p| p.merged.as_ref().unwrap_or(&p.written))
+    }
+
+    /// Whether an earlier reader parsed the body as a JSON document (a later one need not
+    /// wonder whether it is something else).
+    pub fn parsed_as_json(&self) -> bool {
+        self.parsed.get().is_some_and(Result::is_ok)
+    }
+
+    /// The document as written, every occurrence of a repeated key kept.
+    pub fn written(&self) -> Result<&Json<'a>, &serde_json::Error> {
+        self.parsed().map(|p| &p.written)
     }
 }
 
-struct JsonVisitor;
+/// Parses a whole document keeping every pair; `repeats` is set when an object repeats a key.
+/// Text that is UTF-8 is validated here once, in one pass over the bytes, and read without
+/// serde_json validating each string again; other bytes go through serde_json's checking reader,
+/// whose error names the position of the bad sequence.
+fn parse_written<'a>(bytes: &'a [u8], repeats: &mut bool) -> Result<Json<'a>, serde_json::Error> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => parse_with(serde_json::Deserializer::from_str(text), repeats),
+        Err(_) => parse_with(serde_json::Deserializer::from_slice(bytes), repeats),
+    }
+}
 
-impl<'de> Visitor<'de> for JsonVisitor {
+fn parse_with<'a, R: serde_json::de::Read<'a>>(
+    mut de: serde_json::Deserializer<R>,
+    repeats: &mut bool,
+) -> Result<Json<'a>, serde_json::Error> {
+    let doc = Written(repeats).deserialize(&mut de)?;
+    de.end()?;
+    Ok(doc)
+}
+
+/// Builds a [`Json`] with every pair as written, flagging an object that repeats a key.
+struct Written<'f>(&'f mut bool);
+
+impl<'de> DeserializeSeed<'de> for Written<'_> {
+    type Value = Json<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Json<'de>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Written<'_> {
     type Value = Json<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -217,7 +328,7 @@ impl<'de> Visitor<'de> for JsonVisitor {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'de>, A::Error> {
         let mut items = Vec::new();
-        while let Some(item) = seq.next_element()? {
+        while let Some(item) = seq.next_element_seed(Written(&mut *self.0))? {
             items.push(item);
         }
         Ok(Json::Array(items))
@@ -226,9 +337,10 @@ impl<'de> Visitor<'de> for JsonVisitor {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
         let mut pairs = Vec::new();
         while let Some(key) = map.next_key_seed(Key)? {
-            pairs.push((key, map.next_value()?));
+            pairs.push((key, map.next_value_seed(Written(&mut *self.0))?));
         }
-        dedup(&mut pairs);
+        // Once one is found, the merge visits every object anyway.
+        *self.0 = *self.0 || repeats(&pairs);
         Ok(Json::Object(pairs))
     }
 }

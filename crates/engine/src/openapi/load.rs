@@ -344,6 +344,11 @@ pub fn join_link(base: &str, link: &str) -> String {
 
 /// Appends `key` to a JSON pointer, escaped (`~` → `~0`, `/` → `~1`) without allocating.
 pub(crate) fn push_escaped(pointer: &mut String, key: &str) {
+    // Most keys need no escape: copied whole, not character by character.
+    if !key.bytes().any(|b| b == b'~' || b == b'/') {
+        pointer.push_str(key);
+        return;
+    }
     for c in key.chars() {
         match c {
             '~' => pointer.push_str("~0"),

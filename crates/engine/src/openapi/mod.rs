@@ -25,6 +25,7 @@ mod validate;
 
 pub use compile::CompiledApi;
 pub(crate) use compile::Located;
+pub(crate) use json::{Json, JsonBody};
 pub use json_schema::{JsonSchema, SchemaViolation};
 pub use load::{ApiSpec, SpecVersion, join_link, load, load_with};
 pub use operation::{BodyKind, Content, Head, Operation};

@@ -2,7 +2,7 @@
 //! per-request checks the compiled policy calls after [`super::CompiledApi::find`].
 
 use super::OpenApiLimits;
-use super::json::Json;
+use super::json::JsonBody;
 use super::param::{Location, Param, Style};
 use super::schema::{SchemaId, Schemas};
 use super::validate::validate;
@@ -167,7 +167,18 @@ impl Operation {
     /// malformed JSON, JSON schema, form fields. Call it for every request, even without a body;
     /// `content_type` is the raw header value.
     pub fn validate_body(&self, content_type: Option<&str>, body: &[u8], out: &mut Vec<Violation>) {
+        self.validate_json_body(content_type, &JsonBody::new(body), out);
+    }
+
+    /// [`Self::validate_body`] over a body whose JSON parse the caller shares with its other checks.
+    pub(crate) fn validate_json_body(
+        &self,
+        content_type: Option<&str>,
+        json: &JsonBody<'_>,
+        out: &mut Vec<Violation>,
+    ) {
         let start = out.len();
+        let body = json.bytes();
         if body.is_empty() {
             if self.body_required {
                 let v = Violation::new(ViolationKind::MandatoryRequestBody, Context::Body).detail(
@@ -209,7 +220,7 @@ impl Operation {
             return;
         };
         match &content.kind {
-            BodyKind::Json(schema) => self.check_json(*schema, body, out),
+            BodyKind::Json(schema) => self.check_json(*schema, json, out),
             BodyKind::Form {
                 fields,
                 allow_unknown,
@@ -232,12 +243,12 @@ impl Operation {
             .filter(|_| !media.is_empty())
     }
 
-    fn check_json(&self, schema: Option<SchemaId>, body: &[u8], out: &mut Vec<Violation>) {
-        let value = match Json::parse(body) {
+    fn check_json(&self, schema: Option<SchemaId>, json: &JsonBody<'_>, out: &mut Vec<Violation>) {
+        let value = match json.document() {
             Ok(v) => v,
             Err(e) => {
                 let v = Violation::new(ViolationKind::JsonMalformed, Context::Json)
-                    .snippet(body)
+                    .snippet(json.bytes())
                     .detail(format!(
                         "malformed JSON at line {} column {}: {e}",
                         e.line(),
@@ -251,7 +262,7 @@ impl Operation {
         for e in validate(
             &self.schemas,
             id,
-            &value,
+            value,
             self.limits.max_violations,
             self.limits.max_depth,
         ) {

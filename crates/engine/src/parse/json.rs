@@ -1,7 +1,10 @@
-//! A bounded JSON walk: parses a body and visits every key and string/number value with its JSON
-//! pointer, measuring depth, array lengths and value lengths for the json-profile limits.
-//! serde_json's recursion limit (128) bounds the parser; the walk itself is iterative.
+//! The JSON walks of the checks: a bounded walk that parses a body and visits every key and
+//! string/number value with its JSON pointer, measuring depth, array lengths and value lengths for
+//! the json-profile limits (serde_json's recursion limit (128) bounds the parser; the walk itself is
+//! iterative); and the visit of the keys and scalars of a document already parsed, for the
+//! signature scan.
 
+use crate::openapi::Json;
 use serde_json::Value;
 
 /// Structure measurements of one JSON document.
@@ -112,107 +115,35 @@ pub enum Scalar<'a> {
     Value(&'a str),
 }
 
-/// Visits every key and scalar of `doc` in document order, without building the document:
-/// unescaped strings are borrowed from `doc`, numbers written into a buffer on the stack. A value
-/// scanned key by key needs no tree and no pointers, and a tree allocates per key and string.
-/// The visits of a document that turns out malformed have already happened when the error is
-/// returned: a caller that must not act on them undoes what they did. A key repeated in an object
-/// is visited each time it occurs (the applications behind do not agree on which one wins).
-pub fn scalars(doc: &[u8], mut visit: impl FnMut(Scalar<'_>)) -> Result<(), JsonError> {
-    use serde::Deserializer as _;
-    let mut de = serde_json::Deserializer::from_slice(doc);
-    (&mut de)
-        .deserialize_any(ScalarVisitor(&mut visit))
-        .and_then(|()| de.end())
-        .map_err(JsonError::Syntax)
-}
-
-struct ScalarVisitor<'f, F>(&'f mut F);
-
-impl<'de, F: FnMut(Scalar<'_>)> serde::de::DeserializeSeed<'de> for ScalarVisitor<'_, F> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-/// A map key, visited as a [`Scalar::Key`].
-struct KeyVisitor<'f, F>(&'f mut F);
-
-impl<'de, F: FnMut(Scalar<'_>)> serde::de::DeserializeSeed<'de> for KeyVisitor<'_, F> {
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<'de, F: FnMut(Scalar<'_>)> serde::de::Visitor<'de> for KeyVisitor<'_, F> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("an object key")
-    }
-    fn visit_str<E>(self, v: &str) -> Result<(), E> {
-        (self.0)(Scalar::Key(v));
-        Ok(())
-    }
-}
-
-impl<F: FnMut(Scalar<'_>)> ScalarVisitor<'_, F> {
-    /// A number as `Value`'s `Display` writes it (what [`walk`] visits), formatted on the stack.
-    fn number(self, n: serde_json::Number) {
-        use std::io::Write as _;
-        let mut buf = [0u8; 64];
-        let mut w = &mut buf[..];
-        if write!(w, "{n}").is_ok() {
-            let len = 64 - w.len();
-            if let Ok(text) = std::str::from_utf8(&buf[..len]) {
-                (self.0)(Scalar::Value(text));
+/// Visits every key and scalar of `doc` in document order, each key before what its value holds.
+/// A document as written ([`crate::openapi::JsonBody::written`]) has every occurrence of a repeated key, each
+/// visited (the applications behind do not agree on which one wins). Depth is bounded by the
+/// parser's nesting limit.
+pub fn scalars(doc: &Json<'_>, visit: &mut impl FnMut(Scalar<'_>)) {
+    match doc {
+        Json::Object(pairs) => {
+            for (k, v) in pairs {
+                visit(Scalar::Key(k));
+                scalars(v, visit);
             }
         }
+        Json::Array(items) => items.iter().for_each(|v| scalars(v, visit)),
+        Json::String(v) => visit(Scalar::Value(v)),
+        Json::Number(n) => number(n, visit),
+        Json::Bool(_) | Json::Null => {}
     }
 }
 
-impl<'de, F: FnMut(Scalar<'_>)> serde::de::Visitor<'de> for ScalarVisitor<'_, F> {
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E>(self, n: i64) -> Result<(), E> {
-        self.number(n.into());
-        Ok(())
-    }
-    fn visit_u64<E>(self, n: u64) -> Result<(), E> {
-        self.number(n.into());
-        Ok(())
-    }
-    fn visit_f64<E>(self, n: f64) -> Result<(), E> {
-        if let Some(n) = serde_json::Number::from_f64(n) {
-            self.number(n);
+/// A number as `Value`'s `Display` writes it (what [`walk`] visits), formatted on the stack.
+fn number(n: &serde_json::Number, visit: &mut impl FnMut(Scalar<'_>)) {
+    use std::io::Write as _;
+    let mut buf = [0u8; 64];
+    let mut w = &mut buf[..];
+    if write!(w, "{n}").is_ok() {
+        let len = 64 - w.len();
+        if let Ok(text) = std::str::from_utf8(&buf[..len]) {
+            visit(Scalar::Value(text));
         }
-        Ok(())
-    }
-    fn visit_str<E>(self, v: &str) -> Result<(), E> {
-        (self.0)(Scalar::Value(v));
-        Ok(())
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while seq
-            .next_element_seed(ScalarVisitor(&mut *self.0))?
-            .is_some()
-        {}
-        Ok(())
-    }
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while map.next_key_seed(KeyVisitor(&mut *self.0))?.is_some() {
-            map.next_value_seed(ScalarVisitor(&mut *self.0))?;
-        }
-        Ok(())
     }
 }
 
@@ -231,6 +162,7 @@ fn escape(k: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::openapi::JsonBody;
 
     #[test]
     fn walks_keys_and_values_with_pointers() {
@@ -262,8 +194,11 @@ mod tests {
     fn scalars_visit_what_walk_visits_in_document_order() {
         let doc =
             br#"{"a":[1,-2,"x\u0041",{"b/c":"y","n":null,"t":true}],"f":12.50,"e":1e3,"k":{}}"#;
+        let body = JsonBody::new(doc);
         let mut seen = Vec::new();
-        scalars(doc, |s| seen.push(format!("{s:?}"))).unwrap();
+        scalars(body.written().unwrap(), &mut |s| {
+            seen.push(format!("{s:?}"))
+        });
         assert_eq!(
             seen,
             [
@@ -293,13 +228,45 @@ mod tests {
         seen.sort();
         assert_eq!(seen, from_tree);
         // Malformed documents and trailing text are errors, as for the tree walk.
-        for bad in [&b"{\"a\":"[..], b"{\"a\":1} x", b"[1,]", b"{1:2}"] {
+        for bad in [
+            &b"{\"a\":"[..],
+            b"{\"a\":1} x",
+            b"[1,]",
+            b"{1:2}",
+            b"[\"\xff\"]",
+        ] {
             assert!(
-                scalars(bad, |_| {}).is_err(),
+                JsonBody::new(bad).written().is_err(),
                 "{}",
                 String::from_utf8_lossy(bad)
             );
             assert!(walk(bad, |_| {}).is_err());
         }
+    }
+
+    #[test]
+    fn every_occurrence_of_a_repeated_key_is_visited_as_written() {
+        let body = JsonBody::new(br#"{"q":"<script>","q":"x","o":{"k":1,"k":2}}"#);
+        let mut seen = Vec::new();
+        scalars(body.written().unwrap(), &mut |s| {
+            seen.push(format!("{s:?}"))
+        });
+        assert_eq!(
+            seen,
+            [
+                "Key(\"q\")",
+                "Value(\"<script>\")",
+                "Key(\"q\")",
+                "Value(\"x\")",
+                "Key(\"o\")",
+                "Key(\"k\")",
+                "Value(\"1\")",
+                "Key(\"k\")",
+                "Value(\"2\")",
+            ]
+        );
+        // The schema's reading of the same parse merges them as `serde_json::Value` does.
+        let merged = body.document().unwrap().render();
+        assert_eq!(merged, r#"{"q":"x","o":{"k":2}}"#);
     }
 }

@@ -9,7 +9,9 @@ use serde_json::{Map, Value};
 
 use super::known_fields::Known;
 use crate::Resolver;
-use crate::openapi::{self, ApiMatch, Caps, CompiledApi, Head, Located, Location, OpenApiLimits};
+use crate::openapi::{
+    self, ApiMatch, Caps, CompiledApi, Head, JsonBody, Located, Location, OpenApiLimits,
+};
 use crate::parse::{cookie, query};
 use crate::policy::PolicyError;
 use crate::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch};
@@ -222,7 +224,12 @@ impl CompiledPolicy {
 
     /// Body end for a spec operation: content type, JSON schema or form fields. A body cut at the
     /// inspection limit is not schema-checked (it would read as malformed).
-    pub(in crate::policy) fn api_body(&self, body: &[u8], s: &Scratch, out: &mut Vec<Violation>) {
+    pub(in crate::policy) fn api_body(
+        &self,
+        body: &JsonBody<'_>,
+        s: &Scratch,
+        out: &mut Vec<Violation>,
+    ) {
         let (Some(api), Some(req)) = (self.api(), s.api.as_ref()) else {
             return;
         };
@@ -231,7 +238,7 @@ impl CompiledPolicy {
         }
         if let Some(op) = api.operations.get(req.op) {
             let mut found = Vec::new();
-            op.validate_body(req.content_type().as_deref(), body, &mut found);
+            op.validate_json_body(req.content_type().as_deref(), body, &mut found);
             self.push_all(out, found);
         }
     }

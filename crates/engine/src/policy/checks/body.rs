@@ -2,6 +2,7 @@
 //! URL's content profiles chose (form, multipart, JSON, XML, or raw with signatures), and the
 //! response-status check of phase 3.
 
+use crate::openapi::JsonBody;
 use crate::parse::{coding, json, multipart, query, xml};
 use crate::policy::compile::compiled::{BodyKind, CompiledPolicy, MAX_ITEMS, Scratch};
 use crate::policy::decl::ParamLocation;
@@ -55,7 +56,10 @@ impl CompiledPolicy {
             body = plain;
             s.body_truncated |= cut;
         }
-        self.api_body(&body, s, out);
+        // The body's JSON is parsed once, by its first reader (the API schema or the signature
+        // scan), and shared with the other.
+        let json = JsonBody::new(&body);
+        self.api_body(&json, s, out);
         // NUL is part of binary encodings (protobuf, images, compressed data): it is a finding in
         // text only, where it truncates a string for the application behind.
         if !matches!(kind, BodyKind::Form) && body.contains(&0) && textual(&body) {
@@ -90,8 +94,10 @@ impl CompiledPolicy {
             BodyKind::Signatures => {
                 self.check_upload(s, out, None, &body);
                 if sig {
-                    self.scan(s, out, Target::Body, Context::Body, None, &body, &ov, false);
-                    if form_shaped(&body) {
+                    self.scan_body(s, out, &json, &ov);
+                    // A JSON document is never form-shaped: its first `=` is inside a string,
+                    // after a quote, which no form name holds.
+                    if !json.parsed_as_json() && form_shaped(&body) {
                         self.scan_form_values(s, out, &body, &ov);
                     }
                 }
@@ -99,6 +105,7 @@ impl CompiledPolicy {
             BodyKind::Disallow | BodyKind::Ignore => {}
         }
         self.check_mandatory(s, out, true);
+        drop(json);
         s.body = body;
         s.body.clear();
     }

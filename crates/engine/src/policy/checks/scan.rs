@@ -5,6 +5,7 @@
 //! braces and markup of neighbouring fields look like injections, and a field's value is never
 //! seen alone.
 
+use crate::openapi::JsonBody;
 use crate::parse::json;
 use crate::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch};
 use crate::signatures::{SignatureDb, Target};
@@ -49,7 +50,26 @@ impl CompiledPolicy {
             overrides,
             mask,
         };
-        self.scan_judged(s, out, judged, value, 0);
+        self.scan_judged(s, out, judged, &JsonBody::new(value), 0);
+    }
+
+    /// [`Self::scan`] of a whole request body as `Target::Body`, its JSON parse shared with the
+    /// body's other checks.
+    pub(in crate::policy) fn scan_body(
+        &self,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+        body: &JsonBody<'_>,
+        overrides: &[(u32, bool)],
+    ) {
+        let judged = Judged {
+            target: Target::Body,
+            ctx: Context::Body,
+            name: None,
+            overrides,
+            mask: false,
+        };
+        self.scan_judged(s, out, judged, body, 0);
     }
 
     fn scan_judged(
@@ -57,9 +77,10 @@ impl CompiledPolicy {
         s: &mut Scratch,
         out: &mut Vec<Violation>,
         j: Judged,
-        value: &[u8],
+        body: &JsonBody<'_>,
         depth: u8,
     ) {
+        let value = body.bytes();
         let Judged {
             target,
             ctx,
@@ -76,12 +97,11 @@ impl CompiledPolicy {
                 Target::ParamValue | Target::Json | Target::Cookie | Target::Body
             )
             && is_document(value)
+            && let Ok(doc) = body.written()
         {
-            // Each key and string is scanned as it is read; if the document turns out malformed,
-            // what its items found is taken back and the value is scanned as the text it is.
-            let (found, named) = (out.len(), s.param_hits.len());
+            // A malformed document is scanned as the text it is, below.
             let mut items = 0;
-            let walked = json::scalars(value, |item| {
+            json::scalars(doc, &mut |item| {
                 items += 1;
                 if items > MAX_ITEMS {
                     return;
@@ -91,13 +111,9 @@ impl CompiledPolicy {
                     json::Scalar::Value(v) => (Target::Json, v),
                 };
                 let item = Judged { target: t, ..j };
-                self.scan_judged(s, out, item, text.as_bytes(), depth + 1);
+                self.scan_judged(s, out, item, &JsonBody::new(text.as_bytes()), depth + 1);
             });
-            if walked.is_ok() {
-                return;
-            }
-            out.truncate(found);
-            s.param_hits.truncate(named);
+            return;
         }
         s.hits.clear();
         let db = SignatureDb::builtin();
