@@ -434,3 +434,40 @@ pass: redirect_uri=https://www.feishu.cn/drive/home/
 pass: page=https://segmentfault.com/a/1190000007926959
 pass: profile=https://example.com/u/1
 pass: file=report.pdf&path=/docs/2024
+
+id: 300008204
+name: Local file access: a project's build, dependency or deployment file requested as a page
+# These files sit at the root of a source tree and say which packages and versions run, how
+# the site is built and deployed: a site serves none of them to browsers, and a scanner asks
+# for each in turn. (A package CDN serves `package.json`, which is left out.)
+type: Predictable Resource Location
+accuracy: medium
+risk: medium
+targets: url
+unless: binary
+literal: composer.
+literal: yarn.lock
+literal: package-lock.json
+literal: pnpm-lock.yaml
+literal: npm-debug.log
+literal: yarn-error.log
+literal: dockerfile
+literal: docker-compose.
+literal: .gitignore
+literal: .gitlab-ci.yml
+literal: .travis.yml
+literal: jenkinsfile
+literal: vagrantfile
+literal: gemfile
+literal: phpunit.xml
+regex: (?:^|/)(?:composer\.(?:json|lock)|yarn\.lock|package-lock\.json|pnpm-lock\.yaml|npm-debug\.log|yarn-error\.log|dockerfile|docker-compose\.ya?ml|\.gitignore|\.gitlab-ci\.yml|\.travis\.yml|jenkinsfile|vagrantfile|gemfile(?:\.lock)?|phpunit\.xml(?:\.dist)?)$
+test: /composer.json
+test: /app/yarn.lock
+test: /Dockerfile
+test: /docker-compose.yml
+test: /.gitignore
+test: /vendor/phpunit.xml.dist
+pass: /npm/react@18.2.0/package.json
+pass: /docs/dockerfile-best-practices
+pass: /rc-virtual-list@3.5.2/lib/hooks/useHeights.js
+pass: /api/v2/composer/list
