@@ -376,7 +376,8 @@ id: 300008201
 name: Remote file inclusion: a value that is wholly a URL to a numeric IPv4 host
 # Applications link to host names; a parameter that is nothing but a URL to a bare address is
 # what an include or a fetch is pointed at when the attacker's server has no name (private
-# and loopback addresses are 300006001's). Pages reached by address send their own URL in
+# and loopback addresses are 300006001's, and are left out here so that a policy change to one
+# signature is enough for them). Pages reached by address send their own URL in
 # `Referer` and `Origin`, which this does not read.
 type: Remote File Include
 accuracy: medium
@@ -384,10 +385,18 @@ risk: high
 targets: @values, param-name
 unless: binary
 literal: ://
-regex: ^\s*(?:https?|ftps?)://(?:[^/?#@\s]*@)?(?:\d{1,3}\.){3}\d{1,3}(?::\d{1,5})?(?:[/?#]\S*)?\s*$
+regex: ^\s*(?:https?|ftps?)://(?:[^/?#@\s]*@)?(?:(?:[1-9]|1[1-9]|[2-9]\d|1[01]\d|12[0-689]|1[3-5]\d|16[0-8]|17[013-9]|18\d|19[0-13-9]|2[0-4]\d|25[0-5])(?:\.\d{1,3}){3}|(?:169\.(?:\d\d?|1\d\d|2[0-4]\d|25[0-35])|172\.(?:\d|1[0-5]|3[2-9]|[4-9]\d|[12]\d\d)|192\.(?:\d\d?|1[0-57-9]\d|16[0-79]|2\d\d))(?:\.\d{1,3}){2})(?::\d{1,5})?(?:[/?#]\S*)?\s*$
 test: http://203.0.113.7/
 test: https://198.51.100.2:8080/shell.txt
 test: ftp://user:pw@203.0.113.9/x
+test: http://172.32.0.1/
+test: http://192.169.1.1/x.txt
+test: http://169.255.0.1/
+pass: http://127.0.0.1/home
+pass: http://10.0.0.5:8080/
+pass: http://192.168.1.1/
+pass: http://172.16.0.1/
+pass: http://169.254.169.254/latest/
 pass: http://mmbiz.qpic.cn/mmbiz_png/Fuleibl6qMuqy3z1PNoOSxgQbUqYibAcIb722vbFGdP1gfxibthFf1IibTt/0?wx_fmt=png
 pass: https://www.csdn.net/
 pass: see http://203.0.113.7/ for the mirror
