@@ -287,3 +287,19 @@ pass: keep-alive
 pass: Upgrade
 pass: Upgrade, HTTP2-Settings
 pass: TE
+
+id: 300007201
+name: HTTP protocol: WebDAV lock or IIS source-access header on an ordinary request
+# `Translate: f` asks IIS for a script's source instead of its output; `If` and `Lock-Token`
+# carry WebDAV lock tokens, which only a WebDAV client sends, and only with the WebDAV methods
+# (LOCK, UNLOCK, PUT to a locked resource). Browsers and API clients send none of them.
+type: HTTP Parser Attack
+accuracy: medium
+risk: medium
+targets: header
+headers: translate, lock-token, if
+unless: binary
+regex: \S
+test: f
+test: <opaquelocktoken:a515cfa4-5da4-22e1-f5b5-00a0451e6bf7>
+test: (<urn:uuid:181d4fae-7d8c-11d0-a765-00a0c91e6bf2>)

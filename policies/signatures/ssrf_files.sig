@@ -371,3 +371,112 @@ pass: http://127.0.0.1
 pass: https://example.com/
 pass: time: 10.0.0.1
 
+
+id: 300008201
+name: Remote file inclusion: a value that is wholly a URL to a numeric IPv4 host
+# Applications link to host names; a parameter that is nothing but a URL to a bare address is
+# what an include or a fetch is pointed at when the attacker's server has no name (private
+# and loopback addresses are 300006001's, and are left out here so that a policy change to one
+# signature is enough for them). Pages reached by address send their own URL in
+# `Referer` and `Origin`, which this does not read.
+type: Remote File Include
+accuracy: medium
+risk: high
+targets: @values, param-name
+unless: binary
+literal: ://
+regex: ^\s*(?:https?|ftps?)://(?:[^/?#@\s]*@)?(?:(?:[1-9]|1[1-9]|[2-9]\d|1[01]\d|12[0-689]|1[3-5]\d|16[0-8]|17[013-9]|18\d|19[0-13-9]|2[0-4]\d|25[0-5])(?:\.\d{1,3}){3}|(?:169\.(?:\d\d?|1\d\d|2[0-4]\d|25[0-35])|172\.(?:\d|1[0-5]|3[2-9]|[4-9]\d|[12]\d\d)|192\.(?:\d\d?|1[0-57-9]\d|16[0-79]|2\d\d))(?:\.\d{1,3}){2})(?::\d{1,5})?(?:[/?#]\S*)?\s*$
+test: http://203.0.113.7/
+test: https://198.51.100.2:8080/shell.txt
+test: ftp://user:pw@203.0.113.9/x
+test: http://172.32.0.1/
+test: http://192.169.1.1/x.txt
+test: http://169.255.0.1/
+pass: http://127.0.0.1/home
+pass: http://10.0.0.5:8080/
+pass: http://192.168.1.1/
+pass: http://172.16.0.1/
+pass: http://169.254.169.254/latest/
+pass: http://mmbiz.qpic.cn/mmbiz_png/Fuleibl6qMuqy3z1PNoOSxgQbUqYibAcIb722vbFGdP1gfxibthFf1IibTt/0?wx_fmt=png
+pass: https://www.csdn.net/
+pass: see http://203.0.113.7/ for the mirror
+pass: https://cdn.example/1.2.3.4/lib.js
+
+id: 300008202
+name: Remote file inclusion: a value that is wholly an FTP URL to a bare host
+# Browsers dropped FTP and applications no longer link to FTP servers' roots: a bare `ftp://`
+# host in a parameter is a fetch or an include (PHP opens `ftp://` URLs) being tried.
+type: Remote File Include
+accuracy: medium
+risk: high
+targets: @values, param-name
+unless: binary
+literal: ftp://
+literal: ftps://
+regex: ^\s*ftps?://[^/?#\s]+/?\s*$
+test: ftp://foo.bar
+test: ftps://files.example.org/
+pass: ftp://ftp.debian.org/debian/README
+pass: ftp is a protocol: ftp://
+pass: https://www.csdn.net/
+
+id: 300008203
+name: Remote file inclusion: URL in a parameter named for a file, template or module
+# What an application includes is named `file`, `page`-like names aside (they carry links and
+# page numbers), `include`, `template`, `module`, `lang`, `theme`, `dir`: a URL there, absolute or
+# protocol-relative, is the remote inclusion itself. Real traffic carries URLs in `url`, `ref`,
+# `from`, `redirect_uri`, `page`, `href`, `src`, which this leaves alone.
+type: Remote File Include
+accuracy: high
+risk: high
+targets: query, body
+unless: binary
+literal: ://
+literal: =//
+regex: (?:^|[&?;])(?:file|filename|filepath|file_path|path|include|inc|incl|require|template|tpl|layout|module|mod|lang|language|theme|skin|dir|folder|doc|document|conf|config|cfg|load|plugin|lib)\s*=\s*(?:(?:https?|ftps?|php|data|expect|zip|phar|file)://|//)[^\s&/]
+test: file=https://evil.example/shell.txt
+test: id=3&include=http://203.0.113.7/x
+test: template=//evil.example/t
+test: lang=ftp://evil.example/en.php
+pass: url=https://www.csdn.net/&ref=https://www.csdn.net/
+pass: redirect_uri=https://www.feishu.cn/drive/home/
+pass: page=https://segmentfault.com/a/1190000007926959
+pass: profile=https://example.com/u/1
+pass: file=report.pdf&path=/docs/2024
+
+id: 300008204
+name: Local file access: a project's build, dependency or deployment file requested as a page
+# These files sit at the root of a source tree and say which packages and versions run, how
+# the site is built and deployed: a site serves none of them to browsers, and a scanner asks
+# for each in turn. (A package CDN serves `package.json`, which is left out.)
+type: Predictable Resource Location
+accuracy: medium
+risk: medium
+targets: url
+unless: binary
+literal: composer.
+literal: yarn.lock
+literal: package-lock.json
+literal: pnpm-lock.yaml
+literal: npm-debug.log
+literal: yarn-error.log
+literal: dockerfile
+literal: docker-compose.
+literal: .gitignore
+literal: .gitlab-ci.yml
+literal: .travis.yml
+literal: jenkinsfile
+literal: vagrantfile
+literal: gemfile
+literal: phpunit.xml
+regex: (?:^|/)(?:composer\.(?:json|lock)|yarn\.lock|package-lock\.json|pnpm-lock\.yaml|npm-debug\.log|yarn-error\.log|dockerfile|docker-compose\.ya?ml|\.gitignore|\.gitlab-ci\.yml|\.travis\.yml|jenkinsfile|vagrantfile|gemfile(?:\.lock)?|phpunit\.xml(?:\.dist)?)$
+test: /composer.json
+test: /app/yarn.lock
+test: /Dockerfile
+test: /docker-compose.yml
+test: /.gitignore
+test: /vendor/phpunit.xml.dist
+pass: /npm/react@18.2.0/package.json
+pass: /docs/dockerfile-best-practices
+pass: /rc-virtual-list@3.5.2/lib/hooks/useHeights.js
+pass: /api/v2/composer/list

@@ -287,3 +287,30 @@ literal: ntuser
 regex: (?:\\\\|//)[\w.:\[\]-]+[\\/][a-z]\$[\\/]|\bntuser\.dat\b|\badmin\$[\\/]|\bipc\$
 test: \\\\::1\\c$\\users\\default\\ntuser.dat
 pass: costs $5
+
+id: 300004201
+name: Local file inclusion: a path into a world-writable temporary directory or PHP's session store
+# Every user can write `/tmp`, `/var/tmp` and `/dev/shm`, and PHP keeps its sessions there or in
+# `/var/lib/php/sessions`: an attacker plants content in such a file (a session, an upload's
+# temporary copy, a command's output) and then includes or runs it. Applications do not take
+# these paths from their users; the value holds one at its start or after a separator, a
+# redirection or a quote.
+type: Path Traversal
+accuracy: medium
+risk: high
+targets: @values, param-name
+unless: binary
+literal: /tmp/
+literal: /var/tmp/
+literal: /dev/shm/
+literal: /sess
+regex: (?:^|[\s=>|;&'"(`:,])(?:/var)?/tmp/[\w.-]|(?:^|[\s=>|;&'"(`:,])/dev/shm/[\w.-]|/var/lib/php[\w.]*/sess(?:ions)?/|(?:^|[/\\])sess_[0-9a-z,-]{20,}$
+test: /tmp/sess_abc
+test: >/tmp/curl
+test: touch /tmp/success
+test: /var/lib/php/sessions/sess_9hkcmk2ub0tfrvjeb3kh34a3r6
+test: ../../../../tmp/sess_9hkcmk2ub0tfrvjeb3kh34a3r6
+test: cat /dev/shm/x
+pass: /static/tmp/a.png
+pass: https://example.com/tmp/image.jpg
+pass: temp files are kept in tmp/

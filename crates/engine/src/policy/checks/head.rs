@@ -223,6 +223,15 @@ impl CompiledPolicy {
         {
             self.evasion(out, "Semicolon path parameters", Context::Url, raw);
         }
+        // A path is written by a browser or a library, which escape a `%` as `%25`: a `%` before
+        // anything but two hex digits (`%zz`, `%%32%65`, a `%` at the end) is hand-made, and
+        // servers disagree on it. Parameter values keep their leniency (`100% sure`), a path
+        // does not. (`%uXXXX` is the "%u decoding" evasion's.)
+        if let Some(at) = memchr::memchr(b'%', raw)
+            && bad_percent(&raw[at..])
+        {
+            self.evasion(out, "Bad unescape", Context::Url, raw);
+        }
         if raw.iter().any(|b| *b >= 0x80) {
             self.evasion(out, "Bare byte decoding", Context::Url, raw);
         }
@@ -529,6 +538,17 @@ impl CompiledPolicy {
     }
 }
 
+/// True when a `%` in `s` (which starts at one) is not followed by two hex digits or by `u` and
+/// four.
+fn bad_percent(s: &[u8]) -> bool {
+    let hex = |i: usize| s.get(i).is_some_and(u8::is_ascii_hexdigit);
+    memchr::memchr_iter(b'%', s).any(|i| {
+        let escape = hex(i + 1) && hex(i + 2);
+        let unicode = matches!(s.get(i + 1), Some(b'u' | b'U')) && (2..6).all(|k| hex(i + k));
+        !escape && !unicode
+    })
+}
+
 /// Media types whose body is a sequence of JSON documents, one a line (`application/x-ndjson`,
 /// `application/jsonl`, `application/json-seq`, `application/x-json-stream`).
 fn json_lines(ct: &str) -> bool {
@@ -627,6 +647,23 @@ mod tests {
         assert!(!db.memoizes(Target::ParamValue, b"hunter2x"));
         assert!(!db.memoizes(Target::Header, b"Basic dXNlcjpodW50ZXIyeA=="));
         assert!(!db.memoizes(Target::Cookie, b"s3cr3t-session-id"));
+    }
+
+    #[test]
+    fn hand_made_escapes_in_paths() {
+        for bad in [
+            &b"%zzadmin"[..],
+            b"%%32%65",
+            b"%",
+            b"%2",
+            b"%2e%g1",
+            b"%u00",
+        ] {
+            assert!(super::bad_percent(bad), "{bad:?}");
+        }
+        for good in [&b"%2e%2E/a"[..], b"%25zz", b"%u002e", b"%E4%BD%A0"] {
+            assert!(!super::bad_percent(good), "{good:?}");
+        }
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! The request fields the phase-1 checks read by name (`Host`, `Content-Length`, `Content-Type`,
-//! `Transfer-Encoding`, `X-Requested-With`), found in one pass over the head's fields: a map lookup
+//! `Transfer-Encoding`, `X-Requested-With`, and the `User-Agent`, `Accept`, `Range` and `Expect`
+//! whose grammar the protocol checks judge), found in one pass over the head's fields: a map lookup
 //! hashes the name and probes (≈ 110 instructions even in a map of one field), and one pass over a
 //! request's fields costs less than the half-dozen lookups it replaces.
 
 use http::header::TRANSFER_ENCODING;
+use http::header::{ACCEPT, EXPECT, RANGE, USER_AGENT};
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderMap, HeaderName, HeaderValue};
 
 /// Parsed once: a `&str` name is parsed on every comparison.
@@ -19,6 +21,10 @@ pub(in crate::policy) struct Known<'h> {
     pub content_type: Option<&'h HeaderValue>,
     pub transfer_encoding: bool,
     pub requested_with: Option<&'h HeaderValue>,
+    pub user_agent: Option<&'h HeaderValue>,
+    pub accept: Option<&'h HeaderValue>,
+    pub range: Option<&'h HeaderValue>,
+    pub expect: Option<&'h HeaderValue>,
 }
 
 impl<'h> Known<'h> {
@@ -36,6 +42,14 @@ impl<'h> Known<'h> {
                 k.transfer_encoding = true;
             } else if *name == X_REQUESTED_WITH {
                 k.requested_with.get_or_insert(v);
+            } else if *name == USER_AGENT {
+                k.user_agent.get_or_insert(v);
+            } else if *name == ACCEPT {
+                k.accept.get_or_insert(v);
+            } else if *name == RANGE {
+                k.range.get_or_insert(v);
+            } else if *name == EXPECT {
+                k.expect.get_or_insert(v);
             }
         }
         k
@@ -57,6 +71,9 @@ mod tests {
             ("X-Requested-With", "XMLHttpRequest"),
             ("content-length", "3"),
             ("content-type", "application/json"),
+            ("user-agent", "curl/8.5.0"),
+            ("range", "bytes=0-1"),
+            ("expect", "100-continue"),
         ] {
             h.append(
                 HeaderName::from_bytes(n.as_bytes()).expect("name"),
@@ -69,6 +86,10 @@ mod tests {
         assert_eq!(k.content_length, h.get(CONTENT_LENGTH));
         assert_eq!(k.content_type, h.get(CONTENT_TYPE));
         assert_eq!(k.requested_with, h.get("x-requested-with"));
+        assert_eq!(k.user_agent, h.get(USER_AGENT));
+        assert_eq!(k.accept, h.get(ACCEPT));
+        assert_eq!(k.range, h.get(RANGE));
+        assert_eq!(k.expect, h.get(EXPECT));
         assert!(!k.transfer_encoding);
         h.append(TRANSFER_ENCODING, HeaderValue::from_static("chunked"));
         assert!(Known::of(&h).transfer_encoding);

@@ -2,9 +2,12 @@
 //! ("No Host header in HTTP/1.1 request", "Bad host header value"), the `Content-Type` grammar
 //! ("Unparsable request content": a media type without a subtype, parameters that are not
 //! `name=value`, a charset no decoder knows such as EBCDIC's `ibm037`, a second charset, a
-//! `boundary` on a type that has no parts), and method override (`X-HTTP-Method-Override`,
-//! `_method`) to a method the policy does not allow (VIOL_METHOD), which is how a request gets a
-//! method past a check that only reads the request line.
+//! `boundary` on a type that has no parts), the grammar of the fields browsers and HTTP libraries
+//! write themselves (`Range`, `Expect`, an empty `User-Agent` or `Accept`), an absolute-form target
+//! naming another host than `Host`, and method override (`X-HTTP-Method-Override`, `_method`) to a
+//! method the policy does not allow, on a request that is not a POST, or through `_method` to a
+//! method a form can send without it (VIOL_METHOD): how a request gets a method past a check that
+//! only reads the request line.
 
 use super::known_fields::Known;
 use crate::parse::query;
@@ -39,7 +42,54 @@ impl CompiledPolicy {
         {
             self.protocol(out, UNPARSABLE);
         }
+        self.check_client_fields(head, known, out);
         self.check_method_override(head, out);
+    }
+
+    /// Fields that browsers and HTTP libraries fill in themselves, so that a value outside their
+    /// grammar is written by hand: a tool probing how the server and the proxies in front of it
+    /// read the field.
+    fn check_client_fields(
+        &self,
+        head: &http::request::Parts,
+        known: &Known<'_>,
+        out: &mut Vec<Violation>,
+    ) {
+        const EMPTY: &str = "Empty User-Agent or Accept header";
+        const RANGE: &str = "Malformed Range header";
+        const EXPECT: &str = "Unknown expectation";
+        const OTHER_HOST: &str = "Absolute URI names another host";
+        // A client that has nothing to say leaves these fields out (.NET's `HttpClient` sends no
+        // `User-Agent`, beacons no `Accept`); sending one empty is a choice no library makes.
+        let empty =
+            |v: Option<&http::HeaderValue>| v.is_some_and(|v| v.as_bytes().trim_ascii().is_empty());
+        if empty(known.user_agent) || empty(known.accept) {
+            self.protocol(out, EMPTY);
+        }
+        if let Some(r) = known.range
+            && !valid_range(r.as_bytes())
+        {
+            self.protocol(out, RANGE);
+        }
+        // `100-continue` is the only expectation HTTP defines; a server must refuse any other,
+        // and proxies differ on whether they forward it or answer it.
+        if let Some(e) = known.expect
+            && !e
+                .as_bytes()
+                .trim_ascii()
+                .eq_ignore_ascii_case(b"100-continue")
+        {
+            self.protocol(out, EXPECT);
+        }
+        // A server reads the authority of an absolute-form target and ignores `Host`, while a
+        // cache, a router or the application may read `Host`: two hosts in one request is how
+        // one of them is made to act for the other. (An HTTP/2 request's `:authority` is the
+        // URI's authority and its `Host`, when sent, must name the same host.)
+        if let (Some(authority), Some(host)) = (head.uri.authority(), known.host)
+            && !same_host(authority.as_str().as_bytes(), host.as_bytes())
+        {
+            self.protocol(out, OTHER_HOST);
+        }
     }
 
     fn check_method_override(&self, head: &http::request::Parts, out: &mut Vec<Violation>) {
@@ -56,16 +106,33 @@ impl CompiledPolicy {
                 let mut f = query::DecodeFlags::default();
                 query::decode(v, true, 2, &mut f).into_owned()
             });
-        for m in from_headers.chain(from_query) {
+        let post = head.method == http::Method::POST;
+        let from_headers = from_headers.map(|m| (m, false));
+        let from_query = from_query.map(|m| (m, true));
+        for (m, param) in from_headers.chain(from_query) {
             let m = String::from_utf8_lossy(m.trim_ascii()).to_ascii_uppercase();
-            if !m.is_empty() && !self.methods.contains(&m) {
-                self.push(
-                    out,
-                    Violation::new(K::Method, Context::Request)
-                        .snippet(m.as_bytes())
-                        .detail("method override"),
-                );
+            if m.is_empty() {
+                continue;
             }
+            // Frameworks honour an override only on a POST (what a form or a client limited to
+            // GET and POST can send); on any other request it is a probe for one that does not
+            // check, as a GET link carrying `_method=POST` past CSRF defences that exempt GETs.
+            // A form's `_method` stands for the methods it cannot send: PUT, PATCH, DELETE.
+            let detail = if !self.methods.contains(&m) {
+                "method override"
+            } else if !post {
+                "method override on a request other than POST"
+            } else if param && matches!(m.as_str(), "GET" | "HEAD" | "POST" | "OPTIONS") {
+                "method override to a method a form sends without one"
+            } else {
+                continue;
+            };
+            self.push(
+                out,
+                Violation::new(K::Method, Context::Request)
+                    .snippet(m.as_bytes())
+                    .detail(detail),
+            );
         }
     }
 }
@@ -91,6 +158,85 @@ fn valid_host(v: &[u8]) -> bool {
     };
     name_ok
         && port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.iter().all(u8::is_ascii_digit))
+}
+
+/// The host of an authority (`host[:port]`, user information dropped), as compared with `Host`:
+/// ASCII case-insensitive, a port on one side only ignored (clients leave out a default port on
+/// either).
+fn same_host(authority: &[u8], host: &[u8]) -> bool {
+    fn split(a: &[u8]) -> (&[u8], Option<&[u8]>) {
+        let a = a.trim_ascii();
+        let a = a
+            .iter()
+            .rposition(|&b| b == b'@')
+            .map_or(a, |i| &a[i + 1..]);
+        match a.iter().rposition(|&b| b == b':') {
+            Some(i) if !a.starts_with(b"[") || a[..i].ends_with(b"]") => {
+                (&a[..i], Some(&a[i + 1..]))
+            }
+            _ => (a, None),
+        }
+    }
+    let ((h1, p1), (h2, p2)) = (split(authority), split(host));
+    let trim = |h: &[u8]| h.strip_suffix(b".").unwrap_or(h).to_vec();
+    trim(h1).eq_ignore_ascii_case(&trim(h2)) && (p1.is_none() || p2.is_none() || p1 == p2)
+}
+
+/// A `Range` value: `bytes=` and a list of `first-last` (first ≤ last), `first-` or `-suffix`,
+/// none overlapping another (what media players and download managers send: `bytes=0-`,
+/// `bytes=1000-2047`); another unit is the application's own and is not judged. A reversed or
+/// overlapping list is the shape of range exhaustion attacks on servers that honour every range.
+fn valid_range(v: &[u8]) -> bool {
+    let v = v.trim_ascii();
+    let Some(eq) = v.iter().position(|&b| b == b'=') else {
+        return false;
+    };
+    let (unit, set) = (v[..eq].trim_ascii(), &v[eq + 1..]);
+    if !token(unit) {
+        return false;
+    }
+    if !unit.eq_ignore_ascii_case(b"bytes") {
+        return true;
+    }
+    let number = |d: &[u8]| -> Option<u64> {
+        if d.is_empty() || d.len() > 19 || !d.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        std::str::from_utf8(d).ok()?.parse().ok()
+    };
+    // Closed intervals of the ranges with a first byte (a suffix range's place depends on the
+    // length): at most a few in a valid value, so the pairwise test is cheap.
+    let mut spans: Vec<(u64, u64)> = Vec::new();
+    let mut any = false;
+    for spec in set.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
+        if spec.is_empty() {
+            continue;
+        }
+        any = true;
+        let Some(dash) = spec.iter().position(|&b| b == b'-') else {
+            return false;
+        };
+        let (first, last) = (spec[..dash].trim_ascii(), spec[dash + 1..].trim_ascii());
+        let span = match (first.is_empty(), last.is_empty()) {
+            (true, true) => return false,
+            (true, false) => {
+                if number(last).is_none() {
+                    return false;
+                }
+                continue;
+            }
+            (false, true) => number(first).map(|f| (f, u64::MAX)),
+            (false, false) => number(first).zip(number(last)),
+        };
+        let Some((f, l)) = span.filter(|(f, l)| f <= l) else {
+            return false;
+        };
+        if spans.iter().any(|&(a, b)| f <= b && a <= l) {
+            return false;
+        }
+        spans.push((f, l));
+    }
+    any
 }
 
 fn token(v: &[u8]) -> bool {
@@ -168,6 +314,54 @@ mod tests {
                 b"[::1",
             ],
         );
+    }
+
+    #[test]
+    fn range_values() {
+        assert_judges(
+            valid_range,
+            &[
+                b"bytes=0-",
+                b"bytes=1000-2047",
+                b"bytes=-500",
+                b"bytes=0-50, 100-150",
+                b"bytes=0-0,-1",
+                b"items=0-24",
+            ],
+            &[
+                b"bytes=500-100",
+                b"bytes=0-10, 5-20",
+                b"bytes=10-20,0-5,15-",
+                b"bytes=abc-def",
+                b"bytes=",
+                b"bytes=-",
+                b"0-1023",
+                b"bytes=1-2;x",
+            ],
+        );
+    }
+
+    #[test]
+    fn hosts_compared() {
+        let same: &[(&[u8], &[u8])] = &[
+            (b"shop.example", b"shop.example"),
+            (b"Shop.Example:80", b"shop.example"),
+            (b"shop.example", b"shop.example:8080"),
+            (b"[::1]:443", b"[::1]"),
+            (b"user@shop.example", b"shop.example."),
+        ];
+        for (a, h) in same {
+            assert!(same_host(a, h), "{a:?} {h:?}");
+        }
+        let other: &[(&[u8], &[u8])] = &[
+            (b"evil.example", b"shop.example"),
+            (b"shop.example:8080", b"shop.example:8443"),
+            (b"169.254.169.254", b"shop.example"),
+            (b"shop.example.evil.example", b"shop.example"),
+        ];
+        for (a, h) in other {
+            assert!(!same_host(a, h), "{a:?} {h:?}");
+        }
     }
 
     #[test]

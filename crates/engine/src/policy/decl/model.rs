@@ -55,6 +55,10 @@ pub const HTTP_CHECKS: &[&str] = &[
     "Several Content-Length headers",
     "No Host header in HTTP/1.1 request",
     "Unparsable request content",
+    "Empty User-Agent or Accept header",
+    "Malformed Range header",
+    "Unknown expectation",
+    "Absolute URI names another host",
 ];
 
 #[derive(Clone, Debug)]
