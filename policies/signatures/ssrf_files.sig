@@ -378,13 +378,32 @@ name: Remote file inclusion: a value that is wholly a URL to a numeric IPv4 host
 # what an include or a fetch is pointed at when the attacker's server has no name (private
 # and loopback addresses are 300006001's, and are left out here so that a policy change to one
 # signature is enough for them). Pages reached by address send their own URL in
-# `Referer` and `Origin`, which this does not read.
+# `Referer` and `Origin`, which this does not read. The literals are what only such a URL holds
+# (a digit right after `://`, or after the `@` of user information), so a link to a named host
+# wakes no regex run.
 type: Remote File Include
 accuracy: medium
 risk: high
 targets: @values, param-name
 unless: binary
-literal: ://
+literal: ://1
+literal: ://2
+literal: ://3
+literal: ://4
+literal: ://5
+literal: ://6
+literal: ://7
+literal: ://8
+literal: ://9
+literal: @1
+literal: @2
+literal: @3
+literal: @4
+literal: @5
+literal: @6
+literal: @7
+literal: @8
+literal: @9
 regex: ^\s*(?:https?|ftps?)://(?:[^/?#@\s]*@)?(?:(?:[1-9]|1[1-9]|[2-9]\d|1[01]\d|12[0-689]|1[3-5]\d|16[0-8]|17[013-9]|18\d|19[0-13-9]|2[0-4]\d|25[0-5])(?:\.\d{1,3}){3}|(?:169\.(?:\d\d?|1\d\d|2[0-4]\d|25[0-35])|172\.(?:\d|1[0-5]|3[2-9]|[4-9]\d|[12]\d\d)|192\.(?:\d\d?|1[0-57-9]\d|16[0-79]|2\d\d))(?:\.\d{1,3}){2})(?::\d{1,5})?(?:[/?#]\S*)?\s*$
 test: http://203.0.113.7/
 test: https://198.51.100.2:8080/shell.txt
@@ -425,15 +444,42 @@ name: Remote file inclusion: URL in a parameter named for a file, template or mo
 # What an application includes is named `file`, `page`-like names aside (they carry links and
 # page numbers), `include`, `template`, `module`, `lang`, `theme`, `dir`: a URL there, absolute or
 # protocol-relative, is the remote inclusion itself. Real traffic carries URLs in `url`, `ref`,
-# `from`, `redirect_uri`, `page`, `href`, `src`, which this leaves alone.
+# `from`, `redirect_uri`, `page`, `href`, `src`, which this leaves alone. The literals are the
+# names with their `=`, so a query that carries a URL elsewhere wakes no regex run.
 type: Remote File Include
 accuracy: high
 risk: high
 targets: query, body
 unless: binary
-literal: ://
-literal: =//
-regex: (?:^|[&?;])(?:file|filename|filepath|file_path|path|include|inc|incl|require|template|tpl|layout|module|mod|lang|language|theme|skin|dir|folder|doc|document|conf|config|cfg|load|plugin|lib)\s*=\s*(?:(?:https?|ftps?|php|data|expect|zip|phar|file)://|//)[^\s&/]
+literal: file=
+literal: filename=
+literal: filepath=
+literal: file_path=
+literal: path=
+literal: include=
+literal: inc=
+literal: incl=
+literal: require=
+literal: template=
+literal: tpl=
+literal: layout=
+literal: module=
+literal: mod=
+literal: lang=
+literal: language=
+literal: theme=
+literal: skin=
+literal: dir=
+literal: folder=
+literal: doc=
+literal: document=
+literal: conf=
+literal: config=
+literal: cfg=
+literal: load=
+literal: plugin=
+literal: lib=
+regex: (?:^|[&?;])(?:file|filename|filepath|file_path|path|include|inc|incl|require|template|tpl|layout|module|mod|lang|language|theme|skin|dir|folder|doc|document|conf|config|cfg|load|plugin|lib)=\s*(?:(?:https?|ftps?|php|data|expect|zip|phar|file)://|//)[^\s&/]
 test: file=https://evil.example/shell.txt
 test: id=3&include=http://203.0.113.7/x
 test: template=//evil.example/t
