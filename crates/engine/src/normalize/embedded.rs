@@ -63,12 +63,17 @@ fn take_token(value: &[u8], run: std::ops::Range<usize>, end: usize, out: &mut O
         return;
     }
     if let Some(text) = base64_text(token) {
-        let o = out.get_or_insert_with(Vec::new);
-        if !o.is_empty() {
-            o.push(b' ');
-        }
-        o.extend_from_slice(&text);
+        append_text(out, &text);
     }
+}
+
+/// Appends one decoded text to the view being built, a space between it and the one before.
+fn append_text(out: &mut Option<Vec<u8>>, text: &[u8]) {
+    let o = out.get_or_insert_with(Vec::new);
+    if !o.is_empty() {
+        o.push(b' ');
+    }
+    o.extend_from_slice(text);
 }
 
 /// The text of the query parameters of a URL inside `value` (after its first `?`, up to a `#`)
@@ -101,11 +106,7 @@ pub(super) fn url_query_base64(value: &[u8]) -> Option<Vec<u8>> {
             raw
         };
         if let Some(text) = base64_text(v) {
-            let o = out.get_or_insert_with(Vec::new);
-            if !o.is_empty() {
-                o.push(b' ');
-            }
-            o.extend_from_slice(&text);
+            append_text(&mut out, &text);
         }
     }
     out

@@ -164,22 +164,23 @@ fn valid_host(v: &[u8]) -> bool {
 /// ASCII case-insensitive, a port on one side only ignored (clients leave out a default port on
 /// either).
 fn same_host(authority: &[u8], host: &[u8]) -> bool {
+    /// The host (a fully qualified name's final dot dropped) and the port, if any.
     fn split(a: &[u8]) -> (&[u8], Option<&[u8]>) {
         let a = a.trim_ascii();
         let a = a
             .iter()
             .rposition(|&b| b == b'@')
             .map_or(a, |i| &a[i + 1..]);
-        match a.iter().rposition(|&b| b == b':') {
+        let (host, port) = match a.iter().rposition(|&b| b == b':') {
             Some(i) if !a.starts_with(b"[") || a[..i].ends_with(b"]") => {
                 (&a[..i], Some(&a[i + 1..]))
             }
             _ => (a, None),
-        }
+        };
+        (host.strip_suffix(b".").unwrap_or(host), port)
     }
     let ((h1, p1), (h2, p2)) = (split(authority), split(host));
-    let trim = |h: &[u8]| h.strip_suffix(b".").unwrap_or(h).to_vec();
-    trim(h1).eq_ignore_ascii_case(&trim(h2)) && (p1.is_none() || p2.is_none() || p1 == p2)
+    h1.eq_ignore_ascii_case(h2) && (p1.is_none() || p2.is_none() || p1 == p2)
 }
 
 /// A `Range` value: `bytes=` and a list of `first-last` (first ≤ last), `first-` or `-suffix`,
