@@ -280,7 +280,7 @@ impl Transaction {
             support_id: self.support_id.to_string(),
             time: iso8601_utc(self.started_micros / 1_000_000),
             time_micros: self.started_micros,
-            client_ip: super::event::ip_text(self.client),
+            client_ip: portcullis_support::ip_text(self.client),
             method,
             uri,
             protocol: protocol_name(self.version),
