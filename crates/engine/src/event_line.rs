@@ -4,6 +4,8 @@
 //! one byte at a time through its formatter; here a run of bytes that need no escape is found eight
 //! at a time and copied whole. The `Serialize` impls stay what the stores and the admin API read.
 
+use portcullis_support::{DECIMAL_MAX, decimal};
+
 use super::event::SecurityEvent;
 use super::verdict::Action;
 use super::violation::{Context, Violation};
@@ -126,18 +128,8 @@ fn context_name(c: Context) -> &'static str {
 }
 
 fn number(out: &mut Vec<u8>, n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut n = n;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[at..]);
+    let mut buf = [0; DECIMAL_MAX];
+    out.extend_from_slice(decimal(n, false, &mut buf).as_bytes());
 }
 
 const LOW: u64 = 0x0101_0101_0101_0101;

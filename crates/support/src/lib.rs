@@ -1,5 +1,5 @@
 //! Small shared pieces every module may use: support ids, the clock, ISO 8601 formatting, IP
-//! addresses as text, registration keys, the UUID text form, a stack-first vector for per-request
+//! addresses and integers as text, registration keys, the UUID text form, a stack-first vector for per-request
 //! scratch lists, bounded reading of admin request bodies ([`body`]), the one outbound HTTP client
 //! with its bounds ([`Outbound`]) and destination guard ([`Guard`]), bounded server-side pulls of
 //! URLs ([`fetch`]), the certificate-pinning verifier ([`pin`]), links to policy files
@@ -8,6 +8,7 @@
 
 pub mod body;
 mod clock;
+mod decimal;
 pub mod fetch;
 mod guard;
 mod inline_vec;
@@ -23,6 +24,7 @@ mod url;
 mod uuid;
 
 pub use clock::{iso8601_utc, now_micros, parse_iso8601_utc, unix_seconds};
+pub use decimal::{DECIMAL_MAX, decimal};
 pub use guard::{BadCidr, Cidr, Guard};
 pub use inline_vec::InlineVec;
 pub use ip_text::ip_text;

@@ -139,24 +139,11 @@ pub fn scalars(doc: &Json<'_>, visit: &mut impl FnMut(Scalar<'_>)) {
 fn number(n: &serde_json::Number, visit: &mut impl FnMut(Scalar<'_>)) {
     use std::io::Write as _;
     if let Some(u) = n.as_u64().or_else(|| n.as_i64().map(i64::unsigned_abs)) {
-        let mut digits = [0u8; 21];
-        let mut at = digits.len();
-        let mut rest = u;
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (rest % 10) as u8;
-            rest /= 10;
-            if rest == 0 {
-                break;
-            }
-        }
-        if n.is_i64() && !n.is_u64() {
-            at -= 1;
-            digits[at] = b'-';
-        }
-        if let Ok(text) = std::str::from_utf8(&digits[at..]) {
-            visit(Scalar::Value(text));
-        }
+        let mut buf = [0; portcullis_support::DECIMAL_MAX];
+        let negative = n.is_i64() && !n.is_u64();
+        visit(Scalar::Value(portcullis_support::decimal(
+            u, negative, &mut buf,
+        )));
         return;
     }
     let mut buf = [0u8; 64];
