@@ -95,6 +95,24 @@ nginx_reverse_proxy() { # name listen-port upstream-port
     proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for; } }"
 }
 
+# shared/bench's policy and backend, for the benches that send its request shapes
+# (request_cost.sh, syscall_cost.sh): $POLICY made from shared/bench's bench-policy.json.in when
+# missing, and nginx with the echo module on PORT answering a static JSON 200, POST bodies echoed
+# back, as in shared/bench.
+shared_bench_backend() { # port
+  local echo_module=/usr/lib/nginx/modules/ngx_http_echo_module.so
+  [ -f "$echo_module" ] || { echo "needs $echo_module (apt-get install libnginx-mod-http-echo)" >&2; exit 2; }
+  SHARED_BENCH=${SHARED_BENCH:-$ROOT/../shared/bench}
+  POLICY=${POLICY:-/tmp/bench-policy.json}
+  [ -f "$POLICY" ] || sed "s#@SPEC@#$SHARED_BENCH/openapi.yaml#" "$SHARED_BENCH/bench-policy.json.in" >"$POLICY"
+  nginx_conf upstream "server { listen 127.0.0.1:$1; location / { default_type application/json;
+    if (\$request_method = POST) { echo_read_request_body; echo_request_body; break; }
+    return 200 '{\"id\":123,\"name\":\"Rex\",\"tag\":\"dog\",\"status\":\"available\"}\n'; } }" \
+    "load_module $echo_module;"
+  run_nginx upstream
+  wait_port "$1"
+}
+
 # Runs nginx with $WORK/NAME/nginx.conf (in the background; its master's pid in $SPAWNED).
 run_nginx() { # name
   spawn "${NICE[@]}" "$(command -v nginx || echo /usr/sbin/nginx)" -p "$WORK/$1" -c "$WORK/$1/nginx.conf"

@@ -17,20 +17,8 @@ UP=$((PORT_BASE + 1)); NGX=$((PORT_BASE + 2)); PC=$((PORT_BASE + 3))
 . "$(dirname "$0")/lib.sh"
 portcullis_binary release
 need "apt-get install valgrind nginx libnginx-mod-http-echo python3" valgrind callgrind_control nginx python3
-ECHO_MODULE=/usr/lib/nginx/modules/ngx_http_echo_module.so
-[ -f "$ECHO_MODULE" ] || { echo "needs $ECHO_MODULE (apt-get install libnginx-mod-http-echo)" >&2; exit 2; }
-SHARED_BENCH=${SHARED_BENCH:-$ROOT/../shared/bench}
-POLICY=${POLICY:-/tmp/bench-policy.json}
-[ -f "$POLICY" ] || sed "s#@SPEC@#$SHARED_BENCH/openapi.yaml#" "$SHARED_BENCH/bench-policy.json.in" >"$POLICY"
 SHAPES=${*:-get post closed attack bodyattack}
-
-# shared/bench's backend: a static JSON 200, POST bodies echoed back.
-nginx_conf upstream "server { listen 127.0.0.1:$UP; location / { default_type application/json;
-    if (\$request_method = POST) { echo_read_request_body; echo_request_body; break; }
-    return 200 '{\"id\":123,\"name\":\"Rex\",\"tag\":\"dog\",\"status\":\"available\"}\n'; } }" \
-  "load_module $ECHO_MODULE;"
-run_nginx upstream
-wait_port $UP
+shared_bench_backend $UP
 
 # Instructions per request of each shape for the proxy on PORT, run by CMD... under callgrind.
 measure() { # label port cmd...

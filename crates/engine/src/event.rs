@@ -1,6 +1,8 @@
 //! The security event: one record per blocked or alarmed request, for the event log,
 //! the admin API's request events and remote logging.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
 
 use super::verdict::Action;
@@ -96,7 +98,12 @@ fn secret_name(name: &str) -> bool {
 /// The value of header `name` (lower case) as the request log keeps it: credentials masked (the
 /// scheme of an `Authorization` kept, cookie names kept and values masked), long values cut.
 pub fn masked_header(name: &str, value: &[u8]) -> String {
-    let text = String::from_utf8_lossy(value);
+    // Header values are nearly always ASCII: `from_utf8` checks them a word at a time, where the
+    // lossy decoder walks them in chunks; only invalid text pays for the replacement.
+    let text = match std::str::from_utf8(value) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(value),
+    };
     if name == "cookie" {
         return text
             .split(';')
@@ -227,6 +234,7 @@ mod tests {
                 http::HeaderValue::from_bytes(&[b'v'; 900]).unwrap(),
             );
         }
+        assert_eq!(masked_header("x-latin", b"caf\xe9"), "caf\u{fffd}");
         let kept = event_headers(&h);
         assert!(kept.len() < 40 && !kept.is_empty());
         let bytes: usize = kept.iter().map(|(n, v)| n.len() + v.len()).sum();

@@ -8,6 +8,7 @@
 pub mod access;
 mod engine;
 mod event;
+mod event_line;
 pub mod grpc;
 pub mod injection;
 pub mod normalize;

@@ -280,10 +280,10 @@ impl Transaction {
             support_id: self.support_id.to_string(),
             time: iso8601_utc(self.started_micros / 1_000_000),
             time_micros: self.started_micros,
-            client_ip: self.client.to_string(),
+            client_ip: portcullis_support::ip_text(self.client),
             method,
             uri,
-            protocol: format!("{:?}", self.version),
+            protocol: protocol_name(self.version),
             policy: self.policy.name().to_string(),
             action: verdict.action,
             rating: verdict.rating,
@@ -296,5 +296,36 @@ impl Transaction {
                 .map(|h| super::event::event_headers(&h))
                 .unwrap_or_default(),
         })
+    }
+}
+
+/// The protocol as events name it: what `Debug` writes for `http::Version` (`HTTP/1.1`), the
+/// versions a request can have spelled out rather than formatted for each event.
+fn protocol_name(v: http::Version) -> String {
+    let name = match v {
+        http::Version::HTTP_09 => "HTTP/0.9",
+        http::Version::HTTP_10 => "HTTP/1.0",
+        http::Version::HTTP_11 => "HTTP/1.1",
+        http::Version::HTTP_2 => "HTTP/2.0",
+        http::Version::HTTP_3 => "HTTP/3.0",
+        other => return format!("{other:?}"),
+    };
+    name.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn protocol_names_are_what_debug_writes() {
+        use http::Version;
+        for v in [
+            Version::HTTP_09,
+            Version::HTTP_10,
+            Version::HTTP_11,
+            Version::HTTP_2,
+            Version::HTTP_3,
+        ] {
+            assert_eq!(super::protocol_name(v), format!("{v:?}"));
+        }
     }
 }

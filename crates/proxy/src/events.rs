@@ -118,14 +118,8 @@ impl EventSink {
                     lines.clear();
                     let written = batch.len();
                     for ev in batch.drain(..) {
-                        let at = lines.len();
-                        match serde_json::to_writer(&mut lines, &*ev) {
-                            Ok(()) => lines.push(b'\n'),
-                            Err(e) => {
-                                lines.truncate(at);
-                                tracing::error!("cannot serialise a security event: {e}");
-                            }
-                        }
+                        ev.write_json(&mut lines);
+                        lines.push(b'\n');
                     }
                     if out.write_all(&lines).is_ok() {
                         let _ = out.flush();

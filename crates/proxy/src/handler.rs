@@ -269,7 +269,7 @@ pub(super) fn log_transaction(
     if let Some(mut ev) = t.finish() {
         if ev.action == Action::Block {
             for v in &ev.violations {
-                shared.metrics.block(v.kind.name());
+                shared.metrics.block(v.kind);
             }
         }
         ev.virtual_server = site.name.clone();

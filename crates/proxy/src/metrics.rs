@@ -5,7 +5,7 @@
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -18,6 +18,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+use portcullis_engine::ViolationKind;
+
 type Labels = Vec<(&'static str, String)>;
 
 /// The data plane's metrics; cheap to update from any task.
@@ -25,6 +27,10 @@ pub struct Metrics {
     registry: Registry,
     requests: Family<Labels, Counter>,
     blocks: Family<Labels, Counter>,
+    /// Each violation kind's counter of `blocks`, looked up in the family the first time only:
+    /// a blocked request counts every violation it has, and the family's look-up builds, hashes
+    /// and compares the label each time.
+    blocks_by_kind: Box<[OnceLock<Counter>]>,
     upstream_errors: Family<Labels, Counter>,
     events_dropped: Family<Labels, Counter>,
     access_denials: Family<Labels, Counter>,
@@ -137,6 +143,7 @@ impl Default for Metrics {
             registry,
             requests,
             blocks,
+            blocks_by_kind: ViolationKind::ALL.iter().map(|_| OnceLock::new()).collect(),
             upstream_errors,
             events_dropped,
             access_denials,
@@ -192,10 +199,17 @@ impl Metrics {
         self.listener(listener).request(status, seconds);
     }
 
-    pub fn block(&self, violation: &str) {
-        self.blocks
-            .get_or_create(&vec![("violation", violation.to_string())])
-            .inc();
+    /// Counts one blocked request's violation of `kind`.
+    pub fn block(&self, kind: ViolationKind) {
+        let family = || {
+            self.blocks
+                .get_or_create(&vec![("violation", kind.name().to_string())])
+                .clone()
+        };
+        match self.blocks_by_kind.get(kind as usize) {
+            Some(slot) => slot.get_or_init(family).inc(),
+            None => family().inc(),
+        };
     }
 
     pub fn upstream_error(&self, kind: &'static str) {
@@ -301,7 +315,9 @@ mod tests {
     fn counters_show_in_the_exposition() {
         let m = Metrics::default();
         m.request("vs1", 200, 0.001);
-        m.block("VIOL_URL");
+        m.block(ViolationKind::Url);
+        m.block(ViolationKind::Url);
+        m.block(ViolationKind::RatingThreat);
         m.upstream_error("connect");
         let slot = m.tunnel_slot(1).expect("first tunnel");
         assert!(m.tunnel_slot(1).is_none(), "the limit holds");
@@ -314,7 +330,8 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("portcullis_blocks_total{violation=\"VIOL_URL\"} 1"),
+            text.contains("portcullis_blocks_total{violation=\"VIOL_URL\"} 2")
+                && text.contains("portcullis_blocks_total{violation=\"VIOL_RATING_THREAT\"} 1"),
             "{text}"
         );
         assert!(

@@ -32,6 +32,27 @@ pub fn block_headers(b: &BlockResponse) -> HeaderMap {
     h
 }
 
+/// Whether a block response's fields, written in their order as they are, read exactly as
+/// [`block_headers`]' map writes them: every name a lower-case token (the map's spelling), every
+/// value one `HeaderValue` accepts (nothing left out), no name twice (the map groups repeats).
+/// The shipped block responses are; a policy's own headers may not be, and go through the map.
+pub fn block_fields_plain(fields: &[(String, String)]) -> bool {
+    // Past a few fields the pairwise look for repeats costs more than the map it saves.
+    const PAIRWISE: usize = 16;
+    // Letters and `-` first: the other token characters are rare in a field name.
+    let token = |b: u8| {
+        b.is_ascii_lowercase() || b == b'-' || b.is_ascii_digit() || b"!#$%&'*+.^_`|~".contains(&b)
+    };
+    let value = |b: u8| b == b'\t' || (b >= 0x20 && b != 0x7f);
+    fields.len() <= PAIRWISE
+        && fields.iter().enumerate().all(|(i, (k, v))| {
+            !k.is_empty()
+                && k.bytes().all(token)
+                && v.bytes().all(value)
+                && fields[..i].iter().all(|(prev, _)| prev != k)
+        })
+}
+
 /// Headers that are never forwarded (names built once: a `&str` lookup parses the name each time).
 const HOP_BY_HOP: [HeaderName; 5] = [
     HeaderName::from_static("keep-alive"),

@@ -21,12 +21,29 @@ pub fn iso8601_utc(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    let Ok(y4 @ 0..=9999) = u64::try_from(y) else {
+        return format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+            rem / 3600,
+            rem % 3600 / 60,
+            rem % 60
+        );
+    };
+    // Every security event carries one: the digits are put in place rather than formatted.
+    let mut out = *b"0000-00-00T00:00:00Z";
+    let mut put = |at: usize, width: usize, mut n: u64| {
+        for i in (at..at + width).rev() {
+            out[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+    };
+    put(0, 4, y4);
+    put(5, 2, u64::from(m));
+    put(8, 2, u64::from(d));
+    put(11, 2, rem / 3600);
+    put(14, 2, rem % 3600 / 60);
+    put(17, 2, rem % 60);
+    out.iter().map(|&b| char::from(b)).collect()
 }
 
 /// Seconds since the epoch of `YYYY-MM-DDThh:mm[:ss][Z]` (UTC; also what an HTML
@@ -86,6 +103,8 @@ mod tests {
         assert_eq!(iso8601_utc(0), "1970-01-01T00:00:00Z");
         assert_eq!(iso8601_utc(1_672_292_545), "2022-12-29T05:42:25Z");
         assert_eq!(iso8601_utc(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(iso8601_utc(253_402_300_799), "9999-12-31T23:59:59Z");
+        assert_eq!(iso8601_utc(253_402_300_800), "10000-01-01T00:00:00Z");
         for t in [0, 951_782_400, 1_672_292_545, 1_795_678_426] {
             assert_eq!(parse_iso8601_utc(&iso8601_utc(t)), Some(t));
         }

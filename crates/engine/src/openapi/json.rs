@@ -32,7 +32,7 @@ pub(crate) enum Json<'a> {
 
 /// Objects up to this many pairs are searched pairwise (duplicate keys, equality), without
 /// allocating; larger ones sort an index, so that a hostile object costs n log n, not n².
-const PAIRWISE: usize = 8;
+const PAIRWISE: usize = 16;
 
 impl<'a> Json<'a> {
     /// Parses a whole document (trailing bytes other than whitespace are an error), repeated keys
@@ -266,15 +266,34 @@ fn parse_with<'a, R: serde_json::de::Read<'a>>(
     mut de: serde_json::Deserializer<R>,
     repeats: &mut bool,
 ) -> Result<Json<'a>, serde_json::Error> {
-    let doc = Written(repeats).deserialize(&mut de)?;
+    let mut scratch = Scratch {
+        items: Vec::with_capacity(SCRATCH),
+        pairs: Vec::with_capacity(SCRATCH),
+        repeats: false,
+    };
+    let doc = Written(&mut scratch).deserialize(&mut de)?;
     de.end()?;
+    *repeats = scratch.repeats;
     Ok(doc)
 }
 
-/// Builds a [`Json`] with every pair as written, flagging an object that repeats a key.
-struct Written<'f>(&'f mut bool);
+/// Room the scratch stacks start with: what a typical API document holds open at once.
+const SCRATCH: usize = 32;
 
-impl<'de> DeserializeSeed<'de> for Written<'_> {
+/// The containers being parsed, their members so far on two stacks shared by the whole parse (an
+/// inner container's members sit above its parent's and leave before them), so that each array or
+/// object is allocated once, at its final size, instead of growing a vector of its own.
+struct Scratch<'de> {
+    items: Vec<Json<'de>>,
+    pairs: Vec<(Cow<'de, str>, Json<'de>)>,
+    /// Some object repeats a key.
+    repeats: bool,
+}
+
+/// Builds a [`Json`] with every pair as written, flagging an object that repeats a key.
+struct Written<'s, 'de>(&'s mut Scratch<'de>);
+
+impl<'de> DeserializeSeed<'de> for Written<'_, 'de> {
     type Value = Json<'de>;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Json<'de>, D::Error> {
@@ -282,7 +301,7 @@ impl<'de> DeserializeSeed<'de> for Written<'_> {
     }
 }
 
-impl<'de> Visitor<'de> for Written<'_> {
+impl<'de> Visitor<'de> for Written<'_, 'de> {
     type Value = Json<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -327,20 +346,22 @@ impl<'de> Visitor<'de> for Written<'_> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'de>, A::Error> {
-        let mut items = Vec::new();
+        let base = self.0.items.len();
         while let Some(item) = seq.next_element_seed(Written(&mut *self.0))? {
-            items.push(item);
+            self.0.items.push(item);
         }
-        Ok(Json::Array(items))
+        Ok(Json::Array(self.0.items.drain(base..).collect()))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
-        let mut pairs = Vec::new();
+        let base = self.0.pairs.len();
         while let Some(key) = map.next_key_seed(Key)? {
-            pairs.push((key, map.next_value_seed(Written(&mut *self.0))?));
+            let value = map.next_value_seed(Written(&mut *self.0))?;
+            self.0.pairs.push((key, value));
         }
+        let pairs: Vec<_> = self.0.pairs.drain(base..).collect();
         // Once one is found, the merge visits every object anyway.
-        *self.0 = *self.0 || repeats(&pairs);
+        self.0.repeats = self.0.repeats || repeats(&pairs);
         Ok(Json::Object(pairs))
     }
 }

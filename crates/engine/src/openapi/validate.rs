@@ -9,6 +9,39 @@ use super::schema::{Node, SchemaId, Schemas, T_ARR, T_BOOL, T_NULL, T_OBJ, T_STR
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
+/// Where the walk is in the document: a chain of steps on the walk's own stack, made into a JSON
+/// pointer only when an error is recorded there. Valid documents, the common case, never pay for
+/// a pointer string per value.
+enum At<'p> {
+    Root,
+    Key(&'p At<'p>, &'p str),
+    Index(&'p At<'p>, usize),
+}
+
+impl At<'_> {
+    /// The JSON pointer of this place (`/a/0/b`, keys escaped).
+    fn pointer(&self) -> String {
+        let mut out = String::new();
+        self.write(&mut out);
+        out
+    }
+
+    fn write(&self, out: &mut String) {
+        match *self {
+            At::Root => {}
+            At::Key(up, key) => {
+                up.write(out);
+                out.push('/');
+                super::load::push_escaped(out, key);
+            }
+            At::Index(up, i) => {
+                up.write(out);
+                let _ = write!(out, "/{i}");
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct SchemaError<'d> {
     pub pointer: String,
@@ -30,7 +63,7 @@ pub(crate) fn validate<'d>(
     max_depth: usize,
 ) -> Vec<SchemaError<'d>> {
     Tally::run(schemas, max_errors, max_depth, |t| {
-        Walk(t).check(id, value, &mut String::new(), 0)
+        Walk(t).check(id, value, &At::Root, 0)
     })
 }
 
@@ -46,9 +79,9 @@ fn kind_of(v: &Json<'_>) -> (u8, &'static str) {
 }
 
 impl<'d> Walk<'_, '_, 'd> {
-    fn push(&mut self, at: &str, value: &'d Json<'d>, category: Category, detail: String) {
+    fn push(&mut self, at: &At<'_>, value: &'d Json<'d>, category: Category, detail: String) {
         self.0.push(|| SchemaError {
-            pointer: at.to_string(),
+            pointer: at.pointer(),
             category,
             detail,
             value,
@@ -56,11 +89,10 @@ impl<'d> Walk<'_, '_, 'd> {
     }
 
     fn valid(&self, id: SchemaId, v: &'d Json<'d>, depth: usize) -> bool {
-        self.0
-            .probe(|t| Walk(t).check(id, v, &mut String::new(), depth))
+        self.0.probe(|t| Walk(t).check(id, v, &At::Root, depth))
     }
 
-    fn check(&mut self, id: SchemaId, v: &'d Json<'d>, at: &mut String, depth: usize) {
+    fn check(&mut self, id: SchemaId, v: &'d Json<'d>, at: &At<'_>, depth: usize) {
         if self.0.full() {
             return;
         }
@@ -100,14 +132,10 @@ impl<'d> Walk<'_, '_, 'd> {
         }
     }
 
-    fn items(&mut self, n: &Node, items: &'d [Json<'d>], at: &mut String, depth: usize) {
+    fn items(&mut self, n: &Node, items: &'d [Json<'d>], at: &At<'_>, depth: usize) {
         let Some(item) = n.items else { return };
         for (i, elem) in items.iter().enumerate() {
-            let mark = at.len();
-            at.push('/');
-            let _ = write!(at, "{i}");
-            self.check(item, elem, at, depth + 1);
-            at.truncate(mark);
+            self.check(item, elem, &At::Index(at, i), depth + 1);
             if self.0.full() {
                 return;
             }
@@ -119,22 +147,19 @@ impl<'d> Walk<'_, '_, 'd> {
         n: &Node,
         pairs: &'d [(Cow<'d, str>, Json<'d>)],
         v: &'d Json<'d>,
-        at: &mut String,
+        at: &At<'_>,
         depth: usize,
     ) {
         if !n.required.is_empty() {
             self.required(n, pairs, v, at);
         }
         for (key, value) in pairs {
-            let mark = at.len();
-            at.push('/');
-            super::load::push_escaped(at, key);
+            let at = At::Key(at, key);
             match keywords::property_rule(self.0.schemas, n, key) {
-                Property::Check(p) => self.check(p, value, at, depth + 1),
+                Property::Check(p) => self.check(p, value, &at, depth + 1),
                 Property::Any => {}
-                Property::Refused(detail) => self.push(at, value, Category::Structure, detail),
+                Property::Refused(detail) => self.push(&at, value, Category::Structure, detail),
             }
-            at.truncate(mark);
             if self.0.full() {
                 return;
             }
@@ -149,7 +174,7 @@ impl<'d> Walk<'_, '_, 'd> {
         n: &Node,
         pairs: &[(Cow<'_, str>, Json<'_>)],
         v: &'d Json<'d>,
-        at: &str,
+        at: &At<'_>,
     ) {
         const WORD: usize = u64::BITS as usize;
         let mut small = [0u64; 2];

@@ -134,9 +134,18 @@ pub fn scalars(doc: &Json<'_>, visit: &mut impl FnMut(Scalar<'_>)) {
     }
 }
 
-/// A number as `Value`'s `Display` writes it (what [`walk`] visits), formatted on the stack.
+/// A number as `Value`'s `Display` writes it (what [`walk`] visits), formatted on the stack; an
+/// integer's digits put in place, without the formatter.
 fn number(n: &serde_json::Number, visit: &mut impl FnMut(Scalar<'_>)) {
     use std::io::Write as _;
+    if let Some(u) = n.as_u64().or_else(|| n.as_i64().map(i64::unsigned_abs)) {
+        let mut buf = [0; portcullis_support::DECIMAL_MAX];
+        let negative = n.is_i64() && !n.is_u64();
+        visit(Scalar::Value(portcullis_support::decimal(
+            u, negative, &mut buf,
+        )));
+        return;
+    }
     let mut buf = [0u8; 64];
     let mut w = &mut buf[..];
     if write!(w, "{n}").is_ok() {
@@ -227,6 +236,21 @@ mod tests {
         from_tree.sort();
         seen.sort();
         assert_eq!(seen, from_tree);
+        // Integers at the ends of their ranges read as the tree walk writes them.
+        let ends = br#"[0,-0,18446744073709551615,-9223372036854775808,9223372036854775807,-1]"#;
+        let mut ours = Vec::new();
+        scalars(JsonBody::new(ends).written().unwrap(), &mut |s| {
+            ours.push(format!("{s:?}"))
+        });
+        let mut theirs = Vec::new();
+        walk(ends, |i| {
+            if let Item::Value { value, .. } = i {
+                theirs.push(format!("Value({value:?})"));
+            }
+        })
+        .unwrap();
+        theirs.reverse();
+        assert_eq!(ours, theirs);
         // Malformed documents and trailing text are errors, as for the tree walk.
         for bad in [
             &b"{\"a\":"[..],

@@ -12,9 +12,17 @@ use http::{HeaderMap, HeaderValue, Response, StatusCode};
 
 use super::super::deadline;
 use super::super::handler::Shared;
-use super::super::response::{block_headers, full};
+use super::super::response::{block_fields_plain, block_headers, full};
 use super::super::upstream::ProxyBody;
 use portcullis_engine::BlockResponse;
+
+/// The fields of an answer as [`Answer::into_wire`] gives them.
+#[derive(Debug)]
+pub enum AnswerFields {
+    Map(HeaderMap),
+    /// Names and values to write in this order as they are (see [`block_fields_plain`]).
+    Plain(Vec<(String, String)>),
+}
 
 /// An answer from the proxy itself.
 #[derive(Debug)]
@@ -64,8 +72,23 @@ impl Answer {
         res
     }
 
-    /// The status, fields and body of the answer, for a front-end that writes them itself.
-    pub fn into_parts(self) -> (StatusCode, HeaderMap, Bytes) {
+    /// The status, fields and body of the answer, for a front-end that writes them itself: a
+    /// block response whose fields need no map ([`block_fields_plain`]) keeps them as they are.
+    pub fn into_wire(self) -> (StatusCode, AnswerFields, Bytes) {
+        match self {
+            Answer::Block(b) if block_fields_plain(&b.headers) => {
+                let status = StatusCode::from_u16(b.status).unwrap_or(StatusCode::FORBIDDEN);
+                (status, AnswerFields::Plain(b.headers), Bytes::from(b.body))
+            }
+            other => {
+                let (status, headers, body) = other.into_parts();
+                (status, AnswerFields::Map(headers), body)
+            }
+        }
+    }
+
+    /// The status, fields and body of the answer.
+    fn into_parts(self) -> (StatusCode, HeaderMap, Bytes) {
         match self {
             Answer::Block(b) => {
                 let status = StatusCode::from_u16(b.status).unwrap_or(StatusCode::FORBIDDEN);

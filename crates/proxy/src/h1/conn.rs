@@ -75,7 +75,7 @@ where
 {
     let lim = ctx.shared.limits;
     let head_lim = lim.head();
-    let peer_ip = ctx.peer.ip().to_string();
+    let peer_ip = portcullis_support::ip_text(ctx.peer.ip());
     let client = Client {
         peer: ctx.peer,
         tls: ctx.tls,

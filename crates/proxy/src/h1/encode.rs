@@ -43,6 +43,9 @@ pub enum BodyOut {
 pub enum Fields<'a> {
     Map(&'a HeaderMap),
     Raw(&'a super::response::Fields),
+    /// Lower-case names, each once, with valid values, in the order to write them (a block
+    /// response that needs no map: `response::block_fields_plain`).
+    Plain(&'a [(String, String)]),
 }
 
 /// One response head to encode.
@@ -90,6 +93,15 @@ pub fn encode(out: &mut Vec<u8>, h: &Head<'_>, body: BodyLen, req: Answering<'_>
             encode_fields(out, h, fields, body, req)
         }
         Fields::Raw(f) => encode_fields(out, h, || f.iter(), body, req),
+        Fields::Plain(pairs) => {
+            let fields = || {
+                pairs.iter().map(|(n, v)| {
+                    let name = n.as_bytes();
+                    (name, Special::of(name), v.as_bytes())
+                })
+            };
+            encode_fields(out, h, fields, body, req)
+        }
     }
 }
 

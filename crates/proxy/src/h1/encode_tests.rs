@@ -251,3 +251,79 @@ fn an_upstream_head_encodes_the_same_from_its_fields_as_from_a_map() {
         }
     }
 }
+
+/// A block response written from its fields as they are reads exactly as through the map
+/// `block_headers` builds, for each kind of request it may answer; fields that a map would
+/// change (upper case, a repeat, a value it refuses) are not taken as they are.
+#[test]
+fn plain_block_fields_encode_as_their_map() {
+    use crate::response::{block_fields_plain, block_headers};
+    use portcullis_engine::BlockResponse;
+    let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+        list.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let shipped = [
+        pairs(&[
+            ("content-type", "application/json; charset=utf-8"),
+            ("cache-control", "no-cache"),
+            ("pragma", "no-cache"),
+            ("connection", "close"),
+        ]),
+        pairs(&[("content-type", "text/html; charset=utf-8")]),
+        pairs(&[
+            ("location", "https://example.test/blocked"),
+            ("x-why", "caf\u{e9} \t1"),
+        ]),
+        pairs(&[("content-length", "2"), ("connection", "keep-alive")]),
+    ];
+    for headers in shipped {
+        assert!(block_fields_plain(&headers), "{headers:?}");
+        let b = BlockResponse {
+            status: 403,
+            headers: headers.clone(),
+            body: b"{}".to_vec(),
+        };
+        let map = block_headers(&b);
+        for method in [Method::GET, Method::HEAD] {
+            for (close, http10) in [(false, false), (true, false), (false, true)] {
+                let answering = Answering {
+                    method: &method,
+                    close,
+                    http10,
+                };
+                let head = |headers| Head {
+                    status: StatusCode::FORBIDDEN,
+                    version: Version::HTTP_11,
+                    headers,
+                    strip: false,
+                };
+                let (mut a, mut m) = (Vec::new(), Vec::new());
+                let ea = encode(
+                    &mut a,
+                    &head(Fields::Plain(&headers)),
+                    BodyLen::Known(2),
+                    answering,
+                );
+                let em = encode(
+                    &mut m,
+                    &head(Fields::Map(&map)),
+                    BodyLen::Known(2),
+                    answering,
+                );
+                assert_eq!(String::from_utf8_lossy(&a), String::from_utf8_lossy(&m));
+                assert_eq!(ea, em);
+            }
+        }
+    }
+    for odd in [
+        pairs(&[("Content-Type", "text/html")]),
+        pairs(&[("x-a", "1"), ("x-b", "2"), ("x-a", "3")]),
+        pairs(&[("x-a", "line\nbreak")]),
+        pairs(&[("x a", "1")]),
+        pairs(&[("", "1")]),
+    ] {
+        assert!(!block_fields_plain(&odd), "{odd:?}");
+    }
+}

@@ -19,7 +19,7 @@ use super::reqbody::ReqBody;
 use super::response::{BodyFraming, ResponseHead};
 use super::timer::Timer;
 use super::upconn::UpConn;
-use crate::driver::answer::Answer;
+use crate::driver::answer::{Answer, AnswerFields};
 use crate::driver::forward::UpResponse;
 use crate::driver::{BodyError, Front};
 use crate::metrics::TunnelSlot;
@@ -136,7 +136,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Front for H1Front<'_, S> {
 
     async fn answer(&mut self, a: Answer) -> After {
         let close = self.closing();
-        let (status, headers, body) = a.into_parts();
+        let (status, fields, body) = a.into_wire();
         self.out.clear();
         let len = if body.is_empty() {
             BodyLen::Empty
@@ -146,7 +146,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Front for H1Front<'_, S> {
         let head = Head {
             status,
             version: http::Version::HTTP_11,
-            headers: Fields::Map(&headers),
+            headers: match &fields {
+                AnswerFields::Map(h) => Fields::Map(h),
+                AnswerFields::Plain(pairs) => Fields::Plain(pairs),
+            },
             strip: false,
         };
         let enc = self.encode_head(&head, len, close);

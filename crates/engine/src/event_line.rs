@@ -1,0 +1,282 @@
+//! A security event as the event log's JSON line, written straight into the log's buffer: byte for
+//! byte what serde_json makes of the event's `Serialize` (the tests compare the two), at a fraction
+//! of the cost. The event log writes one line per blocked request, and serde_json escapes strings
+//! one byte at a time through its formatter; here a run of bytes that need no escape is found eight
+//! at a time and copied whole. The `Serialize` impls stay what the stores and the admin API read.
+
+use portcullis_support::{DECIMAL_MAX, decimal};
+
+use super::event::SecurityEvent;
+use super::verdict::Action;
+use super::violation::{Context, Violation};
+
+impl SecurityEvent {
+    /// Appends the event as one compact JSON object (no newline): the same text as
+    /// `serde_json::to_vec(self)`.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"{\"supportId\":");
+        string(out, &self.support_id);
+        out.extend_from_slice(b",\"time\":");
+        string(out, &self.time);
+        out.extend_from_slice(b",\"timeMicros\":");
+        number(out, self.time_micros);
+        out.extend_from_slice(b",\"clientIp\":");
+        string(out, &self.client_ip);
+        out.extend_from_slice(b",\"method\":");
+        string(out, &self.method);
+        out.extend_from_slice(b",\"uri\":");
+        string(out, &self.uri);
+        out.extend_from_slice(b",\"protocol\":");
+        string(out, &self.protocol);
+        out.extend_from_slice(b",\"policy\":");
+        string(out, &self.policy);
+        out.extend_from_slice(b",\"action\":\"");
+        out.extend_from_slice(action_name(self.action).as_bytes());
+        out.extend_from_slice(b"\",\"rating\":");
+        number(out, u64::from(self.rating));
+        out.extend_from_slice(b",\"violations\":[");
+        for (i, v) in self.violations.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            violation(out, v);
+        }
+        out.push(b']');
+        if !self.virtual_server.is_empty() {
+            out.extend_from_slice(b",\"virtualServerName\":");
+            string(out, &self.virtual_server);
+        }
+        if self.response_code != 0 {
+            out.extend_from_slice(b",\"responseCode\":");
+            number(out, u64::from(self.response_code));
+        }
+        if !self.headers.is_empty() {
+            out.extend_from_slice(b",\"headers\":[");
+            for (i, (name, value)) in self.headers.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.push(b'[');
+                string(out, name);
+                out.push(b',');
+                string(out, value);
+                out.push(b']');
+            }
+            out.push(b']');
+        }
+        out.push(b'}');
+    }
+}
+
+fn violation(out: &mut Vec<u8>, v: &Violation) {
+    out.extend_from_slice(b"{\"kind\":\"");
+    out.extend_from_slice(v.kind.name().as_bytes());
+    out.extend_from_slice(b"\",\"context\":\"");
+    out.extend_from_slice(context_name(v.context).as_bytes());
+    out.push(b'"');
+    if let Some(name) = &v.name {
+        out.extend_from_slice(b",\"name\":");
+        string(out, name);
+    }
+    if !v.snippet.is_empty() {
+        out.extend_from_slice(b",\"snippet\":");
+        string(out, &v.snippet);
+    }
+    if !v.detail.is_empty() {
+        out.extend_from_slice(b",\"detail\":");
+        string(out, &v.detail);
+    }
+    if !v.signature_ids.is_empty() {
+        out.extend_from_slice(b",\"signatureIds\":[");
+        for (i, id) in v.signature_ids.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            number(out, u64::from(*id));
+        }
+        out.push(b']');
+    }
+    if v.staged {
+        out.extend_from_slice(b",\"staged\":true");
+    }
+    out.push(b'}');
+}
+
+/// The names `#[serde(rename_all = "lowercase")]` gives the actions.
+fn action_name(a: Action) -> &'static str {
+    match a {
+        Action::Pass => "pass",
+        Action::Alarm => "alarm",
+        Action::Block => "block",
+    }
+}
+
+/// The names `#[serde(rename_all = "kebab-case")]` gives the contexts.
+fn context_name(c: Context) -> &'static str {
+    match c {
+        Context::Request => "request",
+        Context::Url => "url",
+        Context::Query => "query",
+        Context::Parameter => "parameter",
+        Context::Header => "header",
+        Context::Cookie => "cookie",
+        Context::Body => "body",
+        Context::Json => "json",
+        Context::Xml => "xml",
+        Context::Grpc => "grpc",
+    }
+}
+
+fn number(out: &mut Vec<u8>, n: u64) {
+    let mut buf = [0; DECIMAL_MAX];
+    out.extend_from_slice(decimal(n, false, &mut buf).as_bytes());
+}
+
+const LOW: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// Whether one of the eight bytes of `w` may need an escape: a control byte (below 0x20), `"` or
+/// `\`. It may say yes for a word that needs none (the byte loop then decides), never no for one
+/// that does.
+fn word_needs_escape(w: u64) -> bool {
+    let has_zero = |x: u64| x.wrapping_sub(LOW) & !x & HIGH;
+    (w.wrapping_sub(LOW * 0x20) & !w & HIGH)
+        | has_zero(w ^ (LOW * u64::from(b'"')))
+        | has_zero(w ^ (LOW * u64::from(b'\\')))
+        != 0
+}
+
+/// `s` as a JSON string, escaped as serde_json escapes it: `"`, `\`, and the control bytes (the
+/// five with a short form, the others as `\u00xx`); everything else, non-ASCII included, as is.
+fn string(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let b = s.as_bytes();
+    out.push(b'"');
+    let (mut start, mut i) = (0, 0);
+    while i < b.len() {
+        if let Some(word) = b.get(i..i + 8) {
+            let w = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
+            if !word_needs_escape(w) {
+                i += 8;
+                continue;
+            }
+        }
+        let c = b[i];
+        let short = match c {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'\n' => b'n',
+            b'\r' => b'r',
+            b'\t' => b't',
+            0x08 => b'b',
+            0x0c => b'f',
+            0..=0x1f => b'u',
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.extend_from_slice(&b[start..i]);
+        out.push(b'\\');
+        out.push(short);
+        if short == b'u' {
+            out.extend_from_slice(b"00");
+            out.push(HEX[usize::from(c >> 4)]);
+            out.push(HEX[usize::from(c & 0xf)]);
+        }
+        i += 1;
+        start = i;
+    }
+    out.extend_from_slice(&b[start..]);
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::violation::ViolationKind;
+
+    fn line(e: &SecurityEvent) -> String {
+        let mut out = Vec::new();
+        e.write_json(&mut out);
+        String::from_utf8(out).expect("utf-8")
+    }
+
+    #[test]
+    fn strings_escape_as_serde_json_escapes_them() {
+        let mut cases: Vec<String> = vec![
+            String::new(),
+            "plain ascii text longer than one word".into(),
+            "q\"uote\\back/slash".into(),
+            "\u{0}\u{1}\u{8}\u{9}\u{a}\u{b}\u{c}\u{d}\u{1f}\u{7f} end".into(),
+            "é中文🙂 and \"quoted\" after eight".into(),
+            "<script>alert(document.cookie)</script>".into(),
+        ];
+        // Every byte value at every offset of a word, so the word test meets each one in each lane.
+        for c in (0u8..=0x7f).map(char::from).chain(['é', '\u{2028}']) {
+            for pad in 0..9 {
+                cases.push(format!("{}{c}{}", "a".repeat(pad), "b".repeat(9 - pad)));
+            }
+        }
+        for s in &cases {
+            let mut out = Vec::new();
+            string(&mut out, s);
+            let want = serde_json::to_string(s).expect("json");
+            assert_eq!(String::from_utf8(out).expect("utf-8"), want, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn an_event_reads_as_its_serde_json() {
+        let mut e = SecurityEvent::sample("9197345846373499510");
+        assert_eq!(line(&e), serde_json::to_string(&e).expect("json"));
+        e.time = "2026-11-27T16:10:58Z".into();
+        e.time_micros = u64::MAX;
+        e.rating = 255;
+        e.uri = "/a?q=1%27%20OR\t\"x\"".into();
+        e.virtual_server = String::new();
+        e.response_code = 0;
+        e.action = Action::Alarm;
+        e.headers = vec![
+            ("host".into(), "api.example.test".into()),
+            ("authorization".into(), "Bearer ********".into()),
+            ("x-odd".into(), "tab\there \u{1} é".into()),
+        ];
+        let contexts = [
+            Context::Request,
+            Context::Url,
+            Context::Query,
+            Context::Parameter,
+            Context::Header,
+            Context::Cookie,
+            Context::Body,
+            Context::Json,
+            Context::Xml,
+            Context::Grpc,
+        ];
+        for (i, c) in contexts.into_iter().enumerate() {
+            let mut v = Violation::new(ViolationKind::ALL[i * 7], c);
+            if i % 2 == 0 {
+                v = v.named(format!("n\"{i}"));
+            }
+            if i % 3 == 0 {
+                v = v.snippet(b"1' OR '1'='1\n");
+            }
+            if i % 4 == 0 {
+                v = v.detail("metacharacter 0x27");
+            }
+            if i % 5 == 0 {
+                v = v.signatures(vec![0, 300001000, u32::MAX]);
+            }
+            v.staged = i % 3 == 1;
+            e.violations.push(v);
+        }
+        assert_eq!(line(&e), serde_json::to_string(&e).expect("json"));
+        for a in [Action::Pass, Action::Block] {
+            e.action = a;
+            e.response_code = 403;
+            e.virtual_server = "/Common/vs".into();
+            assert_eq!(line(&e), serde_json::to_string(&e).expect("json"));
+        }
+    }
+}
