@@ -121,11 +121,16 @@ literal: ${
 literal: xwork
 literal: @ognl
 literal: dispatcher
-regex: %\{[\s\S]{0,200}?(?:#|@|\.class|getruntime|exec|\()|#_memberaccess|@java\.lang|@ognl\.|#(?:context|application|request|session|parameters|attr|_memberaccess)\s*[\[.]|\bognl(?:context|util)\b|\bt\s*\(\s*java\.|\bclass\.(?:module\.)?classloader\b|\bxwork\.|com\.opensymphony|#\{[\s\S]{0,100}?(?:\.class|getruntime|exec\(|\bt\s*\(|request\.|session\.|facescontext|applicationscope)|\$\{[\s\S]{0,100}?(?:\.class\b|getruntime|\.exec\(|\bt\s*\(|\.getclass|pageContext|applicationScope|sessionscope|requestscope|header\[|param\.|facescontext)
+regex: %\{\s*(?:[#@('"]|[a-z_$][\w$]*\s*[.(=\[])[\s\S]{0,200}?(?:#|@|\.class|getruntime|exec|\()|#_memberaccess|@java\.lang|@ognl\.|#(?:context|application|request|session|parameters|attr|_memberaccess)\s*[\[.]|\bognl(?:context|util)\b|\bt\s*\(\s*java\.|\bclass\.(?:module\.)?classloader\b|\bxwork\.|com\.opensymphony|#\{[\s\S]{0,100}?(?:\.class|getruntime|exec\(|\bt\s*\(|request\.|session\.|facescontext|applicationscope)|\$\{[\s\S]{0,100}?(?:\.class\b|getruntime|\.exec\(|\bt\s*\(|\.getclass|pageContext|applicationScope|sessionscope|requestscope|header\[|param\.|facescontext)
 test: %{#_memberAccess['allowStaticMethodAccess']=true}
 test: ${T(java.lang.Runtime).getRuntime().exec('id')}
 test: class.module.classLoader.resources.context.parent.pipeline.first.pattern=x
+test: %{(#_='multipart/form-data').(#dm=@ognl.OgnlContext@DEFAULT_MEMBER_ACCESS)}
+test: %{ @java.lang.Runtime@getRuntime().exec('id') }
 pass: 100%{ of it
+# An OGNL expression starts with a variable, a static reference, a parenthesis, a quote or a name
+# applied to something; anti-bot sensor blobs hold `%{` among random punctuation (`%{.{($Aw`).
+pass: hikvt4?]s~uh3-8Go>6u%{.{($AwFMi4@B6RQyc5C^[f7
 
 id: 300005007
 name: Java deserialization gadget markers
@@ -248,7 +253,7 @@ literal: {if
 literal: @(
 literal: {$smarty
 literal: {{#
-regex: (?:\{\{|\$\{\{?|#\{|<%=?|\*\{|@\{|\[\[|\{=|\{#)\s*['"]?\d+['"]?\s*[*+\-/]\s*['"]?\d+['"]?\s*(?:\}\}?|%>|\]\])|\{\{[\s\S]{0,200}?(?:__class__|__mro__|__subclasses__|__globals__|__builtins__|__import__|__init__|__getattribute__|\bconfig\b|\bsettings\s*\.|\benviron\b|secret_key|\bself\b|\brequest\b|lipsum|cycler|joiner|namespace|\|\s*attr|\bpopen\b|\bos\.|\bgetruntime\b|_self\.env|registerundefinedfiltercallback|\|\s*(?:filter|map|sort|reduce)\s*\(|\bexec\b|\bsystem\b|range\s*\(|dump\s*\()|\{%[\s\S]{0,200}?(?:\bimport\b|\bfor\b|\bset\b|\binclude\b|\bdebug\b|\bif\b|\bmacro\b|\bload\b)[\s\S]{0,200}?%\}|<#(?:assign|include|import|list|if|local|global|setting|ftl)\b|freemarker\.template\.utility|\?new\s*\(|#set\s*\(\s*\$|#foreach\s*\(|\$class\.|\.inspect\(|\{php\}|\{system\s*\(|\{if\s+(?:system|phpinfo|exec)|\{\{\s*(?:self|this|_self)\b|<%[\s\S]{0,200}?(?:runtime|process|system|exec|require|eval|import|response\.|request\.|out\.print|=\s*\w+\s*\()[\s\S]{0,100}%>|\$\{\s*(?:[a-z_]+\.)*(?:getclass|class|forname|getruntime|exec)\b|@\{[\s\S]{0,100}?(?:\(|\.)|@\(\s*\d+\s*[*+\-/]\s*\d+\s*\)|\{\$smarty\.(?:version|now|template|const|server|env|cookies|session|request|get|post|template_object)\b|\{\{#(?:with|each|let)\s[^}]{0,80}\bas\s*\|[^|}]+\|\s*\}\}
+regex: (?:\{\{|\$\{\{?|#\{|<%=?|\*\{|@\{|\[\[|\{=|\{#)\s*['"]?\d+['"]?\s*[*+\-/]\s*['"]?\d+['"]?\s*(?:\}\}?|%>|\]\])|\{\{[\s\S]{0,200}?(?:__class__|__mro__|__subclasses__|__globals__|__builtins__|__import__|__init__|__getattribute__|\bconfig\b|\bsettings\s*\.|\benviron\b|secret_key|\bself\b|\brequest\b|lipsum|cycler|joiner|namespace|\|\s*attr|\bpopen\b|\bos\.|\bgetruntime\b|_self\.env|registerundefinedfiltercallback|\|\s*(?:filter|map|sort|reduce)\s*\(|\bexec\b|\bsystem\b|range\s*\(|dump\s*\()|\{%[\s\S]{0,200}?(?:\bimport\b|\bfor\b|\bset\b|\binclude\b|\bdebug\b|\bif\b|\bmacro\b|\bload\b)[\s\S]{0,200}?%\}|<#(?:assign|include|import|list|if|local|global|setting|ftl)\b|freemarker\.template\.utility|\?new\s*\(|#set\s*\(\s*\$|#foreach\s*\(|\$class\.|\.inspect\(|\{php\}|\{system\s*\(|\{if\s+(?:system|phpinfo|exec)|\{\{\s*(?:self|this|_self)\b|<%[\s\S]{0,200}?(?:runtime|process|system|exec|require|eval|import|response\.|request\.|out\.print|=\s*\w+\s*\()[\s\S]{0,100}%>|\$\{\s*(?:[a-z_]+\.)*(?:getclass|class|forname|getruntime|exec)\b|@\{\s*[a-z_]\w*(?:\s+\w|\s*[.(])[\s\S]{0,100}?(?:\(|\.)|@\(\s*\d+\s*[*+\-/]\s*\d+\s*\)|\{\$smarty\.(?:version|now|template|const|server|env|cookies|session|request|get|post|template_object)\b|\{\{#(?:with|each|let)\s[^}]{0,80}\bas\s*\|[^|}]+\|\s*\}\}
 test: {{7*7}}
 test: ${7*7}
 test: @(6*9)
@@ -261,6 +266,11 @@ test: {{ settings.SECRET_KEY }}
 test: <#assign ex="freemarker.template.utility.Execute"?new()>
 test: {% import os %}{{ os.popen('id').read() }}
 test: #set($x = $class.inspect("java.lang.Runtime"))
+test: @{ var p = System.Diagnostics.Process.Start("cmd.exe"); }
+test: @{System.IO.File.ReadAllText("/etc/passwd")}
+# A Razor code block holds statements: a name, then a member, a call or another word. In an
+# anti-bot sensor blob `@{` is followed by random punctuation (`@{1ZlnI&BO(`).
+pass: iAAovI#L%(@sLV[~?nA @{1ZlnI&BO(?:pvRN|w@~)9%Vlzm3&m
 pass: {{ name }}
 pass: {{ user.display_name }} joined {{ group.title }}
 pass: 2 * 3 = 6

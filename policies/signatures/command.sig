@@ -38,15 +38,23 @@ literal: `
 literal: $(
 literal: \n
 literal: \r
-regex: (?:[;|`]|^[^\r\n]{0,100}[\r\n]|\\n|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:cat|tac|nl|more|less|head|tail|ls|dir|id|pwd|env|ps|echo|printf|sleep|touch|mv|cp|kill|su|passwd|find|sort|tr|cut|tar|dd|strings|file|stat|ln|which|whereis|type|set|export|eval|exec|timeout|time|expr|net|reg|ver|vol|sc|hostname|w|who|last|users|groups|node|od|alias|history|zip|scp|ssh|ftp|lua)(?:\s*$|\s*[`)\\]|\s+[-/\\.$~'"<>{(`*%0-9]|\s+\w+(?:\s*(?:[;|&`\\]|$)|\$|\s+[-/]|\s*[<>])|\$\{?ifs|\$\(|\{|<|>)
+regex: (?:[;|`]|^[^\r\n]{0,100}[\r\n]|\\n|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:cat|tac|nl|more|less|head|tail|ls|dir|id|pwd|env|ps|echo|printf|sleep|touch|mv|cp|kill|su|passwd|find|sort|tr|cut|tar|dd|strings|file|stat|ln|which|whereis|type|set|export|eval|exec|timeout|time|expr|net|reg|ver|vol|sc|hostname|w|who|last|users|groups|node|od|alias|history|zip|scp|ssh|ftp|lua)(?:\s*$|\s*[`)]|\s*\\(?:[nrt]|[^\w]|$)|\s+[-/\\.$~'"<>{(`*%0-9]|\s+\w+(?:\s*(?:[;|&`\\]|$)|\$|\s+[-/]|\s*[<>])|\$\{?ifs|\$\(|\{|[<>]{1,2}\s*&?[\w./~${}-]*(?:\s|$|[;|&`)<>]))
 test: ; cat /etc/passwd
 test: | id
 test: `id`
 test: $(sleep 5)
 test: ;echo 123
 test: |ls -la
+test: ;id>/tmp/out
+test: `id\\`
+test: ;cat\\ /etc/passwd
 pass: mammal;cat;ears
 pass: a heroine; more than that
+# A backslash after a command word escapes the next character into the word (`w\Dh` is the
+# word `wDh`); only before white space, punctuation or an escape's letter does the word end.
+# Anti-bot sensor blobs are random punctuation and letters.
+pass: d5h8h5aXT4PrT+j\\Cvee`w\\Dh)`G\\.d48C,OR6LDLkg
+pass: >=mN@RY~UT`.An!dcB%l;w>szx#)7X7KQ=.8e3]g!?0
 
 id: 300003002
 name: OS command injection: Unix shell paths and devices

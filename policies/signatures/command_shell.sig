@@ -49,7 +49,7 @@ literal: `
 literal: $(
 literal: &&
 literal: \n
-regex: (?:[;|`]|^[^\r\n]{0,100}[\r\n]|&&|\$\()\s*(?:['"\\]?(?:sudo|nohup|time|strace|env|nice|xargs|timeout\s+\d+|busybox)['"]?\s+)*['"\\]?(?:(?:/usr(?:/local)?)?/s?bin/)?(?:cat|tac|nl|od|more|less|head|tail|ls|ll|dir|id|pwd|env|ps|top|echo|printf|sleep|touch|mv|cp|rm|kill|find|sort|tr|cut|split|paste|join|comm|column|fold|fmt|bridge|watch|timeout|time|nice|file|stat|ln|which|whereis|locate|history|alias|source|eval|exec|export|set|unset|trap|w|who|users|groups|date|cal|df|du|free|mount|umount|dd|tar|zip|unzip|gzip|grep|egrep|awk|sed|tee|strings|vi|vim|ex|view|nano|emacs|make|install|rsync|scp|ssh|sftp|ftp|git|svn|npm|npx|yarn|gem|cargo|go|apt|apt-get|yum|dnf|rpm|dpkg|apk|snap|brew|service|reboot|shutdown|halt|poweroff|init|chroot|batch|rc|uptime|hostname|host|dig|whois|route|arp|ip|ss|env|openssl|mail|wall|write|finger|screen|tmux|nc|test)['"]?(?:\s+(?:-{1,2}[\w=.-]*|[/~.$*'"<>{(`\\]|\d|[\w.-]+\s*(?:[;|&`<>\\]|$)|[\w.@:-]+/)|\s*$|\s*[<>|`)]|\$\{?ifs)
+regex: (?:[;|`]|^[^\r\n]{0,100}[\r\n]|&&|\$\()\s*(?:['"\\]?(?:sudo|nohup|time|strace|env|nice|xargs|timeout\s+\d+|busybox)['"]?\s+)*['"\\]?(?:(?:/usr(?:/local)?)?/s?bin/)?(?:cat|tac|nl|od|more|less|head|tail|ls|ll|dir|id|pwd|env|ps|top|echo|printf|sleep|touch|mv|cp|rm|kill|find|sort|tr|cut|split|paste|join|comm|column|fold|fmt|bridge|watch|timeout|time|nice|file|stat|ln|which|whereis|locate|history|alias|source|eval|exec|export|set|unset|trap|w|who|users|groups|date|cal|df|du|free|mount|umount|dd|tar|zip|unzip|gzip|grep|egrep|awk|sed|tee|strings|vi|vim|ex|view|nano|emacs|make|install|rsync|scp|ssh|sftp|ftp|git|svn|npm|npx|yarn|gem|cargo|go|apt|apt-get|yum|dnf|rpm|dpkg|apk|snap|brew|service|reboot|shutdown|halt|poweroff|init|chroot|batch|rc|uptime|hostname|host|dig|whois|route|arp|ip|ss|env|openssl|mail|wall|write|finger|screen|tmux|nc|test)['"]?(?:\s+(?:-{1,2}[\w=.-]*|[/~.$*'"<>{(`\\]|\d|[\w.-]+\s*(?:[;|&`<>\\]|$)|[\w.@:-]+/)|\s*$|\s*[|`)]|\s*[<>]{1,2}\s*&?[\w./~${}-]*(?:\s|$|[;|&`)<>])|\$\{?ifs)
 test: ;c$!at /et$!c/pas$!swd
 test: ;c$-at /et$-c/pas$-swd
 test: ;top
@@ -62,7 +62,12 @@ test: &&cp /var/log/apache2/error.log evil.php
 pass: mammal;cat;ears
 pass: a heroine; more than that
 pass: Rock & Roll; time after time
+test: ;id>/tmp/out
+test: |w>x;
 pass: text/html;q=0.9,*/*;q=0.8
+# A redirection names a file: a word, then the end or a shell boundary. In an anti-bot sensor
+# blob `;w>` is random punctuation around a letter, followed by more of the same.
+pass: >=mN@RY~UT`.An!dcB%l;w>szx#)7X7KQ=.8e3]g!?0
 
 id: 300003102
 name: OS command injection: command line at the start of a value

@@ -239,12 +239,6 @@ impl<'a> JsonBody<'a> {
             .map(|p| p.merged.as_ref().unwrap_or(&p.written))
     }
 
-    /// Whether an earlier reader parsed the body as a JSON document (a later one need not
-    /// wonder whether it is something else).
-    pub fn parsed_as_json(&self) -> bool {
-        self.parsed.get().is_some_and(Result::is_ok)
-    }
-
     /// The document as written, every occurrence of a repeated key kept.
     pub fn written(&self) -> Result<&Json<'a>, &serde_json::Error> {
         self.parsed().map(|p| &p.written)

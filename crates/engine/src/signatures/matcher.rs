@@ -26,6 +26,7 @@ use super::Target;
 use super::db::{Engine, SigDef};
 use super::literals::{self, Literals, MAX_SIGNATURES, Occurrences, SigBits, ViewState};
 use super::prefilter::{self, Anchors, AtStart, PLAIN_ALPHABETS};
+use super::shape;
 use crate::injection;
 use crate::normalize::{self, ByteSet};
 
@@ -394,12 +395,35 @@ impl Matcher {
         }
         // The shapes of the value are judged only when a match depends on them.
         let mut value_shapes = None;
-        hits.extend(matched.ones().filter_map(|i| {
+        let pairs = sel.0 == Target::QueryString.index();
+        for i in matched.ones() {
             let unless = self.unless[i];
             let exempt = unless != 0
-                && *value_shapes.get_or_insert_with(|| super::shape::shapes(value)) & unless != 0;
-            (!exempt).then_some(self.ids[i])
-        }));
+                && (*value_shapes.get_or_insert_with(|| shape::shapes(value)) & unless != 0
+                    || pairs && self.only_in_shaped_pairs(tm, i, value, unless));
+            if !exempt {
+                hits.push(self.ids[i]);
+            }
+        }
+    }
+
+    /// For a whole query string or form body that signature `i` matched: whether only values
+    /// of its `unless` shapes hold the match (the string without them no longer matches).
+    fn only_in_shaped_pairs(&self, tm: &TargetMatcher, i: usize, value: &[u8], unless: u8) -> bool {
+        let Some(rest) = shape::without_shaped_pairs(value, unless) else {
+            return false;
+        };
+        let present = ByteSet::of(&rest);
+        let mut found = Occurrences::default();
+        let mut matched = SigBits::default();
+        self.literals.occurrences(&rest, &mut found);
+        self.scan_view(tm, &rest, &present, &found, &mut matched);
+        for view in normalize::inspection_views(&rest, &present, false) {
+            found.clear();
+            self.literals.occurrences(&view, &mut found);
+            self.scan_view(tm, &view, &ByteSet::of(&view), &found, &mut matched);
+        }
+        !matched.get(i)
     }
 
     /// The signatures of `target`.

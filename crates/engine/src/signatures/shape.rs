@@ -64,6 +64,28 @@ pub fn shapes(value: &[u8]) -> u8 {
     out
 }
 
+/// A whole `k=v&k=v` string (a query string, a form body) without the pairs whose value has one
+/// of the shapes `unless`; `None` when no pair has one. A match that only such a value holds is
+/// that parameter's, which its own scan judged with its shape; what a payload split across
+/// parameters is made of stays in the rest.
+pub fn without_shaped_pairs(value: &[u8], unless: u8) -> Option<Vec<u8>> {
+    let mut rest = Vec::with_capacity(value.len());
+    let mut dropped = false;
+    for pair in value.split(|&b| b == b'&') {
+        let shaped =
+            memchr::memchr(b'=', pair).is_some_and(|eq| shapes(&pair[eq + 1..]) & unless != 0);
+        if shaped {
+            dropped = true;
+            continue;
+        }
+        if !rest.is_empty() {
+            rest.push(b'&');
+        }
+        rest.extend_from_slice(pair);
+    }
+    dropped.then_some(rest)
+}
+
 /// Odd bytes make up at least one byte in fifty, there are at least six of them and at least four
 /// different ones: control bytes other than white space, DEL, C1 controls (UTF-8 `c2 80`–`c2 9f`)
 /// and bytes that are not UTF-8. Binary encodings use many different such bytes (protobuf tags

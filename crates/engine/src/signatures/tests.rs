@@ -563,3 +563,20 @@ fn raw_serialized_java_objects_are_caught_by_their_magic_bytes() {
     );
     assert!(!hits.contains(&300005101), "{hits:?}");
 }
+
+#[test]
+fn a_query_string_match_held_only_by_an_exempt_value_is_that_values() {
+    let scan = |q: &str| {
+        let mut hits = Vec::new();
+        db().scan(Target::QueryString, q.as_bytes(), &mut hits);
+        hits
+    };
+    // An ad beacon reporting the page it is on: that page's SQL search is in a URL, which
+    // the parameter's own scan exempts; the whole string must agree.
+    let beacon = "zones=1|2|3|5&r=33779185&loc=https://segmentfault.com/search?q=select user_id,\
+                  user_nickname from yy_user where user_status = 1&referer=https://segmentfault.com/a/1";
+    assert!(!scan(beacon).contains(&300_001_013), "{:?}", scan(beacon));
+    // A subquery in a value that is not a URL still counts beside one.
+    let attack = "loc=https://segmentfault.com/&id=1 and (select 1 from dual)";
+    assert!(scan(attack).contains(&300_001_013), "{:?}", scan(attack));
+}

@@ -93,13 +93,19 @@ impl CompiledPolicy {
             BodyKind::Xml(i) => self.body_xml(&body, i, s, out),
             BodyKind::Signatures => {
                 self.check_upload(s, out, None, &body);
-                if sig {
-                    self.scan_body(s, out, &json, &ov);
-                    // A JSON document is never form-shaped: its first `=` is inside a string,
-                    // after a quote, which no form name holds.
-                    if !json.parsed_as_json() && form_shaped(&body) {
-                        self.scan_form_values(s, out, &body, &ov);
+                // A JSON document is never form-shaped: its first `=` is inside a string, after
+                // a quote, which no form name holds.
+                if sig && form_shaped(&body) {
+                    // Read as a labelled form is, line by line (analytics beacons batch one
+                    // event a line): each value, then the line's whole `k=v&k=v` string, not
+                    // the body as one text, where a tokenizer reads the names, `=` and `&`
+                    // glued to a value as an expression (`term=union select 关键字&…`).
+                    for line in form_lines(&body) {
+                        self.scan_form_values(s, out, line, &ov);
+                        self.scan_whole_pairs(s, out, line, Context::Body);
                     }
+                } else if sig {
+                    self.scan_body(s, out, &json, &ov);
                 }
             }
             BodyKind::Disallow | BodyKind::Ignore => {}
@@ -398,11 +404,28 @@ fn odd_part(p: &multipart::Part<'_>) -> bool {
 
 /// Whether an unlabelled body reads as a URL-encoded form: `name=value` pairs joined by `&`, no
 /// whitespace or control bytes, every pair holding its `=` and a name such as forms send
-/// (`user`, `items[0].id`, `a%5Bb%5D`), so JSON or text without spaces is not read as one.
+/// (`user`, `items[0].id`, `a%5Bb%5D`), so JSON or text without spaces is not read as one; or
+/// lines of such forms (`\n` or `\r\n` after each), as analytics beacons batch their events.
 fn form_shaped(body: &[u8]) -> bool {
     let name_byte = |b: &u8| b.is_ascii_alphanumeric() || b"_-.[]%".contains(b);
-    !body.is_empty()
-        && body.iter().all(|&b| b > b' ' && b < 0x7f)
-        && query::pairs(body, MAX_ITEMS)
+    // The first name and its `=` settle most bodies that are not forms (a JSON document fails at
+    // its first byte) without a walk over all of it.
+    let first = body.iter().take_while(|b| name_byte(b)).count();
+    if first == 0 || body.get(first) != Some(&b'=') {
+        return false;
+    }
+    let line_shaped = |line: &[u8]| {
+        query::pairs(line, MAX_ITEMS)
             .all(|(n, _, eq)| eq && !n.is_empty() && n.iter().all(name_byte))
+            && line.iter().all(|&b| b > b' ' && b < 0x7f)
+    };
+    let mut lines = form_lines(body).peekable();
+    lines.peek().is_some() && lines.all(line_shaped)
+}
+
+/// The non-empty lines of `body`, without their line ends.
+fn form_lines(body: &[u8]) -> impl Iterator<Item = &[u8]> {
+    body.split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .filter(|l| !l.is_empty())
 }
