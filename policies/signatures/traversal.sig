@@ -314,3 +314,27 @@ test: cat /dev/shm/x
 pass: /static/tmp/a.png
 pass: https://example.com/tmp/image.jpg
 pass: temp files are kept in tmp/
+
+id: 300004401
+name: Local file inclusion: a path to a Java web application's deployment descriptor
+type: Path Traversal
+accuracy: high
+risk: high
+systems: Java Servlets/JSP
+# A template, include or file parameter pointed at `WEB-INF/web.xml` or the container's own
+# descriptors reads the application's servlet mappings, filters and credentials (the Confluence
+# widget connector's `_template`, Struts and JSF includes). Applications name templates and
+# files of their own, never these; the value is a path ending in one (`. /web.xml`,
+# `../web.xml`, `file:///…/web.xml`), not a word in prose.
+targets: @values
+unless: binary
+literal: .xml
+regex: ^\s*(?:file:)?[\w.\s/\\:~-]{0,200}?[/\\]\s*(?:web|jboss-web|jboss-deployment-structure|weblogic|ejb-jar|faces-config|struts|struts-config|tomcat-users|applicationcontext|glassfish-web|sun-web|ibm-web-bnd|ibm-web-ext)\.xml\s*$
+test: . /web.xml
+test: ../../WEB-INF/web.xml
+test: file:///opt/tomcat/conf/tomcat-users.xml
+test: /WEB-INF/classes/applicationContext.xml
+pass: web.xml
+pass: how do I configure web.xml for servlets
+pass: /sitemap.xml
+pass: /feeds/web.xml.gz

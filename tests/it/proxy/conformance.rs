@@ -202,31 +202,123 @@ async fn a_target_with_bytes_a_uri_leaves_out_is_judged_by_the_policy_not_refuse
 async fn a_request_the_parser_refuses_is_logged_with_a_support_id() {
     let up = Upstream::start().await;
     let proxy = Proxy::start(&[up.url()], PASS_POLICY, &[]);
-    for (request, target, violation) in [
+    for (request, target, status) in [
         (
             &b"GET http://user@a.example/a HTTP/1.1\r\nHost: a\r\n\r\n"[..],
             "http://user@a.example/a",
-            "VIOL_HTTP_PROTOCOL",
+            400,
         ),
-        (
-            b"GET /b HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
-            "/b",
-            "VIOL_HTTP_PROTOCOL",
-        ),
+        (b"GET /b HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", "/b", 400),
         (
             b"GET /c HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
             "/c",
-            "VIOL_HTTP_PROTOCOL",
+            400,
         ),
+        (
+            b"POST /d HTTP/1.1\r\nHost: a\r\nContent-Length: 3x\r\n\r\nabc",
+            "/d",
+            400,
+        ),
+        (b"GET /e HTTP/3.0\r\nHost: a\r\n\r\n", "/e", 505),
+        (b"GET /f?a=b HTTP/1.1 x\r\nHost: a\r\n\r\n", "/f?a=b", 400),
     ] {
         let out = raw(proxy.addr, request, WAIT).await;
-        assert!(out.starts_with("HTTP/1.1 400 "), "{out}");
-        let id = support_id(&out).unwrap_or_else(|| panic!("no support ID in {out}"));
+        assert!(out.starts_with(&format!("HTTP/1.1 {status} ")), "{out}");
+        // The policy's blocking page, under the refusal's own status: a client tells a refused
+        // request from an answer of the site as it tells a blocked one.
+        let (head, body) = out.split_once("\r\n\r\n").expect("a head");
+        assert_eq!(
+            header(head, "content-type"),
+            Some("text/html; charset=utf-8"),
+            "{out}"
+        );
+        assert_eq!(header(head, "connection"), Some("close"), "{out}");
+        assert!(body.contains("Request Rejected"), "{out}");
+        assert_eq!(
+            header(head, "content-length"),
+            Some(body.len().to_string().as_str()),
+            "{out}"
+        );
+        let id = support_id(body).unwrap_or_else(|| panic!("no support ID in {out}"));
         let event = proxy.event_of(&id);
         assert_eq!(event["uri"], target, "{event}");
-        assert_eq!(event["responseCode"], 400, "{event}");
+        assert_eq!(event["responseCode"], status, "{event}");
         assert_eq!(event["action"], "block", "{event}");
-        assert_eq!(event["violations"][0]["kind"], violation, "{event}");
+        assert_eq!(
+            event["violations"][0]["kind"], "VIOL_HTTP_PROTOCOL",
+            "{event}"
+        );
     }
     assert_eq!(up.hits(), 0);
+}
+
+/// A policy whose blocking page is the API template's JSON.
+const API_POLICY: &str = r#"{"policy":{"name":"api","template":{"name":"POLICY_TEMPLATE_API_SECURITY"},
+  "enforcementMode":"blocking"}}"#;
+
+#[tokio::test]
+async fn a_refused_request_gets_the_policy_page_it_would_be_blocked_with() {
+    let up = Upstream::start().await;
+    let proxy = Proxy::start(&[up.url()], API_POLICY, &[]);
+    let out = raw(
+        proxy.addr,
+        b"GET /b HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+        WAIT,
+    )
+    .await;
+    assert!(out.starts_with("HTTP/1.1 400 "), "{out}");
+    let (head, body) = out.split_once("\r\n\r\n").expect("a head");
+    assert_eq!(
+        header(head, "content-type"),
+        Some("application/json; charset=utf-8"),
+        "{out}"
+    );
+    assert!(body.starts_with("{\"supportID\":\""), "{out}");
+    assert_eq!(up.hits(), 0);
+}
+
+#[tokio::test]
+async fn a_blocked_head_request_is_told_by_its_status() {
+    let up = Upstream::start().await;
+    let proxy = Proxy::start(&[up.url()], GENERIC_POLICY, &[]);
+    let attack = "/a?q=%3Cscript%3Ealert(1)%3C/script%3E";
+    // The default page's status is 200: a HEAD answer has no body to show it, so it gets 403.
+    let out = raw(
+        proxy.addr,
+        format!("HEAD {attack} HTTP/1.1\r\nHost: a\r\n\r\n").as_bytes(),
+        WAIT,
+    )
+    .await;
+    assert!(out.starts_with("HTTP/1.1 403 "), "{out}");
+    let (head, body) = out.split_once("\r\n\r\n").expect("a head");
+    assert_eq!(body, "", "{out}");
+    assert_eq!(
+        header(head, "content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    // A GET of the same target gets the page and its status.
+    let out = raw(
+        proxy.addr,
+        format!("GET {attack} HTTP/1.1\r\nHost: a\r\n\r\n").as_bytes(),
+        WAIT,
+    )
+    .await;
+    assert!(out.starts_with("HTTP/1.1 200 "), "{out}");
+    assert!(out.contains("Request Rejected"), "{out}");
+    // HTTP/2 the same.
+    let mut send = h2(&proxy).await;
+    let req = Request::head(format!("http://a{attack}"))
+        .body(Full::new(Bytes::new()))
+        .expect("req");
+    let res = send.send_request(req).await.expect("answer");
+    assert_eq!(res.status(), 403);
+    // A HEAD that passes gets the upstream's answer.
+    let out = raw(
+        proxy.addr,
+        b"HEAD /a?q=shoes HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+        WAIT,
+    )
+    .await;
+    assert!(out.starts_with("HTTP/1.1 200 "), "{out}");
+    assert_eq!(up.hits(), 1);
 }

@@ -185,8 +185,13 @@ pub fn has_escape(s: &[u8]) -> bool {
 fn has_overlong(s: &[u8]) -> bool {
     s.windows(2)
         .any(|w| matches!(w[0], 0xc0 | 0xc1) && (0x80..=0xbf).contains(&w[1]))
-        || s.windows(3)
-            .any(|w| w[0] == 0xe0 && (0x80..=0x9f).contains(&w[1]))
+        || s.windows(3).any(|w| {
+            (w[0] == 0xe0 && (0x80..=0x9f).contains(&w[1]))
+                // Four- to six-byte forms (`F0 80 80 BC`, `F8 80 80 80 BC`): `F8` and `FC` lead
+                // nothing valid, and `F0 80` is below the four-byte range.
+                || (w[0] == 0xf0 && (0x80..=0x8f).contains(&w[1]))
+                || (matches!(w[0], 0xf8 | 0xfc) && w[1] == 0x80 && w[2] == 0x80)
+        })
 }
 
 /// Splits `a=1&b=2` into raw (still encoded) `(name, value, has_equals)` pairs, at most `limit`.

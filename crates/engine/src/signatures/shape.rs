@@ -116,11 +116,39 @@ fn is_binary(v: &[u8]) -> bool {
         if bad.is_empty() {
             break;
         }
+        // An overlong form of an ASCII character (`C0 BC` for `<`) is text written to get past a
+        // decoder, not binary data: counted as odd, a few of them would exempt the payload they
+        // spell from every signature that binary values are exempt from.
+        if let Some(n) = overlong_ascii(bad) {
+            rest = &bad[n..];
+            continue;
+        }
         note(bad[0], &mut odd);
         rest = &bad[1..];
     }
     let distinct = seen.iter().filter(|&&x| x).count();
     odd >= 6 && distinct >= 4 && odd * 50 >= v.len()
+}
+
+/// The length of the overlong UTF-8 form of an ASCII character that `v` starts with, if it
+/// starts with one: a lead byte of two to six bytes (`C0`/`C1`, `E0`, `F0`, `F8`, `FC`) and
+/// continuation bytes that carry no bit above the character's seven (`80`, the last but one
+/// `80` or `81`, the last any).
+fn overlong_ascii(v: &[u8]) -> Option<usize> {
+    let n = match *v.first()? {
+        0xc0 | 0xc1 => 2,
+        0xe0 => 3,
+        0xf0 => 4,
+        0xf8 => 5,
+        0xfc => 6,
+        _ => return None,
+    };
+    let (conts, last) = v.get(1..n)?.split_at(n - 2);
+    let zero = match conts.split_last() {
+        Some((top, rest)) => top & 0xfe == 0x80 && rest.iter().all(|&b| b == 0x80),
+        None => true,
+    };
+    (zero && last[0] & 0xc0 == 0x80).then_some(n)
 }
 
 /// `http://` or `https://`, a host name (letters, digits, `.`, `-`, an optional port), then the
@@ -322,6 +350,13 @@ mod tests {
         assert_eq!(shapes(b"https://x.example/\"><script>"), 0);
         assert_eq!(shapes(b"javascript://x.example/%0aalert(1)"), 0);
         assert_eq!(shapes(b"http://evil/?a=b"), url);
+        // Overlong forms of `<` of every length spell text, not binary data.
+        let overlong = b"\xc0\xbcscript>\xe0\x80\xbcscript>\xf0\x80\x80\xbcscript>\
+                         \xf8\x80\x80\x80\xbcscript>\xfc\x80\x80\x80\x80\xbcscript>";
+        assert_eq!(shapes(overlong) & bin, 0);
+        assert_eq!(overlong_ascii(b"\xe0\x81\xbf"), Some(3));
+        assert_eq!(overlong_ascii(b"\xe0\xa0\x80"), None);
+        assert_eq!(overlong_ascii(b"\xf0\x90\x80\x80"), None);
         let protobuf =
             b"\n\xc3\x02\n\x06021436\x12\x0c333.1007.0.0\x1a\xaa\x02\nw\x08d\x10\x05\x1a/54F00853";
         assert_eq!(shapes(protobuf), bin);

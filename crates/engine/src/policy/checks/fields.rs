@@ -111,6 +111,10 @@ impl CompiledPolicy {
                     if f.nul {
                         self.protocol(out, "Null in request");
                     }
+                    // No client writes an overlong form: it is there to get past a decoder.
+                    if f.overlong {
+                        self.evasion(out, "IIS Unicode codepoints", Context::Header, bytes);
+                    }
                     &decoded[..]
                 } else {
                     bytes
@@ -129,6 +133,11 @@ impl CompiledPolicy {
                 if let Some(file) = upload_file_name(n, value) {
                     let ctx = Context::Header;
                     self.scan(s, out, Target::Filename, ctx, Some(n), file, ov, mask);
+                }
+                if n == "referer"
+                    && let Some(q) = known.host.and_then(|h| own_page_query(bytes, h.as_bytes()))
+                {
+                    self.scan_own_page_params(s, out, q, ov, mask);
                 }
             }
             if header_params {
@@ -150,6 +159,34 @@ impl CompiledPolicy {
         s.ajax = known
             .requested_with
             .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"XMLHttpRequest"));
+    }
+
+    /// Scans the query parameters of a page of the site's own (its `Referer`) as the parameters
+    /// they were to the application: a browser sends the address of the page it comes from, so a
+    /// reflected payload that reached that page comes back in every request the page makes, and
+    /// an attacker can put one there without it being the request's own. Another site's page
+    /// carries that site's parameters (its search, its ids), which this application never reads.
+    fn scan_own_page_params(
+        &self,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+        query: &[u8],
+        ov: &[(u32, bool)],
+        mask: bool,
+    ) {
+        // What a parameter of the request found is that parameter's to judge (the whole query
+        // string's scan leaves it); a page parameter is not one of the request's.
+        let mark = s.param_hits.len();
+        let ctx = Context::Header;
+        let name = Some("referer");
+        for (n, v, _) in query::pairs(query, MAX_ITEMS) {
+            let mut f = query::DecodeFlags::default();
+            let n = query::decode(n, true, self.passes, &mut f);
+            let v = query::decode(v, true, self.passes, &mut f);
+            self.scan(s, out, Target::ParamName, ctx, name, &n, ov, mask);
+            self.scan(s, out, Target::ParamValue, ctx, name, &v, ov, mask);
+        }
+        s.param_hits.truncate(mark);
     }
 
     fn check_cookies(&self, header: &[u8], s: &mut Scratch, out: &mut Vec<Violation>) {
@@ -225,6 +262,32 @@ fn decode_header<'a>(
         }
         _ => query::decode(bytes, false, passes, f),
     }
+}
+
+/// The query of a `Referer` that names a page of the request's own host (`scheme://host/…?query`,
+/// up to a `#`); `None` for another host's page or a page without a query.
+fn own_page_query<'a>(referer: &'a [u8], host: &[u8]) -> Option<&'a [u8]> {
+    let at = memchr::memmem::find(referer, b"://")?;
+    let scheme = &referer[..at];
+    if scheme.is_empty()
+        || !scheme
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
+    {
+        return None;
+    }
+    let rest = &referer[at + 3..];
+    let end = rest
+        .iter()
+        .position(|&b| matches!(b, b'/' | b'?' | b'#'))
+        .unwrap_or(rest.len());
+    if !super::protocol::same_host(&rest[..end], host) {
+        return None;
+    }
+    let page = &rest[end..];
+    let page = &page[..memchr::memchr(b'#', page).unwrap_or(page.len())];
+    let q = &page[memchr::memchr(b'?', page)? + 1..];
+    (!q.is_empty()).then_some(q)
 }
 
 /// The name a raw upload's file is to be stored under: the whole value of the headers upload

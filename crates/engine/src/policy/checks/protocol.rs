@@ -163,7 +163,7 @@ fn valid_host(v: &[u8]) -> bool {
 /// The host of an authority (`host[:port]`, user information dropped), as compared with `Host`:
 /// ASCII case-insensitive, a port on one side only ignored (clients leave out a default port on
 /// either).
-fn same_host(authority: &[u8], host: &[u8]) -> bool {
+pub(super) fn same_host(authority: &[u8], host: &[u8]) -> bool {
     /// The host (a fully qualified name's final dot dropped) and the port, if any.
     fn split(a: &[u8]) -> (&[u8], Option<&[u8]>) {
         let a = a.trim_ascii();

@@ -63,6 +63,17 @@ impl CompiledPolicy {
         self.settings[v.kind as usize].block
     }
 
+    /// The page a request the proxy refuses before judging it is answered with (its status is
+    /// the refusal's): the policy's blocking page, so a client of the site sees one page for
+    /// every request stopped, or the default page when the policy redirects blocked requests (a
+    /// redirect under an error status is not followed).
+    pub(crate) fn refusal_page(&self) -> crate::verdict::BlockReply {
+        match &self.reply {
+            crate::verdict::BlockReply::Redirect { .. } => crate::verdict::BlockReply::DefaultPage,
+            page => page.clone(),
+        }
+    }
+
     fn reply_for(&self, s: &Scratch) -> crate::verdict::BlockReply {
         if s.grpc {
             return self.grpc_reply.clone();

@@ -115,6 +115,13 @@ impl CompiledPolicy {
             });
             return;
         }
+        if depth < MAX_NESTING
+            && matches!(target, Target::ParamValue | Target::Json | Target::Cookie)
+            && let Some(doc) = base64_document(value)
+        {
+            // The document is also read as the text it decodes to, by the views of the value.
+            self.scan_judged(s, out, j, &JsonBody::new(&doc), depth + 1);
+        }
         s.hits.clear();
         let db = SignatureDb::builtin();
         let memoize = !(mask || target == Target::Cookie || name.is_some_and(is_credential_header));
@@ -175,6 +182,21 @@ fn is_document(value: &[u8]) -> bool {
             (v.first(), v.last()),
             (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']'))
         )
+}
+
+/// The JSON document a value is the base64 encoding of (`eyJ…` is `{"`), standard or URL-safe:
+/// applications pass state and filters this way, and read its fields as parameters, so each
+/// field is judged on its own as a document's are (`{"id":"1 and 1=2"}` read as one text hides
+/// the value's start in the middle of the text).
+fn base64_document(value: &[u8]) -> Option<Vec<u8>> {
+    // `{"`, `{` + line break, `[{`, `["` or `[` + space, `[` + line break, as base64.
+    let opening = matches!(value.get(..2), Some(b"ey" | b"ew" | b"W3" | b"Wy" | b"Ww"));
+    let alphabet =
+        |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'=');
+    if !opening || value.len() < 2 * MIN_DOCUMENT || !value.iter().all(alphabet) {
+        return None;
+    }
+    crate::normalize::base64_text(value).filter(|doc| is_document(doc))
 }
 
 /// Headers that carry credentials (not memoized: see `signatures::memo`).
