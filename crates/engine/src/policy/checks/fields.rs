@@ -267,8 +267,12 @@ fn decode_header<'a>(
 /// The query of a `Referer` that names a page of the request's own host (`scheme://host/…?query`,
 /// up to a `#`); `None` for another host's page or a page without a query.
 fn own_page_query<'a>(referer: &'a [u8], host: &[u8]) -> Option<&'a [u8]> {
-    let at = memchr::memmem::find(referer, b"://")?;
-    let scheme = &referer[..at];
+    // Most Referers carry no query (a site's pages link to each other by path): one search
+    // settles them before the host is compared.
+    memchr::memchr(b'?', referer)?;
+    let colon = memchr::memchr(b':', referer)?;
+    let (scheme, rest) = referer.split_at(colon);
+    let rest = rest.strip_prefix(b"://")?;
     if scheme.is_empty()
         || !scheme
             .iter()
@@ -276,7 +280,6 @@ fn own_page_query<'a>(referer: &'a [u8], host: &[u8]) -> Option<&'a [u8]> {
     {
         return None;
     }
-    let rest = &referer[at + 3..];
     let end = rest
         .iter()
         .position(|&b| matches!(b, b'/' | b'?' | b'#'))
@@ -308,5 +311,38 @@ fn upload_file_name<'a>(header: &str, value: &'a [u8]) -> Option<&'a [u8]> {
             })
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::own_page_query;
+
+    #[test]
+    fn a_referer_query_is_the_sites_own_only_on_its_host() {
+        let own = |r: &str, h: &str| own_page_query(r.as_bytes(), h.as_bytes()).map(<[u8]>::to_vec);
+        assert_eq!(
+            own("http://a.example/p?x=1&y=2#f", "a.example"),
+            Some(b"x=1&y=2".to_vec())
+        );
+        assert_eq!(
+            own("https://A.example:8443/p?x=1", "a.example:8443"),
+            Some(b"x=1".to_vec())
+        );
+        assert_eq!(
+            own("http://a.example?x=1", "a.example"),
+            Some(b"x=1".to_vec())
+        );
+        for (r, h) in [
+            ("http://b.example/p?x=1", "a.example"),
+            ("http://a.example:81/p?x=1", "a.example:82"),
+            ("http://a.example/p", "a.example"),
+            ("http://a.example/p#f?x=1", "a.example"),
+            ("http://a.example/p?", "a.example"),
+            ("/p?x=1", "a.example"),
+            ("a b://a.example/p?x=1", "a.example"),
+        ] {
+            assert_eq!(own(r, h), None, "{r} {h}");
+        }
     }
 }
