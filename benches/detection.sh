@@ -44,7 +44,10 @@ class Ok(BaseHTTPRequestHandler):
             self.send_header("Content-Type", "text/plain")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            # A HEAD answer has no body: bytes after it would be read as the next response of
+            # the pooled connection.
+            if self.command != "HEAD":
+                self.wfile.write(body)
             self.wfile.flush()
         except (ConnectionError, ValueError):
             self.close_connection = True
