@@ -9,6 +9,7 @@
 use std::fmt::Write as _;
 
 use base64::Engine as _;
+use portcullis_support::{DECIMAL_MAX, decimal};
 #[cfg(any(test, fuzzing))]
 use prost_reflect::{DynamicMessage, MapKey, MessageDescriptor, ReflectMessage, Value};
 
@@ -209,21 +210,9 @@ impl<'w, 'c> Walker<'w, 'c> {
 
     /// Appends `[n]` to the path.
     pub(super) fn push_index(&mut self, n: u64) {
-        let mut digits = [0u8; 20];
-        let mut i = digits.len();
-        let mut n = n;
-        loop {
-            i -= 1;
-            digits[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
+        let mut digits = [0u8; DECIMAL_MAX];
         self.path.push('[');
-        for &d in &digits[i..] {
-            self.path.push(char::from(d));
-        }
+        self.path.push_str(decimal(n, false, &mut digits));
         self.path.push(']');
     }
 
