@@ -1,8 +1,9 @@
 //! One recorded request through the engine the way `portcullis proxy` takes it, without sockets:
 //! the same head validator and limits (a head the proxy refuses is refused here with the same
-//! status, or blocked where the proxy answers with the blocking page), the same `http` types hyper builds, the same framing of the body, and the same phase
-//! order on a [`Transaction`] (headers; the body only when one was framed; the response phase with
-//! the `200` of an upstream that answers everything). `tests/it/proxy/replay.rs` holds the two to the
+//! status, or blocked where the proxy answers with the blocking page), the same `http` types hyper
+//! builds, the same framing of the body, and the same phase order on a [`Transaction`] (headers;
+//! the body only when one was framed; the response phase with the `200` of an upstream that
+//! answers everything). `tests/it/proxy/replay.rs` holds the two to the
 //! same verdict, request by request.
 
 use std::net::{IpAddr, Ipv4Addr};
