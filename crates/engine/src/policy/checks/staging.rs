@@ -24,7 +24,7 @@ use crate::violation::Violation;
 
 /// Whether an entity whose `performStaging` is `entity` is in staging under policy `d`.
 pub(in crate::policy) fn staged(d: &decl::Policy, entity: decl::lenient::Lenient<bool>) -> bool {
-    entity.get() == Some(true) && d.perform_staging.get() != Some(false)
+    entity.or(false) && d.perform_staging.or(true)
 }
 
 /// Marks every violation appended since `mark` as staged (the checks append; nothing before

@@ -302,7 +302,7 @@ fn urls(
                     Some((idx, name))
                 })
                 .collect(),
-            methods_override: if u.methods_override_on_url_check.get() == Some(true) {
+            methods_override: if u.methods_override_on_url_check.or(false) {
                 u.method_overrides
                     .iter()
                     .flatten()
@@ -483,13 +483,25 @@ fn param(
         mandatory: p.mandatory.or(false),
         allow_empty: p.allow_empty_value.or(true),
         allow_repeat: p.allow_repeated_parameter_name.or(false),
-        min_len: (p.check_min_value_length.get() == Some(true)).then(|| p.minimum_length.or(0)),
-        max_len: (p.check_max_value_length.get() == Some(true)).then(|| p.maximum_length.or(10)),
-        min: (p.check_min_value.get() == Some(true))
+        min_len: p
+            .check_min_value_length
+            .or(false)
+            .then(|| p.minimum_length.or(0)),
+        max_len: p
+            .check_max_value_length
+            .or(false)
+            .then(|| p.maximum_length.or(10)),
+        min: p
+            .check_min_value
+            .or(false)
             .then(|| (p.minimum_value.or(0.0), p.exclusive_min.or(false))),
-        max: (p.check_max_value.get() == Some(true))
+        max: p
+            .check_max_value
+            .or(false)
             .then(|| (p.maximum_value.or(10.0), p.exclusive_max.or(false))),
-        multiple_of: (p.check_multiple_of_value.get() == Some(true))
+        multiple_of: p
+            .check_multiple_of_value
+            .or(false)
             .then(|| p.multiple_of.or(5.0))
             .filter(|m| *m > 0.0),
         regex,

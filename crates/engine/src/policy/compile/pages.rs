@@ -28,7 +28,7 @@ pub fn pages(
                     default = r;
                 }
             }
-            decl::PageType::Ajax if p.ajax_enabled.get() == Some(true) => {
+            decl::PageType::Ajax if p.ajax_enabled.or(false) => {
                 let body = p
                     .ajax_custom_content
                     .cloned()

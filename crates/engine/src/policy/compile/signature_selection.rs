@@ -211,7 +211,7 @@ pub fn select(
             continue;
         };
         let Some(info) = db.get(id) else { continue };
-        if o.enabled.get() == Some(false) {
+        if !o.enabled.or(true) {
             out.remove(&id);
         } else {
             let e = out.entry(id).or_insert(SigAction {

@@ -223,7 +223,7 @@ impl Model {
             .filter_map(|n| n.name.cloned())
             .collect();
         for p in d.parameters.iter().flatten() {
-            if p.sensitive_parameter.get() == Some(true)
+            if p.sensitive_parameter.or(false)
                 && let Some(n) = p.name.as_ref()
             {
                 sensitive.push(n.clone());

@@ -40,7 +40,7 @@ pub fn check_body_entities(b: &decl::Policy) -> Result<(), PolicyError> {
             ));
         }
         if let Some(re) = &p.regular_expression
-            && p.enable_regular_expression.get() == Some(true)
+            && p.enable_regular_expression.or(false)
             && let Err(e) = regex::RegexBuilder::new(re).size_limit(1 << 20).build()
         {
             return Err(PolicyError::invalid(
@@ -49,8 +49,8 @@ pub fn check_body_entities(b: &decl::Policy) -> Result<(), PolicyError> {
             ));
         }
         if let (Some(min), Some(max)) = (p.minimum_length.get(), p.maximum_length.get())
-            && p.check_min_value_length.get() == Some(true)
-            && p.check_max_value_length.get() == Some(true)
+            && p.check_min_value_length.or(false)
+            && p.check_max_value_length.or(false)
             && min > max
         {
             return Err(PolicyError::invalid(
