@@ -20,7 +20,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use argon2::Argon2;
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::{PasswordHasher, PasswordVerifier};
 use base64::Engine as _;
 use http::StatusCode;
 use parking_lot::Mutex;
@@ -88,23 +88,17 @@ impl Default for AuthCache {
 
 /// Hashes a password with argon2id and a random salt (PHC string).
 pub fn hash_password(password: &str) -> MgmtResult<String> {
-    let salt_bytes: [u8; 16] = rand::rng().random();
-    let salt = SaltString::encode_b64(&salt_bytes)
-        .map_err(|e| MgmtError::internal(format!("salt: {e}")))?;
+    let salt: [u8; 16] = rand::rng().random();
     Argon2::default()
-        .hash_password(password.as_bytes(), &salt)
+        .hash_password_with_salt(password.as_bytes(), &salt)
         .map(|h| h.to_string())
         .map_err(|e| MgmtError::internal(format!("password hash: {e}")))
 }
 
 fn verify_hash(password: &str, phc: &str) -> bool {
-    PasswordHash::new(phc)
-        .map(|h| {
-            Argon2::default()
-                .verify_password(password.as_bytes(), &h)
-                .is_ok()
-        })
-        .unwrap_or(false)
+    Argon2::default()
+        .verify_password(password.as_bytes(), phc)
+        .is_ok()
 }
 
 /// A random 26-character token in the real format (base32 upper case).
@@ -503,8 +497,10 @@ mod tests {
             Version::V0x13,
             Params::new(8, 1, 1, None).unwrap(),
         );
-        let salt = SaltString::encode_b64(&[7; 16]).unwrap();
-        let decoy = cheap.hash_password(b"x", &salt).unwrap().to_string();
+        let decoy = cheap
+            .hash_password_with_salt(b"x", &[7; 16])
+            .unwrap()
+            .to_string();
         st.auth.decoy.set(decoy).unwrap();
         for _ in 0..4 {
             assert!(st.check_password("admin", "wrong", "192.0.2.1").is_err());

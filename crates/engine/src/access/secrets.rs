@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use argon2::password_hash::{PasswordHash, PasswordVerifier};
+use argon2::{PasswordHash, PasswordVerifier};
 use sha2::{Digest, Sha256};
 
 /// SHA-256 of `bytes`.
@@ -112,11 +112,8 @@ impl Users {
         let Some(h) = self.by_name.get(user) else {
             return false;
         };
-        let Ok(parsed) = PasswordHash::new(h) else {
-            return false;
-        };
         argon2::Argon2::default()
-            .verify_password(password.as_bytes(), &parsed)
+            .verify_password(password.as_bytes(), h.as_str())
             .is_ok()
     }
 
@@ -150,16 +147,21 @@ mod tests {
     fn argon2_users_verify() {
         let mut u = Users::default();
         // The engine only verifies; the hash is made here the way any argon2id tool makes one.
-        use argon2::password_hash::{PasswordHasher, SaltString};
-        let salt = SaltString::encode_b64(b"a fixed test salt").unwrap();
+        use argon2::PasswordHasher;
         let h = argon2::Argon2::default()
-            .hash_password(b"wonder", &salt)
+            .hash_password_with_salt(b"wonder", b"a fixed test salt")
             .unwrap()
             .to_string();
         u.add("alice", &h).unwrap();
         assert!(u.verify("alice", "wonder"));
         assert!(!u.verify("alice", "nope"));
         assert!(!u.verify("bob", "wonder"));
+        // A hash stored by an earlier build (its argon2 0.5 and `access hash-password`) still
+        // verifies: the PHC string is the format, whatever library wrote it.
+        let stored = "$argon2id$v=19$m=19456,t=2,p=1$wAkWApiO+DtiFZbil+PhDg$WjrmdsoGe2WIqKVaLgVOfdDg6v9h9+iwcDl10FQsvQo";
+        u.add("dave", stored).unwrap();
+        assert!(u.verify("dave", "wonder"));
+        assert!(!u.verify("dave", "wonder2"));
         assert!(matches!(
             u.add("carol", "plain"),
             Err(SecretError::NotPhc(_))
