@@ -116,7 +116,7 @@ pub fn masked_header(name: &str, value: &[u8]) -> String {
     }
     if secret_name(name) {
         return match text.split_once(' ') {
-            Some((scheme, _)) if name.ends_with("authorization") => format!("{scheme} {MASK}"),
+            Some((scheme, _)) if name.ends_with("authorization") => [scheme, MASK].join(" "),
             _ => MASK.to_string(),
         };
     }

@@ -146,12 +146,43 @@ fn word_needs_escape(w: u64) -> bool {
         != 0
 }
 
+/// Whether a byte of `b` may need an escape ([`word_needs_escape`] over its words; the last one
+/// overlaps the one before it, or is padded with a byte that needs none).
+fn may_need_escape(b: &[u8]) -> bool {
+    let mut words = b.chunks_exact(8);
+    if words
+        .by_ref()
+        .any(|w| word_needs_escape(u64::from_le_bytes(w.try_into().unwrap_or([0; 8]))))
+    {
+        return true;
+    }
+    let rest = words.remainder();
+    if rest.is_empty() {
+        return false;
+    }
+    let last = match b.len().checked_sub(8) {
+        Some(at) => b[at..].try_into().unwrap_or([0; 8]),
+        None => {
+            let mut w = [b'a'; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            w
+        }
+    };
+    word_needs_escape(u64::from_le_bytes(last))
+}
+
 /// `s` as a JSON string, escaped as serde_json escapes it: `"`, `\`, and the control bytes (the
 /// five with a short form, the others as `\u00xx`); everything else, non-ASCII included, as is.
 fn string(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let b = s.as_bytes();
     out.push(b'"');
+    // Most strings of an event need no escape: told a word at a time and copied whole.
+    if !may_need_escape(b) {
+        out.extend_from_slice(b);
+        out.push(b'"');
+        return;
+    }
     let (mut start, mut i) = (0, 0);
     while i < b.len() {
         if let Some(word) = b.get(i..i + 8) {
@@ -216,6 +247,10 @@ mod tests {
         for c in (0u8..=0x7f).map(char::from).chain(['é', '\u{2028}']) {
             for pad in 0..9 {
                 cases.push(format!("{}{c}{}", "a".repeat(pad), "b".repeat(9 - pad)));
+            }
+            // Shorter than a word, and a word and a piece: the last word padded or overlapping.
+            for pad in 0..16 {
+                cases.push(format!("{}{c}", "a".repeat(pad)));
             }
         }
         for s in &cases {

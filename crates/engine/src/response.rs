@@ -4,7 +4,7 @@
 //! The proxy turns a [`BlockResponse`] into a wire response without changing a byte of it.
 
 use super::verdict::BlockReply;
-use portcullis_support::SupportId;
+use portcullis_support::{DECIMAL_MAX, SupportId, decimal};
 
 /// The placeholder the declarative policy uses for the support id in custom pages.
 pub const SUPPORT_ID_PLACEHOLDER: &str = "<%TS.request.ID()%>";
@@ -18,13 +18,16 @@ pub struct BlockResponse {
     pub body: Vec<u8>,
 }
 
+/// The default page of the systems we stand in for: what comes before the support id and after.
+const PAGE_BEFORE_ID: &str = "<html><head><title>Request Rejected</title></head><body>The \
+    requested URL was rejected. Please consult with your administrator.<br><br>Your support ID \
+    is: ";
+const PAGE_AFTER_ID: &str =
+    "<br><br><a href='javascript:history.back();'>[Go Back]</a></body></html>";
+
 /// The default page of the systems we stand in for, with the support id substituted.
 pub fn default_page(id: SupportId) -> String {
-    format!(
-        "<html><head><title>Request Rejected</title></head><body>The requested URL was rejected. \
-         Please consult with your administrator.<br><br>Your support ID is: {id}<br><br>\
-         <a href='javascript:history.back();'>[Go Back]</a></body></html>"
-    )
+    format!("{PAGE_BEFORE_ID}{id}{PAGE_AFTER_ID}")
 }
 
 fn no_cache_headers(content_type: &str) -> Vec<(String, String)> {
@@ -49,14 +52,32 @@ fn grpc_percent_encode(text: &str) -> String {
     out
 }
 
+/// `before`, the support id in decimal, then `after`: the shipped pages, put together without the
+/// formatter (they are rendered for every blocked request).
+fn around_id(before: &str, id: SupportId, after: &str) -> Vec<u8> {
+    let mut buf = [0; DECIMAL_MAX];
+    let id = decimal(id.0, false, &mut buf);
+    let mut out = Vec::with_capacity(before.len() + id.len() + after.len());
+    out.extend_from_slice(before.as_bytes());
+    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(after.as_bytes());
+    out
+}
+
+/// `n` in decimal, as a `content-length` value.
+fn length_text(n: usize) -> String {
+    let mut buf = [0; DECIMAL_MAX];
+    decimal(n as u64, false, &mut buf).to_string()
+}
+
 /// Renders `reply` for the request with support id `id`.
 pub fn render(reply: &BlockReply, id: SupportId) -> BlockResponse {
     let subst = |s: &str| s.replace(SUPPORT_ID_PLACEHOLDER, &id.to_string());
     match reply {
         BlockReply::DefaultPage => {
-            let body = default_page(id).into_bytes();
+            let body = around_id(PAGE_BEFORE_ID, id, PAGE_AFTER_ID);
             let mut headers = no_cache_headers("text/html; charset=utf-8");
-            headers.push(("content-length".into(), body.len().to_string()));
+            headers.push(("content-length".into(), length_text(body.len())));
             BlockResponse {
                 status: 200,
                 headers,
@@ -64,9 +85,9 @@ pub fn render(reply: &BlockReply, id: SupportId) -> BlockResponse {
             }
         }
         BlockReply::ApiJson => {
-            let body = format!("{{\"supportID\":\"{id}\"}}").into_bytes();
+            let body = around_id("{\"supportID\":\"", id, "\"}");
             let mut headers = no_cache_headers("application/json; charset=utf-8");
-            headers.push(("content-length".into(), body.len().to_string()));
+            headers.push(("content-length".into(), length_text(body.len())));
             BlockResponse {
                 status: 403,
                 headers,
@@ -163,10 +184,13 @@ mod tests {
         let r = render(&BlockReply::DefaultPage, ID);
         assert_eq!(r.status, 200);
         assert_eq!(r.body.len(), 247);
-        assert!(
-            String::from_utf8(r.body)
-                .unwrap()
-                .contains("<title>Request Rejected</title>")
+        assert_eq!(header(&r, "content-length"), Some("247"));
+        assert_eq!(
+            String::from_utf8(r.body).unwrap(),
+            "<html><head><title>Request Rejected</title></head><body>The requested URL was \
+             rejected. Please consult with your administrator.<br><br>Your support ID is: \
+             11241918873745059631<br><br><a href='javascript:history.back();'>[Go Back]</a>\
+             </body></html>"
         );
     }
 

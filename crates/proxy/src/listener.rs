@@ -50,6 +50,10 @@ pub async fn run(
 ) {
     let builder = Arc::new(server_builder(&shared.limits));
     let drain = Drain::default();
+    // One wait for the stop signal for the whole loop: a new one for each accepted connection
+    // would register with the channel, and leave it, every time.
+    let stopped = stop.changed();
+    let mut stopped = std::pin::pin!(stopped);
     loop {
         tokio::select! {
             r = listener.accept() => {
@@ -74,7 +78,7 @@ pub async fn run(
                 // one copy of it.
                 tokio::spawn(Box::pin(conn.serve(tcp, peer, drain.watcher())));
             }
-            _ = stop.changed() => break,
+            _ = stopped.as_mut() => break,
         }
     }
     drop(listener);

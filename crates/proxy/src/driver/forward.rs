@@ -9,6 +9,10 @@
 //! A pooled connection the upstream closed before any byte of a response is replaced by a fresh
 //! one once, when what was sent can be sent again (the request is idempotent or did not go out
 //! whole, and no body byte beyond the first write was consumed).
+//!
+//! Opening a connection (DNS, TCP, TLS, the HTTP/2 handshake) and the HTTP/2 exchange are awaited
+//! boxed: most requests take a pooled connection, and their room would otherwise be part of every
+//! connection's future (see [`super`]).
 
 use std::future::poll_fn;
 use std::pin::pin;
@@ -124,7 +128,8 @@ pub(super) async fn exchange<F: Front>(
         };
         let conn = match pooled {
             Some(c) => Connected::H1(c),
-            None => match bounded(timer, host.connect_for(&shared.clients, h2, h2)).await {
+            None => match bounded(timer, Box::pin(host.connect_for(&shared.clients, h2, h2))).await
+            {
                 None => return Err(Halt::Upstream(Failure::Timeout)),
                 Some(Ok(c)) => c,
                 Some(Err(crate::conns::SendError::Connect(e))) => {
@@ -147,7 +152,7 @@ pub(super) async fn exchange<F: Front>(
                     member,
                     host: &host,
                 };
-                return super::forward_h2::send(front, req, sender, env, tx).await;
+                return Box::pin(super::forward_h2::send(front, req, sender, env, tx)).await;
             }
             Connected::H1(up) => up,
         };
@@ -261,7 +266,8 @@ async fn owned<F: Front>(
             Err((Trip::Closed, replayable))
                 if up.pooled && replayable && (method.is_idempotent() || !up.sent) =>
             {
-                up = match bounded(timer, host.connect_upgrade(&env.shared.clients)).await {
+                up = match bounded(timer, Box::pin(host.connect_upgrade(&env.shared.clients))).await
+                {
                     Some(Ok(c)) => c,
                     Some(Err(e)) => {
                         env.site.pool.mark_down(member);

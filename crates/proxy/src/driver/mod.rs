@@ -12,6 +12,11 @@
 //!
 //! A front-end implements [`Front`]: how the body is read, and how an [`answer::Answer`], an
 //! upstream response or a WebSocket tunnel reaches the client in its protocol.
+//!
+//! The paths few requests take (a WebSocket upgrade and its tunnel, an HTTP/2 member, opening an
+//! upstream connection) are awaited boxed. A future is as large as its largest state, and an
+//! HTTP/1.1 connection's future, with this driver inside, is copied whole into the task spawned
+//! for the connection: unboxed, those paths would make every connection pay for their room.
 
 pub(crate) mod answer;
 pub(crate) mod forward;
@@ -163,7 +168,8 @@ pub async fn serve<F: Front>(
     match next {
         Next::Answer(a) => front.answer(a).await,
         Next::Relay(r) => front.relay(r).await,
-        Next::Tunnel(h, up, slot) => front.tunnel(h, up, slot).await,
+        // Boxed: see the module documentation.
+        Next::Tunnel(h, up, slot) => Box::pin(front.tunnel(h, up, slot)).await,
     }
 }
 
@@ -238,7 +244,8 @@ async fn phases<F: Front>(
         return Next::Answer(answer::blocked(tx.block_response()));
     }
     if facts.upgrade {
-        return match forward::upgrade(&head, &facts, env, timer).await {
+        // Boxed: see the module documentation.
+        return match Box::pin(forward::upgrade(&head, &facts, env, timer)).await {
             Ok(Upgrade::Switched(h, up, slot)) => {
                 let step =
                     tx.with(|t| t.on_response_headers(h.status.as_u16(), &h.headers.to_map()));

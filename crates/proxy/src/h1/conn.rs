@@ -125,14 +125,16 @@ where
         let req = match parsed {
             Ok(req) => req,
             Err(refusal) => {
-                refuse(
+                // Boxed, as the driver's rare paths are (see `crate::driver`): the connection's
+                // future is copied whole into its task.
+                Box::pin(refuse(
                     &mut io,
                     &mut buf,
                     &mut out,
                     &mut client_timer,
                     refusal,
                     &env,
-                )
+                ))
                 .await;
                 return None;
             }

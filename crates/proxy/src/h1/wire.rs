@@ -164,13 +164,20 @@ pub fn connection_named(h: &HeaderMap) -> Vec<HeaderName> {
 pub fn connection_named_in<'a, I: Iterator<Item = &'a [u8]>>(
     values: impl Fn() -> I,
 ) -> Vec<HeaderName> {
+    const CLOSE: HeaderName = HeaderName::from_static("close");
+    // The values nearly every client sends, `close` and `keep-alive`, are settled without
+    // parsing a name: `keep-alive` is hop-by-hop anyway, and `close` names itself.
+    let mut close = false;
     let plain = values().all(|v| {
-        v.split(|b| *b == b',')
-            .all(|t| t.trim_ascii().eq_ignore_ascii_case(b"keep-alive"))
+        v.split(|b| *b == b',').all(|t| {
+            let t = t.trim_ascii();
+            let is_close = t.eq_ignore_ascii_case(b"close");
+            close |= is_close;
+            is_close || t.eq_ignore_ascii_case(b"keep-alive")
+        })
     });
     if plain {
-        // `keep-alive` is hop-by-hop anyway.
-        return Vec::new();
+        return if close { vec![CLOSE] } else { Vec::new() };
     }
     values()
         // What `HeaderValue::to_str` accepts: visible ASCII and tab.
@@ -268,6 +275,27 @@ mod tests {
         max_headers: 32,
         max_url_bytes: 1024,
     };
+
+    #[test]
+    fn connection_options_name_the_fields_they_name() {
+        let named = |values: &[&str]| -> Vec<String> {
+            connection_named_in(|| values.iter().map(|v| v.as_bytes()))
+                .iter()
+                .map(|n| n.as_str().to_string())
+                .collect()
+        };
+        assert!(named(&["keep-alive"]).is_empty());
+        assert!(named(&[]).is_empty());
+        assert_eq!(named(&["close"]), ["close"]);
+        assert_eq!(named(&["Keep-Alive, CLOSE", "close "]), ["close"]);
+        assert_eq!(named(&["close, X-Foo"]), ["close", "x-foo"]);
+        assert_eq!(named(&["keep-alive, x-foo, host"]), ["keep-alive", "x-foo"]);
+        let req = "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\nClose: 1\r\nX-A: 2\r\n\r\n";
+        assert_eq!(
+            upstream_request(req, None),
+            "GET / HTTP/1.1\r\nhost: a\r\nx-a: 2\r\n\r\n"
+        );
+    }
 
     fn upstream_request(head: &str, xff: Option<&str>) -> String {
         let req = parse_request(&Bytes::from(head.to_string()), &LIM).expect("valid");

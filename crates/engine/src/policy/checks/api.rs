@@ -3,6 +3,7 @@
 //! resolution: explicit policy URLs → OpenAPI operations → policy wildcards. Head checks run in
 //! phase 1, the body schema at body end.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -181,7 +182,7 @@ impl CompiledPolicy {
         }
         // Only what the operation reads is gathered (and decoded).
         let raw_query = head.uri.query().unwrap_or("").as_bytes();
-        let query: Vec<(String, String)> = query::pairs(raw_query, MAX_ITEMS)
+        let query: Vec<(Cow<str>, Cow<str>)> = query::pairs(raw_query, MAX_ITEMS)
             .map(|(n, v, _)| (decode(n), decode(v)))
             .collect();
         let headers: Vec<(String, String)> = if op.reads(Location::Header) {
@@ -244,13 +245,18 @@ impl CompiledPolicy {
     }
 }
 
-fn decode(raw: &[u8]) -> String {
+/// One decoding pass of a query parameter's name or value, borrowed when it has nothing to decode
+/// (no `%`, no `+`, valid UTF-8), as most do.
+fn decode(raw: &[u8]) -> Cow<'_, str> {
+    if !raw.iter().any(|b| matches!(b, b'%' | b'+')) {
+        return String::from_utf8_lossy(raw);
+    }
     let mut out = Vec::with_capacity(raw.len());
     let mut flags = query::DecodeFlags::default();
     query::decode_once(raw, true, &mut out, &mut flags);
-    String::from_utf8_lossy(&out).into_owned()
+    Cow::Owned(String::from_utf8_lossy(&out).into_owned())
 }
 
-fn pairs(l: &[(String, String)]) -> Vec<(&str, &str)> {
-    l.iter().map(|(n, v)| (n.as_str(), v.as_str())).collect()
+fn pairs<S: AsRef<str>>(l: &[(S, S)]) -> Vec<(&str, &str)> {
+    l.iter().map(|(n, v)| (n.as_ref(), v.as_ref())).collect()
 }

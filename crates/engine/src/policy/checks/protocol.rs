@@ -14,13 +14,6 @@ use crate::parse::query;
 use crate::policy::compile::compiled::CompiledPolicy;
 use crate::violation::{Context, Violation, ViolationKind as K};
 
-/// Headers through which clients ask a framework to treat a POST as another method.
-const OVERRIDE_HEADERS: [&str; 3] = [
-    "x-http-method-override",
-    "x-http-method",
-    "x-method-override",
-];
-
 impl CompiledPolicy {
     pub(in crate::policy) fn check_protocol(
         &self,
@@ -43,7 +36,7 @@ impl CompiledPolicy {
             self.protocol(out, UNPARSABLE);
         }
         self.check_client_fields(head, known, out);
-        self.check_method_override(head, out);
+        self.check_method_override(head, known, out);
     }
 
     /// Fields that browsers and HTTP libraries fill in themselves, so that a value outside their
@@ -92,10 +85,16 @@ impl CompiledPolicy {
         }
     }
 
-    fn check_method_override(&self, head: &http::request::Parts, out: &mut Vec<Violation>) {
-        let from_headers = OVERRIDE_HEADERS
+    fn check_method_override(
+        &self,
+        head: &http::request::Parts,
+        known: &Known<'_>,
+        out: &mut Vec<Violation>,
+    ) {
+        let from_headers = known
+            .overrides
             .iter()
-            .filter_map(|n| head.headers.get(*n))
+            .flatten()
             .map(|v| v.as_bytes().to_vec());
         let query = head.uri.query().unwrap_or("").as_bytes();
         let from_query = memchr::memmem::find(query, b"_method=")
