@@ -219,6 +219,30 @@ test: /%0d%0aLocation: http://evil.example
 pass: content-length: 94\r\ncontent-type: application/json; charset=utf-8\r\n
 pass: line one\nline two
 
+id: 300006601
+name: CRLF injection: a forwarding or client-address header after a line break
+# Proxies and applications take the client's address and the route a request took from
+# `Via`, `Forwarded`, `X-Forwarded-*`, `X-Real-IP` and their kin; a value written back into a
+# request or a response header with a line break in it sets them (an address an allow list
+# trusts, a host a password-reset link is built from). Any line of the value counts: the names
+# are not words a line of text begins with and follows by a colon. (A folded header line, white
+# space then a colon, is left out: CSS posted with a page, `\n  :root {`, has that shape.)
+type: HTTP Response Splitting
+accuracy: high
+risk: high
+targets: @values, param-name
+unless: binary
+literal: \n
+literal: \r
+regex: [\r\n][ \t]*(?:via|forwarded|x-forwarded-[\w-]+|x-real-ip|true-client-ip|x-client-ip|client-ip|x-remote-(?:ip|addr)|remote-(?:ip|addr)|x-originating-ip|originating-ip|x-host|proxy-[\w-]+|x-original-url|x-rewrite-url)[ \t]*:
+test: b\r\nVia: 1.1 evil
+test: en\r\nX-Forwarded-For: 127.0.0.1
+test: a\nremote-addr: 10.0.0.1
+pass: transport: http\nset:\n  rStr1: randomLowercase(8)
+pass: path: /\n      follow_redirects: false\n      headers:\n        Host: '{{rStr1}}.com'
+pass: Shipped via UPS: 2 days\nthanks
+pass: ,"\n        :root {\n          --background: #fff;
+
 id: 300006011
 name: HTTP request smuggling: request embedded in a request
 type: HTTP Request Smuggling Attack

@@ -303,3 +303,20 @@ regex: \S
 test: f
 test: <opaquelocktoken:a515cfa4-5da4-22e1-f5b5-00a0451e6bf7>
 test: (<urn:uuid:181d4fae-7d8c-11d0-a765-00a0c91e6bf2>)
+
+id: 300007601
+name: HTTP header injection: Next.js middleware subrequest header
+# Next.js marks the requests its middleware makes itself with `x-middleware-subrequest` and runs
+# no middleware on a request that carries it, so a client that sends it skips whatever the
+# middleware enforces (authentication, redirects, rewrites). No browser, CDN or library sends it
+# from outside, so any value counts.
+type: HTTP Parser Attack
+accuracy: high
+risk: high
+targets: header
+headers: x-middleware-subrequest
+unless: binary
+regex: \S
+test: middleware
+test: src/middleware:src/middleware:src/middleware:src/middleware:src/middleware
+test: pages/_middleware
