@@ -243,6 +243,30 @@ pass: path: /\n      follow_redirects: false\n      headers:\n        Host: '{{r
 pass: Shipped via UPS: 2 days\nthanks
 pass: ,"\n        :root {\n          --background: #fff;
 
+id: 300006602
+name: CRLF injection: an encoded line break in a header value
+# A client writes a header value as text on one line; a `%0d`/`%0a` in one, followed by a field
+# name and its colon, is there for the application or a proxy that decodes the value and writes
+# it into a response header or a log line (a second header, a forged log entry). Absolute URLs
+# are left out: a `Referer` carries the previous page's query as it was, text with its line
+# breaks encoded included.
+type: HTTP Response Splitting
+accuracy: high
+risk: high
+targets: header
+unless: binary, url
+literal: %0a
+literal: %0d
+literal: \n
+literal: \r
+regex: (?:%0[ad]|[\r\n])+[ \t]*[\w-]+[ \t]*:
+test: en-US%0d%0aX-Injected: 1
+test: 10.0.0.1%0aX-Forwarded-Host: evil.example
+test: Mozilla/5.0%0D%0ASet-Cookie:%20a=b
+pass: https://fanyi.baidu.com/translate?aldtype=16047&query=%E6%9C%89%0A%E4%B8%A4
+pass: zh-CN,zh;q=0.9,en-US;q=0.8,en;q=0.7
+pass: foo%0d%0a() { :; }just a test
+
 id: 300006011
 name: HTTP request smuggling: request embedded in a request
 type: HTTP Request Smuggling Attack

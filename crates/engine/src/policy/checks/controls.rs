@@ -3,9 +3,10 @@
 //! address typed or built from text: a tab or a line break from a text area is the only control a
 //! value carries, and a name none. A backspace, an escape sequence or a vertical tab there is
 //! written by hand, to end a string early in a parser written in C, to rewrite a terminal or a log
-//! line, or to split a token where one reader skips the byte and another does not. Bodies are
-//! left out: analytics beacons post log lines whose fields are separated by control bytes
-//! (`\x03`). NUL is the "Null in request" check's.
+//! line, or to split a token where one reader skips the byte and another does not. In a form
+//! body only a line break in a name counts (a header or a log line forged from the name):
+//! analytics beacons post log lines whose fields are separated by other control bytes (`\x03`).
+//! NUL is the "Null in request" check's.
 
 use crate::policy::compile::compiled::CompiledPolicy;
 use crate::violation::Violation;
@@ -24,6 +25,19 @@ impl CompiledPolicy {
             || value.iter().copied().any(control))
             && self.protocol_on(WHAT)
         {
+            self.protocol(out, WHAT);
+        }
+    }
+}
+
+impl CompiledPolicy {
+    /// Judges a decoded form parameter's name.
+    pub(in crate::policy) fn check_line_break_in_name(
+        &self,
+        out: &mut Vec<Violation>,
+        name: &[u8],
+    ) {
+        if name.iter().any(|&b| b == b'\r' || b == b'\n') && self.protocol_on(WHAT) {
             self.protocol(out, WHAT);
         }
     }

@@ -93,6 +93,8 @@ impl CompiledPolicy {
             self.flag_evasions(&f, ctx, raw_value, out);
             if loc == ParamLocation::Query {
                 self.check_controls(out, &n, &v);
+            } else {
+                self.check_line_break_in_name(out, &n);
             }
             (n, v)
         } else {
