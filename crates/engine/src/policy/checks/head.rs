@@ -151,14 +151,14 @@ impl CompiledPolicy {
         self.stage_filetype(s, out, mark);
         s.path = path;
         self.check_positional(s, out);
-        s.host = head.headers.get(http::header::HOST).cloned();
+        let known = Known::of(&head.headers);
+        s.host = known.host.cloned();
         if !raw_query.is_empty() {
             for (n, v, _) in query::pairs(raw_query, MAX_ITEMS) {
                 self.check_param(s, out, n, v, ParamLocation::Query, true);
             }
             self.scan_whole_pairs(s, out, raw_query, Context::Query);
         }
-        let known = Known::of(&head.headers);
         self.check_header_fields(head, &known, s, out);
         self.check_protocol(head, &known, out);
         let inspect = self.plan_body(head, &known, s, out);
