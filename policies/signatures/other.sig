@@ -219,6 +219,54 @@ test: /%0d%0aLocation: http://evil.example
 pass: content-length: 94\r\ncontent-type: application/json; charset=utf-8\r\n
 pass: line one\nline two
 
+id: 300006601
+name: CRLF injection: a forwarding or client-address header after a line break
+# Proxies and applications take the client's address and the route a request took from
+# `Via`, `Forwarded`, `X-Forwarded-*`, `X-Real-IP` and their kin; a value written back into a
+# request or a response header with a line break in it sets them (an address an allow list
+# trusts, a host a password-reset link is built from). Any line of the value counts: the names
+# are not words a line of text begins with and follows by a colon. (A folded header line, white
+# space then a colon, is left out: CSS posted with a page, `\n  :root {`, has that shape.)
+type: HTTP Response Splitting
+accuracy: high
+risk: high
+targets: @values, param-name
+unless: binary
+literal: \n
+literal: \r
+regex: [\r\n][ \t]*(?:via|forwarded|x-forwarded-[\w-]+|x-real-ip|true-client-ip|x-client-ip|client-ip|x-remote-(?:ip|addr)|remote-(?:ip|addr)|x-originating-ip|originating-ip|x-host|proxy-[\w-]+|x-original-url|x-rewrite-url)[ \t]*:
+test: b\r\nVia: 1.1 evil
+test: en\r\nX-Forwarded-For: 127.0.0.1
+test: a\nremote-addr: 10.0.0.1
+pass: transport: http\nset:\n  rStr1: randomLowercase(8)
+pass: path: /\n      follow_redirects: false\n      headers:\n        Host: '{{rStr1}}.com'
+pass: Shipped via UPS: 2 days\nthanks
+pass: ,"\n        :root {\n          --background: #fff;
+
+id: 300006602
+name: CRLF injection: an encoded line break in a header value
+# A client writes a header value as text on one line; a `%0d`/`%0a` in one, followed by a field
+# name and its colon, is there for the application or a proxy that decodes the value and writes
+# it into a response header or a log line (a second header, a forged log entry). Absolute URLs
+# are left out: a `Referer` carries the previous page's query as it was, text with its line
+# breaks encoded included.
+type: HTTP Response Splitting
+accuracy: high
+risk: high
+targets: header
+unless: binary, url
+literal: %0a
+literal: %0d
+literal: \n
+literal: \r
+regex: (?:%0[ad]|[\r\n])+[ \t]*[\w-]+[ \t]*:
+test: en-US%0d%0aX-Injected: 1
+test: 10.0.0.1%0aX-Forwarded-Host: evil.example
+test: Mozilla/5.0%0D%0ASet-Cookie:%20a=b
+pass: https://fanyi.baidu.com/translate?aldtype=16047&query=%E6%9C%89%0A%E4%B8%A4
+pass: zh-CN,zh;q=0.9,en-US;q=0.8,en;q=0.7
+pass: foo%0d%0a() { :; }just a test
+
 id: 300006011
 name: HTTP request smuggling: request embedded in a request
 type: HTTP Request Smuggling Attack

@@ -303,3 +303,43 @@ regex: \S
 test: f
 test: <opaquelocktoken:a515cfa4-5da4-22e1-f5b5-00a0451e6bf7>
 test: (<urn:uuid:181d4fae-7d8c-11d0-a765-00a0c91e6bf2>)
+
+id: 300007601
+name: HTTP header injection: Next.js middleware subrequest header
+# Next.js marks the requests its middleware makes itself with `x-middleware-subrequest` and runs
+# no middleware on a request that carries it, so a client that sends it skips whatever the
+# middleware enforces (authentication, redirects, rewrites). No browser, CDN or library sends it
+# from outside, so any value counts.
+type: HTTP Parser Attack
+accuracy: high
+risk: high
+targets: header
+headers: x-middleware-subrequest
+unless: binary
+regex: \S
+test: middleware
+test: src/middleware:src/middleware:src/middleware:src/middleware:src/middleware
+test: pages/_middleware
+
+id: 300007602
+name: HTTP protocol: Accept-Charset asking for a charset that is not ASCII-compatible
+# A page served as UTF-7, UTF-16 or an EBCDIC code page is read by every ASCII-based filter
+# in front of the browser as something other than what the browser runs (`+ADw-script+AD4-`).
+# Browsers stopped sending `Accept-Charset`; the clients that still do ask for UTF-8 or a Latin
+# or CJK charset, all ASCII-compatible. No literals: `utf` and `cp` would wake the database's
+# automaton on ordinary values, and the regex runs only on this rare header.
+type: HTTP Parser Attack
+accuracy: high
+risk: medium
+targets: header
+headers: accept-charset
+unless: binary
+regex: (?:^|[\s,;=])(?:utf-?7|utf-?16(?:[lb]e)?|utf-?32(?:[lb]e)?|ucs-?[24]|ibm-?0?(?:37|273|277|278|280|284|285|290|297|420|423|424|500|870|871|875|880|905|918|1025|1026|1047|114\d)|cp-?0?(?:37|273|277|278|280|284|285|290|297|420|423|424|500|870|871|875|880|905|918|1025|1026|1047|114\d)|ebcdic[\w-]*)(?:$|[\s,;])
+test: utf-7
+test: UTF-16LE, utf-8;q=0.5
+test: ibm037
+test: iso-8859-1, CP1026;q=0.7
+pass: utf-8
+pass: ISO-8859-1,utf-8;q=0.7,*;q=0.3
+pass: GBK,utf-8;q=0.7,*;q=0.3
+pass: windows-1252, cp936

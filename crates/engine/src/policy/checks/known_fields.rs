@@ -1,12 +1,12 @@
 //! The request fields the phase-1 checks read by name (`Host`, `Content-Length`, `Content-Type`,
-//! `Transfer-Encoding`, `X-Requested-With`, the `User-Agent`, `Accept`, `Range` and `Expect`
-//! whose grammar the protocol checks judge, and the method-override fields), found in one pass
-//! over the head's fields: a map lookup
+//! `Transfer-Encoding`, `X-Requested-With`, the `User-Agent`, `Accept`, `Accept-Encoding`,
+//! `Range` and `Expect` whose grammar the protocol checks judge, and the method-override fields),
+//! found in one pass over the head's fields: a map lookup
 //! hashes the name and probes (≈ 110 instructions even in a map of one field), and one pass over a
 //! request's fields costs less than the half-dozen lookups it replaces.
 
 use http::header::TRANSFER_ENCODING;
-use http::header::{ACCEPT, EXPECT, RANGE, USER_AGENT};
+use http::header::{ACCEPT, ACCEPT_ENCODING, EXPECT, RANGE, USER_AGENT};
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderMap, HeaderName, HeaderValue};
 
 /// Parsed once: a `&str` name is parsed on every comparison.
@@ -32,6 +32,7 @@ pub(in crate::policy) struct Known<'h> {
     pub requested_with: Option<&'h HeaderValue>,
     pub user_agent: Option<&'h HeaderValue>,
     pub accept: Option<&'h HeaderValue>,
+    pub accept_encoding: Option<&'h HeaderValue>,
     pub range: Option<&'h HeaderValue>,
     pub expect: Option<&'h HeaderValue>,
     /// The first value of each of [`OVERRIDE_FIELDS`], in its order.
@@ -57,6 +58,8 @@ impl<'h> Known<'h> {
                 k.user_agent.get_or_insert(v);
             } else if *name == ACCEPT {
                 k.accept.get_or_insert(v);
+            } else if *name == ACCEPT_ENCODING {
+                k.accept_encoding.get_or_insert(v);
             } else if *name == RANGE {
                 k.range.get_or_insert(v);
             } else if *name == EXPECT {
@@ -86,6 +89,7 @@ mod tests {
             ("content-type", "application/json"),
             ("user-agent", "curl/8.5.0"),
             ("range", "bytes=0-1"),
+            ("accept-encoding", "gzip, br"),
             ("expect", "100-continue"),
             ("X-HTTP-Method", "PUT"),
             ("x-method-override", "DELETE"),
@@ -104,6 +108,7 @@ mod tests {
         assert_eq!(k.requested_with, h.get("x-requested-with"));
         assert_eq!(k.user_agent, h.get(USER_AGENT));
         assert_eq!(k.accept, h.get(ACCEPT));
+        assert_eq!(k.accept_encoding, h.get(ACCEPT_ENCODING));
         assert_eq!(k.range, h.get(RANGE));
         assert_eq!(k.expect, h.get(EXPECT));
         for (i, name) in OVERRIDE_FIELDS.iter().enumerate() {

@@ -1,12 +1,13 @@
 //! The request checks of a compiled policy, one file per concern, each an `impl CompiledPolicy`
 //! block run by the transaction's phases: the head ([`head`], [`fields`], [`protocol`],
-//! [`params`], [`length`], [`encoding`], [`cors`]), the body ([`body`], [`value`],
+//! [`params`], [`length`], [`encoding`], [`cors`], [`controls`], [`redirect`]), the body ([`body`], [`value`],
 //! [`json_schema`], [`upload`], [`api`], [`grpc`]), the signature scan of one value ([`scan`]);
 //! then staging, rating and the decision ([`staging`], [`rating`]) and which entities judged a
 //! request ([`explain`]).
 
 pub(super) mod api;
 pub(super) mod body;
+pub(super) mod controls;
 pub(super) mod cors;
 pub(super) mod encoding;
 pub(crate) mod explain;
@@ -19,6 +20,7 @@ pub(super) mod length;
 pub(super) mod params;
 pub(super) mod protocol;
 pub(super) mod rating;
+pub(super) mod redirect;
 pub(super) mod scan;
 pub(super) mod staging;
 pub(super) mod upload;

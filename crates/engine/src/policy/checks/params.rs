@@ -91,10 +91,16 @@ impl CompiledPolicy {
                 Context::Parameter
             };
             self.flag_evasions(&f, ctx, raw_value, out);
+            if loc == ParamLocation::Query {
+                self.check_controls(out, &n, &v);
+            } else {
+                self.check_line_break_in_name(out, &n);
+            }
             (n, v)
         } else {
             (Cow::Borrowed(raw_name), Cow::Borrowed(raw_value))
         };
+        self.check_redirect(s, out, &name, raw_value, &value);
         if !matches!(loc, ParamLocation::Header | ParamLocation::Cookie) {
             if encoded && self.passes > 1 && !(value.is_ascii() && name.is_ascii()) {
                 // The character set is about the text the application reads, which is decoded

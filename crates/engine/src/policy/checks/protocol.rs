@@ -2,8 +2,9 @@
 //! ("No Host header in HTTP/1.1 request", "Bad host header value"), the `Content-Type` grammar
 //! ("Unparsable request content": a media type without a subtype, parameters that are not
 //! `name=value`, a charset no decoder knows such as EBCDIC's `ibm037`, a second charset, a
-//! `boundary` on a type that has no parts), the grammar of the fields browsers and HTTP libraries
-//! write themselves (`Range`, `Expect`, an empty `User-Agent` or `Accept`), an absolute-form target
+//! `boundary` on a type that has no parts, two media types in `Content-Type` fields or in one field's
+//! list), the grammar of the fields browsers and HTTP libraries write themselves (`Range`, `Expect`,
+//! an empty `User-Agent` or `Accept`, an `Accept-Encoding` naming no content coding), an absolute-form target
 //! naming another host than `Host`, and method override (`X-HTTP-Method-Override`, `_method`) to a
 //! method the policy does not allow, on a request that is not a POST, or through `_method` to a
 //! method a form can send without it (VIOL_METHOD): how a request gets a method past a check that
@@ -31,7 +32,8 @@ impl CompiledPolicy {
         }
         if let Some(ct) = known.content_type
             && self.protocol_on(UNPARSABLE)
-            && !valid_content_type(ct.as_bytes())
+            && (!valid_content_type(ct.as_bytes())
+                || two_media_types(head.headers.get_all(http::header::CONTENT_TYPE)))
         {
             self.protocol(out, UNPARSABLE);
         }
@@ -52,6 +54,7 @@ impl CompiledPolicy {
         const RANGE: &str = "Malformed Range header";
         const EXPECT: &str = "Unknown expectation";
         const OTHER_HOST: &str = "Absolute URI names another host";
+        const CODING: &str = "Unknown Accept-Encoding";
         // A client that has nothing to say leaves these fields out (.NET's `HttpClient` sends no
         // `User-Agent`, beacons no `Accept`); sending one empty is a choice no library makes.
         let empty =
@@ -73,6 +76,16 @@ impl CompiledPolicy {
                 .eq_ignore_ascii_case(b"100-continue")
         {
             self.protocol(out, EXPECT);
+        }
+        // Clients list the codings their decompressors know, and every one of them knows one of
+        // the registered codings; a list of none is written by hand (an overlong or junk value
+        // aimed at the server's parser of this field). Unknown codings beside a known one are
+        // new codings (`dcb`, `dcz`) and pass.
+        if let Some(ae) = known.accept_encoding
+            && !ae.as_bytes().trim_ascii().is_empty()
+            && !names_known_coding(ae.as_bytes())
+        {
+            self.protocol(out, CODING);
         }
         // A server reads the authority of an absolute-form target and ignores `Host`, while a
         // cache, a router or the application may read `Host`: two hosts in one request is how
@@ -245,6 +258,63 @@ fn token(v: &[u8]) -> bool {
             .all(|&b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
 }
 
+/// Whether the `Content-Type` fields, or the comma-separated list of one field, name two different
+/// media types. Servers disagree on which one a body is parsed as (the first, the last, or the
+/// list joined by a proxy), which is how a body the inspection reads as a form reaches the
+/// application as JSON or XML. The same type repeated names one, as clients that set the field
+/// twice send it.
+fn two_media_types(fields: http::header::GetAll<'_, http::HeaderValue>) -> bool {
+    let mut first: Option<&[u8]> = None;
+    for one in fields
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+    {
+        let media = one
+            .split(|&b| b == b';')
+            .next()
+            .unwrap_or_default()
+            .trim_ascii();
+        if media.is_empty() {
+            continue;
+        }
+        match first {
+            None => first = Some(media),
+            Some(f) if !f.eq_ignore_ascii_case(media) => return true,
+            Some(_) => {}
+        }
+    }
+    false
+}
+
+/// Whether an `Accept-Encoding` list names at least one registered content coding (or `*`).
+fn names_known_coding(v: &[u8]) -> bool {
+    const KNOWN: [&[u8]; 15] = [
+        b"gzip",
+        b"x-gzip",
+        b"deflate",
+        b"br",
+        b"zstd",
+        b"compress",
+        b"x-compress",
+        b"identity",
+        b"*",
+        b"aes128gcm",
+        b"exi",
+        b"pack200-gzip",
+        b"dcb",
+        b"dcz",
+        b"sdch",
+    ];
+    v.split(|&b| b == b',').any(|item| {
+        let coding = item
+            .split(|&b| b == b';')
+            .next()
+            .unwrap_or_default()
+            .trim_ascii();
+        KNOWN.iter().any(|k| k.eq_ignore_ascii_case(coding))
+    })
+}
+
 /// `type/subtype *(; name=value)` (a list of such, comma-separated, is tolerated: some clients
 /// repeat the type); a charset must be one a decoder knows, once; `boundary` only on multipart.
 fn valid_content_type(v: &[u8]) -> bool {
@@ -362,6 +432,50 @@ mod tests {
         for (a, h) in other {
             assert!(!same_host(a, h), "{a:?} {h:?}");
         }
+    }
+
+    #[test]
+    fn media_types_counted_across_fields_and_lists() {
+        let judge = |fields: &[&'static str]| {
+            let mut h = http::HeaderMap::new();
+            for f in fields {
+                h.append(
+                    http::header::CONTENT_TYPE,
+                    http::HeaderValue::from_static(f),
+                );
+            }
+            two_media_types(h.get_all(http::header::CONTENT_TYPE))
+        };
+        assert!(!judge(&["application/json"]));
+        assert!(!judge(&["application/json, application/json"]));
+        assert!(!judge(&["text/plain; charset=utf-8", "Text/Plain"]));
+        assert!(judge(&[
+            "application/x-www-form-urlencoded",
+            "application/json"
+        ]));
+        assert!(judge(&["text/plain, application/xml"]));
+    }
+
+    #[test]
+    fn accept_encodings() {
+        assert_judges(
+            names_known_coding,
+            &[
+                b"gzip, deflate, br, zstd",
+                b"gzip, deflate, br, zstd, dcb, dcz",
+                b"identity",
+                b"*;q=0.1",
+                b"GZIP;q=1.0, foo",
+                b"x-gzip",
+            ],
+            &[
+                b"foo",
+                b"bogus, bad",
+                b"x-bogus;q=1",
+                b"AAAA&AA**A",
+                b"gzipx",
+            ],
+        );
     }
 
     #[test]

@@ -59,6 +59,8 @@ pub const HTTP_CHECKS: &[&str] = &[
     "Malformed Range header",
     "Unknown expectation",
     "Absolute URI names another host",
+    "Unknown Accept-Encoding",
+    "Control character in request",
 ];
 
 #[derive(Clone, Debug)]
