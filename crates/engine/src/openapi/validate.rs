@@ -5,7 +5,7 @@
 
 use super::json::Json;
 use super::keywords::{self, Broken, Category, Property, Tally};
-use super::schema::{Node, SchemaId, Schemas, T_ARR, T_BOOL, T_NULL, T_OBJ, T_STR};
+use super::schema::{Additional, Node, SchemaId, Schemas, T_ARR, T_BOOL, T_NULL, T_OBJ, T_STR};
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
@@ -126,6 +126,9 @@ impl<'d> Walk<'_, '_, 'd> {
         for &c in &n.all_of {
             self.check(c, v, at, depth + 1);
         }
+        if n.any_of.is_empty() && n.one_of.is_empty() && n.not.is_none() {
+            return;
+        }
         let applicators = keywords::applicators(n, |c| self.valid(c, v, depth + 1));
         for detail in applicators.into_iter().flatten() {
             self.push(at, v, Category::Structure, detail);
@@ -152,6 +155,11 @@ impl<'d> Walk<'_, '_, 'd> {
     ) {
         if !n.required.is_empty() {
             self.required(n, pairs, v, at);
+        }
+        // An object schema that names no property and allows any other (`type: object` alone)
+        // has nothing to say about its keys.
+        if n.properties.is_empty() && n.additional == Additional::Any {
+            return;
         }
         for (key, value) in pairs {
             let at = At::Key(at, key);
