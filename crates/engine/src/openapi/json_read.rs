@@ -238,10 +238,9 @@ impl<'a> Reader<'a, '_> {
             .bytes
             .get(end)
             .is_some_and(|b| matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'));
-        let plain = !more
-            && end > digits
-            && (self.bytes[digits] != b'0' || end == digits + 1)
-            && !(negative && self.bytes[digits] == b'0');
+        // No leading zero, and not `-0`, which serde_json reads as a float.
+        let zero = end > digits && self.bytes[digits] == b'0';
+        let plain = !more && end > digits && (!zero || (end == digits + 1 && !negative));
         if plain && let Some(n) = integer(&self.bytes[digits..end], negative) {
             self.at = end;
             return Ok(Json::Number(n));
