@@ -174,9 +174,9 @@ impl<'d> Walk<'_, '_, 'd> {
         }
     }
 
-    /// Missing `required` properties, in the schema's order: one look-up per key of the object in
-    /// the names sorted at compile time, marking a bit per required name, so a hostile object
-    /// with many keys costs n log r, not n × r.
+    /// Missing `required` properties, in the schema's order: one look-up per key of the object
+    /// (a short list in order, a long one in the names sorted at compile time), marking a bit per
+    /// required name, so a hostile object with many keys costs n log r, not n × r.
     fn required(
         &mut self,
         n: &Node,
@@ -194,13 +194,22 @@ impl<'d> Walk<'_, '_, 'd> {
             &mut large
         };
         let order = &n.required_sorted;
+        let mut mark = |i: usize| seen[i / WORD] |= 1 << (i % WORD);
         for (key, _) in pairs {
+            if n.required.len() <= keywords::SCAN_NAMES {
+                let named = |i: &usize| {
+                    let r = &n.required[*i];
+                    r.len() == key.len() && **r == **key
+                };
+                (0..n.required.len()).filter(named).for_each(&mut mark);
+                continue;
+            }
             let from = order.partition_point(|&i| *n.required[i as usize] < **key);
             for &i in order[from..]
                 .iter()
                 .take_while(|&&i| *n.required[i as usize] == **key)
             {
-                seen[i as usize / WORD] |= 1 << (i as usize % WORD);
+                mark(i as usize);
             }
         }
         for (i, name) in n.required.iter().enumerate() {
