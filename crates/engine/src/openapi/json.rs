@@ -1,11 +1,12 @@
-//! The JSON document of a request, parsed once for every reader: serde_json reads the request bytes,
-//! with strings and keys borrowed from them when they carry no escapes, arrays as vectors and
-//! objects as (key, value) pairs in document order. Nothing is hashed: a request document is walked
-//! a few times (the schema, the signature scan) and dropped, so building a map per object costs more
-//! than every lookup the walks make.
+//! The JSON document of a request, parsed once for every reader: strings and keys borrowed from the
+//! request bytes when they carry no escapes, arrays as vectors and objects as (key, value) pairs in
+//! document order. Nothing is hashed: a request document is walked a few times (the schema, the
+//! signature scan) and dropped, so building a map per object costs more than every lookup the walks
+//! make.
 //!
-//! Acceptance is serde_json's (`from_slice` drives this visitor with the same grammar, error text
-//! and nesting limit as for `serde_json::Value`). The signature scan reads the document as written,
+//! Acceptance is serde_json's: `super::json_read` reads the documents it can read exactly as
+//! serde_json does and declines the others, which serde_json then parses through this module's
+//! visitor (the same grammar, error text and nesting limit as for `serde_json::Value`). The signature scan reads the document as written,
 //! every occurrence of a repeated key (the applications behind do not agree on which one wins); the
 //! schema reads what `Value` (an insertion-ordered map) makes of it, so verdicts do not depend on the
 //! representation: one entry, at the first occurrence's position, holding the last occurrence's
@@ -151,7 +152,7 @@ fn by_key(pairs: &Pairs<'_>) -> Vec<usize> {
 }
 
 /// Whether a key occurs twice among `pairs`.
-fn repeats(pairs: &Pairs<'_>) -> bool {
+pub(super) fn repeats(pairs: &Pairs<'_>) -> bool {
     let n = pairs.len();
     if n <= PAIRWISE {
         return (1..n).any(|i| pairs[..i].iter().any(|p| p.0 == pairs[i].0));
@@ -250,24 +251,43 @@ impl<'a> JsonBody<'a> {
 /// serde_json validating each string again; other bytes go through serde_json's checking reader,
 /// whose error names the position of the bad sequence.
 fn parse_written<'a>(bytes: &'a [u8], repeats: &mut bool) -> Result<Json<'a>, serde_json::Error> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => parse_with(serde_json::Deserializer::from_str(text), repeats),
-        Err(_) => parse_with(serde_json::Deserializer::from_slice(bytes), repeats),
-    }
-}
-
-fn parse_with<'a, R: serde_json::de::Read<'a>>(
-    mut de: serde_json::Deserializer<R>,
-    repeats: &mut bool,
-) -> Result<Json<'a>, serde_json::Error> {
     let mut scratch = Scratch {
         items: Vec::with_capacity(SCRATCH),
         pairs: Vec::with_capacity(SCRATCH),
         repeats: false,
     };
-    let doc = Written(&mut scratch).deserialize(&mut de)?;
-    de.end()?;
+    let doc = match std::str::from_utf8(bytes) {
+        Ok(text) => match super::json_read::document(text, &mut scratch) {
+            Some(doc) => doc,
+            None => {
+                scratch.clear();
+                parse_with(serde_json::Deserializer::from_str(text), &mut scratch)?
+            }
+        },
+        Err(_) => parse_with(serde_json::Deserializer::from_slice(bytes), &mut scratch)?,
+    };
     *repeats = scratch.repeats;
+    Ok(doc)
+}
+
+/// The document as serde_json alone parses it, for the tests that hold `super::json_read` to it.
+#[cfg(test)]
+pub(super) fn parse_serde(bytes: &[u8]) -> Result<(Json<'_>, bool), serde_json::Error> {
+    let mut scratch = Scratch {
+        items: Vec::new(),
+        pairs: Vec::new(),
+        repeats: false,
+    };
+    let doc = parse_with(serde_json::Deserializer::from_slice(bytes), &mut scratch)?;
+    Ok((doc, scratch.repeats))
+}
+
+fn parse_with<'a, R: serde_json::de::Read<'a>>(
+    mut de: serde_json::Deserializer<R>,
+    scratch: &mut Scratch<'a>,
+) -> Result<Json<'a>, serde_json::Error> {
+    let doc = Written(scratch).deserialize(&mut de)?;
+    de.end()?;
     Ok(doc)
 }
 
@@ -277,11 +297,20 @@ const SCRATCH: usize = 32;
 /// The containers being parsed, their members so far on two stacks shared by the whole parse (an
 /// inner container's members sit above its parent's and leave before them), so that each array or
 /// object is allocated once, at its final size, instead of growing a vector of its own.
-struct Scratch<'de> {
-    items: Vec<Json<'de>>,
-    pairs: Vec<(Cow<'de, str>, Json<'de>)>,
+pub(super) struct Scratch<'de> {
+    pub(super) items: Vec<Json<'de>>,
+    pub(super) pairs: Vec<(Cow<'de, str>, Json<'de>)>,
     /// Some object repeats a key.
-    repeats: bool,
+    pub(super) repeats: bool,
+}
+
+impl Scratch<'_> {
+    /// Empty again, after a reader that declined a document part of the way through it.
+    fn clear(&mut self) {
+        self.items.clear();
+        self.pairs.clear();
+        self.repeats = false;
+    }
 }
 
 /// Builds a [`Json`] with every pair as written, flagging an object that repeats a key.

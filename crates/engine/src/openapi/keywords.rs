@@ -281,11 +281,23 @@ pub(crate) fn property_rule(schemas: &Schemas, n: &Node, key: &str) -> Property 
     }
 }
 
+/// Lists up to this long are searched in order, lengths compared before bytes (most names differ
+/// in length, and a length costs no call to compare); longer ones by binary search on the sorted
+/// names, so that a schema with hundreds of properties costs log n per key.
+pub(crate) const SCAN_NAMES: usize = 16;
+
 fn property(n: &Node, name: &str) -> Option<SchemaId> {
-    n.properties
+    let props = &n.properties;
+    if props.len() <= SCAN_NAMES {
+        return props
+            .iter()
+            .find(|(k, _)| k.len() == name.len() && **k == *name)
+            .map(|(_, id)| *id);
+    }
+    props
         .binary_search_by(|(k, _)| (**k).cmp(name))
         .ok()
-        .map(|i| n.properties[i].1)
+        .map(|i| props[i].1)
 }
 
 /// `anyOf`, `oneOf` and `not`, in that order, given `valid(schema)`, whether the value matches a

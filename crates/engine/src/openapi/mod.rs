@@ -12,6 +12,7 @@
 mod compile;
 mod formats;
 mod json;
+mod json_read;
 mod json_schema;
 mod keywords;
 mod load;

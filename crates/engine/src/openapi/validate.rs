@@ -5,7 +5,7 @@
 
 use super::json::Json;
 use super::keywords::{self, Broken, Category, Property, Tally};
-use super::schema::{Node, SchemaId, Schemas, T_ARR, T_BOOL, T_NULL, T_OBJ, T_STR};
+use super::schema::{Additional, Node, SchemaId, Schemas, T_ARR, T_BOOL, T_NULL, T_OBJ, T_STR};
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
@@ -126,6 +126,9 @@ impl<'d> Walk<'_, '_, 'd> {
         for &c in &n.all_of {
             self.check(c, v, at, depth + 1);
         }
+        if n.any_of.is_empty() && n.one_of.is_empty() && n.not.is_none() {
+            return;
+        }
         let applicators = keywords::applicators(n, |c| self.valid(c, v, depth + 1));
         for detail in applicators.into_iter().flatten() {
             self.push(at, v, Category::Structure, detail);
@@ -153,6 +156,11 @@ impl<'d> Walk<'_, '_, 'd> {
         if !n.required.is_empty() {
             self.required(n, pairs, v, at);
         }
+        // An object schema that names no property and allows any other (`type: object` alone)
+        // has nothing to say about its keys.
+        if n.properties.is_empty() && n.additional == Additional::Any {
+            return;
+        }
         for (key, value) in pairs {
             let at = At::Key(at, key);
             match keywords::property_rule(self.0.schemas, n, key) {
@@ -166,9 +174,9 @@ impl<'d> Walk<'_, '_, 'd> {
         }
     }
 
-    /// Missing `required` properties, in the schema's order: one look-up per key of the object in
-    /// the names sorted at compile time, marking a bit per required name, so a hostile object
-    /// with many keys costs n log r, not n × r.
+    /// Missing `required` properties, in the schema's order: one look-up per key of the object
+    /// (a short list in order, a long one in the names sorted at compile time), marking a bit per
+    /// required name, so a hostile object with many keys costs n log r, not n × r.
     fn required(
         &mut self,
         n: &Node,
@@ -186,13 +194,22 @@ impl<'d> Walk<'_, '_, 'd> {
             &mut large
         };
         let order = &n.required_sorted;
+        let mut mark = |i: usize| seen[i / WORD] |= 1 << (i % WORD);
         for (key, _) in pairs {
+            if n.required.len() <= keywords::SCAN_NAMES {
+                let named = |i: &usize| {
+                    let r = &n.required[*i];
+                    r.len() == key.len() && **r == **key
+                };
+                (0..n.required.len()).filter(named).for_each(&mut mark);
+                continue;
+            }
             let from = order.partition_point(|&i| *n.required[i as usize] < **key);
             for &i in order[from..]
                 .iter()
                 .take_while(|&&i| *n.required[i as usize] == **key)
             {
-                seen[i as usize / WORD] |= 1 << (i as usize % WORD);
+                mark(i as usize);
             }
         }
         for (i, name) in n.required.iter().enumerate() {

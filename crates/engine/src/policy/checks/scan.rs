@@ -81,13 +81,7 @@ impl CompiledPolicy {
         depth: u8,
     ) {
         let value = body.bytes();
-        let Judged {
-            target,
-            ctx,
-            name,
-            overrides,
-            mask,
-        } = j;
+        let target = j.target;
         if value.is_empty() || self.sigs.is_empty() {
             return;
         }
@@ -107,11 +101,17 @@ impl CompiledPolicy {
                     return;
                 }
                 let (t, text) = match item {
-                    json::Scalar::Key(k) => (Target::ParamName, k),
-                    json::Scalar::Value(v) => (Target::Json, v),
+                    json::Scalar::Key(k) => (Target::ParamName, k.as_bytes()),
+                    json::Scalar::Value(v) => (Target::Json, v.as_bytes()),
                 };
                 let item = Judged { target: t, ..j };
-                self.scan_judged(s, out, item, &JsonBody::new(text.as_bytes()), depth + 1);
+                // Most items are neither a document nor base64 of one: their text is scanned
+                // as it is, without the checks of a value that may be.
+                if t == Target::ParamName || !(is_document(text) || base64_opening(text)) {
+                    self.scan_text(s, out, item, text);
+                } else {
+                    self.scan_judged(s, out, item, &JsonBody::new(text), depth + 1);
+                }
             });
             return;
         }
@@ -121,6 +121,24 @@ impl CompiledPolicy {
         {
             // The document is also read as the text it decodes to, by the views of the value.
             self.scan_judged(s, out, j, &JsonBody::new(&doc), depth + 1);
+        }
+        self.scan_text(s, out, j, value);
+    }
+
+    /// The signature scan of `value` as it is (not taken apart as a document), and the violation
+    /// of what it hit. Inlined into both callers: the scan of every header and parameter goes
+    /// through here and should not pay for a call of its own.
+    #[inline]
+    fn scan_text(&self, s: &mut Scratch, out: &mut Vec<Violation>, j: Judged, value: &[u8]) {
+        let Judged {
+            target,
+            ctx,
+            name,
+            overrides,
+            mask,
+        } = j;
+        if value.is_empty() {
+            return;
         }
         s.hits.clear();
         let db = SignatureDb::builtin();
@@ -189,14 +207,18 @@ fn is_document(value: &[u8]) -> bool {
 /// field is judged on its own as a document's are (`{"id":"1 and 1=2"}` read as one text hides
 /// the value's start in the middle of the text).
 fn base64_document(value: &[u8]) -> Option<Vec<u8>> {
-    // `{"`, `{` + line break, `[{`, `["` or `[` + space, `[` + line break, as base64.
-    let opening = matches!(value.get(..2), Some(b"ey" | b"ew" | b"W3" | b"Wy" | b"Ww"));
     let alphabet =
         |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_' | b'=');
-    if !opening || value.len() < 2 * MIN_DOCUMENT || !value.iter().all(alphabet) {
+    if !base64_opening(value) || value.len() < 2 * MIN_DOCUMENT || !value.iter().all(alphabet) {
         return None;
     }
     crate::normalize::base64_text(value).filter(|doc| is_document(doc))
+}
+
+/// Whether `value` starts as the base64 of a JSON document does: `{"`, `{` + line break, `[{`,
+/// `["` or `[` + space, `[` + line break.
+fn base64_opening(value: &[u8]) -> bool {
+    matches!(value.get(..2), Some(b"ey" | b"ew" | b"W3" | b"Wy" | b"Ww"))
 }
 
 /// Headers that carry credentials (not memoized: see `signatures::memo`).
