@@ -345,3 +345,47 @@ pass: {"w":640,"h":480}
 pass: (-int|-dev)?(\\.com)?(:[0-9]{1,6})
 pass: 2*3=6 {answer}
 
+
+id: 300005707
+name: Server-side template injection: Go template actions
+# Go's `text/template` and `html/template` (Hugo, Helm, many Go services) evaluate `{{.}}`, a
+# field path `{{.Env.SECRET}}`, a variable `{{$x := ...}}` and the built-in functions
+# `printf`, `call`, `template`, `index`, ... inside double braces; `call` runs any method the
+# data exposes. Other engines' placeholders are a bare name (`{{name}}`), which this leaves alone.
+type: Server Side Code Injection
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+unless: binary
+literal: {{
+regex: \{\{-?\s*(?:\.[\w.]*\s*-?\}\}|\$\w*\s*:?=|(?:printf?|println|call|template|define|block|index|slice|urlquery|js|html)\s+["(.$][^}]{0,200}\}\})
+test: {{.}}
+test: {{printf "%s" "x"}}
+test: {{ .Env.SECRET }}
+test: {{template "x" .}}
+test: {{call .Method "id"}}
+test: {{$x := .}}
+pass:         Host: '{{rStr1}}.com'
+pass: const App = () => (\n  <Dropdown\n    menu={{\n      items,\n    }}\n  >
+pass: /{{picsrc}}
+
+id: 300005708
+name: JavaScript prototype pollution: constructor or prototype reached through bracket names
+# Query and form parsers (`qs`, PHP-style brackets) build nested objects from parameter names:
+# `a[constructor][prototype][isAdmin]=1` and `a[__proto__][x]=1` write into every object's
+# prototype, as `__proto__` and `constructor.prototype` do in JSON.
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: Node.js
+targets: @values, header, param-name
+unless: binary
+literal: constructor
+literal: prototype
+regex: \[\s*['"]?(?:constructor|prototype)['"]?\s*\]\s*(?:\[|\.|=|$)|\bconstructor\s*\.\s*prototype\b
+test: [constructor][prototype]
+test: a[constructor][prototype][isAdmin]=1
+test: x[prototype].polluted=1
+test: constructor.prototype
+pass: the constructor of the prototype
+pass: Object.defineProperty(t.prototype,"value",{get:function(){return this._value}})

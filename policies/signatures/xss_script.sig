@@ -102,3 +102,23 @@ test: data: , <x>
 test: data:text/html,<script>alert(1)</script>
 test: foo!ENTITY % bar SYSTEM
 pass: data: 2023-01-01, <2 items>
+
+id: 300002701
+name: XSS: JSFuck fragments, booleans and strings made from empty arrays
+# JSFuck writes every character from `![]` (false), `!![]` or `!+[]` (true), `+[]` (0) and
+# `[]+[]` (an empty string), and indexes the strings they give (`(![]+[])[+[]]` is `f`).
+# Short probes send those fragments alone; a Markdown image (`![](url)`) is none of them.
+type: Cross Site Scripting (XSS)
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+unless: binary
+literal: []
+regex: !\s*[!+]\s*\[\s*\]|\(\s*!\s*\[\s*\]\s*\+\s*\[\s*\]\s*\)|\[\s*\]\s*\+\s*\[\s*\]|\[\s*\+\s*!?\s*\[\s*\]\s*\]
+test: !![]
+test: !+[]
+test: (![]+[])[+[]]
+test: []+[]
+pass: test~~~\n\n![](https://ctstack-oss.oss-cn-beijing.aliyuncs.com/challenge/7
+pass: {"a":[],"b":{}}
+pass: [1, 2, 3] + [4]
