@@ -584,3 +584,62 @@ pass: ;route_index_index_a20221020wzjwhb_newsdetail
 pass: |L:-1|IP:f|IPC:CN
 pass: ||s|
 pass: |||||||||||||||||||||||||||||||2159
+
+id: 300003704
+name: File upload: stored under the name of a kernel interface file or a shell history
+# An upload stored under a name the system reads itself (`/proc`'s `cpuinfo`, `kcore`,
+# `sysrq-trigger`, ...) or a user's history and credential files (`.bash_history`, `.pgpass`,
+# `.my.cnf`, `.rhosts`) overwrites or plants what a later command trusts; no document is named
+# that way. Configuration and web-server files have their own signature.
+type: OS Command Injection
+accuracy: high
+risk: high
+targets: filename
+unless: binary
+literal: acpi
+literal: asound
+literal: buddyinfo
+literal: cgroups
+literal: cmdline
+literal: cpuinfo
+literal: diskstats
+literal: execdomains
+literal: filesystems
+literal: iomem
+literal: ioports
+literal: kallsyms
+literal: kcore
+literal: kmsg
+literal: kpage
+literal: loadavg
+literal: mdstat
+literal: meminfo
+literal: mtrr
+literal: pagetypeinfo
+literal: sched
+literal: slabinfo
+literal: softirqs
+literal: sysrq-trigger
+literal: sysvipc
+literal: timer_
+literal: vmallocinfo
+literal: vmstat
+literal: zoneinfo
+literal: history
+literal: .pgpass
+literal: .my.cnf
+literal: .rhosts
+literal: .forward
+literal: .xauthority
+literal: .google_authenticator
+literal: .viminfo
+literal: .lesshst
+regex: (?:^|[/\\])\s*(?:acpi|asound|buddyinfo|cgroups|cmdline|cpuinfo|diskstats|execdomains|filesystems|iomem|ioports|kallsyms|kcore|kmsg|kpage(?:cgroup|count|flags)|loadavg|mdstat|meminfo|mtrr|pagetypeinfo|sched_debug|schedstat|slabinfo|softirqs|sysrq-trigger|sysvipc|timer_list|timer_stats|vmallocinfo|vmstat|zoneinfo|\.(?:bash|zsh|sh|ksh|mysql|psql|python|node_repl|php|sqlite|rediscli|lldb|nano)_history|\.[lr]?history|\.zhistory|\.pgpass|\.my\.cnf|\.rhosts|\.forward|\.xauthority|\.google_authenticator|\.viminfo|\.lesshst)\s*$
+test: mtrr
+test: acpi
+test: .bash_history
+test: ../.pgpass
+test: sysrq-trigger
+pass: cpuinfo-report.pdf
+pass: history.docx
+pass: holiday-photo.jpg
