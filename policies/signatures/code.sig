@@ -389,3 +389,43 @@ test: x[prototype].polluted=1
 test: constructor.prototype
 pass: the constructor of the prototype
 pass: Object.defineProperty(t.prototype,"value",{get:function(){return this._value}})
+
+id: 300005709
+name: Server-side template injection: engine globals, implicit objects and probes the other rules do not list
+# Each engine exposes objects that lead to its runtime, and probes use them bare: Flask's
+# `url_for`, `get_flashed_messages`, `g`, `config`, `request` and Django's `settings` or message
+# signer inside `{{ }}`; a string multiplied (`{{'a'*3}}`), arithmetic in `{% print %}`, `{%= %}`
+# and `{= =}`; Django's `add` filter on numbers; Twig's `constant()`; the JSP/JSF EL implicit
+# objects (`${header}`, `${cookie}`, `${request.getSession()}`); FreeMarker's special variables
+# (`${.data_model}`, `${.now}`); the OGNL context (`%{#context}`); Template Toolkit directives
+# (`[% USE %]`); Smarty's internal classes. A template placeholder for an application's own
+# field (`{{rStr1}}`, `${BSW_UUID}`) is none of these.
+type: Server Side Code Injection
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+unless: binary
+literal: {{
+literal: {%
+literal: {=
+literal: ${
+literal: %{
+literal: [%
+literal: smarty_internal_
+regex: \{\{\s*(?:url_for|get_flashed_messages|settings|g|messages\s*\.\s*storages|request|config|self)\s*(?:\}\}|\.|\||\[)|\{\{\s*['"]\w*['"]\s*\*\s*\d+\s*\}\}|\{%=?\s*(?:print\s+)?\d+\s*[*+/-]\s*\d+\s*%\}|\{=\s*\d+\s*[*+/-]\s*\d+\s*=\}|\$\{\s*(?:header|headerValues|cookie|initParam|paramValues|requestScope|pageScope)\s*[.\[}]|\$\{\s*request\s*\.\s*(?:get\w+|session|servletContext)|\$\{\s*\.(?:data_model|now|vars|globals|main|locale|version|template_name|current_template_name|namespace|lang|node|error)\b|%\{\s*#(?:context|_memberAccess|request|session|application|parameters|attr|this|root)\b|\[%\s*(?:USE|PERL|RAWPERL|INCLUDE|PROCESS|INSERT|EVAL|CALL|FILTER)\b[^%]{0,100}%\]|\{\{[^}]{0,100}\bconstant\s*\(|\{\{\s*\d+\s*\|\s*add\s*:|\{\s*smarty_internal_\w+::
+test: {{ url_for }}
+test: {{settings}}
+test: {{ 'a'*3 }}
+test: {% print 7*7 %}
+test: {= 7*7 =}
+test: {{ 7|add:7 }}
+test: ${header}
+test: ${request.getSession()}
+test: ${.data_model}
+test: %{#context}
+test: [% USE x %]
+test: {{ constant('PHP_VERSION') }}
+test: {Smarty_Internal_Write_File::writeFile($x,"x",self::clearConfig())}
+pass: r=&gdpr_consent=&us_privacy=&gpp=&gpp_sid=&account=&f=i&uid=${BSW_UUID}
+pass:         Host: '{{rStr1}}.com'
+pass: ${TM_SITE_DOMAIN_URLENC}

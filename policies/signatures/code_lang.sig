@@ -402,7 +402,7 @@ name: Ruby code injection: command literals, Kernel and Open3 calls, dynamic dis
 type: Server Side Code Injection
 accuracy: high
 risk: high
-targets: @values, header, param-name
+targets: @values, header, url, param-name
 unless: binary
 literal: %x
 literal: kernel
@@ -434,7 +434,7 @@ name: Perl code injection: code interpolated into a string, qx command literals
 type: Server Side Code Injection
 accuracy: high
 risk: high
-targets: @values, header, param-name
+targets: @values, header, url, param-name
 unless: binary
 literal: @{
 literal: ${\\
@@ -457,7 +457,7 @@ type: Server Side Code Injection
 accuracy: high
 risk: high
 systems: Node.js
-targets: @values, header, param-name
+targets: @values, header, url, param-name
 unless: binary
 literal: while
 literal: ;;
@@ -479,7 +479,7 @@ type: Server Side Code Injection
 accuracy: high
 risk: high
 systems: PHP
-targets: @values, header, param-name
+targets: @values, header, url, param-name
 unless: binary
 literal: $http_
 literal: $_
