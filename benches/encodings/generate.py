@@ -14,9 +14,10 @@ Usage:
   benches/encodings/pivot.py /tmp/enc.res
 
 Each request's `source` is ZONE/ENCODING and its `category` the payload's class. Zones: query,
-form, JSON, XML, multipart, cookie, a custom header, User-Agent, a URL in the Referer, a path
-segment. Encodings: as written, base64 (standard and URL-safe, with and without padding),
-`\u00XX`, `\xXX`, named and numeric HTML references, double percent-encoding.
+form, JSON, XML (a text node, and an attribute value, where the CRS test runner places them),
+multipart, cookie, a custom header, User-Agent, a URL in the Referer, a path segment.
+Encodings: as written, base64 (standard and URL-safe, with and without padding), `\u00XX`,
+`\xXX`, named and numeric HTML references, double percent-encoding.
 """
 import base64, collections, hashlib, html, json, sys, urllib.parse as U
 
@@ -101,6 +102,9 @@ def place(zone, v):
         method = 'POST'; body = json.dumps({'query': v, 'page': 1}); hd.append(['Content-Type', 'application/json'])
     elif zone == 'xml':
         method = 'POST'; body = '<?xml version="1.0"?><search><q>' + html.escape(v, quote=False) + '</q></search>'; hd.append(['Content-Type', 'application/xml'])
+    elif zone == 'xml-attr':
+        method = 'POST'; body = '<?xml version="1.0"?><root><a probe="' + html.escape(v) + '"></a></root>'
+        hd.append(['Content-Type', 'application/xml'])
     elif zone == 'multipart':
         method = 'POST'; bd = '----WebKitFormBoundaryx7b3'
         body = '--%s\r\nContent-Disposition: form-data; name="q"\r\n\r\n%s\r\n--%s--\r\n' % (bd, v, bd)
@@ -113,7 +117,7 @@ def place(zone, v):
     if body is not None: hd.append(['Content-Length', str(len(body.encode('utf-8', 'surrogatepass')))])
     return method, path, hd, body
 
-ZONES = ['query', 'form', 'json', 'xml', 'multipart', 'cookie', 'header', 'user-agent', 'referer', 'path']
+ZONES = ['query', 'form', 'json', 'xml', 'xml-attr', 'multipart', 'cookie', 'header', 'user-agent', 'referer', 'path']
 out = sys.stdout
 for c, p in pay:
     for en, f in ENC.items():

@@ -345,3 +345,87 @@ pass: {"w":640,"h":480}
 pass: (-int|-dev)?(\\.com)?(:[0-9]{1,6})
 pass: 2*3=6 {answer}
 
+
+id: 300005707
+name: Server-side template injection: Go template actions
+# Go's `text/template` and `html/template` (Hugo, Helm, many Go services) evaluate `{{.}}`, a
+# field path `{{.Env.SECRET}}`, a variable `{{$x := ...}}` and the built-in functions
+# `printf`, `call`, `template`, `index`, ... inside double braces; `call` runs any method the
+# data exposes. Other engines' placeholders are a bare name (`{{name}}`), which this leaves alone.
+type: Server Side Code Injection
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+unless: binary
+literal: {{
+regex: \{\{-?\s*(?:\.[\w.]*\s*-?\}\}|\$\w*\s*:?=|(?:printf?|println|call|template|define|block|index|slice|urlquery|js|html)\s+["(.$][^}]{0,200}\}\})
+test: {{.}}
+test: {{printf "%s" "x"}}
+test: {{ .Env.SECRET }}
+test: {{template "x" .}}
+test: {{call .Method "id"}}
+test: {{$x := .}}
+pass:         Host: '{{rStr1}}.com'
+pass: const App = () => (\n  <Dropdown\n    menu={{\n      items,\n    }}\n  >
+pass: /{{picsrc}}
+
+id: 300005708
+name: JavaScript prototype pollution: constructor or prototype reached through bracket names
+# Query and form parsers (`qs`, PHP-style brackets) build nested objects from parameter names:
+# `a[constructor][prototype][isAdmin]=1` and `a[__proto__][x]=1` write into every object's
+# prototype, as `__proto__` and `constructor.prototype` do in JSON.
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: Node.js
+targets: @values, header, param-name
+unless: binary
+literal: constructor
+literal: prototype
+regex: \[\s*['"]?(?:constructor|prototype)['"]?\s*\]\s*(?:\[|\.|=|$)|\bconstructor\s*\.\s*prototype\b
+test: [constructor][prototype]
+test: a[constructor][prototype][isAdmin]=1
+test: x[prototype].polluted=1
+test: constructor.prototype
+pass: the constructor of the prototype
+pass: Object.defineProperty(t.prototype,"value",{get:function(){return this._value}})
+
+id: 300005709
+name: Server-side template injection: engine globals, implicit objects and probes the other rules do not list
+# Each engine exposes objects that lead to its runtime, and probes use them bare: Flask's
+# `url_for`, `get_flashed_messages`, `g`, `config`, `request` and Django's `settings` or message
+# signer inside `{{ }}`; a string multiplied (`{{'a'*3}}`), arithmetic in `{% print %}`, `{%= %}`
+# and `{= =}`; Django's `add` filter on numbers; Twig's `constant()`; the JSP/JSF EL implicit
+# objects (`${header}`, `${cookie}`, `${request.getSession()}`); FreeMarker's special variables
+# (`${.data_model}`, `${.now}`); the OGNL context (`%{#context}`); Template Toolkit directives
+# (`[% USE %]`); Smarty's internal classes. A template placeholder for an application's own
+# field (`{{rStr1}}`, `${BSW_UUID}`) is none of these.
+type: Server Side Code Injection
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+unless: binary
+literal: {{
+literal: {%
+literal: {=
+literal: ${
+literal: %{
+literal: [%
+literal: smarty_internal_
+regex: \{\{\s*(?:url_for|get_flashed_messages|settings|g|messages\s*\.\s*storages|request|config|self)\s*(?:\}\}|\.|\||\[)|\{\{\s*['"]\w*['"]\s*\*\s*\d+\s*\}\}|\{%=?\s*(?:print\s+)?\d+\s*[*+/-]\s*\d+\s*%\}|\{=\s*\d+\s*[*+/-]\s*\d+\s*=\}|\$\{\s*(?:header|headerValues|cookie|initParam|paramValues|requestScope|pageScope)\s*[.\[}]|\$\{\s*request\s*\.\s*(?:get\w+|session|servletContext)|\$\{\s*\.(?:data_model|now|vars|globals|main|locale|version|template_name|current_template_name|namespace|lang|node|error)\b|%\{\s*#(?:context|_memberAccess|request|session|application|parameters|attr|this|root)\b|\[%\s*(?:USE|PERL|RAWPERL|INCLUDE|PROCESS|INSERT|EVAL|CALL|FILTER)\b[^%]{0,100}%\]|\{\{[^}]{0,100}\bconstant\s*\(|\{\{\s*\d+\s*\|\s*add\s*:|\{\s*smarty_internal_\w+::
+test: {{ url_for }}
+test: {{settings}}
+test: {{ 'a'*3 }}
+test: {% print 7*7 %}
+test: {= 7*7 =}
+test: {{ 7|add:7 }}
+test: ${header}
+test: ${request.getSession()}
+test: ${.data_model}
+test: %{#context}
+test: [% USE x %]
+test: {{ constant('PHP_VERSION') }}
+test: {Smarty_Internal_Write_File::writeFile($x,"x",self::clearConfig())}
+pass: r=&gdpr_consent=&us_privacy=&gpp=&gpp_sid=&account=&f=i&uid=${BSW_UUID}
+pass:         Host: '{{rStr1}}.com'
+pass: ${TM_SITE_DOMAIN_URLENC}

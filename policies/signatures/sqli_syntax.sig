@@ -524,3 +524,29 @@ test: x'`and`'1
 test: `id`union`select
 pass: use `or` to join the two conditions
 pass: see `config.or` in the docs
+
+id: 300001701
+name: SQL injection: system database and catalog names of MSSQL, Oracle and PostgreSQL
+# Enumeration reads the server's own databases and catalogs: MSSQL's `msdb` and `tempdb`,
+# PostgreSQL's `pg_toast`, Oracle's `SYSAUX` tablespace, the `schema_name` column and
+# `sys.database_name`. The other catalogs (`information_schema`, `sqlite_master`, `pg_catalog`,
+# `MSysObjects`) have their own signatures.
+type: SQL-Injection
+accuracy: high
+risk: high
+targets: @values, header, param-name
+unless: binary, url
+literal: msdb
+literal: tempdb
+literal: pg_toast
+literal: sysaux
+literal: schema_name
+literal: database_name
+regex: \b(?:msdb|tempdb|pg_toast\w*|sysaux|schema_name|sys\s*\.\s*database_name)\b
+test: msdb
+test: 1 union select name from msdb..backupset
+test: tempdb
+test: select schema_name from information_schema.schemata
+test: sys.database_name
+pass: Db_Name=shop&page=2
+pass: sysadmin

