@@ -512,16 +512,26 @@ name: Command execution: PowerShell alias or environment drive as the command af
 # or `Get-ChildItem` does not see: `iex`, `iwr`, `irm`, `icm`, `gci`, `gcm`, `gwmi`, `ipmo`,
 # `saps`, `spps`, `sal` (which defines another alias), and `env:` is the drive holding the
 # environment. Only in a command position, after `;`, `|`, `&` or `$(`: the names are short.
+# The names are the literals, not the separators: `;` and `&` are in every User-Agent and query
+# string, and would wake the regex on each.
 type: Command Execution
 accuracy: high
 risk: high
 systems: Microsoft Windows
 targets: @values, header, param-name
 unless: binary, url
-literal: ;
-literal: |
-literal: &
-literal: $(
+literal: iex
+literal: iwr
+literal: irm
+literal: icm
+literal: gci
+literal: gcm
+literal: gwmi
+literal: ipmo
+literal: saps
+literal: spps
+literal: sal
+literal: env:
 regex: (?:[;|&]|\$\()\s*(?:(?:iex|iwr|irm|icm|gci|gcm|gwmi|ipmo|saps|spps)(?:\s|$|[;|&()])|sal\s+[\w-]+\s+[\w-]|(?:ls|dir|gci|gc|type|cat|get-childitem|get-content)\s+env:)
 test: ;gci env:
 test: | sal x iex
