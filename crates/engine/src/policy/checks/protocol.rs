@@ -176,23 +176,26 @@ fn valid_host(v: &[u8]) -> bool {
 /// ASCII case-insensitive, a port on one side only ignored (clients leave out a default port on
 /// either).
 pub(super) fn same_host(authority: &[u8], host: &[u8]) -> bool {
-    /// The host (a fully qualified name's final dot dropped) and the port, if any.
     fn split(a: &[u8]) -> (&[u8], Option<&[u8]>) {
         let a = a.trim_ascii();
-        let a = a
-            .iter()
-            .rposition(|&b| b == b'@')
-            .map_or(a, |i| &a[i + 1..]);
-        let (host, port) = match a.iter().rposition(|&b| b == b':') {
-            Some(i) if !a.starts_with(b"[") || a[..i].ends_with(b"]") => {
-                (&a[..i], Some(&a[i + 1..]))
-            }
-            _ => (a, None),
-        };
-        (host.strip_suffix(b".").unwrap_or(host), port)
+        host_port(
+            a.iter()
+                .rposition(|&b| b == b'@')
+                .map_or(a, |i| &a[i + 1..]),
+        )
     }
     let ((h1, p1), (h2, p2)) = (split(authority), split(host));
     h1.eq_ignore_ascii_case(h2) && (p1.is_none() || p2.is_none() || p1 == p2)
+}
+
+/// The host of `host[:port]` (a fully qualified name's final dot dropped; an IPv6 literal keeps
+/// its brackets and colons) and the port, if any.
+pub(super) fn host_port(a: &[u8]) -> (&[u8], Option<&[u8]>) {
+    let (host, port) = match a.iter().rposition(|&b| b == b':') {
+        Some(i) if !a.starts_with(b"[") || a[..i].ends_with(b"]") => (&a[..i], Some(&a[i + 1..])),
+        _ => (a, None),
+    };
+    (host.strip_suffix(b".").unwrap_or(host), port)
 }
 
 /// A `Range` value: `bytes=` and a list of `first-last` (first ≤ last), `first-` or `-suffix`,

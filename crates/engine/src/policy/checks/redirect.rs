@@ -13,6 +13,7 @@
 //! page has. Subdomains of the site are its own, and another URL carried inside the value
 //! (`?u=https://shop.example.com/…`, a share link) is that URL's, not an imitation.
 
+use super::protocol::host_port;
 use crate::policy::compile::compiled::CompiledPolicy;
 use crate::policy::compile::entities::Scratch;
 use crate::violation::{Context, Violation, ViolationKind as K};
@@ -81,12 +82,7 @@ fn authority_start(v: &[u8]) -> Option<usize> {
 /// The site's name as links to it write it: `Host` without port, final dot or leading `www.`; only
 /// a name with a dot and a letter (an address or `localhost` is not imitated by containing it).
 fn site_host(host: &[u8]) -> Option<&[u8]> {
-    let h = host.trim_ascii();
-    let h = match h.iter().rposition(|&b| b == b':') {
-        Some(i) if !h.starts_with(b"[") => &h[..i],
-        _ => h,
-    };
-    let h = h.strip_suffix(b".").unwrap_or(h);
+    let (h, _) = host_port(host.trim_ascii());
     let h = if h.len() > 4 && h[..4].eq_ignore_ascii_case(b"www.") {
         &h[4..]
     } else {
@@ -111,11 +107,7 @@ fn imitates(site: &[u8], v: &[u8]) -> Option<&'static str> {
             Some(i) => (&authority[..i], &authority[i + 1..]),
             None => (&authority[..0], authority),
         };
-        let host = match hostport.iter().rposition(|&b| b == b':') {
-            Some(i) if !hostport.starts_with(b"[") => &hostport[..i],
-            _ => hostport,
-        };
-        let host = host.strip_suffix(b".").unwrap_or(host);
+        let (host, _) = host_port(hostport);
         if host.is_empty() || own(site, host) {
             continue;
         }
