@@ -7,6 +7,7 @@
 use portcullis_support::{DECIMAL_MAX, decimal};
 
 use super::event::SecurityEvent;
+use super::json_plain::plain_run;
 use super::verdict::Action;
 use super::violation::{Context, Violation};
 
@@ -132,67 +133,17 @@ fn number(out: &mut Vec<u8>, n: u64) {
     out.extend_from_slice(decimal(n, false, &mut buf).as_bytes());
 }
 
-const LOW: u64 = 0x0101_0101_0101_0101;
-const HIGH: u64 = 0x8080_8080_8080_8080;
-
-/// Whether one of the eight bytes of `w` may need an escape: a control byte (below 0x20), `"` or
-/// `\`. It may say yes for a word that needs none (the byte loop then decides), never no for one
-/// that does.
-fn word_needs_escape(w: u64) -> bool {
-    let has_zero = |x: u64| x.wrapping_sub(LOW) & !x & HIGH;
-    (w.wrapping_sub(LOW * 0x20) & !w & HIGH)
-        | has_zero(w ^ (LOW * u64::from(b'"')))
-        | has_zero(w ^ (LOW * u64::from(b'\\')))
-        != 0
-}
-
-/// Whether a byte of `b` may need an escape ([`word_needs_escape`] over its words; the last one
-/// overlaps the one before it, or is padded with a byte that needs none).
-fn may_need_escape(b: &[u8]) -> bool {
-    let mut words = b.chunks_exact(8);
-    if words
-        .by_ref()
-        .any(|w| word_needs_escape(u64::from_le_bytes(w.try_into().unwrap_or([0; 8]))))
-    {
-        return true;
-    }
-    let rest = words.remainder();
-    if rest.is_empty() {
-        return false;
-    }
-    let last = match b.len().checked_sub(8) {
-        Some(at) => b[at..].try_into().unwrap_or([0; 8]),
-        None => {
-            let mut w = [b'a'; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            w
-        }
-    };
-    word_needs_escape(u64::from_le_bytes(last))
-}
-
 /// `s` as a JSON string, escaped as serde_json escapes it: `"`, `\`, and the control bytes (the
 /// five with a short form, the others as `\u00xx`); everything else, non-ASCII included, as is.
 fn string(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let b = s.as_bytes();
     out.push(b'"');
-    // Most strings of an event need no escape: told a word at a time and copied whole.
-    if !may_need_escape(b) {
-        out.extend_from_slice(b);
-        out.push(b'"');
-        return;
-    }
     let (mut start, mut i) = (0, 0);
-    while i < b.len() {
-        if let Some(word) = b.get(i..i + 8) {
-            let w = u64::from_le_bytes(word.try_into().unwrap_or([0; 8]));
-            if !word_needs_escape(w) {
-                i += 8;
-                continue;
-            }
-        }
-        let c = b[i];
+    loop {
+        // Most strings of an event need no escape: their runs are found a word at a time.
+        i += plain_run(&b[i..]);
+        let Some(&c) = b.get(i) else { break };
         let short = match c {
             b'"' => b'"',
             b'\\' => b'\\',
@@ -201,11 +152,8 @@ fn string(out: &mut Vec<u8>, s: &str) {
             b'\t' => b't',
             0x08 => b'b',
             0x0c => b'f',
-            0..=0x1f => b'u',
-            _ => {
-                i += 1;
-                continue;
-            }
+            // A run ends only at a quote, a backslash or a control byte.
+            _ => b'u',
         };
         out.extend_from_slice(&b[start..i]);
         out.push(b'\\');

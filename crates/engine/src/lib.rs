@@ -11,6 +11,7 @@ mod event;
 mod event_line;
 pub mod grpc;
 pub mod injection;
+mod json_plain;
 pub mod normalize;
 pub mod openapi;
 mod parse;
