@@ -3,18 +3,24 @@
 //!
 //! The proxy turns a [`BlockResponse`] into a wire response without changing a byte of it.
 
+use std::borrow::Cow;
+
 use super::verdict::BlockReply;
 use portcullis_support::{DECIMAL_MAX, SupportId, decimal};
 
 /// The placeholder the declarative policy uses for the support id in custom pages.
 pub const SUPPORT_ID_PLACEHOLDER: &str = "<%TS.request.ID()%>";
 
+/// One field of a block response, name and value. The fields every page shares are the engine's
+/// constants, borrowed: a blocked request allocates only what carries its support id.
+pub type BlockField = (Cow<'static, str>, Cow<'static, str>);
+
 /// A fully rendered block response: status, headers in order, body.
 /// For gRPC the status fields are headers of a trailers-only response (HEADERS with END_STREAM).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlockResponse {
     pub status: u16,
-    pub headers: Vec<(String, String)>,
+    pub headers: Vec<BlockField>,
     pub body: Vec<u8>,
 }
 
@@ -30,12 +36,15 @@ pub fn default_page(id: SupportId) -> String {
     format!("{PAGE_BEFORE_ID}{id}{PAGE_AFTER_ID}")
 }
 
-fn no_cache_headers(content_type: &str) -> Vec<(String, String)> {
+/// The fields of a shipped page with a body of `len` bytes: its `content-type`, the fields that
+/// keep it out of caches and end the connection, and its length.
+fn no_cache_headers(content_type: &'static str, len: usize) -> Vec<BlockField> {
     vec![
-        ("content-type".into(), content_type.into()),
-        ("cache-control".into(), "no-cache".into()),
-        ("pragma".into(), "no-cache".into()),
-        ("connection".into(), "close".into()),
+        (Cow::Borrowed("content-type"), Cow::Borrowed(content_type)),
+        (Cow::Borrowed("cache-control"), Cow::Borrowed("no-cache")),
+        (Cow::Borrowed("pragma"), Cow::Borrowed("no-cache")),
+        (Cow::Borrowed("connection"), Cow::Borrowed("close")),
+        (Cow::Borrowed("content-length"), length_text(len)),
     ]
 }
 
@@ -65,9 +74,9 @@ fn around_id(before: &str, id: SupportId, after: &str) -> Vec<u8> {
 }
 
 /// `n` in decimal, as a `content-length` value.
-fn length_text(n: usize) -> String {
+fn length_text(n: usize) -> Cow<'static, str> {
     let mut buf = [0; DECIMAL_MAX];
-    decimal(n as u64, false, &mut buf).to_string()
+    Cow::Owned(decimal(n as u64, false, &mut buf).to_string())
 }
 
 /// Renders `reply` for the request with support id `id`.
@@ -76,21 +85,17 @@ pub fn render(reply: &BlockReply, id: SupportId) -> BlockResponse {
     match reply {
         BlockReply::DefaultPage => {
             let body = around_id(PAGE_BEFORE_ID, id, PAGE_AFTER_ID);
-            let mut headers = no_cache_headers("text/html; charset=utf-8");
-            headers.push(("content-length".into(), length_text(body.len())));
             BlockResponse {
                 status: 200,
-                headers,
+                headers: no_cache_headers("text/html; charset=utf-8", body.len()),
                 body,
             }
         }
         BlockReply::ApiJson => {
             let body = around_id("{\"supportID\":\"", id, "\"}");
-            let mut headers = no_cache_headers("application/json; charset=utf-8");
-            headers.push(("content-length".into(), length_text(body.len())));
             BlockResponse {
                 status: 403,
-                headers,
+                headers: no_cache_headers("application/json; charset=utf-8", body.len()),
                 body,
             }
         }
@@ -101,8 +106,11 @@ pub fn render(reply: &BlockReply, id: SupportId) -> BlockResponse {
                     "content-type".into(),
                     "application/grpc; charset=utf-8".into(),
                 ),
-                ("grpc-status".into(), status.to_string()),
-                ("grpc-message".into(), grpc_percent_encode(&subst(message))),
+                ("grpc-status".into(), status.to_string().into()),
+                (
+                    "grpc-message".into(),
+                    grpc_percent_encode(&subst(message)).into(),
+                ),
                 ("content-length".into(), "0".into()),
             ],
             body: Vec::new(),
@@ -113,15 +121,15 @@ pub fn render(reply: &BlockReply, id: SupportId) -> BlockResponse {
             body,
         } => {
             let body = subst(body).into_bytes();
-            let mut hs: Vec<(String, String)> = headers
+            let mut hs: Vec<BlockField> = headers
                 .iter()
-                .map(|(k, v)| (k.to_ascii_lowercase(), subst(v)))
+                .map(|(k, v)| (k.to_ascii_lowercase().into(), subst(v).into()))
                 .collect();
             if !hs.iter().any(|(k, _)| k == "content-type") {
                 hs.push(("content-type".into(), "text/html; charset=utf-8".into()));
             }
             hs.retain(|(k, _)| k != "content-length");
-            hs.push(("content-length".into(), body.len().to_string()));
+            hs.push(("content-length".into(), length_text(body.len())));
             BlockResponse {
                 status: *status,
                 headers: hs,
@@ -131,7 +139,7 @@ pub fn render(reply: &BlockReply, id: SupportId) -> BlockResponse {
         BlockReply::Redirect { location } => BlockResponse {
             status: 302,
             headers: vec![
-                ("location".into(), subst(location)),
+                ("location".into(), subst(location).into()),
                 ("cache-control".into(), "no-cache".into()),
                 ("pragma".into(), "no-cache".into()),
                 ("connection".into(), "close".into()),
@@ -161,7 +169,7 @@ mod tests {
         r.headers
             .iter()
             .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+            .map(|(_, v)| v.as_ref())
     }
 
     #[test]

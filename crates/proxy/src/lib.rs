@@ -28,6 +28,7 @@ mod head;
 mod limits;
 mod listener;
 mod metrics;
+mod nodelay;
 mod pace;
 mod refuse;
 mod resolver;

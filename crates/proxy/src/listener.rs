@@ -22,6 +22,7 @@ use super::guard::Guard;
 use super::h1;
 use super::handler::{Conn, Shared, Site, handle};
 use super::limits::Limits;
+use super::nodelay::LateNoDelay;
 
 /// The parts of a running listener an apply may swap.
 pub struct Swappable {
@@ -102,7 +103,7 @@ impl Connection {
     /// HTTP/1.1 connections most clients open would otherwise carry, and copy when spawned, room
     /// for a TLS session and hyper's HTTP/2 connection.
     async fn serve(self, tcp: TcpStream, peer: SocketAddr, watch: Watch) {
-        let _ = tcp.set_nodelay(true);
+        let tcp = LateNoDelay::new(tcp);
         match self.tls.clone() {
             None => {
                 if let Some(rest) = self.http1(tcp, peer, false, true, &watch).await {
@@ -118,7 +119,7 @@ impl Connection {
     async fn tls(
         self,
         cfg: Arc<rustls::ServerConfig>,
-        tcp: TcpStream,
+        tcp: LateNoDelay,
         peer: SocketAddr,
         watch: Watch,
     ) {

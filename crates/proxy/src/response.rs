@@ -8,6 +8,7 @@ use http_body_util::{BodyExt, Full};
 
 use super::upstream::ProxyBody;
 use portcullis_engine::BlockResponse;
+use portcullis_engine::response::BlockField;
 
 pub fn full(body: impl Into<Bytes>) -> ProxyBody {
     Full::new(body.into())
@@ -36,22 +37,40 @@ pub fn block_headers(b: &BlockResponse) -> HeaderMap {
 /// [`block_headers`]' map writes them: every name a lower-case token (the map's spelling), every
 /// value one `HeaderValue` accepts (nothing left out), no name twice (the map groups repeats).
 /// The shipped block responses are; a policy's own headers may not be, and go through the map.
-pub fn block_fields_plain(fields: &[(String, String)]) -> bool {
+pub fn block_fields_plain(fields: &[BlockField]) -> bool {
     // Past a few fields the pairwise look for repeats costs more than the map it saves.
     const PAIRWISE: usize = 16;
-    // Letters and `-` first: the other token characters are rare in a field name.
-    let token = |b: u8| {
-        b.is_ascii_lowercase() || b == b'-' || b.is_ascii_digit() || b"!#$%&'*+.^_`|~".contains(&b)
-    };
     let value = |b: u8| b == b'\t' || (b >= 0x20 && b != 0x7f);
     fields.len() <= PAIRWISE
         && fields.iter().enumerate().all(|(i, (k, v))| {
             !k.is_empty()
-                && k.bytes().all(token)
+                && k.bytes().all(|b| PLAIN_NAME[usize::from(b)])
                 && v.bytes().all(value)
                 && fields[..i].iter().all(|(prev, _)| prev != k)
         })
 }
+
+/// The bytes of a field name a map keeps as they are: lower-case letters, digits and the other
+/// token characters. A table, because every byte of every blocked request's fields is looked up.
+const PLAIN_NAME: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_lowercase() || c.is_ascii_digit() || {
+            let others = b"!#$%&'*+-.^_`|~";
+            let mut i = 0;
+            let mut found = false;
+            while i < others.len() {
+                found |= others[i] == c;
+                i += 1;
+            }
+            found
+        };
+        b += 1;
+    }
+    t
+};
 
 /// Headers that are never forwarded (names built once: a `&str` lookup parses the name each time).
 const HOP_BY_HOP: [HeaderName; 5] = [

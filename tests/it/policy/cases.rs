@@ -150,7 +150,7 @@ fn run_case(pol: &Arc<policy::CompiledPolicy>, case: &Value) -> Result<(), Strin
             .headers
             .iter()
             .find(|(k, _)| k == "content-type")
-            .map(|(_, v)| v.as_str());
+            .map(|(_, v)| v.as_ref());
         if got_ct != Some(ct) {
             return Err(format!("content-type {got_ct:?}, expected {ct}"));
         }

@@ -15,13 +15,14 @@ use super::super::handler::Shared;
 use super::super::response::{block_fields_plain, block_headers, full};
 use super::super::upstream::ProxyBody;
 use portcullis_engine::BlockResponse;
+use portcullis_engine::response::BlockField;
 
 /// The fields of an answer as [`Answer::into_wire`] gives them.
 #[derive(Debug)]
 pub enum AnswerFields {
     Map(HeaderMap),
     /// Names and values to write in this order as they are (see [`block_fields_plain`]).
-    Plain(Vec<(String, String)>),
+    Plain(Vec<BlockField>),
 }
 
 /// An answer from the proxy itself.

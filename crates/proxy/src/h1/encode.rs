@@ -6,6 +6,7 @@
 
 use http::header::HeaderName;
 use http::{HeaderMap, Method, StatusCode, Version};
+use portcullis_engine::response::BlockField;
 
 use super::wire::{Special, connection_named_in, has_token, put_header, skipped};
 
@@ -45,7 +46,7 @@ pub enum Fields<'a> {
     Raw(&'a super::response::Fields),
     /// Lower-case names, each once, with valid values, in the order to write them (a block
     /// response that needs no map: `response::block_fields_plain`).
-    Plain(&'a [(String, String)]),
+    Plain(&'a [BlockField]),
 }
 
 /// One response head to encode.

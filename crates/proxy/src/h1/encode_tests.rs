@@ -259,9 +259,9 @@ fn an_upstream_head_encodes_the_same_from_its_fields_as_from_a_map() {
 fn plain_block_fields_encode_as_their_map() {
     use crate::response::{block_fields_plain, block_headers};
     use portcullis_engine::BlockResponse;
-    let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+    let pairs = |list: &[(&str, &str)]| -> Vec<portcullis_engine::response::BlockField> {
         list.iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .map(|(k, v)| (k.to_string().into(), v.to_string().into()))
             .collect()
     };
     let shipped = [

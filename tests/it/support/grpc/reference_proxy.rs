@@ -61,7 +61,7 @@ fn check(path: &str, value: &str) -> Option<Violation> {
 fn to_response(b: BlockResponse) -> Response<Body> {
     let mut resp = Response::builder().status(b.status);
     for (k, v) in &b.headers {
-        resp = resp.header(k, v);
+        resp = resp.header(&**k, &**v);
     }
     let body = if b.body.is_empty() {
         Empty::new().map_err(|e: Infallible| match e {}).boxed()
@@ -78,7 +78,7 @@ fn block_trailers(id: SupportId) -> HeaderMap {
     let r = render(&default_grpc_reply(), id);
     let mut h = HeaderMap::new();
     for (k, v) in r.headers.iter().filter(|(k, _)| k.starts_with("grpc-")) {
-        if let (Ok(k), Ok(v)) = (HeaderName::try_from(k.as_str()), HeaderValue::from_str(v)) {
+        if let (Ok(k), Ok(v)) = (HeaderName::try_from(&**k), HeaderValue::from_str(v)) {
             h.insert(k, v);
         }
     }

@@ -414,7 +414,7 @@ mod tests {
                 .headers
                 .iter()
                 .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone())
+                .map(|(_, v)| v.to_string())
         };
         assert_eq!(get("grpc-status").as_deref(), Some("7"));
         let id = t.support_id().to_string();
