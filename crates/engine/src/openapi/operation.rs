@@ -191,24 +191,22 @@ impl Operation {
         if self.contents.is_empty() {
             return;
         }
-        let media = content_type
-            .map(|c| {
-                c.split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .unwrap_or_default();
+        // Clients send the media type in lower case: it is copied only when it is not.
+        let media = content_type.map_or("", |c| c.split(';').next().unwrap_or("").trim());
+        let media: std::borrow::Cow<str> = if media.bytes().any(|b| b.is_ascii_uppercase()) {
+            media.to_ascii_lowercase().into()
+        } else {
+            media.into()
+        };
         let Some(content) = self.content_for(&media) else {
             let allowed: Vec<&str> = self.contents.iter().map(|c| c.media.as_str()).collect();
             let shown = if media.is_empty() {
                 "no Content-Type"
             } else {
-                media.as_str()
+                &media
             };
             let v = Violation::new(ViolationKind::UrlContentType, Context::Body)
-                .named(media.clone())
+                .named(media.to_string())
                 .snippet(media.as_bytes())
                 .detail(format!(
                     "{shown} is not declared for {} {} (allowed: {})",
