@@ -192,7 +192,7 @@ impl Operation {
             return;
         }
         // Clients send the media type in lower case: it is copied only when it is not.
-        let media = content_type.map_or("", |c| c.split(';').next().unwrap_or("").trim());
+        let media = content_type.map_or("", |c| before(c, b';').trim());
         let media: std::borrow::Cow<str> = if media.bytes().any(|b| b.is_ascii_uppercase()) {
             media.to_ascii_lowercase().into()
         } else {
@@ -229,10 +229,10 @@ impl Operation {
     }
 
     fn content_for(&self, media: &str) -> Option<&Content> {
-        let major = media.split('/').next().unwrap_or("");
         let exact = self.contents.iter().find(|c| c.media == media);
         exact
             .or_else(|| {
+                let major = before(media, b'/');
                 self.contents
                     .iter()
                     .find(|c| c.media.strip_suffix("/*").is_some_and(|m| m == major))
@@ -346,4 +346,12 @@ fn unknown(name: &str, value: &str, loc: &str) -> Violation {
         .named(name)
         .snippet(value.as_bytes())
         .detail(format!("{loc} parameter \"{name}\" is not declared"))
+}
+
+/// `text` up to its first `sep` (all of it without one): a media type's few bytes read one by one,
+/// where `str::split`'s searcher costs more to set up than the search.
+fn before(text: &str, sep: u8) -> &str {
+    let end = text.bytes().position(|b| b == sep).unwrap_or(text.len());
+    // `sep` is ASCII: the cut is a character boundary.
+    text.get(..end).unwrap_or(text)
 }
