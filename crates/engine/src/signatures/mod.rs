@@ -20,7 +20,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub use db::{DbError, SigDef, UnknownTarget, parse_targets};
 use matcher::Selection;
 pub use matcher::{CompileError, HeapUsage, REGEX_DFA_LIMIT, REGEX_SIZE_LIMIT};
-pub(crate) use memo::{Memo, with_memo};
+pub use memo::Memo;
+pub(crate) use memo::with_memo;
 
 /// The shipped database files, in id order.
 const BUILTIN: &[&str] = &[
@@ -318,7 +319,7 @@ impl SignatureDb {
 
     /// [`Self::scan`], answered from `memo` when it holds `value` (see `memo`; `None`: a plain
     /// scan). Not for secrets: whether a value was memoized shows in the time taken.
-    pub(crate) fn scan_memoized(
+    pub fn scan_memoized(
         &self,
         memo: Option<&mut Memo>,
         target: Target,
@@ -330,7 +331,7 @@ impl SignatureDb {
 
     /// [`Self::scan`] of the value of the header `name` (lower case): the `header` signatures
     /// scoped to no header name (`headers:`) or to this one. `memo` as [`Self::scan_memoized`].
-    pub(crate) fn scan_header(
+    pub fn scan_header(
         &self,
         name: &str,
         value: &[u8],
