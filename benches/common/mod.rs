@@ -220,6 +220,6 @@ pub fn scan_get_values(db: &SignatureDb, hits: &mut Vec<u32>) {
         db.scan(Target::ParamValue, v.as_bytes(), hits);
     }
     for (name, value) in GET_HEADERS {
-        db.scan_header(name, value.as_bytes(), hits, false);
+        db.scan_header(name, value.as_bytes(), hits, None);
     }
 }

@@ -191,24 +191,22 @@ impl Operation {
         if self.contents.is_empty() {
             return;
         }
-        let media = content_type
-            .map(|c| {
-                c.split(';')
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_ascii_lowercase()
-            })
-            .unwrap_or_default();
+        // Clients send the media type in lower case: it is copied only when it is not.
+        let media = content_type.map_or("", |c| before(c, b';').trim());
+        let media: std::borrow::Cow<str> = if media.bytes().any(|b| b.is_ascii_uppercase()) {
+            media.to_ascii_lowercase().into()
+        } else {
+            media.into()
+        };
         let Some(content) = self.content_for(&media) else {
             let allowed: Vec<&str> = self.contents.iter().map(|c| c.media.as_str()).collect();
             let shown = if media.is_empty() {
                 "no Content-Type"
             } else {
-                media.as_str()
+                &media
             };
             let v = Violation::new(ViolationKind::UrlContentType, Context::Body)
-                .named(media.clone())
+                .named(media.to_string())
                 .snippet(media.as_bytes())
                 .detail(format!(
                     "{shown} is not declared for {} {} (allowed: {})",
@@ -231,10 +229,10 @@ impl Operation {
     }
 
     fn content_for(&self, media: &str) -> Option<&Content> {
-        let major = media.split('/').next().unwrap_or("");
         let exact = self.contents.iter().find(|c| c.media == media);
         exact
             .or_else(|| {
+                let major = before(media, b'/');
                 self.contents
                     .iter()
                     .find(|c| c.media.strip_suffix("/*").is_some_and(|m| m == major))
@@ -348,4 +346,12 @@ fn unknown(name: &str, value: &str, loc: &str) -> Violation {
         .named(name)
         .snippet(value.as_bytes())
         .detail(format!("{loc} parameter \"{name}\" is not declared"))
+}
+
+/// `text` up to its first `sep` (all of it without one): a media type's few bytes read one by one,
+/// where `str::split`'s searcher costs more to set up than the search.
+fn before(text: &str, sep: u8) -> &str {
+    let end = text.bytes().position(|b| b == sep).unwrap_or(text.len());
+    // `sep` is ASCII: the cut is a character boundary.
+    text.get(..end).unwrap_or(text)
 }

@@ -44,7 +44,8 @@ impl Slot {
     }
 }
 
-struct Memo {
+/// This thread's memo, lent by [`with_memo`] for a run of look-ups.
+pub struct Memo {
     state: foldhash::fast::RandomState,
     slots: Vec<Slot>,
 }
@@ -64,18 +65,42 @@ impl Memo {
         h.finish()
     }
 
-    /// The slot holding (`source`, `value`) and the other of its set; `Err(hash)` when neither does.
-    #[inline]
-    fn find(&mut self, source: u64, value: &[u8]) -> Result<(&mut Slot, &mut Slot), u64> {
+    /// Appends to `hits` what `scan` appends for (`db`, `selection`, `value`), from the memo when
+    /// it holds the answer, else from `scan` (whose answer is then kept in the less recently used
+    /// slot of the set).
+    pub fn scan(
+        &mut self,
+        db: u64,
+        selection: usize,
+        value: &[u8],
+        hits: &mut Vec<u32>,
+        scan: impl FnOnce(&mut Vec<u32>),
+    ) {
+        if value.len() > MAX_VALUE {
+            return scan(hits);
+        }
+        let source = source(db, selection);
         let hash = self.hash(source, value);
         let [a, b] = set_of(&mut self.slots, hash);
-        if a.holds(hash, source, value) {
-            Ok((a, b))
+        let (slot, other) = if a.holds(hash, source, value) {
+            (a, b)
         } else if b.holds(hash, source, value) {
-            Ok((b, a))
+            (b, a)
         } else {
-            Err(hash)
-        }
+            let from = hits.len();
+            scan(hits);
+            let (slot, other) = if a.recent { (b, a) } else { (a, b) };
+            slot.hash = hash;
+            slot.source = source;
+            slot.value.clear();
+            slot.value.extend_from_slice(value);
+            slot.hits.clear();
+            slot.hits.extend_from_slice(&hits[from..]);
+            (slot.recent, other.recent) = (true, false);
+            return;
+        };
+        hits.extend_from_slice(&slot.hits);
+        (slot.recent, other.recent) = (true, false);
     }
 }
 
@@ -83,44 +108,15 @@ thread_local! {
     static MEMO: RefCell<Option<Memo>> = const { RefCell::new(None) };
 }
 
-/// Appends to `hits` what `scan` appends for (`db`, `selection`, `value`), from this thread's memo
-/// when it holds the answer, else from `scan` (whose answer is then kept).
-pub fn scan(
-    db: u64,
-    selection: usize,
-    value: &[u8],
-    hits: &mut Vec<u32>,
-    scan: impl FnOnce(&mut Vec<u32>),
-) {
-    if value.len() > MAX_VALUE {
-        return scan(hits);
-    }
-    let source = source(db, selection);
-    // The hash when the memo misses; `None` when it answered.
-    let miss = MEMO.with_borrow_mut(|memo| {
-        let (slot, other) = match memo.get_or_insert_with(Memo::new).find(source, value) {
-            Ok(found) => found,
-            Err(hash) => return Some(hash),
-        };
-        hits.extend_from_slice(&slot.hits);
-        (slot.recent, other.recent) = (true, false);
-        None
-    });
-    let Some(hash) = miss else { return };
-    let from = hits.len();
-    scan(hits);
-    MEMO.with_borrow_mut(|memo| {
-        let Some(memo) = memo else { return };
-        let [a, b] = set_of(&mut memo.slots, hash);
-        let (slot, other) = if a.recent { (b, a) } else { (a, b) };
-        slot.hash = hash;
-        slot.source = source;
-        slot.value.clear();
-        slot.value.extend_from_slice(value);
-        slot.hits.clear();
-        slot.hits.extend_from_slice(&hits[from..]);
-        (slot.recent, other.recent) = (true, false);
-    });
+/// Runs `f` with this thread's memo (made on first use), borrowed once for every look-up `f` makes:
+/// the items of a JSON body are scanned under one borrow, not one per item. `None` when the memo
+/// is already lent further up the stack (callers pass theirs down instead): `f` then scans without
+/// it, which gives the same answers.
+pub fn with_memo<R>(f: impl FnOnce(Option<&mut Memo>) -> R) -> R {
+    MEMO.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut memo) => f(Some(memo.get_or_insert_with(Memo::new))),
+        Err(_) => f(None),
+    })
 }
 
 /// The two slots of `hash`'s set.
@@ -134,5 +130,11 @@ fn set_of(slots: &mut [Slot], hash: u64) -> [&mut Slot; 2] {
 #[cfg(test)]
 pub fn holds(db: u64, selection: usize, value: &[u8]) -> bool {
     let source = source(db, selection);
-    MEMO.with_borrow_mut(|memo| memo.as_mut().is_some_and(|m| m.find(source, value).is_ok()))
+    with_memo(|memo| {
+        memo.is_some_and(|m| {
+            let hash = m.hash(source, value);
+            let [a, b] = set_of(&mut m.slots, hash);
+            a.holds(hash, source, value) || b.holds(hash, source, value)
+        })
+    })
 }

@@ -325,7 +325,7 @@ fn assert_memo_agrees(db: &SignatureDb, values: &[&[u8]]) {
             for &target in Target::ALL {
                 let (mut direct, mut memoized) = (vec![7], vec![7]);
                 db.scan(target, value, &mut direct);
-                db.scan_memoized(target, value, &mut memoized);
+                with_memo(|m| db.scan_memoized(m, target, value, &mut memoized));
                 assert_eq!(
                     memoized,
                     direct,
@@ -366,6 +366,31 @@ fn memoized_scans_answer_as_scans_do() {
 }
 
 #[test]
+fn a_memo_lent_already_leaves_the_scan_to_the_matcher() {
+    let value: &[u8] = b"' or 1=1 -- lent memo";
+    let mut direct = Vec::new();
+    db().scan(Target::ParamValue, value, &mut direct);
+    assert!(!direct.is_empty());
+    let nested = with_memo(|outer| {
+        assert!(outer.is_some(), "the first borrow is lent the memo");
+        with_memo(|inner| {
+            assert!(
+                inner.is_none(),
+                "a second borrow while the first is out gets none"
+            );
+            let mut hits = Vec::new();
+            db().scan_memoized(inner, Target::ParamValue, value, &mut hits);
+            hits
+        })
+    });
+    assert_eq!(nested, direct);
+    assert!(
+        !db().memoizes(Target::ParamValue, value),
+        "nothing kept without the memo"
+    );
+}
+
+#[test]
 fn memo_keeps_databases_apart() {
     let other = SignatureDb::from_texts(&[
         "id: 1\nname: shoes\ntype: t\naccuracy: low\nrisk: low\ntargets: header\nliteral: shoes\n",
@@ -375,9 +400,9 @@ fn memo_keeps_databases_apart() {
     // Scanned as one header's value: the builtin database's signatures scoped to other header
     // names (`Request-Range` takes any value) stay out, as in the engine.
     let mut builtin_hits = Vec::new();
-    db().scan_header("x-note", value, &mut builtin_hits, true);
+    with_memo(|m| db().scan_header("x-note", value, &mut builtin_hits, m));
     let mut other_hits = Vec::new();
-    other.scan_header("x-note", value, &mut other_hits, true);
+    with_memo(|m| other.scan_header("x-note", value, &mut other_hits, m));
     assert_eq!((builtin_hits, other_hits), (vec![], vec![1]));
     assert_memo_agrees(&other, &[value]);
 }
@@ -390,9 +415,11 @@ fn memo_survives_floods_and_long_values() {
         .collect();
     let refs: Vec<&[u8]> = flood.iter().map(Vec::as_slice).collect();
     assert_memo_agrees(db(), &refs[..8]);
-    for v in &refs {
-        db().scan_memoized(Target::ParamValue, v, &mut Vec::new());
-    }
+    with_memo(|mut m| {
+        for v in &refs {
+            db().scan_memoized(m.as_deref_mut(), Target::ParamValue, v, &mut Vec::new());
+        }
+    });
     assert_memo_agrees(db(), &refs[..8]);
     let long = format!("{}<script>alert(1)</script>", "a".repeat(memo::MAX_VALUE));
     assert_memo_agrees(db(), &[long.as_bytes()]);
@@ -527,7 +554,7 @@ fn header_values_are_scanned_with_the_signatures_of_their_header() {
             });
             for memoize in [false, true, true] {
                 let mut hits = Vec::new();
-                db().scan_header(name, v, &mut hits, memoize);
+                with_memo(|m| db().scan_header(name, v, &mut hits, m.filter(|_| memoize)));
                 assert_eq!(hits, expected, "{v:?} in {name}, memoized: {memoize}");
             }
             scoped_hits += expected

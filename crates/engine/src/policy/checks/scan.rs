@@ -8,7 +8,7 @@
 use crate::openapi::JsonBody;
 use crate::parse::json;
 use crate::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch};
-use crate::signatures::{SignatureDb, Target};
+use crate::signatures::{Memo, SignatureDb, Target, with_memo};
 use crate::violation::{Context, Violation, ViolationKind as K};
 
 /// Shortest value taken apart as a JSON document (`{"a":1}` and shorter are read as they are).
@@ -50,7 +50,7 @@ impl CompiledPolicy {
             overrides,
             mask,
         };
-        self.scan_judged(s, out, judged, &JsonBody::new(value), 0);
+        with_memo(|memo| self.scan_judged(s, out, judged, &JsonBody::new(value), 0, memo));
     }
 
     /// [`Self::scan`] of a whole request body as `Target::Body`, its JSON parse shared with the
@@ -69,7 +69,8 @@ impl CompiledPolicy {
             overrides,
             mask: false,
         };
-        self.scan_judged(s, out, judged, body, 0);
+        // One borrow of the memo for every item of the document.
+        with_memo(|memo| self.scan_judged(s, out, judged, body, 0, memo));
     }
 
     fn scan_judged(
@@ -79,6 +80,7 @@ impl CompiledPolicy {
         j: Judged,
         body: &JsonBody<'_>,
         depth: u8,
+        mut memo: Option<&mut Memo>,
     ) {
         let value = body.bytes();
         let target = j.target;
@@ -108,9 +110,10 @@ impl CompiledPolicy {
                 // Most items are neither a document nor base64 of one: their text is scanned
                 // as it is, without the checks of a value that may be.
                 if t == Target::ParamName || !(is_document(text) || base64_opening(text)) {
-                    self.scan_text(s, out, item, text);
+                    self.scan_text(s, out, item, text, memo.as_deref_mut());
                 } else {
-                    self.scan_judged(s, out, item, &JsonBody::new(text), depth + 1);
+                    let inner = JsonBody::new(text);
+                    self.scan_judged(s, out, item, &inner, depth + 1, memo.as_deref_mut());
                 }
             });
             return;
@@ -120,16 +123,31 @@ impl CompiledPolicy {
             && let Some(doc) = base64_document(value)
         {
             // The document is also read as the text it decodes to, by the views of the value.
-            self.scan_judged(s, out, j, &JsonBody::new(&doc), depth + 1);
+            self.scan_judged(
+                s,
+                out,
+                j,
+                &JsonBody::new(&doc),
+                depth + 1,
+                memo.as_deref_mut(),
+            );
         }
-        self.scan_text(s, out, j, value);
+        self.scan_text(s, out, j, value, memo);
     }
 
     /// The signature scan of `value` as it is (not taken apart as a document), and the violation
-    /// of what it hit. Inlined into both callers: the scan of every header and parameter goes
-    /// through here and should not pay for a call of its own.
+    /// of what it hit, answered from `memo` unless the value may be a secret. Inlined into both
+    /// callers: the scan of every header and parameter goes through here and should not pay for a
+    /// call of its own.
     #[inline]
-    fn scan_text(&self, s: &mut Scratch, out: &mut Vec<Violation>, j: Judged, value: &[u8]) {
+    fn scan_text(
+        &self,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+        j: Judged,
+        value: &[u8],
+        memo: Option<&mut Memo>,
+    ) {
         let Judged {
             target,
             ctx,
@@ -143,24 +161,20 @@ impl CompiledPolicy {
         s.hits.clear();
         let db = SignatureDb::builtin();
         let memoize = !(mask || target == Target::Cookie || name.is_some_and(is_credential_header));
+        let mut memo = memo.filter(|_| memoize);
         match (target, name) {
             // A signature about one header's grammar (`Accept`, `Range`) says nothing of others.
             (Target::Header, header) => {
                 let header = header.unwrap_or("");
-                db.scan_header(header, value, &mut s.hits, memoize);
+                db.scan_header(header, value, &mut s.hits, memo.as_deref_mut());
                 if !is_standard_header(header) {
                     // An application reads its own headers (`X-Callback-Url`, `X-Api-Key`) as
                     // arguments, not the standard ones a browser or HTTP client sends: such a
                     // header's value is also judged as a parameter's value is.
-                    if memoize {
-                        db.scan_memoized(Target::ParamValue, value, &mut s.hits);
-                    } else {
-                        db.scan(Target::ParamValue, value, &mut s.hits);
-                    }
+                    db.scan_memoized(memo, Target::ParamValue, value, &mut s.hits);
                 }
             }
-            _ if memoize => db.scan_memoized(target, value, &mut s.hits),
-            _ => db.scan(target, value, &mut s.hits),
+            _ => db.scan_memoized(memo, target, value, &mut s.hits),
         }
         if s.hits.is_empty() {
             return;
