@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::io::BufRead;
 
 use portcullis::waf::normalize::{self, Evasions};
-use portcullis::waf::signatures::{Level, SignatureDb, Target};
+use portcullis::waf::signatures::{Level, MemoUse, SignatureDb, Target};
 
 const TECHNOLOGIES: &[&str] = &[
     "Unix/Linux",
@@ -236,7 +236,7 @@ fn inspect(db: &SignatureDb, r: &serde_json::Value, dump: Option<&mut String>) -
                 // Scoped by name as the engine scans headers: some signatures take any value of
                 // their own header (`Request-Range`).
                 let before = s.hits.len();
-                s.db.scan_header(&name, v.as_bytes(), &mut s.hits, None);
+                s.db.scan_header(&name, v.as_bytes(), &mut s.hits, MemoUse::Off);
                 if let Some(d) = s.dump.as_deref_mut() {
                     d.push_str(&format!("  Header {:?}\n", &s.hits[before..]));
                 }

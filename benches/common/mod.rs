@@ -8,7 +8,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
 use portcullis::waf::NoResolver;
-use portcullis::waf::signatures::{SignatureDb, Target};
+use portcullis::waf::signatures::{MemoUse, SignatureDb, Target};
 use portcullis::waf::{CompiledPolicy, ConnInfo, Step, Transaction, policy};
 
 /// The NGINX base template with a few explicit URLs and parameters.
@@ -220,6 +220,6 @@ pub fn scan_get_values(db: &SignatureDb, hits: &mut Vec<u32>) {
         db.scan(Target::ParamValue, v.as_bytes(), hits);
     }
     for (name, value) in GET_HEADERS {
-        db.scan_header(name, value.as_bytes(), hits, None);
+        db.scan_header(name, value.as_bytes(), hits, MemoUse::Off);
     }
 }

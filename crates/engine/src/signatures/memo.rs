@@ -108,6 +108,53 @@ thread_local! {
     static MEMO: RefCell<Option<Memo>> = const { RefCell::new(None) };
 }
 
+/// How a scan uses the memo.
+pub enum MemoUse<'a> {
+    /// Lent by [`with_memo`] for a run of look-ups (a JSON document's items).
+    Lent(&'a mut Memo),
+    /// This thread's memo, borrowed at the look-up only: a lone value that the prefilter settles
+    /// (most of them) pays nothing for the memo.
+    AtLookUp,
+    /// No memo: a secret, or the memo already lent further up the stack.
+    Off,
+}
+
+impl MemoUse<'_> {
+    /// The same use, for one more call, while `self` is kept for later ones.
+    pub fn reborrow(&mut self) -> MemoUse<'_> {
+        match self {
+            MemoUse::Lent(memo) => MemoUse::Lent(memo),
+            MemoUse::AtLookUp => MemoUse::AtLookUp,
+            MemoUse::Off => MemoUse::Off,
+        }
+    }
+
+    /// Answers `value`'s scan from the memo this use allows, `scan` filling `hits` on a miss.
+    pub(super) fn scan(
+        self,
+        db: u64,
+        selection: usize,
+        value: &[u8],
+        hits: &mut Vec<u32>,
+        scan: impl FnOnce(&mut Vec<u32>),
+    ) {
+        match self {
+            MemoUse::Lent(memo) => memo.scan(db, selection, value, hits, scan),
+            MemoUse::AtLookUp => with_memo(|memo| match memo {
+                Some(memo) => memo.scan(db, selection, value, hits, scan),
+                None => scan(hits),
+            }),
+            MemoUse::Off => scan(hits),
+        }
+    }
+}
+
+impl<'a> From<Option<&'a mut Memo>> for MemoUse<'a> {
+    fn from(memo: Option<&'a mut Memo>) -> Self {
+        memo.map_or(MemoUse::Off, MemoUse::Lent)
+    }
+}
+
 /// Runs `f` with this thread's memo (made on first use), borrowed once for every look-up `f` makes:
 /// the items of a JSON body are scanned under one borrow, not one per item. `None` when the memo
 /// is already lent further up the stack (callers pass theirs down instead): `f` then scans without

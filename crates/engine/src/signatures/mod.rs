@@ -20,8 +20,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub use db::{DbError, SigDef, UnknownTarget, parse_targets};
 use matcher::Selection;
 pub use matcher::{CompileError, HeapUsage, REGEX_DFA_LIMIT, REGEX_SIZE_LIMIT};
-pub use memo::Memo;
 pub(crate) use memo::with_memo;
+pub use memo::{Memo, MemoUse};
 
 /// The shipped database files, in id order.
 const BUILTIN: &[&str] = &[
@@ -314,14 +314,14 @@ impl SignatureDb {
     /// For `Target::Header`, every header signature runs, whatever header names it is scoped to
     /// ([`Self::scan_header`] runs those of one header).
     pub fn scan(&self, target: Target, value: &[u8], hits: &mut Vec<u32>) {
-        self.scan_selected(self.matcher.selection(target), value, hits, None);
+        self.scan_selected(self.matcher.selection(target), value, hits, MemoUse::Off);
     }
 
-    /// [`Self::scan`], answered from `memo` when it holds `value` (see `memo`; `None`: a plain
-    /// scan). Not for secrets: whether a value was memoized shows in the time taken.
+    /// [`Self::scan`], answered from the memo `memo` allows when it holds `value` (see `memo`;
+    /// `MemoUse::Off`: a plain scan). Not for secrets: whether a value was memoized shows in the time taken.
     pub fn scan_memoized(
         &self,
-        memo: Option<&mut Memo>,
+        memo: MemoUse<'_>,
         target: Target,
         value: &[u8],
         hits: &mut Vec<u32>,
@@ -331,32 +331,17 @@ impl SignatureDb {
 
     /// [`Self::scan`] of the value of the header `name` (lower case): the `header` signatures
     /// scoped to no header name (`headers:`) or to this one. `memo` as [`Self::scan_memoized`].
-    pub fn scan_header(
-        &self,
-        name: &str,
-        value: &[u8],
-        hits: &mut Vec<u32>,
-        memo: Option<&mut Memo>,
-    ) {
+    pub fn scan_header(&self, name: &str, value: &[u8], hits: &mut Vec<u32>, memo: MemoUse<'_>) {
         self.scan_selected(self.matcher.header_selection(name), value, hits, memo);
     }
 
-    fn scan_selected(
-        &self,
-        sel: Selection,
-        value: &[u8],
-        hits: &mut Vec<u32>,
-        memo: Option<&mut Memo>,
-    ) {
+    fn scan_selected(&self, sel: Selection, value: &[u8], hits: &mut Vec<u32>, memo: MemoUse<'_>) {
         if self.matcher.plainly_clean(sel, value) {
             return;
         }
-        match memo {
-            Some(memo) => memo.scan(self.id, sel.index(), value, hits, |hits| {
-                self.matcher.scan(sel, value, hits)
-            }),
-            None => self.matcher.scan(sel, value, hits),
-        }
+        memo.scan(self.id, sel.index(), value, hits, |hits| {
+            self.matcher.scan(sel, value, hits)
+        });
     }
 
     /// Whether this thread's scan memo holds an answer for `value` scanned as `target` (for

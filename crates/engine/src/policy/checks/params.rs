@@ -11,7 +11,7 @@ use crate::parse::query;
 use crate::policy::checks::staging::mark_staged;
 use crate::policy::compile::compiled::{CompiledParam, CompiledPolicy, Scratch, pick};
 use crate::policy::decl::{Base64Mode, DataType, ParamLocation, ValueType};
-use crate::signatures::{SignatureDb, Target, with_memo};
+use crate::signatures::{MemoUse, SignatureDb, Target};
 use crate::violation::{Context, Violation, ViolationKind as K};
 
 fn loc_name(l: ParamLocation) -> &'static str {
@@ -291,11 +291,13 @@ impl CompiledPolicy {
             // form body does not flag it.
             let db = SignatureDb::builtin();
             s.hits.clear();
-            with_memo(|mut memo| {
-                db.scan_memoized(memo.as_deref_mut(), Target::ParamName, name, &mut s.hits);
-                let memo = memo.filter(|_| !sensitive);
-                db.scan_memoized(memo, Target::ParamValue, &scanned, &mut s.hits);
-            });
+            db.scan_memoized(MemoUse::AtLookUp, Target::ParamName, name, &mut s.hits);
+            let memo = if sensitive {
+                MemoUse::Off
+            } else {
+                MemoUse::AtLookUp
+            };
+            db.scan_memoized(memo, Target::ParamValue, &scanned, &mut s.hits);
             s.param_hits.extend_from_slice(&s.hits);
         }
     }

@@ -8,7 +8,7 @@
 use crate::openapi::JsonBody;
 use crate::parse::json;
 use crate::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch};
-use crate::signatures::{Memo, SignatureDb, Target, with_memo};
+use crate::signatures::{MemoUse, SignatureDb, Target, with_memo};
 use crate::violation::{Context, Violation, ViolationKind as K};
 
 /// Shortest value taken apart as a JSON document (`{"a":1}` and shorter are read as they are).
@@ -50,7 +50,9 @@ impl CompiledPolicy {
             overrides,
             mask,
         };
-        with_memo(|memo| self.scan_judged(s, out, judged, &JsonBody::new(value), 0, memo));
+        // A lone value borrows the memo only if the prefilter leaves it a look-up to make.
+        let body = JsonBody::new(value);
+        self.scan_judged(s, out, judged, &body, 0, MemoUse::AtLookUp);
     }
 
     /// [`Self::scan`] of a whole request body as `Target::Body`, its JSON parse shared with the
@@ -70,7 +72,7 @@ impl CompiledPolicy {
             mask: false,
         };
         // One borrow of the memo for every item of the document.
-        with_memo(|memo| self.scan_judged(s, out, judged, body, 0, memo));
+        with_memo(|memo| self.scan_judged(s, out, judged, body, 0, memo.into()));
     }
 
     fn scan_judged(
@@ -80,7 +82,7 @@ impl CompiledPolicy {
         j: Judged,
         body: &JsonBody<'_>,
         depth: u8,
-        mut memo: Option<&mut Memo>,
+        mut memo: MemoUse<'_>,
     ) {
         let value = body.bytes();
         let target = j.target;
@@ -110,10 +112,10 @@ impl CompiledPolicy {
                 // Most items are neither a document nor base64 of one: their text is scanned
                 // as it is, without the checks of a value that may be.
                 if t == Target::ParamName || !(is_document(text) || base64_opening(text)) {
-                    self.scan_text(s, out, item, text, memo.as_deref_mut());
+                    self.scan_text(s, out, item, text, memo.reborrow());
                 } else {
                     let inner = JsonBody::new(text);
-                    self.scan_judged(s, out, item, &inner, depth + 1, memo.as_deref_mut());
+                    self.scan_judged(s, out, item, &inner, depth + 1, memo.reborrow());
                 }
             });
             return;
@@ -123,14 +125,7 @@ impl CompiledPolicy {
             && let Some(doc) = base64_document(value)
         {
             // The document is also read as the text it decodes to, by the views of the value.
-            self.scan_judged(
-                s,
-                out,
-                j,
-                &JsonBody::new(&doc),
-                depth + 1,
-                memo.as_deref_mut(),
-            );
+            self.scan_judged(s, out, j, &JsonBody::new(&doc), depth + 1, memo.reborrow());
         }
         self.scan_text(s, out, j, value, memo);
     }
@@ -146,7 +141,7 @@ impl CompiledPolicy {
         out: &mut Vec<Violation>,
         j: Judged,
         value: &[u8],
-        memo: Option<&mut Memo>,
+        memo: MemoUse<'_>,
     ) {
         let Judged {
             target,
@@ -161,12 +156,12 @@ impl CompiledPolicy {
         s.hits.clear();
         let db = SignatureDb::builtin();
         let memoize = !(mask || target == Target::Cookie || name.is_some_and(is_credential_header));
-        let mut memo = memo.filter(|_| memoize);
+        let mut memo = if memoize { memo } else { MemoUse::Off };
         match (target, name) {
             // A signature about one header's grammar (`Accept`, `Range`) says nothing of others.
             (Target::Header, header) => {
                 let header = header.unwrap_or("");
-                db.scan_header(header, value, &mut s.hits, memo.as_deref_mut());
+                db.scan_header(header, value, &mut s.hits, memo.reborrow());
                 if !is_standard_header(header) {
                     // An application reads its own headers (`X-Callback-Url`, `X-Api-Key`) as
                     // arguments, not the standard ones a browser or HTTP client sends: such a
