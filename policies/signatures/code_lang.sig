@@ -598,3 +598,25 @@ test: @(System.IO.File.ReadAllText("web.config"))
 pass: [System.Diagnostics.Process] class reference
 pass: System.Diagnostics.Process.Start docs
 pass: @@container(#new-warning-module)[u8sTzuXkzrpBUgtYOdTUP]/DESCRIBE_EVENT_
+
+id: 300005503
+name: JavaScript prototype pollution: a JSON key path through `__proto__` or `constructor.prototype`
+# A deep merge or `set(obj, path, value)` walks a JSON document's keys as a path: `{"a":
+# {"constructor":{"prototype":{"isAdmin":true}}}}` writes into every object's prototype,
+# although neither key is suspect alone. The engine scans each key joined to its parent
+# object's key (`constructor.prototype`); real key paths only hold the words inside longer names
+# (`experiments.statsig-formulas_prototype`).
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: Node.js
+targets: key-path
+literal: prototype
+literal: __proto__
+regex: (?:^|\.)(?:__proto__|constructor\.prototype)(?:\.|$)
+test: constructor.prototype
+test: a.__proto__
+test: __proto__.isAdmin
+pass: experiments.statsig-formulas_prototype
+pass: timingDetail.nextHopProtocol
+pass: prototype.name
