@@ -545,3 +545,78 @@ test: eval(gzinflate(str_rot13('x')))
 pass: qbase64
 pass: /system/resource/js/base64.js
 pass: https://tool.jisuapi.com/base642pic.html
+
+id: 300005501
+name: PHP code injection: a superglobal handed to a function, or code spelt by XOR of strings
+# A request array passed whole to a call (`extract($_GET)`, `assert($_POST)`, `parse_str($_COOKIE)`)
+# turns every parameter into code or variables; no prose writes `($_` followed by a superglobal's
+# name. Code without letters is built by XOR of a variable with short quoted strings
+# (`$_=($_^"<").($_^">;")`): no text holds a `$` variable XORed with a quoted literal.
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: PHP
+targets: @values, header, param-name
+unless: binary
+literal: $_
+literal: ^"
+literal: ^'
+literal: ^ "
+literal: ^ '
+regex: \(\s*\$_(?:get|post|request|cookie|files|server|env|session)\b|\$\w*\s*\^\s*(?:"[^"\s]{1,4}"|'[^'\s]{1,4}')
+test: extract($_GET)
+test: parse_str( $_COOKIE );
+test: $_=($_^"<").($_^">;").($_^"/");
+test: $a^'{{'
+pass: value ^ "x" is the superscript in our markup
+pass: ($_ is the default variable in Perl)
+pass: price (USD) ^ 2
+
+id: 300005502
+name: .NET code execution: a runtime type an exploit reaches for, called statically or from a template
+# PowerShell calls .NET statically (`[System.Diagnostics.Process]::Start('calc')`,
+# `[IO.File]::ReadAllText`, `[Reflection.Assembly]::Load`) and Razor templates reach the same
+# types through `@System.Diagnostics.Process.Start(...)`: a process, a file, an assembly, a
+# web client or the environment, named in a value with the call that uses it. Type names in
+# documentation searches lack the `]::` or the leading `@` and call.
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: Microsoft Windows
+targets: @values, header, param-name
+unless: binary
+literal: ]::
+literal: ] ::
+literal: @system.
+literal: @(system.
+regex: \[\s*(?:system\.)?(?:diagnostics\.process(?:startinfo)?|io\.(?:file|directory|streamreader|streamwriter)|reflection\.assembly|net\.(?:webclient|sockets\.tcpclient|webrequest|dns)|runtime\.interopservices\.marshal|environment|activator|appdomain|management\.automation\.[\w.]+)\s*\]\s*::\s*\w+|@\(?\s*system\s*\.\s*(?:diagnostics\s*\.\s*process|io\s*\.\s*file|io\s*\.\s*directory|reflection\s*\.\s*assembly|net\s*\.\s*webclient|environment)\s*\.\s*\w+\s*\(
+test: ;[System.Diagnostics.Process]::Start('calc')
+test: [IO.File]::ReadAllText('c:\\windows\\win.ini')
+test: [Reflection.Assembly]::Load($b)
+test: @System.Diagnostics.Process.Start("cmd.exe","/c id")
+test: @(System.IO.File.ReadAllText("web.config"))
+pass: [System.Diagnostics.Process] class reference
+pass: System.Diagnostics.Process.Start docs
+pass: @@container(#new-warning-module)[u8sTzuXkzrpBUgtYOdTUP]/DESCRIBE_EVENT_
+
+id: 300005503
+name: JavaScript prototype pollution: a JSON key path through `__proto__` or `constructor.prototype`
+# A deep merge or `set(obj, path, value)` walks a JSON document's keys as a path: `{"a":
+# {"constructor":{"prototype":{"isAdmin":true}}}}` writes into every object's prototype,
+# although neither key is suspect alone. The engine scans each key joined to its parent
+# object's key (`constructor.prototype`); real key paths only hold the words inside longer names
+# (`experiments.statsig-formulas_prototype`).
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: Node.js
+targets: key-path
+literal: prototype
+literal: __proto__
+regex: (?:^|\.)(?:__proto__|constructor\.prototype)(?:\.|$)
+test: constructor.prototype
+test: a.__proto__
+test: __proto__.isAdmin
+pass: experiments.statsig-formulas_prototype
+pass: timingDetail.nextHopProtocol
+pass: prototype.name

@@ -550,3 +550,41 @@ test: select schema_name from information_schema.schemata
 test: sys.database_name
 pass: Db_Name=shop&page=2
 pass: sysadmin
+
+id: 300001501
+name: SQL injection: a server variable read after an SQL operator or inside a call
+# MySQL and MSSQL expose their version, paths and settings as `@@` variables
+# (`@@innodb_version`, `@@datadir`, `@@servername`); an injection reads them as an operand
+# (`1 AND @@version`, `(@@hostname)`). Real values hold `@@` as a template marker
+# (`@@CRITEO_USERID@@`, `@@container(#module)`), never after a boolean operator or an opening
+# parenthesis.
+type: SQL-Injection
+accuracy: high
+risk: high
+systems: MySQL
+targets: @values, header
+unless: binary
+literal: @@
+regex: (?:\b(?:and|or|xor|not|select|where|having|union|like|when|then)\s+|[(,]\s*)@@[a-z_]\w*
+test: 1 AND @@innodb_version
+test: 1 or @@datadir like '%'
+test: 1 UNION SELECT @@hostname,2
+test: concat(@@version_compile_os,1)
+pass: @@container(#new-warning-module)[u8sTzuXkzrpBUgtYOdTUP]/DESCRIBE_EVENT_
+pass: https://cm.g.doubleclick.net/pixel?google_nid=cjp&google_hm=@@CRITEO_USERID@@&google_push=PUSH_DATA
+
+id: 300001502
+name: SQL injection: SQLite attaching a database file after a statement separator
+# SQLite's `ATTACH DATABASE 'file' AS x` after a `;` creates a file the attacker then writes a
+# table into (a web shell under the document root). The separator and the quoted file name
+# keep prose (`attach database backups`) out.
+type: SQL-Injection
+accuracy: high
+risk: high
+targets: @values, header
+unless: binary
+literal: attach
+regex: ;\s*attach\s+(?:database\s+)?['"]
+test: 1;ATTACH DATABASE '/var/www/x.php' AS x;
+test: '; attach 'shell.php' as s--
+pass: how to attach database files; attach database backups

@@ -164,6 +164,20 @@ pub fn starts_like_json(body: &[u8]) -> bool {
     )
 }
 
+/// The key path `parent.key` of `key`, found under `pointer`, when its parent is an object's
+/// key; `None` at the top level and under an array (a numeric last segment is read as an
+/// index), where the key alone is the whole path.
+pub fn key_path(pointer: &str, key: &str) -> Option<String> {
+    let (_, parent) = pointer.rsplit_once('/')?;
+    if parent.is_empty() || parent.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(format!(
+        "{}.{key}",
+        parent.replace("~1", "/").replace("~0", "~")
+    ))
+}
+
 fn escape(k: &str) -> String {
     k.replace('~', "~0").replace('/', "~1")
 }
@@ -172,6 +186,22 @@ fn escape(k: &str) -> String {
 mod tests {
     use super::*;
     use crate::openapi::JsonBody;
+
+    #[test]
+    fn key_paths_join_a_key_to_its_parent_object_key() {
+        let mut paths = Vec::new();
+        walk(
+            br#"{"constructor":{"prototype":{"x":1}},"a":[{"b":{"c/d":2}}]}"#,
+            |i| {
+                if let Item::Key { pointer, key } = i {
+                    paths.extend(key_path(pointer, key));
+                }
+            },
+        )
+        .unwrap();
+        paths.sort();
+        assert_eq!(paths, ["b.c/d", "constructor.prototype", "prototype.x"]);
+    }
 
     #[test]
     fn walks_keys_and_values_with_pointers() {

@@ -103,7 +103,7 @@ pub struct UnknownTarget {
 }
 
 /// Parses a comma list of targets: `url`, `query`, `param-name`, `param-value`, `header`, `cookie`,
-/// `body`, `json`, `xml`, `grpc`, `filename`, or the groups `@values` ([`VALUES`]) and `@all`.
+/// `body`, `json`, `xml`, `grpc`, `filename`, `key-path`, or the groups `@values` ([`VALUES`]) and `@all`.
 pub fn parse_targets(v: &str) -> Result<Vec<Target>, UnknownTarget> {
     let mut out = Vec::new();
     for name in list(v) {
@@ -119,6 +119,7 @@ pub fn parse_targets(v: &str) -> Result<Vec<Target>, UnknownTarget> {
             "xml" => &[Target::Xml],
             "grpc" => &[Target::Grpc],
             "filename" => &[Target::Filename],
+            "key-path" => &[Target::KeyPath],
             "@values" => VALUES,
             "@all" => Target::ALL,
             other => {

@@ -139,11 +139,14 @@ impl ViewState {
         }
     }
 
-    /// Pattern `e` starts the view: record the start for the signatures with a `^` it begins.
+    /// Pattern `e` starts the view: record the start for the signatures with a `^` it begins,
+    /// and count them present (those whose matches all start so are not woken by their own
+    /// literals elsewhere).
     fn found_first(&mut self, e: &Entry, applies: &SigBits, possible: &impl Fn(usize) -> bool) {
         for &i in &e.first {
             let i = usize::from(i);
             if applies.get(i) {
+                self.present.set(i);
                 self.anchor(i, 0, possible);
             }
         }

@@ -235,15 +235,24 @@ impl Matcher {
                 anchored: false,
                 at_start: false,
             };
-            if d.engine == Engine::Pattern {
+            let gate = d.regex.as_deref().map(prefilter::analyse);
+            // A regex whose every match starts at the value's start, with one of its `first`
+            // literals (`^\s*[;|]…`), is woken by that literal starting a view, not by its own
+            // literals wherever they occur (the `;` of every `User-Agent`).
+            let start_only = !d.literals.is_empty()
+                && gate.as_ref().is_some_and(|g| {
+                    g.anchors.as_ref().is_some_and(|a| {
+                        a.literals.is_empty() && matches!(a.at_start, AtStart::When(_))
+                    })
+                });
+            if d.engine == Engine::Pattern && !start_only {
                 for l in &d.literals {
                     lits.literal(i, l);
                 }
             }
             // A literal-only signature matches where one of its literals occurs.
             shortest.push(prefilter::shortest_literal(&d.literals));
-            if let Some(p) = &d.regex {
-                let g = prefilter::analyse(p);
+            if let (Some(p), Some(g)) = (&d.regex, gate) {
                 shortest[i] = g.shortest;
                 c.regex = Some(LazyRegex::checked(d.info.id, p)?);
                 c.groups = g.groups;

@@ -65,6 +65,10 @@ pub enum Target {
     /// The name an uploaded file is to be stored under (a multipart part's `filename`, the
     /// `X-Filename` headers of raw uploads).
     Filename,
+    /// A JSON key under an object key, written `parent.key` (`constructor.prototype`): the
+    /// path a deep merge or a `set(obj, path, value)` writes along, which neither key shows
+    /// alone.
+    KeyPath,
 }
 
 impl Target {
@@ -81,6 +85,7 @@ impl Target {
         Target::Xml,
         Target::Grpc,
         Target::Filename,
+        Target::KeyPath,
     ];
 
     /// Position in [`Target::ALL`].

@@ -205,15 +205,19 @@ impl CompiledPolicy {
                     .detail(format!("{} bytes of JSON", s.body_len)),
             );
         }
-        let mut items: Vec<(String, Vec<u8>, bool)> = Vec::new();
+        let mut items: Vec<(String, Vec<u8>, Target)> = Vec::new();
         let mut visit = |it: json::Item| {
             if items.len() < MAX_ITEMS {
                 match it {
                     json::Item::Key { pointer, key } => {
-                        items.push((format!("{pointer}/{key}"), key.as_bytes().to_vec(), true))
+                        let name = format!("{pointer}/{key}");
+                        if let Some(path) = json::key_path(pointer, key) {
+                            items.push((name.clone(), path.into_bytes(), Target::KeyPath));
+                        }
+                        items.push((name, key.as_bytes().to_vec(), Target::ParamName))
                     }
                     json::Item::Value { pointer, value } => {
-                        items.push((pointer.to_string(), value.as_bytes().to_vec(), false))
+                        items.push((pointer.to_string(), value.as_bytes().to_vec(), Target::Json))
                     }
                 }
             }
@@ -257,8 +261,8 @@ impl CompiledPolicy {
                 }
             }
         }
-        for (pointer, value, is_key) in items {
-            if prof.as_params && !is_key {
+        for (pointer, value, target) in items {
+            if prof.as_params && target == Target::Json {
                 let name = pointer.rsplit('/').next().unwrap_or("").to_string();
                 self.check_param(
                     s,
@@ -270,7 +274,9 @@ impl CompiledPolicy {
                 );
                 continue;
             }
+            // A key path's characters are its keys' and the `.` between them, checked as such.
             if prof.meta_check
+                && target != Target::KeyPath
                 && let Some(c) = prof.table.first_bad(&value)
             {
                 self.push(
@@ -281,11 +287,6 @@ impl CompiledPolicy {
                 );
             }
             if prof.sig_check {
-                let target = if is_key {
-                    Target::ParamName
-                } else {
-                    Target::Json
-                };
                 self.scan(
                     s,
                     out,

@@ -96,17 +96,21 @@ impl CompiledPolicy {
             return self.xml_value(s, out, p, self.xml.get(idx), pname, value, sensitive);
         }
         let prof = self.json.get(idx);
-        let mut items: Vec<(String, Vec<u8>, bool)> = Vec::new();
+        let mut items: Vec<(String, Vec<u8>, Target)> = Vec::new();
         let shape = json::walk(value, |it| {
             if items.len() < MAX_ITEMS {
-                items.push(match it {
+                match it {
                     json::Item::Key { pointer, key } => {
-                        (format!("{pointer}/{key}"), key.as_bytes().to_vec(), true)
+                        let name = format!("{pointer}/{key}");
+                        if let Some(path) = json::key_path(pointer, key) {
+                            items.push((name.clone(), path.into_bytes(), Target::KeyPath));
+                        }
+                        items.push((name, key.as_bytes().to_vec(), Target::ParamName));
                     }
                     json::Item::Value { pointer, value } => {
-                        (pointer.to_string(), value.as_bytes().to_vec(), false)
+                        items.push((pointer.to_string(), value.as_bytes().to_vec(), Target::Json));
                     }
-                });
+                }
             }
         });
         let overrides: Vec<(u32, bool)> = p
@@ -148,9 +152,9 @@ impl CompiledPolicy {
                 );
             }
         }
-        for (pointer, item, is_key) in items {
+        for (pointer, item, target) in items {
             let name = format!("{pname}{pointer}");
-            if let Some(j) = prof.filter(|j| j.meta_check)
+            if let Some(j) = prof.filter(|j| j.meta_check && target != Target::KeyPath)
                 && let Some(c) = j.table.first_bad(&item)
             {
                 let v = Violation::new(K::ParameterValueMetachar, Context::Parameter)
@@ -159,11 +163,6 @@ impl CompiledPolicy {
                 self.push(out, if sensitive { v } else { v.snippet(&item) });
             }
             if sig {
-                let target = if is_key {
-                    Target::ParamName
-                } else {
-                    Target::Json
-                };
                 let ctx = Context::Parameter;
                 self.scan(
                     s,
