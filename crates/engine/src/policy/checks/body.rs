@@ -280,6 +280,9 @@ impl CompiledPolicy {
                 );
                 continue;
             }
+            if !is_key {
+                self.check_redirect(s, out, Context::Json, pointer.as_bytes(), &value, &value);
+            }
             if prof.meta_check
                 && let Some(c) = prof.table.first_bad(&value)
             {
