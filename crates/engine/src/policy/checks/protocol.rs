@@ -5,7 +5,8 @@
 //! `boundary` on a type that has no parts, two media types in `Content-Type` fields or in one field's
 //! list), the grammar of the fields browsers and HTTP libraries write themselves (`Range`, `Expect`,
 //! an empty `User-Agent` or `Accept`, an `Accept-Encoding` naming no content coding), an absolute-form target
-//! naming another host than `Host`, and method override (`X-HTTP-Method-Override`, `_method`) to a
+//! naming another host than `Host`, a `Content-Encoding` or `Content-Range` on a GET or HEAD
+//! that carries no body, and method override (`X-HTTP-Method-Override`, `_method`) to a
 //! method the policy does not allow, on a request that is not a POST, or through `_method` to a
 //! method a form can send without it (VIOL_METHOD): how a request gets a method past a check that
 //! only reads the request line.
@@ -39,6 +40,36 @@ impl CompiledPolicy {
         }
         self.check_client_fields(head, known, out);
         self.check_method_override(head, known, out);
+        self.check_bodiless_content(head, known, out);
+    }
+
+    /// `Content-Encoding` and `Content-Range` describe a body; on a GET or HEAD framed as having
+    /// none (no length, or zero, and not chunked) they describe nothing, and no client library
+    /// sends them there. A request that carries one anyway is probing whether a proxy or the
+    /// server reads a body the framing says is absent, or reaches a handler through the header
+    /// alone (an upload resumed at an offset, a decompressor). A POST is left out: beacons
+    /// recorded without their body keep `Content-Encoding: gzip`. HTTP/2 announces no length,
+    /// so its requests are left out too.
+    fn check_bodiless_content(
+        &self,
+        head: &http::request::Parts,
+        known: &Known<'_>,
+        out: &mut Vec<Violation>,
+    ) {
+        const WHAT: &str = "Content header without a body";
+        let bodiless = matches!(head.method, http::Method::GET | http::Method::HEAD)
+            && head.version < http::Version::HTTP_2
+            && !known.transfer_encoding
+            && known
+                .content_length
+                .is_none_or(|v| v.as_bytes().trim_ascii() == b"0");
+        if bodiless
+            && (head.headers.contains_key(http::header::CONTENT_ENCODING)
+                || head.headers.contains_key(http::header::CONTENT_RANGE))
+            && self.protocol_on(WHAT)
+        {
+            self.protocol(out, WHAT);
+        }
     }
 
     /// Fields that browsers and HTTP libraries fill in themselves, so that a value outside their
