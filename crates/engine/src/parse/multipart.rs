@@ -23,6 +23,9 @@ pub fn boundary(content_type: &str) -> Option<&str> {
         .filter(|b| !b.is_empty() && b.len() <= 200)
 }
 
+/// A part as framed: its header block and its content.
+pub type RawPart<'a> = (&'a [u8], &'a [u8]);
+
 /// Why a multipart body does not split into parts; the text is the violation's detail.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum MultipartError {
@@ -64,7 +67,7 @@ pub fn related_parts<'a>(
     body: &'a [u8],
     boundary: &str,
     limit: usize,
-) -> Result<Vec<(&'a [u8], &'a [u8])>, MultipartError> {
+) -> Result<Vec<RawPart<'a>>, MultipartError> {
     split(body, boundary, limit)
 }
 
@@ -73,7 +76,7 @@ fn split<'a>(
     body: &'a [u8],
     boundary: &str,
     limit: usize,
-) -> Result<Vec<(&'a [u8], &'a [u8])>, MultipartError> {
+) -> Result<Vec<RawPart<'a>>, MultipartError> {
     let delim = format!("--{boundary}");
     let d = delim.as_bytes();
     let mut out = Vec::new();
