@@ -10,7 +10,7 @@ name: SSRF: internal address written as an integer, in hex or octal, or in a sho
 type: Server-Side Request Forgery (SSRF)
 accuracy: high
 risk: high
-targets: @values, header, param-name
+targets: @values, header, url, param-name
 unless: binary
 literal: http:
 literal: https:
@@ -47,6 +47,7 @@ test: rtmp://017700000001
 test: http://169.254.43518/
 test: http://169.16689662/
 test: http:123456789
+test: /proxy/http:/2130706433/admin
 pass: string:1665619818
 pass: repository:1340691923/ElasticView
 pass: https://www.example.com/order/12345678
@@ -58,7 +59,7 @@ name: SSRF: IPv6 literal host (mapped IPv4, link-local, zone ids)
 type: Server-Side Request Forgery (SSRF)
 accuracy: medium
 risk: high
-targets: @values, header, param-name
+targets: @values, header, url, param-name
 unless: binary
 literal: http:
 literal: https:
@@ -86,6 +87,7 @@ literal: telnet:
 literal: file:
 literal: ://
 regex: (?:\b(?:https?|ftps?|gopher|dict|ldaps?|ssh|sftp|smb|tftp|wss?|jar|netdoc|acap|imap|irc|pop3|rtmp|rtsp|telnet|file):/{0,2}|\b[a-z][a-z0-9+.-]{1,15}://)(?:[^/@\s]*@)?\[[0-9a-f:.]*:[0-9a-f:.]*(?:%[\w-]+)?\]
+test: /fetch/http:/[::ffff:127.0.0.1]/
 test: http://[::ffff:a9fe:a9fe]
 test: http://[0:0:0:0:0:ffff:a9fe:a9fe]
 test: http://[fe80::%zone1]
@@ -552,3 +554,61 @@ pass: /v1.0/me/drive/root:/【技术支持工程师_深圳】
 pass: /npm/https-proxy-agent@7.0.2/dist/index.js
 pass: /check_uuid/https:/prebid-server.rubiconproject.com/setuid?bidder=grid
 pass: /amd_modules/@baidu/search-sug/index.js
+
+id: 300008801
+name: SSRF: URL to a loopback host spelled as a name that resolves to it
+# Every name under `localhost` resolves to the loopback address (`app.localhost`), as does
+# `localhost.` with its root dot, which a filter comparing the host with `localhost` misses;
+# public wildcard names point at 127.0.0.1 for developers (`lvh.me`, `vcap.me`, `localtest.me`,
+# `fuf.me`, `localho.st`), and `ip6-localhost` is the hosts file's name for `::1`. A filter that
+# resolves nothing passes them and the server connects to itself. QQ's login helpers are
+# public hosts whose first label is `localhost` and are not matched.
+type: Server-Side Request Forgery (SSRF)
+accuracy: high
+risk: high
+targets: @values, url, param-name
+unless: binary
+literal: localhost
+literal: lvh.me
+literal: vcap.me
+literal: localtest.me
+literal: fuf.me
+literal: localho.st
+literal: lacolhost
+literal: ip6-lo
+regex: \b(?:https?|ftps?|gopher|dict|ldaps?|sftp|tftp|wss?|jar|netdoc|smb|telnet|file):/{0,2}(?:[^/@\s]*@)?(?:localhost\.|[\w-]+(?:\.[\w-]+)*\.localhost\.?|(?:[\w-]+\.)*(?:lvh\.me|vcap\.me|localtest\.me|fuf\.me|localho\.st|lacolhost\.com)\.?|localhost\.localdomain|ip6-(?:localhost|loopback))(?:[:/?#\\]|$)
+test: http://localhost./admin
+test: http://admin.localhost:8080/
+test: https://lvh.me/
+test: http://customer1.vcap.me:6379/
+test: /proxy/http:/lvh.me/server-status
+test: gopher://ip6-localhost:25/_HELO
+pass: https://localhost.ptlogin2.qq.com:4301/pt_get_uins
+pass: https://localhost.sec.qq.com:9410/
+pass: http://sh3ll.me/atom.xml
+
+id: 300008802
+name: Remote file inclusion: remote script or text file cut short by an empty fragment or query
+# An include that appends its own suffix (`include($_GET['page'] . '.php')`) is given the URL
+# of a script or text file ending in `#` or `?`, so the suffix becomes a fragment or a query the
+# remote server ignores; written scheme-relative (`//evil.example/shell.txt?`) it carries no
+# scheme for a filter to see. Pages end in an empty fragment (`https://pvp.qq.com/#`) and
+# resource-timing beacons report image and API URLs ending in `?`: only a file an interpreter
+# runs or a text file is matched, and an absolute URL ending in `?` is 300008010's.
+type: Remote File Include
+accuracy: medium
+risk: high
+targets: query, param-value, param-name, cookie, json
+unless: binary
+literal: #
+literal: ?
+regex: ^\s*(?:(?:https?|ftps?):)?//[^\s?#/]+/[^\s?#]*\.(?:txt|php\d?|phtml|phar|inc|pl|py|rb|sh|cgi|asp|aspx|jsp|jspx|cfm)#+\s*$|^\s*//[^\s?#/]+/[^\s?#]*\.(?:txt|php\d?|phtml|phar|inc|pl|py|rb|sh|cgi|asp|aspx|jsp|jspx|cfm)\?+\s*$
+test: http://evil.example/shell.txt#
+test: //evil.example/shell.txt?
+test: https://evil.example/c99.php##
+pass: https://pvp.qq.com/#
+pass: https://p3-juejin.byteimg.com/tos-cn-i-k3u1fbpfcp/c8df425e86a5492e8da74f3899b5cdd2~tplv-k3u1fbpfcp-no-mark:240:240:240:160.awebp?
+pass: https://codesandbox.io/cdn-cgi/rum?
+pass: https://auth.huaweicloud.com/authui/login.html?service=https%3A%2F%2Factivity.huaweicloud.com%2F#
+pass: //kns.cnki.net/kns8/defaultresult/index
+pass: #

@@ -173,7 +173,7 @@ literal: jar:
 literal: netdoc:
 literal: gopher:
 literal: dict:
-regex: \b(?:php|zip|phar|expect|glob|zlib|ogg|rar|jar|netdoc|compress\.(?:zlib|bzip2)):/{1,2}[^/\s]|\bssh2\.(?:shell|exec|tunnel|sftp|scp)://|\bdata:/{0,2}(?:text/plain|application/[\w.+-]+)?\s*;\s*base64\s*,|\bdata://|\bfile:(?://[^/\s]|/*(?:[a-z]:|\\\\|(?:etc|proc|windows|winnt|var|root|home|usr|dev|sys|boot|tmp|opt|srv)\b|[^\s]*\.\.[/\\]))|\bphp://(?:filter|input|stdin|fd|memory|temp)\b
+regex: \b(?:php|zip|phar|expect|glob|zlib|ogg|rar|jar|netdoc|compress\.(?:zlib|bzip2)):/{1,3}[^/\s]|\bssh2\.(?:shell|exec|tunnel|sftp|scp)://|\bdata:/{0,2}(?:text/plain|application/[\w.+-]+)?\s*;\s*base64\s*,|\bdata://|\bfile:(?://[^/\s]|/*(?:[a-z]:|\\\\|(?:etc|proc|windows|winnt|var|root|home|usr|dev|sys|boot|tmp|opt|srv)\b|[^\s]*\.\.[/\\]))|\bphp://(?:filter|input|stdin|fd|memory|temp)\b
 test: php://filter/convert.base64-encode/resource=index.php
 test: file:///etc/passwd
 test: expect://id
@@ -181,6 +181,8 @@ test: data://text/plain;base64,PD9waHAgc3lzdGVtKCRfR0VUWydjJ10pOyA/Pg==
 # In a URL path the wrapper's `//` reaches the signature as one slash: the path is normalized
 # (multiple slashes collapsed) before it is scanned.
 test: /download/phar:/uploads/avatar.jpg
+test: phar:///tmp/upload/avatar.jpg/x
+test: zip:///var/www/uploads/a.zip#shell.php
 test: /view/php:/filter/read=convert.base64-encode/resource=index
 pass: file:///vscode/resources/letterpress-dark.svg
 pass: profile: https://example.com

@@ -1,5 +1,6 @@
 //! `multipart/form-data` bodies: the boundary from the Content-Type, then each part's
-//! Content-Disposition `name`/`filename` and its value. Malformed framing is an error (the caller
+//! Content-Disposition `name`/`filename` and its value; `multipart/related` bodies (MTOM/XOP), split
+//! the same way into header blocks and contents. Malformed framing is an error (the caller
 //! raises the http-protocol sub-violation), never a panic.
 
 /// One part of a multipart body.
@@ -10,7 +11,7 @@ pub struct Part<'a> {
     pub value: &'a [u8],
 }
 
-/// The boundary parameter of a `multipart/form-data` Content-Type.
+/// The boundary parameter of a `multipart/*` Content-Type.
 pub fn boundary(content_type: &str) -> Option<&str> {
     content_type
         .split(';')
@@ -21,6 +22,9 @@ pub fn boundary(content_type: &str) -> Option<&str> {
         })
         .filter(|b| !b.is_empty() && b.len() <= 200)
 }
+
+/// A part as framed: its header block and its content.
+pub type RawPart<'a> = (&'a [u8], &'a [u8]);
 
 /// Why a multipart body does not split into parts; the text is the violation's detail.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,6 +47,36 @@ pub fn parts<'a>(
     boundary: &str,
     limit: usize,
 ) -> Result<Vec<Part<'a>>, MultipartError> {
+    split(body, boundary, limit)?
+        .into_iter()
+        .map(|(headers, value)| {
+            let (name, filename) = disposition(headers).ok_or(MultipartError::NoName)?;
+            Ok(Part {
+                name,
+                filename,
+                value,
+            })
+        })
+        .collect()
+}
+
+/// The parts of a `multipart/related` body (MTOM/XOP, SOAP with attachments) as (header block,
+/// content): its parts are named by `Content-ID`, not by a form's `Content-Disposition`, so none
+/// is refused for lacking a name.
+pub fn related_parts<'a>(
+    body: &'a [u8],
+    boundary: &str,
+    limit: usize,
+) -> Result<Vec<RawPart<'a>>, MultipartError> {
+    split(body, boundary, limit)
+}
+
+/// Splits `body` at `boundary` into (header block, content) pairs, at most `limit` of them.
+fn split<'a>(
+    body: &'a [u8],
+    boundary: &str,
+    limit: usize,
+) -> Result<Vec<RawPart<'a>>, MultipartError> {
     let delim = format!("--{boundary}");
     let d = delim.as_bytes();
     let mut out = Vec::new();
@@ -57,19 +91,16 @@ pub fn parts<'a>(
         }
         let head_start = pos + skip_crlf(&body[pos..]);
         let head_end = find(body, b"\r\n\r\n", head_start).ok_or(MultipartError::NoHeaders)?;
-        let headers = &body[head_start..head_end];
         let value_start = head_end + 4;
         let next = find(body, d, value_start).ok_or(MultipartError::NoClosingBoundary)?;
         let mut value_end = next;
         if body[..value_end].ends_with(b"\r\n") {
             value_end -= 2;
         }
-        let (name, filename) = disposition(headers).ok_or(MultipartError::NoName)?;
-        out.push(Part {
-            name,
-            filename,
-            value: &body[value_start..value_end.max(value_start)],
-        });
+        out.push((
+            &body[head_start..head_end],
+            &body[value_start..value_end.max(value_start)],
+        ));
         pos = next;
     }
 }
@@ -129,6 +160,20 @@ mod tests {
         assert_eq!(
             parts(b"--XX\r\nno headers", "XX", 10).err(),
             Some(MultipartError::NoHeaders)
+        );
+    }
+
+    #[test]
+    fn related_parts_need_no_name() {
+        let body = b"--b1\r\nContent-Type: application/xop+xml\r\nContent-ID: <root>\r\n\r\n<a/>\r\n--b1\r\nContent-ID: <1>\r\n\r\n\x89PNG\r\n--b1--\r\n";
+        let p = related_parts(body, "b1", 10).unwrap();
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].1, b"<a/>");
+        assert_eq!(p[1].1, b"\x89PNG");
+        assert_eq!(parts(body, "b1", 10).err(), Some(MultipartError::NoName));
+        assert_eq!(
+            related_parts(b"--b1\r\nContent-ID: <r>\r\n\r\n<a/>", "b1", 10).err(),
+            Some(MultipartError::NoClosingBoundary)
         );
     }
 }

@@ -80,6 +80,10 @@ impl CompiledPolicy {
         };
         match kind {
             BodyKind::Form if s.boundary.is_some() => self.body_multipart(&body, s, out),
+            BodyKind::Xml(_) | BodyKind::Json(_) if s.boundary.is_some() => {
+                let boundary = s.boundary.take().unwrap_or_default();
+                self.body_related(&body, kind, &boundary, s, out);
+            }
             BodyKind::Form => {
                 for (n, v, _) in query::pairs(&body, MAX_ITEMS) {
                     self.check_param(s, out, n, v, ParamLocation::FormData, true);
@@ -193,7 +197,13 @@ impl CompiledPolicy {
         }
     }
 
-    fn body_json(&self, body: &[u8], i: usize, s: &mut Scratch, out: &mut Vec<Violation>) {
+    pub(super) fn body_json(
+        &self,
+        body: &[u8],
+        i: usize,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+    ) {
         let Some(prof) = self.json.get(i) else {
             self.scan(s, out, Target::Body, Context::Body, None, body, &[], false);
             return;
@@ -274,6 +284,9 @@ impl CompiledPolicy {
                 );
                 continue;
             }
+            if target == Target::Json {
+                self.check_redirect(s, out, Context::Json, pointer.as_bytes(), &value, &value);
+            }
             // A key path's characters are its keys' and the `.` between them, checked as such.
             if prof.meta_check
                 && target != Target::KeyPath
@@ -301,7 +314,13 @@ impl CompiledPolicy {
         }
     }
 
-    fn body_xml(&self, body: &[u8], i: usize, s: &mut Scratch, out: &mut Vec<Violation>) {
+    pub(super) fn body_xml(
+        &self,
+        body: &[u8],
+        i: usize,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+    ) {
         let Some(prof) = self.xml.get(i) else {
             self.scan(s, out, Target::Body, Context::Body, None, body, &[], false);
             return;

@@ -6,7 +6,10 @@
 //! line, or to split a token where one reader skips the byte and another does not. In a form
 //! body only a line break in a name counts (a header or a log line forged from the name):
 //! analytics beacons post log lines whose fields are separated by other control bytes (`\x03`).
-//! NUL is the "Null in request" check's.
+//! A header value is read the same way where the application decodes it (a `Referer` or a
+//! header of its own as a URL or an argument): a percent-encoded control there is one a browser
+//! or a library never writes, since they send only text in fields. NUL is the "Null in request"
+//! check's.
 
 use crate::policy::compile::compiled::CompiledPolicy;
 use crate::violation::Violation;
@@ -43,6 +46,31 @@ impl CompiledPolicy {
     }
 }
 
+impl CompiledPolicy {
+    /// Judges a header field's value (not `Cookie`'s, whose values applications encode as they
+    /// like) for a control byte written as a percent escape.
+    pub(in crate::policy) fn check_header_controls(&self, out: &mut Vec<Violation>, value: &[u8]) {
+        if memchr::memchr(b'%', value).is_some() && encoded_control(value) && self.protocol_on(WHAT)
+        {
+            self.protocol(out, WHAT);
+        }
+    }
+}
+
+/// Whether `v` holds `%XX` naming a [`control`] byte.
+fn encoded_control(v: &[u8]) -> bool {
+    let hex = |b: u8| char::from(b).to_digit(16);
+    memchr::memchr_iter(b'%', v).any(|i| {
+        let (Some(h), Some(l)) = (
+            v.get(i + 1).copied().and_then(hex),
+            v.get(i + 2).copied().and_then(hex),
+        ) else {
+            return false;
+        };
+        control((h * 16 + l) as u8)
+    })
+}
+
 /// A control byte a value typed as text does not hold: C0 but NUL, tab, line feed and carriage
 /// return; and DEL.
 fn control(b: u8) -> bool {
@@ -52,6 +80,23 @@ fn control(b: u8) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn encoded_controls_are_found_in_a_field() {
+        for v in ["a%01b", "Mozilla%1B[31m", "x%7F", "%0b"] {
+            assert!(encoded_control(v.as_bytes()), "{v}");
+        }
+        for v in [
+            "a%0d%0ab",
+            "%09",
+            "100%",
+            "%00",
+            "https://a.example/?q=%E4%B8%AD",
+            "%zz%1",
+        ] {
+            assert!(!encoded_control(v.as_bytes()), "{v}");
+        }
+    }
 
     #[test]
     fn text_controls_pass_others_do_not() {

@@ -90,6 +90,8 @@ impl CompiledPolicy {
                 self.check_cookies(bytes, s, out);
                 continue;
             }
+            self.check_redirect_header(s, out, n, bytes, super::scan::is_standard_header(n));
+            self.check_header_controls(out, bytes);
             if seen & HeaderBytes::METACHAR != 0
                 && let Some(c) = self.header_bytes.first_bad(bytes)
             {
@@ -206,6 +208,7 @@ impl CompiledPolicy {
                     Violation::new(K::CookieMalformed, Context::Cookie).snippet(bad),
                 ),
                 Ok((name, value)) => {
+                    self.check_redirect(s, out, Context::Cookie, name, value, value);
                     let n = super::params::as_text(name);
                     match pick(self.cookies.iter(), |c| &c.m, name, false) {
                         Some(c) if c.sig_check => {

@@ -519,6 +519,15 @@ impl CompiledPolicy {
             }
             kind = BodyKind::Form;
         }
+        // A `multipart/related` body's root document is read by the profile its `type` chose,
+        // once the framing around it is taken off (`related.rs`).
+        if matches!(kind, BodyKind::Xml(_) | BodyKind::Json(_))
+            && ct
+                .get(..17)
+                .is_some_and(|m| m.eq_ignore_ascii_case("multipart/related"))
+        {
+            s.boundary = crate::parse::multipart::boundary(ct).map(str::to_string);
+        }
         if kind == BodyKind::Disallow && has_body {
             self.push(
                 out,

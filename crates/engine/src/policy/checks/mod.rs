@@ -21,6 +21,7 @@ pub(super) mod params;
 pub(super) mod protocol;
 pub(super) mod rating;
 pub(super) mod redirect;
+pub(super) mod related;
 pub(super) mod scan;
 pub(super) mod staging;
 pub(super) mod upload;

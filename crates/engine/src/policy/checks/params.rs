@@ -100,7 +100,7 @@ impl CompiledPolicy {
         } else {
             (Cow::Borrowed(raw_name), Cow::Borrowed(raw_value))
         };
-        self.check_redirect(s, out, &name, raw_value, &value);
+        self.check_redirect(s, out, Context::Parameter, &name, raw_value, &value);
         if !matches!(loc, ParamLocation::Header | ParamLocation::Cookie) {
             if encoded && self.passes > 1 && !(value.is_ascii() && name.is_ascii()) {
                 // The character set is about the text the application reads, which is decoded

@@ -2,13 +2,14 @@
 //! ("No Host header in HTTP/1.1 request", "Bad host header value"), the `Content-Type` grammar
 //! ("Unparsable request content": a media type without a subtype, parameters that are not
 //! `name=value`, a charset no decoder knows such as EBCDIC's `ibm037`, a second charset, a
-//! `boundary` on a type that has no parts, two media types in `Content-Type` fields or in one field's
-//! list), the grammar of the fields browsers and HTTP libraries write themselves (`Range`, `Expect`,
-//! an empty `User-Agent` or `Accept`, an `Accept-Encoding` naming no content coding), an absolute-form target
-//! naming another host than `Host`, and method override (`X-HTTP-Method-Override`, `_method`) to a
-//! method the policy does not allow, on a request that is not a POST, or through `_method` to a
-//! method a form can send without it (VIOL_METHOD): how a request gets a method past a check that
-//! only reads the request line.
+//! `boundary` on a type that has no parts or none on one that has, two media types in
+//! `Content-Type` fields or in one field's list), the grammar of the fields browsers and HTTP
+//! libraries write themselves (`Range`, `Expect`, an empty `User-Agent` or `Accept`, an
+//! `Accept-Encoding` naming no content coding), an absolute-form target naming another host than
+//! `Host`, a `Content-Encoding` or `Content-Range` on a GET or HEAD that carries no body, and
+//! method override (`X-HTTP-Method-Override`, `_method`) to a method the policy does not allow,
+//! on a request that is not a POST, or through `_method` to a method a form can send without it
+//! (VIOL_METHOD): how a request gets a method past a check that only reads the request line.
 
 use super::known_fields::Known;
 use crate::parse::query;
@@ -39,6 +40,36 @@ impl CompiledPolicy {
         }
         self.check_client_fields(head, known, out);
         self.check_method_override(head, known, out);
+        self.check_bodiless_content(head, known, out);
+    }
+
+    /// `Content-Encoding` and `Content-Range` describe a body; on a GET or HEAD framed as having
+    /// none (no length, or zero, and not chunked) they describe nothing, and no client library
+    /// sends them there. A request that carries one anyway is probing whether a proxy or the
+    /// server reads a body the framing says is absent, or reaches a handler through the header
+    /// alone (an upload resumed at an offset, a decompressor). A POST is left out: beacons
+    /// recorded without their body keep `Content-Encoding: gzip`. HTTP/2 announces no length,
+    /// so its requests are left out too.
+    fn check_bodiless_content(
+        &self,
+        head: &http::request::Parts,
+        known: &Known<'_>,
+        out: &mut Vec<Violation>,
+    ) {
+        const WHAT: &str = "Content header without a body";
+        let bodiless = matches!(head.method, http::Method::GET | http::Method::HEAD)
+            && head.version < http::Version::HTTP_2
+            && !known.transfer_encoding
+            && known
+                .content_length
+                .is_none_or(|v| v.as_bytes().trim_ascii() == b"0");
+        if bodiless
+            && (head.headers.contains_key(http::header::CONTENT_ENCODING)
+                || head.headers.contains_key(http::header::CONTENT_RANGE))
+            && self.protocol_on(WHAT)
+        {
+            self.protocol(out, WHAT);
+        }
     }
 
     /// Fields that browsers and HTTP libraries fill in themselves, so that a value outside their
@@ -319,7 +350,9 @@ fn names_known_coding(v: &[u8]) -> bool {
 }
 
 /// `type/subtype *(; name=value)` (a list of such, comma-separated, is tolerated: some clients
-/// repeat the type); a charset must be one a decoder knows, once; `boundary` only on multipart.
+/// repeat the type); a charset must be one a decoder knows, once; `boundary` only on multipart,
+/// and always there: a multipart body without one has no delimiter a parser can find its parts
+/// by, so each reader guesses (or reads it as one opaque part) differently.
 fn valid_content_type(v: &[u8]) -> bool {
     v.split(|&b| b == b',').all(|one| {
         let mut parts = one.split(|&b| b == b';');
@@ -332,6 +365,7 @@ fn valid_content_type(v: &[u8]) -> bool {
         }
         let multipart = media[..slash].eq_ignore_ascii_case(b"multipart");
         let mut charsets = 0;
+        let mut boundary = false;
         for p in parts.map(<[u8]>::trim_ascii).filter(|p| !p.is_empty()) {
             let Some(eq) = p.iter().position(|&b| b == b'=') else {
                 return false;
@@ -352,11 +386,14 @@ fn valid_content_type(v: &[u8]) -> bool {
                 if charsets > 1 || encoding_rs::Encoding::for_label(value).is_none() {
                     return false;
                 }
-            } else if name.eq_ignore_ascii_case(b"boundary") && !multipart {
-                return false;
+            } else if name.eq_ignore_ascii_case(b"boundary") {
+                if !multipart {
+                    return false;
+                }
+                boundary = !value.is_empty();
             }
         }
-        true
+        boundary || !multipart
     })
 }
 
@@ -489,6 +526,7 @@ mod tests {
                 b"application/json",
                 b"application/x-www-form-urlencoded; charset=UTF-8",
                 b"multipart/form-data; boundary=----WebKitFormBoundaryABC",
+                b"multipart/related; type=\"application/xop+xml\"; boundary=\"uuid:1\"",
                 b"text/plain;charset=\"utf-8\"",
                 b"application/json; charset=gbk",
                 b"application/json, application/json",
@@ -503,6 +541,9 @@ mod tests {
                 b"application/x-www-form-urlencoded;boundary=\"application/json\"",
                 b"text/xml; blah",
                 b"multipart/form-data; boundary=  test_data_123456",
+                b"multipart/related",
+                b"Multipart/Form-Data; charset=utf-8",
+                b"multipart/mixed; boundary=\"\"",
             ],
         );
     }

@@ -1,58 +1,119 @@
-//! Open redirects to a host that imitates the site's (VIOL_REDIRECT): a parameter whose value is a
-//! URL, or a scheme-relative reference (`//host`, `\\host`, `/\host`), to another host that carries
-//! the site's own name where a careless check looks for it: inside the host
+//! Open redirects to a host that imitates the site's (VIOL_REDIRECT): a value that is a URL, or a
+//! scheme-relative reference (`//host`, `\\host`, `/\host`), to another host that carries the
+//! site's own name where a careless check looks for it: inside the host
 //! (`shop.example.com.evil.example`, `evilshop.example.com`), as the user information before the
 //! real host (`shop.example.com@evil.example`, with the `/` that would have ended it encoded or
 //! written as a backslash: `shop.example.com%2f@evil.example`), or in the other host's path or
 //! query (`evil.example/?shop.example.com`). A redirect target checked with `contains`,
 //! `startsWith` or a loose pattern passes these, and the browser goes to the other host.
 //!
+//! Where: parameters (query, form, multipart), JSON string values, cookies, and the headers an
+//! application takes a destination or its own address from (`Referer`, which it redirects back
+//! to; `Origin`, which a CORS check trusts by the same loose match; `X-Forwarded-Host`, from which
+//! it builds absolute links; and its own headers, `X-Return-Url` and the like). Each value is also
+//! read with the encodings a client wraps a redirect target in undone (percent-encoding once more,
+//! `\u00XX` and `\xXX` escapes, HTML references, base64), since the application decodes them
+//! before it redirects.
+//!
 //! A URL to another site is not judged by itself: return addresses, OAuth `redirect_uri`s and
 //! shared links name other sites all the time, and only the application knows which it trusts.
 //! What is judged is the site's name placed to pass for the site, which no link to a real
 //! page has. Subdomains of the site are its own, and another URL carried inside the value
-//! (`?u=https://shop.example.com/…`, a share link) is that URL's, not an imitation.
+//! (`?u=https://shop.example.com/…`, a share link) is that URL's, not an imitation. In a header,
+//! the site's name in the other URL's path or query does not count: a `Referer` from a search for
+//! the site carries it there.
 
 use super::protocol::host_port;
+use crate::normalize::{Evasions, base64_text, decode_percent, decoded_text};
 use crate::policy::compile::compiled::CompiledPolicy;
 use crate::policy::compile::entities::Scratch;
 use crate::violation::{Context, Violation, ViolationKind as K};
 
 impl CompiledPolicy {
-    /// Judges one parameter's decoded `value`, and its `raw` form (still percent-encoded where
-    /// the parameter was), since a `%2f` that ends the host for the server's decoder does not for
-    /// the browser that gets it back in a `Location`.
+    /// Judges one value found in `ctx` under `name`: its decoded form, its `raw` form (still
+    /// percent-encoded where it was: a `%2f` that ends the host for the server's decoder does not
+    /// for the browser that gets it back in a `Location`), and the decoded views of it.
     pub(in crate::policy) fn check_redirect(
         &self,
         s: &Scratch,
         out: &mut Vec<Violation>,
+        ctx: Context,
         name: &[u8],
         raw: &[u8],
         value: &[u8],
     ) {
         let s_ = self.settings[K::Redirect as usize];
-        if !(s_.alarm || s_.block) || !url_like(value) && !url_like(raw) {
+        if !(s_.alarm || s_.block) {
             return;
         }
         let Some(site) = s.host.as_ref().and_then(|h| site_host(h.as_bytes())) else {
             return;
         };
-        if let Some(how) = imitates(site, value).or_else(|| imitates(site, raw)) {
+        let tail = ctx != Context::Header;
+        let how = imitates(site, value, tail)
+            .or_else(|| imitates(site, raw, tail))
+            .or_else(|| decoded(value).and_then(|v| imitates(site, &v, tail)));
+        if let Some(how) = how {
             self.push(
                 out,
-                Violation::new(K::Redirect, Context::Parameter)
+                Violation::new(K::Redirect, ctx)
                     .named(String::from_utf8_lossy(name))
                     .detail(how)
                     .snippet(value),
             );
         }
     }
+
+    /// Judges a request header's value when it is one an application redirects by or trusts as
+    /// its own address (above); `standard` says the protocol, not the application, reads `name`.
+    pub(in crate::policy) fn check_redirect_header(
+        &self,
+        s: &Scratch,
+        out: &mut Vec<Violation>,
+        name: &str,
+        value: &[u8],
+        standard: bool,
+    ) {
+        let host;
+        let value = match name {
+            "referer" | "origin" => value,
+            // A host, not a URL: read as the authority of one.
+            "x-forwarded-host" | "x-host" | "x-original-host" => {
+                host = [&b"//"[..], value].concat();
+                &host[..]
+            }
+            _ if !standard => value,
+            _ => return,
+        };
+        self.check_redirect(s, out, Context::Header, name.as_bytes(), value, value);
+    }
 }
 
-/// Whether `v` starts as a URL with an authority: an optional scheme, then two slashes or
-/// backslashes in any mix. Most values fail at their first bytes.
-fn url_like(v: &[u8]) -> bool {
-    authority_start(v.trim_ascii()).is_some()
+/// The value with the encodings a redirect target is wrapped in undone, when it has one:
+/// percent-encoding (a cookie is not decoded for us; a parameter's value may be encoded twice),
+/// HTML references and JavaScript escapes (`&#x2f;`, `\u002f`) or base64 of a URL, then whatever
+/// percent-encoding they held. Each is tried only where the value's bytes show it.
+fn decoded(v: &[u8]) -> Option<Vec<u8>> {
+    let percent =
+        |v: &[u8]| memchr::memchr(b'%', v).map(|_| decode_percent(v, 3, &mut Evasions::default()));
+    let v = v.trim_ascii();
+    let once = percent(v);
+    let cur: &[u8] = once.as_deref().unwrap_or(v);
+    let text = if memchr::memchr2(b'\\', b'&', cur).is_some() {
+        decoded_text(cur)
+    } else if [&b"aHR0c"[..], b"SFRUU", b"Ly", b"XF", b"L1"]
+        .iter()
+        .any(|p| cur.starts_with(p))
+    {
+        // Base64 of `http`, `HTTP`, `//`, `\\` and `/\`: where a redirect target starts.
+        base64_text(cur)
+    } else {
+        None
+    };
+    match text {
+        Some(t) => percent(&t).or(Some(t)),
+        None => once,
+    }
 }
 
 /// Where the authority begins in a URL or scheme-relative reference, after the extra slashes
@@ -93,8 +154,9 @@ fn site_host(host: &[u8]) -> Option<&[u8]> {
 
 /// How URL `v` imitates `site`, if it does. The authority is read twice: as a browser reads it
 /// (ended by `/`, `\`, `?` or `#`) and as lenient server-side parsers do (a backslash kept in the
-/// user information), since the attack lives in the difference.
-fn imitates(site: &[u8], v: &[u8]) -> Option<&'static str> {
+/// user information), since the attack lives in the difference. With `tail`, the site's name in the
+/// other host's path or query counts too.
+fn imitates(site: &[u8], v: &[u8], tail_counts: bool) -> Option<&'static str> {
     let v = v.trim_ascii();
     let rest = &v[authority_start(v)?..];
     for lenient in [false, true] {
@@ -117,7 +179,7 @@ fn imitates(site: &[u8], v: &[u8]) -> Option<&'static str> {
         if find(userinfo, site).is_some() {
             return Some("a URL with the site's name as user information before another host");
         }
-        if !lenient && named_in_tail(site, tail) {
+        if tail_counts && !lenient && named_in_tail(site, tail) {
             return Some("a URL to another host with the site's name in its path or query");
         }
     }
@@ -181,7 +243,7 @@ mod tests {
             "\\\\shop.example.com.evil.example",
             "/\\shop.example.com.evil.example",
         ] {
-            assert!(imitates(SITE, v.as_bytes()).is_some(), "{v}");
+            assert!(imitates(SITE, v.as_bytes(), true).is_some(), "{v}");
         }
     }
 
@@ -200,8 +262,45 @@ mod tests {
             "javascript:void(0);",
             "shop.example.com.evil.example",
         ] {
-            assert_eq!(imitates(SITE, v.as_bytes()), None, "{v}");
+            assert_eq!(imitates(SITE, v.as_bytes(), true), None, "{v}");
         }
+    }
+
+    #[test]
+    fn encoded_imitations_are_read_decoded() {
+        for v in [
+            "https%3A%2F%2Fshop.example.com.evil.example%2F",
+            "%2F%2Fshop.example.com%40evil.example",
+            "\\u0068ttps:\\u002f\\u002fshop.example.com.evil.example/",
+            "&#104;ttps&#58;&#47;&#47;shop.example.com.evil.example/",
+            "%26%23x2f%3B%26%23x2f%3Bshop.example.com.evil.example",
+            "B64",
+        ] {
+            let v = v.replace(
+                "B64",
+                "aHR0cHM6Ly9zaG9wLmV4YW1wbGUuY29tLmV2aWwuZXhhbXBsZS8=",
+            );
+            let d = decoded(v.as_bytes()).unwrap_or_else(|| panic!("{v}"));
+            assert!(imitates(SITE, &d, true).is_some(), "{v}");
+        }
+        for v in [
+            "plain words",
+            "aHR0cHM6Ly93d3cuZ29vZ2xlLmNvbS8=",
+            "https%3A%2F%2Fwww.google.com%2F",
+        ] {
+            assert!(
+                decoded(v.as_bytes()).is_none_or(|d| imitates(SITE, &d, true).is_none()),
+                "{v}"
+            );
+        }
+    }
+
+    #[test]
+    fn in_a_header_only_the_authority_counts() {
+        let search = b"https://www.google.com/search?q=shop.example.com";
+        assert!(imitates(SITE, search, true).is_some());
+        assert_eq!(imitates(SITE, search, false), None);
+        assert!(imitates(SITE, b"https://shop.example.com.evil.example/", false).is_some());
     }
 
     #[test]

@@ -238,7 +238,7 @@ fn is_credential_header(name: &str) -> bool {
 /// Request headers defined by HTTP and its extensions or sent by browsers, CDNs and proxies on
 /// their own (name in lower case, as `http` keeps it): the protocol reads them, not the
 /// application's code as arguments.
-fn is_standard_header(name: &str) -> bool {
+pub(super) fn is_standard_header(name: &str) -> bool {
     name.starts_with("sec-")
         || name.starts_with("accept")
         || name.starts_with("content-")

@@ -61,6 +61,7 @@ pub const HTTP_CHECKS: &[&str] = &[
     "Absolute URI names another host",
     "Unknown Accept-Encoding",
     "Control character in request",
+    "Content header without a body",
 ];
 
 #[derive(Clone, Debug)]
