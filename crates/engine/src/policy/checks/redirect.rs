@@ -46,6 +46,9 @@ impl CompiledPolicy {
         if !(s_.alarm || s_.block) {
             return;
         }
+        if !(may_reference_host(value) || raw != value && may_reference_host(raw)) {
+            return;
+        }
         let Some(site) = s.host.as_ref().and_then(|h| site_host(h.as_bytes())) else {
             return;
         };
@@ -89,6 +92,22 @@ impl CompiledPolicy {
     }
 }
 
+/// Whether `v` may reference another host, judged from its bytes before anything is decoded:
+/// two slashes of either kind in a row (where an authority starts), or an escape that may hide
+/// them (a percent escape, an HTML or JavaScript escape, base64 of a URL's start). Most header
+/// and parameter values have none of these, and cost one pass over their bytes.
+fn may_reference_host(v: &[u8]) -> bool {
+    let slash = |b: u8| matches!(b, b'/' | b'\\');
+    memchr::memchr3(b'%', b'&', b'\\', v).is_some()
+        || BASE64_STARTS
+            .iter()
+            .any(|p| v.trim_ascii_start().starts_with(p))
+        || memchr::memchr_iter(b'/', v).any(|i| v.get(i + 1).is_some_and(|&b| slash(b)))
+}
+
+/// Base64 of `http`, `HTTP`, `//`, `\\` and `/\`: where a redirect target starts.
+const BASE64_STARTS: [&[u8]; 5] = [b"aHR0c", b"SFRUU", b"Ly", b"XF", b"L1"];
+
 /// The value with the encodings a redirect target is wrapped in undone, when it has one:
 /// percent-encoding (a cookie is not decoded for us; a parameter's value may be encoded twice),
 /// HTML references and JavaScript escapes (`&#x2f;`, `\u002f`) or base64 of a URL, then whatever
@@ -101,11 +120,7 @@ fn decoded(v: &[u8]) -> Option<Vec<u8>> {
     let cur: &[u8] = once.as_deref().unwrap_or(v);
     let text = if memchr::memchr2(b'\\', b'&', cur).is_some() {
         decoded_text(cur)
-    } else if [&b"aHR0c"[..], b"SFRUU", b"Ly", b"XF", b"L1"]
-        .iter()
-        .any(|p| cur.starts_with(p))
-    {
-        // Base64 of `http`, `HTTP`, `//`, `\\` and `/\`: where a redirect target starts.
+    } else if BASE64_STARTS.iter().any(|p| cur.starts_with(p)) {
         base64_text(cur)
     } else {
         None
@@ -244,6 +259,28 @@ mod tests {
             "/\\shop.example.com.evil.example",
         ] {
             assert!(imitates(SITE, v.as_bytes(), true).is_some(), "{v}");
+            assert!(may_reference_host(v.as_bytes()), "{v}");
+        }
+    }
+
+    #[test]
+    fn values_without_an_authority_or_an_escape_skip_the_check() {
+        for v in [
+            "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)",
+            "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+            "/account/settings",
+            "en-US,en;q=0.5",
+        ] {
+            assert!(!may_reference_host(v.as_bytes()), "{v}");
+        }
+        for v in [
+            "https://evil.example/",
+            "%2F%2Fevil",
+            "\\u002f\\u002f",
+            "&#47;&#47;",
+            "Ly9ldmls",
+        ] {
+            assert!(may_reference_host(v.as_bytes()), "{v}");
         }
     }
 
