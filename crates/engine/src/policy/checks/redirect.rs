@@ -54,7 +54,7 @@ impl CompiledPolicy {
         };
         let tail = ctx != Context::Header;
         let how = imitates(site, value, tail)
-            .or_else(|| imitates(site, raw, tail))
+            .or_else(|| (raw != value).then(|| imitates(site, raw, tail)).flatten())
             .or_else(|| decoded(value).and_then(|v| imitates(site, &v, tail)));
         if let Some(how) = how {
             self.push(
