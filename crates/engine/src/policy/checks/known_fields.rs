@@ -1,12 +1,12 @@
 //! The request fields the phase-1 checks read by name (`Host`, `Content-Length`, `Content-Type`,
-//! `Transfer-Encoding`, `X-Requested-With`, the `User-Agent`, `Accept`, `Accept-Encoding`,
+//! `Transfer-Encoding`, `Content-Encoding`, `Content-Range`, `X-Requested-With`, the `User-Agent`, `Accept`, `Accept-Encoding`,
 //! `Range` and `Expect` whose grammar the protocol checks judge, and the method-override fields),
 //! found in one pass over the head's fields: a map lookup
 //! hashes the name and probes (≈ 110 instructions even in a map of one field), and one pass over a
 //! request's fields costs less than the half-dozen lookups it replaces.
 
-use http::header::TRANSFER_ENCODING;
 use http::header::{ACCEPT, ACCEPT_ENCODING, EXPECT, RANGE, USER_AGENT};
+use http::header::{CONTENT_ENCODING, CONTENT_RANGE, TRANSFER_ENCODING};
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderMap, HeaderName, HeaderValue};
 
 /// Parsed once: a `&str` name is parsed on every comparison.
@@ -29,6 +29,8 @@ pub(in crate::policy) struct Known<'h> {
     pub content_length: Option<&'h HeaderValue>,
     pub content_type: Option<&'h HeaderValue>,
     pub transfer_encoding: bool,
+    /// A `Content-Encoding` or `Content-Range` field: one that describes a body.
+    pub describes_body: bool,
     pub requested_with: Option<&'h HeaderValue>,
     pub user_agent: Option<&'h HeaderValue>,
     pub accept: Option<&'h HeaderValue>,
@@ -52,6 +54,8 @@ impl<'h> Known<'h> {
                 k.content_type.get_or_insert(v);
             } else if *name == TRANSFER_ENCODING {
                 k.transfer_encoding = true;
+            } else if *name == CONTENT_ENCODING || *name == CONTENT_RANGE {
+                k.describes_body = true;
             } else if *name == X_REQUESTED_WITH {
                 k.requested_with.get_or_insert(v);
             } else if *name == USER_AGENT {
@@ -117,6 +121,9 @@ mod tests {
         assert!(!k.transfer_encoding);
         h.append(TRANSFER_ENCODING, HeaderValue::from_static("chunked"));
         assert!(Known::of(&h).transfer_encoding);
+        assert!(!Known::of(&h).describes_body);
+        h.append(CONTENT_RANGE, HeaderValue::from_static("bytes 0-1/2"));
+        assert!(Known::of(&h).describes_body);
         let empty = HeaderMap::new();
         let k = Known::of(&empty);
         assert_eq!((k.host, k.hosts, k.content_type), (None, 0, None));

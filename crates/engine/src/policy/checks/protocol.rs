@@ -63,11 +63,7 @@ impl CompiledPolicy {
             && known
                 .content_length
                 .is_none_or(|v| v.as_bytes().trim_ascii() == b"0");
-        if bodiless
-            && (head.headers.contains_key(http::header::CONTENT_ENCODING)
-                || head.headers.contains_key(http::header::CONTENT_RANGE))
-            && self.protocol_on(WHAT)
-        {
+        if bodiless && known.describes_body && self.protocol_on(WHAT) {
             self.protocol(out, WHAT);
         }
     }
