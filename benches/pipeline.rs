@@ -60,7 +60,7 @@ fn transaction(c: &mut Criterion, name: &str, engine: &Engine) {
                 tx.on_request_end();
             }
             tx.on_response_headers(200, &resp);
-            black_box(tx.finish())
+            black_box(tx.finish(&head.headers))
         })
     });
 }

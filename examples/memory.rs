@@ -80,7 +80,7 @@ fn main() {
             );
             tx.on_request_headers(&head);
             tx.on_response_headers(200, &http::HeaderMap::new());
-            let _ = tx.finish();
+            let _ = tx.finish(&head.headers);
         }
     };
     run(&|_| "limit=10".into());

@@ -77,7 +77,7 @@ pub fn run_exchange(pol: &Arc<CompiledPolicy>, head: &http::request::Parts) -> b
     let mut ok = tx.on_request_headers(head) != Step::Block;
     let response = http::HeaderMap::new();
     ok &= tx.on_response_headers(200, &response) != Step::Block;
-    ok && tx.finish().is_none()
+    ok && tx.finish(&head.headers).is_none()
 }
 
 /// A typical browser GET: 10 query parameters, 12 headers.

@@ -172,7 +172,7 @@ mod tests {
             .expect("request")
             .into_parts();
         tx.on_request_headers(&head);
-        serde_json::to_value(tx.finish().expect("an event")).expect("json")
+        serde_json::to_value(tx.finish(&head.headers).expect("an event")).expect("json")
     }
 
     fn keys(v: &Value, out: &mut Vec<String>) {

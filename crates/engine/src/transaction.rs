@@ -65,9 +65,11 @@ pub struct Transaction {
     /// The policy is done with the body (never planned it, or past its inspection limit): chunks
     /// are only counted and released.
     count_only: bool,
-    /// The request's header fields, kept for the event when the headers phase found a violation
-    /// or the body will be inspected (a violation may follow); a clean bodiless request copies
-    /// nothing.
+    /// The event shows the request's header fields: the headers phase found a violation, or the
+    /// body will be inspected (a violation may follow). A clean bodiless request's event (a
+    /// response-phase violation) shows none.
+    shows_fields: bool,
+    /// Those fields, once the proxy handed them over ([`Transaction::keep_fields`]).
     fields: Option<http::HeaderMap>,
     /// Method and target as read, for a request refused before it could be parsed
     /// ([`Transaction::refuse`]).
@@ -90,6 +92,7 @@ impl Transaction {
             scratch: Default::default(),
             body_count: None,
             count_only: false,
+            shows_fields: false,
             fields: None,
             refused_line: None,
         }
@@ -119,9 +122,7 @@ impl Transaction {
             .counts_body_length(head, &self.scratch)
             .then_some(0);
         self.count_only = !wants_body;
-        if wants_body || !self.violations.is_empty() {
-            self.fields = Some(head.headers.clone());
-        }
+        self.shows_fields = wants_body || !self.violations.is_empty();
         if self.decide_if_blocking() {
             return Step::Block;
         }
@@ -129,6 +130,17 @@ impl Transaction {
             Step::InspectBody
         } else {
             Step::Forward
+        }
+    }
+
+    /// Copies the request's header fields for the event (when it shows them and none are kept
+    /// yet): the caller is about to change or give away the head it passed to
+    /// [`Self::on_request_headers`], and the event shows the fields as the policy judged them.
+    /// A caller that keeps the head unchanged hands it to [`Self::finish`] instead, so that only
+    /// a request that has an event pays for its fields.
+    pub fn keep_fields(&mut self, headers: &http::HeaderMap) {
+        if self.shows_fields && self.fields.is_none() {
+            self.fields = Some(headers.clone());
         }
     }
 
@@ -280,7 +292,9 @@ impl Transaction {
 
     /// Phase 4, always run: the event to log when the request was alarmed or blocked (taken out of
     /// the transaction, which is done then; borrowed, so that a caller need not move it).
-    pub fn finish(&mut self) -> Option<SecurityEvent> {
+    /// `fields`: the request's header fields as the caller holds them (an empty map when it has
+    /// none), read unless [`Self::keep_fields`] kept them earlier.
+    pub fn finish(&mut self, fields: &http::HeaderMap) -> Option<SecurityEvent> {
         // No verdict: nothing was found, nothing to log (and nothing to build).
         let verdict = self.verdict.take().filter(|v| v.action != Action::Pass)?;
         let (method, uri) = match self.refused_line.take() {
@@ -308,11 +322,11 @@ impl Transaction {
             violations: verdict.violations,
             virtual_server: String::new(),
             response_code: 0,
-            headers: self
-                .fields
-                .take()
-                .map(|h| super::event::event_headers(&h))
-                .unwrap_or_default(),
+            headers: match (self.shows_fields, self.fields.take()) {
+                (true, Some(kept)) => super::event::event_headers(&kept),
+                (true, None) => super::event::event_headers(fields),
+                (false, _) => Vec::new(),
+            },
         })
     }
 }
@@ -333,6 +347,66 @@ fn protocol_name(v: http::Version) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
+    use super::{ConnInfo, Step, Transaction};
+    use crate::policy;
+    use crate::resolver::NoResolver;
+
+    fn transaction() -> Transaction {
+        let doc = br#"{"policy":{"name":"p","template":{"name":"POLICY_TEMPLATE_NGINX_BASE"},"enforcementMode":"blocking"}}"#;
+        let p = policy::load(doc, "", &NoResolver).expect("policy").policy;
+        let peer = "192.0.2.1".parse().expect("ip");
+        Transaction::new(Arc::new(p), ConnInfo { peer, tls: false })
+    }
+
+    fn head(target: &str, fields: &[(&str, &str)]) -> http::request::Parts {
+        let mut b = http::Request::get(target);
+        for (n, v) in fields {
+            b = b.header(*n, *v);
+        }
+        b.body(()).expect("request").into_parts().0
+    }
+
+    fn names(fields: &[(String, String)]) -> Vec<&str> {
+        fields.iter().map(|(n, _)| n.as_str()).collect()
+    }
+
+    #[test]
+    fn an_event_shows_the_fields_the_policy_judged() {
+        let attack = "/?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E";
+        let judged = head(attack, &[("host", "a"), ("x-a", "1")]);
+        let later = head(attack, &[("host", "a"), ("x-b", "2")]);
+
+        // The caller still holds the head: the event reads it at the end.
+        let mut tx = transaction();
+        assert_eq!(tx.on_request_headers(&judged), Step::Block);
+        let ev = tx.finish(&judged.headers).expect("an event");
+        assert_eq!(names(&ev.headers), ["host", "x-a"]);
+
+        // The caller changed the head after keeping its fields: the kept ones are shown.
+        let mut tx = transaction();
+        tx.on_request_headers(&judged);
+        tx.keep_fields(&judged.headers);
+        tx.keep_fields(&later.headers);
+        let ev = tx.finish(&later.headers).expect("an event");
+        assert_eq!(names(&ev.headers), ["host", "x-a"]);
+    }
+
+    #[test]
+    fn a_clean_bodiless_request_keeps_no_fields() {
+        let clean = head("/index.html", &[("host", "a")]);
+        let mut tx = transaction();
+        assert_eq!(tx.on_request_headers(&clean), Step::Forward);
+        tx.keep_fields(&clean.headers);
+        assert!(tx.fields.is_none());
+        // A violation of a later phase is logged without the request's fields, as before the
+        // fields were read at the end.
+        tx.on_response_headers(500, &http::HeaderMap::new());
+        let ev = tx.finish(&clean.headers).expect("an event");
+        assert!(ev.headers.is_empty(), "{:?}", ev.headers);
+    }
+
     #[test]
     fn protocol_names_are_what_debug_writes() {
         use http::Version;

@@ -251,12 +251,19 @@ pub(super) fn check_access<'a>(
 }
 
 /// The logging phase: publishes the event (if any) with the listener's name and the status
-/// answered, and counts blocks.
-pub(super) fn log_phase(tx: &SharedTx, site: &Site, shared: &Shared, status: StatusCode) {
+/// answered, and counts blocks; `fields`: the request's header fields as the driver holds them
+/// (`Transaction::finish`).
+pub(super) fn log_phase(
+    tx: &SharedTx,
+    site: &Site,
+    shared: &Shared,
+    status: StatusCode,
+    fields: &http::HeaderMap,
+) {
     let Some(mut t) = tx.lock().take() else {
         return;
     };
-    log_transaction(&mut t, site, shared, status);
+    log_transaction(&mut t, site, shared, status, fields);
 }
 
 /// [`log_phase`] for a transaction that was never shared (the HTTP/1 fast path).
@@ -265,8 +272,9 @@ pub(super) fn log_transaction(
     site: &Site,
     shared: &Shared,
     status: StatusCode,
+    fields: &http::HeaderMap,
 ) {
-    if let Some(mut ev) = t.finish() {
+    if let Some(mut ev) = t.finish(fields) {
         if ev.action == Action::Block {
             for v in &ev.violations {
                 shared.metrics.block(v.kind);

@@ -180,7 +180,11 @@ fn transparent_mode_records_undocumented_endpoints() {
         .expect("VIOL_URL");
     let detail = format!("{url:?}");
     assert!(detail.contains("undocumented endpoint GET"), "{detail}");
-    assert!(tx.finish().is_some(), "the request is logged as an alarm");
+    let no_fields = http::HeaderMap::new();
+    assert!(
+        tx.finish(&no_fields).is_some(),
+        "the request is logged as an alarm"
+    );
 }
 
 #[test]

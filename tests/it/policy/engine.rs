@@ -84,8 +84,9 @@ fn sensitive_values_are_masked_in_the_event() {
             tls: false,
         },
     );
-    tx.on_request_headers(&head("/?pin=secret1&password=hunter2%3C", &[("host", "a")]));
-    let ev = tx.finish().expect("an alarm event");
+    let req = head("/?pin=secret1&password=hunter2%3C", &[("host", "a")]);
+    tx.on_request_headers(&req);
+    let ev = tx.finish(&req.headers).expect("an alarm event");
     let dt = ev
         .violations
         .iter()
@@ -114,17 +115,15 @@ fn api_security_blocks_with_403_json_and_logs_the_event() {
             tls: false,
         },
     );
-    assert_eq!(
-        tx.on_request_headers(&head("/admin", &[("host", "a")])),
-        Step::Block
-    );
+    let req = head("/admin", &[("host", "a")]);
+    assert_eq!(tx.on_request_headers(&req), Step::Block);
     let r = tx.block_response();
     assert_eq!(r.status, 403);
     assert_eq!(
         String::from_utf8_lossy(&r.body),
         format!("{{\"supportID\":\"{}\"}}", tx.support_id())
     );
-    let ev = tx.finish().expect("event");
+    let ev = tx.finish(&req.headers).expect("event");
     assert_eq!(ev.policy, "api");
     assert!(ev.violations.iter().any(|v| v.kind == ViolationKind::Url));
 }

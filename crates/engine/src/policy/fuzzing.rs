@@ -100,7 +100,7 @@ pub fn inspect(data: &[u8]) -> Option<crate::Action> {
     }
     let action = tx.verdict().action;
     let _ = tx.block_response();
-    let _ = tx.finish();
+    let _ = tx.finish(&head.headers);
     Some(action)
 }
 

@@ -83,7 +83,7 @@ enum Trip {
 /// body (`Step::InspectBody`).
 pub(super) async fn exchange<F: Front>(
     front: &mut F,
-    head: http::request::Parts,
+    head: &mut http::request::Parts,
     facts: &Facts,
     inspect: bool,
     env: &Env<'_>,
@@ -93,7 +93,7 @@ pub(super) async fn exchange<F: Front>(
     let (site, shared) = (env.site, env.shared);
     let lim = &shared.limits;
     let started = Instant::now();
-    let grpc = is_grpc(&head);
+    let grpc = is_grpc(head);
     let mut body = front
         .has_body()
         .then(|| Inspection::new(inspect, lim.max_body_bytes, lim.inspection_bytes));
@@ -116,7 +116,7 @@ pub(super) async fn exchange<F: Front>(
         if encoded.is_none() && !h2 && !host.speaks_h2() {
             // Read (and inspect) the start of the body before taking a connection: a body
             // blocked early costs the upstream nothing, and a slow client holds no connection.
-            encoded = Some(prefetch(front, &head, facts, &mut body, env, tx).await?);
+            encoded = Some(prefetch(front, head, facts, &mut body, env, tx).await?);
             if body.is_some() {
                 timer.set(tokio::time::Instant::now() + lim.upstream_response_timeout);
             }
@@ -145,8 +145,11 @@ pub(super) async fn exchange<F: Front>(
         };
         let up = match conn {
             Connected::H2(sender) => {
+                // hyper's client takes the head, and the body phase goes on in a task of its own.
+                tx.with(|t| t.keep_fields(&head.headers));
+                let empty = http::Request::new(()).into_parts().0;
                 let req = super::forward_h2::Request {
-                    head,
+                    head: std::mem::replace(head, empty),
                     body,
                     grpc,
                     member,
@@ -159,7 +162,7 @@ pub(super) async fn exchange<F: Front>(
         let first = match &mut encoded {
             Some(b) => b,
             None => {
-                let e = prefetch(front, &head, facts, &mut body, env, tx).await?;
+                let e = prefetch(front, head, facts, &mut body, env, tx).await?;
                 encoded.insert(e)
             }
         };

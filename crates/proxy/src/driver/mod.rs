@@ -28,6 +28,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use bytes::Bytes;
+use http::HeaderMap;
 use http::header::{HOST, HeaderValue};
 use http::{Method, StatusCode};
 
@@ -159,9 +160,10 @@ pub async fn serve<F: Front>(
 ) -> F::Done {
     let started = Instant::now();
     let mut tx = Tx::None;
-    let next = phases(front, head, facts, env, timer, &mut tx).await;
+    let mut head = head;
+    let next = phases(front, &mut head, facts, env, timer, &mut tx).await;
     let status = next.status();
-    tx.log(env, status);
+    tx.log(env, status, &head.headers);
     env.site
         .counters
         .request(status.as_u16(), started.elapsed().as_secs_f64());
@@ -179,7 +181,7 @@ pub async fn refuse<F: Front>(front: &mut F, refusal: Refusal, env: &Env<'_>) ->
     let started = Instant::now();
     let (mut t, answer) = refusal.judge(env);
     let status = answer.status();
-    super::handler::log_transaction(&mut t, env.site, env.shared, status);
+    super::handler::log_transaction(&mut t, env.site, env.shared, status, &HeaderMap::new());
     env.site
         .counters
         .request(status.as_u16(), started.elapsed().as_secs_f64());
@@ -189,7 +191,7 @@ pub async fn refuse<F: Front>(front: &mut F, refusal: Refusal, env: &Env<'_>) ->
 /// Phases 1 to 5; the transaction ends up in `tx` for the logging phase.
 async fn phases<F: Front>(
     front: &mut F,
-    mut head: http::request::Parts,
+    head: &mut http::request::Parts,
     facts: Facts,
     env: &Env<'_>,
     timer: &mut Timer,
@@ -198,7 +200,7 @@ async fn phases<F: Front>(
     let (site, shared) = (env.site, env.shared);
     let lim = &shared.limits;
     if front.h2()
-        && let Err((status, reason)) = super::handler::check_head(&head, lim)
+        && let Err((status, reason)) = super::handler::check_head(head, lim)
     {
         let refusal = Refusal {
             status,
@@ -211,7 +213,7 @@ async fn phases<F: Front>(
         return Next::Answer(answer);
     }
     if site.redirect_to_https {
-        return Next::Answer(redirect(&head));
+        return Next::Answer(redirect(head));
     }
     if let Some(a) = head.uri.authority() {
         // An absolute-form target's (or HTTP/2's `:authority`) authority wins over `Host`.
@@ -223,18 +225,23 @@ async fn phases<F: Front>(
     }
 
     let mut t = Transaction::new(site.engine.snapshot(), env.conn_info());
-    let step = t.on_request_headers(&head);
+    let step = t.on_request_headers(head);
     if step != Step::Block
         && let Some(gate) = site.access.clone()
-        && let Err(d) =
-            super::handler::check_access(gate, &mut head, t.client(), site.engine.snapshot()).await
     {
-        let grpc = super::upstream::is_grpc(&head);
-        t.deny(d.violation(), d.reply(grpc));
-        shared.metrics.access_denied(&site.name, d.status);
-        let reply = t.block_response();
-        *tx = Tx::Own(t);
-        return Next::Answer(Answer::Block(reply));
+        // The gate takes credentials and identity fields off the head; the event shows the
+        // fields the policy judged.
+        t.keep_fields(&head.headers);
+        if let Err(d) =
+            super::handler::check_access(gate, head, t.client(), site.engine.snapshot()).await
+        {
+            let grpc = super::upstream::is_grpc(head);
+            t.deny(d.violation(), d.reply(grpc));
+            shared.metrics.access_denied(&site.name, d.status);
+            let reply = t.block_response();
+            *tx = Tx::Own(t);
+            return Next::Answer(Answer::Block(reply));
+        }
     }
     *tx = Tx::Own(t);
     if head.method == Method::CONNECT {
@@ -245,7 +252,7 @@ async fn phases<F: Front>(
     }
     if facts.upgrade {
         // Boxed: see the module documentation.
-        return match Box::pin(forward::upgrade(&head, &facts, env, timer)).await {
+        return match Box::pin(forward::upgrade(head, &facts, env, timer)).await {
             Ok(Upgrade::Switched(h, up, slot)) => {
                 let step =
                     tx.with(|t| t.on_response_headers(h.status.as_u16(), &h.headers.to_map()));

@@ -46,12 +46,12 @@ impl Tx {
         shared
     }
 
-    /// The logging phase.
-    pub fn log(&mut self, env: &Env<'_>, status: StatusCode) {
+    /// The logging phase; `fields`: the request's header fields (see `Transaction::finish`).
+    pub fn log(&mut self, env: &Env<'_>, status: StatusCode, fields: &http::HeaderMap) {
         match self {
             Tx::None => {}
-            Tx::Own(t) => log_transaction(t, env.site, env.shared, status),
-            Tx::Shared(s) => log_phase(s, env.site, env.shared, status),
+            Tx::Own(t) => log_transaction(t, env.site, env.shared, status, fields),
+            Tx::Shared(s) => log_phase(s, env.site, env.shared, status, fields),
         }
     }
 }

@@ -91,7 +91,9 @@ impl CompiledPolicy {
                 continue;
             }
             self.check_redirect_header(s, out, n, bytes, super::scan::is_standard_header(n));
-            self.check_header_controls(out, bytes);
+            if seen & HeaderBytes::PERCENT != 0 {
+                self.check_header_controls(out, bytes);
+            }
             if seen & HeaderBytes::METACHAR != 0
                 && let Some(c) = self.header_bytes.first_bad(bytes)
             {

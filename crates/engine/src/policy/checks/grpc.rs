@@ -298,7 +298,7 @@ mod tests {
     }
 
     fn kinds(mut t: Transaction) -> Vec<(K, String)> {
-        t.finish()
+        t.finish(&http::HeaderMap::new())
             .map(|e| {
                 e.violations
                     .into_iter()

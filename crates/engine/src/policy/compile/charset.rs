@@ -77,13 +77,17 @@ impl HeaderBytes {
     pub const NUL: u8 = 2;
     /// A byte from 0x80 up.
     pub const HIGH: u8 = 4;
+    /// `%`: only a value holding one can carry a percent-encoded control byte, so the pass that
+    /// finds the other classes also settles whether that check has anything to read.
+    pub const PERCENT: u8 = 8;
 
     pub fn new(table: &Table) -> HeaderBytes {
         let mut classes = [0u8; 256];
         for (b, class) in (0..=255u8).zip(classes.iter_mut()) {
             *class = u8::from(table.disallows(b)) * Self::METACHAR
                 + u8::from(b == 0) * Self::NUL
-                + u8::from(b >= 0x80) * Self::HIGH;
+                + u8::from(b >= 0x80) * Self::HIGH
+                + u8::from(b == b'%') * Self::PERCENT;
         }
         HeaderBytes(classes)
     }
@@ -138,6 +142,7 @@ mod tests {
                 );
                 assert_eq!(seen & HeaderBytes::NUL != 0, v.contains(&0));
                 assert_eq!(seen & HeaderBytes::HIGH != 0, !v.is_ascii());
+                assert_eq!(seen & HeaderBytes::PERCENT != 0, v.contains(&b'%'));
             }
         }
     }
