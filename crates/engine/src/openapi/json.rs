@@ -18,7 +18,7 @@ use bumpalo::Bump;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Serialize, Serializer};
 use serde_json::{Number, Value};
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::fmt;
 
 /// One JSON value borrowed from the document it was parsed from and from its [`Arena`].
@@ -34,13 +34,26 @@ pub(crate) enum Json<'a> {
 }
 
 /// Where a document's containers and unescaped strings are kept: freed all at once with the
-/// arena, never walked (a [`Json`] owns nothing that needs dropping).
-#[derive(Default)]
-pub(crate) struct Arena(Bump);
+/// arena, never walked (a [`Json`] owns nothing that needs dropping). The memory is this thread's
+/// spare arena, taken at the first allocation and given back, emptied, when the arena goes: a
+/// thread parses its requests' documents into the same chunk instead of allocating per document.
+pub(crate) struct Arena(OnceCell<Bump>);
+
+thread_local! {
+    static SPARE: Cell<Option<Bump>> = const { Cell::new(None) };
+}
+
+/// Largest arena a thread keeps between documents: a big document's is freed with it, so that
+/// what a thread holds while idle stays small.
+const KEEP: usize = 64 * 1024;
 
 impl Arena {
     pub fn new() -> Self {
-        Arena(Bump::new())
+        Arena(OnceCell::new())
+    }
+
+    fn bump(&self) -> &Bump {
+        self.0.get_or_init(|| SPARE.take().unwrap_or_default())
     }
 
     /// A slice of exactly the items `items` yields.
@@ -49,11 +62,23 @@ impl Arena {
         I: IntoIterator<Item = T>,
         I::IntoIter: ExactSizeIterator,
     {
-        self.0.alloc_slice_fill_iter(items)
+        self.bump().alloc_slice_fill_iter(items)
     }
 
     fn str(&self, s: &str) -> &str {
-        self.0.alloc_str(s)
+        self.bump().alloc_str(s)
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        if let Some(mut bump) = self.0.take() {
+            // Keeps the largest chunk only; nothing in it is dropped (see the type's header).
+            bump.reset();
+            if bump.allocated_bytes() <= KEEP {
+                SPARE.set(Some(bump));
+            }
+        }
     }
 }
 
@@ -513,6 +538,26 @@ mod tests {
         ] {
             same_as_value(text);
         }
+    }
+
+    #[test]
+    fn a_thread_reuses_its_arena_up_to_a_bound() {
+        let spare = || SPARE.take().map(|b| b.allocated_bytes());
+        spare();
+        let small = br#"{"a":["x\ny",{"b":2}]}"#;
+        for _ in 0..2 {
+            let arena = Arena::new();
+            assert!(Json::parse(small, &arena).is_ok());
+            drop(arena);
+            let kept = spare().expect("the arena given back");
+            assert!(kept <= KEEP);
+            SPARE.set(Some(Bump::with_capacity(kept)));
+        }
+        let big = format!("[{}1]", "1,".repeat(KEEP));
+        let arena = Arena::new();
+        assert!(Json::parse(big.as_bytes(), &arena).is_ok());
+        drop(arena);
+        assert_eq!(spare(), None, "a big document's arena is freed");
     }
 
     #[test]
