@@ -195,7 +195,7 @@ fn objects_eq(a: &Pairs<'_>, b: &Pairs<'_>) -> bool {
 /// The positions of `pairs` in key order.
 fn by_key(pairs: &Pairs<'_>) -> Vec<usize> {
     let mut order: Vec<usize> = (0..pairs.len()).collect();
-    order.sort_by(|&x, &y| pairs[x].0.cmp(&pairs[y].0));
+    order.sort_by(|&x, &y| pairs[x].0.cmp(pairs[y].0));
     order
 }
 
