@@ -1,8 +1,10 @@
 //! The JSON document of a request, parsed once for every reader: strings and keys borrowed from the
-//! request bytes when they carry no escapes, arrays as vectors and objects as (key, value) pairs in
-//! document order. Nothing is hashed: a request document is walked a few times (the schema, the
-//! signature scan) and dropped, so building a map per object costs more than every lookup the walks
-//! make.
+//! request bytes when they carry no escapes, arrays as slices and objects as slices of (key, value)
+//! pairs in document order. Nothing is hashed: a request document is walked a few times (the
+//! schema, the signature scan) and dropped, so building a map per object costs more than every
+//! lookup the walks make. Every container and unescaped string lives in one [`Arena`] that the
+//! caller keeps for the document's life: a document costs a few arena chunks, not an allocation
+//! per container and string, and dropping it walks nothing.
 //!
 //! Acceptance is serde_json's: `super::json_read` reads the documents it can read exactly as
 //! serde_json does and declines the others, which serde_json then parses through this module's
@@ -12,23 +14,72 @@
 //! representation: one entry, at the first occurrence's position, holding the last occurrence's
 //! value.
 
+use bumpalo::Bump;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Serialize, Serializer};
 use serde_json::{Number, Value};
-use std::borrow::Cow;
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::fmt;
 
-/// One JSON value borrowed from the document it was parsed from.
+/// One JSON value borrowed from the document it was parsed from and from its [`Arena`].
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Json<'a> {
     Null,
     Bool(bool),
     Number(Number),
-    String(Cow<'a, str>),
-    Array(Vec<Json<'a>>),
+    String(&'a str),
+    Array(&'a [Json<'a>]),
     /// Pairs in document order; keys are unique once merged (see the module header).
-    Object(Vec<(Cow<'a, str>, Json<'a>)>),
+    Object(&'a [(&'a str, Json<'a>)]),
+}
+
+/// Where a document's containers and unescaped strings are kept: freed all at once with the
+/// arena, never walked (a [`Json`] owns nothing that needs dropping). The memory is this thread's
+/// spare arena, taken at the first allocation and given back, emptied, when the arena goes: a
+/// thread parses its requests' documents into the same chunk instead of allocating per document.
+pub(crate) struct Arena(OnceCell<Bump>);
+
+thread_local! {
+    static SPARE: Cell<Option<Bump>> = const { Cell::new(None) };
+}
+
+/// Largest arena a thread keeps between documents: a big document's is freed with it, so that
+/// what a thread holds while idle stays small.
+const KEEP: usize = 64 * 1024;
+
+impl Arena {
+    pub fn new() -> Self {
+        Arena(OnceCell::new())
+    }
+
+    fn bump(&self) -> &Bump {
+        self.0.get_or_init(|| SPARE.take().unwrap_or_default())
+    }
+
+    /// A slice of exactly the items `items` yields.
+    pub(super) fn slice<T, I>(&self, items: I) -> &[T]
+    where
+        I: IntoIterator<Item = T>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        self.bump().alloc_slice_fill_iter(items)
+    }
+
+    fn str(&self, s: &str) -> &str {
+        self.bump().alloc_str(s)
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        if let Some(mut bump) = self.0.take() {
+            // Keeps the largest chunk only; nothing in it is dropped (see the type's header).
+            bump.reset();
+            if bump.allocated_bytes() <= KEEP {
+                SPARE.set(Some(bump));
+            }
+        }
+    }
 }
 
 /// Objects up to this many pairs are searched pairwise (duplicate keys, equality), without
@@ -38,25 +89,22 @@ const PAIRWISE: usize = 16;
 impl<'a> Json<'a> {
     /// Parses a whole document (trailing bytes other than whitespace are an error), repeated keys
     /// merged.
-    pub fn parse(bytes: &'a [u8]) -> Result<Json<'a>, serde_json::Error> {
+    pub fn parse(bytes: &'a [u8], arena: &'a Arena) -> Result<Json<'a>, serde_json::Error> {
         let mut repeats = false;
-        let mut doc = parse_written(bytes, &mut repeats)?;
-        if repeats {
-            doc.merge_repeated();
-        }
-        Ok(doc)
+        let doc = parse_written(bytes, arena, &mut repeats)?;
+        Ok(if repeats { doc.merged(arena) } else { doc })
     }
 
-    /// Merges the repeated keys of every object, outside in (an object dropped with its key needs
-    /// no merging of its own).
-    fn merge_repeated(&mut self) {
+    /// A copy with the repeated keys of every object merged, outside in (an object dropped with
+    /// its key needs no merging of its own). Strings and untouched scalars are shared.
+    fn merged(&self, arena: &'a Arena) -> Json<'a> {
         match self {
-            Json::Array(items) => items.iter_mut().for_each(Json::merge_repeated),
+            Json::Array(items) => Json::Array(arena.slice(items.iter().map(|i| i.merged(arena)))),
             Json::Object(pairs) => {
-                dedup(pairs);
-                pairs.iter_mut().for_each(|(_, v)| v.merge_repeated());
+                let kept = dedup(pairs);
+                Json::Object(arena.slice(kept.into_iter().map(|(k, v)| (k, v.merged(arena)))))
             }
-            _ => {}
+            other => other.clone(),
         }
     }
 
@@ -68,7 +116,7 @@ impl<'a> Json<'a> {
     /// The text a violation shows: a string's own characters, any other value as JSON.
     pub fn display(&self) -> String {
         match self {
-            Json::String(s) => s.to_string(),
+            Json::String(s) => (*s).to_string(),
             other => other.render(),
         }
     }
@@ -97,7 +145,7 @@ impl<'a> Json<'a> {
             (Json::Number(a), Json::Number(b)) => a == b,
             (Json::String(a), Json::String(b)) => a == b,
             (Json::Array(a), Json::Array(b)) => {
-                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.deep_eq(y))
+                a.len() == b.len() && a.iter().zip(b.iter()).all(|(x, y)| x.deep_eq(y))
             }
             (Json::Object(a), Json::Object(b)) => objects_eq(a, b),
             _ => false,
@@ -117,14 +165,14 @@ impl<'a> Json<'a> {
             (Json::Object(a), Value::Object(b)) => {
                 a.len() == b.len()
                     && a.iter()
-                        .all(|(k, v)| b.get(&**k).is_some_and(|w| v.eq_value(w)))
+                        .all(|(k, v)| b.get(*k).is_some_and(|w| v.eq_value(w)))
             }
             _ => false,
         }
     }
 }
 
-type Pairs<'a> = [(Cow<'a, str>, Json<'a>)];
+type Pairs<'a> = [(&'a str, Json<'a>)];
 
 fn objects_eq(a: &Pairs<'_>, b: &Pairs<'_>) -> bool {
     if a.len() != b.len() {
@@ -147,7 +195,7 @@ fn objects_eq(a: &Pairs<'_>, b: &Pairs<'_>) -> bool {
 /// The positions of `pairs` in key order.
 fn by_key(pairs: &Pairs<'_>) -> Vec<usize> {
     let mut order: Vec<usize> = (0..pairs.len()).collect();
-    order.sort_by(|&x, &y| pairs[x].0.cmp(&pairs[y].0));
+    order.sort_by(|&x, &y| pairs[x].0.cmp(pairs[y].0));
     order
 }
 
@@ -161,15 +209,16 @@ pub(super) fn repeats(pairs: &Pairs<'_>) -> bool {
     order.windows(2).any(|w| pairs[w[0]].0 == pairs[w[1]].0)
 }
 
-/// Merges repeated keys the way an insertion-ordered map does: the first position keeps the
-/// last value, later occurrences go.
-fn dedup(pairs: &mut Vec<(Cow<'_, str>, Json<'_>)>) {
-    if !repeats(pairs) {
-        return;
+/// The pairs merged the way an insertion-ordered map merges repeated keys: the first position
+/// keeps the last value, later occurrences go.
+fn dedup<'a>(pairs: &Pairs<'a>) -> Vec<(&'a str, Json<'a>)> {
+    let mut pairs = pairs.to_vec();
+    if !repeats(&pairs) {
+        return pairs;
     }
     let n = pairs.len();
     // `by_key` sorts stably: equal keys stay in document order within their run.
-    let order = by_key(pairs);
+    let order = by_key(&pairs);
     let mut gone = vec![false; n];
     let mut start = 0;
     while start < n {
@@ -191,12 +240,14 @@ fn dedup(pairs: &mut Vec<(Cow<'_, str>, Json<'_>)>) {
         i += 1;
         !gone[i - 1]
     });
+    pairs
 }
 
 /// A request body as the checks read it: its bytes, and its JSON document parsed the first time a
 /// check asks for it, then shared by every later reader.
 pub(crate) struct JsonBody<'a> {
     bytes: &'a [u8],
+    arena: &'a Arena,
     parsed: OnceCell<Result<Parsed<'a>, serde_json::Error>>,
 }
 
@@ -208,9 +259,10 @@ struct Parsed<'a> {
 }
 
 impl<'a> JsonBody<'a> {
-    pub fn new(bytes: &'a [u8]) -> Self {
+    pub fn new(bytes: &'a [u8], arena: &'a Arena) -> Self {
         JsonBody {
             bytes,
+            arena,
             parsed: OnceCell::new(),
         }
     }
@@ -223,12 +275,8 @@ impl<'a> JsonBody<'a> {
         self.parsed
             .get_or_init(|| {
                 let mut repeats = false;
-                let written = parse_written(self.bytes, &mut repeats)?;
-                let merged = repeats.then(|| {
-                    let mut m = written.clone();
-                    m.merge_repeated();
-                    m
-                });
+                let written = parse_written(self.bytes, self.arena, &mut repeats)?;
+                let merged = repeats.then(|| written.merged(self.arena));
                 Ok(Parsed { written, merged })
             })
             .as_ref()
@@ -250,12 +298,12 @@ impl<'a> JsonBody<'a> {
 /// Text that is UTF-8 is validated here once, in one pass over the bytes, and read without
 /// serde_json validating each string again; other bytes go through serde_json's checking reader,
 /// whose error names the position of the bad sequence.
-fn parse_written<'a>(bytes: &'a [u8], repeats: &mut bool) -> Result<Json<'a>, serde_json::Error> {
-    let mut scratch = Scratch {
-        items: Vec::with_capacity(SCRATCH),
-        pairs: Vec::with_capacity(SCRATCH),
-        repeats: false,
-    };
+fn parse_written<'a>(
+    bytes: &'a [u8],
+    arena: &'a Arena,
+    repeats: &mut bool,
+) -> Result<Json<'a>, serde_json::Error> {
+    let mut scratch = Scratch::new(arena);
     let doc = match std::str::from_utf8(bytes) {
         Ok(text) => match super::json_read::document(text, &mut scratch) {
             Some(doc) => doc,
@@ -272,12 +320,11 @@ fn parse_written<'a>(bytes: &'a [u8], repeats: &mut bool) -> Result<Json<'a>, se
 
 /// The document as serde_json alone parses it, for the tests that hold `super::json_read` to it.
 #[cfg(test)]
-pub(super) fn parse_serde(bytes: &[u8]) -> Result<(Json<'_>, bool), serde_json::Error> {
-    let mut scratch = Scratch {
-        items: Vec::new(),
-        pairs: Vec::new(),
-        repeats: false,
-    };
+pub(super) fn parse_serde<'a>(
+    bytes: &'a [u8],
+    arena: &'a Arena,
+) -> Result<(Json<'a>, bool), serde_json::Error> {
+    let mut scratch = Scratch::new(arena);
     let doc = parse_with(serde_json::Deserializer::from_slice(bytes), &mut scratch)?;
     Ok((doc, scratch.repeats))
 }
@@ -299,12 +346,43 @@ const SCRATCH: usize = 32;
 /// object is allocated once, at its final size, instead of growing a vector of its own.
 pub(super) struct Scratch<'de> {
     pub(super) items: Vec<Json<'de>>,
-    pub(super) pairs: Vec<(Cow<'de, str>, Json<'de>)>,
+    pub(super) pairs: Vec<(&'de str, Json<'de>)>,
     /// Some object repeats a key.
     pub(super) repeats: bool,
+    pub(super) arena: &'de Arena,
+    /// The string being unescaped, kept between strings so that it grows only to the longest.
+    pub(super) unescaped: String,
 }
 
-impl Scratch<'_> {
+impl<'de> Scratch<'de> {
+    pub(super) fn new(arena: &'de Arena) -> Self {
+        Scratch {
+            items: Vec::with_capacity(SCRATCH),
+            pairs: Vec::with_capacity(SCRATCH),
+            repeats: false,
+            arena,
+            unescaped: String::new(),
+        }
+    }
+
+    /// The members of the array being closed, from `base` up, moved into the arena.
+    pub(super) fn array(&mut self, base: usize) -> Json<'de> {
+        Json::Array(self.arena.slice(self.items.drain(base..)))
+    }
+
+    /// The pairs of the object being closed, from `base` up, moved into the arena.
+    pub(super) fn object(&mut self, base: usize) -> Json<'de> {
+        let pairs = self.arena.slice(self.pairs.drain(base..));
+        // Once one is found, the merge visits every object anyway.
+        self.repeats = self.repeats || repeats(pairs);
+        Json::Object(pairs)
+    }
+
+    /// An unescaped string, kept in the arena.
+    pub(super) fn string(&self, s: &str) -> &'de str {
+        self.arena.str(s)
+    }
+
     /// Empty again, after a reader that declined a document part of the way through it.
     fn clear(&mut self) {
         self.items.clear();
@@ -357,15 +435,11 @@ impl<'de> Visitor<'de> for Written<'_, 'de> {
     }
 
     fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Json<'de>, E> {
-        Ok(Json::String(Cow::Borrowed(s)))
+        Ok(Json::String(s))
     }
 
     fn visit_str<E: de::Error>(self, s: &str) -> Result<Json<'de>, E> {
-        Ok(Json::String(Cow::Owned(s.to_string())))
-    }
-
-    fn visit_string<E: de::Error>(self, s: String) -> Result<Json<'de>, E> {
-        Ok(Json::String(Cow::Owned(s)))
+        Ok(Json::String(self.0.string(s)))
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json<'de>, A::Error> {
@@ -373,50 +447,44 @@ impl<'de> Visitor<'de> for Written<'_, 'de> {
         while let Some(item) = seq.next_element_seed(Written(&mut *self.0))? {
             self.0.items.push(item);
         }
-        Ok(Json::Array(self.0.items.drain(base..).collect()))
+        Ok(self.0.array(base))
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json<'de>, A::Error> {
         let base = self.0.pairs.len();
-        while let Some(key) = map.next_key_seed(Key)? {
+        while let Some(key) = map.next_key_seed(Key(self.0.arena))? {
             let value = map.next_value_seed(Written(&mut *self.0))?;
             self.0.pairs.push((key, value));
         }
-        let pairs: Vec<_> = self.0.pairs.drain(base..).collect();
-        // Once one is found, the merge visits every object anyway.
-        self.0.repeats = self.0.repeats || repeats(&pairs);
-        Ok(Json::Object(pairs))
+        Ok(self.0.object(base))
     }
 }
 
-/// An object key, borrowed when it has no escapes (serde's own `Cow<str>` always copies).
-struct Key;
+/// An object key, borrowed when it has no escapes, else unescaped into the arena (serde's own
+/// `Cow<str>` always copies).
+struct Key<'de>(&'de Arena);
 
-impl<'de> DeserializeSeed<'de> for Key {
-    type Value = Cow<'de, str>;
+impl<'de> DeserializeSeed<'de> for Key<'de> {
+    type Value = &'de str;
 
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Cow<'de, str>, D::Error> {
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<&'de str, D::Error> {
         d.deserialize_str(self)
     }
 }
 
-impl<'de> Visitor<'de> for Key {
-    type Value = Cow<'de, str>;
+impl<'de> Visitor<'de> for Key<'de> {
+    type Value = &'de str;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a string key")
     }
 
-    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Cow<'de, str>, E> {
-        Ok(Cow::Borrowed(s))
+    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<&'de str, E> {
+        Ok(s)
     }
 
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<Cow<'de, str>, E> {
-        Ok(Cow::Owned(s.to_string()))
-    }
-
-    fn visit_string<E: de::Error>(self, s: String) -> Result<Cow<'de, str>, E> {
-        Ok(Cow::Owned(s))
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<&'de str, E> {
+        Ok(self.0.str(s))
     }
 }
 
@@ -427,8 +495,8 @@ impl Serialize for Json<'_> {
             Json::Bool(b) => s.serialize_bool(*b),
             Json::Number(n) => n.serialize(s),
             Json::String(v) => s.serialize_str(v),
-            Json::Array(items) => s.collect_seq(items),
-            Json::Object(pairs) => s.collect_map(pairs.iter().map(|(k, v)| (&**k, v))),
+            Json::Array(items) => s.collect_seq(items.iter()),
+            Json::Object(pairs) => s.collect_map(pairs.iter().map(|(k, v)| (*k, v))),
         }
     }
 }
@@ -438,7 +506,8 @@ mod tests {
     use super::*;
 
     fn same_as_value(text: &str) {
-        let json = Json::parse(text.as_bytes());
+        let arena = Arena::new();
+        let json = Json::parse(text.as_bytes(), &arena);
         let value = serde_json::from_str::<Value>(text);
         match (&json, &value) {
             (Ok(j), Ok(v)) => {
@@ -472,15 +541,37 @@ mod tests {
     }
 
     #[test]
+    fn a_thread_reuses_its_arena_up_to_a_bound() {
+        let spare = || SPARE.take().map(|b| b.allocated_bytes());
+        spare();
+        let small = br#"{"a":["x\ny",{"b":2}]}"#;
+        for _ in 0..2 {
+            let arena = Arena::new();
+            assert!(Json::parse(small, &arena).is_ok());
+            drop(arena);
+            let kept = spare().expect("the arena given back");
+            assert!(kept <= KEEP);
+            SPARE.set(Some(Bump::with_capacity(kept)));
+        }
+        let big = format!("[{}1]", "1,".repeat(KEEP));
+        let arena = Arena::new();
+        assert!(Json::parse(big.as_bytes(), &arena).is_ok());
+        drop(arena);
+        assert_eq!(spare(), None, "a big document's arena is freed");
+    }
+
+    #[test]
     fn borrows_unescaped_strings() {
         let doc = br#"{"plain":"text","esc\u0061ped":"a\nb"}"#;
-        let Ok(Json::Object(pairs)) = Json::parse(doc) else {
+        let arena = Arena::new();
+        let Ok(Json::Object(pairs)) = Json::parse(doc, &arena) else {
             panic!("object")
         };
-        assert!(matches!(pairs[0].0, Cow::Borrowed("plain")));
-        assert!(matches!(pairs[0].1, Json::String(Cow::Borrowed("text"))));
-        assert!(matches!(pairs[1].0, Cow::Owned(ref k) if k == "escaped"));
-        assert!(matches!(pairs[1].1, Json::String(Cow::Owned(_))));
+        let within = |s: &str| doc.as_ptr_range().contains(&s.as_ptr());
+        assert!(pairs[0].0 == "plain" && within(pairs[0].0));
+        assert!(matches!(pairs[0].1, Json::String(s) if s == "text" && within(s)));
+        assert!(pairs[1].0 == "escaped" && !within(pairs[1].0));
+        assert!(matches!(pairs[1].1, Json::String(s) if s == "a\nb" && !within(s)));
     }
 
     #[test]
@@ -491,21 +582,24 @@ mod tests {
         }
         text.push_str("\"k3\":\"last\"}");
         same_as_value(&text);
-        let Ok(Json::Object(pairs)) = Json::parse(text.as_bytes()) else {
+        let arena = Arena::new();
+        let Ok(Json::Object(pairs)) = Json::parse(text.as_bytes(), &arena) else {
             panic!("object")
         };
         assert_eq!(pairs.len(), 13);
-        assert_eq!(pairs[3], ("k3".into(), Json::String("last".into())));
+        assert_eq!(pairs[3], ("k3", Json::String("last")));
         same_as_value(r#"{"b":1,"a":2,"b":3,"c":4,"a":5}"#);
     }
 
     #[test]
     fn schema_equality() {
-        let one = Json::parse(b"1").expect("json");
-        let one_f = Json::parse(b"1.0").expect("json");
+        let arena = Arena::new();
+        let parse = |text: &[u8]| Json::parse(text.to_vec().leak(), &arena).expect("json");
+        let one = parse(b"1");
+        let one_f = parse(b"1.0");
         assert!(one.same(&one_f) && one.same_as(&serde_json::json!(1.0)));
-        let a = Json::parse(br#"{"x":1,"y":[1]}"#).expect("json");
-        let b = Json::parse(br#"{"y":[1],"x":1}"#).expect("json");
+        let a = parse(br#"{"x":1,"y":[1]}"#);
+        let b = parse(br#"{"y":[1],"x":1}"#);
         assert!(a.same(&b) && a.same_as(&serde_json::json!({"y":[1],"x":1})));
         assert!(!a.same_as(&serde_json::json!({"y":[1.0],"x":1})));
         // Wide objects (past the pairwise size) compare regardless of key order too.
@@ -516,8 +610,8 @@ mod tests {
         let fwd = wide((0..30).collect());
         let rev = wide((0..30).rev().collect());
         let changed = rev.replace("\"k7\":7", "\"k7\":8");
-        let f = Json::parse(fwd.as_bytes()).expect("json");
-        assert!(f.same(&Json::parse(rev.as_bytes()).expect("json")));
-        assert!(!f.same(&Json::parse(changed.as_bytes()).expect("json")));
+        let f = parse(fwd.as_bytes());
+        assert!(f.same(&parse(rev.as_bytes())));
+        assert!(!f.same(&parse(changed.as_bytes())));
     }
 }

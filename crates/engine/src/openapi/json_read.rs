@@ -1,6 +1,6 @@
 //! The one pass over a request document's text that builds its [`Json`] tree: strings without
-//! escapes borrowed from the text, objects and arrays allocated once at their final size from the
-//! parse's scratch stacks. Requests are small documents of short strings, where a generic
+//! escapes borrowed from the text, objects and arrays moved into the document's arena at their
+//! final size from the parse's scratch stacks. Requests are small documents of short strings, where a generic
 //! deserializer's per-token visitor calls cost more than the bytes themselves.
 //!
 //! It reads only what it can read exactly as serde_json does, and declines the rest: any error
@@ -13,7 +13,6 @@
 use super::json::{Json, Scratch};
 use crate::json_plain::plain_run;
 use serde_json::Number;
-use std::borrow::Cow;
 
 /// Deepest nesting read here: serde_json refuses 128 open containers, and a document that nears
 /// that is left to it, so that the limit is exactly its own.
@@ -89,7 +88,7 @@ impl<'a> Reader<'a, '_> {
         let base = self.scratch.items.len();
         if self.peek()? == b']' {
             self.at += 1;
-            return Ok(Json::Array(Vec::new()));
+            return Ok(Json::Array(&[]));
         }
         loop {
             let item = self.value(depth)?;
@@ -101,7 +100,7 @@ impl<'a> Reader<'a, '_> {
             }
         }
         self.at += 1;
-        Ok(Json::Array(self.scratch.items.drain(base..).collect()))
+        Ok(self.scratch.array(base))
     }
 
     fn object(&mut self, depth: usize) -> Read<Json<'a>> {
@@ -112,7 +111,7 @@ impl<'a> Reader<'a, '_> {
         let base = self.scratch.pairs.len();
         if self.peek()? == b'}' {
             self.at += 1;
-            return Ok(Json::Object(Vec::new()));
+            return Ok(Json::Object(&[]));
         }
         loop {
             if self.peek()? != b'"' {
@@ -133,13 +132,11 @@ impl<'a> Reader<'a, '_> {
             }
         }
         self.at += 1;
-        let pairs: Vec<_> = self.scratch.pairs.drain(base..).collect();
-        self.scratch.repeats = self.scratch.repeats || super::json::repeats(&pairs);
-        Ok(Json::Object(pairs))
+        Ok(self.scratch.object(base))
     }
 
     /// A string's contents after its opening quote, up to and past its closing one.
-    fn string(&mut self) -> Read<Cow<'a, str>> {
+    fn string(&mut self) -> Read<&'a str> {
         let start = self.at;
         self.at = start + plain_run(&self.bytes[start..]);
         match self.bytes.get(self.at) {
@@ -147,22 +144,29 @@ impl<'a> Reader<'a, '_> {
                 // Quotes are ASCII: both ends are character boundaries of the text.
                 let s = self.text.get(start..self.at).ok_or(Declined)?;
                 self.at += 1;
-                Ok(Cow::Borrowed(s))
+                Ok(s)
             }
-            Some(b'\\') => self.escaped(start).map(Cow::Owned),
+            Some(b'\\') => {
+                let mut out = std::mem::take(&mut self.scratch.unescaped);
+                out.clear();
+                let read = self.escaped(start, &mut out);
+                let s = read.map(|()| self.scratch.string(&out));
+                self.scratch.unescaped = out;
+                s
+            }
             _ => Err(Declined),
         }
     }
 
-    /// The rest of a string from its first backslash (at `self.at`), unescaped.
-    fn escaped(&mut self, start: usize) -> Read<String> {
-        let mut out = String::with_capacity(self.at - start + 16);
+    /// The string from `start` with the rest of it from its first backslash (at `self.at`),
+    /// unescaped into `out`.
+    fn escaped(&mut self, start: usize, out: &mut String) -> Read<()> {
         out.push_str(self.text.get(start..self.at).ok_or(Declined)?);
         loop {
             match self.bytes.get(self.at) {
                 Some(b'"') => {
                     self.at += 1;
-                    return Ok(out);
+                    return Ok(());
                 }
                 Some(b'\\') => {
                     let c = self.escape()?;
@@ -280,21 +284,22 @@ fn integer(digits: &[u8], negative: bool) -> Option<Number> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::openapi::json::Arena;
 
-    fn read(text: &str) -> Option<(Json<'_>, bool)> {
-        let mut scratch = Scratch {
-            items: Vec::new(),
-            pairs: Vec::new(),
-            repeats: false,
-        };
+    fn read<'a>(text: &'a str, arena: &'a Arena) -> Option<(Json<'a>, bool)> {
+        let mut scratch = Scratch::new(arena);
         let doc = document(text, &mut scratch)?;
         Some((doc, scratch.repeats))
     }
 
     /// What the reader makes of `bytes` is what serde_json makes of them, or it declines.
     fn agrees(bytes: &[u8]) -> bool {
-        let theirs = super::super::json::parse_serde(bytes);
-        let Some(ours) = std::str::from_utf8(bytes).ok().and_then(read) else {
+        let arena = Arena::new();
+        let theirs = super::super::json::parse_serde(bytes, &arena);
+        let Some(ours) = std::str::from_utf8(bytes)
+            .ok()
+            .and_then(|t| read(t, &arena))
+        else {
             return false;
         };
         match theirs {
@@ -336,7 +341,8 @@ mod tests {
         ] {
             assert!(agrees(text.as_bytes()), "declined: {text}");
         }
-        assert!(read(r#""\ud800""#).is_none());
+        let arena = Arena::new();
+        assert!(read(r#""\ud800""#, &arena).is_none());
         // Every seed, cut short, with a byte removed, or with a byte replaced by one that matters to
         // the grammar: whatever the reader accepts, serde_json accepts as the same tree.
         let (mut accepted, mut total) = (0, 0);
@@ -364,8 +370,9 @@ mod tests {
     #[test]
     fn deep_documents_are_left_to_serde_json() {
         let deep = format!("{}{}", "[".repeat(MAX_DEPTH), "]".repeat(MAX_DEPTH));
-        assert!(read(&deep).is_some());
+        let arena = Arena::new();
+        assert!(read(&deep, &arena).is_some());
         let deeper = format!("{}{}", "[".repeat(MAX_DEPTH + 1), "]".repeat(MAX_DEPTH + 1));
-        assert!(read(&deeper).is_none());
+        assert!(read(&deeper, &arena).is_none());
     }
 }

@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use super::json::Json;
+use super::json::{Arena, Json};
 use super::load::load_with;
 use super::schema::{SchemaCompiler, SchemaId, Schemas};
 use super::validate::validate;
@@ -87,7 +87,8 @@ impl JsonSchema {
     /// Validates the JSON document `doc`; at most `max` violations, in document order. A document
     /// that is not JSON has none (whoever parsed it first reported it malformed).
     pub fn validate(&self, doc: &[u8], max: usize) -> Vec<SchemaViolation> {
-        let Ok(value) = Json::parse(doc) else {
+        let arena = Arena::new();
+        let Ok(value) = Json::parse(doc, &arena) else {
             return Vec::new();
         };
         self.validate_doc(&value, max)

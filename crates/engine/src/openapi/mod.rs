@@ -26,7 +26,7 @@ mod validate;
 
 pub use compile::CompiledApi;
 pub(crate) use compile::Located;
-pub(crate) use json::{Json, JsonBody};
+pub(crate) use json::{Arena, Json, JsonBody};
 pub use json_schema::{JsonSchema, SchemaViolation};
 pub use load::{ApiSpec, SpecVersion, join_link, load, load_with};
 pub use operation::{BodyKind, Content, Head, Operation};
@@ -107,7 +107,8 @@ pub enum ValidateError {
 #[cfg(any(test, fuzzing))]
 pub fn validate_json_value(schema: &[u8], body: &[u8]) -> Result<Vec<String>, ValidateError> {
     let schema = JsonSchema::compile(schema, "schema.json", &crate::resolver::NoResolver)?;
-    let body = json::Json::parse(body)?;
+    let arena = json::Arena::new();
+    let body = json::Json::parse(body, &arena)?;
     Ok(schema
         .validate_doc(&body, OpenApiLimits::default().max_violations)
         .into_iter()

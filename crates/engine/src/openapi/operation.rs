@@ -2,7 +2,7 @@
 //! per-request checks the compiled policy calls after [`super::CompiledApi::find`].
 
 use super::OpenApiLimits;
-use super::json::JsonBody;
+use super::json::{Arena, JsonBody};
 use super::param::{Location, Param, Style};
 use super::schema::{SchemaId, Schemas};
 use super::validate::validate;
@@ -167,7 +167,8 @@ impl Operation {
     /// malformed JSON, JSON schema, form fields. Call it for every request, even without a body;
     /// `content_type` is the raw header value.
     pub fn validate_body(&self, content_type: Option<&str>, body: &[u8], out: &mut Vec<Violation>) {
-        self.validate_json_body(content_type, &JsonBody::new(body), out);
+        let arena = Arena::new();
+        self.validate_json_body(content_type, &JsonBody::new(body, &arena), out);
     }
 
     /// [`Self::validate_body`] over a body whose JSON parse the caller shares with its other checks.

@@ -3,12 +3,11 @@
 //! its schema. Validates the string values a request carries, coercing them to the schema type.
 
 use super::OpenApiLimits;
-use super::json::Json;
+use super::json::{Arena, Json};
 use super::keywords::{Category, type_names};
 use super::schema::{SchemaId, Schemas, T_ARR, T_BOOL, T_INT, T_NUM, T_OBJ, T_STR};
 use super::validate::validate;
 use crate::{Context, Violation, ViolationKind};
-use std::borrow::Cow;
 
 /// Where a parameter lives in the request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -111,22 +110,20 @@ impl Param {
             return;
         }
         let hint = schemas.type_hint(id);
+        let arena = Arena::new();
         let value = if hint & T_ARR != 0 {
             let item = items_of(schemas, id, 0);
             let parts: Vec<&str> = match self.style {
                 Style::Delimited(d) => values.iter().flat_map(|v| v.split(d as char)).collect(),
                 _ => values.to_vec(),
             };
-            Json::Array(
-                parts
-                    .iter()
-                    .map(|p| {
-                        item.map_or(Json::String(Cow::Borrowed(*p)), |i| coerce(schemas, i, p))
-                    })
-                    .collect(),
-            )
+            let coerced = parts.iter().map(|p| match item {
+                Some(i) => coerce(schemas, i, p, &arena),
+                None => Json::String(p),
+            });
+            Json::Array(arena.slice(coerced))
         } else {
-            coerce(schemas, id, values[0])
+            coerce(schemas, id, values[0], &arena)
         };
         for e in validate(schemas, id, &value, limits.max_violations, limits.max_depth) {
             let kind = match e.category {
@@ -176,7 +173,12 @@ pub(crate) fn items_of(schemas: &Schemas, id: SchemaId, depth: usize) -> Option<
 }
 
 /// Turns a parameter string into the JSON value its schema expects, when it parses as one.
-pub(crate) fn coerce<'a>(schemas: &Schemas, id: SchemaId, s: &'a str) -> Json<'a> {
+pub(crate) fn coerce<'a>(
+    schemas: &Schemas,
+    id: SchemaId,
+    s: &'a str,
+    arena: &'a Arena,
+) -> Json<'a> {
     let hint = schemas.type_hint(id);
     if hint & (T_INT | T_NUM) != 0 {
         if let Ok(i) = s.parse::<i64>() {
@@ -198,11 +200,11 @@ pub(crate) fn coerce<'a>(schemas: &Schemas, id: SchemaId, s: &'a str) -> Json<'a
     if hint & T_OBJ != 0
         && hint & T_STR == 0
         && s.starts_with('{')
-        && let Ok(v) = Json::parse(s.as_bytes())
+        && let Ok(v) = Json::parse(s.as_bytes(), arena)
     {
         return v;
     }
-    Json::String(Cow::Borrowed(s))
+    Json::String(s)
 }
 
 /// A short type label for the URL table.

@@ -6,7 +6,6 @@
 use super::json::Json;
 use super::keywords::{self, Broken, Category, Property, Tally};
 use super::schema::{Additional, Node, SchemaId, Schemas, T_ARR, T_BOOL, T_NULL, T_OBJ, T_STR};
-use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// Where the walk is in the document: a chain of steps on the walk's own stack, made into a JSON
@@ -148,7 +147,7 @@ impl<'d> Walk<'_, '_, 'd> {
     fn object(
         &mut self,
         n: &Node,
-        pairs: &'d [(Cow<'d, str>, Json<'d>)],
+        pairs: &'d [(&'d str, Json<'d>)],
         v: &'d Json<'d>,
         at: &At<'_>,
         depth: usize,
@@ -177,13 +176,7 @@ impl<'d> Walk<'_, '_, 'd> {
     /// Missing `required` properties, in the schema's order: one look-up per key of the object
     /// (a short list in order, a long one in the names sorted at compile time), marking a bit per
     /// required name, so a hostile object with many keys costs n log r, not n × r.
-    fn required(
-        &mut self,
-        n: &Node,
-        pairs: &[(Cow<'_, str>, Json<'_>)],
-        v: &'d Json<'d>,
-        at: &At<'_>,
-    ) {
+    fn required(&mut self, n: &Node, pairs: &[(&str, Json<'_>)], v: &'d Json<'d>, at: &At<'_>) {
         const WORD: usize = u64::BITS as usize;
         let mut small = [0u64; 2];
         let mut large = Vec::new();

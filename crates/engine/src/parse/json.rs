@@ -122,7 +122,7 @@ pub enum Scalar<'a> {
 pub fn scalars(doc: &Json<'_>, visit: &mut impl FnMut(Scalar<'_>)) {
     match doc {
         Json::Object(pairs) => {
-            for (k, v) in pairs {
+            for (k, v) in pairs.iter() {
                 visit(Scalar::Key(k));
                 scalars(v, visit);
             }
@@ -185,7 +185,7 @@ fn escape(k: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::openapi::JsonBody;
+    use crate::openapi::{Arena, JsonBody};
 
     #[test]
     fn key_paths_join_a_key_to_its_parent_object_key() {
@@ -233,7 +233,8 @@ mod tests {
     fn scalars_visit_what_walk_visits_in_document_order() {
         let doc =
             br#"{"a":[1,-2,"x\u0041",{"b/c":"y","n":null,"t":true}],"f":12.50,"e":1e3,"k":{}}"#;
-        let body = JsonBody::new(doc);
+        let arena = Arena::new();
+        let body = JsonBody::new(doc, &arena);
         let mut seen = Vec::new();
         scalars(body.written().unwrap(), &mut |s| {
             seen.push(format!("{s:?}"))
@@ -269,7 +270,7 @@ mod tests {
         // Integers at the ends of their ranges read as the tree walk writes them.
         let ends = br#"[0,-0,18446744073709551615,-9223372036854775808,9223372036854775807,-1]"#;
         let mut ours = Vec::new();
-        scalars(JsonBody::new(ends).written().unwrap(), &mut |s| {
+        scalars(JsonBody::new(ends, &arena).written().unwrap(), &mut |s| {
             ours.push(format!("{s:?}"))
         });
         let mut theirs = Vec::new();
@@ -290,7 +291,7 @@ mod tests {
             b"[\"\xff\"]",
         ] {
             assert!(
-                JsonBody::new(bad).written().is_err(),
+                JsonBody::new(bad, &arena).written().is_err(),
                 "{}",
                 String::from_utf8_lossy(bad)
             );
@@ -300,7 +301,8 @@ mod tests {
 
     #[test]
     fn every_occurrence_of_a_repeated_key_is_visited_as_written() {
-        let body = JsonBody::new(br#"{"q":"<script>","q":"x","o":{"k":1,"k":2}}"#);
+        let arena = Arena::new();
+        let body = JsonBody::new(br#"{"q":"<script>","q":"x","o":{"k":1,"k":2}}"#, &arena);
         let mut seen = Vec::new();
         scalars(body.written().unwrap(), &mut |s| {
             seen.push(format!("{s:?}"))

@@ -5,7 +5,7 @@
 mod oracle;
 
 use super::OpenApiLimits;
-use super::json::Json;
+use super::json::{Arena, Json};
 use super::load::load_with;
 use super::schema::{SchemaCompiler, SchemaId, Schemas};
 use super::validate::validate;
@@ -247,7 +247,8 @@ fn borrowed_walker_reports_what_the_value_walker_reported() {
             _ => pet(&mut rng, 0),
         };
         let value: Value = serde_json::from_str(&doc).expect("generated JSON");
-        let json = Json::parse(doc.as_bytes()).expect("generated JSON");
+        let arena = Arena::new();
+        let json = Json::parse(doc.as_bytes(), &arena).expect("generated JSON");
         // Default budgets, a tight error cap (which errors come first matters), a shallow depth.
         for (max_errors, max_depth) in [(20, 64), (2, 64), (20, 2)] {
             let want = oracle::report(&schemas, root, &value, max_errors, max_depth);

@@ -2,7 +2,7 @@
 //! URL's content profiles chose (form, multipart, JSON, XML, or raw with signatures), and the
 //! response-status check of phase 3.
 
-use crate::openapi::JsonBody;
+use crate::openapi::{Arena, JsonBody};
 use crate::parse::{coding, json, multipart, query, xml};
 use crate::policy::compile::compiled::{BodyKind, CompiledPolicy, MAX_ITEMS, Scratch};
 use crate::policy::decl::ParamLocation;
@@ -58,7 +58,8 @@ impl CompiledPolicy {
         }
         // The body's JSON is parsed once, by its first reader (the API schema or the signature
         // scan), and shared with the other.
-        let json = JsonBody::new(&body);
+        let arena = Arena::new();
+        let json = JsonBody::new(&body, &arena);
         self.api_body(&json, s, out);
         // NUL is part of binary encodings (protobuf, images, compressed data): it is a finding in
         // text only, where it truncates a string for the application behind.

@@ -5,7 +5,7 @@
 //! braces and markup of neighbouring fields look like injections, and a field's value is never
 //! seen alone.
 
-use crate::openapi::JsonBody;
+use crate::openapi::{Arena, JsonBody};
 use crate::parse::json;
 use crate::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch};
 use crate::signatures::{MemoUse, SignatureDb, Target, with_memo};
@@ -51,7 +51,8 @@ impl CompiledPolicy {
             mask,
         };
         // A lone value borrows the memo only if the prefilter leaves it a look-up to make.
-        let body = JsonBody::new(value);
+        let arena = Arena::new();
+        let body = JsonBody::new(value, &arena);
         self.scan_judged(s, out, judged, &body, 0, MemoUse::AtLookUp);
     }
 
@@ -114,7 +115,8 @@ impl CompiledPolicy {
                 if t == Target::ParamName || !(is_document(text) || base64_opening(text)) {
                     self.scan_text(s, out, item, text, memo.reborrow());
                 } else {
-                    let inner = JsonBody::new(text);
+                    let arena = Arena::new();
+                    let inner = JsonBody::new(text, &arena);
                     self.scan_judged(s, out, item, &inner, depth + 1, memo.reborrow());
                 }
             });
@@ -125,7 +127,9 @@ impl CompiledPolicy {
             && let Some(doc) = base64_document(value)
         {
             // The document is also read as the text it decodes to, by the views of the value.
-            self.scan_judged(s, out, j, &JsonBody::new(&doc), depth + 1, memo.reborrow());
+            let arena = Arena::new();
+            let inner = JsonBody::new(&doc, &arena);
+            self.scan_judged(s, out, j, &inner, depth + 1, memo.reborrow());
         }
         self.scan_text(s, out, j, value, memo);
     }
