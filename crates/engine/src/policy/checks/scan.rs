@@ -5,7 +5,7 @@
 //! braces and markup of neighbouring fields look like injections, and a field's value is never
 //! seen alone.
 
-use crate::openapi::{Arena, JsonBody};
+use crate::openapi::{Arena, Json, JsonBody};
 use crate::parse::json;
 use crate::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch};
 use crate::signatures::{MemoUse, SignatureDb, Target, with_memo};
@@ -51,9 +51,7 @@ impl CompiledPolicy {
             mask,
         };
         // A lone value borrows the memo only if the prefilter leaves it a look-up to make.
-        let arena = Arena::new();
-        let body = JsonBody::new(value, &arena);
-        self.scan_judged(s, out, judged, &body, 0, MemoUse::AtLookUp);
+        self.scan_judged(s, out, judged, value, None, 0, MemoUse::AtLookUp);
     }
 
     /// [`Self::scan`] of a whole request body as `Target::Body`, its JSON parse shared with the
@@ -73,19 +71,24 @@ impl CompiledPolicy {
             mask: false,
         };
         // One borrow of the memo for every item of the document.
-        with_memo(|memo| self.scan_judged(s, out, judged, body, 0, memo.into()));
+        with_memo(|memo| {
+            self.scan_judged(s, out, judged, body.bytes(), Some(body), 0, memo.into())
+        });
     }
 
+    /// `parsed` is `value`'s parse when a reader before has one to share; a value that is not a
+    /// document (nearly all of them) costs no arena.
+    #[allow(clippy::too_many_arguments)]
     fn scan_judged(
         &self,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
         j: Judged,
-        body: &JsonBody<'_>,
+        value: &[u8],
+        parsed: Option<&JsonBody<'_>>,
         depth: u8,
         mut memo: MemoUse<'_>,
     ) {
-        let value = body.bytes();
         let target = j.target;
         if value.is_empty() || self.sigs.is_empty() {
             return;
@@ -96,42 +99,61 @@ impl CompiledPolicy {
                 Target::ParamValue | Target::Json | Target::Cookie | Target::Body
             )
             && is_document(value)
-            && let Ok(doc) = body.written()
         {
+            let arena = Arena::new();
+            let own;
+            let written = match parsed {
+                Some(body) => body.written(),
+                None => {
+                    own = JsonBody::new(value, &arena);
+                    own.written()
+                }
+            };
             // A malformed document is scanned as the text it is, below.
-            let mut items = 0;
-            json::scalars(doc, &mut |item| {
-                items += 1;
-                if items > MAX_ITEMS {
-                    return;
-                }
-                let (t, text) = match item {
-                    json::Scalar::Key(k) => (Target::ParamName, k.as_bytes()),
-                    json::Scalar::Value(v) => (Target::Json, v.as_bytes()),
-                };
-                let item = Judged { target: t, ..j };
-                // Most items are neither a document nor base64 of one: their text is scanned
-                // as it is, without the checks of a value that may be.
-                if t == Target::ParamName || !(is_document(text) || base64_opening(text)) {
-                    self.scan_text(s, out, item, text, memo.reborrow());
-                } else {
-                    let arena = Arena::new();
-                    let inner = JsonBody::new(text, &arena);
-                    self.scan_judged(s, out, item, &inner, depth + 1, memo.reborrow());
-                }
-            });
-            return;
+            if let Ok(doc) = written {
+                self.scan_items(s, out, j, doc, depth, memo);
+                return;
+            }
         }
         if depth < MAX_NESTING
             && matches!(target, Target::ParamValue | Target::Json | Target::Cookie)
             && let Some(doc) = base64_document(value)
         {
             // The document is also read as the text it decodes to, by the views of the value.
-            let arena = Arena::new();
-            let inner = JsonBody::new(&doc, &arena);
-            self.scan_judged(s, out, j, &inner, depth + 1, memo.reborrow());
+            self.scan_judged(s, out, j, &doc, None, depth + 1, memo.reborrow());
         }
         self.scan_text(s, out, j, value, memo);
+    }
+
+    /// Every key and scalar of `doc` (at most `MAX_ITEMS`), judged as `j` is with its own target.
+    fn scan_items(
+        &self,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+        j: Judged,
+        doc: &Json<'_>,
+        depth: u8,
+        mut memo: MemoUse<'_>,
+    ) {
+        let mut items = 0;
+        json::scalars(doc, &mut |item| {
+            items += 1;
+            if items > MAX_ITEMS {
+                return;
+            }
+            let (t, text) = match item {
+                json::Scalar::Key(k) => (Target::ParamName, k.as_bytes()),
+                json::Scalar::Value(v) => (Target::Json, v.as_bytes()),
+            };
+            let item = Judged { target: t, ..j };
+            // Most items are neither a document nor base64 of one: their text is scanned as it
+            // is, without the checks of a value that may be.
+            if t == Target::ParamName || !(is_document(text) || base64_opening(text)) {
+                self.scan_text(s, out, item, text, memo.reborrow());
+            } else {
+                self.scan_judged(s, out, item, text, None, depth + 1, memo.reborrow());
+            }
+        });
     }
 
     /// The signature scan of `value` as it is (not taken apart as a document), and the violation
