@@ -429,3 +429,31 @@ test: {Smarty_Internal_Write_File::writeFile($x,"x",self::clearConfig())}
 pass: r=&gdpr_consent=&us_privacy=&gpp=&gpp_sid=&account=&f=i&uid=${BSW_UUID}
 pass:         Host: '{{rStr1}}.com'
 pass: ${TM_SITE_DOMAIN_URLENC}
+
+id: 300005451
+name: Node.js code injection: the process, the global object or the module loader reached through brackets
+# `process['mainModule']`, `global['process']`, `require['main']` reach what `process.mainModule`
+# and `global.process` reach, written to pass filters on the dotted names; `__js_function` marks a
+# function serialized by funcster, which its deserializer evaluates (as node-serialize does
+# `_$$ND_FUNC$$_`). A quoted name right after the bracket is the property access; real
+# JavaScript posted as a value (a JSONP callback) indexes its own objects.
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: Node.js
+targets: @values, header, param-name
+unless: binary
+literal: process[
+literal: global[
+literal: globalthis[
+literal: mainmodule[
+literal: require[
+literal: __js_function
+regex: \b(?:process|global|globalthis|mainmodule|require)\[\s*['"`]\s*(?:process|mainmodule|require|binding|_linkedbinding|dlopen|env|exit|kill|main|constructor|_load|cache|child_process|module)\s*['"`]|__js_function\b
+test: global['process']['mainModule']
+test: process['binding']('fs')
+test: process["mainModule"]["require"]("child_process")
+test: mainModule['require']('fs')
+test: require['main']
+test: {"rce":"__js_function(){}"}
+pass: callback=utag.ut["writevamain"]&rnd=1688382623484

@@ -452,7 +452,9 @@ id: 300005704
 name: Node.js denial of service: a loop that never ends, handed to an evaluating server
 # Node.js runs every request on one thread: a value evaluated as JavaScript (`eval`, `vm`, a
 # template) that loops forever stops the server. The loop's condition is a constant or its
-# negation (`while(true)`, `while(!0)`, `while(!false)`), or `for(;;)`.
+# negation (`while(true)`, `while(!0)`, `while(!false)`), a value JavaScript reads as true (a
+# non-zero number, `Infinity`, a non-empty string, an object, an array, `this`, a new object),
+# or `for(;;)`.
 type: Server Side Code Injection
 accuracy: high
 risk: high
@@ -461,8 +463,14 @@ targets: @values, header, url, param-name
 unless: binary
 literal: while
 literal: ;;
-regex: \bwhile\s*\(\s*(?:!+\s*(?:0|false|null|undefined|nan|''|""|\[\s*\])|!!\s*\w+|true|1)\s*\)|\bfor\s*\(\s*;\s*;\s*\)
+regex: \bwhile\s*\(\s*(?:!+\s*(?:0|false|null|undefined|nan|''|""|\[\s*\])|!!\s*\w+|true|[1-9]\d*|infinity|this|new\s+[a-z_$][\w$]*(?:\s*\(\s*\))?|\{\s*\}|\[\s*\]|"[^"\n]+"|'[^'\n]+'|`[^`\n]+`)\s*\)|\bfor\s*\(\s*;\s*;\s*\)
 test: while(!0){}
+test: while("x"){}
+test: while(Infinity)x++
+test: while([]){}
+test: while({}){}
+test: while(new Date){}
+test: while(this);
 test: while (!false) {}
 test: for(;;){}
 test: while(1);

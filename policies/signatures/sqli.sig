@@ -214,10 +214,13 @@ literal: lo_import
 literal: copy
 literal: bulk insert
 literal: sp_configure
-regex: \bload_file\s*\(|\binto\s+(?:out|dump)file\s+['"]|\bxp_(?:cmdshell|regread|dirtree|fileexist|servicecontrol)\b|\bsp_(?:oacreate|executesql|makewebtask|configure|addsrvrolemember|password)\b|\bopen(?:rowset|datasource)\s*\(|\butl_(?:http|inaddr|file)\.|\blo_import\s*\(|\bcopy\s+\w+\s+(?:from|to)\s+(?:program|'/)|\bbulk\s+insert\b
+regex: \bload_file\s*\(|\binto\s+(?:out|dump)file\s+['"]|\bxp_(?:cmdshell|regread|dirtree|fileexist|servicecontrol)\b|\bsp_(?:oacreate|executesql|makewebtask|configure|addsrvrolemember|password)\b|\bopen(?:rowset|datasource)\s*\(|\butl_(?:http|inaddr|file)\.|\blo_import\s*\(|\bcopy(?:\s+\w+\s*(?:\([\w\s,]*\))?|\s*\((?:[^()]|\([^()]*\)){1,300}\))\s*(?:from|to)\s+(?:program|'/)|\bbulk\s+insert\b
 test: ' union select load_file('/etc/passwd')--
 test: 1;exec master..xp_cmdshell 'dir'
+test: 1;copy (select '') to program 'id'
+test: ';COPY cmd_exec FROM PROGRAM 'id'--
 pass: please copy this file
+pass: copy-to-clipboard@3.3.3,csstype@3.1.2,date-fns@2.30.0
 
 id: 300001010
 name: SQL injection: error-based extraction functions
@@ -371,3 +374,52 @@ pass: or maybe not
 pass: and then there were none
 pass: Oregon = Portland
 
+id: 300001451
+name: SQL injection: a regular expression or LIKE pattern given as a hex literal
+# Blind extraction tests a column against a pattern one character at a time (`1 regexp
+# 0x5e61`, `x rlike 0x5e`); writing the pattern as a hex literal needs no quote, so filters on
+# quotes pass it. `regexp` and `rlike` are operators only; after `like` an SQL operand and a
+# boolean operator before it are required, since prose writes `looks like 0x0`.
+type: SQL-Injection
+accuracy: high
+risk: high
+systems: MySQL
+targets: @values, header
+unless: binary
+literal: regexp
+literal: rlike
+literal: like
+regex: \b(?:regexp|rlike)\s+(?:binary\s+)?0x[0-9a-f]{2,}\b|\b(?:and|or|xor|where|having|when)\s+(?:[\w.@`]+|'[^']*'|"[^"]*")\s+(?:not\s+)?like\s+(?:binary\s+)?0x[0-9a-f]{2,}\b
+test: 1 regexp 0x5e61
+test: 1 and 1 rlike 0x5e
+test: 1 and 0x61 like 0x61
+test: ' or name not like binary 0x25
+pass: rsv_pq=0xb14b23320001bbdc&rsv_t=d418BEsK3eSjV
+
+id: 300001452
+name: SQL injection: the session's login, user or database compared to a name
+# Blind injection asks who the query runs as (`system_user='sa'`, `db_name()='master'`,
+# `is_srvrolemember('sysadmin')=1`): niladic identity functions and identity functions called
+# with no argument, compared to a quoted name, occur in no prose or real parameter; a JSON key
+# of the same words (`"page_current_user_role":"editor"`) is not a call.
+type: SQL-Injection
+accuracy: high
+risk: high
+targets: @values, header
+unless: binary
+literal: system_user
+literal: session_user
+literal: user_name
+literal: suser_
+literal: db_name
+literal: host_name
+literal: current_
+literal: schema_name
+literal: original_login
+literal: rolemember
+regex: \b(?:system_user|session_user)\s*(?:=|<>|!=|\blike\b)\s*['"]|\b(?:suser_s?name|user_name|db_name|host_name|current_database|current_schema|current_user|schema_name|original_login)\s*\(\s*\)\s*(?:=|<>|!=|\blike\b)\s*['"]|\bis_(?:srv)?rolemember\s*\(\s*['"]
+test: 1 and system_user='sa'
+test: 1 and session_user like 'root%'
+test: 1 and db_name()='master'
+test: 1 and is_srvrolemember('sysadmin')=1
+pass: "page_current_user_role":"editor","page_is_peek":false

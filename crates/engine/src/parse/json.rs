@@ -110,6 +110,12 @@ pub fn walk_lines(body: &[u8], mut visit: impl FnMut(Item)) -> Result<Shape, Jso
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scalar<'a> {
     Key(&'a str),
+    /// A key under an object's key, visited just before the key itself: the path `parent.key`
+    /// a deep merge walks (as [`key_path`] joins it where the walk has pointers).
+    KeyPath {
+        parent: &'a str,
+        key: &'a str,
+    },
     /// A string as it reads unescaped, or a number as [`walk`] writes it; booleans and nulls
     /// carry no text and are not visited.
     Value(&'a str),
@@ -120,14 +126,23 @@ pub enum Scalar<'a> {
 /// visited (the applications behind do not agree on which one wins). Depth is bounded by the
 /// parser's nesting limit.
 pub fn scalars(doc: &Json<'_>, visit: &mut impl FnMut(Scalar<'_>)) {
+    scalars_under(doc, None, visit);
+}
+
+/// [`scalars`] of a value found under the object key `parent` (none at the top level and under
+/// an array element, as for [`key_path`]).
+fn scalars_under(doc: &Json<'_>, parent: Option<&str>, visit: &mut impl FnMut(Scalar<'_>)) {
     match doc {
         Json::Object(pairs) => {
             for (k, v) in pairs.iter() {
+                if let Some(parent) = parent {
+                    visit(Scalar::KeyPath { parent, key: k });
+                }
                 visit(Scalar::Key(k));
-                scalars(v, visit);
+                scalars_under(v, Some(k), visit);
             }
         }
-        Json::Array(items) => items.iter().for_each(|v| scalars(v, visit)),
+        Json::Array(items) => items.iter().for_each(|v| scalars_under(v, None, visit)),
         Json::String(v) => visit(Scalar::Value(v)),
         Json::Number(n) => number(n, visit),
         Json::Bool(_) | Json::Null => {}
@@ -189,18 +204,26 @@ mod tests {
 
     #[test]
     fn key_paths_join_a_key_to_its_parent_object_key() {
+        let doc = br#"{"constructor":{"prototype":{"x":1}},"a":[{"b":{"c/d":2}}]}"#;
         let mut paths = Vec::new();
-        walk(
-            br#"{"constructor":{"prototype":{"x":1}},"a":[{"b":{"c/d":2}}]}"#,
-            |i| {
-                if let Item::Key { pointer, key } = i {
-                    paths.extend(key_path(pointer, key));
-                }
-            },
-        )
+        walk(doc, |i| {
+            if let Item::Key { pointer, key } = i {
+                paths.extend(key_path(pointer, key));
+            }
+        })
         .unwrap();
         paths.sort();
         assert_eq!(paths, ["b.c/d", "constructor.prototype", "prototype.x"]);
+        // The visit of a parsed document (a JSON string inside a value, a cookie, an unlabelled
+        // body) gives the same paths as the walk with pointers.
+        let mut visited = Vec::new();
+        scalars(JsonBody::new(doc).written().unwrap(), &mut |s| {
+            if let Scalar::KeyPath { parent, key } = s {
+                visited.push(format!("{parent}.{key}"));
+            }
+        });
+        visited.sort();
+        assert_eq!(visited, paths);
     }
 
     #[test]
@@ -237,7 +260,9 @@ mod tests {
         let body = JsonBody::new(doc, &arena);
         let mut seen = Vec::new();
         scalars(body.written().unwrap(), &mut |s| {
-            seen.push(format!("{s:?}"))
+            if !matches!(s, Scalar::KeyPath { .. }) {
+                seen.push(format!("{s:?}"))
+            }
         });
         assert_eq!(
             seen,
@@ -315,8 +340,10 @@ mod tests {
                 "Key(\"q\")",
                 "Value(\"x\")",
                 "Key(\"o\")",
+                "KeyPath { parent: \"o\", key: \"k\" }",
                 "Key(\"k\")",
                 "Value(\"1\")",
+                "KeyPath { parent: \"o\", key: \"k\" }",
                 "Key(\"k\")",
                 "Value(\"2\")",
             ]

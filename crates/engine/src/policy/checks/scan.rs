@@ -122,6 +122,12 @@ impl CompiledPolicy {
             // The document is also read as the text it decodes to, by the views of the value.
             self.scan_judged(s, out, j, &doc, None, depth + 1, memo.reborrow());
         }
+        if depth < MAX_NESTING
+            && target == Target::Cookie
+            && let Some(doc) = percent_document(value)
+        {
+            self.scan_judged(s, out, j, &doc, None, depth + 1, memo.reborrow());
+        }
         self.scan_text(s, out, j, value, memo);
     }
 
@@ -136,6 +142,7 @@ impl CompiledPolicy {
         mut memo: MemoUse<'_>,
     ) {
         let mut items = 0;
+        let mut path = String::new();
         json::scalars(doc, &mut |item| {
             items += 1;
             if items > MAX_ITEMS {
@@ -143,12 +150,19 @@ impl CompiledPolicy {
             }
             let (t, text) = match item {
                 json::Scalar::Key(k) => (Target::ParamName, k.as_bytes()),
+                json::Scalar::KeyPath { parent, key } => {
+                    path.clear();
+                    path.push_str(parent);
+                    path.push('.');
+                    path.push_str(key);
+                    (Target::KeyPath, path.as_bytes())
+                }
                 json::Scalar::Value(v) => (Target::Json, v.as_bytes()),
             };
             let item = Judged { target: t, ..j };
             // Most items are neither a document nor base64 of one: their text is scanned as it
             // is, without the checks of a value that may be.
-            if t == Target::ParamName || !(is_document(text) || base64_opening(text)) {
+            if t != Target::Json || !(is_document(text) || base64_opening(text)) {
                 self.scan_text(s, out, item, text, memo.reborrow());
             } else {
                 self.scan_judged(s, out, item, text, None, depth + 1, memo.reborrow());
@@ -248,6 +262,26 @@ fn base64_document(value: &[u8]) -> Option<Vec<u8>> {
         return None;
     }
     crate::normalize::base64_text(value).filter(|doc| is_document(doc))
+}
+
+/// The JSON document a cookie value is the percent-encoding of: a cookie cannot hold `"`, `,`
+/// or `;` as written, so clients store JSON with `encodeURIComponent` (`%7B%22…`), and Express
+/// marks a JSON cookie `j:`, which its cookie parser reads back as an object. Unlike a parameter,
+/// a cookie is scanned as it came, so without this its keys would not be judged one by one.
+fn percent_document(value: &[u8]) -> Option<Vec<u8>> {
+    let v = value.trim_ascii();
+    let v = if v.len() > 4 && v[..4].eq_ignore_ascii_case(b"j%3a") {
+        &v[4..]
+    } else {
+        v
+    };
+    let opens = |p: &[u8]| v.len() >= 3 && v[..3].eq_ignore_ascii_case(p);
+    if !(opens(b"%7b") || opens(b"%5b")) {
+        return None;
+    }
+    let mut ev = crate::normalize::Evasions::default();
+    let (doc, _) = crate::normalize::decode_percent_once(v, &mut ev);
+    is_document(&doc).then_some(doc)
 }
 
 /// Whether `value` starts as the base64 of a JSON document does: `{"`, `{` + line break, `[{`,
