@@ -217,7 +217,8 @@ mod tests {
         // The visit of a parsed document (a JSON string inside a value, a cookie, an unlabelled
         // body) gives the same paths as the walk with pointers.
         let mut visited = Vec::new();
-        scalars(JsonBody::new(doc).written().unwrap(), &mut |s| {
+        let arena = Arena::new();
+        scalars(JsonBody::new(doc, &arena).written().unwrap(), &mut |s| {
             if let Scalar::KeyPath { parent, key } = s {
                 visited.push(format!("{parent}.{key}"));
             }
