@@ -90,8 +90,12 @@ impl CompiledPolicy {
                 self.check_cookies(bytes, s, out);
                 continue;
             }
-            self.check_redirect_header(s, out, n, bytes, super::scan::is_standard_header(n));
-            self.check_header_controls(out, bytes);
+            // The byte classes of the one pass above gate both checks of escapes in the value.
+            let escaped = seen & (HeaderBytes::PERCENT | HeaderBytes::ESCAPE) != 0;
+            self.check_redirect_header(s, out, n, bytes, escaped);
+            if seen & HeaderBytes::PERCENT != 0 {
+                self.check_header_controls(out, bytes);
+            }
             if seen & HeaderBytes::METACHAR != 0
                 && let Some(c) = self.header_bytes.first_bad(bytes)
             {

@@ -77,13 +77,19 @@ impl HeaderBytes {
     pub const NUL: u8 = 2;
     /// A byte from 0x80 up.
     pub const HIGH: u8 = 4;
+    /// `%`, where a header value may hide a control byte or a URL's slashes.
+    pub const PERCENT: u8 = 8;
+    /// `&` or `\`: an HTML or JavaScript escape, or a backslash that may stand for a slash.
+    pub const ESCAPE: u8 = 16;
 
     pub fn new(table: &Table) -> HeaderBytes {
         let mut classes = [0u8; 256];
         for (b, class) in (0..=255u8).zip(classes.iter_mut()) {
             *class = u8::from(table.disallows(b)) * Self::METACHAR
                 + u8::from(b == 0) * Self::NUL
-                + u8::from(b >= 0x80) * Self::HIGH;
+                + u8::from(b >= 0x80) * Self::HIGH
+                + u8::from(b == b'%') * Self::PERCENT
+                + u8::from(b == b'&' || b == b'\\') * Self::ESCAPE;
         }
         HeaderBytes(classes)
     }
