@@ -48,10 +48,9 @@ impl CompiledPolicy {
 
 impl CompiledPolicy {
     /// Judges a header field's value (not `Cookie`'s, whose values applications encode as they
-    /// like) for a control byte written as a percent escape.
+    /// like) for a control byte written as a percent escape; called only for a value holding `%`.
     pub(in crate::policy) fn check_header_controls(&self, out: &mut Vec<Violation>, value: &[u8]) {
-        if memchr::memchr(b'%', value).is_some() && encoded_control(value) && self.protocol_on(WHAT)
-        {
+        if encoded_control(value) && self.protocol_on(WHAT) {
             self.protocol(out, WHAT);
         }
     }

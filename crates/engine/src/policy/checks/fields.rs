@@ -90,7 +90,9 @@ impl CompiledPolicy {
                 self.check_cookies(bytes, s, out);
                 continue;
             }
-            self.check_redirect_header(s, out, n, bytes, super::scan::is_standard_header(n));
+            // The byte classes of the one pass above gate both checks of escapes in the value.
+            let escaped = seen & (HeaderBytes::PERCENT | HeaderBytes::ESCAPE) != 0;
+            self.check_redirect_header(s, out, n, bytes, escaped);
             if seen & HeaderBytes::PERCENT != 0 {
                 self.check_header_controls(out, bytes);
             }

@@ -46,15 +46,34 @@ impl CompiledPolicy {
         if !(s_.alarm || s_.block) {
             return;
         }
-        if !(may_reference_host(value) || raw != value && may_reference_host(raw)) {
+        // Most values are `raw` itself (a cookie, an undecoded parameter): the same slice needs
+        // no comparison of its bytes.
+        let same = std::ptr::eq(raw, value) || raw == value;
+        if !(may_reference_host(value) || !same && may_reference_host(raw)) {
             return;
         }
+        self.judge_redirect(s, out, ctx, name, raw, value, same);
+    }
+
+    /// The part of [`Self::check_redirect`] past its gate: `value` (or `raw`, when not `same`)
+    /// may reference another host.
+    #[allow(clippy::too_many_arguments)]
+    fn judge_redirect(
+        &self,
+        s: &Scratch,
+        out: &mut Vec<Violation>,
+        ctx: Context,
+        name: &[u8],
+        raw: &[u8],
+        value: &[u8],
+        same: bool,
+    ) {
         let Some(site) = s.host.as_ref().and_then(|h| site_host(h.as_bytes())) else {
             return;
         };
         let tail = ctx != Context::Header;
         let how = imitates(site, value, tail)
-            .or_else(|| (raw != value).then(|| imitates(site, raw, tail)).flatten())
+            .or_else(|| (!same).then(|| imitates(site, raw, tail)).flatten())
             .or_else(|| decoded(value).and_then(|v| imitates(site, &v, tail)));
         if let Some(how) = how {
             self.push(
@@ -68,27 +87,34 @@ impl CompiledPolicy {
     }
 
     /// Judges a request header's value when it is one an application redirects by or trusts as
-    /// its own address (above); `standard` says the protocol, not the application, reads `name`.
+    /// its own address (above); `escaped` says the value holds `%`, `&` or `\\` (the header
+    /// checks' one pass over its bytes found them), so only its slashes and its start are left
+    /// for the gate to look at.
     pub(in crate::policy) fn check_redirect_header(
         &self,
         s: &Scratch,
         out: &mut Vec<Violation>,
         name: &str,
         value: &[u8],
-        standard: bool,
+        escaped: bool,
     ) {
-        let host;
-        let value = match name {
-            "referer" | "origin" => value,
+        let s_ = self.settings[K::Redirect as usize];
+        if !(s_.alarm || s_.block) {
+            return;
+        }
+        let (ctx, n) = (Context::Header, name.as_bytes());
+        if matches!(name, "x-forwarded-host" | "x-host" | "x-original-host") {
             // A host, not a URL: read as the authority of one.
-            "x-forwarded-host" | "x-host" | "x-original-host" => {
-                host = [&b"//"[..], value].concat();
-                &host[..]
-            }
-            _ if !standard => value,
-            _ => return,
-        };
-        self.check_redirect(s, out, Context::Header, name.as_bytes(), value, value);
+            let host = [&b"//"[..], value].concat();
+            return self.judge_redirect(s, out, ctx, n, &host, &host, true);
+        }
+        if !(escaped || authority_or_base64(value)) {
+            return;
+        }
+        // The standard-header test comes after the gate: most values never reach it.
+        if matches!(name, "referer" | "origin") || !super::scan::is_standard_header(name) {
+            self.judge_redirect(s, out, ctx, n, value, value, true);
+        }
     }
 }
 
@@ -97,12 +123,36 @@ impl CompiledPolicy {
 /// them (a percent escape, an HTML or JavaScript escape, base64 of a URL's start). Most header
 /// and parameter values have none of these, and cost one pass over their bytes.
 fn may_reference_host(v: &[u8]) -> bool {
-    let slash = |b: u8| matches!(b, b'/' | b'\\');
-    memchr::memchr3(b'%', b'&', b'\\', v).is_some()
-        || BASE64_STARTS
-            .iter()
-            .any(|p| v.trim_ascii_start().starts_with(p))
-        || memchr::memchr_iter(b'/', v).any(|i| v.get(i + 1).is_some_and(|&b| slash(b)))
+    // A value up to this long is read a byte at a time: most parameter and cookie values are a
+    // few bytes, where a `memchr` call's fixed cost is most of the work; a longer one is searched
+    // by `memchr`'s wide loads.
+    const SHORT: usize = 48;
+    if v.len() > SHORT {
+        return memchr::memchr3(b'%', b'&', b'\\', v).is_some() || authority_or_base64(v);
+    }
+    let mut slash = false;
+    for &b in v {
+        match b {
+            b'%' | b'&' | b'\\' => return true,
+            b'/' if slash => return true,
+            _ => slash = b == b'/',
+        }
+    }
+    base64_start(v)
+}
+
+/// Whether `v`, known to hold no `%`, `&` or `\\`, holds two slashes in a row or starts with
+/// base64 of a URL's start.
+fn authority_or_base64(v: &[u8]) -> bool {
+    memchr::memchr_iter(b'/', v).any(|i| v.get(i + 1).is_some_and(|&b| matches!(b, b'/' | b'\\')))
+        || base64_start(v)
+}
+
+/// Whether `v` starts (after white space) with base64 of a URL's start.
+fn base64_start(v: &[u8]) -> bool {
+    let v = v.trim_ascii_start();
+    matches!(v.first(), Some(b'a' | b'S' | b'L' | b'X'))
+        && BASE64_STARTS.iter().any(|p| v.starts_with(p))
 }
 
 /// Base64 of `http`, `HTTP`, `//`, `\\` and `/\`: where a redirect target starts.
@@ -174,29 +224,40 @@ fn site_host(host: &[u8]) -> Option<&[u8]> {
 fn imitates(site: &[u8], v: &[u8], tail_counts: bool) -> Option<&'static str> {
     let v = v.trim_ascii();
     let rest = &v[authority_start(v)?..];
-    for lenient in [false, true] {
-        let end = rest
-            .iter()
+    let end = |lenient: bool| {
+        rest.iter()
             .position(|&b| matches!(b, b'/' | b'?' | b'#') || (!lenient && b == b'\\'))
-            .unwrap_or(rest.len());
-        let (authority, tail) = rest.split_at(end);
-        let (userinfo, hostport) = match authority.iter().rposition(|&b| b == b'@') {
-            Some(i) => (&authority[..i], &authority[i + 1..]),
-            None => (&authority[..0], authority),
-        };
-        let (host, _) = host_port(hostport);
-        if host.is_empty() || own(site, host) {
-            continue;
-        }
-        if find(host, site).is_some() {
-            return Some("a URL to a host that contains the site's name");
-        }
-        if find(userinfo, site).is_some() {
-            return Some("a URL with the site's name as user information before another host");
-        }
-        if tail_counts && !lenient && named_in_tail(site, tail) {
-            return Some("a URL to another host with the site's name in its path or query");
-        }
+            .unwrap_or(rest.len())
+    };
+    let strict = end(false);
+    imitated(site, rest, strict, tail_counts).or_else(|| {
+        // The lenient reading differs only where a backslash ended the browser's.
+        (rest.get(strict) == Some(&b'\\'))
+            .then(|| imitated(site, rest, end(true), false))
+            .flatten()
+    })
+}
+
+/// How the URL whose authority is `rest[..end]` imitates `site`; with `tail_counts`, the site's
+/// name in the path or query after it counts too.
+fn imitated(site: &[u8], rest: &[u8], end: usize, tail_counts: bool) -> Option<&'static str> {
+    let (authority, tail) = rest.split_at(end);
+    let (userinfo, hostport) = match authority.iter().rposition(|&b| b == b'@') {
+        Some(i) => (&authority[..i], &authority[i + 1..]),
+        None => (&authority[..0], authority),
+    };
+    let (host, _) = host_port(hostport);
+    if host.is_empty() || own(site, host) {
+        return None;
+    }
+    if find(host, site).is_some() {
+        return Some("a URL to a host that contains the site's name");
+    }
+    if find(userinfo, site).is_some() {
+        return Some("a URL with the site's name as user information before another host");
+    }
+    if tail_counts && named_in_tail(site, tail) {
+        return Some("a URL to another host with the site's name in its path or query");
     }
     None
 }
@@ -281,6 +342,25 @@ mod tests {
             "Ly9ldmls",
         ] {
             assert!(may_reference_host(v.as_bytes()), "{v}");
+        }
+    }
+
+    #[test]
+    fn short_and_long_values_are_gated_alike() {
+        let pad = "x".repeat(60);
+        for (v, refers) in [
+            ("session=abc123", false),
+            ("a/b/c", false),
+            ("x//y", true),
+            ("x/\\y", true),
+            ("100%", true),
+            ("a&b", true),
+            ("  aHR0cHM6", true),
+            ("aGVsbG8", false),
+        ] {
+            assert_eq!(may_reference_host(v.as_bytes()), refers, "{v}");
+            let long = format!("{v}{pad}");
+            assert_eq!(may_reference_host(long.as_bytes()), refers, "{long}");
         }
     }
 

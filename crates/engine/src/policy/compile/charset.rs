@@ -77,9 +77,10 @@ impl HeaderBytes {
     pub const NUL: u8 = 2;
     /// A byte from 0x80 up.
     pub const HIGH: u8 = 4;
-    /// `%`: only a value holding one can carry a percent-encoded control byte, so the pass that
-    /// finds the other classes also settles whether that check has anything to read.
+    /// `%`, where a header value may hide a control byte or a URL's slashes.
     pub const PERCENT: u8 = 8;
+    /// `&` or `\`: an HTML or JavaScript escape, or a backslash that may stand for a slash.
+    pub const ESCAPE: u8 = 16;
 
     pub fn new(table: &Table) -> HeaderBytes {
         let mut classes = [0u8; 256];
@@ -87,7 +88,8 @@ impl HeaderBytes {
             *class = u8::from(table.disallows(b)) * Self::METACHAR
                 + u8::from(b == 0) * Self::NUL
                 + u8::from(b >= 0x80) * Self::HIGH
-                + u8::from(b == b'%') * Self::PERCENT;
+                + u8::from(b == b'%') * Self::PERCENT
+                + u8::from(b == b'&' || b == b'\\') * Self::ESCAPE;
         }
         HeaderBytes(classes)
     }
@@ -143,6 +145,10 @@ mod tests {
                 assert_eq!(seen & HeaderBytes::NUL != 0, v.contains(&0));
                 assert_eq!(seen & HeaderBytes::HIGH != 0, !v.is_ascii());
                 assert_eq!(seen & HeaderBytes::PERCENT != 0, v.contains(&b'%'));
+                assert_eq!(
+                    seen & HeaderBytes::ESCAPE != 0,
+                    v.contains(&b'&') || v.contains(&b'\\')
+                );
             }
         }
     }
