@@ -33,6 +33,11 @@ pub(crate) enum Json<'a> {
     Object(&'a [(&'a str, Json<'a>)]),
 }
 
+// The arena frees its chunks without running destructors: a value that owned heap memory (a
+// `Number` under serde_json's `arbitrary_precision`, which another crate could turn on) would leak
+// once per document. The build fails instead.
+const _: () = assert!(!std::mem::needs_drop::<Json<'static>>());
+
 /// Where a document's containers and unescaped strings are kept: freed all at once with the
 /// arena, never walked (a [`Json`] owns nothing that needs dropping). The memory is this thread's
 /// spare arena, taken at the first allocation and given back, emptied, when the arena goes: a
