@@ -255,16 +255,25 @@ impl Proxy {
             std::fs::File::create(dir.path().join("stderr.log")).expect("log"),
         ));
         let child = cmd.spawn().expect("spawn portcullis");
-        let p = Proxy { child, addr, dir };
+        let mut p = Proxy { child, addr, dir };
         p.wait_ready();
         p
     }
 
-    fn wait_ready(&self) {
+    /// Waits for the listener. A debug build compiling its policy beside a full parallel test run
+    /// can take well over ten seconds on a loaded machine, so the bound is generous; a proxy that
+    /// exits fails the test at once, with its stderr.
+    fn wait_ready(&mut self) {
         let start = Instant::now();
-        while start.elapsed() < Duration::from_secs(20) {
+        while start.elapsed() < Duration::from_secs(90) {
             if std::net::TcpStream::connect(self.addr).is_ok() {
                 return;
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!(
+                    "proxy exited ({status}) before listening: {}",
+                    self.stderr()
+                );
             }
             std::thread::sleep(Duration::from_millis(50));
         }
