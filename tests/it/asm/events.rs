@@ -11,11 +11,11 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
 
+use crate::support::DeadAddr;
 use crate::support::asm::{
     apply, assert_blocked, attach, hit, import, md5_id, policy, policy_link, upload,
 };
 use crate::support::events::{attack, controller, datagram, event_by_support_id, rfc5424};
-use crate::support::free_port;
 use crate::support::mgmt::{Api, assert_error, start, virtual_server};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -257,7 +257,7 @@ async fn log_profiles_send_rfc5424_to_udp_tcp_and_file() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_tcp_collector_neither_slows_nor_fails_requests() {
     let c = controller(|cfg| cfg.events_queue = 16).await;
-    let dead = format!("127.0.0.1:{}", free_port());
+    let dead = DeadAddr::new();
     let (s, b) = c
         .api
         .req(
@@ -265,7 +265,7 @@ async fn a_dead_tcp_collector_neither_slows_nor_fails_requests() {
             "/mgmt/tm/security/log/profile",
             Some(
                 json!({"name": "dead", "application": [{"remoteStorage": "remote",
-                "protocol": "tcp", "servers": [{"name": dead}]}]}),
+                "protocol": "tcp", "servers": [{"name": dead.to_string()}]}]}),
             ),
         )
         .await;

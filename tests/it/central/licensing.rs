@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::support::central::{address, central, device_ref, trust};
 use crate::support::mgmt::{Api, PASS, Server, spawn};
-use crate::support::{free_addr, signal};
+use crate::support::{DeadAddr, signal};
 
 const POOLS: &str = "/mgmt/cm/shared/licensing/pools";
 const KEY: &str = "ABCDE-FGHIJ-KLMNO-PQRST-UVWXYZ1";
@@ -142,11 +142,6 @@ async fn billing_endpoint(
     (format!("https://127.0.0.1:{port}/billing"), ca, rx)
 }
 
-/// A loopback address nothing listens on.
-fn dead_address() -> String {
-    free_addr().to_string()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pools_license_controllers_and_the_billing_report_reads_them() {
     let tmp = tempfile::tempdir().unwrap();
@@ -266,7 +261,8 @@ async fn pools_license_controllers_and_the_billing_report_reads_them() {
             .contains("refused the credentials"),
         "{bad}"
     );
-    let dead = dead_address();
+    let dead_addr = DeadAddr::new();
+    let dead = dead_addr.to_string();
     let started = Instant::now();
     let (_, gone) = add_member(
         &cm,
@@ -416,7 +412,8 @@ async fn pools_license_controllers_and_the_billing_report_reads_them() {
     let sent: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(sent["submissionMethod"], "automatic");
     assert_eq!(sent["registrationKeys"][0]["licensedDeviceCount"], 2);
-    let dead_url = format!("https://{}/billing", dead_address());
+    let dead = DeadAddr::new();
+    let dead_url = format!("https://{dead}/billing");
     let dead_upload = [&upload(&dead_url)[..], &["--upload-ca", &ca]].concat();
     billing_fails(&dead_upload, tmp.path(), "cannot connect").await;
     let o = billing(&upload(&url), tmp.path()).await;
@@ -504,7 +501,8 @@ async fn billing_report_usage_and_missing_endpoint_fail_clearly() {
         text(&o.stdout)
     );
     // A central manager that is not running: a bounded, clear failure.
-    let dead_cm = format!("https://{}", dead_address());
+    let dead = DeadAddr::new();
+    let dead_cm = format!("https://{dead}");
     let args = ["-k", KEY, "-r", "manual", "--central", &dead_cm];
     billing_fails(&args, tmp.path(), "unreachable").await;
 }

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::support::free_addr;
+use crate::support::DeadAddr;
 use crate::support::proxy::*;
 
 const WAIT: Duration = Duration::from_secs(5);
@@ -55,7 +55,7 @@ async fn each_smuggling_form_gets_400_and_nothing_reaches_the_upstream() {
 
 #[tokio::test]
 async fn upstream_down_gives_502_fast() {
-    let dead = free_addr();
+    let dead = DeadAddr::new();
     let proxy = Proxy::start(&[format!("http://{dead}")], PASS_POLICY, &[]);
     let started = Instant::now();
     let out = raw(
@@ -71,7 +71,7 @@ async fn upstream_down_gives_502_fast() {
 #[tokio::test]
 async fn a_dead_member_is_skipped_and_the_live_one_serves() {
     let up = Upstream::start().await;
-    let dead = free_addr();
+    let dead = DeadAddr::new();
     let proxy = Proxy::start(&[format!("http://{dead}"), up.url()], PASS_POLICY, &[]);
     let client = h1_client();
     for _ in 0..4 {

@@ -29,6 +29,35 @@ pub fn free_addr() -> SocketAddr {
     l.local_addr().expect("local address")
 }
 
+/// A loopback address where nothing listens, reserved for as long as the value lives: its socket
+/// is bound but never listens, so a connection to it is refused at once. An address only looked
+/// up and released (as [`free_addr`] does) can be handed by the kernel to the next test that binds
+/// port 0, whose server would then receive the requests meant to fail, and count them.
+pub struct DeadAddr {
+    addr: SocketAddr,
+    _socket: tokio::net::TcpSocket,
+}
+
+impl DeadAddr {
+    pub fn new() -> DeadAddr {
+        let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+        socket
+            .bind("127.0.0.1:0".parse().expect("address"))
+            .expect("bind 127.0.0.1:0");
+        let addr = socket.local_addr().expect("local address");
+        DeadAddr {
+            addr,
+            _socket: socket,
+        }
+    }
+}
+
+impl std::fmt::Display for DeadAddr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.addr.fmt(f)
+    }
+}
+
 /// The port of [`free_addr`], for command lines and configuration that take a port.
 pub fn free_port() -> u16 {
     free_addr().port()
