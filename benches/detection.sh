@@ -16,6 +16,7 @@ PORT_BASE=${PORT_BASE:-18180}
 MAX_SECONDS=${MAX_SECONDS:-900}
 UP_PORT=$((PORT_BASE + 1))
 PC_PORT=$((PORT_BASE + 2))
+ports_free $UP_PORT $PC_PORT
 POLICY=${POLICY:-$ROOT/policies/eval/generic-blocking.json}
 
 [ -f "$CORPUS" ] || { echo "corpus not found: $CORPUS" >&2; exit 1; }

@@ -16,6 +16,7 @@ N=${N:-100}
 PORT_BASE=${PORT_BASE:-18680}
 UP=$((PORT_BASE + 1)); PC=$((PORT_BASE + 3))
 . "$(dirname "$0")/lib.sh"
+ports_free $UP $PC
 portcullis_binary release
 need "apt-get install valgrind nginx curl" valgrind callgrind_control nginx curl
 SHARED_BENCH=${SHARED_BENCH:-$ROOT/../shared/bench}

@@ -53,6 +53,17 @@ portcullis_binary() {
   [ -x "$PORTCULLIS" ] || (cd "$ROOT" && cargo build --profile "$1" --quiet --bin portcullis)
 }
 
+# Exits unless nothing listens on any of the loopback PORTs: a second benchmark run on the same
+# ports would send its requests to the first run's processes and measure them, not its own.
+ports_free() { # port...
+  for p in "$@"; do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      echo "port $p is in use (another benchmark running?): set PORT_BASE to a free range" >&2
+      exit 2
+    fi
+  done
+}
+
 # Waits (20 s at the most) until something listens on 127.0.0.1:PORT; else prints LOG, if given,
 # and exits.
 wait_port() {

@@ -20,6 +20,7 @@ UP_PORT=$((PORT_BASE + 1))
 NGX_PORT=$((PORT_BASE + 2))
 PC_PORT=$((PORT_BASE + 3))
 . "$(dirname "$0")/lib.sh"
+ports_free $UP_PORT $NGX_PORT $PC_PORT
 PATH_UNDER_TEST=/api/users/1
 
 apt_for "wrk nginx" wrk nginx

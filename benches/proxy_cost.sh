@@ -16,6 +16,7 @@ DURATION=${DURATION:-6}
 PORT_BASE=${PORT_BASE:-18180}
 UP=$((PORT_BASE + 1)); NGX=$((PORT_BASE + 2)); PC=$((PORT_BASE + 3))
 . "$(dirname "$0")/lib.sh"
+ports_free $UP $NGX $PC
 URL_PATH=/api/users/1
 portcullis_binary dist
 need "apt-get install wrk nginx linux-perf" wrk nginx perf

@@ -15,6 +15,7 @@ N=${N:-200}
 PORT_BASE=${PORT_BASE:-18480}
 UP=$((PORT_BASE + 1)); NGX=$((PORT_BASE + 2)); PC=$((PORT_BASE + 3))
 . "$(dirname "$0")/lib.sh"
+ports_free $UP $NGX $PC
 portcullis_binary release
 need "apt-get install valgrind nginx libnginx-mod-http-echo python3" valgrind callgrind_control nginx python3
 SHAPES=${*:-get post closed attack bodyattack}

@@ -24,6 +24,7 @@ ROUNDS=${ROUNDS:-3}
 PORT_BASE=${PORT_BASE:-18280}
 UP_PORT=$((PORT_BASE + 1)); REDIS_PORT=$((PORT_BASE + 2)); METRICS_PORT=$((PORT_BASE + 3))
 . "$(dirname "$0")/lib.sh"
+ports_free $UP_PORT $REDIS_PORT $METRICS_PORT
 [ "$(id -u)" = 0 ] && NICE=(nice -n -19)
 portcullis_binary dist
 need "apt-get install wrk nginx redis-server" wrk nginx redis-server

@@ -23,6 +23,7 @@ PORT_BASE=${PORT_BASE:-19400}
 SHARED=${SHARED:-$ROOT/../shared}
 UP_PORT=$((PORT_BASE + 1))
 PC_PORT=$((PORT_BASE + 2))
+ports_free $UP_PORT $PC_PORT
 
 need "apt-get install nginx libnginx-mod-http-echo wrk curl" nginx wrk curl
 ECHO_MODULE=/usr/lib/nginx/modules/ngx_http_echo_module.so
