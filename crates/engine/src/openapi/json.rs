@@ -594,6 +594,15 @@ mod tests {
         assert_eq!(pairs.len(), 13);
         assert_eq!(pairs[3], ("k3", Json::String("last")));
         same_as_value(r#"{"b":1,"a":2,"b":3,"c":4,"a":5}"#);
+        // Keys alike in length and end bytes are still told apart, and empty keys repeat.
+        same_as_value(r#"{"abc":1,"axc":2,"ac":3,"":4,"x":5,"":6}"#);
+        let arena = Arena::new();
+        let keys = |text: &'static str| match Json::parse(text.as_bytes(), &arena) {
+            Ok(Json::Object(pairs)) => pairs.iter().map(|p| p.0.to_string()).collect::<Vec<_>>(),
+            _ => panic!("object"),
+        };
+        assert_eq!(keys(r#"{"abc":1,"axc":2,"abc":3}"#), ["abc", "axc"]);
+        assert_eq!(keys(r#"{"abc":1,"axc":2}"#), ["abc", "axc"]);
     }
 
     #[test]

@@ -13,6 +13,8 @@ use crate::violation::{Context, Violation, ViolationKind as K};
 
 /// Shortest value taken apart as a JSON document (`{"a":1}` and shorter are read as they are).
 const MIN_DOCUMENT: usize = 8;
+/// Bytes a document's key path buffer starts with.
+const PATH_ROOM: usize = 64;
 /// JSON documents inside JSON documents taken apart (a string holding JSON holding JSON).
 const MAX_NESTING: u8 = 3;
 
@@ -152,6 +154,8 @@ impl CompiledPolicy {
                 json::Scalar::Key(k) => (Target::ParamName, k.as_bytes()),
                 json::Scalar::KeyPath { parent, key } => {
                     path.clear();
+                    // Room for most paths at once, rather than a few regrowths a document.
+                    path.reserve(PATH_ROOM.max(parent.len() + 1 + key.len()));
                     path.push_str(parent);
                     path.push('.');
                     path.push_str(key);
