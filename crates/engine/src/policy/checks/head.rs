@@ -93,7 +93,7 @@ impl CompiledPolicy {
     }
 
     /// The client address after the policy's XFF trust settings.
-    pub fn client_address(&self, head: &http::request::Parts, peer: IpAddr) -> IpAddr {
+    pub fn client_address(&self, head: &crate::RequestHead, peer: IpAddr) -> IpAddr {
         if !self.trust_xff {
             return peer;
         }
@@ -115,7 +115,7 @@ impl CompiledPolicy {
     /// Checks the request line and headers; returns true when the body must be inspected.
     pub fn check_headers(
         &self,
-        head: &http::request::Parts,
+        head: &crate::RequestHead,
         tls: bool,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
@@ -152,7 +152,12 @@ impl CompiledPolicy {
         s.path = path;
         self.check_positional(s, out);
         let known = Known::of(&head.headers);
-        s.host = known.host.cloned();
+        // The open-redirect check compares values with the site's name at every gated value, in
+        // this phase and the body's: the name is found once, and shares the head's bytes.
+        s.site = known
+            .host
+            .and_then(|h| super::redirect::site_host(h.as_bytes()))
+            .map(|site| head.headers.shared(site));
         if !raw_query.is_empty() {
             for (n, v, _) in query::pairs(raw_query, MAX_ITEMS) {
                 self.check_param(s, out, n, v, ParamLocation::Query, true);
@@ -362,7 +367,7 @@ impl CompiledPolicy {
         &self,
         path: &[u8],
         qlen: u64,
-        head: &http::request::Parts,
+        head: &crate::RequestHead,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
     ) {
@@ -401,7 +406,7 @@ impl CompiledPolicy {
             + head
                 .headers
                 .iter()
-                .map(|(k, v)| (k.as_str().len() + v.len() + 4) as u64)
+                .map(|(k, v)| (k.len() + v.len() + 4) as u64)
                 .sum::<u64>();
         s.request_len = req;
         if f.req_len.is_some_and(|l| req > l) {
@@ -439,7 +444,7 @@ impl CompiledPolicy {
     /// Decides whether and how the body is inspected.
     fn plan_body(
         &self,
-        head: &http::request::Parts,
+        head: &crate::RequestHead,
         known: &Known<'_>,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
@@ -646,7 +651,8 @@ mod tests {
             .body(())
             .expect("request")
             .into_parts()
-            .0;
+            .0
+            .into();
         let conn = ConnInfo {
             peer: IpAddr::V4(Ipv4Addr::LOCALHOST),
             tls: false,
