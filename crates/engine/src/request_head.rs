@@ -71,20 +71,24 @@ pub struct FieldValue<'a>(&'a [u8]);
 pub struct NotText;
 
 impl<'a> FieldValue<'a> {
+    #[inline]
     pub fn as_bytes(self) -> &'a [u8] {
         self.0
     }
 
+    #[inline]
     pub fn len(self) -> usize {
         self.0.len()
     }
 
+    #[inline]
     pub fn is_empty(self) -> bool {
         self.0.is_empty()
     }
 
     /// The value as text when it is visible ASCII and tabs only, as `HeaderValue::to_str` takes it
     /// (obs-text is refused).
+    #[inline]
     pub fn to_str(self) -> Result<&'a str, NotText> {
         if self.0.iter().all(|&b| b == b'\t' || (32..127).contains(&b)) {
             std::str::from_utf8(self.0).map_err(|_| NotText)
@@ -156,32 +160,40 @@ impl Fields {
     }
 
     /// How many fields (each value counts, as `HeaderMap::len`).
+    #[inline]
     pub fn len(&self) -> usize {
         self.list.len()
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
 
+    #[inline]
     fn name(&self, f: &Field) -> &str {
         self.names.get(f.name.0..f.name.1).unwrap_or("")
     }
 
+    #[inline]
     fn value(&self, f: &Field) -> FieldValue<'_> {
         FieldValue(self.values.get(f.value.0..f.value.1).unwrap_or(&[]))
     }
 
     /// (lower-case name, value) pairs in `HeaderMap` order.
+    #[inline]
     pub fn iter(&self) -> impl Iterator<Item = (&str, FieldValue<'_>)> + Clone {
         self.list.iter().map(|f| (self.name(f), self.value(f)))
     }
 
+    #[inline]
     fn is(&self, f: &Field, name: &str) -> bool {
-        f.name.1 - f.name.0 == name.len() && self.name(f).eq_ignore_ascii_case(name)
+        f.name.1 - f.name.0 == name.len()
+            && self.names.as_bytes()[f.name.0..f.name.1].eq_ignore_ascii_case(name.as_bytes())
     }
 
     /// The first value of the field `name` (any case), as `HeaderMap::get`.
+    #[inline]
     pub fn get(&self, name: impl AsRef<str>) -> Option<FieldValue<'_>> {
         let name = name.as_ref();
         self.list
@@ -191,6 +203,7 @@ impl Fields {
     }
 
     /// Every value of the field `name` (any case), in order.
+    #[inline]
     pub fn get_all<'s>(
         &'s self,
         name: impl AsRef<str> + 's,
@@ -201,6 +214,7 @@ impl Fields {
             .map(|f| self.value(f))
     }
 
+    #[inline]
     pub fn contains_key(&self, name: impl AsRef<str>) -> bool {
         let name = name.as_ref();
         self.list.iter().any(|f| self.is(f, name))
@@ -211,27 +225,27 @@ impl Fields {
     /// kept as a range of it, any other is copied.
     pub fn append(&mut self, name: &str, value: &[u8]) {
         let value = self.place_value(value);
-        let at = self.names.len();
-        self.names.push_str(name);
-        self.names[at..].make_ascii_lowercase();
-        let len = name.len();
-        let found = self.list.iter().rposition(|g| {
-            g.name.1 - g.name.0 == len && self.names[g.name.0..g.name.1] == self.names[at..]
-        });
-        match found {
+        // The stored names are lower-case: an earlier field of the same name is found without
+        // lowering this one first, and a repeated name is not stored again.
+        match self.list.iter().rposition(|g| self.is(g, name)) {
             Some(i) => {
                 let name = self.list[i].name;
-                self.names.truncate(at);
                 self.list.insert(i + 1, Field { name, value });
             }
-            None => self.list.push(Field {
-                name: (at, self.names.len()),
-                value,
-            }),
+            None => {
+                let at = self.names.len();
+                self.names.push_str(name);
+                self.names[at..].make_ascii_lowercase();
+                self.list.push(Field {
+                    name: (at, self.names.len()),
+                    value,
+                });
+            }
         }
     }
 
     /// `part` of a value as `Bytes` that share this head's buffer (a copy when it is not in it).
+    #[inline]
     pub fn shared(&self, part: &[u8]) -> Bytes {
         match self.range_of(part) {
             Some((a, b)) => self.values.slice(a..b),
@@ -240,6 +254,7 @@ impl Fields {
     }
 
     /// Where `part` lies in the values buffer, if it does.
+    #[inline]
     fn range_of(&self, part: &[u8]) -> Option<(usize, usize)> {
         let at = (part.as_ptr() as usize).wrapping_sub(self.values.as_ptr() as usize);
         (at <= self.values.len() && part.len() <= self.values.len() - at)

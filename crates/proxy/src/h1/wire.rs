@@ -110,6 +110,7 @@ fn build_request(bytes: &Bytes, req: &httparse::Request<'_, '_>, uri: Uri) -> Op
 }
 
 /// True when the comma-separated list `v` holds `token` (ASCII case-insensitive).
+#[inline]
 pub fn has_token(v: &[u8], token: &[u8]) -> bool {
     v.split(|b| *b == b',')
         .any(|t| t.trim_ascii().eq_ignore_ascii_case(token))

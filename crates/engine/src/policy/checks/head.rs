@@ -152,12 +152,10 @@ impl CompiledPolicy {
         s.path = path;
         self.check_positional(s, out);
         let known = Known::of(&head.headers);
-        // The open-redirect check compares values with the site's name at every gated value, in
-        // this phase and the body's: the name is found once, and shares the head's bytes.
-        s.site = known
-            .host
-            .and_then(|h| super::redirect::site_host(h.as_bytes()))
-            .map(|site| head.headers.shared(site));
+        // Kept for the open-redirect check of this phase and the body's; it shares the head's
+        // bytes. The site's name is found from it only when a value reaches that check: finding
+        // it for every request costs more than the few gated values of a clean one.
+        s.host = known.host.map(|h| head.headers.shared(h.as_bytes()));
         if !raw_query.is_empty() {
             for (n, v, _) in query::pairs(raw_query, MAX_ITEMS) {
                 self.check_param(s, out, n, v, ParamLocation::Query, true);

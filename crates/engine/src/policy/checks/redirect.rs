@@ -68,7 +68,7 @@ impl CompiledPolicy {
         value: &[u8],
         same: bool,
     ) {
-        let Some(site) = s.site.as_deref() else {
+        let Some(site) = s.host.as_deref().and_then(site_host) else {
             return;
         };
         let tail = ctx != Context::Header;
@@ -207,7 +207,7 @@ fn authority_start(v: &[u8]) -> Option<usize> {
 
 /// The site's name as links to it write it: `Host` without port, final dot or leading `www.`; only
 /// a name with a dot and a letter (an address or `localhost` is not imitated by containing it).
-pub(super) fn site_host(host: &[u8]) -> Option<&[u8]> {
+fn site_host(host: &[u8]) -> Option<&[u8]> {
     let (h, _) = host_port(host.trim_ascii());
     let h = if h.len() > 4 && h[..4].eq_ignore_ascii_case(b"www.") {
         &h[4..]
