@@ -132,6 +132,7 @@ fn bench(c: &mut Criterion) {
         .expect("req")
         .into_parts()
         .0;
+    let head = portcullis::waf::RequestHead::from(head);
     let ip = std::net::IpAddr::from([127, 0, 0, 1]);
     c.bench_function("gate/es256_request", |b| {
         b.iter(|| {

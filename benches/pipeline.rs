@@ -46,7 +46,7 @@ fn parts() -> http::request::Parts {
 }
 
 fn transaction(c: &mut Criterion, name: &str, engine: &Engine) {
-    let head = parts();
+    let head = portcullis::waf::RequestHead::from(parts());
     let conn = ConnInfo {
         peer: IpAddr::V4(Ipv4Addr::LOCALHOST),
         tls: false,

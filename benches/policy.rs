@@ -21,7 +21,7 @@ use portcullis::waf::policy;
 fn bench(c: &mut Criterion) {
     let pol = common::policy();
     let head = common::typical_get();
-    let run_get = |head: &http::request::Parts| {
+    let run_get = |head: &portcullis::waf::RequestHead| {
         let mut tx = Transaction::new(pol.clone(), common::CONN);
         let step = tx.on_request_headers(black_box(head));
         black_box((step, tx.verdict().action))

@@ -73,7 +73,7 @@ fn main() {
                 .header("accept-language", "en-US,en;q=0.8")
                 .body(())
                 .expect("request");
-            let (head, ()) = req.into_parts();
+            let head = portcullis::waf::RequestHead::from(req.into_parts().0);
             let mut tx = portcullis::waf::Transaction::new(
                 engine.snapshot(),
                 portcullis::waf::ConnInfo { peer, tls: false },

@@ -47,10 +47,10 @@ fn browser_headers() -> impl Iterator<Item = (&'static str, &'static str)> {
         .filter_map(|l| l.split_once(": "))
 }
 
-fn build(b: http::request::Builder) -> http::request::Parts {
+fn build(b: http::request::Builder) -> portcullis::waf::RequestHead {
     b.body(())
-        .map(|r| r.into_parts().0)
-        .unwrap_or_else(|_| http::Request::new(()).into_parts().0)
+        .map(|r| r.into_parts().0.into())
+        .unwrap_or_default()
 }
 
 /// The demo policy (`policies/demo/`: API-security template, the demo API's OpenAPI spec, gRPC
@@ -61,7 +61,7 @@ pub fn demo_policy() -> Arc<CompiledPolicy> {
 }
 
 /// The request `benches/load.sh` sends (wrk: a GET with only a Host header).
-pub fn api_get() -> http::request::Parts {
+pub fn api_get() -> portcullis::waf::RequestHead {
     build(
         http::Request::builder()
             .method("GET")
@@ -72,7 +72,7 @@ pub fn api_get() -> http::request::Parts {
 
 /// Every phase the proxy runs for a request without a body: headers, the upstream's response
 /// headers, and the logging phase. Returns whether the request was let through.
-pub fn run_exchange(pol: &Arc<CompiledPolicy>, head: &http::request::Parts) -> bool {
+pub fn run_exchange(pol: &Arc<CompiledPolicy>, head: &portcullis::waf::RequestHead) -> bool {
     let mut tx = Transaction::new(pol.clone(), CONN);
     let mut ok = tx.on_request_headers(head) != Step::Block;
     let response = http::HeaderMap::new();
@@ -81,7 +81,7 @@ pub fn run_exchange(pol: &Arc<CompiledPolicy>, head: &http::request::Parts) -> b
 }
 
 /// A typical browser GET: 10 query parameters, 12 headers.
-pub fn typical_get() -> http::request::Parts {
+pub fn typical_get() -> portcullis::waf::RequestHead {
     let mut b = http::Request::builder().method("GET").uri(browser_uri());
     for (k, v) in browser_headers() {
         b = b.header(k, v);
@@ -102,7 +102,7 @@ pub enum Fresh {
 /// `n` variants of [`typical_get`], the same shape and lengths within a few digits, numbered
 /// `i`: each holds values no other variant holds (see [`Fresh`]). Cycled through by the
 /// benches, they measure a request whose values the scan memo has not seen.
-pub fn typical_get_variants(n: usize, fresh: Fresh) -> Vec<http::request::Parts> {
+pub fn typical_get_variants(n: usize, fresh: Fresh) -> Vec<portcullis::waf::RequestHead> {
     (0..n)
         .map(|i| {
             let uri = format!(
@@ -143,7 +143,7 @@ pub fn json_body(size: usize) -> Vec<u8> {
 }
 
 /// The head of a JSON POST of `len` body bytes.
-pub fn json_post(len: usize) -> http::request::Parts {
+pub fn json_post(len: usize) -> portcullis::waf::RequestHead {
     let mut b = http::Request::builder()
         .method("POST")
         .uri("/api/v1/products");
@@ -158,7 +158,7 @@ pub fn json_post(len: usize) -> http::request::Parts {
 
 /// One request through every phase of the engine; returns whether it was let through (the 100 KB
 /// POST only alarms: its body is over the NGINX base template's POST data length).
-pub fn run(pol: &Arc<CompiledPolicy>, head: &http::request::Parts, body: &[u8]) -> bool {
+pub fn run(pol: &Arc<CompiledPolicy>, head: &portcullis::waf::RequestHead, body: &[u8]) -> bool {
     let mut tx = Transaction::new(pol.clone(), CONN);
     let mut step = tx.on_request_headers(head);
     if step == Step::InspectBody {

@@ -123,6 +123,7 @@ fn run(policy: &Arc<CompiledPolicy>, limits: &Limits, raw: &[u8]) -> (Outcome, V
         tls: false,
     };
     let mut tx = Transaction::new(policy.clone(), conn);
+    let parts = crate::waf::RequestHead::from(parts);
     let step = tx.on_request_headers(&parts);
     if step == Step::Block {
         return (Outcome::Blocked, tx.verdict().violations);

@@ -16,6 +16,7 @@ pub mod normalize;
 pub mod openapi;
 mod parse;
 pub mod policy;
+mod request_head;
 pub mod response;
 pub mod signatures;
 #[cfg(test)]
@@ -32,6 +33,7 @@ pub use policy::CompiledPolicy;
 pub use portcullis_policy::{FetchError, MemResolver, NoResolver, Resolver};
 // The resolver is the policy language's; `crate::resolver` names it for the engine's own links.
 use portcullis_policy::resolver;
+pub use request_head::{FieldValue, Fields, NotText, RequestHead};
 pub use response::BlockResponse;
 pub use transaction::{ConnInfo, Step, Transaction};
 pub use verdict::{Action, BlockReply, Verdict};

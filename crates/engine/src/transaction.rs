@@ -70,7 +70,7 @@ pub struct Transaction {
     /// response-phase violation) shows none.
     shows_fields: bool,
     /// Those fields, once the proxy handed them over ([`Transaction::keep_fields`]).
-    fields: Option<http::HeaderMap>,
+    fields: Option<crate::Fields>,
     /// Method and target as read, for a request refused before it could be parsed
     /// ([`Transaction::refuse`]).
     refused_line: Option<Box<(String, String)>>,
@@ -108,7 +108,7 @@ impl Transaction {
     }
 
     /// Phase 1: request line and headers.
-    pub fn on_request_headers(&mut self, head: &http::request::Parts) -> Step {
+    pub fn on_request_headers(&mut self, head: &crate::RequestHead) -> Step {
         // Cheap clones (the URI shares its bytes); rendered as text only for the event.
         self.method = head.method.clone();
         self.uri = head.uri.clone();
@@ -138,7 +138,7 @@ impl Transaction {
     /// [`Self::on_request_headers`], and the event shows the fields as the policy judged them.
     /// A caller that keeps the head unchanged hands it to [`Self::finish`] instead, so that only
     /// a request that has an event pays for its fields.
-    pub fn keep_fields(&mut self, headers: &http::HeaderMap) {
+    pub fn keep_fields(&mut self, headers: &crate::Fields) {
         if self.shows_fields && self.fields.is_none() {
             self.fields = Some(headers.clone());
         }
@@ -294,7 +294,7 @@ impl Transaction {
     /// the transaction, which is done then; borrowed, so that a caller need not move it).
     /// `fields`: the request's header fields as the caller holds them (an empty map when it has
     /// none), read unless [`Self::keep_fields`] kept them earlier.
-    pub fn finish(&mut self, fields: &http::HeaderMap) -> Option<SecurityEvent> {
+    pub fn finish(&mut self, fields: &crate::Fields) -> Option<SecurityEvent> {
         // No verdict: nothing was found, nothing to log (and nothing to build).
         let verdict = self.verdict.take().filter(|v| v.action != Action::Pass)?;
         let (method, uri) = match self.refused_line.take() {
@@ -360,12 +360,12 @@ mod tests {
         Transaction::new(Arc::new(p), ConnInfo { peer, tls: false })
     }
 
-    fn head(target: &str, fields: &[(&str, &str)]) -> http::request::Parts {
+    fn head(target: &str, fields: &[(&str, &str)]) -> crate::RequestHead {
         let mut b = http::Request::get(target);
         for (n, v) in fields {
             b = b.header(*n, *v);
         }
-        b.body(()).expect("request").into_parts().0
+        b.body(()).expect("request").into_parts().0.into()
     }
 
     fn names(fields: &[(String, String)]) -> Vec<&str> {

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, HOST, HeaderValue};
-use http::{HeaderMap, Request, Response, StatusCode};
+use http::{Request, Response, StatusCode};
 use http_body::Body;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
@@ -113,6 +113,9 @@ pub async fn handle(
     conn: Conn,
 ) -> Response<ProxyBody> {
     let (head, body) = req.into_parts();
+    // The one conversion of the HTTP/2 front-end: the engine and the driver read the fields as
+    // the HTTP/1 path builds them.
+    let head = portcullis_engine::RequestHead::from(head);
     let lim = shared.limits;
     let body_len = head
         .headers
@@ -241,7 +244,7 @@ impl Front for HyperFront {
 /// every lifetime of the borrowed site (a borrow of the gate across the await would not be).
 pub(super) fn check_access<'a>(
     gate: Arc<super::access::Gate>,
-    head: &'a mut http::request::Parts,
+    head: &'a mut portcullis_engine::RequestHead,
     client: std::net::IpAddr,
     policy: Arc<portcullis_engine::CompiledPolicy>,
 ) -> std::pin::Pin<
@@ -258,7 +261,7 @@ pub(super) fn log_phase(
     site: &Site,
     shared: &Shared,
     status: StatusCode,
-    fields: &http::HeaderMap,
+    fields: &portcullis_engine::Fields,
 ) {
     let Some(mut t) = tx.lock().take() else {
         return;
@@ -272,7 +275,7 @@ pub(super) fn log_transaction(
     site: &Site,
     shared: &Shared,
     status: StatusCode,
-    fields: &http::HeaderMap,
+    fields: &portcullis_engine::Fields,
 ) {
     if let Some(mut ev) = t.finish(fields) {
         if ev.action == Action::Block {
@@ -303,16 +306,16 @@ pub(super) fn log_transaction(
 }
 
 /// Sets `Host` to `authority` (the target's authority wins over the field, RFC 9112 3.2.2).
-pub(super) fn set_host(h: &mut HeaderMap, authority: &http::uri::Authority) {
+pub(super) fn set_host(h: &mut portcullis_engine::Fields, authority: &http::uri::Authority) {
     if let Ok(v) = HeaderValue::from_str(authority.as_str()) {
-        h.insert(HOST, v);
+        h.insert(HOST.as_str(), v.as_bytes());
     }
 }
 
 /// The checks of a head that did not come through the HTTP/1 guard (HTTP/2): the limits, and a
 /// `host` field that must name the same authority as `:authority` (RFC 9113 8.3.1), once.
 pub(super) fn check_head(
-    head: &http::request::Parts,
+    head: &portcullis_engine::RequestHead,
     lim: &Limits,
 ) -> Result<(), (StatusCode, &'static str)> {
     let pq_len = head.uri.path_and_query().map_or(1, |p| p.as_str().len());
@@ -328,7 +331,7 @@ pub(super) fn check_head(
     if head.version != http::Version::HTTP_2 {
         return Ok(());
     }
-    let mut hosts = head.headers.get_all(HOST).iter();
+    let mut hosts = head.headers.get_all(HOST);
     let (Some(host), None) = (hosts.next(), hosts.next()) else {
         return match head.headers.contains_key(HOST) {
             true => Err((StatusCode::BAD_REQUEST, "more than one Host field")),

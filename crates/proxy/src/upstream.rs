@@ -254,10 +254,10 @@ impl Connector {
 }
 
 /// A gRPC call: `application/grpc[+proto|...]` (gRPC-Web excluded: it works over HTTP/1.1).
-pub fn is_grpc(head: &http::request::Parts) -> bool {
+pub fn is_grpc(head: &portcullis_engine::RequestHead) -> bool {
     head.headers
         .get(http::header::CONTENT_TYPE)
-        .map(http::HeaderValue::as_bytes)
+        .map(|v| v.as_bytes())
         .is_some_and(|ct| {
             ct.len() >= 16
                 && ct[..16].eq_ignore_ascii_case(b"application/grpc")
@@ -272,7 +272,7 @@ mod tests {
         use super::is_grpc;
         let head = |ct: &str| {
             let r = http::Request::builder().header("content-type", ct);
-            r.body(()).unwrap_or_default().into_parts().0
+            portcullis_engine::RequestHead::from(r.body(()).unwrap_or_default().into_parts().0)
         };
         assert!(is_grpc(&head("application/grpc")));
         assert!(is_grpc(&head("application/grpc+proto")));

@@ -59,7 +59,7 @@ fn run(
     if !body.is_empty() {
         b = b.header("content-length", body.len().to_string());
     }
-    let head = b.body(()).expect("request").into_parts().0;
+    let head = portcullis::waf::RequestHead::from(b.body(()).expect("request").into_parts().0);
     let conn = ConnInfo {
         peer: IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1)),
         tls: false,
@@ -180,7 +180,7 @@ fn transparent_mode_records_undocumented_endpoints() {
         .expect("VIOL_URL");
     let detail = format!("{url:?}");
     assert!(detail.contains("undocumented endpoint GET"), "{detail}");
-    let no_fields = http::HeaderMap::new();
+    let no_fields = portcullis::waf::Fields::default();
     assert!(
         tx.finish(&no_fields).is_some(),
         "the request is logged as an alarm"

@@ -104,6 +104,7 @@ fn run_case(pol: &Arc<policy::CompiledPolicy>, case: &Value) -> Result<(), Strin
             tls,
         },
     );
+    let parts = portcullis::waf::RequestHead::from(parts);
     let mut step = tx.on_request_headers(&parts);
     if step == Step::InspectBody {
         let size = case["request"]["chunk"].as_u64().unwrap_or(7) as usize;

@@ -16,12 +16,12 @@ fn compile(doc: &str) -> Arc<policy::CompiledPolicy> {
     )
 }
 
-fn head(uri: &str, headers: &[(&str, &str)]) -> http::request::Parts {
+fn head(uri: &str, headers: &[(&str, &str)]) -> portcullis::waf::RequestHead {
     let mut b = http::Request::builder().uri(uri);
     for (k, v) in headers {
         b = b.header(*k, *v);
     }
-    b.body(()).expect("request").into_parts().0
+    b.body(()).expect("request").into_parts().0.into()
 }
 
 const PEER: IpAddr = IpAddr::V4(Ipv4Addr::new(192, 0, 2, 1));

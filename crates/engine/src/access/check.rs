@@ -9,13 +9,13 @@ use super::profile::{JwtMethod, KeyLocation, Method, MethodKind};
 
 /// The request facts the checks read, parsed once.
 pub struct Presented<'a> {
-    pub headers: &'a http::HeaderMap,
+    pub headers: &'a crate::Fields,
     pub query: Option<&'a str>,
     pub authorization: Option<Result<Authorization, CredentialError>>,
 }
 
 impl<'a> Presented<'a> {
-    pub fn new(head: &'a http::request::Parts) -> Self {
+    pub fn new(head: &'a crate::RequestHead) -> Self {
         Presented {
             headers: &head.headers,
             query: head.uri.query(),

@@ -41,7 +41,7 @@ pub fn is_grpc_content_type(value: &str) -> bool {
 }
 
 /// Checks a call's head against `profile`. `path` is the request path without the query string.
-pub fn start_call(profile: &CompiledGrpcProfile, head: &http::request::Parts) -> CallStart {
+pub fn start_call(profile: &CompiledGrpcProfile, head: &crate::RequestHead) -> CallStart {
     let path = head.uri.path();
     let mut violations = Vec::new();
     if head.method != http::Method::POST {
@@ -110,7 +110,7 @@ mod tests {
     use super::*;
     use crate::grpc::tests::profile;
 
-    fn head(method: &str, path: &str, content_type: &str) -> http::request::Parts {
+    fn head(method: &str, path: &str, content_type: &str) -> crate::RequestHead {
         let req = http::Request::builder()
             .method(method)
             .uri(path)
@@ -118,7 +118,7 @@ mod tests {
             .header("grpc-encoding", "gzip")
             .body(())
             .expect("request");
-        req.into_parts().0
+        req.into_parts().0.into()
     }
 
     fn kinds(c: &CallStart) -> Vec<ViolationKind> {

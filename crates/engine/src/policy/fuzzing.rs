@@ -56,7 +56,7 @@ pub fn policy() -> Arc<CompiledPolicy> {
 }
 
 /// Parses the input layout into a request head and body; `None` when the head is not HTTP.
-fn request(data: &[u8]) -> Option<(http::request::Parts, &[u8], usize)> {
+fn request(data: &[u8]) -> Option<(crate::RequestHead, &[u8], usize)> {
     let (&flags, rest) = data.split_first()?;
     let end = rest.windows(2).position(|w| w == b"\n\n")?;
     let head = std::str::from_utf8(&rest[..end]).ok()?;
@@ -72,7 +72,7 @@ fn request(data: &[u8]) -> Option<(http::request::Parts, &[u8], usize)> {
         b = b.header(k.trim(), v.trim());
     }
     let chunk = 7 * (usize::from((flags >> 1) & 0x0f) + 1);
-    Some((b.body(()).ok()?.into_parts().0, body, chunk))
+    Some((b.body(()).ok()?.into_parts().0.into(), body, chunk))
 }
 
 /// One fuzz input through every phase; the verdict's action.

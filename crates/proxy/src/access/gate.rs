@@ -159,7 +159,7 @@ impl Gate {
     /// `security` of the OpenAPI operation of `policy`, else the profile's default.
     pub async fn check(
         &self,
-        head: &mut http::request::Parts,
+        head: &mut portcullis_engine::RequestHead,
         client: IpAddr,
         policy: Option<&CompiledPolicy>,
     ) -> Result<(), Denial> {
@@ -202,11 +202,12 @@ impl Gate {
         let headers: Vec<(String, String)> =
             grants.iter().flat_map(|g| g.headers.clone()).collect();
         for (k, v) in headers {
+            // Checked as a `HeaderMap` would check them: a grant's field goes upstream as is.
             if let (Ok(k), Ok(v)) = (
                 http::HeaderName::from_bytes(k.as_bytes()),
                 HeaderValue::from_str(&v),
             ) {
-                head.headers.append(k, v);
+                head.headers.append(k.as_str(), v.as_bytes());
             }
         }
         if !p.forward_credentials {
@@ -222,7 +223,7 @@ impl Gate {
         &self,
         p: &AccessProfile,
         req: &Requirement,
-        head: &http::request::Parts,
+        head: &portcullis_engine::RequestHead,
     ) -> Vec<(MethodId, Outcome)> {
         let presented = Presented::new(head);
         let mut out: Vec<(MethodId, Outcome)> = Vec::new();
@@ -329,7 +330,11 @@ impl Gate {
 }
 
 /// Removes the credentials the used methods read (when the profile does not forward them).
-fn strip_credentials(p: &AccessProfile, used: &[MethodId], head: &mut http::request::Parts) {
+fn strip_credentials(
+    p: &AccessProfile,
+    used: &[MethodId],
+    head: &mut portcullis_engine::RequestHead,
+) {
     for &id in used {
         match &p.methods[id].kind {
             MethodKind::ApiKey {
@@ -358,7 +363,7 @@ fn strip_credentials(p: &AccessProfile, used: &[MethodId], head: &mut http::requ
                 }
             }
             _ => {
-                head.headers.remove(http::header::AUTHORIZATION);
+                head.headers.remove(http::header::AUTHORIZATION.as_str());
             }
         }
     }

@@ -83,7 +83,7 @@ enum Trip {
 /// body (`Step::InspectBody`).
 pub(super) async fn exchange<F: Front>(
     front: &mut F,
-    head: &mut http::request::Parts,
+    head: &mut portcullis_engine::RequestHead,
     facts: &Facts,
     inspect: bool,
     env: &Env<'_>,
@@ -147,9 +147,9 @@ pub(super) async fn exchange<F: Front>(
             Connected::H2(sender) => {
                 // hyper's client takes the head, and the body phase goes on in a task of its own.
                 tx.with(|t| t.keep_fields(&head.headers));
-                let empty = http::Request::new(()).into_parts().0;
+                // hyper's client takes a `HeaderMap`: the one conversion back.
                 let req = super::forward_h2::Request {
-                    head: std::mem::replace(head, empty),
+                    head: std::mem::take(head).into_parts(),
                     body,
                     grpc,
                     member,
@@ -194,7 +194,7 @@ pub(super) async fn exchange<F: Front>(
 /// [`FIRST_WRITE`]): what goes out in the first write.
 async fn prefetch<F: Front>(
     front: &mut F,
-    head: &http::request::Parts,
+    head: &portcullis_engine::RequestHead,
     facts: &Facts,
     body: &mut Option<Inspection>,
     env: &Env<'_>,
@@ -504,7 +504,7 @@ pub(super) enum Upgrade {
 /// Sends a WebSocket upgrade request whose headers passed the WAF on a fresh connection (never
 /// pooled) and reads the member's answer.
 pub(super) async fn upgrade(
-    head: &http::request::Parts,
+    head: &portcullis_engine::RequestHead,
     facts: &Facts,
     env: &Env<'_>,
     timer: &mut Timer,

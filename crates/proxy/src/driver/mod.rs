@@ -28,7 +28,6 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use bytes::Bytes;
-use http::HeaderMap;
 use http::header::{HOST, HeaderValue};
 use http::{Method, StatusCode};
 
@@ -153,7 +152,7 @@ impl Next {
 /// the upstream response timeout of the connection.
 pub async fn serve<F: Front>(
     front: &mut F,
-    head: http::request::Parts,
+    head: portcullis_engine::RequestHead,
     facts: Facts,
     env: &Env<'_>,
     timer: &mut Timer,
@@ -181,7 +180,13 @@ pub async fn refuse<F: Front>(front: &mut F, refusal: Refusal, env: &Env<'_>) ->
     let started = Instant::now();
     let (mut t, answer) = refusal.judge(env);
     let status = answer.status();
-    super::handler::log_transaction(&mut t, env.site, env.shared, status, &HeaderMap::new());
+    super::handler::log_transaction(
+        &mut t,
+        env.site,
+        env.shared,
+        status,
+        &portcullis_engine::Fields::default(),
+    );
     env.site
         .counters
         .request(status.as_u16(), started.elapsed().as_secs_f64());
@@ -191,7 +196,7 @@ pub async fn refuse<F: Front>(front: &mut F, refusal: Refusal, env: &Env<'_>) ->
 /// Phases 1 to 5; the transaction ends up in `tx` for the logging phase.
 async fn phases<F: Front>(
     front: &mut F,
-    head: &mut http::request::Parts,
+    head: &mut portcullis_engine::RequestHead,
     facts: Facts,
     env: &Env<'_>,
     timer: &mut Timer,
@@ -331,7 +336,7 @@ fn refuse_connect(step: Step, tx: &mut Tx) -> Answer {
 }
 
 /// `302` to the same host and target over HTTPS.
-fn redirect(head: &http::request::Parts) -> Answer {
+fn redirect(head: &portcullis_engine::RequestHead) -> Answer {
     let host = head
         .headers
         .get(HOST)

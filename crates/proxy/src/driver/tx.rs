@@ -47,7 +47,7 @@ impl Tx {
     }
 
     /// The logging phase; `fields`: the request's header fields (see `Transaction::finish`).
-    pub fn log(&mut self, env: &Env<'_>, status: StatusCode, fields: &http::HeaderMap) {
+    pub fn log(&mut self, env: &Env<'_>, status: StatusCode, fields: &portcullis_engine::Fields) {
         match self {
             Tx::None => {}
             Tx::Own(t) => log_transaction(t, env.site, env.shared, status, fields),

@@ -1,18 +1,19 @@
-//! The request side of the HTTP/1.1 wire format: a validated request head into
-//! `http::request::Parts` (one parse: [`crate::head::parse_scanned`] validates and builds; the
-//! header values share the head's bytes), and the upstream request head (hop-by-hop fields left out,
+//! The request side of the HTTP/1.1 wire format: a validated request head into the engine's
+//! [`waf::RequestHead`] (one parse: [`crate::head::parse_scanned`] validates and builds; the
+//! header values are ranges of the head's bytes, no `HeaderMap` is built), and the upstream request head (hop-by-hop fields left out,
 //! `X-Forwarded-For` appended). Upstream response heads are parsed in [`super::response`], response
 //! heads to the client encoded in [`super::encode`].
 
 use bytes::Bytes;
-use http::header::{CONNECTION, EXPECT, HeaderName, HeaderValue, TE};
-use http::{HeaderMap, Method, Uri, Version};
+use http::header::{CONNECTION, HeaderName, TE};
+use http::{Method, Uri, Version};
+use portcullis_engine::{self as waf, Fields};
 
 use crate::head::{self, Framing, HeadLimits, Reject};
 
 /// A client request head, validated and parsed.
 pub struct RequestHead {
-    pub parts: http::request::Parts,
+    pub parts: waf::RequestHead,
     /// How its body is delimited (`Framing::Upgrade`: a WebSocket upgrade, no body).
     pub framing: Framing,
     /// The connection ends after this exchange (`Connection: close`, or HTTP/1.0 without
@@ -35,13 +36,10 @@ pub struct HopByHopFields {
 
 impl HopByHopFields {
     /// What the fields of `h` hold (for heads not parsed here).
-    pub fn of(h: &HeaderMap) -> HopByHopFields {
+    pub fn of(h: &Fields) -> HopByHopFields {
         HopByHopFields {
             connection: h.contains_key(CONNECTION),
-            te_trailers: h
-                .get_all(TE)
-                .iter()
-                .any(|v| has_token(v.as_bytes(), b"trailers")),
+            te_trailers: h.get_all(TE).any(|v| has_token(v.as_bytes(), b"trailers")),
         }
     }
 }
@@ -65,37 +63,45 @@ pub fn parse_request(bytes: &Bytes, lim: &HeadLimits) -> Result<RequestHead, Rej
     }
 }
 
+/// The longest field name (`HeaderName`'s limit, which a head read through hyper also meets).
+const MAX_NAME: usize = (1 << 16) - 1;
+
 fn build_request(bytes: &Bytes, req: &httparse::Request<'_, '_>, uri: Uri) -> Option<RequestHead> {
     let http10 = req.version == Some(0);
     let method = Method::from_bytes(req.method?.as_bytes()).ok()?;
-    let mut headers = HeaderMap::with_capacity(req.headers.len());
+    // httparse takes in a name exactly the bytes `HeaderName` takes (RFC 9110 tokens) and in a
+    // value what `HeaderValue` takes (tab, space, visible ASCII, obs-text): the fields are kept as
+    // ranges of the head without checking them again.
+    let mut headers = Fields::sharing(bytes.clone(), req.headers.len());
     let (mut close, mut keep_alive, mut expect_continue) = (false, false, false);
     let mut seen = HopByHopFields::default();
     for h in req.headers.iter() {
-        let name = HeaderName::from_bytes(h.name.as_bytes()).ok()?;
-        let value = HeaderValue::from_maybe_shared(bytes.slice_ref(h.value)).ok()?;
-        if name == CONNECTION {
+        if h.name.len() > MAX_NAME {
+            return None;
+        }
+        if h.name.eq_ignore_ascii_case("connection") {
             seen.connection = true;
             close |= has_token(h.value, b"close");
             keep_alive |= has_token(h.value, b"keep-alive");
-        } else if name == TE {
+        } else if h.name.eq_ignore_ascii_case("te") {
             seen.te_trailers |= has_token(h.value, b"trailers");
-        } else if name == EXPECT {
+        } else if h.name.eq_ignore_ascii_case("expect") {
             expect_continue |= h.value.trim_ascii().eq_ignore_ascii_case(b"100-continue");
         }
-        headers.append(name, value);
+        headers.append(h.name, h.value);
     }
-    let (mut parts, ()) = http::Request::new(()).into_parts();
-    parts.method = method;
-    parts.uri = uri;
-    parts.version = if http10 {
+    let version = if http10 {
         Version::HTTP_10
     } else {
         Version::HTTP_11
     };
-    parts.headers = headers;
     Some(RequestHead {
-        parts,
+        parts: waf::RequestHead {
+            method,
+            uri,
+            version,
+            headers,
+        },
         framing: Framing::None,
         close: close || (http10 && !keep_alive),
         expect_continue: expect_continue && !http10,
@@ -104,6 +110,7 @@ fn build_request(bytes: &Bytes, req: &httparse::Request<'_, '_>, uri: Uri) -> Op
 }
 
 /// True when the comma-separated list `v` holds `token` (ASCII case-insensitive).
+#[inline]
 pub fn has_token(v: &[u8], token: &[u8]) -> bool {
     v.split(|b| *b == b',')
         .any(|t| t.trim_ascii().eq_ignore_ascii_case(token))
@@ -156,8 +163,8 @@ impl Special {
 
 /// The names the `Connection` fields of `h` list (never the ones that identify or frame a request);
 /// none for the usual `keep-alive` (no allocation then).
-pub fn connection_named(h: &HeaderMap) -> Vec<HeaderName> {
-    connection_named_in(|| h.get_all(CONNECTION).iter().map(|v| v.as_bytes()))
+pub fn connection_named(h: &Fields) -> Vec<HeaderName> {
+    connection_named_in(|| h.get_all(CONNECTION).map(|v| v.as_bytes()))
 }
 
 /// [`connection_named`] for the values of the `Connection` fields, however they are kept.
@@ -209,12 +216,12 @@ pub fn put_header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
 /// fields (the body's framing, an upgrade's `Connection` and `Upgrade`).
 pub fn encode_request(
     out: &mut Vec<u8>,
-    parts: &http::request::Parts,
+    parts: &waf::RequestHead,
     seen: HopByHopFields,
     xff: Option<&str>,
     extra: &[(&[u8], &[u8])],
 ) {
-    const XFF: HeaderName = HeaderName::from_static("x-forwarded-for");
+    const XFF: &str = "x-forwarded-for";
     let h = &parts.headers;
     out.extend_from_slice(parts.method.as_str().as_bytes());
     out.push(b' ');
@@ -232,18 +239,18 @@ pub fn encode_request(
         Vec::new()
     };
     let mut xff_done = xff.is_none();
-    for (name, value) in h {
-        let lower = name.as_str().as_bytes();
+    for (name, value) in h.iter() {
+        let lower = name.as_bytes();
         if skipped(lower, Special::of(lower), &named) {
             continue;
         }
-        if *name == XFF
+        if name == XFF
             && let Some(peer) = xff
         {
             if !xff_done {
                 xff_done = true;
                 out.extend_from_slice(b"x-forwarded-for: ");
-                for prior in h.get_all(&XFF).iter().filter_map(|v| v.to_str().ok()) {
+                for prior in h.get_all(XFF).filter_map(|v| v.to_str().ok()) {
                     out.extend_from_slice(prior.as_bytes());
                     out.extend_from_slice(b", ");
                 }

@@ -97,7 +97,7 @@ async fn handle(
         return to_response(render(&BlockReply::DefaultPage, id));
     }
     let (head, mut body) = req.into_parts();
-    let start = start_call(&p, &head);
+    let start = start_call(&p, &head.clone().into());
     let (false, Some(mut stream)) = (!start.violations.is_empty(), start.stream) else {
         return to_response(render(&default_grpc_reply(), id));
     };

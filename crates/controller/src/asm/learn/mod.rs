@@ -111,7 +111,7 @@ impl PolicyView {
     /// The fixes of every violation of `r` (staged ones are never enforced: none), each with
     /// the violation it stops.
     pub fn fixes(&self, r: &Request) -> Vec<(portcullis_engine::Violation, Vec<Fix>)> {
-        let owners = self.compiled.owners(&r.head(), false);
+        let owners = self.compiled.owners(&r.head().into(), false);
         let scope = Scope {
             policy: &self.compiled,
             merged: &self.merged,

@@ -27,14 +27,14 @@ pub struct ApiRequest {
     /// The captured path values, as byte ranges of the request's path.
     caps: InlineVec<(u32, u32), 8>,
     /// The request's `Content-Type` (shares the head's bytes), for the body phase.
-    pub content_type: Option<http::HeaderValue>,
+    pub content_type: Option<bytes::Bytes>,
 }
 
 impl ApiRequest {
     fn content_type(&self) -> Option<std::borrow::Cow<'_, str>> {
         self.content_type
             .as_ref()
-            .map(|v| String::from_utf8_lossy(v.as_bytes()))
+            .map(|v| String::from_utf8_lossy(v))
     }
 }
 
@@ -160,7 +160,7 @@ impl CompiledPolicy {
     /// checked here (no body phase follows). Returns true when the body must be inspected.
     pub(in crate::policy) fn api_head(
         &self,
-        head: &http::request::Parts,
+        head: &crate::RequestHead,
         known: &Known<'_>,
         has_body: bool,
         s: &mut Scratch,
@@ -170,7 +170,9 @@ impl CompiledPolicy {
         let (Some(api), Some(req)) = (self.api(), s.api.as_mut()) else {
             return false;
         };
-        req.content_type = known.content_type.cloned();
+        req.content_type = known
+            .content_type
+            .map(|v| head.headers.shared(v.as_bytes()));
         let req = &*req;
         let Some(op) = api.operations.get(req.op) else {
             return false;
@@ -189,7 +191,7 @@ impl CompiledPolicy {
             head.headers
                 .iter()
                 .take(MAX_ITEMS)
-                .map(|(n, v)| (n.as_str().to_string(), text(v.as_bytes())))
+                .map(|(n, v)| (n.to_string(), text(v.as_bytes())))
                 .collect()
         } else {
             Vec::new()
@@ -197,7 +199,6 @@ impl CompiledPolicy {
         let cookies: Vec<(String, String)> = if op.reads(Location::Cookie) {
             head.headers
                 .get_all(http::header::COOKIE)
-                .iter()
                 .flat_map(|v| cookie::pairs(v.as_bytes()).filter_map(Result::ok))
                 .take(MAX_ITEMS)
                 .map(|(n, v)| (text(n), text(v)))

@@ -133,7 +133,7 @@ impl CompiledPolicy {
     /// Headers phase, after the URL check: the `Origin` of a request to a URL that enforces CORS.
     pub(in crate::policy) fn check_cors(
         &self,
-        head: &http::request::Parts,
+        head: &crate::RequestHead,
         tls: bool,
         s: &Scratch,
         out: &mut Vec<Violation>,

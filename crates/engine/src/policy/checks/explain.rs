@@ -64,7 +64,7 @@ fn named(m: &NameMatch, url: Option<&NameMatch>) -> Named {
 
 impl CompiledPolicy {
     /// Runs the headers phase on `head` (on a scratch of its own) and reports the entities it used.
-    pub fn owners(&self, head: &http::request::Parts, tls: bool) -> Owners {
+    pub fn owners(&self, head: &crate::RequestHead, tls: bool) -> Owners {
         let mut s = Scratch::default();
         let mut found = Vec::new();
         self.check_headers(head, tls, &mut s, &mut found);
@@ -149,12 +149,12 @@ mod tests {
         load(&bytes, "", &MemResolver::default()).unwrap().policy
     }
 
-    fn head(m: &str, uri: &str, ct: Option<&str>) -> http::request::Parts {
+    fn head(m: &str, uri: &str, ct: Option<&str>) -> crate::RequestHead {
         let mut b = http::Request::builder().method(m).uri(uri);
         if let Some(ct) = ct {
             b = b.header("content-type", ct).header("content-length", "2");
         }
-        b.body(()).unwrap().into_parts().0
+        b.body(()).unwrap().into_parts().0.into()
     }
 
     #[test]

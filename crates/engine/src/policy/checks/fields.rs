@@ -15,7 +15,7 @@ use crate::violation::{Context, Violation, ViolationKind as K};
 impl CompiledPolicy {
     pub(in crate::policy) fn check_header_fields(
         &self,
-        head: &http::request::Parts,
+        head: &crate::RequestHead,
         known: &Known<'_>,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
@@ -55,7 +55,7 @@ impl CompiledPolicy {
         let mut fields = h.iter().peekable();
         let (mut current, mut cfg) = (None, None);
         while let Some((name, v)) = fields.next() {
-            let n = name.as_str();
+            let n = name;
             if current != Some(name) {
                 current = Some(name);
                 cfg = pick(self.headers.iter(), |c| &c.m, n.as_bytes(), true);

@@ -85,7 +85,7 @@ impl CompiledPolicy {
     /// body must be streamed through the inspector.
     pub(in crate::policy) fn grpc_start(
         &self,
-        head: &http::request::Parts,
+        head: &crate::RequestHead,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
     ) -> bool {
@@ -267,7 +267,7 @@ mod tests {
         }
     }
 
-    fn head(method: &str, path: &str, ct: &str) -> http::request::Parts {
+    fn head(method: &str, path: &str, ct: &str) -> crate::RequestHead {
         let req = http::Request::builder()
             .method(method)
             .uri(format!("http://h{path}"))
@@ -276,7 +276,7 @@ mod tests {
             .header("te", "trailers")
             .body(())
             .unwrap_or_default();
-        req.into_parts().0
+        req.into_parts().0.into()
     }
 
     /// One frame holding a HelloRequest whose `name` (field 1) is `name`.
@@ -298,7 +298,7 @@ mod tests {
     }
 
     fn kinds(mut t: Transaction) -> Vec<(K, String)> {
-        t.finish(&http::HeaderMap::new())
+        t.finish(&crate::Fields::default())
             .map(|e| {
                 e.violations
                     .into_iter()

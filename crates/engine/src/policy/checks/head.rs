@@ -93,7 +93,7 @@ impl CompiledPolicy {
     }
 
     /// The client address after the policy's XFF trust settings.
-    pub fn client_address(&self, head: &http::request::Parts, peer: IpAddr) -> IpAddr {
+    pub fn client_address(&self, head: &crate::RequestHead, peer: IpAddr) -> IpAddr {
         if !self.trust_xff {
             return peer;
         }
@@ -115,7 +115,7 @@ impl CompiledPolicy {
     /// Checks the request line and headers; returns true when the body must be inspected.
     pub fn check_headers(
         &self,
-        head: &http::request::Parts,
+        head: &crate::RequestHead,
         tls: bool,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
@@ -152,7 +152,10 @@ impl CompiledPolicy {
         s.path = path;
         self.check_positional(s, out);
         let known = Known::of(&head.headers);
-        s.host = known.host.cloned();
+        // Kept for the open-redirect check of this phase and the body's; it shares the head's
+        // bytes. The site's name is found from it only when a value reaches that check: finding
+        // it for every request costs more than the few gated values of a clean one.
+        s.host = known.host.map(|h| head.headers.shared(h.as_bytes()));
         if !raw_query.is_empty() {
             for (n, v, _) in query::pairs(raw_query, MAX_ITEMS) {
                 self.check_param(s, out, n, v, ParamLocation::Query, true);
@@ -362,7 +365,7 @@ impl CompiledPolicy {
         &self,
         path: &[u8],
         qlen: u64,
-        head: &http::request::Parts,
+        head: &crate::RequestHead,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
     ) {
@@ -401,7 +404,7 @@ impl CompiledPolicy {
             + head
                 .headers
                 .iter()
-                .map(|(k, v)| (k.as_str().len() + v.len() + 4) as u64)
+                .map(|(k, v)| (k.len() + v.len() + 4) as u64)
                 .sum::<u64>();
         s.request_len = req;
         if f.req_len.is_some_and(|l| req > l) {
@@ -439,7 +442,7 @@ impl CompiledPolicy {
     /// Decides whether and how the body is inspected.
     fn plan_body(
         &self,
-        head: &http::request::Parts,
+        head: &crate::RequestHead,
         known: &Known<'_>,
         s: &mut Scratch,
         out: &mut Vec<Violation>,
@@ -646,7 +649,8 @@ mod tests {
             .body(())
             .expect("request")
             .into_parts()
-            .0;
+            .0
+            .into();
         let conn = ConnInfo {
             peer: IpAddr::V4(Ipv4Addr::LOCALHOST),
             tls: false,

@@ -5,71 +5,62 @@
 //! hashes the name and probes (≈ 110 instructions even in a map of one field), and one pass over a
 //! request's fields costs less than the half-dozen lookups it replaces.
 
-use http::header::{ACCEPT, ACCEPT_ENCODING, EXPECT, RANGE, USER_AGENT};
-use http::header::{CONTENT_ENCODING, CONTENT_RANGE, TRANSFER_ENCODING};
-use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderMap, HeaderName, HeaderValue};
-
-/// Parsed once: a `&str` name is parsed on every comparison.
-const X_REQUESTED_WITH: HeaderName = HeaderName::from_static("x-requested-with");
+use crate::{FieldValue, Fields};
 
 /// The fields through which clients ask a framework to treat a POST as another method, in the
 /// order the method-override check reads them.
-pub(in crate::policy) const OVERRIDE_FIELDS: [HeaderName; 3] = [
-    HeaderName::from_static("x-http-method-override"),
-    HeaderName::from_static("x-http-method"),
-    HeaderName::from_static("x-method-override"),
+pub(in crate::policy) const OVERRIDE_FIELDS: [&str; 3] = [
+    "x-http-method-override",
+    "x-http-method",
+    "x-method-override",
 ];
 
 /// The first value of each field (what `HeaderMap::get` gives), and how many `Host` fields there
 /// are.
 #[derive(Default)]
 pub(in crate::policy) struct Known<'h> {
-    pub host: Option<&'h HeaderValue>,
+    pub host: Option<FieldValue<'h>>,
     pub hosts: usize,
-    pub content_length: Option<&'h HeaderValue>,
-    pub content_type: Option<&'h HeaderValue>,
+    pub content_length: Option<FieldValue<'h>>,
+    pub content_type: Option<FieldValue<'h>>,
     pub transfer_encoding: bool,
     /// A `Content-Encoding` or `Content-Range` field: one that describes a body.
     pub describes_body: bool,
-    pub requested_with: Option<&'h HeaderValue>,
-    pub user_agent: Option<&'h HeaderValue>,
-    pub accept: Option<&'h HeaderValue>,
-    pub accept_encoding: Option<&'h HeaderValue>,
-    pub range: Option<&'h HeaderValue>,
-    pub expect: Option<&'h HeaderValue>,
+    pub requested_with: Option<FieldValue<'h>>,
+    pub user_agent: Option<FieldValue<'h>>,
+    pub accept: Option<FieldValue<'h>>,
+    pub accept_encoding: Option<FieldValue<'h>>,
+    pub range: Option<FieldValue<'h>>,
+    pub expect: Option<FieldValue<'h>>,
     /// The first value of each of [`OVERRIDE_FIELDS`], in its order.
-    pub overrides: [Option<&'h HeaderValue>; 3],
+    pub overrides: [Option<FieldValue<'h>>; 3],
 }
 
 impl<'h> Known<'h> {
-    pub fn of(h: &'h HeaderMap) -> Known<'h> {
+    pub fn of(h: &'h Fields) -> Known<'h> {
         let mut k = Known::default();
-        for (name, v) in h {
-            if *name == HOST {
-                k.hosts += 1;
-                k.host.get_or_insert(v);
-            } else if *name == CONTENT_LENGTH {
-                k.content_length.get_or_insert(v);
-            } else if *name == CONTENT_TYPE {
-                k.content_type.get_or_insert(v);
-            } else if *name == TRANSFER_ENCODING {
-                k.transfer_encoding = true;
-            } else if *name == CONTENT_ENCODING || *name == CONTENT_RANGE {
-                k.describes_body = true;
-            } else if *name == X_REQUESTED_WITH {
-                k.requested_with.get_or_insert(v);
-            } else if *name == USER_AGENT {
-                k.user_agent.get_or_insert(v);
-            } else if *name == ACCEPT {
-                k.accept.get_or_insert(v);
-            } else if *name == ACCEPT_ENCODING {
-                k.accept_encoding.get_or_insert(v);
-            } else if *name == RANGE {
-                k.range.get_or_insert(v);
-            } else if *name == EXPECT {
-                k.expect.get_or_insert(v);
-            } else if let Some(i) = OVERRIDE_FIELDS.iter().position(|o| o == name) {
-                k.overrides[i].get_or_insert(v);
+        // Names are lower-case: one `match` on the name, no case folding.
+        for (name, v) in h.iter() {
+            match name {
+                "host" => {
+                    k.hosts += 1;
+                    k.host.get_or_insert(v);
+                }
+                "content-length" => _ = k.content_length.get_or_insert(v),
+                "content-type" => _ = k.content_type.get_or_insert(v),
+                "transfer-encoding" => k.transfer_encoding = true,
+                "content-encoding" | "content-range" => k.describes_body = true,
+                "x-requested-with" => _ = k.requested_with.get_or_insert(v),
+                "user-agent" => _ = k.user_agent.get_or_insert(v),
+                "accept" => _ = k.accept.get_or_insert(v),
+                "accept-encoding" => _ = k.accept_encoding.get_or_insert(v),
+                "range" => _ = k.range.get_or_insert(v),
+                "expect" => _ = k.expect.get_or_insert(v),
+                _ => {
+                    if let Some(i) = OVERRIDE_FIELDS.iter().position(|o| *o == name) {
+                        k.overrides[i].get_or_insert(v);
+                    }
+                }
             }
         }
         k
@@ -79,6 +70,7 @@ impl<'h> Known<'h> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use http::header::*;
 
     #[test]
     fn the_same_as_lookups() {
@@ -104,9 +96,11 @@ mod tests {
                 HeaderValue::from_static(v),
             );
         }
-        let k = Known::of(&h);
+        let f = Fields::from_map(&h);
+        let k = Known::of(&f);
+        let h = &f;
         assert_eq!(k.host, h.get(HOST));
-        assert_eq!(k.hosts, h.get_all(HOST).iter().count());
+        assert_eq!(k.hosts, h.get_all(HOST).count());
         assert_eq!(k.content_length, h.get(CONTENT_LENGTH));
         assert_eq!(k.content_type, h.get(CONTENT_TYPE));
         assert_eq!(k.requested_with, h.get("x-requested-with"));
@@ -119,12 +113,13 @@ mod tests {
             assert_eq!(k.overrides[i], h.get(name), "{name}");
         }
         assert!(!k.transfer_encoding);
-        h.append(TRANSFER_ENCODING, HeaderValue::from_static("chunked"));
+        let mut h = f.clone();
+        h.append("Transfer-Encoding", b"chunked");
         assert!(Known::of(&h).transfer_encoding);
         assert!(!Known::of(&h).describes_body);
-        h.append(CONTENT_RANGE, HeaderValue::from_static("bytes 0-1/2"));
+        h.append("content-range", b"bytes 0-1/2");
         assert!(Known::of(&h).describes_body);
-        let empty = HeaderMap::new();
+        let empty = Fields::default();
         let k = Known::of(&empty);
         assert_eq!((k.host, k.hosts, k.content_type), (None, 0, None));
         assert_eq!(k.overrides, [None; 3]);

@@ -41,7 +41,7 @@ impl CompiledPolicy {
     /// Whether the transaction must count this request's body itself: it may have a body of
     /// unknown length (chunked, or HTTP/2 without `content-length`; an HTTP/1 request with
     /// neither has no body), it is not a gRPC call, and the violation is on.
-    pub fn counts_body_length(&self, head: &http::request::Parts, s: &Scratch) -> bool {
+    pub fn counts_body_length(&self, head: &crate::RequestHead, s: &Scratch) -> bool {
         let st = self.settings[K::RequestMaxLength as usize];
         // Without a Content-Length, `expects_body` is the chunked transfer coding (the body plan).
         let unknown =

@@ -19,7 +19,7 @@ use crate::violation::{Context, Violation, ViolationKind as K};
 impl CompiledPolicy {
     pub(in crate::policy) fn check_protocol(
         &self,
-        head: &http::request::Parts,
+        head: &crate::RequestHead,
         known: &Known<'_>,
         out: &mut Vec<Violation>,
     ) {
@@ -52,7 +52,7 @@ impl CompiledPolicy {
     /// so its requests are left out too.
     fn check_bodiless_content(
         &self,
-        head: &http::request::Parts,
+        head: &crate::RequestHead,
         known: &Known<'_>,
         out: &mut Vec<Violation>,
     ) {
@@ -73,7 +73,7 @@ impl CompiledPolicy {
     /// read the field.
     fn check_client_fields(
         &self,
-        head: &http::request::Parts,
+        head: &crate::RequestHead,
         known: &Known<'_>,
         out: &mut Vec<Violation>,
     ) {
@@ -84,8 +84,9 @@ impl CompiledPolicy {
         const CODING: &str = "Unknown Accept-Encoding";
         // A client that has nothing to say leaves these fields out (.NET's `HttpClient` sends no
         // `User-Agent`, beacons no `Accept`); sending one empty is a choice no library makes.
-        let empty =
-            |v: Option<&http::HeaderValue>| v.is_some_and(|v| v.as_bytes().trim_ascii().is_empty());
+        let empty = |v: Option<crate::FieldValue<'_>>| {
+            v.is_some_and(|v| v.as_bytes().trim_ascii().is_empty())
+        };
         if empty(known.user_agent) || empty(known.accept) {
             self.protocol(out, EMPTY);
         }
@@ -127,7 +128,7 @@ impl CompiledPolicy {
 
     fn check_method_override(
         &self,
-        head: &http::request::Parts,
+        head: &crate::RequestHead,
         known: &Known<'_>,
         out: &mut Vec<Violation>,
     ) {
@@ -293,12 +294,9 @@ fn token(v: &[u8]) -> bool {
 /// list joined by a proxy), which is how a body the inspection reads as a form reaches the
 /// application as JSON or XML. The same type repeated names one, as clients that set the field
 /// twice send it.
-fn two_media_types(fields: http::header::GetAll<'_, http::HeaderValue>) -> bool {
+fn two_media_types<'a>(fields: impl Iterator<Item = crate::FieldValue<'a>>) -> bool {
     let mut first: Option<&[u8]> = None;
-    for one in fields
-        .iter()
-        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
-    {
+    for one in fields.flat_map(|v| v.as_bytes().split(|&b| b == b',')) {
         let media = one
             .split(|&b| b == b';')
             .next()
@@ -473,12 +471,9 @@ mod tests {
     #[test]
     fn media_types_counted_across_fields_and_lists() {
         let judge = |fields: &[&'static str]| {
-            let mut h = http::HeaderMap::new();
+            let mut h = crate::Fields::default();
             for f in fields {
-                h.append(
-                    http::header::CONTENT_TYPE,
-                    http::HeaderValue::from_static(f),
-                );
+                h.append("content-type", f.as_bytes());
             }
             two_media_types(h.get_all(http::header::CONTENT_TYPE))
         };

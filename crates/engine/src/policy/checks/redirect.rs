@@ -68,7 +68,7 @@ impl CompiledPolicy {
         value: &[u8],
         same: bool,
     ) {
-        let Some(site) = s.host.as_ref().and_then(|h| site_host(h.as_bytes())) else {
+        let Some(site) = s.host.as_deref().and_then(site_host) else {
             return;
         };
         let tail = ctx != Context::Header;

@@ -331,8 +331,9 @@ pub struct Scratch {
     /// The request says it is gRPC (`content-type: application/grpc...`), on a known URL or not.
     pub grpc_content: bool,
     pub path: Vec<u8>,
-    /// The request's `Host`, which the open-redirect check compares URLs in values with.
-    pub host: Option<http::HeaderValue>,
+    /// The request's `Host` (sharing the head's bytes), which the open-redirect check compares
+    /// URLs in values with.
+    pub host: Option<bytes::Bytes>,
     /// The OpenAPI operation phase 1 matched (looked up again at body end).
     pub api: Option<crate::policy::checks::api::ApiRequest>,
     /// The gRPC profile the URL is bound to, and the call's message inspector.

@@ -133,7 +133,7 @@ impl CompiledPolicy {
     /// Headers phase, once the URL entity is chosen: the call is bound to a gRPC profile when the
     /// first of the URL's content profiles that matches the request headers is of type grpc (the
     /// same first-match rule as the body plan). Costs nothing without gRPC profiles.
-    pub(in crate::policy) fn grpc_bind(&self, head: &http::request::Parts, s: &mut Scratch) {
+    pub(in crate::policy) fn grpc_bind(&self, head: &crate::RequestHead, s: &mut Scratch) {
         if self.grpc_profiles.is_empty() {
             return;
         }

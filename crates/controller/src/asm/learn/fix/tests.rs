@@ -21,7 +21,7 @@ fn fixes_of(doc: serde_json::Value, request: serde_json::Value) -> Vec<Vec<Fix>>
         ..Stored::default()
     });
     let r = Request::from_stored(&request);
-    let owners = policy.owners(&r.head(), false);
+    let owners = policy.owners(&r.head().into(), false);
     let scope = Scope {
         policy: &policy,
         merged: &merged,
