@@ -153,6 +153,7 @@ impl CompiledPolicy {
         self.check_positional(s, out);
         let known = Known::of(&head.headers);
         s.host = known.host.cloned();
+        self.check_path_url(s, out, raw_path);
         if !raw_query.is_empty() {
             for (n, v, _) in query::pairs(raw_query, MAX_ITEMS) {
                 self.check_param(s, out, n, v, ParamLocation::Query, true);
@@ -194,7 +195,7 @@ impl CompiledPolicy {
         self.scan(s, out, Target::QueryString, ctx, None, &q, &ov, false);
     }
 
-    fn url_sig(&self, s: &Scratch) -> (&[(u32, bool)], bool) {
+    pub(super) fn url_sig(&self, s: &Scratch) -> (&[(u32, bool)], bool) {
         match s.url.and_then(|i| self.urls.get(i)) {
             Some(u) => (&u.overrides, u.sig_check),
             None => (&[], true),
