@@ -454,9 +454,7 @@ impl CompiledPolicy {
         s.content_length = cl;
         let has_body = chunked || cl.is_some_and(|n| n > 0);
         let m = &head.method;
-        if has_body && (m == http::Method::GET || m == http::Method::HEAD) {
-            self.protocol(out, "Body in GET or HEAD requests");
-        }
+        let bodied_get = has_body && (m == http::Method::GET || m == http::Method::HEAD);
         if m == http::Method::POST && cl == Some(0) {
             self.protocol(out, "POST request with Content-Length: 0");
         }
@@ -528,6 +526,9 @@ impl CompiledPolicy {
                 .is_some_and(|m| m.eq_ignore_ascii_case("multipart/related"))
         {
             s.boundary = crate::parse::multipart::boundary(ct).map(str::to_string);
+        }
+        if bodied_get && !self.document_body(kind) {
+            self.protocol(out, "Body in GET or HEAD requests");
         }
         if kind == BodyKind::Disallow && has_body {
             self.push(

@@ -6,7 +6,8 @@
 //! `Content-Type` fields or in one field's list), the grammar of the fields browsers and HTTP
 //! libraries write themselves (`Range`, `Expect`, an empty `User-Agent` or `Accept`, an
 //! `Accept-Encoding` naming no content coding), an absolute-form target naming another host than
-//! `Host`, a `Content-Encoding` or `Content-Range` on a GET or HEAD that carries no body, and
+//! `Host`, a `Content-Encoding` or `Content-Range` on a GET or HEAD that carries no body, which
+//! bodies a GET or HEAD may carry (a JSON or XML document the policy parses), and
 //! method override (`X-HTTP-Method-Override`, `_method`) to a method the policy does not allow,
 //! on a request that is not a POST, or through `_method` to a method a form can send without it
 //! (VIOL_METHOD): how a request gets a method past a check that only reads the request line.
@@ -14,6 +15,7 @@
 use super::known_fields::Known;
 use crate::parse::query;
 use crate::policy::compile::compiled::CompiledPolicy;
+use crate::policy::compile::entities::BodyKind;
 use crate::violation::{Context, Violation, ViolationKind as K};
 
 impl CompiledPolicy {
@@ -172,6 +174,25 @@ impl CompiledPolicy {
                     .snippet(m.as_bytes())
                     .detail(detail),
             );
+        }
+    }
+}
+
+impl CompiledPolicy {
+    /// Whether a body of `kind` on a GET or HEAD is judged by what it is rather than refused for
+    /// being there. A body on a GET is refused because a server that ignores it reads it as the
+    /// next request on the connection. A body the policy reads as a JSON or XML document is
+    /// inspected as a POST's is: an XML one that is not a document is malformed (blocked), and a
+    /// JSON-labelled one that does not start like JSON is scanned as text, where a request line
+    /// and its framing headers are an embedded request's signature. Such bodies are what search
+    /// APIs take on a GET (a query document). A form body or text on a GET stays refused: nothing
+    /// sends one but a request written by hand.
+    pub(super) fn document_body(&self, kind: BodyKind) -> bool {
+        let blocks = |k: K| self.settings[k as usize].block;
+        match kind {
+            BodyKind::Json(_) => blocks(K::JsonMalformed),
+            BodyKind::Xml(_) => blocks(K::XmlMalformed),
+            _ => false,
         }
     }
 }
