@@ -113,14 +113,16 @@ pass: /products/shoes
 
 id: 300007008
 name: SSRF: Apache mod_proxy unix socket target (CVE-2021-40438)
+# The path is seen with its slashes merged, so one slash after the scheme's colon is enough.
 type: Server-Side Request Forgery (SSRF)
 accuracy: high
 risk: high
 targets: @values, url, param-name
 unless: binary
 literal: unix:
-regex: \bunix:[^|]*\|\s*(?:https?|ftp|ws|fcgi|ajp|h2c?)://
+regex: \bunix:[^|]*\|\s*(?:https?|ftp|ws|fcgi|ajp|h2c?):/
 test: unix:AAAAAAAAA|http://coreruleset.org/
+test: /unix:/run/php/php-fpm.sock|fcgi:/localhost/index.php
 pass: unix: a history
 
 id: 300007009
