@@ -564,7 +564,7 @@ name: Remote file inclusion: an http(s) URL written into the path as a segment
 # cookie-sync routes: `/check_uuid/https%3A%2F%2Fprebid-server…`); a scheme whose colon is
 # written as it is was typed by hand. The decoded path cannot tell the two apart, so the path
 # check (`policy/checks/path_url.rs`) finds such a segment in the raw target, drops the ones to
-# the site's own host, and scans it as `scheme://authority…`; the decoded path, whose slashes are
+# the site's own host, and reports it as this signature; the decoded path, whose slashes are
 # merged and which starts with `/`, never matches. The path's decoded views do when a segment is
 # a URL under one more encoding (base64, percent-encoded twice, character references): the same
 # route given the same URL, hidden from a filter that decodes once. A click tracker that writes

@@ -9,23 +9,27 @@
 //! scheme whose colon is written as it is was typed into the path by hand. So the raw target is
 //! read here: a segment whose `http`/`https` scheme (letters possibly escaped) ends in a literal
 //! colon, followed by a slash or a backslash (literal or escaped), names another host unless
-//! the host is the site's own. Such a segment is scanned with the URL signatures as
-//! `scheme://authority…`, where the signature of this technique (and any other the URL holds:
-//! an internal address, a script file) finds it, so the policy's signature settings decide.
+//! the host is the site's own. Such a segment is reported as the signature of this technique,
+//! so the policy's signature settings (enabled, overridden on the URL) decide; the signature's
+//! own pattern, which the decoded path never matches, catches the same URL in the path's decoded
+//! views. Reporting it directly, rather than scanning the segment again, keeps the signature
+//! scan's call sites, which the compiler inlines into the hot paths, as they are.
 
 use super::protocol::{host_port, same_host};
 use super::redirect::{own, site_host};
 use crate::normalize::{Evasions, decode_percent_once};
 use crate::policy::compile::compiled::CompiledPolicy;
 use crate::policy::compile::entities::Scratch;
-use crate::signatures::Target;
-use crate::violation::{Context, Violation};
+use crate::violation::{Context, Violation, ViolationKind as K};
+
+/// The signature of a URL typed into the path (`policies/signatures/ssrf_files.sig`).
+const SIGNATURE: u32 = 300008351;
 
 impl CompiledPolicy {
     /// Judges the raw request path (before percent-decoding) for a URL written as a segment.
     pub(in crate::policy) fn check_path_url(
         &self,
-        s: &mut Scratch,
+        s: &Scratch,
         out: &mut Vec<Violation>,
         raw: &[u8],
     ) {
@@ -41,8 +45,15 @@ impl CompiledPolicy {
             return;
         }
         let (ov, check) = self.url_sig(s);
-        if check {
-            self.scan(s, out, Target::Url, Context::Url, None, &url, ov, false);
+        if check
+            && self.sigs.contains_key(&SIGNATURE)
+            && !ov.iter().any(|&(id, enabled)| id == SIGNATURE && !enabled)
+        {
+            out.push(
+                Violation::new(K::AttackSignature, Context::Url)
+                    .signatures(vec![SIGNATURE])
+                    .snippet(&url),
+            );
         }
     }
 }

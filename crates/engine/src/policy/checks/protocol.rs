@@ -106,16 +106,14 @@ impl CompiledPolicy {
         {
             self.protocol(out, EXPECT);
         }
-        // Clients list the codings their decompressors know, each once, and every one of them
-        // knows one of the registered codings; a list of none, one naming a coding twice, or one
-        // longer than all the registered codings named once each is written by hand (an overlong
-        // or junk value aimed at the server's parser of this field, as in the http.sys overflow).
-        // Unknown codings beside a known one are new codings (`dcb`, `dcz`) and pass.
+        // Clients list the codings their decompressors know, and every one of them knows one of
+        // the registered codings; a list of none, or one longer than all the registered codings
+        // named once each, is written by hand (an overlong or junk value aimed at the server's
+        // parser of this field, as in the http.sys overflow). Unknown codings beside a known one
+        // are new codings (`dcb`, `dcz`) and pass.
         if let Some(ae) = known.accept_encoding
             && !ae.as_bytes().trim_ascii().is_empty()
-            && (ae.len() > MAX_ACCEPT_ENCODING
-                || !names_known_coding(ae.as_bytes())
-                || repeats_coding(ae.as_bytes()))
+            && (ae.len() > MAX_ACCEPT_ENCODING || !names_known_coding(ae.as_bytes()))
         {
             self.protocol(out, CODING);
         }
@@ -374,19 +372,6 @@ fn names_known_coding(v: &[u8]) -> bool {
 /// fewer.
 const MAX_ACCEPT_ENCODING: usize = 100;
 
-/// Whether an `Accept-Encoding` list names one coding twice (ASCII case-insensitive).
-fn repeats_coding(v: &[u8]) -> bool {
-    let codings = || {
-        v.split(|&b| b == b',').filter_map(|item| {
-            let c = item.split(|&b| b == b';').next()?.trim_ascii();
-            (!c.is_empty()).then_some(c)
-        })
-    };
-    codings()
-        .enumerate()
-        .any(|(i, a)| codings().skip(i + 1).any(|b| a.eq_ignore_ascii_case(b)))
-}
-
 /// `type/subtype *(; name=value)` (a list of such, comma-separated, is tolerated: some clients
 /// repeat the type); a charset must be one a decoder knows, once; `boundary` only on multipart,
 /// and always there: a multipart body without one has no delimiter a parser can find its parts
@@ -554,10 +539,6 @@ mod tests {
                 b"gzipx",
             ],
         );
-        assert!(repeats_coding(b"gzip, deflate, gzip"));
-        assert!(repeats_coding(b"GZIP;q=1, br, gzip;q=0.5"));
-        assert!(!repeats_coding(b"gzip, deflate, br, zstd"));
-        assert!(!repeats_coding(b"gzip,,deflate"));
     }
 
     #[test]
