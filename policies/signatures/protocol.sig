@@ -113,14 +113,16 @@ pass: /products/shoes
 
 id: 300007008
 name: SSRF: Apache mod_proxy unix socket target (CVE-2021-40438)
+# The path is seen with its slashes merged, so one slash after the scheme's colon is enough.
 type: Server-Side Request Forgery (SSRF)
 accuracy: high
 risk: high
 targets: @values, url, param-name
 unless: binary
 literal: unix:
-regex: \bunix:[^|]*\|\s*(?:https?|ftp|ws|fcgi|ajp|h2c?)://
+regex: \bunix:[^|]*\|\s*(?:https?|ftp|ws|fcgi|ajp|h2c?):/
 test: unix:AAAAAAAAA|http://coreruleset.org/
+test: /unix:/run/php/php-fpm.sock|fcgi:/localhost/index.php
 pass: unix: a history
 
 id: 300007009
@@ -287,6 +289,46 @@ pass: keep-alive
 pass: Upgrade
 pass: Upgrade, HTTP2-Settings
 pass: TE
+
+id: 300007351
+name: HTTP header injection: Connection lists the same option twice
+# A client writes its connection options once (`keep-alive`, `close`, `Upgrade`); the same option
+# twice (`close, close`, `keep-alive,keep-alive`) is a field joined from two, the shape a request
+# takes when a second `Connection` line is smuggled in and folded by one parser but not the next.
+# Contradicting options are 300007014's. Only a list is read: the one option nearly every request
+# sends is settled by its literal.
+type: HTTP Parser Attack
+accuracy: high
+risk: medium
+targets: header
+headers: connection
+unless: binary
+literal: ,
+regex: \bclose\s*,(?:[^,]*,)*\s*close\b|\bkeep-alive\s*,(?:[^,]*,)*\s*keep-alive\b|\bupgrade\s*,(?:[^,]*,)*\s*upgrade\b
+test: close,close
+test: keep-alive, keep-alive
+test: Upgrade, keep-alive, Upgrade
+pass: close
+pass: upgrade
+pass: keep-alive, Upgrade
+
+id: 300007352
+name: HTTP protocol: request charset set through x-up-devcap-post-charset
+# ASP.NET decodes a form body in the charset this header names when the `User-Agent` starts with
+# `UP` (the WAP browsers of the Openwave gateways that sent it), which moves the body out of the
+# charset a filter in front decoded it with (`ibm500`, `utf-32`), so an encoded payload reaches
+# the application decoded and the filter sees bytes. No browser or library has sent it since those
+# gateways went away, so any value counts.
+type: HTTP Parser Attack
+accuracy: high
+risk: medium
+targets: header
+headers: x-up-devcap-post-charset
+unless: binary
+regex: \S
+test: ibm500
+test: utf-32
+test: UTF-7
 
 id: 300007201
 name: HTTP protocol: WebDAV lock or IIS source-access header on an ordinary request

@@ -555,6 +555,68 @@ pass: /npm/https-proxy-agent@7.0.2/dist/index.js
 pass: /check_uuid/https:/prebid-server.rubiconproject.com/setuid?bidder=grid
 pass: /amd_modules/@baidu/search-sug/index.js
 
+id: 300008351
+name: Remote file inclusion: an http(s) URL written into the path as a segment
+# A route that hands the rest of its path to an include, a fetch or a redirect
+# (`/index.php/http://evil.example/shell.txt`, `/redirect/https:%2f%2fevil.example`) is given
+# another host's URL where its own file names go. Clients that put a URL into a path segment
+# build the segment with `encodeURIComponent`, which escapes the colon (ad exchanges'
+# cookie-sync routes: `/check_uuid/https%3A%2F%2Fprebid-server…`); a scheme whose colon is
+# written as it is was typed by hand. The decoded path cannot tell the two apart, so the path
+# check (`policy/checks/path_url.rs`) finds such a segment in the raw target, drops the ones to
+# the site's own host, and reports it as this signature; the decoded path, whose slashes are
+# merged and which starts with `/`, never matches. The path's decoded views do when a segment is
+# a URL under one more encoding (base64, percent-encoded twice, character references): the same
+# route given the same URL, hidden from a filter that decodes once. A click tracker that writes
+# its destination into the path as base64 is the exception real traffic may hold (dev-blaze's
+# benign requests have none).
+type: Remote File Include
+accuracy: medium
+risk: high
+targets: url
+unless: binary
+literal: ://
+regex: ^https?://[^/\\\s]
+test: http://evil.example/shell.txt
+test: https://evil.example/x?
+test: HTTPS://203.0.113.9/a
+pass: /check_uuid/https:/prebid-server.rubiconproject.com/setuid?bidder=grid
+pass: /activityi;src=5406241;type=global;cat=wac-v0;~oref=https:/www.atlassian.com/software/jira/demo
+pass: /amd_modules/@baidu/search-sug/index.js
+
+id: 300008352
+name: SSRF: a URL of a scheme that web pages do not link with (sftp, LDAP, RMI, NFS, telnet, nested jar)
+# A server-side fetch that follows any scheme its URL library knows reaches file transfer,
+# directory, object-broker and terminal services with them: `sftp://` and `ldap://` to an
+# attacker's host (the classic JNDI and key-exchange callbacks), `rmi://`, `iiop://`, `nfs://`,
+# `telnet://`, and Java's `jar:` around another URL (`jar:http://evil.example/x.jar!/a.class`),
+# which loads code from it. Browsers and pages link with none of these, so a value, header or
+# path that carries one to any host is not a link somebody followed; `ldap://` as a whole value
+# (a directory setting) and `tftp`, `gopher`, `dict`, `netdoc` are 300006002's.
+type: Server-Side Request Forgery (SSRF)
+accuracy: high
+risk: high
+targets: @values, header, url, param-name
+unless: binary
+literal: sftp:
+literal: ldap:
+literal: ldaps:
+literal: ldapi:
+literal: rmi:
+literal: iiop:
+literal: nfs:
+literal: telnet:
+literal: jar:
+regex: \b(?:sftp|ldaps?|ldapi|rmi|iiop|nfs|telnet):/{1,2}[\w\[%.@-]|\bjar:[a-z][a-z0-9+.-]{1,10}:/
+test: sftp://evil.example:22/
+test: {"cb":"ldap://evil.example:1389/Exploit"}
+test: url=rmi://203.0.113.5:1099/obj
+test: /proxy/jar:http:/evil.example/x.jar!/a.class
+test: telnet://evil.example:23
+pass: {"n":"file:///vscode/resources/letterpress-dark.svg","s":26602.9,"d":0}
+pass: /v1/mss_e2821d7f0cfe4ac1bf9202ecf9590e67/cdn-prod/file:38b50ca6/touch/js/component/header_menu-b3a850be.js
+pass: connect-src 'self' data: wss://*.bilibili.com:* *.bilibili.com
+
 id: 300008801
 name: SSRF: URL to a loopback host spelled as a name that resolves to it
 # Every name under `localhost` resolves to the loopback address (`app.localhost`), as does

@@ -156,6 +156,7 @@ impl CompiledPolicy {
         // bytes. The site's name is found from it only when a value reaches that check: finding
         // it for every request costs more than the few gated values of a clean one.
         s.host = known.host.map(|h| head.headers.shared(h.as_bytes()));
+        self.check_path_url(s, out, raw_path);
         if !raw_query.is_empty() {
             for (n, v, _) in query::pairs(raw_query, MAX_ITEMS) {
                 self.check_param(s, out, n, v, ParamLocation::Query, true);
@@ -197,7 +198,7 @@ impl CompiledPolicy {
         self.scan(s, out, Target::QueryString, ctx, None, &q, &ov, false);
     }
 
-    fn url_sig(&self, s: &Scratch) -> (&[(u32, bool)], bool) {
+    pub(super) fn url_sig(&self, s: &Scratch) -> (&[(u32, bool)], bool) {
         match s.url.and_then(|i| self.urls.get(i)) {
             Some(u) => (&u.overrides, u.sig_check),
             None => (&[], true),
@@ -456,9 +457,7 @@ impl CompiledPolicy {
         s.content_length = cl;
         let has_body = chunked || cl.is_some_and(|n| n > 0);
         let m = &head.method;
-        if has_body && (m == http::Method::GET || m == http::Method::HEAD) {
-            self.protocol(out, "Body in GET or HEAD requests");
-        }
+        let bodied_get = has_body && (m == http::Method::GET || m == http::Method::HEAD);
         if m == http::Method::POST && cl == Some(0) {
             self.protocol(out, "POST request with Content-Length: 0");
         }
@@ -530,6 +529,9 @@ impl CompiledPolicy {
                 .is_some_and(|m| m.eq_ignore_ascii_case("multipart/related"))
         {
             s.boundary = crate::parse::multipart::boundary(ct).map(str::to_string);
+        }
+        if bodied_get && !self.document_body(kind) {
+            self.protocol(out, "Body in GET or HEAD requests");
         }
         if kind == BodyKind::Disallow && has_body {
             self.push(

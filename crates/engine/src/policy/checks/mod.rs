@@ -18,6 +18,7 @@ pub(super) mod json_schema;
 pub(super) mod known_fields;
 pub(super) mod length;
 pub(super) mod params;
+pub(super) mod path_url;
 pub(super) mod protocol;
 pub(super) mod rating;
 pub(super) mod redirect;

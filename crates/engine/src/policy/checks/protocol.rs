@@ -6,7 +6,8 @@
 //! `Content-Type` fields or in one field's list), the grammar of the fields browsers and HTTP
 //! libraries write themselves (`Range`, `Expect`, an empty `User-Agent` or `Accept`, an
 //! `Accept-Encoding` naming no content coding), an absolute-form target naming another host than
-//! `Host`, a `Content-Encoding` or `Content-Range` on a GET or HEAD that carries no body, and
+//! `Host`, a `Content-Encoding` or `Content-Range` on a GET or HEAD that carries no body, which
+//! bodies a GET or HEAD may carry (a JSON or XML document the policy parses), and
 //! method override (`X-HTTP-Method-Override`, `_method`) to a method the policy does not allow,
 //! on a request that is not a POST, or through `_method` to a method a form can send without it
 //! (VIOL_METHOD): how a request gets a method past a check that only reads the request line.
@@ -14,6 +15,7 @@
 use super::known_fields::Known;
 use crate::parse::query;
 use crate::policy::compile::compiled::CompiledPolicy;
+use crate::policy::compile::entities::BodyKind;
 use crate::violation::{Context, Violation, ViolationKind as K};
 
 impl CompiledPolicy {
@@ -106,12 +108,13 @@ impl CompiledPolicy {
             self.protocol(out, EXPECT);
         }
         // Clients list the codings their decompressors know, and every one of them knows one of
-        // the registered codings; a list of none is written by hand (an overlong or junk value
-        // aimed at the server's parser of this field). Unknown codings beside a known one are
-        // new codings (`dcb`, `dcz`) and pass.
+        // the registered codings; a list of none, or one longer than all the registered codings
+        // named once each, is written by hand (an overlong or junk value aimed at the server's
+        // parser of this field, as in the http.sys overflow). Unknown codings beside a known one
+        // are new codings (`dcb`, `dcz`) and pass.
         if let Some(ae) = known.accept_encoding
             && !ae.as_bytes().trim_ascii().is_empty()
-            && !names_known_coding(ae.as_bytes())
+            && (ae.len() > MAX_ACCEPT_ENCODING || !names_known_coding(ae.as_bytes()))
         {
             self.protocol(out, CODING);
         }
@@ -173,6 +176,25 @@ impl CompiledPolicy {
                     .snippet(m.as_bytes())
                     .detail(detail),
             );
+        }
+    }
+}
+
+impl CompiledPolicy {
+    /// Whether a body of `kind` on a GET or HEAD is judged by what it is rather than refused for
+    /// being there. A body on a GET is refused because a server that ignores it reads it as the
+    /// next request on the connection. A body the policy reads as a JSON or XML document is
+    /// inspected as a POST's is: an XML one that is not a document is malformed (blocked), and a
+    /// JSON-labelled one that does not start like JSON is scanned as text, where a request line
+    /// and its framing headers are an embedded request's signature. Such bodies are what search
+    /// APIs take on a GET (a query document). A form body or text on a GET stays refused: nothing
+    /// sends one but a request written by hand.
+    pub(super) fn document_body(&self, kind: BodyKind) -> bool {
+        let blocks = |k: K| self.settings[k as usize].block;
+        match kind {
+            BodyKind::Json(_) => blocks(K::JsonMalformed),
+            BodyKind::Xml(_) => blocks(K::XmlMalformed),
+            _ => false,
         }
     }
 }
@@ -342,6 +364,11 @@ fn names_known_coding(v: &[u8]) -> bool {
         KNOWN.iter().any(|k| k.eq_ignore_ascii_case(coding))
     })
 }
+
+/// About the length of the registered content codings written out once each, comma-separated
+/// (`aes128gcm, br, compress, …, zstd`): a client lists the few its decompressors know, far
+/// fewer.
+const MAX_ACCEPT_ENCODING: usize = 100;
 
 /// `type/subtype *(; name=value)` (a list of such, comma-separated, is tolerated: some clients
 /// repeat the type); a charset must be one a decoder knows, once; `boundary` only on multipart,

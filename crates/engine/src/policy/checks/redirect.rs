@@ -207,7 +207,7 @@ fn authority_start(v: &[u8]) -> Option<usize> {
 
 /// The site's name as links to it write it: `Host` without port, final dot or leading `www.`; only
 /// a name with a dot and a letter (an address or `localhost` is not imitated by containing it).
-fn site_host(host: &[u8]) -> Option<&[u8]> {
+pub(super) fn site_host(host: &[u8]) -> Option<&[u8]> {
     let (h, _) = host_port(host.trim_ascii());
     let h = if h.len() > 4 && h[..4].eq_ignore_ascii_case(b"www.") {
         &h[4..]
@@ -263,7 +263,7 @@ fn imitated(site: &[u8], rest: &[u8], end: usize, tail_counts: bool) -> Option<&
 }
 
 /// The site itself or one of its subdomains.
-fn own(site: &[u8], host: &[u8]) -> bool {
+pub(super) fn own(site: &[u8], host: &[u8]) -> bool {
     host.len() >= site.len() && {
         let (head, tail) = host.split_at(host.len() - site.len());
         tail.eq_ignore_ascii_case(site) && (head.is_empty() || head.ends_with(b"."))
