@@ -55,7 +55,44 @@ impl Tokenizer for Xss {
 
 fn detect_sqli(input: &[u8]) -> bool {
     let input = cap(input);
-    libinjectionrs::detect_sqli(input).is_injection() && !javascript_function(input)
+    libinjectionrs::detect_sqli(input).is_injection()
+        && !javascript_function(input)
+        && before_final_email(input).is_none_or(|b| libinjectionrs::detect_sqli(b).is_injection())
+}
+
+/// What comes before an e-mail address that ends `input`, when one does; the tokenizer is asked
+/// again about that part. libinjection reads `or@var.es` in `john or@var.es` as the operator
+/// `or` and the MySQL user variable `@var.es`: the shape of an injection, and the shape of a
+/// sentence that ends with an address. A user variable that ends the injected text adds nothing
+/// that can be true (one that no earlier statement set is NULL, and a statement that set it
+/// shows its `;` and `set` in the part before), so only a final address is set aside: followed by
+/// `is null`, `=` or a comment, `@var.es` is still read as SQL. The address (its local part
+/// included, which is where the `or` sits) must be of a mail address's own characters, so no
+/// quote, space, bracket or comment can hide in what is set aside.
+fn before_final_email(input: &[u8]) -> Option<&[u8]> {
+    let s = input.trim_ascii_end();
+    let at = memchr::memrchr(b'@', s)?;
+    let domain = &s[at + 1..];
+    let labels_ok = domain
+        .split(|b| *b == b'.')
+        .all(|l| !l.is_empty() && l.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-'));
+    let tld = domain.rsplit(|b| *b == b'.').next().unwrap_or_default();
+    if !labels_ok
+        || !domain.contains(&b'.')
+        || tld.len() < 2
+        || !tld.iter().all(u8::is_ascii_alphabetic)
+    {
+        return None;
+    }
+    let local = s[..at]
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'%' | b'+' | b'-'))
+        .count();
+    if local == 0 {
+        return None;
+    }
+    Some(&s[..at - local])
 }
 
 /// A value that is wholly a JavaScript function (`function(n){n.key===e&&t(n.value)}`, front-end

@@ -28,6 +28,24 @@ fn sqli_catches_classic_shapes_and_passes_prose() {
 }
 
 #[test]
+fn an_address_that_ends_a_value_is_not_read_as_a_user_variable() {
+    assert_judges(
+        |v| Sqli.detect(v),
+        &[
+            b"admin' or@a.bc is null-- ",
+            b"' or 1=1 -- bob@example.com",
+            b"1' or@x.io=@x.io#",
+            b"x' or 1=1 or@x.io",
+        ],
+        &[
+            b"john or@var.es",
+            b"write to sales and@example.com ",
+            b"Tom or@x.io",
+        ],
+    );
+}
+
+#[test]
 fn xss_catches_tags_and_handlers_and_passes_plain_text() {
     assert_judges(
         |v| Xss.detect(v),
