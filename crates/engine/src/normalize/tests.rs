@@ -468,3 +468,25 @@ fn short_commands_in_base64_are_decoded_and_short_words_are_not() {
         assert_eq!(base64_text(word), None, "{}", String::from_utf8_lossy(word));
     }
 }
+
+#[test]
+fn words_split_by_tags_are_joined_under_other_encodings() {
+    let views = |v: &[u8]| inspection_views(v, &ByteSet::of(v), false);
+    let joined = br#"\"autofocus onfocus=alert<x>(1)//"#.to_vec();
+    // Base64 of `\"autof<x>ocus o<x>nfocus=alert<x>(1)//`, then the same with HTML references
+    // and with JavaScript escapes.
+    assert!(views(b"XCJhdXRvZjx4Pm9jdXMgbzx4Pm5mb2N1cz1hbGVydDx4PigxKS8v").contains(&joined));
+    assert!(
+        views(br#"\&quot;autof&lt;x&gt;ocus o&lt;x&gt;nfocus=alert&lt;x&gt;(1)//"#)
+            .contains(&joined)
+    );
+    assert!(
+        views(br"autof\u003cx\u003eocus o\u003cx\u003enfocus=alert(1)")
+            .contains(&b"autofocus onfocus=alert(1)".to_vec())
+    );
+    // Markup that splits no word (base64 of `<b>bold</b> and <i>x</i>`) keeps its tags.
+    let b = b"PGI+Ym9sZDwvYj4gYW5kIDxpPng8L2k+";
+    let seen = views(b);
+    assert!(seen.contains(&b"<b>bold</b> and <i>x</i>".to_vec()));
+    assert!(!seen.iter().any(|v| v.starts_with(b"bold")), "{seen:?}");
+}

@@ -129,6 +129,14 @@ pub fn inspection_views(value: &[u8], present: &ByteSet, url: bool) -> Vec<Vec<u
         }
         push(b, &mut out);
     }
+    // A word split by a tag (`o<x>nfocus`, which a filter that strips tags joins) can itself be
+    // under base64, HTML references or JavaScript escapes: the views that decoded those are
+    // joined too, as the value was above.
+    for i in 0..out.len() {
+        if memchr::memchr(b'<', &out[i]).is_some() && memchr::memchr(b'>', &out[i]).is_some() {
+            push_some(unsplit_words(&out[i]), &mut out);
+        }
+    }
     // Percent-encoding under another encoding (`%09` inside base64 or HTML references) gets one
     // more decoding; only views built above can hold it, so clean values never pay for it.
     for i in 0..out.len() {
