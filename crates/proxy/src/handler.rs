@@ -112,7 +112,16 @@ pub async fn handle(
     shared: Arc<Shared>,
     conn: Conn,
 ) -> Response<ProxyBody> {
-    let (head, body) = req.into_parts();
+    let (mut head, body) = req.into_parts();
+    // HTTP/2 carries the authority as `:authority`, not `Host`. Adding it to the map before the
+    // conversion spares `set_host` a copy of every value once the fields are built; a request
+    // that has a `Host` keeps it for `check_head`'s comparison.
+    if let Some(a) = head.uri.authority()
+        && !head.headers.contains_key(HOST)
+        && let Ok(v) = HeaderValue::from_str(a.as_str())
+    {
+        head.headers.insert(HOST, v);
+    }
     // The one conversion of the HTTP/2 front-end: the engine and the driver read the fields as
     // the HTTP/1 path builds them.
     let head = portcullis_engine::RequestHead::from(head);
@@ -307,6 +316,15 @@ pub(super) fn log_transaction(
 
 /// Sets `Host` to `authority` (the target's authority wins over the field, RFC 9112 3.2.2).
 pub(super) fn set_host(h: &mut portcullis_engine::Fields, authority: &http::uri::Authority) {
+    let already = {
+        let mut hosts = h.get_all(HOST);
+        matches!((hosts.next(), hosts.next()),
+            (Some(host), None) if host.as_bytes() == authority.as_str().as_bytes())
+    };
+    if already {
+        // Already so: an insert would copy every value of the head.
+        return;
+    }
     if let Ok(v) = HeaderValue::from_str(authority.as_str()) {
         h.insert(HOST.as_str(), v.as_bytes());
     }

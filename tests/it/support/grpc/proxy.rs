@@ -103,17 +103,28 @@ impl Proxy {
             ))
             .spawn()
             .expect("spawn portcullis proxy");
-        let proxy = Proxy {
+        let mut proxy = Proxy {
             child,
             addr,
             _dir: dir,
         };
-        let deadline = Instant::now() + Duration::from_secs(15);
+        // As generous as the HTTP proxy's wait (a debug build compiling its policy beside a full
+        // parallel run can take well over ten seconds); a proxy that exits fails at once.
+        let deadline = Instant::now() + Duration::from_secs(90);
+        let stderr = |p: &Proxy| {
+            std::fs::read_to_string(p._dir.path().join("stderr.log")).unwrap_or_default()
+        };
         while tokio::net::TcpStream::connect(addr).await.is_err() {
+            if let Ok(Some(status)) = proxy.child.try_wait() {
+                panic!(
+                    "portcullis proxy exited ({status}) before listening: {}",
+                    stderr(&proxy)
+                );
+            }
             assert!(
                 Instant::now() < deadline,
-                "portcullis proxy did not listen on {addr} within 15 s: {}",
-                std::fs::read_to_string(proxy._dir.path().join("stderr.log")).unwrap_or_default()
+                "portcullis proxy did not listen on {addr} within 90 s: {}",
+                stderr(&proxy)
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
