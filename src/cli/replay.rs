@@ -56,6 +56,10 @@ pub struct Record {
     pub category: String,
     pub expect: Expect,
     pub raw: Vec<u8>,
+    /// The record has a `body` but neither `Content-Length` nor `Transfer-Encoding`: on the wire
+    /// those bytes follow a request that has no body, so no server reads them as its body (the
+    /// proxy takes them for the next request). Replayed as sent, and counted in a warning.
+    pub unframed_body: bool,
 }
 
 /// What is wrong with a corpus line.
@@ -122,12 +126,16 @@ pub fn parse_record(line: &str) -> Result<Record, RecordError> {
             .map_err(RecordError::RawB64)?,
         None => request_bytes(&r)?,
     };
+    let unframed_body = r["raw_b64"].is_null()
+        && r["body"].as_str().is_some_and(|b| !b.is_empty())
+        && !has_framing_header(&r["headers"]);
     Ok(Record {
         id: text("id"),
         source: text("source"),
         category: text("category"),
         expect,
         raw,
+        unframed_body,
     })
 }
 
@@ -164,6 +172,18 @@ fn request_bytes(r: &Value) -> Result<Vec<u8>, RecordError> {
         out.push_str(b);
     }
     Ok(out.into_bytes())
+}
+
+/// Whether a record's headers (an object or a list of pairs) frame a body.
+fn has_framing_header(headers: &Value) -> bool {
+    let framing = |k: &str| {
+        k.eq_ignore_ascii_case("content-length") || k.eq_ignore_ascii_case("transfer-encoding")
+    };
+    match headers {
+        Value::Object(m) => m.keys().any(|k| framing(k)),
+        Value::Array(pairs) => pairs.iter().any(|p| p[0].as_str().is_some_and(framing)),
+        _ => false,
+    }
 }
 
 fn open(path: &Path) -> Result<Box<dyn BufRead>, ReplayError> {
@@ -208,6 +228,7 @@ pub fn run(args: &ReplayArgs) -> Result<(), ReplayError> {
         .map(|p| p.display().to_string())
         .collect();
     let mut report = Report::new(names.join(" "), args.policy.display().to_string());
+    let mut unframed: (usize, Option<String>) = (0, None);
     for path in &args.corpus {
         for (n, line) in open(path)?.lines().enumerate() {
             let line = line.map_err(|source| ReplayError::File {
@@ -225,6 +246,10 @@ pub fn run(args: &ReplayArgs) -> Result<(), ReplayError> {
             if !wanted(&args.source, &rec.source) || !wanted(&args.category, &rec.category) {
                 continue;
             }
+            if rec.unframed_body {
+                unframed.0 += 1;
+                unframed.1.get_or_insert_with(|| rec.id.clone());
+            }
             let done = replay_wire::replay(&policy, &limits, &rec.raw);
             if let Some(w) = results.as_mut() {
                 use std::io::Write;
@@ -237,6 +262,13 @@ pub fn run(args: &ReplayArgs) -> Result<(), ReplayError> {
     if let Some(mut w) = results {
         use std::io::Write;
         w.flush().map_err(ReplayError::Results)?;
+    }
+    if let (n, Some(first)) = unframed {
+        eprintln!(
+            "replay: warning: {n} record(s) have a body but no Content-Length or \
+             Transfer-Encoding header (first: {first:?}); as on the wire, those bytes are not \
+             read as the request's body"
+        );
     }
     if args.json {
         println!("{:#}", report.json());
@@ -262,6 +294,10 @@ mod tests {
             r.raw,
             "POST /a?b=1 HTTP/1.1\r\nHost: h\r\nX: é\r\n\r\nk=v".as_bytes()
         );
+        assert!(
+            r.unframed_body,
+            "a body with no Content-Length is not framed"
+        );
         let r = parse_record(r#"{"method":"GET","path":"/","version":null,"headers":[["A","b"]]}"#)
             .expect("record");
         assert_eq!(r.raw, b"GET /\r\nA: b\r\n\r\n");
@@ -269,6 +305,25 @@ mod tests {
         let r =
             parse_record(r#"{"raw_b64":"R0VUIC8gSFRUUC8xLjENCg0K","expect":"pass"}"#).expect("raw");
         assert_eq!(r.raw, b"GET / HTTP/1.1\r\n\r\n");
+    }
+
+    #[test]
+    fn a_body_is_framed_by_content_length_or_transfer_encoding() {
+        let framed = |line: &str| !parse_record(line).expect("record").unframed_body;
+        assert!(framed(
+            r#"{"method":"POST","path":"/","headers":{"content-length":"3"},"body":"k=v"}"#
+        ));
+        assert!(framed(
+            r#"{"method":"POST","path":"/","headers":[["Transfer-Encoding","chunked"]],"body":"3\r\nk=v\r\n0\r\n\r\n"}"#
+        ));
+        assert!(framed(
+            r#"{"method":"GET","path":"/","headers":{},"body":""}"#
+        ));
+        assert!(!framed(
+            r#"{"method":"POST","path":"/","headers":[["A","b"]],"body":"x"}"#
+        ));
+        // The exact bytes are what the user captured: nothing to warn about.
+        assert!(framed(r#"{"raw_b64":"R0VUIC8gSFRUUC8xLjENCg0KeA=="}"#));
     }
 
     #[test]
