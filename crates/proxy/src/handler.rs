@@ -231,8 +231,7 @@ impl Front for HyperFront {
                 started,
                 complete,
             } => {
-                let mut headers = head.headers.to_map();
-                strip_hop_by_hop(&mut headers, false);
+                let headers = head.headers.to_relay_map();
                 let reusable = head.reusable && complete;
                 let body = UpConnBody::new(conn, head.framing, host, reusable, started);
                 let mut res = Response::new(body.boxed_unsync());

@@ -70,6 +70,102 @@ impl Fields {
         map
     }
 
+    /// The fields as the map `to_map` then [`crate::response::strip_hop_by_hop`] (for a response)
+    /// leave, in the same order, built without the removals: each removal from a `HeaderMap`
+    /// hashes the name, and a removed entry's place is taken by the last one (`swap_remove`),
+    /// which the order of the fields relayed to an HTTP/2 client shows. The same removals are
+    /// played here on the list of names, then the map is built once.
+    pub fn to_relay_map(&self) -> HeaderMap {
+        // Each name's fields, as a range of `list` (a name's fields are next to each other).
+        let mut names: Vec<(usize, usize)> = Vec::with_capacity(self.list.len());
+        for (i, f) in self.list.iter().enumerate() {
+            match names.last_mut() {
+                Some(last) if self.name_of(&self.list[last.0]) == self.name_of(f) => last.1 = i + 1,
+                _ => names.push((i, i + 1)),
+            }
+        }
+        let head = &self.head[..];
+        // Stored names are lower-case: comparing without case is comparing with the lower-case
+        // name `HeaderName` would make of `name`.
+        let remove = |names: &mut Vec<(usize, usize)>, name: &[u8]| {
+            let hit = names
+                .iter()
+                .position(|&(a, _)| range(head, self.list[a].name).eq_ignore_ascii_case(name));
+            if let Some(i) = hit {
+                names.swap_remove(i);
+            }
+        };
+        if self.list.iter().any(|f| f.special == Special::Connection) {
+            // The names every `Connection` value lists (the values are not among what is
+            // removed here, so reading them while removing is reading them first): a value that
+            // is not visible ASCII is skipped (what `HeaderValue::to_str` refuses), and a token
+            // that is no field name matches none of the stored names.
+            for f in self
+                .list
+                .iter()
+                .filter(|f| f.special == Special::Connection)
+            {
+                let v = range(head, f.value);
+                if !v.iter().all(|&b| b == b'\t' || (32..127).contains(&b)) {
+                    continue;
+                }
+                for n in v.split(|b| *b == b',').map(<[u8]>::trim_ascii) {
+                    let kept = [&b"host"[..], b"content-length", b"x-forwarded-for"];
+                    if !kept.iter().any(|k| k.eq_ignore_ascii_case(n)) {
+                        remove(&mut names, n);
+                    }
+                }
+            }
+            remove(&mut names, b"connection");
+        }
+        // The names below are all `HopByHop` or `TransferEncoding`: most heads have none left.
+        let hop = |&(a, _): &(usize, usize)| {
+            matches!(
+                self.list[a].special,
+                Special::HopByHop | Special::TransferEncoding
+            )
+        };
+        if !names.iter().any(hop) {
+            return self.map_of(&names);
+        }
+        for n in [
+            &b"keep-alive"[..],
+            b"proxy-connection",
+            b"http2-settings",
+            b"proxy-authenticate",
+            b"proxy-authorization",
+            b"transfer-encoding",
+            b"upgrade",
+            b"te",
+        ] {
+            remove(&mut names, n);
+        }
+        self.map_of(&names)
+    }
+
+    /// The map of the fields of `names` (ranges of `list`, one per name), in that order.
+    fn map_of(&self, names: &[(usize, usize)]) -> HeaderMap {
+        let mut map = HeaderMap::with_capacity(self.list.len());
+        for &(a, b) in names {
+            let Ok(name) = HeaderName::from_bytes(self.name_of(&self.list[a])) else {
+                continue;
+            };
+            for f in &self.list[a..b] {
+                let value = HeaderValue::from_maybe_shared(
+                    self.head.slice(f.value.0 as usize..f.value.1 as usize),
+                );
+                if let Ok(v) = value {
+                    map.append(name.clone(), v);
+                }
+            }
+        }
+        map
+    }
+
+    fn name_of(&self, f: &Field) -> &[u8] {
+        range(&self.head, f.name)
+    }
+
     /// Adds a field after the values of its name, if it already has some (the `HeaderMap` order).
     fn push(&mut self, head: &[u8], f: Field) {
         let name = range(head, f.name);
@@ -346,6 +442,38 @@ mod tests {
         for bad in ["x: a\x7fb", "x: a\x01b", "x y: 1"] {
             let raw = format!("HTTP/1.1 200 OK\r\n{bad}\r\n\r\n");
             assert!(parse_response(&mut BytesMut::from(&raw[..]), &Method::GET).is_err());
+        }
+    }
+
+    /// The map relayed to an HTTP/2 client is the one the removals from a full map leave, in
+    /// its order too (the order a client sees).
+    #[test]
+    fn relay_map_is_the_stripped_map() {
+        let heads = [
+            "Server: nginx\r\nDate: d\r\nContent-Type: a/b\r\nContent-Length: 2\r\nConnection: keep-alive\r\nETag: e\r\nAccept-Ranges: bytes\r\n",
+            "Connection: keep-alive\r\nKeep-Alive: timeout=5\r\nX-A: 1\r\nX-B: 2\r\nx-a: 3\r\nX-C: 4\r\n",
+            "X-A: 1\r\nConnection: X-C, host, Content-Length\r\nHost: h\r\nX-B: 2\r\nX-C: 3\r\ncontent-length: 0\r\nconnection: x-b\r\nX-D: 4\r\n",
+            "Transfer-Encoding: chunked\r\nUpgrade: w\r\nTE: trailers\r\nX-A: 1\r\nProxy-Authenticate: p\r\nX-B: 2\r\nHTTP2-Settings: s\r\nX-C: 3\r\n",
+            "Connection: \u{ff}, x-a\r\nX-A: 1\r\nConnection: connection, ,keep-alive\r\nKeep-Alive: 1\r\nX-B: 2\r\nX-Z: 3\r\nX-Y: 4\r\n",
+            "X-A: 1\r\nx-a: 2\r\nProxy-Connection: c\r\nX-B: 3\r\nX-A: 4\r\nSet-Cookie: a\r\nset-cookie: b\r\nTE: x\r\n",
+            "",
+        ];
+        for fields in heads {
+            let mut raw = b"HTTP/1.1 200 OK\r\n".to_vec();
+            raw.extend(fields.chars().map(|c| c as u8));
+            raw.extend_from_slice(b"\r\n");
+            let Ok(Some(head)) = parse_response(&mut BytesMut::from(&raw[..]), &Method::GET) else {
+                panic!("{fields:?}");
+            };
+            let mut map = head.headers.to_map();
+            crate::response::strip_hop_by_hop(&mut map, false);
+            let ours = head.headers.to_relay_map();
+            let list = |m: &HeaderMap| -> Vec<(String, Vec<u8>)> {
+                m.iter()
+                    .map(|(n, v)| (n.to_string(), v.as_bytes().to_vec()))
+                    .collect()
+            };
+            assert_eq!(list(&ours), list(&map), "{fields:?}");
         }
     }
 
