@@ -33,7 +33,7 @@ pub use policy::CompiledPolicy;
 pub use portcullis_policy::{FetchError, MemResolver, NoResolver, Resolver};
 // The resolver is the policy language's; `crate::resolver` names it for the engine's own links.
 use portcullis_policy::resolver;
-pub use request_head::{FieldValue, Fields, NotText, RequestHead};
+pub use request_head::{FieldKind, FieldValue, Fields, NotText, RequestHead};
 pub use response::BlockResponse;
 pub use transaction::{ConnInfo, Step, Transaction};
 pub use verdict::{Action, BlockReply, Verdict};

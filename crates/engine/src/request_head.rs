@@ -9,6 +9,10 @@
 //! `HeaderMap` are judged, logged and forwarded alike. No `HeaderName` or `HeaderValue` is built:
 //! the HTTP/1 parser has already checked what they would check.
 
+mod kind;
+
+pub use kind::FieldKind;
+
 use bytes::Bytes;
 use http::header::{HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Uri, Version};
@@ -46,11 +50,13 @@ impl RequestHead {
     }
 }
 
-/// One field: its name in [`Fields::names`], its value in [`Fields::values`].
+/// One field: its name in [`Fields::names`], its value in [`Fields::values`], and the name's
+/// kind (found when the name is first stored; the fields of one name share it).
 #[derive(Clone, Copy, Debug)]
 struct Field {
     name: (usize, usize),
     value: (usize, usize),
+    kind: FieldKind,
 }
 
 /// A request's header fields, in `HeaderMap` order (see the module's header).
@@ -119,22 +125,23 @@ impl Fields {
         let mut names = String::with_capacity(name_len);
         let mut values = Vec::with_capacity(value_len);
         let mut list = Vec::with_capacity(map.len());
-        let mut last: Option<(&HeaderName, (usize, usize))> = None;
+        let mut last: Option<(&HeaderName, (usize, usize), FieldKind)> = None;
         for (n, v) in map {
-            let name = match last {
-                Some((prev, range)) if prev == n => range,
+            let (name, kind) = match last {
+                Some((prev, range, kind)) if prev == n => (range, kind),
                 _ => {
                     let at = names.len();
                     names.push_str(n.as_str());
-                    (at, names.len())
+                    ((at, names.len()), FieldKind::of(n.as_str()))
                 }
             };
-            last = Some((n, name));
+            last = Some((n, name, kind));
             let at = values.len();
             values.extend_from_slice(v.as_bytes());
             list.push(Field {
                 name,
                 value: (at, values.len()),
+                kind,
             });
         }
         Fields {
@@ -186,6 +193,14 @@ impl Fields {
         self.list.iter().map(|f| (self.name(f), self.value(f)))
     }
 
+    /// (lower-case name, its kind, value) triples in `HeaderMap` order.
+    #[inline]
+    pub fn iter_kinds(&self) -> impl Iterator<Item = (&str, FieldKind, FieldValue<'_>)> + Clone {
+        self.list
+            .iter()
+            .map(|f| (self.name(f), f.kind, self.value(f)))
+    }
+
     #[inline]
     fn is(&self, f: &Field, name: &str) -> bool {
         f.name.1 - f.name.0 == name.len()
@@ -222,24 +237,28 @@ impl Fields {
 
     /// Adds a field after the values its name already has, as `HeaderMap::append`. `name` is a
     /// field name in any case; a `value` that lies in the buffer given to [`Self::sharing`] is
-    /// kept as a range of it, any other is copied.
-    pub fn append(&mut self, name: &str, value: &[u8]) {
+    /// kept as a range of it, any other is copied. Returns the name's kind.
+    pub fn append(&mut self, name: &str, value: &[u8]) -> FieldKind {
         let value = self.place_value(value);
         // The stored names are lower-case: an earlier field of the same name is found without
         // lowering this one first, and a repeated name is not stored again.
         match self.list.iter().rposition(|g| self.is(g, name)) {
             Some(i) => {
-                let name = self.list[i].name;
-                self.list.insert(i + 1, Field { name, value });
+                let Field { name, kind, .. } = self.list[i];
+                self.list.insert(i + 1, Field { name, value, kind });
+                kind
             }
             None => {
                 let at = self.names.len();
                 self.names.push_str(name);
                 self.names[at..].make_ascii_lowercase();
+                let kind = FieldKind::of(&self.names[at..]);
                 self.list.push(Field {
                     name: (at, self.names.len()),
                     value,
+                    kind,
                 });
+                kind
             }
         }
     }
@@ -305,7 +324,8 @@ impl Fields {
     /// value when it has one, its other values removed; appended otherwise.
     pub fn insert(&mut self, name: &str, value: &[u8]) {
         let Some(start) = self.list.iter().position(|f| self.is(f, name)) else {
-            return self.append(name, value);
+            self.append(name, value);
+            return;
         };
         let value = self.place_value(value);
         let rest = self.list[start + 1..]

@@ -124,3 +124,32 @@ fn a_head_goes_to_parts_and_back_unchanged() {
     assert_eq!(parts.headers, map);
     assert_eq!(parts.uri, head.uri);
 }
+
+/// Every field carries its name's kind, however the fields were built or changed.
+#[test]
+fn each_field_has_its_names_kind() {
+    let kinds_match = |f: &Fields| f.iter_kinds().all(|(n, kind, _)| kind == FieldKind::of(n));
+    let (mut fields, map) = both();
+    assert!(kinds_match(&fields));
+    assert!(kinds_match(&Fields::from_map(&map)));
+    let kinds: Vec<FieldKind> = fields.iter_kinds().map(|(_, k, _)| k).collect();
+    assert!(kinds.contains(&FieldKind::Host) && kinds.contains(&FieldKind::Cookie));
+    fields.append("Transfer-Encoding", b"chunked");
+    fields.insert("COOKIE", b"e=3");
+    fields.remove("host");
+    fields.append("x-a", b"4");
+    assert!(kinds_match(&fields));
+    assert_eq!(
+        fields
+            .iter_kinds()
+            .find(|(n, _, _)| *n == "transfer-encoding")
+            .map(|(_, k, _)| k),
+        Some(FieldKind::TransferEncoding)
+    );
+    assert_eq!(FieldKind::of("x-http-method"), FieldKind::HttpMethod);
+    assert_eq!(
+        FieldKind::of("Host"),
+        FieldKind::Other,
+        "names are given lower-case"
+    );
+}

@@ -5,9 +5,9 @@
 //! heads to the client encoded in [`super::encode`].
 
 use bytes::Bytes;
-use http::header::{CONNECTION, HeaderName, TE};
+use http::header::{CONNECTION, HeaderName};
 use http::{Method, Uri, Version};
-use portcullis_engine::{self as waf, Fields};
+use portcullis_engine::{self as waf, FieldKind, Fields};
 
 use crate::head::{self, Framing, HeadLimits, Reject};
 
@@ -37,10 +37,15 @@ pub struct HopByHopFields {
 impl HopByHopFields {
     /// What the fields of `h` hold (for heads not parsed here).
     pub fn of(h: &Fields) -> HopByHopFields {
-        HopByHopFields {
-            connection: h.contains_key(CONNECTION),
-            te_trailers: h.get_all(TE).any(|v| has_token(v.as_bytes(), b"trailers")),
+        let mut seen = HopByHopFields::default();
+        for (_, kind, v) in h.iter_kinds() {
+            match kind {
+                FieldKind::Connection => seen.connection = true,
+                FieldKind::Te => seen.te_trailers |= has_token(v.as_bytes(), b"trailers"),
+                _ => {}
+            }
         }
+        seen
     }
 }
 
@@ -79,16 +84,18 @@ fn build_request(bytes: &Bytes, req: &httparse::Request<'_, '_>, uri: Uri) -> Op
         if h.name.len() > MAX_NAME {
             return None;
         }
-        if h.name.eq_ignore_ascii_case("connection") {
-            seen.connection = true;
-            close |= has_token(h.value, b"close");
-            keep_alive |= has_token(h.value, b"keep-alive");
-        } else if h.name.eq_ignore_ascii_case("te") {
-            seen.te_trailers |= has_token(h.value, b"trailers");
-        } else if h.name.eq_ignore_ascii_case("expect") {
-            expect_continue |= h.value.trim_ascii().eq_ignore_ascii_case(b"100-continue");
+        match headers.append(h.name, h.value) {
+            FieldKind::Connection => {
+                seen.connection = true;
+                close |= has_token(h.value, b"close");
+                keep_alive |= has_token(h.value, b"keep-alive");
+            }
+            FieldKind::Te => seen.te_trailers |= has_token(h.value, b"trailers"),
+            FieldKind::Expect => {
+                expect_continue |= h.value.trim_ascii().eq_ignore_ascii_case(b"100-continue");
+            }
+            _ => {}
         }
-        headers.append(h.name, h.value);
     }
     let version = if http10 {
         Version::HTTP_10
@@ -148,6 +155,18 @@ impl Special {
             | b"http2-settings"
             | b"expect"
             | b"te" => Special::HopByHop,
+            _ => Special::Other,
+        }
+    }
+
+    /// The kind of a request field, from the kind the engine's fields found for its name.
+    pub fn of_kind(kind: FieldKind) -> Special {
+        match kind {
+            FieldKind::ContentLength => Special::ContentLength,
+            FieldKind::TransferEncoding => Special::TransferEncoding,
+            FieldKind::Connection => Special::Connection,
+            FieldKind::Trailer => Special::Trailer,
+            FieldKind::HopByHop | FieldKind::Expect | FieldKind::Te => Special::HopByHop,
             _ => Special::Other,
         }
     }
@@ -239,12 +258,12 @@ pub fn encode_request(
         Vec::new()
     };
     let mut xff_done = xff.is_none();
-    for (name, value) in h.iter() {
+    for (name, kind, value) in h.iter_kinds() {
         let lower = name.as_bytes();
-        if skipped(lower, Special::of(lower), &named) {
+        if skipped(lower, Special::of_kind(kind), &named) {
             continue;
         }
-        if name == XFF
+        if kind == FieldKind::XForwardedFor
             && let Some(peer) = xff
         {
             if !xff_done {
@@ -282,6 +301,40 @@ mod tests {
         max_headers: 32,
         max_url_bytes: 1024,
     };
+
+    /// A request field's kind, read from the engine's fields, is the one its name gives.
+    #[test]
+    fn kinds_are_the_names_kinds() {
+        let names = [
+            "content-length",
+            "transfer-encoding",
+            "connection",
+            "trailer",
+            "keep-alive",
+            "proxy-connection",
+            "proxy-authenticate",
+            "proxy-authorization",
+            "upgrade",
+            "http2-settings",
+            "expect",
+            "te",
+            "host",
+            "x-forwarded-for",
+            "cookie",
+            "tee",
+            "x-te",
+            "content-type",
+            "trailers",
+            "",
+        ];
+        for n in names {
+            assert_eq!(
+                Special::of_kind(FieldKind::of(n)),
+                Special::of(n.as_bytes()),
+                "{n}"
+            );
+        }
+    }
 
     #[test]
     fn connection_options_name_the_fields_they_name() {

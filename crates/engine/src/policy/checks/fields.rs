@@ -5,6 +5,7 @@
 use std::net::IpAddr;
 
 use super::known_fields::Known;
+use crate::FieldKind;
 use crate::parse::{cookie, query};
 use crate::policy::compile::charset::HeaderBytes;
 use crate::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch, pick};
@@ -52,14 +53,14 @@ impl CompiledPolicy {
         }
         // A header map lists each name's values one after another: the entity is picked once per
         // name, and a repetition is the next field having the same name (no lookup by name).
-        let mut fields = h.iter().peekable();
+        let mut fields = h.iter_kinds().peekable();
         let (mut current, mut cfg) = (None, None);
-        while let Some((name, v)) = fields.next() {
+        while let Some((name, kind, v)) = fields.next() {
             let n = name;
             if current != Some(name) {
                 current = Some(name);
                 cfg = pick(self.headers.iter(), |c| &c.m, n.as_bytes(), true);
-                let repeated = fields.peek().is_some_and(|(next, _)| *next == name);
+                let repeated = fields.peek().is_some_and(|(next, _, _)| *next == name);
                 if repeated && cfg.is_some_and(|c| !c.allow_repeat) {
                     self.push(
                         out,
@@ -86,7 +87,7 @@ impl CompiledPolicy {
             if seen & HeaderBytes::NUL != 0 {
                 self.protocol(out, "Null in request");
             }
-            if n == "cookie" {
+            if kind == FieldKind::Cookie {
                 self.check_cookies(bytes, s, out);
                 continue;
             }
@@ -140,7 +141,7 @@ impl CompiledPolicy {
                     let ctx = Context::Header;
                     self.scan(s, out, Target::Filename, ctx, Some(n), file, ov, mask);
                 }
-                if n == "referer"
+                if kind == FieldKind::Referer
                     && let Some(q) = known.host.and_then(|h| own_page_query(bytes, h.as_bytes()))
                 {
                     self.scan_own_page_params(s, out, q, ov, mask);

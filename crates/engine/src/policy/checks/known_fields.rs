@@ -1,19 +1,12 @@
 //! The request fields the phase-1 checks read by name (`Host`, `Content-Length`, `Content-Type`,
 //! `Transfer-Encoding`, `Content-Encoding`, `Content-Range`, `X-Requested-With`, the `User-Agent`, `Accept`, `Accept-Encoding`,
 //! `Range` and `Expect` whose grammar the protocol checks judge, and the method-override fields),
-//! found in one pass over the head's fields: a map lookup
+//! found in one pass over the head's fields by the kind each name was given when the fields were
+//! built ([`crate::FieldKind`]): a map lookup
 //! hashes the name and probes (≈ 110 instructions even in a map of one field), and one pass over a
 //! request's fields costs less than the half-dozen lookups it replaces.
 
 use crate::{FieldValue, Fields};
-
-/// The fields through which clients ask a framework to treat a POST as another method, in the
-/// order the method-override check reads them.
-pub(in crate::policy) const OVERRIDE_FIELDS: [&str; 3] = [
-    "x-http-method-override",
-    "x-http-method",
-    "x-method-override",
-];
 
 /// The first value of each field (what `HeaderMap::get` gives), and how many `Host` fields there
 /// are.
@@ -32,35 +25,36 @@ pub(in crate::policy) struct Known<'h> {
     pub accept_encoding: Option<FieldValue<'h>>,
     pub range: Option<FieldValue<'h>>,
     pub expect: Option<FieldValue<'h>>,
-    /// The first value of each of [`OVERRIDE_FIELDS`], in its order.
+    /// The first value of each field through which clients ask a framework to treat a POST as
+    /// another method: `X-HTTP-Method-Override`, `X-HTTP-Method`, `X-Method-Override`.
     pub overrides: [Option<FieldValue<'h>>; 3],
 }
 
 impl<'h> Known<'h> {
     pub fn of(h: &'h Fields) -> Known<'h> {
+        use crate::FieldKind as F;
         let mut k = Known::default();
-        // Names are lower-case: one `match` on the name, no case folding.
-        for (name, v) in h.iter() {
-            match name {
-                "host" => {
+        // Each name's kind was found when the fields were built: one byte compared per field.
+        for (_, kind, v) in h.iter_kinds() {
+            match kind {
+                F::Host => {
                     k.hosts += 1;
                     k.host.get_or_insert(v);
                 }
-                "content-length" => _ = k.content_length.get_or_insert(v),
-                "content-type" => _ = k.content_type.get_or_insert(v),
-                "transfer-encoding" => k.transfer_encoding = true,
-                "content-encoding" | "content-range" => k.describes_body = true,
-                "x-requested-with" => _ = k.requested_with.get_or_insert(v),
-                "user-agent" => _ = k.user_agent.get_or_insert(v),
-                "accept" => _ = k.accept.get_or_insert(v),
-                "accept-encoding" => _ = k.accept_encoding.get_or_insert(v),
-                "range" => _ = k.range.get_or_insert(v),
-                "expect" => _ = k.expect.get_or_insert(v),
-                _ => {
-                    if let Some(i) = OVERRIDE_FIELDS.iter().position(|o| *o == name) {
-                        k.overrides[i].get_or_insert(v);
-                    }
-                }
+                F::ContentLength => _ = k.content_length.get_or_insert(v),
+                F::ContentType => _ = k.content_type.get_or_insert(v),
+                F::TransferEncoding => k.transfer_encoding = true,
+                F::ContentEncoding | F::ContentRange => k.describes_body = true,
+                F::RequestedWith => _ = k.requested_with.get_or_insert(v),
+                F::UserAgent => _ = k.user_agent.get_or_insert(v),
+                F::Accept => _ = k.accept.get_or_insert(v),
+                F::AcceptEncoding => _ = k.accept_encoding.get_or_insert(v),
+                F::Range => _ = k.range.get_or_insert(v),
+                F::Expect => _ = k.expect.get_or_insert(v),
+                F::HttpMethodOverride => _ = k.overrides[0].get_or_insert(v),
+                F::HttpMethod => _ = k.overrides[1].get_or_insert(v),
+                F::MethodOverride => _ = k.overrides[2].get_or_insert(v),
+                _ => {}
             }
         }
         k
@@ -71,6 +65,12 @@ impl<'h> Known<'h> {
 mod tests {
     use super::*;
     use http::header::*;
+
+    const OVERRIDE_FIELDS: [&str; 3] = [
+        "x-http-method-override",
+        "x-http-method",
+        "x-method-override",
+    ];
 
     #[test]
     fn the_same_as_lookups() {

@@ -1,0 +1,75 @@
+//! What a request field's name means to the checks and to the proxy ([`FieldKind`]), told once
+//! when [`super::Fields`] first stores the name: the phase-1 checks, the hop-by-hop bookkeeping
+//! and the upstream head then compare a byte instead of matching the name again for each reader.
+
+/// The request field names read by name somewhere on a request's path; every other is `Other`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum FieldKind {
+    #[default]
+    Other,
+    Host,
+    ContentLength,
+    ContentType,
+    TransferEncoding,
+    ContentEncoding,
+    ContentRange,
+    RequestedWith,
+    UserAgent,
+    Accept,
+    AcceptEncoding,
+    Range,
+    Expect,
+    /// `x-http-method-override`, `x-http-method`, `x-method-override`: the method-override
+    /// fields, in the order the method-override check reads them.
+    HttpMethodOverride,
+    HttpMethod,
+    MethodOverride,
+    Connection,
+    Te,
+    Trailer,
+    Cookie,
+    Referer,
+    XForwardedFor,
+    /// Never forwarded, like `Connection` and `Transfer-Encoding` (RFC 9110 7.6.1), whatever
+    /// the `Connection` field names: `keep-alive`, `proxy-connection`, `proxy-authenticate`,
+    /// `proxy-authorization`, `upgrade`, `http2-settings`.
+    HopByHop,
+}
+
+impl FieldKind {
+    /// The kind of a lower-case field name.
+    pub fn of(lower: &str) -> FieldKind {
+        use FieldKind as K;
+        match lower {
+            "host" => K::Host,
+            "content-length" => K::ContentLength,
+            "content-type" => K::ContentType,
+            "transfer-encoding" => K::TransferEncoding,
+            "content-encoding" => K::ContentEncoding,
+            "content-range" => K::ContentRange,
+            "x-requested-with" => K::RequestedWith,
+            "user-agent" => K::UserAgent,
+            "accept" => K::Accept,
+            "accept-encoding" => K::AcceptEncoding,
+            "range" => K::Range,
+            "expect" => K::Expect,
+            "x-http-method-override" => K::HttpMethodOverride,
+            "x-http-method" => K::HttpMethod,
+            "x-method-override" => K::MethodOverride,
+            "connection" => K::Connection,
+            "te" => K::Te,
+            "trailer" => K::Trailer,
+            "cookie" => K::Cookie,
+            "referer" => K::Referer,
+            "x-forwarded-for" => K::XForwardedFor,
+            "keep-alive"
+            | "proxy-connection"
+            | "proxy-authenticate"
+            | "proxy-authorization"
+            | "upgrade"
+            | "http2-settings" => K::HopByHop,
+            _ => K::Other,
+        }
+    }
+}
