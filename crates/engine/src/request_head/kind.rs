@@ -38,6 +38,34 @@ pub enum FieldKind {
 }
 
 impl FieldKind {
+    /// How many kinds there are (`kind as usize` is below it).
+    pub const COUNT: usize = FieldKind::HopByHop as usize + 1;
+
+    /// Every kind with one name, and that name ([`Self::of`] gives the kind back).
+    pub const NAMED: [(FieldKind, &'static str); 21] = [
+        (FieldKind::Host, "host"),
+        (FieldKind::ContentLength, "content-length"),
+        (FieldKind::ContentType, "content-type"),
+        (FieldKind::TransferEncoding, "transfer-encoding"),
+        (FieldKind::ContentEncoding, "content-encoding"),
+        (FieldKind::ContentRange, "content-range"),
+        (FieldKind::RequestedWith, "x-requested-with"),
+        (FieldKind::UserAgent, "user-agent"),
+        (FieldKind::Accept, "accept"),
+        (FieldKind::AcceptEncoding, "accept-encoding"),
+        (FieldKind::Range, "range"),
+        (FieldKind::Expect, "expect"),
+        (FieldKind::HttpMethodOverride, "x-http-method-override"),
+        (FieldKind::HttpMethod, "x-http-method"),
+        (FieldKind::MethodOverride, "x-method-override"),
+        (FieldKind::Connection, "connection"),
+        (FieldKind::Te, "te"),
+        (FieldKind::Trailer, "trailer"),
+        (FieldKind::Cookie, "cookie"),
+        (FieldKind::Referer, "referer"),
+        (FieldKind::XForwardedFor, "x-forwarded-for"),
+    ];
+
     /// The kind of a lower-case field name.
     pub fn of(lower: &str) -> FieldKind {
         use FieldKind as K;

@@ -146,6 +146,9 @@ fn each_field_has_its_names_kind() {
             .map(|(_, k, _)| k),
         Some(FieldKind::TransferEncoding)
     );
+    for (kind, name) in FieldKind::NAMED {
+        assert_eq!(FieldKind::of(name), kind, "{name}");
+    }
     assert_eq!(FieldKind::of("x-http-method"), FieldKind::HttpMethod);
     assert_eq!(
         FieldKind::of("Host"),

@@ -59,7 +59,7 @@ impl CompiledPolicy {
             let n = name;
             if current != Some(name) {
                 current = Some(name);
-                cfg = pick(self.headers.iter(), |c| &c.m, n.as_bytes(), true);
+                cfg = self.index.headers.pick(&self.headers, kind, n.as_bytes());
                 let repeated = fields.peek().is_some_and(|(next, _, _)| *next == name);
                 if repeated && cfg.is_some_and(|c| !c.allow_repeat) {
                     self.push(

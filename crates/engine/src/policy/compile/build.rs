@@ -90,7 +90,8 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
     let filetypes = filetypes(d);
     let (reply, ajax_reply, grpc_reply) = super::pages::pages(d, m.template)?;
     let settings = settings(m);
-    let index = Indexes::new(&filetypes);
+    let headers = headers(d);
+    let index = Indexes::new(&filetypes, &headers);
     Ok(CompiledPolicy {
         api: None,
         name: m.name.clone(),
@@ -114,7 +115,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
             .filter_map(|n| n.name.cloned())
             .collect(),
         params,
-        headers: headers(d),
+        headers,
         index,
         cookies: cookies(d),
         filetypes,

@@ -6,6 +6,7 @@ use regex::Regex;
 
 use super::charset::Table;
 use super::glob::Glob;
+use crate::FieldKind;
 use crate::policy::decl::lenient::Limit;
 use crate::policy::decl::{Base64Mode, DataType, EntityType, ParamLocation, ValueType};
 
@@ -140,17 +141,63 @@ impl NameIndex {
     }
 }
 
-/// The lookups of the entity lists that do not change after compilation. (Header and cookie
-/// lists are short: a plain [`pick`] over them costs less than hashing the name.)
+/// The lookups of the entity lists that do not change after compilation. (Cookie lists are
+/// short: a plain [`pick`] over them costs less than hashing the name; header names are looked up
+/// by their kind, no hashing.)
 #[derive(Clone, Debug, Default)]
 pub struct Indexes {
     pub filetypes: NameIndex,
+    pub headers: HeaderKinds,
 }
 
 impl Indexes {
-    pub fn new(filetypes: &[CompiledFiletype]) -> Self {
+    pub fn new(filetypes: &[CompiledFiletype], headers: &[CompiledHeader]) -> Self {
         Indexes {
             filetypes: NameIndex::new(filetypes.iter().map(|f| &f.m), true),
+            headers: HeaderKinds::new(headers),
+        }
+    }
+}
+
+/// The header entity [`pick`] gives each field name of one kind ([`FieldKind::NAMED`]), found
+/// once at compilation: most of a request's names are such names, and the pick reads every
+/// entity of the list.
+#[derive(Clone, Debug, Default)]
+pub struct HeaderKinds {
+    /// How many entities the list had (another list is picked from by name).
+    len: usize,
+    /// By `kind as usize`: `None` for the kinds of several names (or none), else the pick.
+    picks: Vec<Option<Option<usize>>>,
+}
+
+impl HeaderKinds {
+    fn new(headers: &[CompiledHeader]) -> Self {
+        let mut picks = vec![None; FieldKind::COUNT];
+        for (kind, name) in FieldKind::NAMED {
+            let picked = pick(
+                headers.iter().enumerate(),
+                |(_, c)| &c.m,
+                name.as_bytes(),
+                true,
+            );
+            picks[kind as usize] = Some(picked.map(|(i, _)| i));
+        }
+        HeaderKinds {
+            len: headers.len(),
+            picks,
+        }
+    }
+
+    /// The entity of `headers` for the field `name` of kind `kind`: [`pick`] with names folded.
+    pub fn pick<'h>(
+        &self,
+        headers: &'h [CompiledHeader],
+        kind: FieldKind,
+        name: &[u8],
+    ) -> Option<&'h CompiledHeader> {
+        match self.picks.get(kind as usize) {
+            Some(Some(picked)) if headers.len() == self.len => picked.and_then(|i| headers.get(i)),
+            _ => pick(headers.iter(), |c| &c.m, name, true),
         }
     }
 }
@@ -381,6 +428,45 @@ mod tests {
                 let scan = pick(kept, |(_, m)| m, s, fold).map(|(i, _)| i);
                 assert_eq!(ix.pick(&names, |m| m, odd, s), scan, "{s:?} {fold}");
             }
+        }
+    }
+
+    /// A header entity found by a name's kind is the one the scan over the list finds.
+    #[test]
+    fn header_kinds_pick_like_the_scan() {
+        let h = |n: &str, wild: bool, order: Option<u64>| CompiledHeader {
+            m: NameMatch::new(n, wild.then_some(EntityType::Wildcard), order, true, true),
+            mandatory: false,
+            allow_repeat: true,
+            sig_check: true,
+            overrides: Vec::new(),
+            percent_decode: false,
+            url_normalize: false,
+            mask: false,
+        };
+        let lists = [
+            vec![
+                h("*", true, None),
+                h("Cookie", false, None),
+                h("user-*", true, Some(1)),
+            ],
+            vec![
+                h("x-*", true, None),
+                h("*-length", true, Some(2)),
+                h("HOST", false, None),
+            ],
+            Vec::new(),
+        ];
+        for headers in lists {
+            let kinds = HeaderKinds::new(&headers);
+            for (kind, name) in FieldKind::NAMED {
+                let scan = pick(headers.iter(), |c| &c.m, name.as_bytes(), true);
+                let ours = kinds.pick(&headers, kind, name.as_bytes());
+                assert_eq!(ours.map(|c| &c.m.name), scan.map(|c| &c.m.name), "{name}");
+            }
+            let other = kinds.pick(&headers, FieldKind::Other, b"x-api-key");
+            let scan = pick(headers.iter(), |c| &c.m, b"x-api-key", true);
+            assert_eq!(other.map(|c| &c.m.name), scan.map(|c| &c.m.name));
         }
     }
 }
