@@ -22,6 +22,10 @@ pub struct BlockResponse {
     pub status: u16,
     pub headers: Vec<BlockField>,
     pub body: Vec<u8>,
+    /// Known when rendered: every field name a lower-case token, no name twice, every value
+    /// printable ASCII (the shipped pages), so a front-end may write the fields as they are
+    /// without checking each byte. `false` says nothing either way.
+    pub plain_fields: bool,
 }
 
 /// The default page of the systems we stand in for: what comes before the support id and after.
@@ -89,6 +93,7 @@ pub fn render(reply: &BlockReply, id: SupportId) -> BlockResponse {
                 status: 200,
                 headers: no_cache_headers("text/html; charset=utf-8", body.len()),
                 body,
+                plain_fields: true,
             }
         }
         BlockReply::ApiJson => {
@@ -97,6 +102,7 @@ pub fn render(reply: &BlockReply, id: SupportId) -> BlockResponse {
                 status: 403,
                 headers: no_cache_headers("application/json; charset=utf-8", body.len()),
                 body,
+                plain_fields: true,
             }
         }
         BlockReply::Grpc { status, message } => BlockResponse {
@@ -114,6 +120,7 @@ pub fn render(reply: &BlockReply, id: SupportId) -> BlockResponse {
                 ("content-length".into(), "0".into()),
             ],
             body: Vec::new(),
+            plain_fields: false,
         },
         BlockReply::Custom {
             status,
@@ -134,6 +141,7 @@ pub fn render(reply: &BlockReply, id: SupportId) -> BlockResponse {
                 status: *status,
                 headers: hs,
                 body,
+                plain_fields: false,
             }
         }
         BlockReply::Redirect { location } => BlockResponse {
@@ -146,6 +154,7 @@ pub fn render(reply: &BlockReply, id: SupportId) -> BlockResponse {
                 ("content-length".into(), "0".into()),
             ],
             body: Vec::new(),
+            plain_fields: false,
         },
     }
 }

@@ -300,7 +300,7 @@ impl Transaction {
         let (method, uri) = match self.refused_line.take() {
             Some(line) => *line,
             None => (
-                self.method.to_string(),
+                self.method.as_str().to_string(),
                 match self.uri.path_and_query() {
                     Some(pq) => pq.as_str().to_string(),
                     // Authority form (CONNECT): there is no path to show.
@@ -309,7 +309,10 @@ impl Transaction {
             ),
         };
         Some(SecurityEvent {
-            support_id: self.support_id.to_string(),
+            support_id: {
+                let mut buf = [0; portcullis_support::DECIMAL_MAX];
+                portcullis_support::decimal(self.support_id.0, false, &mut buf).to_string()
+            },
             time: iso8601_utc(self.started_micros / 1_000_000),
             time_micros: self.started_micros,
             client_ip: portcullis_support::ip_text(self.client),

@@ -57,6 +57,10 @@ pub async fn run(
     let mut stopped = std::pin::pin!(stopped);
     loop {
         tokio::select! {
+            // Accept first: the stop signal is polled only when no connection is waiting (the
+            // accept yields to it then, and at least once per task budget under a flood), rather
+            // than for every connection, and without drawing the random branch order.
+            biased;
             r = listener.accept() => {
                 let (tcp, peer) = match r {
                     Ok(x) => x,

@@ -210,6 +210,29 @@ mod tests {
         );
     }
 
+    /// A block response that says its fields are plain skips the check of every byte: the check
+    /// must agree, for each page the engine renders, and for a HEAD request's and a refusal's.
+    #[test]
+    fn rendered_pages_that_claim_plain_fields_have_them() {
+        let replies = [
+            BlockReply::ApiJson,
+            BlockReply::DefaultPage,
+            BlockReply::Redirect {
+                location: "https://example.test/why".into(),
+            },
+            portcullis_engine::response::default_grpc_reply(),
+        ];
+        let mut claimed = 0;
+        for reply in &replies {
+            let r = render(reply, ID);
+            if r.plain_fields {
+                claimed += 1;
+                assert!(block_fields_plain(&r.headers), "{reply:?}: {:?}", r.headers);
+            }
+        }
+        assert_eq!(claimed, 2, "the two shipped pages claim plain fields");
+    }
+
     #[tokio::test]
     async fn grpc_block_is_trailers_only_over_http2() {
         let (client, io) = tokio::io::duplex(8192);

@@ -43,7 +43,8 @@ pub fn iso8601_utc(secs: u64) -> String {
     put(11, 2, rem / 3600);
     put(14, 2, rem % 3600 / 60);
     put(17, 2, rem % 60);
-    out.iter().map(|&b| char::from(b)).collect()
+    // ASCII digits and separators only: valid UTF-8 as it stands.
+    String::from_utf8(out.to_vec()).unwrap_or_default()
 }
 
 /// Seconds since the epoch of `YYYY-MM-DDThh:mm[:ss][Z]` (UTC; also what an HTML

@@ -77,7 +77,7 @@ impl Answer {
     /// block response whose fields need no map ([`block_fields_plain`]) keeps them as they are.
     pub fn into_wire(self) -> (StatusCode, AnswerFields, Bytes) {
         match self {
-            Answer::Block(b) if block_fields_plain(&b.headers) => {
+            Answer::Block(b) if b.plain_fields || block_fields_plain(&b.headers) => {
                 let status = StatusCode::from_u16(b.status).unwrap_or(StatusCode::FORBIDDEN);
                 (status, AnswerFields::Plain(b.headers), Bytes::from(b.body))
             }

@@ -106,6 +106,71 @@ pub fn encode(out: &mut Vec<u8>, h: &Head<'_>, body: BodyLen, req: Answering<'_>
     }
 }
 
+/// The status line, as hyper writes it.
+fn status_line(out: &mut Vec<u8>, version: Version, status: StatusCode) {
+    if version != Version::HTTP_10 && status == StatusCode::OK {
+        out.extend_from_slice(b"HTTP/1.1 200 OK\r\n");
+    } else {
+        out.extend_from_slice(if version == Version::HTTP_10 {
+            b"HTTP/1.0 "
+        } else {
+            b"HTTP/1.1 "
+        });
+        out.extend_from_slice(status.as_str().as_bytes());
+        out.push(b' ');
+        out.extend_from_slice(status.canonical_reason().unwrap_or("<none>").as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// [`encode`] of an HTTP/1.1 response with `Fields::Plain` fields and a body of `len` (> 0)
+/// bytes, when the fields already say all [`encode`] would add: their own `content-length` and
+/// `connection: close`, no framing or trailer field. That is the shipped block pages, answered
+/// to a client that is not HTTP/1.0 and did not send HEAD; the fields then go out as they are.
+/// `None`, with nothing written, for any other response (the caller uses [`encode`]).
+pub fn encode_as_is(
+    out: &mut Vec<u8>,
+    status: StatusCode,
+    pairs: &[BlockField],
+    len: u64,
+    req: Answering<'_>,
+) -> Option<Encoded> {
+    if req.http10
+        || *req.method == Method::HEAD
+        || len == 0
+        || !can_chunked(req.method, status)
+        || !can_have_content_length(status)
+    {
+        return None;
+    }
+    let start = out.len();
+    status_line(out, Version::HTTP_11, status);
+    let (mut close, mut length) = (false, false);
+    for (name, value) in pairs {
+        let (name, value) = (name.as_bytes(), value.as_bytes());
+        match Special::of(name) {
+            Special::Connection if value == b"close" => close = true,
+            Special::ContentLength => length = true,
+            Special::Connection | Special::TransferEncoding | Special::Trailer => {
+                out.truncate(start);
+                return None;
+            }
+            _ => {}
+        }
+        put_header(out, name, value);
+    }
+    if !(close && length) {
+        out.truncate(start);
+        return None;
+    }
+    out.extend_from_slice(b"\r\n");
+    Some(Encoded {
+        body: BodyOut::Length(len),
+        last: true,
+        trailers: None,
+    })
+}
+
 /// [`encode`] for the fields as (lower-case name, kind, value) triples in `HeaderMap` order,
 /// iterated by `fields()`.
 fn encode_fields<'a, I>(
@@ -124,19 +189,7 @@ where
     } else {
         h.version
     };
-    if version != Version::HTTP_10 && h.status == StatusCode::OK {
-        out.extend_from_slice(b"HTTP/1.1 200 OK\r\n");
-    } else {
-        out.extend_from_slice(if version == Version::HTTP_10 {
-            b"HTTP/1.0 "
-        } else {
-            b"HTTP/1.1 "
-        });
-        out.extend_from_slice(h.status.as_str().as_bytes());
-        out.push(b' ');
-        out.extend_from_slice(h.status.canonical_reason().unwrap_or("<none>").as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
+    status_line(out, version, h.status);
     let named = if h.strip && connection().next().is_some() {
         connection_named_in(connection)
     } else {

@@ -284,6 +284,7 @@ fn plain_block_fields_encode_as_their_map() {
             status: 403,
             headers: headers.clone(),
             body: b"{}".to_vec(),
+            plain_fields: false,
         };
         let map = block_headers(&b);
         for method in [Method::GET, Method::HEAD] {
@@ -325,5 +326,83 @@ fn plain_block_fields_encode_as_their_map() {
         pairs(&[("", "1")]),
     ] {
         assert!(!block_fields_plain(&odd), "{odd:?}");
+    }
+}
+
+/// The shipped block pages written as they are (`encode_as_is`) read exactly as through
+/// `encode`, under every status a refusal gives them and for every kind of request; the requests
+/// whose answer `encode` would change (HEAD, HTTP/1.0) and fields that do not say all it adds are
+/// left to `encode`.
+#[test]
+fn shipped_pages_go_out_as_is_exactly_as_encoded() {
+    use portcullis_engine::BlockReply;
+    use portcullis_engine::response::{BlockField, render};
+    use portcullis_support::SupportId;
+    let id = SupportId(11_241_918_873_745_059_631);
+    let mut used = 0;
+    for reply in [BlockReply::ApiJson, BlockReply::DefaultPage] {
+        let page = render(&reply, id);
+        for status in [200, 403, 400, 408, 413, 431, 501] {
+            let status = StatusCode::from_u16(status).expect("status");
+            for method in [Method::GET, Method::POST, Method::HEAD] {
+                for (close, http10) in [(false, false), (true, false), (false, true)] {
+                    let req = Answering {
+                        method: &method,
+                        close,
+                        http10,
+                    };
+                    let len = page.body.len() as u64;
+                    let mut fast = b"kept".to_vec();
+                    let Some(ef) = encode_as_is(&mut fast, status, &page.headers, len, req) else {
+                        assert_eq!(fast, b"kept", "nothing written when declined");
+                        assert!(method == Method::HEAD || http10, "{method} {status}");
+                        continue;
+                    };
+                    used += 1;
+                    let head = Head {
+                        status,
+                        version: Version::HTTP_11,
+                        headers: Fields::Plain(&page.headers),
+                        strip: false,
+                    };
+                    let mut slow = b"kept".to_vec();
+                    let es = encode(&mut slow, &head, BodyLen::Known(len), req);
+                    assert_eq!(
+                        String::from_utf8_lossy(&fast),
+                        String::from_utf8_lossy(&slow)
+                    );
+                    assert_eq!(ef, es);
+                }
+            }
+        }
+    }
+    assert!(used > 0);
+    // Fields that leave something for `encode` to add or drop are not written as they are.
+    let own = |list: &[(&'static str, &'static str)]| -> Vec<BlockField> {
+        list.iter().map(|&(k, v)| (k.into(), v.into())).collect()
+    };
+    for fields in [
+        own(&[("content-length", "2")]),
+        own(&[("connection", "close")]),
+        own(&[("connection", "keep-alive"), ("content-length", "2")]),
+        own(&[
+            ("connection", "close"),
+            ("content-length", "2"),
+            ("transfer-encoding", "chunked"),
+        ]),
+        own(&[
+            ("connection", "close"),
+            ("content-length", "2"),
+            ("trailer", "x"),
+        ]),
+    ] {
+        let req = Answering {
+            method: &Method::GET,
+            close: true,
+            http10: false,
+        };
+        let mut out = Vec::new();
+        assert!(encode_as_is(&mut out, StatusCode::FORBIDDEN, &fields, 2, req).is_none());
+        assert!(out.is_empty(), "{fields:?}");
     }
 }

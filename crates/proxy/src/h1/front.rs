@@ -152,7 +152,21 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send> Front for H1Front<'_, S> {
             },
             strip: false,
         };
-        let enc = self.encode_head(&head, len, close);
+        let req = Answering {
+            method: &self.method,
+            close,
+            http10: self.http10,
+        };
+        let as_is = match &fields {
+            AnswerFields::Plain(pairs) => {
+                encode::encode_as_is(self.out, status, pairs, body.len() as u64, req)
+            }
+            AnswerFields::Map(_) => None,
+        };
+        let enc = match as_is {
+            Some(enc) => enc,
+            None => self.encode_head(&head, len, close),
+        };
         if enc.body != encode::BodyOut::Length(0) {
             self.out.extend_from_slice(&body);
         }

@@ -10,10 +10,13 @@ use std::task::{Context, Poll};
 
 use tokio::time::{Instant, Sleep};
 
-/// One timeout, reused for every request of a connection.
+/// One timeout, reused for every request of a connection. The sleep is made at the first wait
+/// that needs it: a connection whose every read finds its bytes there and whose answer needs no
+/// upstream (a blocked request, most `Connection: close` requests) allocates no sleep and never
+/// touches the timer wheel.
 pub struct Timer {
-    sleep: Pin<Box<Sleep>>,
-    /// When the sleep fires.
+    sleep: Option<Pin<Box<Sleep>>>,
+    /// When the sleep fires (once made).
     armed: Instant,
     /// The deadline in force.
     due: Instant,
@@ -22,7 +25,7 @@ pub struct Timer {
 impl Timer {
     pub fn new(due: Instant) -> Timer {
         Timer {
-            sleep: Box::pin(tokio::time::sleep_until(due)),
+            sleep: None,
             armed: due,
             due,
         }
@@ -38,13 +41,19 @@ impl Timer {
 
     fn arm(&mut self) {
         self.armed = self.due;
-        self.sleep.as_mut().reset(self.due);
+        if let Some(sleep) = &mut self.sleep {
+            sleep.as_mut().reset(self.due);
+        }
     }
 
     /// Ready once the deadline has passed (the task is woken then).
     pub fn poll_expired(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         loop {
-            if self.sleep.as_mut().poll(cx).is_pending() {
+            let armed = self.armed;
+            let sleep = self
+                .sleep
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(armed)));
+            if sleep.as_mut().poll(cx).is_pending() {
                 return Poll::Pending;
             }
             if self.armed >= self.due {

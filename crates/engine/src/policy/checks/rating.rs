@@ -136,8 +136,12 @@ impl CompiledPolicy {
         let mut block = violations.iter().any(|v| self.blocks(v));
         if rating >= 4 && (threat.alarm || threat.block) {
             derived.push(
-                Violation::new(K::RatingThreat, Context::Request)
-                    .detail(format!("violation rating {rating}")),
+                Violation::new(K::RatingThreat, Context::Request).detail(match rating {
+                    // Every blocked attack has one: its text without the formatter.
+                    4 => "violation rating 4".to_string(),
+                    5 => "violation rating 5".to_string(),
+                    _ => format!("violation rating {rating}"),
+                }),
             );
             block |= threat.block;
         }

@@ -3,8 +3,6 @@
 //! parameters (explicit and positional), headers, cookies, file types, block pages and the
 //! violation settings. [`validate`] runs the same steps without selecting signatures.
 
-use std::collections::HashMap;
-
 use super::charset::{HeaderBytes, Table, parse_metachar};
 use super::compiled::{
     BODY_INSPECT_LIMIT, BodyKind, CompiledCookie, CompiledFiletype, CompiledHeader, CompiledJson,
@@ -140,7 +138,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
                 m.staging_cutoff.as_deref(),
             )
         } else {
-            HashMap::new()
+            Default::default()
         },
         sensitive: m.sensitive.clone(),
         body_limit: BODY_INSPECT_LIMIT,

@@ -3,11 +3,9 @@
 //! checks live in `checks/` (`head`, `params`, `body`, ...); rating and the decision in
 //! `checks/rating.rs`.
 
-use std::collections::HashMap;
-
 use super::charset::{HeaderBytes, Table};
 pub use super::entities::*;
-use super::signature_selection::SigAction;
+use super::signature_selection::SigMap;
 use crate::policy::decl::lenient::Limit;
 use crate::policy::decl::model::Setting;
 use crate::policy::decl::templates::TemplateId;
@@ -48,7 +46,7 @@ pub struct CompiledPolicy {
     pub(in crate::policy) grpc_reply: BlockReply,
     pub(in crate::policy) trust_xff: bool,
     pub(in crate::policy) xff_headers: Vec<String>,
-    pub(in crate::policy) sigs: HashMap<u32, SigAction>,
+    pub(in crate::policy) sigs: SigMap,
     pub(in crate::policy) sensitive: Vec<String>,
     pub(in crate::policy) body_limit: usize,
     pub(in crate::policy) allowed_codes: Vec<u16>,
@@ -105,7 +103,7 @@ impl CompiledPolicy {
             grpc_reply: default_grpc_reply(),
             trust_xff: false,
             xff_headers: Vec::new(),
-            sigs: HashMap::new(),
+            sigs: SigMap::default(),
             sensitive: Vec::new(),
             body_limit: 0,
             allowed_codes: Vec::new(),
