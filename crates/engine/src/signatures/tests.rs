@@ -449,7 +449,10 @@ fn settled_only_what_the_memo_holds_clean() {
     with_memo(|m| {
         let m = m.expect("the memo is free");
         for v in [clean, attack] {
-            assert!(!db().settled(MemoUse::Lent(&mut *m), Target::Json, v), "not yet scanned");
+            assert!(
+                !db().settled(MemoUse::Lent(&mut *m), Target::Json, v),
+                "not yet scanned"
+            );
             let mut hits = Vec::new();
             db().scan_memoized(MemoUse::Lent(&mut *m), Target::Json, v, &mut hits);
             assert_eq!(hits.is_empty(), v == clean);
@@ -460,7 +463,10 @@ fn settled_only_what_the_memo_holds_clean() {
         // Another target's answer is not this one's.
         assert!(!db().settled(MemoUse::Lent(&mut *m), Target::Body, clean));
     });
-    assert!(!db().settled(MemoUse::Off, Target::Json, clean), "no memo, no answer");
+    assert!(
+        !db().settled(MemoUse::Off, Target::Json, clean),
+        "no memo, no answer"
+    );
 }
 
 /// Short values of ordinary bytes, and words that are attacks on their own (`rO0AB`, `exec`,
