@@ -102,6 +102,31 @@ impl Memo {
         hits.extend_from_slice(&slot.hits);
         (slot.recent, other.recent) = (true, false);
     }
+
+    /// Whether the memo holds (`db`, `selection`, `value`) with no hits: the answer [`Self::scan`]
+    /// would give from the memo, without a scan to hand it or hits to copy. A found answer is
+    /// marked used, as [`Self::scan`] marks it.
+    #[inline]
+    pub fn holds_clean(&mut self, db: u64, selection: usize, value: &[u8]) -> bool {
+        if value.len() > MAX_VALUE {
+            return false;
+        }
+        let source = source(db, selection);
+        let hash = self.hash(source, value);
+        let [a, b] = set_of(&mut self.slots, hash);
+        let (slot, other) = if a.holds(hash, source, value) {
+            (a, b)
+        } else if b.holds(hash, source, value) {
+            (b, a)
+        } else {
+            return false;
+        };
+        if !slot.hits.is_empty() {
+            return false;
+        }
+        (slot.recent, other.recent) = (true, false);
+        true
+    }
 }
 
 thread_local! {

@@ -340,6 +340,20 @@ impl SignatureDb {
         self.scan_selected(self.matcher.header_selection(name), value, hits, memo);
     }
 
+    /// Whether [`Self::scan_memoized`] of `value` is known to find nothing without a scan: its
+    /// bytes prove it, or the memo lent in `memo` holds it clean. `false` says nothing: the value
+    /// is then scanned (most items of a document are settled here, at the cost of a look-up,
+    /// rather than through the scan's own calls).
+    #[inline]
+    pub fn settled(&self, memo: MemoUse<'_>, target: Target, value: &[u8]) -> bool {
+        let sel = self.matcher.selection(target);
+        self.matcher.plainly_clean(sel, value)
+            || match memo {
+                MemoUse::Lent(m) => m.holds_clean(self.id, sel.index(), value),
+                MemoUse::AtLookUp | MemoUse::Off => false,
+            }
+    }
+
     fn scan_selected(&self, sel: Selection, value: &[u8], hits: &mut Vec<u32>, memo: MemoUse<'_>) {
         if self.matcher.plainly_clean(sel, value) {
             return;

@@ -442,6 +442,33 @@ fn memo_survives_floods_and_long_values() {
     assert_memo_agrees(db(), &[long.as_bytes()]);
 }
 
+#[test]
+fn settled_only_what_the_memo_holds_clean() {
+    let clean: &[u8] = b"Healthy and active, enjoys long walks";
+    let attack: &[u8] = b"1' or '1'='1' --";
+    with_memo(|m| {
+        let m = m.expect("the memo is free");
+        for v in [clean, attack] {
+            assert!(
+                !db().settled(MemoUse::Lent(&mut *m), Target::Json, v),
+                "not yet scanned"
+            );
+            let mut hits = Vec::new();
+            db().scan_memoized(MemoUse::Lent(&mut *m), Target::Json, v, &mut hits);
+            assert_eq!(hits.is_empty(), v == clean);
+        }
+        assert!(db().settled(MemoUse::Lent(&mut *m), Target::Json, clean));
+        // Held with its hits: never settled, so they are reported again.
+        assert!(!db().settled(MemoUse::Lent(&mut *m), Target::Json, attack));
+        // Another target's answer is not this one's.
+        assert!(!db().settled(MemoUse::Lent(&mut *m), Target::Body, clean));
+    });
+    assert!(
+        !db().settled(MemoUse::Off, Target::Json, clean),
+        "no memo, no answer"
+    );
+}
+
 /// Short values of ordinary bytes, and words that are attacks on their own (`rO0AB`, `exec`,
 /// `systeminfo`, `--`), many of them near the lengths `plainly_clean` settles by.
 fn plain_and_near_plain_values() -> Vec<Vec<u8>> {

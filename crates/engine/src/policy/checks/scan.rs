@@ -145,6 +145,13 @@ impl CompiledPolicy {
     ) {
         let mut items = 0;
         let mut path = String::new();
+        let db = SignatureDb::builtin();
+        // An item's target is never a cookie's or a header's: whether it is memoized is the
+        // document's to say, the same for every item.
+        let memoize = memoizes(&Judged {
+            target: Target::Json,
+            ..j
+        });
         json::scalars(doc, &mut |item| {
             items += 1;
             if items > MAX_ITEMS {
@@ -165,9 +172,17 @@ impl CompiledPolicy {
             };
             let item = Judged { target: t, ..j };
             // Most items are neither a document nor base64 of one: their text is scanned as it
-            // is, without the checks of a value that may be.
+            // is, without the checks of a value that may be. Most of those are settled clean by
+            // their bytes or the memo, which is asked first, without the scan's calls around it.
             if t != Target::Json || !(is_document(text) || base64_opening(text)) {
-                self.scan_text(s, out, item, text, memo.reborrow());
+                let lent = if memoize {
+                    memo.reborrow()
+                } else {
+                    MemoUse::Off
+                };
+                if !db.settled(lent, t, text) {
+                    self.scan_text(s, out, item, text, memo.reborrow());
+                }
             } else {
                 self.scan_judged(s, out, item, text, None, depth + 1, memo.reborrow());
             }
@@ -199,8 +214,7 @@ impl CompiledPolicy {
         }
         s.hits.clear();
         let db = SignatureDb::builtin();
-        let memoize = !(mask || target == Target::Cookie || name.is_some_and(is_credential_header));
-        let mut memo = if memoize { memo } else { MemoUse::Off };
+        let mut memo = if memoizes(&j) { memo } else { MemoUse::Off };
         match (target, name) {
             // A signature about one header's grammar (`Accept`, `Range`) says nothing of others.
             (Target::Header, header) => {
@@ -243,6 +257,12 @@ impl CompiledPolicy {
         };
         out.push(v);
     }
+}
+
+/// Whether a value judged as `j` may be answered from the scan memo: not when it may be a secret
+/// (see `signatures::memo`).
+fn memoizes(j: &Judged) -> bool {
+    !(j.mask || j.target == Target::Cookie || j.name.is_some_and(is_credential_header))
 }
 
 /// A JSON object or array by its first and last bytes (what is parsed to be sure).
