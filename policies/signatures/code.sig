@@ -457,3 +457,72 @@ test: mainModule['require']('fs')
 test: require['main']
 test: {"rce":"__js_function(){}"}
 pass: callback=utag.ut["writevamain"]&rnd=1688382623484
+
+id: 300005471
+name: Java code injection: class loading, bytecode definition, method-handle lookup and construction by full class name
+# An expression-language or script payload that cannot name `Runtime` loads its own class: it asks
+# for a class loader (`getContextClassLoader()`, `getSystemClassLoader()`), loads or defines a class
+# (`.loadClass("Evil")`, `defineClass(name, bytes, 0, n)`), reaches a method through
+# `MethodHandles.lookup()`, or constructs a JDK object by its full name (`new java.lang.String(`).
+# Stack traces name the same methods with a source location (`ClassLoader.loadClass(ClassLoader.java:418)`)
+# and never an empty argument list, which is what the call forms require.
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: Java Servlets/JSP
+targets: @values, header, url, param-name
+unless: binary
+literal: classloader
+literal: loadclass
+literal: defineclass
+literal: methodhandles
+literal: new java
+regex: \bget(?:context|system|parent|platform)?classloader\s*\(\s*\)|\.\s*(?:loadclass|defineclass|findclass|definehiddenclass)\s*\(\s*(?:['"]|[\w$]+\s*[,)])|\bdefineclass\s*\(\s*['"]|\bmethodhandles\s*\.\s*(?:lookup|privatelookupin|publiclookup)\s*\(|\bnew\s+javax?\s*\.\s*(?:[a-z_]\w*\s*\.\s*)+[a-z_]\w*\s*[(\[]
+test: Thread.currentThread().getContextClassLoader().loadClass("Evil")
+test: defineClass("Evil", b, 0, b.length)
+test: MethodHandles.lookup().findStatic(Runtime.class, "getRuntime", mt)
+test: cl.loadClass(name)
+test: new java.lang.String("x")
+pass: at java.lang.ClassLoader.loadClass(ClassLoader.java:418)
+pass: at sun.misc.Launcher$AppClassLoader.loadClass(Launcher.java:355)
+pass: java.lang.ClassNotFoundException thrown by the system classloader
+pass: the new Java 21 release
+
+id: 300005472
+name: PHP code injection: directory listing, resource-limit and variable-dump functions called
+# A probe of an evaluating parameter lists directories (`scandir`, `opendir`/`readdir`, `glob`),
+# lifts the limits that would stop a long payload (`set_time_limit(0)`, `ignore_user_abort`), or
+# prints what it found (`print_r`, `var_dump`, `var_export`). The names are PHP's own and prose does
+# not write them with an argument list; `glob` is also a shell word, so it counts only with a quoted
+# pattern.
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: PHP
+targets: @values, header, url, param-name
+unless: binary
+literal: scandir
+literal: opendir
+literal: readdir
+literal: rewinddir
+literal: set_time_limit
+literal: ignore_user_abort
+literal: set_include_path
+literal: print_r
+literal: var_dump
+literal: var_export
+literal: debug_zval_dump
+literal: getcwd
+literal: glob
+regex: \b(?:scandir|opendir|readdir|rewinddir|set_time_limit|ignore_user_abort|set_include_path|print_r|var_dump|var_export|debug_zval_dump|getcwd)(?:\s|/\*.*?\*/)*\((?:\s|/\*.*?\*/)*(?:['"$]|\w+\s*\(|\d+\s*[,)]|\))|\bglob\s*\(\s*['"]
+test: scandir('/')
+test: SCANDIR ( "/tmp" )
+test: print_r(scandir('.'))
+test: while($f=readdir($d))
+test: set_time_limit(0)
+test: var_dump(getcwd())
+test: echo implode(',',glob('*'));
+pass: print_r is a PHP function that prints arrays
+pass: scandir docs
+pass: glob patterns like *.txt
+pass: set_time_limit in php.ini

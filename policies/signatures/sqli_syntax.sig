@@ -205,9 +205,18 @@ literal: 2.2250738585072011e-308
 literal: 1e309
 literal: 0x8000
 literal: 0xffffffff
-regex: (?:^|[^\d.])-?(?:2147483648|4294967296|9223372036854775808|18446744073709551616)(?:$|[^\d])|2\.2250738585072011e-308|(?:^|[^\w.])-?1e309\b|\b0x(?:80000000|ffffffff|8000000000000000|ffffffffffffffff)\b
+literal: 2147483649
+literal: 9223372036854775809
+literal: 0x7fffffff
+# One past either end of a 32- or 64-bit signed integer (`-2147483649`), and the largest signed
+# value in hex (`0x7fffffff`): the decimal maxima themselves are ordinary limits in real values.
+regex: (?:^|[^\d.])-?(?:2147483648|2147483649|4294967296|9223372036854775808|9223372036854775809|18446744073709551616)(?:$|[^\d])|2\.2250738585072011e-308|(?:^|[^\w.])-?1e309\b|\b0x(?:80000000|ffffffff|7fffffff|8000000000000000|ffffffffffffffff|7fffffffffffffff)\b
 test: 2147483648
 test: -9223372036854775808
+test: -2147483649
+test: -9223372036854775809
+test: 0x7fffffff
+pass: 4294967295
 test: 2.2250738585072011e-308
 pass: 2147483647
 pass: order 21474836481 shipped
