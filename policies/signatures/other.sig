@@ -515,10 +515,17 @@ literal: sessionid
 literal: sessid
 literal: aspsessionid
 literal: sid
-regex: ^(?:jsessionid|phpsessid|aspsessionid[a-z]{0,8}|asp\.net_sessionid|cfid|cftoken|jsessionidsso|connect\.sid|laravel_session|ci_session)$
+literal: session
+literal: cfid
+literal: cftoken
+regex: ^(?:jsessionid|phpsessid|aspsessionid[a-z]{0,8}|asp\.net_sessionid|cfid|cftoken|cfsid|jsessionidsso|connect\.sid|laravel_session|ci_session|phpsession|weblogicsession|jservsession|jwsession)$
 test: jsessionid
 test: PHPSESSID
 test: ASPSESSIONIDQCRCDABT
+test: CFID
+test: cftoken
+test: WebLogicSession
+test: jwsession
 pass: sessionid_hint
 pass: sid
 

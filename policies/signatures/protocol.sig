@@ -385,3 +385,28 @@ pass: utf-8
 pass: ISO-8859-1,utf-8;q=0.7,*;q=0.3
 pass: GBK,utf-8;q=0.7,*;q=0.3
 pass: windows-1252, cp936
+
+id: 300007485
+name: HTTP protocol: multipart file name carrying a parameter separator or a quote
+# A `Content-Disposition` parameter list is read differently by multipart parsers: one honours
+# `\"` inside a quoted file name, another ends the name there; one splits on every `;`, another
+# only outside quotes. A stored file name that still holds a double quote, a `;` or a `=` after
+# our parser's reading is where two readings part (`filename="a\";name=x.php"`), so the name the
+# application checks is not the one it stores. People's own file names carry apostrophes,
+# ampersands and HTML entities such as `&amp;` (kept out), not these separators.
+type: HTTP Parser Attack
+accuracy: medium
+risk: medium
+targets: filename
+unless: binary
+regex: ["=]|(?:^|[^&\w])[\w.\s-]*;
+test: file=.txt
+test: a";.php
+test: x;name=y.php
+test: &amp;x;y.jpg
+test: report;.php
+pass: John's resume.pdf
+pass: Q&amp;A notes.docx
+pass: a & b (copy 2).txt
+pass: 文件.png
+pass: IMG_0001.HEIC

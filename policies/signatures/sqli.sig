@@ -423,3 +423,47 @@ test: 1 and session_user like 'root%'
 test: 1 and db_name()='master'
 test: 1 and is_srvrolemember('sysadmin')=1
 pass: "page_current_user_role":"editor","page_is_peek":false
+
+id: 300001485
+name: SQL injection: a number, a boolean operator and a string literal
+# The boolean probe of a numeric parameter: `1 and 'a'`, `5 or "x"`. The value closes nothing,
+# so the query reads the number as the column's value and the rest as a condition on a quoted
+# constant (true or false by the database's string-to-number cast); a value that starts with
+# a number and then joins a quoted string with a logical operator is no quantity or phrase.
+type: SQL-Injection
+accuracy: medium
+risk: medium
+targets: @values, header, param-name
+unless: binary
+literal: and
+literal: or
+literal: div
+regex: ^\s*\(*\s*-?\d+(?:\.\d+)?\s*\)*\s*(?:\s(?:and|x?or|div)\s|&&|\|\|)\s*\(*\s*(?:binary\s+)?['"]
+test: 1 and 'abc'
+test: 5 OR "x"
+test: -1 xor 'a'
+test: 7 && 'x'
+test: (1) and ('a'
+pass: Chapter 1 and 'Dune'
+pass: 10 ounces
+pass: 1 orange
+
+id: 300001486
+name: SQL injection: HAVING clause after a number
+# A `HAVING` condition appended to a numeric parameter (`1 having count(*)>0`, `-1 having 1`)
+# probes for a grouped query or forces an error that names the selected column: what follows
+# `having` is a number, a parenthesis, a quote or an aggregate call, never a word of prose.
+type: SQL-Injection
+accuracy: medium
+risk: medium
+targets: @values, header, param-name
+unless: binary
+literal: having
+regex: ^\s*\(*\s*-?\d+\s*\)*\s+having\s*(?:\d|\(|['"]|(?:count|sum|avg|min|max|length|len|ascii|char_length)\s*\()
+test: 1 having count(*)>0
+test: -1 having 1
+test: 1) HAVING (1=1
+test: 3 having sum(price)>100
+pass: 3 having fun
+pass: 2 having been there
+pass: the best having 1 cup

@@ -282,7 +282,7 @@ risk: high
 targets: filename
 unless: binary
 literal: .
-regex: \.\s*(?:php\d?|phtml|phar|pht|phps|pgif|shtml|asp|aspx|asa|asax|ascx|ashx|asmx|cer|jsp|jspx|jspf|cfm|cgi)\s*(?:\.\s*[\w-]{1,8}\s*)?$|(?:^|[/\\])\s*(?:\.htaccess|\.htpasswd|\.user\.ini|web\.config|wp-config(?:[\w.-]*)|(?:settings|config|configuration|local|database|secrets?|credentials|parameters|application)\s*\.\s*(?:php|inc|ya?ml|ini|conf|cfg|json|xml|toml|env|properties)|\.env(?:\.[\w-]+)?|\.boto|\.npmrc|\.pypirc|\.netrc|\.git-credentials|\.bash_profile|\.bashrc|\.profile|\.ssh/authorized_keys|authorized_keys|id_(?:rsa|dsa|ecdsa|ed25519))\s*$
+regex: \.\s*(?:php\d?|phtml|phar|pht|phps|pgif|shtml|asp|aspx|asa|asax|ascx|ashx|asmx|cer|jsp|jspx|jspf|cfm|cgi)\s*(?:\.\s*[\w-]{1,8}\s*|[;:][^/\\]*)?$|(?:^|[/\\])\s*(?:\.htaccess|\.htpasswd|\.user\.ini|web\.config|wp-config(?:[\w.-]*)|(?:settings|config|configuration|local|database|secrets?|credentials|parameters|application)\s*\.\s*(?:php|inc|ya?ml|ini|conf|cfg|json|xml|toml|env|properties)|\.env(?:\.[\w-]+)?|\.boto|\.npmrc|\.pypirc|\.netrc|\.git-credentials|\.bash_profile|\.bashrc|\.profile|\.ssh/authorized_keys|authorized_keys|id_(?:rsa|dsa|ecdsa|ed25519))\s*$
 test: shell.php
 test: test. php.jpg
 test: test.phar .png
@@ -293,7 +293,12 @@ test: wp-config_php.txt
 test: .htaccess
 test: web.config
 test: ../../.ssh/authorized_keys
+test: shell.asp;.jpg
+test: up.php;1.png
+test: cmd.aspx::$DATA
+test: x.php:.jpg
 pass: holiday-photo.jpg
+pass: notes.php;v2 draft/readme.txt
 pass: report.pdf
 pass: my.php.notes.docx
 pass: config-guide.pdf

@@ -217,7 +217,10 @@ impl CompiledPolicy {
         if raw.contains(&b'\\') || raw.windows(3).any(|w| w.eq_ignore_ascii_case(b"%5c")) {
             self.evasion(out, "IIS backslashes", Context::Url, raw);
         }
-        if raw.windows(3).any(|w| w == b"/./" || w == b"/..") || raw.ends_with(b"/.") {
+        if raw.windows(3).any(|w| w == b"/./" || w == b"/..")
+            || raw.ends_with(b"/.")
+            || super::dot_segments::encoded_dot_segment(raw)
+        {
             self.evasion(out, "Directory traversals", Context::Url, raw);
         }
         // Path parameters in the last segment (`;jsessionid=…`, an ad server's `;src=…;ord=…`)

@@ -9,6 +9,7 @@ pub(super) mod api;
 pub(super) mod body;
 pub(super) mod controls;
 pub(super) mod cors;
+pub(super) mod dot_segments;
 pub(super) mod encoding;
 pub(crate) mod explain;
 pub(super) mod fields;
