@@ -464,6 +464,12 @@ impl Matcher {
         all
     }
 
+    /// Each selection's `plain_below`, one bound per plain alphabet.
+    #[cfg(test)]
+    pub fn plain_bounds(&self) -> Vec<[usize; PLAIN_ALPHABETS.len()]> {
+        self.targets.iter().map(|tm| tm.plain_below).collect()
+    }
+
     /// For a value without occurrences of the automaton's patterns and without views: whether
     /// nothing else can match it either (no one-byte literal, no signature without literals, no
     /// tokenizer candidate). Most values of a request are such: this skips the rest of the scan.
