@@ -58,12 +58,11 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     fn ends<const N: usize>(v: &[u8]) -> Option<(&[u8; N], &[u8; N])> {
         Some((v.first_chunk::<N>()?, v.last_chunk::<N>()?))
     }
-    match (ends::<8>(a), ends::<8>(b)) {
-        (Some(x), Some(y)) => return x == y,
-        _ => match (ends::<4>(a), ends::<4>(b)) {
-            (Some(x), Some(y)) => return x == y,
-            _ => {}
-        },
+    if let (Some(x), Some(y)) = (ends::<8>(a), ends::<8>(b)) {
+        return x == y;
+    }
+    if let (Some(x), Some(y)) = (ends::<4>(a), ends::<4>(b)) {
+        return x == y;
     }
     a.iter().zip(b).all(|(x, y)| x == y)
 }
