@@ -113,8 +113,10 @@ struct TargetMatcher {
     /// For each of [`PLAIN_ALPHABETS`]: no signature of the target matches a value of its bytes
     /// alone shorter than this, and such a value has no inspection views.
     plain_below: [usize; PLAIN_ALPHABETS.len()],
-    /// The largest of `plain_below`.
-    plain_max: usize,
+    /// For each length below the largest of `plain_below`, how many of the first
+    /// [`PLAIN_ALPHABETS`] a value of that length may be made of and be settled by `plain_below`
+    /// ([`prefilter::plain_alphabets`]).
+    plain_alphabets: Vec<u8>,
 }
 
 /// The literal automaton plus the per-signature confirmations and per-target selections.
@@ -328,7 +330,7 @@ impl Matcher {
                         *below = (*below).min(free);
                     }
                 }
-                tm.plain_max = tm.plain_below.into_iter().max().unwrap_or(0);
+                tm.plain_alphabets = prefilter::plain_alphabets(&tm.plain_below);
                 tm
             })
             .collect();
@@ -377,8 +379,13 @@ impl Matcher {
         let Some(tm) = self.targets.get(sel.0) else {
             return true;
         };
-        value.len() < tm.plain_max
-            && prefilter::plain_alphabet(value).is_some_and(|k| value.len() < tm.plain_below[k])
+        // The alphabets a value of its length may use, found by its length, spare a pass over
+        // the bytes of a value that is not plain enough past its first byte that is not.
+        tm.plain_alphabets
+            .get(value.len())
+            .is_some_and(|&alphabets| {
+                alphabets > 0 && prefilter::within_alphabets(value, alphabets)
+            })
     }
 
     /// Pushes onto `hits` the ids of the signatures for `target` matching `value` (or one of its
@@ -455,6 +462,12 @@ impl Matcher {
             all.extend((Target::ALL.len()..self.targets.len()).map(Selection));
         }
         all
+    }
+
+    /// Each selection's `plain_below`, one bound per plain alphabet.
+    #[cfg(test)]
+    pub fn plain_bounds(&self) -> Vec<[usize; PLAIN_ALPHABETS.len()]> {
+        self.targets.iter().map(|tm| tm.plain_below).collect()
     }
 
     /// For a value without occurrences of the automaton's patterns and without views: whether

@@ -39,9 +39,32 @@ struct Slot {
 }
 
 impl Slot {
+    #[inline]
     fn holds(&self, hash: u64, source: u64, value: &[u8]) -> bool {
-        self.hash == hash && self.source == source && self.value == value
+        self.hash == hash && self.source == source && same_bytes(&self.value, value)
     }
+}
+
+/// `a == b`, values of up to 16 bytes (most look-ups: names, numbers, words) compared by two
+/// overlapping words each, without a call to `memcmp`.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    if a.len() > 16 {
+        return a == b;
+    }
+    fn ends<const N: usize>(v: &[u8]) -> Option<(&[u8; N], &[u8; N])> {
+        Some((v.first_chunk::<N>()?, v.last_chunk::<N>()?))
+    }
+    if let (Some(x), Some(y)) = (ends::<8>(a), ends::<8>(b)) {
+        return x == y;
+    }
+    if let (Some(x), Some(y)) = (ends::<4>(a), ends::<4>(b)) {
+        return x == y;
+    }
+    a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// This thread's memo, lent by [`with_memo`] for a run of look-ups.
@@ -209,4 +232,31 @@ pub fn holds(db: u64, selection: usize, value: &[u8]) -> bool {
             a.holds(hash, source, value) || b.holds(hash, source, value)
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn same_bytes_is_equality() {
+        let values: Vec<Vec<u8>> = (0..40)
+            .flat_map(|n| {
+                let v: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+                // The same length, one byte changed: first, middle, last.
+                let changed = |at: usize| {
+                    let mut w = v.clone();
+                    if let Some(b) = w.get_mut(at) {
+                        *b ^= 1;
+                    }
+                    w
+                };
+                let (first, middle, last) = (changed(0), changed(n / 2), changed(n.max(1) - 1));
+                [v, first, middle, last]
+            })
+            .collect();
+        for a in &values {
+            for b in &values {
+                assert_eq!(super::same_bytes(a, b), a == b, "{a:?} {b:?}");
+            }
+        }
+    }
 }

@@ -132,12 +132,34 @@ const PLAIN_CLASS: [u8; 256] = {
 const NOT_PLAIN: u8 = u8::MAX;
 
 /// The first of [`PLAIN_ALPHABETS`] holding every byte of `value`.
-#[inline]
+#[cfg(test)]
 pub fn plain_alphabet(value: &[u8]) -> Option<usize> {
     let class = value
         .iter()
         .fold(0, |k, &b| k.max(PLAIN_CLASS[usize::from(b)]));
     (class != NOT_PLAIN).then_some(usize::from(class))
+}
+
+/// Whether every byte of `value` is in one of the first `alphabets` of [`PLAIN_ALPHABETS`]:
+/// stops at the first byte that is not, which is most often the first of a value that is not
+/// plain enough.
+#[inline]
+pub fn within_alphabets(value: &[u8], alphabets: u8) -> bool {
+    value
+        .iter()
+        .all(|&b| PLAIN_CLASS[usize::from(b)] < alphabets)
+}
+
+/// For each length below the largest of `plain_below`, how many of the first [`PLAIN_ALPHABETS`]
+/// a value of that length may be spelt with and still be shorter than the `plain_below` of the
+/// first alphabet holding it, for every alphabet up to that one. A value of length `len` made of
+/// the first `plain_alphabets(..)[len]` alphabets is then shorter than `plain_below` of its own
+/// first alphabet.
+pub fn plain_alphabets(plain_below: &[usize; PLAIN_ALPHABETS.len()]) -> Vec<u8> {
+    let longest = plain_below.iter().copied().max().unwrap_or(0);
+    (0..longest)
+        .map(|len| plain_below.iter().take_while(|&&below| len < below).count() as u8)
+        .collect()
 }
 
 /// For each of [`PLAIN_ALPHABETS`], the length of the shortest of `literals` spelt with its bytes
@@ -492,6 +514,32 @@ mod tests {
                 .iter()
                 .any(|s| s.contains(b'd') && s.contains(b'l') && !s.contains(b'i'))
         );
+    }
+
+    #[test]
+    fn plain_values_are_told_by_their_length_and_bytes() {
+        // Digits below 3 bytes, letters and digits below 2, nothing with marks or spaces.
+        let alphabets = plain_alphabets(&[3, 2, 0, 0]);
+        assert_eq!(alphabets, [2, 2, 1]);
+        let plain = |v: &[u8]| {
+            alphabets
+                .get(v.len())
+                .is_some_and(|&n| n > 0 && within_alphabets(v, n))
+        };
+        for (v, settled) in [
+            (&b"7"[..], true),
+            (b"42", true),
+            (b"a", true),
+            (b"id", false),
+            (b"a1", false),
+            (b"-", false),
+            (b"123", false),
+            (b";", false),
+        ] {
+            let k = plain_alphabet(v);
+            assert_eq!(plain(v), settled, "{}", String::from_utf8_lossy(v));
+            assert_eq!(k.is_some_and(|k| v.len() < [3, 2, 0, 0][k]), settled);
+        }
     }
 
     #[test]

@@ -63,7 +63,7 @@ impl CompiledPolicy {
         self.api_body(&json, s, out);
         // NUL is part of binary encodings (protobuf, images, compressed data): it is a finding in
         // text only, where it truncates a string for the application behind.
-        if !matches!(kind, BodyKind::Form) && body.contains(&0) && textual(&body) {
+        if !matches!(kind, BodyKind::Form) && memchr::memchr(0, &body).is_some() && textual(&body) {
             self.protocol(out, "Null in request");
         }
         if let Some(f) = s.filetype.and_then(|i| self.filetypes.get(i))

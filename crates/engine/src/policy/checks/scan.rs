@@ -141,7 +141,7 @@ impl CompiledPolicy {
         j: Judged,
         doc: &Json<'_>,
         depth: u8,
-        mut memo: MemoUse<'_>,
+        memo: MemoUse<'_>,
     ) {
         let mut items = 0;
         let mut path = String::new();
@@ -152,6 +152,7 @@ impl CompiledPolicy {
             target: Target::Json,
             ..j
         });
+        let mut memo = if memoize { memo } else { MemoUse::Off };
         json::scalars(doc, &mut |item| {
             items += 1;
             if items > MAX_ITEMS {
@@ -170,30 +171,51 @@ impl CompiledPolicy {
                 }
                 json::Scalar::Value(v) => (Target::Json, v.as_bytes()),
             };
-            let item = Judged { target: t, ..j };
             // Most items are neither a document nor base64 of one: their text is scanned as it
             // is, without the checks of a value that may be. Most of those are settled clean by
-            // their bytes or the memo, which is asked first, without the scan's calls around it.
-            if t != Target::Json || !(is_document(text) || base64_opening(text)) {
-                let lent = if memoize {
-                    memo.reborrow()
-                } else {
-                    MemoUse::Off
-                };
-                if !db.settled(lent, t, text) {
-                    self.scan_text(s, out, item, text, memo.reborrow());
-                }
-            } else {
-                self.scan_judged(s, out, item, text, None, depth + 1, memo.reborrow());
+            // their bytes or the memo, which is asked first, without the scan's calls around it
+            // (kept out of this loop, which runs for every item).
+            let whole = t != Target::Json || !may_hold_document(text);
+            if !(whole && db.settled(memo.reborrow(), t, text)) {
+                self.scan_item(
+                    s,
+                    out,
+                    Judged { target: t, ..j },
+                    text,
+                    whole,
+                    depth,
+                    memo.reborrow(),
+                );
             }
         });
+    }
+
+    /// One item of a document that its bytes and the memo did not settle: scanned as the text it
+    /// is when `whole`, else as a value that may be a document of its own.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn scan_item(
+        &self,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+        item: Judged,
+        text: &[u8],
+        whole: bool,
+        depth: u8,
+        memo: MemoUse<'_>,
+    ) {
+        if whole {
+            self.scan_text(s, out, item, text, memo);
+        } else {
+            self.scan_judged(s, out, item, text, None, depth + 1, memo);
+        }
     }
 
     /// The signature scan of `value` as it is (not taken apart as a document), and the violation
     /// of what it hit, answered from `memo` unless the value may be a secret. Inlined into both
     /// callers: the scan of every header and parameter goes through here and should not pay for a
     /// call of its own.
-    #[inline]
+    #[inline(always)]
     fn scan_text(
         &self,
         s: &mut Scratch,
@@ -273,6 +295,17 @@ fn is_document(value: &[u8]) -> bool {
             (v.first(), v.last()),
             (Some(b'{'), Some(b'}')) | (Some(b'['), Some(b']'))
         )
+}
+
+/// Whether `value` may be a document or base64 of one ([`is_document`] or [`base64_opening`]),
+/// told by its first byte for nearly every value that is neither.
+#[inline]
+fn may_hold_document(value: &[u8]) -> bool {
+    match value.first() {
+        Some(b'{' | b'[' | b'e' | b'W') => is_document(value) || base64_opening(value),
+        Some(b) if b.is_ascii_whitespace() => is_document(value),
+        _ => false,
+    }
 }
 
 /// The JSON document a value is the base64 encoding of (`eyJ…` is `{"`), standard or URL-safe:
