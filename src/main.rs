@@ -342,6 +342,7 @@ fn main() -> ExitCode {
         Command::Proxy(opts) => {
             init_logging();
             portcullis::proxy::run_proxy(*opts, || {
+                portcullis_allocator::hand_back();
                 portcullis_allocator::release_start_pages();
             })
         }

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 
 use serde::Serialize;
+use serde::ser::{SerializeSeq, Serializer};
 
 use super::verdict::Action;
 use super::violation::Violation;
@@ -37,9 +38,9 @@ pub struct SecurityEvent {
     #[serde(skip_serializing_if = "is_zero")]
     pub response_code: u16,
     /// The request's header fields as `[name, value]` pairs, credentials masked
-    /// ([`masked_header`]) and bounded ([`HEADERS_MAX`]), so the request log can show the request.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub headers: Vec<(String, String)>,
+    /// and bounded ([`event_headers`]), so the request log can show the request.
+    #[serde(skip_serializing_if = "EventHeaders::is_empty")]
+    pub headers: EventHeaders,
 }
 
 #[cfg(any(test, feature = "test-support"))]
@@ -61,7 +62,7 @@ impl SecurityEvent {
             violations: Vec::new(),
             virtual_server: "/Common/vs".into(),
             response_code: 403,
-            headers: Vec::new(),
+            headers: EventHeaders::default(),
         }
     }
 }
@@ -96,9 +97,10 @@ fn secret_name(name: &str) -> bool {
     })
 }
 
-/// The value of header `name` (lower case) as the request log keeps it: credentials masked (the
-/// scheme of an `Authorization` kept, cookie names kept and values masked), long values cut.
-pub fn masked_header(name: &str, value: &[u8]) -> String {
+/// The value of header `name` (lower case) as the request log keeps it, written at the end of
+/// `out`: credentials masked (the scheme of an `Authorization` kept, cookie names kept and values
+/// masked), long values cut.
+fn mask_into(name: &str, value: &[u8], out: &mut String) {
     // Header values are nearly always ASCII: `from_utf8` checks them a word at a time, where the
     // lossy decoder walks them in chunks; only invalid text pays for the replacement.
     let text = match std::str::from_utf8(value) {
@@ -106,40 +108,121 @@ pub fn masked_header(name: &str, value: &[u8]) -> String {
         Err(_) => String::from_utf8_lossy(value),
     };
     if name == "cookie" {
-        return text
-            .split(';')
-            .map(|pair| match pair.split_once('=') {
-                Some((n, _)) => format!("{}={MASK}", n.trim()),
-                None => pair.trim().to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("; ");
+        for (i, pair) in text.split(';').enumerate() {
+            if i > 0 {
+                out.push_str("; ");
+            }
+            match pair.split_once('=') {
+                Some((n, _)) => {
+                    out.push_str(n.trim());
+                    out.push('=');
+                    out.push_str(MASK);
+                }
+                None => out.push_str(pair.trim()),
+            }
+        }
+        return;
     }
     if secret_name(name) {
-        return match text.split_once(' ') {
-            Some((scheme, _)) if name.ends_with("authorization") => [scheme, MASK].join(" "),
-            _ => MASK.to_string(),
-        };
+        match text.split_once(' ') {
+            Some((scheme, _)) if name.ends_with("authorization") => {
+                out.push_str(scheme);
+                out.push(' ');
+                out.push_str(MASK);
+            }
+            _ => out.push_str(MASK),
+        }
+        return;
     }
     let mut end = text.len().min(VALUE_MAX);
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    text[..end].to_string()
+    out.push_str(&text[..end]);
+}
+
+/// The header fields an event shows, as (name, value) pairs in order, serialised as a list of
+/// `[name, value]` pairs. All of the text is in one string: an event is built for every blocked
+/// request, and a pair of strings per field would be two allocations per field.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct EventHeaders {
+    text: String,
+    /// For each field, where its name ends and where its value ends in `text`.
+    ends: Vec<(usize, usize)>,
+}
+
+impl EventHeaders {
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Appends the field `name: value`.
+    pub fn push(&mut self, name: &str, value: &str) {
+        self.text.push_str(name);
+        let name_end = self.text.len();
+        self.text.push_str(value);
+        self.ends.push((name_end, self.text.len()));
+    }
+
+    /// The (name, value) pairs, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        let mut start = 0;
+        self.ends.iter().map(move |&(name_end, end)| {
+            let pair = (&self.text[start..name_end], &self.text[name_end..end]);
+            start = end;
+            pair
+        })
+    }
+}
+
+impl<'a> FromIterator<(&'a str, &'a str)> for EventHeaders {
+    fn from_iter<I: IntoIterator<Item = (&'a str, &'a str)>>(pairs: I) -> EventHeaders {
+        let mut h = EventHeaders::default();
+        for (name, value) in pairs {
+            h.push(name, value);
+        }
+        h
+    }
+}
+
+impl Serialize for EventHeaders {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.len()))?;
+        for pair in self.iter() {
+            seq.serialize_element(&pair)?;
+        }
+        seq.end()
+    }
 }
 
 /// The header fields of a request for an event: masked, in order, at most [`HEADERS_MAX`] bytes.
-pub fn event_headers(h: &crate::Fields) -> Vec<(String, String)> {
-    let mut out = Vec::with_capacity(h.len());
+pub fn event_headers(h: &crate::Fields) -> EventHeaders {
+    let mut out = EventHeaders {
+        text: String::with_capacity(
+            h.iter()
+                .map(|(n, v)| n.len() + v.as_bytes().len())
+                .sum::<usize>()
+                .min(HEADERS_MAX),
+        ),
+        ends: Vec::with_capacity(h.len()),
+    };
     let mut room = HEADERS_MAX;
     for (n, value) in h.iter() {
-        let v = masked_header(n, value.as_bytes());
-        let cost = n.len() + v.len();
+        let start = out.text.len();
+        out.text.push_str(n);
+        let name_end = out.text.len();
+        mask_into(n, value.as_bytes(), &mut out.text);
+        let cost = out.text.len() - start;
         if cost > room {
+            out.text.truncate(start);
             break;
         }
         room -= cost;
-        out.push((n.to_string(), v));
+        out.ends.push((name_end, out.text.len()));
     }
     out
 }
@@ -147,6 +230,13 @@ pub fn event_headers(h: &crate::Fields) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`mask_into`] on its own.
+    fn masked_header(name: &str, value: &[u8]) -> String {
+        let mut out = String::new();
+        mask_into(name, value, &mut out);
+        out
+    }
     use std::sync::Arc;
 
     use serde_json::Value;
@@ -237,6 +327,12 @@ mod tests {
         let kept = event_headers(&crate::Fields::from_map(&h));
         assert!(kept.len() < 40 && !kept.is_empty());
         let bytes: usize = kept.iter().map(|(n, v)| n.len() + v.len()).sum();
+        let pairs: Vec<(&str, &str)> = kept.iter().collect();
+        assert_eq!(pairs[0], ("x-h0", "v".repeat(900).as_str()));
+        assert_eq!(
+            serde_json::to_value(&kept).expect("json")[1],
+            serde_json::json!(["x-h1", "v".repeat(900)])
+        );
         assert!(bytes <= HEADERS_MAX);
     }
 }

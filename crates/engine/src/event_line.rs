@@ -220,11 +220,13 @@ mod tests {
         e.virtual_server = String::new();
         e.response_code = 0;
         e.action = Action::Alarm;
-        e.headers = vec![
-            ("host".into(), "api.example.test".into()),
-            ("authorization".into(), "Bearer ********".into()),
-            ("x-odd".into(), "tab\there \u{1} é".into()),
-        ];
+        e.headers = [
+            ("host", "api.example.test"),
+            ("authorization", "Bearer ********"),
+            ("x-odd", "tab\there \u{1} é"),
+        ]
+        .into_iter()
+        .collect();
         let contexts = [
             Context::Request,
             Context::Url,

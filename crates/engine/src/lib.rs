@@ -26,7 +26,7 @@ mod verdict;
 mod violation;
 
 pub use engine::Engine;
-pub use event::SecurityEvent;
+pub use event::{EventHeaders, SecurityEvent};
 #[cfg(fuzzing)]
 pub use parse::fuzz_all as fuzz_request_parsers;
 pub use policy::CompiledPolicy;

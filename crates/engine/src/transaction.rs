@@ -14,7 +14,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use super::event::SecurityEvent;
-use super::policy::CompiledPolicy;
+use super::policy::{CompiledPolicy, Decision};
 use super::response::{self, BlockResponse};
 use super::verdict::{Action, BlockReply, Verdict};
 use super::violation::Violation;
@@ -57,7 +57,8 @@ pub struct Transaction {
     /// The client address after `trustXff`/`customXffHeaders` are applied.
     client: IpAddr,
     violations: Vec<Violation>,
-    verdict: Option<Verdict>,
+    /// The last phase's decision on `violations` (none while nothing was found).
+    decision: Option<Decision>,
     scratch: super::policy::Scratch,
     /// Body bytes fed so far, when the transaction counts a body of unknown length against the
     /// maximum request length (`policy/checks/length.rs`).
@@ -88,7 +89,7 @@ impl Transaction {
             version: http::Version::HTTP_11,
             client: conn.peer,
             violations: Vec::new(),
-            verdict: None,
+            decision: None,
             scratch: Default::default(),
             body_count: None,
             count_only: false,
@@ -224,11 +225,9 @@ impl Transaction {
         if self.violations.is_empty() {
             return false;
         }
-        let verdict = self
-            .policy
-            .decide(self.support_id, &self.violations, &self.scratch);
-        let block = verdict.is_block();
-        self.verdict = Some(verdict);
+        let decision = self.policy.decide(&self.violations, &self.scratch);
+        let block = decision.is_block();
+        self.decision = Some(decision);
         block
     }
 
@@ -237,12 +236,11 @@ impl Transaction {
     pub fn deny(&mut self, v: Violation, reply: super::verdict::BlockReply) {
         self.violations.push(v);
         // Rated like every violation that is not an attack signature (2, `policy/checks/rating.rs`).
-        let rating = self.verdict.as_ref().map_or(0, |v| v.rating).max(2);
-        self.verdict = Some(Verdict {
+        let rating = self.decision.as_ref().map_or(0, |d| d.rating).max(2);
+        self.decision = Some(Decision {
             action: Action::Block,
-            support_id: self.support_id,
             rating,
-            violations: self.violations.clone(),
+            derived: Vec::new(),
             reply,
         });
     }
@@ -258,9 +256,12 @@ impl Transaction {
 
     /// The verdict so far (pass when no violation has been found).
     pub fn verdict(&self) -> Verdict {
-        self.verdict
-            .clone()
-            .unwrap_or_else(|| Verdict::pass_with(self.support_id))
+        match &self.decision {
+            Some(d) => d
+                .clone()
+                .into_verdict(self.support_id, self.violations.clone()),
+            None => Verdict::pass_with(self.support_id),
+        }
     }
 
     /// The response to send after a [`Step::Block`]. A blocked HEAD request whose page has a
@@ -269,9 +270,9 @@ impl Transaction {
     /// where the refusal is explained).
     pub fn block_response(&self) -> BlockResponse {
         let reply = self
-            .verdict
+            .decision
             .as_ref()
-            .map_or(&BlockReply::DefaultPage, |v| &v.reply);
+            .map_or(&BlockReply::DefaultPage, |d| &d.reply);
         let mut r = response::render(reply, self.support_id);
         if self.method == http::Method::HEAD && (200..300).contains(&r.status) {
             r.status = 403;
@@ -296,7 +297,9 @@ impl Transaction {
     /// none), read unless [`Self::keep_fields`] kept them earlier.
     pub fn finish(&mut self, fields: &crate::Fields) -> Option<SecurityEvent> {
         // No verdict: nothing was found, nothing to log (and nothing to build).
-        let verdict = self.verdict.take().filter(|v| v.action != Action::Pass)?;
+        let decision = self.decision.take().filter(|d| d.action != Action::Pass)?;
+        // The transaction is done: its violations move into the event.
+        let verdict = decision.into_verdict(self.support_id, std::mem::take(&mut self.violations));
         let (method, uri) = match self.refused_line.take() {
             Some(line) => *line,
             None => (
@@ -328,7 +331,7 @@ impl Transaction {
             headers: match (self.shows_fields, self.fields.take()) {
                 (true, Some(kept)) => super::event::event_headers(&kept),
                 (true, None) => super::event::event_headers(fields),
-                (false, _) => Vec::new(),
+                (false, _) => Default::default(),
             },
         })
     }
@@ -371,8 +374,8 @@ mod tests {
         b.body(()).expect("request").into_parts().0.into()
     }
 
-    fn names(fields: &[(String, String)]) -> Vec<&str> {
-        fields.iter().map(|(n, _)| n.as_str()).collect()
+    fn names(fields: &crate::event::EventHeaders) -> Vec<&str> {
+        fields.iter().map(|(n, _)| n).collect()
     }
 
     #[test]

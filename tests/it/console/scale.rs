@@ -69,13 +69,12 @@ fn event(i: usize, total: usize, now: u64, sigs: &[u32]) -> SecurityEvent {
         violations: vec![v],
         virtual_server: "/Common/vs".into(),
         response_code: 200,
-        headers: vec![
-            ("host".into(), "shop.example".into()),
-            (
-                "user-agent".into(),
-                "Mozilla/5.0 (X11; Linux x86_64) Chrome/126.0".into(),
-            ),
-        ],
+        headers: [
+            ("host", "shop.example"),
+            ("user-agent", "Mozilla/5.0 (X11; Linux x86_64) Chrome/126.0"),
+        ]
+        .into_iter()
+        .collect(),
     }
 }
 

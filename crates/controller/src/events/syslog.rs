@@ -257,7 +257,7 @@ pub(super) mod tests {
             ],
             virtual_server: "/Common/vs \"one\"]".into(),
             response_code: 403,
-            headers: Vec::new(),
+            headers: Default::default(),
         }
     }
 

@@ -17,6 +17,7 @@ pub(crate) mod fuzzing;
 use serde_json::{Map, Value};
 
 pub use checks::explain::{BodyOwner, Named, Owners, UrlOwner};
+pub(crate) use checks::rating::Decision;
 pub use compile::compiled::{CompiledPolicy, Scratch};
 pub(crate) use compile::glob;
 pub use decl::layers::{apply_modifications, merge_policy};

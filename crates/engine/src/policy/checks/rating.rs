@@ -11,7 +11,7 @@
 
 use crate::policy::compile::compiled::{CompiledPolicy, Scratch};
 use crate::signatures::Level;
-use crate::verdict::{Action, Verdict};
+use crate::verdict::{Action, BlockReply, Verdict};
 use crate::violation::{Context, Violation, ViolationKind as K};
 use portcullis_support::SupportId;
 
@@ -90,27 +90,27 @@ impl CompiledPolicy {
         }
     }
 
-    /// Rates the violations found so far and decides.
-    pub fn decide(&self, support_id: SupportId, violations: &[Violation], s: &Scratch) -> Verdict {
+    /// Rates the violations found so far and decides. The decision holds only what it adds to
+    /// `violations` (the rating violations that apply): a transaction decides after each phase,
+    /// and copying every violation found into each decision would cost a copy of each string.
+    pub(crate) fn decide(&self, violations: &[Violation], s: &Scratch) -> Decision {
         let Judgement {
             rating,
             block,
             derived,
         } = self.judge(violations);
-        let mut all = violations.to_vec();
-        all.extend(derived);
-        let action = if all.is_empty() {
+        let found = !violations.is_empty() || !derived.is_empty();
+        let action = if !found {
             Action::Pass
         } else if block && self.blocking {
             Action::Block
         } else {
             Action::Alarm
         };
-        Verdict {
+        Decision {
             action,
-            support_id,
-            rating: rating.max(u8::from(!all.is_empty())),
-            violations: all,
+            rating: rating.max(u8::from(found)),
+            derived,
             reply: self.reply_for(s),
         }
     }
@@ -162,6 +162,37 @@ impl CompiledPolicy {
     /// The violations of `violations` that block on their own in blocking mode.
     pub fn blocking<'a>(&self, violations: &'a [Violation]) -> impl Iterator<Item = &'a Violation> {
         violations.iter().filter(|v| self.blocks(v))
+    }
+}
+
+/// What [`CompiledPolicy::decide`] decided about the violations it was given.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Decision {
+    pub action: Action,
+    /// Violation rating 1–5 (0 when there is no violation).
+    pub rating: u8,
+    /// The rating violations that apply, which follow the given ones in the verdict.
+    pub derived: Vec<Violation>,
+    /// The response to send when `action` is `Block`.
+    pub reply: BlockReply,
+}
+
+impl Decision {
+    pub fn is_block(&self) -> bool {
+        self.action == Action::Block
+    }
+
+    /// The verdict on `violations`, the ones this decision was made on (or more: a later phase's
+    /// are kept in order), followed by the rating violations it added.
+    pub fn into_verdict(self, support_id: SupportId, mut violations: Vec<Violation>) -> Verdict {
+        violations.extend(self.derived);
+        Verdict {
+            action: self.action,
+            support_id,
+            rating: self.rating,
+            violations,
+            reply: self.reply,
+        }
     }
 }
 
