@@ -254,3 +254,63 @@ test: |id|
 test: \\nid|
 pass: mammal;cat;ears
 pass: id
+
+id: 300003473
+name: OS command injection: cmd.exe variables set to pieces of a command and expanded in a command position
+# `set a=who&& set b=ami&& call %a%%b%` hides a command word from every list of command names:
+# cmd.exe assembles it from variables the same line sets. The shape is a `set NAME=` followed,
+# after a command separator, by `%NAME%` at a command's start (or after `call`); text writes
+# `%` signs and `set x=` apart, but not chained by `&`/`|` into an expansion.
+type: OS Command Injection
+accuracy: high
+risk: high
+systems: Microsoft Windows
+targets: @values, header, url, param-name
+unless: binary
+literal: %
+regex: \bset\s+"?[a-z_][\w]{0,30}=[^\r\n]{0,200}?(?:&&?|\|\|?)\s*(?:call\s+)?%[a-z_][\w]{0,30}%
+test: set x=who&& set y=ami&& call %x%%y%
+test: cmd /c "set a=net&&%a% user"
+test: SET P=power&&SET S=shell&&%P%%S% -c id
+pass: 100% cotton; set x=1 & go
+pass: rsv_pq=fe158b5d00063c38&wd=%E5%BA%8A%E5%9E%AB%E7%89%88&oq=set%20%E7%89%88
+
+id: 300003474
+name: OS command injection: ANSI-C quoted string spelling a command in octal or Unicode escapes
+# Bash's `$'...'` quoting turns `\151\144` (octal) and `\u0069` into letters, so `$'\151\144'`
+# runs `id` without the word appearing; a `$'` directly followed by such escapes is that quoting,
+# prose and prices put a digit or a space after `$`, not a quote and a backslash.
+type: OS Command Injection
+accuracy: high
+risk: high
+systems: Unix/Linux
+targets: @values, header, url, param-name
+unless: binary
+literal: $'
+regex: \$'[a-z]{0,8}\\(?:[0-7]{3}|u[0-9a-f]{4}|x[0-9a-f]{2}|c[a-z])
+test: ;$'\\151\\144'
+test: $'\\u0069d'
+test: a=$'c\\141t';$a /etc/passwd
+pass: It's $'s worth, not '\\n'
+pass: price $'50'
+
+id: 300003475
+name: OS command injection: shell variables assigned pieces of a command and expanded together as one
+# `a=i;b=d;$a$b` runs `id` although no command word is written: the shell joins the expansions
+# into the command name. The shape is an assignment, a separator, and a command position that
+# starts with two expansions glued together; text and prices do not write `$name$name` after a
+# `name=` and a `;`.
+type: OS Command Injection
+accuracy: high
+risk: high
+systems: Unix/Linux
+targets: @values, header, url, param-name
+unless: binary
+literal: $
+regex: \b[a-z_]\w{0,30}=[^\s;&|]{0,40}\s*(?:;|&&?|\|\|?|\n)[\s\S]{0,200}?(?:;|&&?|\|\|?|\n|\$\(|`)\s*\$\{?[a-z_]\w{0,30}\}?\$\{?[a-z_]\w{0,30}\}?(?:\s|$|[;&|)`])
+test: ;a=i;b=d;$a$b
+test: x=wh;y=oami;$x$y
+test: c=ca;d=t;$c$d /etc/passwd
+test: p=who&&q=ami&&${p}${q}
+pass: price=5; total=$5$6
+pass: a=1; b=2; echo "$a$b"

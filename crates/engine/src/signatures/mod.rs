@@ -34,6 +34,7 @@ const BUILTIN: &[&str] = &[
     include_str!("../../../../policies/signatures/traversal.sig"),
     include_str!("../../../../policies/signatures/code.sig"),
     include_str!("../../../../policies/signatures/code_lang.sig"),
+    include_str!("../../../../policies/signatures/code_indirect.sig"),
     include_str!("../../../../policies/signatures/other.sig"),
     include_str!("../../../../policies/signatures/protocol.sig"),
     include_str!("../../../../policies/signatures/ssrf_files.sig"),
