@@ -104,23 +104,21 @@ impl Memo {
         }
         let source = source(db, selection);
         let hash = self.hash(source, value);
-        let [a, b] = set_of(&mut self.slots, hash);
-        let (slot, other) = if a.holds(hash, source, value) {
-            (a, b)
-        } else if b.holds(hash, source, value) {
-            (b, a)
-        } else {
-            let from = hits.len();
-            scan(hits);
-            let (slot, other) = if a.recent { (b, a) } else { (a, b) };
-            slot.hash = hash;
-            slot.source = source;
-            slot.value.clear();
-            slot.value.extend_from_slice(value);
-            slot.hits.clear();
-            slot.hits.extend_from_slice(&hits[from..]);
-            (slot.recent, other.recent) = (true, false);
-            return;
+        let (slot, other) = match holder(set_of(&mut self.slots, hash), hash, source, value) {
+            Ok(found) => found,
+            Err([a, b]) => {
+                let from = hits.len();
+                scan(hits);
+                let (slot, other) = if a.recent { (b, a) } else { (a, b) };
+                slot.hash = hash;
+                slot.source = source;
+                slot.value.clear();
+                slot.value.extend_from_slice(value);
+                slot.hits.clear();
+                slot.hits.extend_from_slice(&hits[from..]);
+                (slot.recent, other.recent) = (true, false);
+                return;
+            }
         };
         hits.extend_from_slice(&slot.hits);
         (slot.recent, other.recent) = (true, false);
@@ -136,12 +134,7 @@ impl Memo {
         }
         let source = source(db, selection);
         let hash = self.hash(source, value);
-        let [a, b] = set_of(&mut self.slots, hash);
-        let (slot, other) = if a.holds(hash, source, value) {
-            (a, b)
-        } else if b.holds(hash, source, value) {
-            (b, a)
-        } else {
+        let Ok((slot, other)) = holder(set_of(&mut self.slots, hash), hash, source, value) else {
             return false;
         };
         if !slot.hits.is_empty() {
@@ -219,6 +212,23 @@ fn set_of(slots: &mut [Slot], hash: u64) -> [&mut Slot; 2] {
     let set = (hash as usize & (SLOTS / 2 - 1)) * 2;
     let (a, b) = slots[set..set + 2].split_at_mut(1);
     [&mut a[0], &mut b[0]]
+}
+
+/// The slot of a set holding (`source`, `value`) and the other one, or the set back when neither does.
+#[inline]
+fn holder<'a>(
+    [a, b]: [&'a mut Slot; 2],
+    hash: u64,
+    source: u64,
+    value: &[u8],
+) -> Result<(&'a mut Slot, &'a mut Slot), [&'a mut Slot; 2]> {
+    if a.holds(hash, source, value) {
+        Ok((a, b))
+    } else if b.holds(hash, source, value) {
+        Ok((b, a))
+    } else {
+        Err([a, b])
+    }
 }
 
 /// Whether this thread's memo holds the answer for (`db`, `selection`, `value`).
