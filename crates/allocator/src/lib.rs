@@ -40,7 +40,7 @@ pub fn tune() {
 
 /// Call when a piece of work that allocated much and freed it is over (the start, with the policy
 /// and the signature database compiled; a reload): hands back to the kernel now the freed memory
-/// mimalloc still holds, then, the first time, gives the purge delay back its default. Purging
+/// mimalloc still holds, then gives the purge delay back its default. Purging
 /// every page the moment it empties suits the start, but a proxy empties pages on every
 /// connection (its buffers, the connection's task): each connection would pay `madvise` calls,
 /// then a page fault for each page touched again. With the delay, a page emptied under traffic is
