@@ -4,16 +4,17 @@
 //!
 //! Map: [`h1`] serves bodiless HTTP/1.1 requests itself, in the connection's task; [`head`] +
 //! [`guard`] validate HTTP/1 framing before hyper for everything else; [`listener`] accepts and
-//! serves connections and [`drain`] drains them; [`handler`] drives the WAF phases for one
-//! request; [`body`] inspects and streams request bodies and [`pace`] cuts slow ones; [`refuse`]
-//! logs and answers requests refused before the policy judged them; [`upstream`] balances
-//! members and connects; [`conns`] pools upstream connections per host; [`upgrade`] forwards
-//! WebSocket upgrades and runs their tunnels; [`access`] enforces access profiles; [`dataplane`]
-//! runs many listeners behind the [`topology::Topology`] interface; [`run`] is the `portcullis
-//! proxy` command.
+//! serves connections, plain or TLS as one stream type ([`clientio`]), and [`drain`] drains
+//! them; [`handler`] drives the WAF phases for one request; [`body`] inspects and streams
+//! request bodies and [`pace`] cuts slow ones; [`refuse`] logs and answers requests refused
+//! before the policy judged them; [`upstream`] balances members and connects; [`conns`] pools
+//! upstream connections per host; [`upgrade`] forwards WebSocket upgrades and runs their
+//! tunnels; [`access`] enforces access profiles; [`dataplane`] runs many listeners behind the
+//! [`topology::Topology`] interface; [`run`] is the `portcullis proxy` command.
 
 pub mod access;
 mod body;
+mod clientio;
 mod conns;
 mod dataplane;
 mod deadline;

@@ -17,6 +17,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
+use super::clientio::ClientIo;
 use super::drain::{Drain, Watch};
 use super::guard::Guard;
 use super::h1;
@@ -110,7 +111,8 @@ impl Connection {
         let tcp = LateNoDelay::new(tcp);
         match self.tls.clone() {
             None => {
-                if let Some(rest) = self.http1(tcp, peer, false, true, &watch).await {
+                let io = ClientIo::Plain(tcp);
+                if let Some(rest) = self.http1(io, peer, false, true, &watch).await {
                     let io = Guard::resume(rest.io, rest.buffered);
                     Box::pin(self.http2(io, Conn::of(peer, false), watch)).await;
                 }
@@ -136,29 +138,27 @@ impl Connection {
                 Err(_) => return tracing::debug!(%peer, "TLS handshake timed out"),
             };
         let alpn = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+        let io = ClientIo::Tls(Box::new(stream));
         if alpn.as_deref() == Some(b"h2") {
-            let io = Guard::fresh(stream, lim.header_read_timeout);
+            let io = Guard::fresh(io, lim.header_read_timeout);
             return self.http2(io, Conn::of(peer, true), watch).await;
         }
         let sniff = alpn.is_none();
-        if let Some(rest) = self.http1(stream, peer, true, sniff, &watch).await {
+        if let Some(rest) = self.http1(io, peer, true, sniff, &watch).await {
             let io = Guard::resume(rest.io, rest.buffered);
             self.http2(io, Conn::of(peer, true), watch).await;
         }
     }
 
     /// Serves the connection as HTTP/1.x until it ends, or turns out to be HTTP/2 (`Some`).
-    async fn http1<I>(
+    async fn http1(
         &self,
-        io: I,
+        io: ClientIo,
         peer: SocketAddr,
         tls: bool,
         sniff: bool,
         watch: &Watch,
-    ) -> Option<h1::conn::Rest<I>>
-    where
-        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send,
-    {
+    ) -> Option<h1::conn::Rest<ClientIo>> {
         let ctx = h1::conn::ConnContext {
             state: &self.state,
             shared: &self.shared,
@@ -168,10 +168,7 @@ impl Connection {
         h1::conn::serve(io, &ctx, watch.clone(), sniff).await
     }
 
-    async fn http2<I>(self, io: I, conn: Conn, mut watch: Watch)
-    where
-        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-    {
+    async fn http2(self, io: Guard<ClientIo>, conn: Conn, mut watch: Watch) {
         let state = self.state;
         let shared = self.shared;
         let peer = conn.peer;

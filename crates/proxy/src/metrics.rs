@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioIo;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -274,14 +274,16 @@ impl Metrics {
     }
 }
 
-/// Serves `GET /metrics` (any path) on `listener` until the task is dropped.
+/// Serves `GET /metrics` (any path) on `listener` until the task is dropped. HTTP/1.1 only, as
+/// scrapers speak it: the data plane's own connections never go through hyper's HTTP/1 server,
+/// so this is its only copy, and an HTTP/2 server here would be another copy of hyper's.
 pub async fn serve(listener: tokio::net::TcpListener, metrics: Arc<Metrics>) {
     loop {
         let Ok((tcp, _)) = listener.accept().await else {
             continue;
         };
         let metrics = metrics.clone();
-        tokio::spawn(async move {
+        portcullis_support::task::spawn(async move {
             let svc = service_fn(move |_req| {
                 let body = metrics.render();
                 async move {
@@ -295,7 +297,7 @@ pub async fn serve(listener: tokio::net::TcpListener, metrics: Arc<Metrics>) {
                     Ok::<_, Infallible>(r)
                 }
             });
-            let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+            let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(tcp), svc)
                 .await;
         });

@@ -4,6 +4,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Microseconds since the Unix epoch (`lastUpdateMicros` of the REST objects).
+#[inline]
 pub fn now_micros() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -17,6 +18,7 @@ pub fn unix_seconds() -> u64 {
 }
 
 /// `YYYY-MM-DDThh:mm:ssZ` for a Unix time in seconds.
+#[inline]
 pub fn iso8601_utc(secs: u64) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
@@ -82,6 +84,7 @@ fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
 }
 
 /// Howard Hinnant's days-to-civil algorithm (proleptic Gregorian calendar).
+#[inline]
 fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);

@@ -6,6 +6,7 @@
 pub const DECIMAL_MAX: usize = 21;
 
 /// `n` in decimal, after a `-` when `negative`, written at the end of `buf`; the text returned.
+#[inline]
 pub fn decimal(n: u64, negative: bool, buf: &mut [u8; DECIMAL_MAX]) -> &str {
     let mut at = buf.len();
     let mut rest = n;

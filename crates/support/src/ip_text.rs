@@ -5,6 +5,7 @@
 use std::net::IpAddr;
 
 /// `ip` as `Display` writes it.
+#[inline]
 pub fn ip_text(ip: IpAddr) -> String {
     let IpAddr::V4(v4) = ip else {
         return ip.to_string();

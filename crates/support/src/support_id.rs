@@ -13,6 +13,7 @@ pub struct SupportId(pub u64);
 impl SupportId {
     /// A fresh random id. Ids below 10^18 are redrawn so that every id has 19 or 20 digits,
     /// as on the systems we stand in for.
+    #[inline]
     pub fn random() -> Self {
         let mut rng = rand::rng();
         loop {
@@ -25,6 +26,7 @@ impl SupportId {
 }
 
 impl fmt::Display for SupportId {
+    #[inline]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.0)
     }

@@ -4,6 +4,7 @@
 use rand::RngExt as _;
 
 /// Whether `s` has the text form of a UUID (any version).
+#[inline]
 pub fn is_uuid(s: &str) -> bool {
     let b = s.as_bytes();
     b.len() == 36
