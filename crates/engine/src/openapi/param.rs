@@ -3,9 +3,10 @@
 //! its schema. Validates the string values a request carries, coercing them to the schema type.
 
 use super::OpenApiLimits;
+use super::formats::Format;
 use super::json::{Arena, Json};
 use super::keywords::{Category, type_names};
-use super::schema::{SchemaId, Schemas, T_ARR, T_BOOL, T_INT, T_NUM, T_OBJ, T_STR};
+use super::schema::{Node, SchemaId, Schemas, T_ARR, T_BOOL, T_INT, T_NUM, T_OBJ, T_STR};
 use super::validate::validate;
 use crate::{Context, Violation, ViolationKind};
 
@@ -110,6 +111,11 @@ impl Param {
             return;
         }
         let hint = schemas.type_hint(id);
+        if let [one] = values
+            && plain_integer_valid(schemas.node(id), one)
+        {
+            return;
+        }
         let arena = Arena::new();
         let value = if hint & T_ARR != 0 {
             let item = items_of(schemas, id, 0);
@@ -207,6 +213,40 @@ pub(crate) fn coerce<'a>(
     Json::String(s)
 }
 
+/// Whether `s` is a short decimal integer that `n` finds valid with nothing to walk: `n` types it
+/// as a number and bounds it at most by an integer format and a range, which are compared here as
+/// [`super::keywords::number`] compares them. An id, a page size, a count: most parameter values of an
+/// API. `false` says nothing: the value is then coerced and validated.
+fn plain_integer_valid(n: &Node, s: &str) -> bool {
+    // Up to 18 digits always parse as an `i64`: `coerce` makes the same number of it.
+    if s.is_empty() || s.len() > 18 || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let plain = n.types & (T_INT | T_NUM) != 0
+        && n.types & T_ARR == 0
+        && !n.never
+        && n.enumeration.is_none()
+        && n.multiple_of.is_none()
+        && n.all_of.is_empty()
+        && n.any_of.is_empty()
+        && n.one_of.is_empty()
+        && n.not.is_none()
+        && matches!(n.format, Format::None | Format::Int32 | Format::Int64);
+    let Ok(i) = s.parse::<i64>() else {
+        return false;
+    };
+    let num = serde_json::Number::from(i);
+    let Some(f) = num.as_f64() else {
+        return false;
+    };
+    plain
+        && n.format.number_ok(&num)
+        && n.minimum
+            .is_none_or(|(min, excl)| !(f < min || (excl && f == min)))
+        && n.maximum
+            .is_none_or(|(max, excl)| !(f > max || (excl && f == max)))
+}
+
 /// A short type label for the URL table.
 pub(crate) fn type_label(schemas: &Schemas, id: Option<SchemaId>) -> String {
     label(schemas, id, 0)
@@ -234,5 +274,77 @@ fn label(schemas: &Schemas, id: Option<SchemaId>, depth: usize) -> String {
     match fmt {
         Some(f) => format!("{base}({f})"),
         None => base,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_integers_are_valid_only_where_validation_finds_them_so() {
+        let node = |types, format, minimum, maximum| Node {
+            types,
+            format,
+            minimum,
+            maximum,
+            ..Node::default()
+        };
+        let nodes = vec![
+            node(
+                T_INT,
+                Format::Int64,
+                Some((1.0, false)),
+                Some((100.0, false)),
+            ),
+            node(T_INT, Format::Int32, None, None),
+            node(T_NUM, Format::None, Some((1.0, true)), Some((100.0, true))),
+            node(T_INT | T_STR, Format::None, None, Some((9.5, false))),
+            node(T_STR, Format::None, None, None),
+            Node {
+                multiple_of: Some(3.0),
+                ..node(T_INT, Format::None, None, None)
+            },
+            Node {
+                never: true,
+                ..node(T_INT, Format::None, None, None)
+            },
+        ];
+        let schemas = Schemas { nodes };
+        let values = [
+            "",
+            "0",
+            "1",
+            "9",
+            "10",
+            "007",
+            "100",
+            "101",
+            "-1",
+            "+5",
+            "1e3",
+            "1.5",
+            " 1",
+            "2147483647",
+            "2147483648",
+            "999999999999999999",
+            "9999999999999999999",
+        ];
+        let mut fast = 0;
+        for id in 0..schemas.nodes.len() as SchemaId {
+            for v in values {
+                let arena = Arena::new();
+                let value = coerce(&schemas, id, v, &arena);
+                let valid = validate(&schemas, id, &value, 8, 8);
+                if plain_integer_valid(schemas.node(id), v) {
+                    fast += 1;
+                    assert!(valid.is_empty(), "schema {id}, {v:?}: {}", valid.len());
+                }
+            }
+        }
+        assert!(plain_integer_valid(schemas.node(0), "10"));
+        assert!(!plain_integer_valid(schemas.node(0), "101"));
+        assert!(!plain_integer_valid(schemas.node(1), "2147483648"));
+        assert!(fast >= 10, "{fast}");
     }
 }

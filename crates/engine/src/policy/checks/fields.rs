@@ -4,11 +4,13 @@
 
 use std::net::IpAddr;
 
+use super::field_memo::with_field_memo;
 use super::known_fields::Known;
+use super::scan::is_credential_header;
 use crate::FieldKind;
 use crate::parse::{cookie, query};
 use crate::policy::compile::charset::HeaderBytes;
-use crate::policy::compile::compiled::{CompiledPolicy, MAX_ITEMS, Scratch, pick};
+use crate::policy::compile::compiled::{CompiledHeader, CompiledPolicy, MAX_ITEMS, Scratch, pick};
 use crate::policy::decl::ParamLocation;
 use crate::signatures::Target;
 use crate::violation::{Context, Violation, ViolationKind as K};
@@ -53,110 +55,61 @@ impl CompiledPolicy {
         }
         // A header map lists each name's values one after another: the entity is picked once per
         // name, and a repetition is the next field having the same name (no lookup by name).
-        let mut fields = h.iter_kinds().peekable();
-        let (mut current, mut cfg) = (None, None);
-        while let Some((name, kind, v)) = fields.next() {
-            let n = name;
-            if current != Some(name) {
-                current = Some(name);
-                cfg = self.index.headers.pick(&self.headers, kind, n.as_bytes());
-                let repeated = fields.peek().is_some_and(|(next, _, _)| *next == name);
-                if repeated && cfg.is_some_and(|c| !c.allow_repeat) {
-                    self.push(
-                        out,
-                        Violation::new(K::HeaderRepeated, Context::Header).named(n),
-                    );
-                }
-            }
-            let bytes = v.as_bytes();
-            if bytes.is_empty() {
-                self.protocol(out, "Header name with no header value");
-                // No client has sent the obsolete `Request-Range` since Netscape 4 (its signature
-                // takes any value); an empty one, which no value scan sees, probes for a server
-                // that still reads it.
-                if n == "request-range" {
-                    self.protocol(out, "Malformed Range header");
-                }
-            }
-            if self.max_header_len.exceeded(bytes.len() as u64) {
-                self.push(
-                    out,
-                    Violation::new(K::HeaderLength, Context::Header)
-                        .named(n)
-                        .detail(format!("{} bytes", bytes.len())),
-                );
-            }
-            let seen = self.header_bytes.classes(bytes);
-            if seen & HeaderBytes::HIGH != 0 {
-                self.protocol(out, "High ASCII characters in headers");
-            }
-            if seen & HeaderBytes::NUL != 0 {
-                self.protocol(out, "Null in request");
-            }
-            if kind == FieldKind::Cookie {
-                self.check_cookies(bytes, s, out);
-                continue;
-            }
-            // The byte classes of the one pass above gate both checks of escapes in the value.
-            let escaped = seen & (HeaderBytes::PERCENT | HeaderBytes::ESCAPE) != 0;
-            self.check_redirect_header(s, out, n, bytes, escaped);
-            if seen & HeaderBytes::PERCENT != 0 {
-                self.check_header_controls(out, bytes);
-            }
-            if seen & HeaderBytes::METACHAR != 0
-                && let Some(c) = self.header_bytes.first_bad(bytes)
-            {
-                self.push(
-                    out,
-                    Violation::new(K::HeaderMetachar, Context::Header)
-                        .named(n)
-                        .metachar(c),
-                );
-            }
-            if let Some(c) = cfg
-                && c.sig_check
-                && !self.sigs.is_empty()
-            {
-                let decoded;
-                let value = if c.percent_decode {
-                    let mut f = query::DecodeFlags::default();
-                    decoded = decode_header(bytes, c.url_normalize, self.passes, &mut f);
-                    if f.nul {
-                        self.protocol(out, "Null in request");
+        with_field_memo(|mut memo| {
+            let mut fields = h.iter_kinds().enumerate().peekable();
+            // The entity of the current name, picked when a field of it is first checked.
+            let (mut current, mut cfg) = (None, None);
+            while let Some((at, (name, kind, v))) = fields.next() {
+                if current != Some(name) {
+                    current = Some(name);
+                    cfg = None;
+                    let repeated = fields.peek().is_some_and(|(_, (next, _, _))| *next == name);
+                    if repeated {
+                        let c = self
+                            .index
+                            .headers
+                            .pick(&self.headers, kind, name.as_bytes());
+                        cfg = Some(c);
+                        if c.is_some_and(|c| !c.allow_repeat) {
+                            self.push(
+                                out,
+                                Violation::new(K::HeaderRepeated, Context::Header).named(name),
+                            );
+                        }
                     }
-                    // No client writes an overlong form: it is there to get past a decoder.
-                    if f.overlong {
-                        self.evasion(out, "IIS Unicode codepoints", Context::Header, bytes);
-                    }
-                    &decoded[..]
-                } else {
-                    bytes
-                };
-                let (ov, mask) = (&c.overrides, c.mask);
-                self.scan(
-                    s,
-                    out,
-                    Target::Header,
-                    Context::Header,
-                    Some(n),
-                    value,
-                    ov,
-                    mask,
-                );
-                if let Some(file) = upload_file_name(n, value) {
-                    let ctx = Context::Header;
-                    self.scan(s, out, Target::Filename, ctx, Some(n), file, ov, mask);
                 }
-                if kind == FieldKind::Referer
-                    && let Some(q) = known.host.and_then(|h| own_page_query(bytes, h.as_bytes()))
+                let bytes = v.as_bytes();
+                if memo
+                    .as_deref()
+                    .is_some_and(|m| m.clean(self, at, name, bytes))
                 {
-                    self.scan_own_page_params(s, out, q, ov, mask);
+                    continue;
+                }
+                let cfg = *cfg.get_or_insert_with(|| {
+                    self.index
+                        .headers
+                        .pick(&self.headers, kind, name.as_bytes())
+                });
+                let mark = out.len();
+                let judged =
+                    self.check_field(s, out, known, (name, kind, bytes), cfg, header_params);
+                // Kept only when nothing was found, nothing found could have been left out as a
+                // repeat of what `out` already held, and the checks read nothing but the field.
+                if let Some(m) = memo.as_deref_mut()
+                    && !judged
+                    && out.len() == mark
+                    && !bytes.is_empty()
+                    && !header_params
+                    && !matches!(kind, FieldKind::Cookie | FieldKind::Referer)
+                    && cfg.is_some_and(|c| c.sig_check && !c.mask && !is_credential_header(name))
+                    && !out
+                        .iter()
+                        .any(|v| matches!(v.kind, K::Evasion | K::HttpProtocol))
+                {
+                    m.keep(self, at, name, bytes);
                 }
             }
-            if header_params {
-                self.check_named_location(s, out, n.as_bytes(), bytes, ParamLocation::Header);
-            }
-        }
+        });
         for c in self
             .headers
             .iter()
@@ -172,6 +125,107 @@ impl CompiledPolicy {
         s.ajax = known
             .requested_with
             .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"XMLHttpRequest"));
+    }
+
+    /// The checks of one field (`cfg`: its entity); true when the open-redirect check judged the
+    /// value, which reads the request's `Host`.
+    fn check_field(
+        &self,
+        s: &mut Scratch,
+        out: &mut Vec<Violation>,
+        known: &Known<'_>,
+        (n, kind, bytes): (&str, FieldKind, &[u8]),
+        cfg: Option<&CompiledHeader>,
+        header_params: bool,
+    ) -> bool {
+        if bytes.is_empty() {
+            self.protocol(out, "Header name with no header value");
+            // No client has sent the obsolete `Request-Range` since Netscape 4 (its signature
+            // takes any value); an empty one, which no value scan sees, probes for a server
+            // that still reads it.
+            if n == "request-range" {
+                self.protocol(out, "Malformed Range header");
+            }
+        }
+        if self.max_header_len.exceeded(bytes.len() as u64) {
+            self.push(
+                out,
+                Violation::new(K::HeaderLength, Context::Header)
+                    .named(n)
+                    .detail(format!("{} bytes", bytes.len())),
+            );
+        }
+        let seen = self.header_bytes.classes(bytes);
+        if seen & HeaderBytes::HIGH != 0 {
+            self.protocol(out, "High ASCII characters in headers");
+        }
+        if seen & HeaderBytes::NUL != 0 {
+            self.protocol(out, "Null in request");
+        }
+        if kind == FieldKind::Cookie {
+            self.check_cookies(bytes, s, out);
+            return false;
+        }
+        // The byte classes of the one pass above gate both checks of escapes in the value.
+        let escaped = seen & (HeaderBytes::PERCENT | HeaderBytes::ESCAPE) != 0;
+        let judged = self.check_redirect_header(s, out, n, bytes, escaped);
+        if seen & HeaderBytes::PERCENT != 0 {
+            self.check_header_controls(out, bytes);
+        }
+        if seen & HeaderBytes::METACHAR != 0
+            && let Some(c) = self.header_bytes.first_bad(bytes)
+        {
+            self.push(
+                out,
+                Violation::new(K::HeaderMetachar, Context::Header)
+                    .named(n)
+                    .metachar(c),
+            );
+        }
+        if let Some(c) = cfg
+            && c.sig_check
+            && !self.sigs.is_empty()
+        {
+            let decoded;
+            let value = if c.percent_decode {
+                let mut f = query::DecodeFlags::default();
+                decoded = decode_header(bytes, c.url_normalize, self.passes, &mut f);
+                if f.nul {
+                    self.protocol(out, "Null in request");
+                }
+                // No client writes an overlong form: it is there to get past a decoder.
+                if f.overlong {
+                    self.evasion(out, "IIS Unicode codepoints", Context::Header, bytes);
+                }
+                &decoded[..]
+            } else {
+                bytes
+            };
+            let (ov, mask) = (&c.overrides, c.mask);
+            self.scan(
+                s,
+                out,
+                Target::Header,
+                Context::Header,
+                Some(n),
+                value,
+                ov,
+                mask,
+            );
+            if let Some(file) = upload_file_name(n, value) {
+                let ctx = Context::Header;
+                self.scan(s, out, Target::Filename, ctx, Some(n), file, ov, mask);
+            }
+            if kind == FieldKind::Referer
+                && let Some(q) = known.host.and_then(|h| own_page_query(bytes, h.as_bytes()))
+            {
+                self.scan_own_page_params(s, out, q, ov, mask);
+            }
+        }
+        if header_params {
+            self.check_named_location(s, out, n.as_bytes(), bytes, ParamLocation::Header);
+        }
+        judged
     }
 
     /// Scans the query parameters of a page of the site's own (its `Referer`) as the parameters

@@ -1,5 +1,5 @@
 //! The request checks of a compiled policy, one file per concern, each an `impl CompiledPolicy`
-//! block run by the transaction's phases: the head ([`head`], [`fields`], [`protocol`],
+//! block run by the transaction's phases: the head ([`head`], [`fields`] and its [`field_memo`], [`protocol`],
 //! [`params`], [`length`], [`encoding`], [`cors`], [`controls`], [`redirect`]), the body ([`body`], [`value`],
 //! [`json_schema`], [`upload`], [`api`], [`grpc`]), the signature scan of one value ([`scan`]);
 //! then staging, rating and the decision ([`staging`], [`rating`]) and which entities judged a
@@ -12,6 +12,7 @@ pub(super) mod cors;
 pub(super) mod dot_segments;
 pub(super) mod encoding;
 pub(crate) mod explain;
+pub(super) mod field_memo;
 pub(super) mod fields;
 pub(super) mod grpc;
 pub(super) mod head;

@@ -89,7 +89,8 @@ impl CompiledPolicy {
     /// Judges a request header's value when it is one an application redirects by or trusts as
     /// its own address (above); `escaped` says the value holds `%`, `&` or `\\` (the header
     /// checks' one pass over its bytes found them), so only its slashes and its start are left
-    /// for the gate to look at.
+    /// for the gate to look at. True when the value was judged, which reads the request's
+    /// `Host`.
     pub(in crate::policy) fn check_redirect_header(
         &self,
         s: &Scratch,
@@ -97,24 +98,27 @@ impl CompiledPolicy {
         name: &str,
         value: &[u8],
         escaped: bool,
-    ) {
+    ) -> bool {
         let s_ = self.settings[K::Redirect as usize];
         if !(s_.alarm || s_.block) {
-            return;
+            return false;
         }
         let (ctx, n) = (Context::Header, name.as_bytes());
         if matches!(name, "x-forwarded-host" | "x-host" | "x-original-host") {
             // A host, not a URL: read as the authority of one.
             let host = [&b"//"[..], value].concat();
-            return self.judge_redirect(s, out, ctx, n, &host, &host, true);
+            self.judge_redirect(s, out, ctx, n, &host, &host, true);
+            return true;
         }
         if !(escaped || authority_or_base64(value)) {
-            return;
+            return false;
         }
         // The standard-header test comes after the gate: most values never reach it.
         if matches!(name, "referer" | "origin") || !super::scan::is_standard_header(name) {
             self.judge_redirect(s, out, ctx, n, value, value, true);
+            return true;
         }
+        false
     }
 }
 

@@ -348,7 +348,7 @@ fn base64_opening(value: &[u8]) -> bool {
 }
 
 /// Headers that carry credentials (not memoized: see `signatures::memo`).
-fn is_credential_header(name: &str) -> bool {
+pub(super) fn is_credential_header(name: &str) -> bool {
     name.eq_ignore_ascii_case("authorization") || name.eq_ignore_ascii_case("proxy-authorization")
 }
 

@@ -91,6 +91,7 @@ fn compile_with(m: &Model, with_signatures: bool) -> Result<CompiledPolicy, Poli
     let headers = headers(d);
     let index = Indexes::new(&filetypes, &headers);
     Ok(CompiledPolicy {
+        id: super::compiled::next_policy_id(),
         api: None,
         name: m.name.clone(),
         template: m.template,

@@ -15,6 +15,9 @@ use crate::violation::ViolationKind;
 
 /// An immutable, shareable, compiled policy.
 pub struct CompiledPolicy {
+    /// Unique to this compilation (never 0): what the per-thread memo of clean header fields
+    /// (`checks/field_memo.rs`) keys its entries with, so another policy never reads them.
+    pub(in crate::policy) id: u64,
     pub(in crate::policy) name: String,
     pub(in crate::policy) template: TemplateId,
     pub(in crate::policy) blocking: bool,
@@ -64,6 +67,12 @@ pub struct CompiledPolicy {
     pub(in crate::policy) json_schemas: Vec<Option<std::sync::Arc<crate::openapi::JsonSchema>>>,
 }
 
+/// A new [`CompiledPolicy::id`].
+pub(in crate::policy) fn next_policy_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Most request-body bytes buffered for inspection (larger bodies are inspected up to this size).
 pub const BODY_INSPECT_LIMIT: usize = 1 << 20;
 /// Most parameters, parts or cookies examined per request.
@@ -73,6 +82,7 @@ impl CompiledPolicy {
     /// A policy that allows everything (what a listener without a policy runs).
     pub fn allow_all(name: &str) -> Self {
         CompiledPolicy {
+            id: next_policy_id(),
             api: None,
             name: name.to_string(),
             template: TemplateId::NginxBase,
