@@ -47,7 +47,7 @@ pub struct ProxyOptions {
     /// Append security events (JSON lines) to this file instead of writing them to stdout.
     #[arg(long)]
     pub event_log: Option<PathBuf>,
-    /// Serve Prometheus metrics on this address.
+    /// Serve Prometheus metrics on this address (plain HTTP/1.1, as scrapers speak it).
     #[arg(long)]
     pub metrics_listen: Option<SocketAddr>,
     /// API access control profile (JSON or YAML; see docs/access.md): API keys, JWT, token
