@@ -224,13 +224,7 @@ fn inert_bogus_comments(input: &[u8], out: &mut Option<Vec<u8>>) {
 /// `rel=import`) or a URL to a script, data or another site; a tag with only
 /// descriptive attributes and a same-site `href` is blanked in the copy.
 fn inert_head_tags(input: &[u8], out: &mut Option<Vec<u8>>) {
-    const META: [&[u8]; 5] = [
-        b"name",
-        b"content",
-        b"property",
-        b"itemprop",
-        b"lang",
-    ];
+    const META: [&[u8]; 5] = [b"name", b"content", b"property", b"itemprop", b"lang"];
     const LINK: [&[u8]; 11] = [
         b"rel",
         b"href",
