@@ -281,11 +281,12 @@ literal: %e5%98%8a
 literal: \\u560a
 literal: set-cookie
 literal: location
-regex: ^(?:[^\r\n:]|:[^\s\r\n])*[\r\n]+\s*(?:set-cookie|location|content-(?:type|length|disposition|security-policy|encoding)|x-[\w-]+|refresh|access-control-[\w-]+|http/\d|transfer-encoding|link|host|cookie|status|x-xss-protection|cache-control|connection|server|etag|last-modified|expires|vary|upgrade|authorization|www-authenticate)\s*:|(?:%0[ad]|%e5%98%8[ad]|\xe5\x98[\x8a\x8d]|\\u560[ad]|\\r|\\n)+\s*(?:set-cookie|location|content-(?:type|length|disposition|security-policy|encoding)|x-[\w-]+|refresh|access-control-[\w-]+|http/\d|transfer-encoding|link|host|cookie|status|x-xss-protection|cache-control|connection|server|etag|last-modified|expires|vary|upgrade|authorization|www-authenticate)\s*:|^(?:[^\r\n:]|:[^\s\r\n])*[\r\n]+\s*(?:<\s*(?:html|script|body|svg|img)|http/1\.[01]\s+\d{3})|(?:%0[ad])+\s*(?:<\s*(?:html|script|body|svg|img)|http/1\.[01]\s+\d{3})
+regex: ^(?:[^\r\n:]|:[^\s\r\n])*[\r\n]+\s*(?:set-cookie|location|content-(?:type|length|disposition|security-policy|encoding)|x-[\w-]+|refresh|access-control-[\w-]+|http/\d|transfer-encoding|link|host|cookie|status|x-xss-protection|cache-control|connection|server|etag|last-modified|expires|vary|upgrade|authorization|www-authenticate)\s*:|(?:%0[ad]|%e5%98%8[ad]|\xe5\x98[\x8a\x8d]|\\u560[ad]|\\r|\\n)+\s*(?:set-cookie|location|content-(?:type|length|disposition|security-policy|encoding)|x-[\w-]+|refresh|access-control-[\w-]+|http/\d|transfer-encoding|link|host|cookie|status|x-xss-protection|cache-control|connection|server|etag|last-modified|expires|vary|upgrade|authorization|www-authenticate)\s*:|^(?:[^\r\n:<>]|:[^\s\r\n])*[\r\n]+\s*(?:<\s*(?:html|script|body|svg|img)|http/1\.[01]\s+\d{3})|(?:%0[ad])+\s*(?:<\s*(?:html|script|body|svg|img)|http/1\.[01]\s+\d{3})
 test: x\r\nSet-Cookie: a=b
 test: /%0d%0aLocation: http://evil.example
 pass: content-length: 94\r\ncontent-type: application/json; charset=utf-8\r\n
 pass: line one\nline two
+pass: <!DOCTYPE html>\n<html lang='en' class=''>\n<head>\n
 
 id: 300006601
 name: CRLF injection: a forwarding or client-address header after a line break

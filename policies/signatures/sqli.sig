@@ -11,12 +11,20 @@ risk: high
 targets: param-name, param-value, cookie, body, json, xml, grpc
 # A whole SELECT typed into a search box (`select 1 from a`) cannot continue the query it lands
 # in, whatever the context: only a fragment can (`1 union select`, `x' or 1=1`), see `sql-text`.
-unless: binary, sql-text
+# Nor in a search engine's query (`title="sql" && app="x"`): its quotes delimit field values.
+unless: binary, sql-text, search-query
 engine: sqli
 test: 1' OR '1'='1
 test: 1 AND 1=1 --
 pass: O'Brien and sons
 pass: select 1 from a
+pass: "LIKE" STAMP
+pass: SMALL "&" SIGN
+pass: Mark, 'Call me when you get to the gate and I'll come out and open it up'
+pass: 1611-IioXXIG1ti8rspL2vbXFy--
+pass: title="sql" && product="wordpress" || author=="CT Stack"
+test: 1 or 1=1--
+test: O'Brien' OR 1=1--
 
 id: 300001001
 name: SQL injection: UNION SELECT
@@ -104,7 +112,8 @@ type: SQL-Injection
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
-unless: binary
+# Not where every quote is text punctuation or delimits a search query's values: none closes a literal.
+unless: binary, prose, search-query
 literal: '
 literal: "
 literal: `
@@ -115,6 +124,9 @@ test: ") OR 1=1 --
 test: ' or true--
 pass: it's "or" not "and"
 pass: "WOOD" AND "SIGN" AND "POLKA DOTS"
+pass: she said 'yes' and 'no' or 'maybe'
+pass: app="Apache-Tomcat" && country="CN"
+test: 18' or '1'='1
 
 id: 300001006
 name: SQL injection: numeric boolean tautology

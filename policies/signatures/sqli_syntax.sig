@@ -324,7 +324,8 @@ type: SQL-Injection
 accuracy: medium
 risk: high
 targets: @values, header, url, param-name
-unless: binary
+# Not where every quote is text punctuation or delimits a search query's values: none closes a literal.
+unless: binary, prose, search-query
 literal: '
 literal: "
 literal: `
@@ -363,6 +364,12 @@ test: ' order by 1--
 test: " where `t`.`id` = 2
 test: '; select pg_sleep(5)
 test: ')) limit 1
+pass: "SELECT" BUTTON KEYCAP
+pass: Children's books 'where the wild things are'
+pass: title="sql" && product="wordpress" || author=="CT Stack"
+test: "SELECT" BUTTON' union select 1--
+pass: https://safeline.com/poc/list?page=1&search=title%3D%22sql%22%20%26%26%20product%3D%22wordpress%22%20%7C%7C%20author%3D%3D%22CT%20Stack%22
+test: https://shop.example/p?id=1&q=x%27%20union%20select%20password%20from%20users--
 
 id: 300001109
 name: SQL injection: boolean operator with a literal at the start of a value
@@ -392,12 +399,13 @@ type: SQL-Injection
 accuracy: medium
 risk: high
 targets: @values, header, url, param-name
+# A `) --` ending a value closes the application's bracket only when the value opened none.
 unless: binary
 literal: /*
 literal: */
 literal: --
 literal: #
-regex: \b(?:select|union|from|where|and|or|insert|update|delete|drop|exec|order|group|having|into|values|table|sleep|benchmark)\s*/\*[^*]*\*+(?:[^/*][^*]*\*+)*/|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/\s*(?:select|union|from|where|and|or|insert|update|delete|drop|exec|order|group|having|into|values|table|concat|char|sleep|benchmark|\d)\b|\w/\*[^*]{0,40}\*/\w|;\s*(?:--|#)\s*$|;\s*/\*|\b(?:table|drop|select|from|union)\w*\s*;\s*--|['"]\s*/\*|\*/\s*['"]|\)\s*--\s*[+\-]*\s*$
+regex: \b(?:select|union|from|where|and|or|insert|update|delete|drop|exec|order|group|having|into|values|table|sleep|benchmark)\s*/\*[^*]*\*+(?:[^/*][^*]*\*+)*/|/\*[^*]*\*+(?:[^/*][^*]*\*+)*/\s*(?:select|union|from|where|and|or|insert|update|delete|drop|exec|order|group|having|into|values|table|concat|char|sleep|benchmark|\d)\b|\w/\*[^*]{0,40}\*/\w|;\s*(?:--|#)\s*$|;\s*/\*|\b(?:table|drop|select|from|union)\w*\s*;\s*--|['"]\s*/\*|\*/\s*['"]|^[^(]*\)\s*--\s*[+\-]*\s*$
 test: DROP/*comment*/sampletable
 test: DR/**/OP sampletable
 test: SELECT/*avoid-spaces*/password/**/FROM/**/Members
@@ -408,6 +416,9 @@ pass: /* a comment */
 pass: see section 3; -- ok
 pass: https://example.com/a/*/b
 pass: */*
+pass: SCRAPBOOK PAPER PACK (8.5X11"-300 DPI) --
+test: 1) --
+test: admin') --
 
 id: 300001111
 name: SQL injection: MSSQL and Oracle procedures, types and packages

@@ -6,13 +6,15 @@ type: Path Traversal
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
-unless: binary
+# Not in a multi-line document (a scanner template, a README): it is no path as a whole.
+unless: binary, document
 literal: ..
 regex: (?:\.\.+[/\\]+){2,}|(?:^|[/\\=])\.\.+[/\\]+[\w.-]+[/\\]|[/\\]\.\.+(?:[/\\]|$)[\s\S]*[/\\]\.\.+(?:[/\\]|$)
 test: ../../../etc/passwd
 test: ..\\..\\boot.ini
 test: /static/../../../x
 pass: wait... really?
+pass: name: poc-yaml-ind780-cve-2021-40661-lfi\r\ntransport: http\r\nrules:\r\n  r0:\r\n    request:\r\n      method: GET\r\n      path: /IND780/excalweb.dll?webpage=../../AutoCE.ini\r\n      follow_redirects: false\r\n
 
 id: 300004002
 name: Path traversal: parent-directory segment in a value
@@ -20,12 +22,14 @@ type: Path Traversal
 accuracy: medium
 risk: medium
 targets: @values, header, param-name
-unless: binary
+# Not in a multi-line document (a scanner template, a README): it is no path as a whole.
+unless: binary, document
 literal: ..
 regex: (?:^|[/\\=:])\.\.+[/\\]|[/\\]\.\.$
 test: ../config.php
 pass: ok.. thanks
 pass: abc;/...
+pass: name: poc-yaml-ind780-cve-2021-40661-lfi\r\ntransport: http\r\nrules:\r\n  r0:\r\n    request:\r\n      method: GET\r\n      path: /IND780/excalweb.dll?webpage=../../AutoCE.ini\r\n      follow_redirects: false\r\n
 
 id: 300004003
 name: Path traversal: encoded dots and separators left after decoding
@@ -62,7 +66,8 @@ accuracy: high
 risk: high
 systems: Unix/Linux
 targets: @values, header, url, param-name
-unless: binary
+# Not in a multi-line document (a scanner template, a README): it is no path as a whole.
+unless: binary, document
 literal: etc
 literal: proc
 literal: var/log
@@ -85,7 +90,8 @@ accuracy: high
 risk: high
 systems: Microsoft Windows, IIS
 targets: @values, header, url, param-name
-unless: binary
+# Not in a multi-line document (a scanner template, a README): it is no path as a whole.
+unless: binary, document
 literal: win.ini
 literal: system.ini
 literal: boot.ini
@@ -243,7 +249,8 @@ type: Path Traversal
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
-unless: binary
+# Not in a multi-line document (a scanner template, a README): it is no path as a whole.
+unless: binary, document
 literal: etc
 literal: windows
 literal: winnt
@@ -259,7 +266,8 @@ type: Path Traversal
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
-unless: binary
+# Not in a multi-line document (a scanner template, a README): it is no path as a whole.
+unless: binary, document
 literal: 0x2e
 literal: %2e
 literal: %u
@@ -274,6 +282,7 @@ test: ..%c1%pc..%c1%pc
 test: 0x2e0x2e%c0%2F0x2e0x2e%c0%2F
 pass: wait... what?! ok...
 pass: 1.5, 2.5, 3.5
+pass: name: poc-yaml-ind780-cve-2021-40661-lfi\r\ntransport: http\r\nrules:\r\n  r0:\r\n    request:\r\n      method: GET\r\n      path: /IND780/excalweb.dll?webpage=../../AutoCE.ini\r\n      follow_redirects: false\r\n
 
 id: 300004012
 name: Path traversal: Windows administrative share and profile files

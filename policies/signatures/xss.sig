@@ -12,6 +12,11 @@ unless: binary
 engine: xss
 test: <img src=x onerror=alert(1)>
 pass: a < b > c
+pass: <meta name="viewport" content="width=device-width, initial-scale=1, shrink-to-fit=no">
+pass: <link rel="shortcut icon" type="image/x-icon" href="/favicon.ico">
+test: <meta http-equiv="refresh" content="0;url=javascript:alert(1)">
+test: <link rel=import href=//evil.example/x.html>
+test: <meta name=x onmouseover=alert(1)>
 
 id: 300002001
 name: XSS: script tag (a closing one, a complete opening one, or one with an attribute value; a bare `<script` in a search cannot open one)
@@ -89,14 +94,14 @@ pass: java: a language
 pass: JavaScript: Basics
 
 id: 300002006
-name: XSS: dangerous HTML element (containers of script or navigation; media and SVG only with a handler or script URL)
+name: XSS: dangerous HTML element (containers of script or navigation; media and SVG only with a handler or script URL; `meta` only with `http-equiv` or a `charset`, which sets the encoding the rest of the page is read in when it comes first, `link` only importing or to another site or a script URL)
 type: Cross Site Scripting (XSS)
 accuracy: high
 risk: high
 targets: @values, header, url, param-name
 unless: binary
 literal: <
-regex: <\s*/?\s*(?:iframe|frame|frameset|object|embed|applet|math|base|meta|link|style|form|isindex|xss|xml|import|template|bgsound|layer|ilayer|animate\w*|set|handler|listener|xmp|plaintext|noscript|portal|keygen)[\s/>]+[\s\S]{0,200}?(?:[\s/"']\w+\s*=|>)|<\s*(?:svg|marquee|image|video|audio|source|details|dialog)[\s/](?:[^>]{0,200}?[\s/"'])?(?:on[a-z]{3,}\s*=|(?:(?:xlink:)?href|src|data|poster|background)\s*=\s*(?:\\?["'`]\s*)?(?:(?:java|vb|live)script:|data:\s*(?:text/|application/|image/svg|,)))
+regex: <\s*/?\s*(?:iframe|frame|frameset|object|embed|applet|math|base|style|form|isindex|xss|xml|import|template|bgsound|layer|ilayer|animate\w*|set|handler|listener|xmp|plaintext|noscript|portal|keygen)[\s/>]+[\s\S]{0,200}?(?:[\s/"']\w+\s*=|>)|<\s*meta[\s/][^>]{0,200}?(?:http-equiv|charset)|<\s*link[\s/][^>]{0,200}?(?:\brel\s*=\s*["']?\s*import\b|\bhref\s*=\s*(?:\\?["'`]\s*)?(?:(?:java|vb|live)script:|data:|[a-z][\w+.-]*:|//|\\))|<\s*(?:svg|marquee|image|video|audio|source|details|dialog)[\s/](?:[^>]{0,200}?[\s/"'])?(?:on[a-z]{3,}\s*=|(?:(?:xlink:)?href|src|data|poster|background)\s*=\s*(?:\\?["'`]\s*)?(?:(?:java|vb|live)script:|data:\s*(?:text/|application/|image/svg|,)))
 test: <iframe src=//evil.example>
 test: <svg><animate onbegin=x>
 test: <video src=x onerror=alert(1)>
@@ -105,6 +110,13 @@ pass: <image href="data:image/png;base64,iVBORw0KGgo" width="16"/>
 pass: <svg t="1682594285904" class="icon" viewBox="0 0 1024 1024" xmlns="http://www.w3.org/2000/svg" width="200"><path d="M512 1024A512"></path></svg>
 pass: a<b and c>d
 pass: BLAH <A HREF="/FOO.HTML">FOO</A>
+test: <meta http-equiv="refresh" content="0;url=javascript:alert(1)">
+test: <link rel=stylesheet href=//evil.example/x.css>
+test: <LINK REL="stylesheet" HREF="javascript:alert(1);">
+test: <meta charset="UTF-7">
+pass: <meta name="viewport" content="width=device-width, initial-scale=1">
+pass: <link rel="stylesheet" href="/css/site.css">
+test: <meta charset="UTF-8">
 
 id: 300002007
 name: XSS: JavaScript execution sinks

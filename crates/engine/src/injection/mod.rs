@@ -6,6 +6,7 @@
 //! size-capped, and has its own tests and fuzz targets here.
 
 mod precheck;
+pub(crate) mod prose;
 
 use crate::normalize::ByteSet;
 
@@ -58,6 +59,7 @@ fn detect_sqli(input: &[u8]) -> bool {
     libinjectionrs::detect_sqli(input).is_injection()
         && !javascript_function(input)
         && before_final_email(input).is_none_or(|b| libinjectionrs::detect_sqli(b).is_injection())
+        && prose::blanked(input).is_none_or(|b| libinjectionrs::detect_sqli(&b).is_injection())
 }
 
 /// What comes before an e-mail address that ends `input`, when one does; the tokenizer is asked
@@ -172,6 +174,7 @@ fn inert_markup_blanked(input: &[u8]) -> Option<Vec<u8>> {
     }
     inert_svg(input, &mut out);
     inert_xml_declarations(input, &mut out);
+    inert_head_tags(input, &mut out);
     out
 }
 
@@ -211,6 +214,126 @@ fn inert_bogus_comments(input: &[u8], out: &mut Option<Vec<u8>>) {
             from = end;
         }
     }
+}
+
+/// `<meta>` and `<link>` tags that cannot run script, pasted with a page's head or a snippet
+/// (`<meta name="viewport" content="width=device-width">`, `<link rel="stylesheet"
+/// href="/css/site.css">`): libinjection flags both tags by name. What makes them run script or
+/// take over the page is an attribute (`http-equiv` refresh or cookies, a `charset`, which sets
+/// the encoding the rest of the page is read in when it comes first, an event handler,
+/// `rel=import`) or a URL to a script, data or another site; a tag with only
+/// descriptive attributes and a same-site `href` is blanked in the copy.
+fn inert_head_tags(input: &[u8], out: &mut Option<Vec<u8>>) {
+    const META: [&[u8]; 5] = [b"name", b"content", b"property", b"itemprop", b"lang"];
+    const LINK: [&[u8]; 11] = [
+        b"rel",
+        b"href",
+        b"type",
+        b"sizes",
+        b"media",
+        b"crossorigin",
+        b"integrity",
+        b"as",
+        b"title",
+        b"hreflang",
+        b"color",
+    ];
+    let lower = input.to_ascii_lowercase();
+    for at in memchr::memchr_iter(b'<', &lower) {
+        let rest = &lower[at + 1..];
+        let allowed: &[&[u8]] = if rest.starts_with(b"meta") {
+            &META
+        } else if rest.starts_with(b"link") {
+            &LINK
+        } else {
+            continue;
+        };
+        let Some(len) = memchr::memchr(b'>', rest) else {
+            continue;
+        };
+        let tag = &rest[4..len];
+        if !tag.first().is_some_and(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if inert_attributes(tag, allowed) {
+            out.get_or_insert_with(|| input.to_vec())[at..at + 1 + len + 1].fill(b' ');
+        }
+    }
+}
+
+/// Whether the attributes `tag` holds (lower case, between the tag name and `>`) are all among
+/// `allowed`, with plain quoted or bare values that name no script, data or UTF-7, no import,
+/// and no URL to another site.
+fn inert_attributes(tag: &[u8], allowed: &[&[u8]]) -> bool {
+    let mut i = 0;
+    while i < tag.len() {
+        let b = tag[i];
+        if b.is_ascii_whitespace() || b == b'/' {
+            i += 1;
+            continue;
+        }
+        let n = tag[i..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_'))
+            .count();
+        let name = &tag[i..i + n];
+        if n == 0 || !allowed.contains(&name) {
+            return false;
+        }
+        i += n;
+        while tag.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        if tag.get(i) != Some(&b'=') {
+            continue;
+        }
+        i += 1;
+        while tag.get(i).is_some_and(u8::is_ascii_whitespace) {
+            i += 1;
+        }
+        let (value, next) = match tag.get(i) {
+            Some(&q @ (b'"' | b'\'')) => match memchr::memchr(q, &tag[i + 1..]) {
+                Some(e) => (&tag[i + 1..i + 1 + e], i + 1 + e + 1),
+                None => return false,
+            },
+            _ => {
+                let e = tag[i..]
+                    .iter()
+                    .position(|b| b.is_ascii_whitespace())
+                    .map_or(tag.len(), |e| i + e);
+                (&tag[i..e], e)
+            }
+        };
+        if value
+            .iter()
+            .any(|b| matches!(b, b'<' | b'>' | b'&' | b'\\' | b'`' | b'"' | b'\''))
+            || [
+                &b"script"[..],
+                b"data:",
+                b"utf-7",
+                b"utf7",
+                b"import",
+                b"expression",
+            ]
+            .iter()
+            .any(|w| memchr::memmem::find(value, w).is_some())
+            || name == b"href" && !same_site(value)
+        {
+            return false;
+        }
+        i = next;
+    }
+    true
+}
+
+/// A relative URL (`/css/site.css`, `favicon.ico`): no scheme and not protocol-relative.
+fn same_site(url: &[u8]) -> bool {
+    let url = url.trim_ascii();
+    !url.starts_with(b"//")
+        && url
+            .iter()
+            .position(|b| matches!(b, b':' | b'/' | b'?' | b'#'))
+            .is_none_or(|p| url[p] != b':')
 }
 
 /// XML declarations (`<?xml version="1.0" encoding="GBK"?>` in a logged API response, a saved

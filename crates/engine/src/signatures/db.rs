@@ -293,7 +293,7 @@ pub fn parse(text: &str) -> Result<Vec<SigDef>, DbError> {
                     let shape = super::shape::Shape::parse(&name).ok_or_else(|| {
                         err(
                             line,
-                            format!("unknown shape {name:?} (expected binary, url, sql-text or function)"),
+                            format!("unknown shape {name:?} (expected binary, url, sql-text, function, prose, search-query or document)"),
                         )
                     })?;
                     cur.unless |= shape as u8;

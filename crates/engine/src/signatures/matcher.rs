@@ -411,12 +411,16 @@ impl Matcher {
         }
         // The shapes of the value are judged only when a match depends on them.
         let mut value_shapes = None;
-        let pairs = sel.0 == Target::QueryString.index();
+        let query = sel.0 == Target::QueryString.index();
         for i in matched.ones() {
             let unless = self.unless[i];
             let exempt = unless != 0
                 && (*value_shapes.get_or_insert_with(|| shape::shapes(value)) & unless != 0
-                    || pairs && self.only_in_shaped_pairs(tm, i, value, unless));
+                    // A query string, or a value that carries a page's address with its
+                    // query (a `Referer`, a return address): its pairs are that page's
+                    // parameters.
+                    || (query || shape::carries_query(value))
+                        && self.only_in_shaped_pairs(tm, i, value, unless));
             if !exempt {
                 hits.push(self.ids[i]);
             }

@@ -9,6 +9,7 @@ mod literals;
 mod matcher;
 mod memo;
 mod prefilter;
+mod search;
 mod shape;
 mod table;
 

@@ -31,16 +31,31 @@ pub enum Shape {
     /// (in markup it is text; evaluated, it only makes a function), so the sinks and calls in
     /// its body are not an injection; a call after it (`}()`, `}+alert(1)`) is not this shape.
     Function = 8,
+    /// Text whose every quote is punctuation (`"LIKE" STAMP`, `I'll`, `36" X 48"`; see
+    /// [`crate::injection::prose`]), with at least one quote: none of them closes a string
+    /// literal with SQL after it, which is what a quote-breakout signature looks for.
+    Prose = 16,
+    /// A query in a search engine's or code host's syntax (`title="sql" && app="x"`; see
+    /// [`super::search`]): its quotes delimit whole field values and phrases.
+    SearchQuery = 32,
+    /// A document of three or more lines of text starting with a word or a heading (a YAML
+    /// scanner template, a README, code): a path never holds a line break, so the value as a
+    /// whole is no path a traversal could reach a file through, whatever paths it quotes.
+    Document = 64,
 }
 
 impl Shape {
-    /// The database spelling: `binary`, `url`, `sql-text`, `function`.
+    /// The database spelling: `binary`, `url`, `sql-text`, `function`, `prose`, `search-query`,
+    /// `document`.
     pub fn parse(name: &str) -> Option<Shape> {
         match name {
             "binary" => Some(Shape::Binary),
             "url" => Some(Shape::Url),
             "sql-text" => Some(Shape::SqlText),
             "function" => Some(Shape::Function),
+            "prose" => Some(Shape::Prose),
+            "search-query" => Some(Shape::SearchQuery),
+            "document" => Some(Shape::Document),
             _ => None,
         }
     }
@@ -61,7 +76,46 @@ pub fn shapes(value: &[u8]) -> u8 {
     if is_function_expression(value) {
         out |= Shape::Function as u8;
     }
-    out
+    out | text_shapes(value)
+}
+
+/// See [`Shape::Document`]. Markup (`<`) and JSON (`{`, `[`) documents are not this shape: their
+/// elements and strings are values in their own right, and may each be a path.
+fn is_document(v: &[u8]) -> bool {
+    let first = v.iter().find(|b| !b.is_ascii_whitespace());
+    first.is_some_and(|b| b.is_ascii_alphabetic() || *b == b'#')
+        && v.split(|b| *b == b'\n')
+            .filter(|line| !line.trim_ascii().is_empty())
+            .nth(2)
+            .is_some()
+}
+
+/// The [`Shape::Prose`], [`Shape::SearchQuery`] and [`Shape::Document`] bits of `value`, or of
+/// its text when it is percent-encoded (a cookie keeping the last search) or base64 as a whole
+/// (a search page that sends its query base64-encoded, `qbase64=`): the signatures see that
+/// text as a view of the value.
+fn text_shapes(value: &[u8]) -> u8 {
+    let of = |v: &[u8]| {
+        let mut out = 0;
+        if crate::injection::prose::prose_quotes(v).1 {
+            out |= Shape::Prose as u8;
+        }
+        if super::search::is_search_query(v) {
+            out |= Shape::SearchQuery as u8;
+        }
+        if is_document(v) {
+            out |= Shape::Document as u8;
+        }
+        out
+    };
+    match of(value) {
+        0 if value.contains(&b'%') => {
+            let mut ev = crate::normalize::Evasions::default();
+            of(&crate::normalize::decode_percent_once(value, &mut ev).0)
+        }
+        0 => crate::normalize::base64_text(value).map_or(0, |text| of(&text)),
+        found => found,
+    }
 }
 
 /// A whole `k=v&k=v` string (a query string, a form body) without the pairs whose value has one
@@ -84,6 +138,15 @@ pub fn without_shaped_pairs(value: &[u8], unless: u8) -> Option<Vec<u8>> {
         rest.extend_from_slice(pair);
     }
     dropped.then_some(rest)
+}
+
+/// Whether `value` is an absolute `http(s)` URL with a query: its `&`-separated pairs are the
+/// parameters of the page it names, judged as [`without_shaped_pairs`] judges a query string's.
+pub fn carries_query(value: &[u8]) -> bool {
+    let v = value.trim_ascii_start();
+    (v.len() > 8 && v[..8].eq_ignore_ascii_case(b"https://")
+        || v.len() > 7 && v[..7].eq_ignore_ascii_case(b"http://"))
+        && v.contains(&b'?')
 }
 
 /// Odd bytes make up at least one byte in fifty, there are at least six of them and at least four
