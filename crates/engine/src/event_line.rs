@@ -4,7 +4,7 @@
 //! one byte at a time through its formatter; here a run of bytes that need no escape is found eight
 //! at a time and copied whole. The `Serialize` impls stay what the stores and the admin API read.
 
-use portcullis_support::{DECIMAL_MAX, decimal};
+use portcullis_support::{DECIMAL_MAX, decimal_bytes};
 
 use super::event::SecurityEvent;
 use super::json_plain::plain_run;
@@ -130,7 +130,7 @@ fn context_name(c: Context) -> &'static str {
 
 fn number(out: &mut Vec<u8>, n: u64) {
     let mut buf = [0; DECIMAL_MAX];
-    out.extend_from_slice(decimal(n, false, &mut buf).as_bytes());
+    out.extend_from_slice(decimal_bytes(n, false, &mut buf));
 }
 
 /// `s` as a JSON string, escaped as serde_json escapes it: `"`, `\`, and the control bytes (the

@@ -3,29 +3,50 @@
 //! a time, since most strings of either hold nothing else.
 
 /// How many bytes from the start of `bytes` run before a `"`, a backslash or a control byte.
+/// Inlined into its callers' per-string loops, which it is most of.
+#[inline]
 pub(crate) fn plain_run(bytes: &[u8]) -> usize {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    let zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGH;
     let mut n = 0;
     let mut words = bytes.chunks_exact(8);
     for w in &mut words {
-        let w = u64::from_le_bytes(w.try_into().unwrap_or_default());
-        // A byte flagged by one of the tests is the first stop when it is the lowest flagged:
-        // the borrow of the subtraction only sets false flags above a true one.
-        let stop = zero(w ^ (ONES * u64::from(b'"')))
-            | zero(w ^ (ONES * u64::from(b'\\')))
-            | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
+        let stop = stops(u64::from_le_bytes(w.try_into().unwrap_or_default()));
         if stop != 0 {
             return n + (stop.trailing_zeros() / 8) as usize;
         }
         n += 8;
     }
-    n + words
-        .remainder()
-        .iter()
+    let rest = words.remainder();
+    if rest.is_empty() {
+        return n;
+    }
+    // The tail of a run of eight bytes or more is tested as the last eight, overlapping the words
+    // before it, rather than a byte at a time: the bytes before `n` are plain, so the first stop
+    // that word holds is at or after `n`.
+    if let Some(last) = bytes.last_chunk::<8>() {
+        let stop = stops(u64::from_le_bytes(*last));
+        let from = bytes.len() - 8;
+        return if stop == 0 {
+            bytes.len()
+        } else {
+            from + (stop.trailing_zeros() / 8) as usize
+        };
+    }
+    rest.iter()
         .take_while(|&&b| b != b'"' && b != b'\\' && b >= 0x20)
         .count()
+}
+
+/// The high bit of each byte of `w` that is a `"`, a backslash or a control byte. A byte flagged
+/// by one of the tests is a true stop when it is the lowest flagged: the borrow of the subtraction
+/// only sets false flags above a true one.
+#[inline(always)]
+fn stops(w: u64) -> u64 {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    let zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGH;
+    zero(w ^ (ONES * u64::from(b'"')))
+        | zero(w ^ (ONES * u64::from(b'\\')))
+        | (w.wrapping_sub(ONES * 0x20) & !w & HIGH)
 }
 
 #[cfg(test)]
@@ -46,6 +67,25 @@ mod tests {
         ];
         for (bytes, n) in cases {
             assert_eq!(plain_run(bytes), n, "{}", String::from_utf8_lossy(bytes));
+        }
+        // Every length up to three words, a stop of each kind at every position (the tail read
+        // as an overlapping word, non-ASCII bytes around it), against a byte at a time.
+        let plain = "aé\u{7f}Zé€ 9~xyzé!#[]{}".as_bytes();
+        for len in 0..=24 {
+            let base: Vec<u8> = plain.iter().copied().cycle().take(len).collect();
+            let one_by_one = |v: &[u8]| {
+                v.iter()
+                    .take_while(|&&b| b != b'"' && b != b'\\' && b >= 0x20)
+                    .count()
+            };
+            assert_eq!(plain_run(&base), one_by_one(&base));
+            for at in 0..len {
+                for stop in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+                    let mut v = base.clone();
+                    v[at] = stop;
+                    assert_eq!(plain_run(&v), one_by_one(&v), "{v:?}");
+                }
+            }
         }
     }
 }

@@ -8,6 +8,12 @@ pub const DECIMAL_MAX: usize = 21;
 /// `n` in decimal, after a `-` when `negative`, written at the end of `buf`; the text returned.
 #[inline]
 pub fn decimal(n: u64, negative: bool, buf: &mut [u8; DECIMAL_MAX]) -> &str {
+    std::str::from_utf8(decimal_bytes(n, negative, buf)).unwrap_or_default()
+}
+
+/// [`decimal`] as bytes, for a writer of bytes (an event line): the digits are ASCII, and
+/// checking them again as UTF-8 costs a fair part of the whole.
+pub fn decimal_bytes(n: u64, negative: bool, buf: &mut [u8; DECIMAL_MAX]) -> &[u8] {
     let mut at = buf.len();
     let mut rest = n;
     // Two digits per division, as core's formatter writes them: a support id has twenty.
@@ -29,7 +35,7 @@ pub fn decimal(n: u64, negative: bool, buf: &mut [u8; DECIMAL_MAX]) -> &str {
         at -= 1;
         buf[at] = b'-';
     }
-    std::str::from_utf8(&buf[at..]).unwrap_or_default()
+    &buf[at..]
 }
 
 /// "00", "01", ..., "99" back to back.
@@ -63,6 +69,10 @@ mod tests {
         }
         for n in [1, 42, i64::MIN.unsigned_abs()] {
             assert_eq!(decimal(n, true, &mut buf), format!("-{n}"));
+        }
+        for n in [0, 9, 10, 99, 100, 1234567, u64::MAX] {
+            assert_eq!(decimal_bytes(n, false, &mut buf), n.to_string().as_bytes());
+            assert_eq!(decimal_bytes(n, true, &mut buf), format!("-{n}").as_bytes());
         }
     }
 }

@@ -24,7 +24,7 @@ mod url;
 mod uuid;
 
 pub use clock::{iso8601_utc, now_micros, parse_iso8601_utc, unix_seconds};
-pub use decimal::{DECIMAL_MAX, decimal};
+pub use decimal::{DECIMAL_MAX, decimal, decimal_bytes};
 pub use guard::{BadCidr, Cidr, Guard};
 pub use inline_vec::InlineVec;
 pub use ip_text::ip_text;

@@ -135,17 +135,27 @@ impl<'a> Reader<'a, '_> {
         Ok(self.scratch.object(base))
     }
 
-    /// A string's contents after its opening quote, up to and past its closing one.
+    /// A string's contents after its opening quote, up to and past its closing one. Inlined into
+    /// its two callers (every key and string value of a document comes through here): a string
+    /// without escapes, nearly all of them, is a run and its closing quote, no call of its own.
+    #[inline(always)]
     fn string(&mut self) -> Read<&'a str> {
         let start = self.at;
-        self.at = start + plain_run(&self.bytes[start..]);
+        let end = start + plain_run(&self.bytes[start..]);
+        self.at = end;
+        if self.bytes.get(end) == Some(&b'"') {
+            self.at = end + 1;
+            // Quotes are ASCII: both ends are character boundaries of the text.
+            return self.text.get(start..end).ok_or(Declined);
+        }
+        self.string_rest(start)
+    }
+
+    /// The rest of a string that its first run did not close: unescaped from its first
+    /// backslash (at `self.at`), or declined.
+    #[inline(never)]
+    fn string_rest(&mut self, start: usize) -> Read<&'a str> {
         match self.bytes.get(self.at) {
-            Some(b'"') => {
-                // Quotes are ASCII: both ends are character boundaries of the text.
-                let s = self.text.get(start..self.at).ok_or(Declined)?;
-                self.at += 1;
-                Ok(s)
-            }
             Some(b'\\') => {
                 let mut out = std::mem::take(&mut self.scratch.unescaped);
                 out.clear();

@@ -149,10 +149,10 @@ fn scalars_under(doc: &Json<'_>, parent: Option<&str>, visit: &mut impl FnMut(Sc
     }
 }
 
-/// A number as `Value`'s `Display` writes it (what [`walk`] visits), formatted on the stack; an
-/// integer's digits put in place, without the formatter.
+/// A number as `Value`'s `Display` writes it (what [`walk`] visits), formatted on the stack
+/// without the formatter: an integer's digits put in place, a fraction by the float formatter
+/// `Number`'s `Display` calls (a `Number` is always finite).
 fn number(n: &serde_json::Number, visit: &mut impl FnMut(Scalar<'_>)) {
-    use std::io::Write as _;
     if let Some(u) = n.as_u64().or_else(|| n.as_i64().map(i64::unsigned_abs)) {
         let mut buf = [0; portcullis_support::DECIMAL_MAX];
         let negative = n.is_i64() && !n.is_u64();
@@ -161,13 +161,8 @@ fn number(n: &serde_json::Number, visit: &mut impl FnMut(Scalar<'_>)) {
         )));
         return;
     }
-    let mut buf = [0u8; 64];
-    let mut w = &mut buf[..];
-    if write!(w, "{n}").is_ok() {
-        let len = 64 - w.len();
-        if let Ok(text) = std::str::from_utf8(&buf[..len]) {
-            visit(Scalar::Value(text));
-        }
+    if let Some(f) = n.as_f64() {
+        visit(Scalar::Value(zmij::Buffer::new().format_finite(f)));
     }
 }
 
@@ -307,6 +302,24 @@ mod tests {
         })
         .unwrap();
         theirs.reverse();
+        assert_eq!(ours, theirs);
+        // Fractions and exponents, tiny, huge and negative zero, read as the tree walk's
+        // `Display` writes them.
+        let floats =
+            br#"[0.1,-0.0,12.50,1e300,5e-324,1.7976931348623157e308,-2.5e-7,123456789.125]"#;
+        let mut ours = Vec::new();
+        scalars(JsonBody::new(floats, &arena).written().unwrap(), &mut |s| {
+            ours.push(format!("{s:?}"))
+        });
+        let mut theirs = Vec::new();
+        walk(floats, |i| {
+            if let Item::Value { value, .. } = i {
+                theirs.push(format!("Value({value:?})"));
+            }
+        })
+        .unwrap();
+        theirs.reverse();
+        assert_eq!(ours.len(), 8);
         assert_eq!(ours, theirs);
         // Malformed documents and trailing text are errors, as for the tree walk.
         for bad in [

@@ -215,7 +215,9 @@ fn set_of(slots: &mut [Slot], hash: u64) -> [&mut Slot; 2] {
 }
 
 /// The slot of a set holding (`source`, `value`) and the other one, or the set back when neither does.
-#[inline]
+/// Inlined into each look-up (a JSON document makes one per key and value): the call and its
+/// result passed through memory cost as much as the comparison.
+#[inline(always)]
 fn holder<'a>(
     [a, b]: [&'a mut Slot; 2],
     hash: u64,
