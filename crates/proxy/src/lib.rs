@@ -2,19 +2,20 @@
 //! driver that feeds the WAF [`portcullis_engine::Transaction`], body buffering under limits, the event log
 //! and metrics. Never the management plane.
 //!
-//! Map: [`h1`] serves bodiless HTTP/1.1 requests itself, in the connection's task; [`head`] +
-//! [`guard`] validate HTTP/1 framing before hyper for everything else; [`listener`] accepts and
-//! serves connections, plain or TLS as one stream type ([`clientio`]), and [`drain`] drains
-//! them; [`handler`] drives the WAF phases for one request; [`body`] inspects and streams
-//! request bodies and [`pace`] cuts slow ones; [`refuse`] logs and answers requests refused
-//! before the policy judged them; [`upstream`] balances members and connects; [`conns`] pools
-//! upstream connections per host; [`upgrade`] forwards WebSocket upgrades and runs their
-//! tunnels; [`access`] enforces access profiles; [`dataplane`] runs many listeners behind the
-//! [`topology::Topology`] interface; [`run`] is the `portcullis proxy` command.
+//! Map: [`driver`] runs the phases of one request (admission, access, head and body inspection,
+//! upstream, response, logging), written once for both front-ends: [`h1`] serves every HTTP/1.x
+//! connection with our own codec, after [`head`] validates each request head's framing;
+//! [`handler`] is hyper's HTTP/2 and h2c front-end, with [`guard`] replaying the bytes read before
+//! the preface. [`listener`] accepts and serves connections, plain or TLS as one stream type
+//! ([`plain_or_tls`]), and [`drain`] drains them; [`body`] inspects and streams request bodies and
+//! [`pace`] cuts slow ones; [`refuse`] logs and answers requests refused before the policy judged
+//! them; [`upstream`] balances members and connects; [`conns`] pools upstream connections per
+//! host; [`upgrade`] forwards WebSocket upgrades and runs their tunnels; [`access`] enforces access
+//! profiles; [`dataplane`] runs many listeners behind the [`topology::Topology`] interface; [`run`]
+//! is the `portcullis proxy` command.
 
 pub mod access;
 mod body;
-mod clientio;
 mod conns;
 mod dataplane;
 mod deadline;
@@ -31,6 +32,7 @@ mod listener;
 mod metrics;
 mod nodelay;
 mod pace;
+mod plain_or_tls;
 mod refuse;
 mod resolver;
 mod response;

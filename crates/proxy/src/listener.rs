@@ -17,13 +17,16 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
-use super::clientio::ClientIo;
 use super::drain::{Drain, Watch};
 use super::guard::Guard;
 use super::h1;
 use super::handler::{Conn, Shared, Site, handle};
 use super::limits::Limits;
 use super::nodelay::LateNoDelay;
+use super::plain_or_tls::PlainOrTls;
+
+/// A client connection as the connection code serves it.
+type ClientIo = PlainOrTls<LateNoDelay, tokio_rustls::server::TlsStream<LateNoDelay>>;
 
 /// The parts of a running listener an apply may swap.
 pub struct Swappable {

@@ -3,22 +3,20 @@
 //! connect timeout). The connections themselves are pooled per host in [`super::conns`].
 
 use std::io;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::Uri;
 use http::uri::Authority;
 use http_body_util::combinators::UnsyncBoxBody;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::client::TlsStream;
 
 pub use super::conns::Clients;
 use super::conns::HostConns;
+use super::plain_or_tls::PlainOrTls;
 
 /// Errors of bodies the proxy builds.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -158,60 +156,7 @@ impl Pool {
 }
 
 /// A connection to an upstream: plain TCP or TLS.
-pub enum UpStream {
-    Plain(TcpStream),
-    Tls(Box<TlsStream<TcpStream>>),
-}
-
-impl AsyncRead for UpStream {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            UpStream::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            UpStream::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for UpStream {
-    fn poll_write(self: Pin<&mut Self>, cx: &mut Context<'_>, b: &[u8]) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            UpStream::Plain(s) => Pin::new(s).poll_write(cx, b),
-            UpStream::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, b),
-        }
-    }
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            UpStream::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
-            UpStream::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
-        }
-    }
-    fn is_write_vectored(&self) -> bool {
-        match self {
-            UpStream::Plain(s) => s.is_write_vectored(),
-            UpStream::Tls(s) => s.is_write_vectored(),
-        }
-    }
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            UpStream::Plain(s) => Pin::new(s).poll_flush(cx),
-            UpStream::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-        }
-    }
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            UpStream::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            UpStream::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
-    }
-}
+pub type UpStream = PlainOrTls<TcpStream, TlsStream<TcpStream>>;
 
 /// Connects to a host, with TLS when asked, within the connect timeout.
 #[derive(Clone)]
