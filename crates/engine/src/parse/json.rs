@@ -288,37 +288,32 @@ mod tests {
         from_tree.sort();
         seen.sort();
         assert_eq!(seen, from_tree);
+        // The scalars of `doc` as this reader writes them and as the tree walk does.
+        let ours_and_theirs = |doc: &[u8]| {
+            let mut ours = Vec::new();
+            scalars(JsonBody::new(doc, &arena).written().unwrap(), &mut |s| {
+                ours.push(format!("{s:?}"))
+            });
+            let mut theirs = Vec::new();
+            walk(doc, |i| {
+                if let Item::Value { value, .. } = i {
+                    theirs.push(format!("Value({value:?})"));
+                }
+            })
+            .unwrap();
+            theirs.reverse();
+            (ours, theirs)
+        };
         // Integers at the ends of their ranges read as the tree walk writes them.
-        let ends = br#"[0,-0,18446744073709551615,-9223372036854775808,9223372036854775807,-1]"#;
-        let mut ours = Vec::new();
-        scalars(JsonBody::new(ends, &arena).written().unwrap(), &mut |s| {
-            ours.push(format!("{s:?}"))
-        });
-        let mut theirs = Vec::new();
-        walk(ends, |i| {
-            if let Item::Value { value, .. } = i {
-                theirs.push(format!("Value({value:?})"));
-            }
-        })
-        .unwrap();
-        theirs.reverse();
+        let (ours, theirs) = ours_and_theirs(
+            br#"[0,-0,18446744073709551615,-9223372036854775808,9223372036854775807,-1]"#,
+        );
         assert_eq!(ours, theirs);
         // Fractions and exponents, tiny, huge and negative zero, read as the tree walk's
         // `Display` writes them.
-        let floats =
-            br#"[0.1,-0.0,12.50,1e300,5e-324,1.7976931348623157e308,-2.5e-7,123456789.125]"#;
-        let mut ours = Vec::new();
-        scalars(JsonBody::new(floats, &arena).written().unwrap(), &mut |s| {
-            ours.push(format!("{s:?}"))
-        });
-        let mut theirs = Vec::new();
-        walk(floats, |i| {
-            if let Item::Value { value, .. } = i {
-                theirs.push(format!("Value({value:?})"));
-            }
-        })
-        .unwrap();
-        theirs.reverse();
+        let (ours, theirs) = ours_and_theirs(
+            br#"[0.1,-0.0,12.50,1e300,5e-324,1.7976931348623157e308,-2.5e-7,123456789.125]"#,
+        );
         assert_eq!(ours.len(), 8);
         assert_eq!(ours, theirs);
         // Malformed documents and trailing text are errors, as for the tree walk.
