@@ -559,10 +559,13 @@ risk: medium
 targets: @values, header, url, param-name
 unless: binary
 literal: cookie
-regex: \bdocument\.cookie\s*=|<\s*meta\b[^>]*http-equiv\s*=\s*['"]?set-cookie|(?:^|[\r\n]|%0[ad])\s*set-cookie\s*:|\.setcookie\s*\(
+regex: \bdocument\.cookie\s*=|\.cookie\s*=\s*[^=;\s][^;]*;\s*(?:expires|domain|path|max-age)\s*=|<\s*meta\b[^>]*http-equiv\s*=\s*['"]?set-cookie|(?:^|[\r\n]|%0[ad])\s*set-cookie\s*:|\.setcookie\s*\(
 test: <script>document.cookie="sessionid=1234;"</script>
 test: <meta http-equiv="Set-Cookie" content="sessionid=1234">
+test: w.cookie="sid=1;domain=.example.com"
 pass: please enable cookies in your browser
+pass: We use cookies; expires after 30 days
+pass: if (doc.cookie == "a; path=/")
 
 id: 300006019
 name: HTTP parameter pollution: characters after a parameter's array brackets
