@@ -336,6 +336,26 @@ pass: https://fanyi.baidu.com/translate?aldtype=16047&query=%E6%9C%89%0A%E4%B8%A
 pass: zh-CN,zh;q=0.9,en-US;q=0.8,en;q=0.7
 pass: foo%0d%0a() { :; }just a test
 
+id: 300006603
+name: CRLF injection: a line break written as an HTML character reference in a header value
+# A client writes a header value as text on one line and has no reason to escape a line break
+# in it as markup; `&#10;`, `&#x0d;` are there for an application that decodes references
+# (an XML or HTML template, a SOAP envelope built from the header) before it writes the value
+# into a response header or a log line, past a filter that looks only for CR and LF bytes.
+type: HTTP Response Splitting
+accuracy: high
+risk: medium
+targets: header
+unless: binary
+literal: &#
+regex: &#(?:0*1[03]|x0*[ad])(?:;|[^\dA-Fa-f]|$)
+test: abc&#10;def
+test: a&#x0D;&#x0A;b
+test: en-US&#013;
+pass: Tom &amp; Jerry &#169; 2024
+pass: &#x1F600; smile
+pass: q=&#101;
+
 id: 300006011
 name: HTTP request smuggling: request embedded in a request
 type: HTTP Request Smuggling Attack
@@ -519,7 +539,7 @@ literal: sid
 literal: session
 literal: cfid
 literal: cftoken
-regex: ^(?:jsessionid|phpsessid|aspsessionid[a-z]{0,8}|asp\.net_sessionid|cfid|cftoken|cfsid|jsessionidsso|connect\.sid|laravel_session|ci_session|phpsession|weblogicsession|jservsession|jwsession)$
+regex: ^(?:jsessionid|phpsessid|aspsessionid[a-z]{0,8}|asp\.net_sessionid|session-id|cfid|cftoken|cfsid|jsessionidsso|connect\.sid|laravel_session|ci_session|phpsession|weblogicsession|jservsession|jwsession)$
 test: jsessionid
 test: PHPSESSID
 test: ASPSESSIONIDQCRCDABT
@@ -527,6 +547,7 @@ test: CFID
 test: cftoken
 test: WebLogicSession
 test: jwsession
+test: session-id
 pass: sessionid_hint
 pass: sid
 
@@ -538,10 +559,13 @@ risk: medium
 targets: @values, header, url, param-name
 unless: binary
 literal: cookie
-regex: \bdocument\.cookie\s*=|<\s*meta\b[^>]*http-equiv\s*=\s*['"]?set-cookie|(?:^|[\r\n]|%0[ad])\s*set-cookie\s*:|\.setcookie\s*\(
+regex: \bdocument\.cookie\s*=|\.cookie\s*=\s*[^=;\s][^;]*;\s*(?:expires|domain|path|max-age)\s*=|<\s*meta\b[^>]*http-equiv\s*=\s*['"]?set-cookie|(?:^|[\r\n]|%0[ad])\s*set-cookie\s*:|\.setcookie\s*\(
 test: <script>document.cookie="sessionid=1234;"</script>
 test: <meta http-equiv="Set-Cookie" content="sessionid=1234">
+test: w.cookie="sid=1;domain=.example.com"
 pass: please enable cookies in your browser
+pass: We use cookies; expires after 30 days
+pass: if (doc.cookie == "a; path=/")
 
 id: 300006019
 name: HTTP parameter pollution: characters after a parameter's array brackets

@@ -437,11 +437,12 @@ test: 1 and is_srvrolemember('sysadmin')=1
 pass: "page_current_user_role":"editor","page_is_peek":false
 
 id: 300001485
-name: SQL injection: a number, a boolean operator and a string literal
-# The boolean probe of a numeric parameter: `1 and 'a'`, `5 or "x"`. The value closes nothing,
-# so the query reads the number as the column's value and the rest as a condition on a quoted
-# constant (true or false by the database's string-to-number cast); a value that starts with
-# a number and then joins a quoted string with a logical operator is no quantity or phrase.
+name: SQL injection: a number, a boolean operator and a string or boolean literal
+# The boolean probe of a numeric parameter: `1 and 'a'`, `5 or "x"`, `1 and true`. The value
+# closes nothing, so the query reads the number as the column's value and the rest as a
+# condition on a constant (true or false by the database's string-to-number cast); a value that
+# starts with a number and then joins a quoted string with a logical operator is no quantity or
+# phrase, nor is one that ends on `true` or `false` after it (before a comment at most).
 type: SQL-Injection
 accuracy: medium
 risk: medium
@@ -450,12 +451,16 @@ unless: binary
 literal: and
 literal: or
 literal: div
-regex: ^\s*\(*\s*-?\d+(?:\.\d+)?\s*\)*\s*(?:\s(?:and|x?or|div)\s|&&|\|\|)\s*\(*\s*(?:binary\s+)?['"]
+regex: ^\s*\(*\s*-?\d+(?:\.\d+)?\s*\)*\s*(?:\s(?:and|x?or|div)\s|&&|\|\|)\s*\(*\s*(?:(?:binary\s+)?['"]|(?:true|false)\s*\)*\s*(?:$|--|#|/\*|;))
 test: 1 and 'abc'
 test: 5 OR "x"
 test: -1 xor 'a'
 test: 7 && 'x'
 test: (1) and ('a'
+test: 1 and true
+test: 0 OR false-- -
+test: 5 && true)
+pass: 3 and true crime podcasts
 pass: Chapter 1 and 'Dune'
 pass: 10 ounces
 pass: 1 orange

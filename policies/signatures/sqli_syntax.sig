@@ -332,7 +332,7 @@ literal: `
 literal: ’
 literal: ‘
 literal: ´
-regex: (?:['"`]|’|‘|´)\s*\)*\s*(?:/\*.*?\*/\s*)*(?:(?:union|alter|procedure|into\s+(?:out|dump)file|rlike|regexp|glob|sounds\s+like|collate|div|notnull|isnull|waitfor)(?:\s|\(|/|$)|(?:select|insert|update|delete|drop|create|exec|execute|declare|truncate|having|where|order\s+by|group\s+by|limit|print)\s*$|select(?:\s*(?:[\d@*('"`\-]|/\*)|\s+(?:null|all|distinct|top|case|if|char|concat|sleep|user|version|database|benchmark|pg_sleep|load_file|\w+\s*(?:,|\(|\bfrom\b|$)))|insert\s+(?:into|ignore)\b|delete\s+from\b|update\s+[\w.`"\[\]]+\s+set\b|(?:drop|create)\s+(?:table|database|user|view|function|procedure|index|schema|trigger|login|role|or\s+replace|temp|temporary|if)\b|truncate\s+(?:table\s+)?[\w`"]|exec(?:ute)?\s*(?:\(|@|master\b|xp_|sp_)|declare\s+@|print\s*[(@'"]|where\s*\(|where\s+[\w.`'"]+\s*(?:[=<>!(]|\b(?:like|in|between|is|not|regexp|rlike)\b)|having\s+[\w(]+\s*[=<>(]|(?:order|group)\s+by\s+(?:\d|[\w`"]+\s*(?:,|--|#|/\*|\basc\b|\bdesc\b|$))|limit\s+\d)|(?:['"`]|’|‘|´)\s*\)*\s*(?:or|and|xor|\|\||&&)\s*(?:\(|not\b|exists\b|[\w$]+\s*\(|(?:['"`]|’|‘|´)?[\w.]*(?:['"`]|’|‘|´)?\s*(?:[=<>!~]|\b(?:i|r)?like\b|\bglob\b|\bis\b|\bin\b|\bbetween\b|\bnotnull\b|\bregexp\b|\bsimilar\s+to\b|\bnot\s+(?:similar|like|in|regexp|between)\b|\[)|\d+\s*(?:$|[-+*/=<>]|--|#)|\w+\s*(?:--|#|;|-\s*$))|(?:['"`]|’|‘|´)\s*\)*\s*(?:--|#)(?:\s|$)|(?:['"`]|’|‘|´)\s*\)*\s*;\s*(?:--|#|/\*|@@|(?:select|insert|update|delete|drop|exec|execute|declare|shutdown|print|waitfor|create|alter|truncate|if|begin|set|union)\b)|(?:^|[\s(,=:])[^'"`\s]+['"`]\s*\)*\s*;\s*$|['"]\s*['"]\s+\d|['"]\s*(?:<=>|!=|<>|=|\|\||&&)\s*['"(\d]|\\\s*['"]\s*(?:(?:and|or)\b|;|\))
+regex: (?:['"`]|’|‘|´)\s*\)*\s*(?:/\*.*?\*/\s*)*(?:like\s*\(|(?:union|alter|procedure|into\s+(?:out|dump)file|rlike|regexp|glob|sounds\s+like|collate|div|notnull|isnull|waitfor)(?:\s|\(|/|$)|(?:select|insert|update|delete|drop|create|exec|execute|declare|truncate|having|where|order\s+by|group\s+by|limit|print)\s*$|select(?:\s*(?:[\d@*('"`\-]|/\*)|\s+(?:null|all|distinct|top|case|if|char|concat|sleep|user|version|database|benchmark|pg_sleep|load_file|\w+\s*(?:,|\(|\bfrom\b|$)))|insert\s+(?:into|ignore)\b|delete\s+from\b|update\s+[\w.`"\[\]]+\s+set\b|(?:drop|create)\s+(?:table|database|user|view|function|procedure|index|schema|trigger|login|role|or\s+replace|temp|temporary|if)\b|truncate\s+(?:table\s+)?[\w`"]|exec(?:ute)?\s*(?:\(|@|master\b|xp_|sp_)|declare\s+@|print\s*[(@'"]|where\s*\(|where\s+[\w.`'"]+\s*(?:[=<>!(]|\b(?:like|in|between|is|not|regexp|rlike)\b)|having\s+[\w(]+\s*[=<>(]|(?:order|group)\s+by\s+(?:\d|[\w`"]+\s*(?:,|--|#|/\*|\basc\b|\bdesc\b|$))|limit\s+\d)|(?:['"`]|’|‘|´)\s*\)*\s*(?:or|and|xor|\|\||&&)\s*(?:\(|not\b|exists\b|[\w$]+\s*\(|(?:['"`]|’|‘|´)?[\w.]*(?:['"`]|’|‘|´)?\s*(?:[=<>!~]|\b(?:i|r)?like\b|\bglob\b|\bis\b|\bin\b|\bbetween\b|\bnotnull\b|\bregexp\b|\bsimilar\s+to\b|\bnot\s+(?:similar|like|in|regexp|between)\b|\[)|\d+\s*(?:$|[-+*/=<>]|--|#)|\w+\s*(?:--|#|;|-\s*$))|(?:['"`]|’|‘|´)\s*\)*\s*(?:--|#)(?:[\s+-]|$)|(?:['"`]|’|‘|´)\s*\)*\s*;\s*(?:--|#|/\*|@@|(?:select|insert|update|delete|drop|exec|execute|declare|shutdown|print|waitfor|create|alter|truncate|if|begin|set|union)\b)|(?:^|[\s(,=:])[^'"`\s]+['"`]\s*\)*\s*;\s*$|['"]\s*['"]\s+\d|['"]\s*(?:<=>|!=|<>|=|\|\||&&)\s*['"(\d]|['"]\|\s*\d|\\\s*['"]\s*(?:(?:and|or)\b|;|\))
 test: 'alter a
 test: " UNION A
 test: 'union/
@@ -341,6 +341,13 @@ test: ';print'
 test: 3' ' 1
 test: admin@juice-sh.op';
 test: admin'#
+test: x')like('x
+test: x'--+
+test: 'x'|1
+pass: status: 'active' | 'inactive'
+pass: status 'ok' | 200 rows
+test: 1');
+test: 7'));
 test: '; @@#--
 test: 1’ OR ’1’=’x’#;--()
 test: email=admin@juice-sh.op\\' or json (id);

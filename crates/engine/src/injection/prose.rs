@@ -88,6 +88,16 @@ fn sql_follows(v: &[u8], at: usize) -> bool {
     }
 }
 
+/// The position past the closing brackets and blanks from `at` on: a mark is judged by what
+/// follows them, since a quote that closes a literal and then the call or subquery around it
+/// (`1');`, `7'))--`) goes on as SQL there, where a size in brackets (`(36")`) ends.
+fn after_closers(v: &[u8], at: usize) -> usize {
+    at + v[at..]
+        .iter()
+        .take_while(|b| matches!(b, b')' | b' ' | b'\t'))
+        .count()
+}
+
 /// Whether the text before `at` ends, after blanks, with an operator (the quote at `at` would
 /// start an operand compared or computed with). After a word (`said 'yes' and 'no'`) a
 /// quotation is text; as SQL it would be a string on its own, which selects nothing more.
@@ -130,7 +140,7 @@ pub fn prose_quotes(v: &[u8]) -> (Vec<usize>, bool) {
             && !v[i + 1..].starts_with(b"--")
             // A range of sizes (`11"-300`) goes on with a number, not an operator.
             && (v[i + 1..].starts_with(b"-") && v.get(i + 2).is_some_and(u8::is_ascii_digit)
-                || !sql_follows(v, i + 1))
+                || !sql_follows(v, after_closers(v, i + 1)))
         {
             prose.push(i);
             i += 1;
@@ -282,6 +292,7 @@ mod tests {
             "she said 'yes' and 'no' or 'maybe'",
             "L'ÉTÉ D'UNE VIE",
             "5'11\" TALL",
+            "FRAME (36\")",
         ] {
             assert!(all_prose(v), "{v}");
         }
@@ -308,6 +319,8 @@ mod tests {
             "A '&&' B",
             "select '1',sin(id),2 from bar where",
             "( BINARY ( 'b') )  --",
+            "1');",
+            "7')) or 1=1",
         ] {
             assert!(!all_prose(v), "{v}");
         }

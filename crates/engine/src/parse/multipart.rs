@@ -6,6 +6,8 @@
 /// One part of a multipart body.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Part<'a> {
+    /// The part's header block, as framed (judged for headers a browser never writes).
+    pub headers: &'a [u8],
     pub name: &'a [u8],
     pub filename: Option<&'a [u8]>,
     pub value: &'a [u8],
@@ -52,6 +54,7 @@ pub fn parts<'a>(
         .map(|(headers, value)| {
             let (name, filename) = disposition(headers).ok_or(MultipartError::NoName)?;
             Ok(Part {
+                headers,
                 name,
                 filename,
                 value,
@@ -151,6 +154,7 @@ mod tests {
         assert_eq!(
             p[0],
             Part {
+                headers: b"Content-Disposition: form-data; name=\"a\"",
                 name: b"a",
                 filename: None,
                 value: b"1"

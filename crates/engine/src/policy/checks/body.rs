@@ -407,8 +407,9 @@ fn textual(body: &[u8]) -> bool {
 
 /// A part a browser would not send: a field name with `;`, `&`, `=`, `"`, `\` or a control byte
 /// (read differently by parsers that split the disposition on them), a file name with a
-/// backslash, quote or control byte (`1.j\s\p` hides `1.jsp` from a check on the extension), or
-/// a `_charset_` field naming a charset no decoder knows (UTF-7 smuggles markup past filters).
+/// backslash, quote or control byte (`1.j\s\p` hides `1.jsp` from a check on the extension),
+/// a `_charset_` field naming a charset no decoder knows (UTF-7 smuggles markup past filters),
+/// or a header block of the kind [`odd_part_headers`] describes.
 fn odd_part(p: &multipart::Part<'_>) -> bool {
     let control = |b: &u8| *b < 0x20 || *b == 0x7f;
     let odd_name = p
@@ -420,7 +421,45 @@ fn odd_part(p: &multipart::Part<'_>) -> bool {
         .is_some_and(|f| f.iter().any(|b| matches!(b, b'"' | b'\\') || control(b)));
     let charset =
         p.name == b"_charset_" && encoding_rs::Encoding::for_label(p.value.trim_ascii()).is_none();
-    odd_name || odd_file || charset
+    odd_name || odd_file || charset || odd_part_headers(p.headers)
+}
+
+/// Part headers that make the application read other bytes than the scan did: a
+/// `Content-Transfer-Encoding` that transforms the content (`base64`, `quoted-printable`: a
+/// parser that still decodes them, as mail libraries do, gets a value the scan saw encoded;
+/// RFC 7578 dropped the header from form data and browsers never send it; the identity codings
+/// `7bit`, `8bit` and `binary` that some HTTP client libraries still write change nothing), or a
+/// part `Content-Type` whose charset is not ASCII-compatible or that no browser knows (`utf-7`,
+/// `utf-16`, EBCDIC `ibm037`: markup and quotes the application decodes are other bytes here).
+fn odd_part_headers(headers: &[u8]) -> bool {
+    headers.split(|&b| b == b'\n').any(|line| {
+        let Some(colon) = line.iter().position(|&b| b == b':') else {
+            return false;
+        };
+        let (name, value) = (line[..colon].trim_ascii(), line[colon + 1..].trim_ascii());
+        if name.eq_ignore_ascii_case(b"content-transfer-encoding") {
+            return !["7bit", "8bit", "binary"]
+                .iter()
+                .any(|c| value.eq_ignore_ascii_case(c.as_bytes()));
+        }
+        name.eq_ignore_ascii_case(b"content-type")
+            && charset_param(value).is_some_and(|label| {
+                encoding_rs::Encoding::for_label(label).is_none_or(|e| !e.is_ascii_compatible())
+            })
+    })
+}
+
+/// The `charset` parameter of a media type, unquoted.
+fn charset_param(media_type: &[u8]) -> Option<&[u8]> {
+    media_type.split(|&b| b == b';').skip(1).find_map(|p| {
+        let eq = p.iter().position(|&b| b == b'=')?;
+        p[..eq]
+            .trim_ascii()
+            .eq_ignore_ascii_case(b"charset")
+            .then(|| p[eq + 1..].trim_ascii())
+            .map(|v| v.strip_prefix(b"\"").unwrap_or(v))
+            .map(|v| v.strip_suffix(b"\"").unwrap_or(v))
+    })
 }
 
 /// Whether an unlabelled body reads as a URL-encoded form: `name=value` pairs joined by `&`, no
