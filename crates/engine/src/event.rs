@@ -210,21 +210,30 @@ pub fn event_headers(h: &crate::Fields) -> EventHeaders {
         ),
         ends: Vec::with_capacity(h.len()),
     };
+    let mut scratch = String::with_capacity(256);
+    shown_headers(h, &mut scratch, |name, value| out.push(name, value));
+    out
+}
+
+/// Calls `each` with the name and value of every field an event shows, in order: masked, at most
+/// [`HEADERS_MAX`] bytes. [`event_headers`] and the event line written straight from a
+/// transaction both read the fields through this one loop. `scratch`: room for a masked value.
+pub(crate) fn shown_headers(
+    h: &crate::Fields,
+    scratch: &mut String,
+    mut each: impl FnMut(&str, &str),
+) {
     let mut room = HEADERS_MAX;
     for (n, value) in h.iter() {
-        let start = out.text.len();
-        out.text.push_str(n);
-        let name_end = out.text.len();
-        mask_into(n, value.as_bytes(), &mut out.text);
-        let cost = out.text.len() - start;
+        scratch.clear();
+        mask_into(n, value.as_bytes(), scratch);
+        let cost = n.len() + scratch.len();
         if cost > room {
-            out.text.truncate(start);
             break;
         }
         room -= cost;
-        out.ends.push((name_end, out.text.len()));
+        each(n, scratch);
     }
-    out
 }
 
 #[cfg(test)]

@@ -15,22 +15,91 @@ impl SecurityEvent {
     /// Appends the event as one compact JSON object (no newline): the same text as
     /// `serde_json::to_vec(self)`.
     pub fn write_json(&self, out: &mut Vec<u8>) {
+        let parts = LineParts {
+            support_id: &self.support_id,
+            time: &self.time,
+            time_micros: self.time_micros,
+            client_ip: &self.client_ip,
+            method: &self.method,
+            uri: &self.uri,
+            protocol: &self.protocol,
+            policy: &self.policy,
+            action: self.action,
+            rating: self.rating,
+            violations: &self.violations,
+            virtual_server: &self.virtual_server,
+            response_code: self.response_code,
+        };
+        parts.write(out, |list| {
+            for (name, value) in self.headers.iter() {
+                list.pair(name, value);
+            }
+        });
+    }
+}
+
+/// The fields of an event as its line reads them, borrowed: from a [`SecurityEvent`], or from the
+/// transaction that would otherwise build one only to have it written
+/// (`Transaction::finish_into`). Both go through [`LineParts::write`], so the two lines cannot
+/// differ.
+pub(crate) struct LineParts<'a> {
+    pub support_id: &'a str,
+    pub time: &'a str,
+    pub time_micros: u64,
+    pub client_ip: &'a str,
+    pub method: &'a str,
+    pub uri: &'a str,
+    pub protocol: &'a str,
+    pub policy: &'a str,
+    pub action: Action,
+    pub rating: u8,
+    pub violations: &'a [Violation],
+    pub virtual_server: &'a str,
+    pub response_code: u16,
+}
+
+/// The `headers` member being written: present only when it has a pair (as serde skips an empty
+/// list).
+pub(crate) struct HeaderList<'o> {
+    out: &'o mut Vec<u8>,
+    pairs: usize,
+}
+
+impl HeaderList<'_> {
+    /// Appends the field `name: value`.
+    pub fn pair(&mut self, name: &str, value: &str) {
+        let before: &[u8] = match self.pairs {
+            0 => b",\"headers\":[[",
+            _ => b",[",
+        };
+        self.out.extend_from_slice(before);
+        self.pairs += 1;
+        string(self.out, name);
+        self.out.push(b',');
+        string(self.out, value);
+        self.out.push(b']');
+    }
+}
+
+impl LineParts<'_> {
+    /// Appends the line (no newline); `headers` gives the header fields, in order.
+    pub fn write(&self, out: &mut Vec<u8>, headers: impl FnOnce(&mut HeaderList<'_>)) {
         out.extend_from_slice(b"{\"supportId\":");
-        string(out, &self.support_id);
+        string(out, self.support_id);
         out.extend_from_slice(b",\"time\":");
-        string(out, &self.time);
+        string(out, self.time);
         out.extend_from_slice(b",\"timeMicros\":");
         number(out, self.time_micros);
         out.extend_from_slice(b",\"clientIp\":");
-        string(out, &self.client_ip);
+        string(out, self.client_ip);
         out.extend_from_slice(b",\"method\":");
-        string(out, &self.method);
+        string(out, self.method);
         out.extend_from_slice(b",\"uri\":");
-        string(out, &self.uri);
+        string(out, self.uri);
         out.extend_from_slice(b",\"protocol\":");
-        string(out, &self.protocol);
+        string(out, self.protocol);
         out.extend_from_slice(b",\"policy\":");
-        string(out, &self.policy);
+        string(out, self.policy);
         out.extend_from_slice(b",\"action\":\"");
         out.extend_from_slice(action_name(self.action).as_bytes());
         out.extend_from_slice(b"\",\"rating\":");
@@ -45,27 +114,18 @@ impl SecurityEvent {
         out.push(b']');
         if !self.virtual_server.is_empty() {
             out.extend_from_slice(b",\"virtualServerName\":");
-            string(out, &self.virtual_server);
+            string(out, self.virtual_server);
         }
         if self.response_code != 0 {
             out.extend_from_slice(b",\"responseCode\":");
             number(out, u64::from(self.response_code));
         }
-        if !self.headers.is_empty() {
-            out.extend_from_slice(b",\"headers\":[");
-            for (i, (name, value)) in self.headers.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                out.push(b'[');
-                string(out, name);
-                out.push(b',');
-                string(out, value);
-                out.push(b']');
-            }
-            out.push(b']');
+        let mut list = HeaderList { out, pairs: 0 };
+        headers(&mut list);
+        if list.pairs > 0 {
+            list.out.push(b']');
         }
-        out.push(b'}');
+        list.out.push(b'}');
     }
 }
 

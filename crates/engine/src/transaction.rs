@@ -10,10 +10,12 @@
 //! A [`Step::Block`] ends the request: the proxy sends [`Transaction::block_response`] and forwards
 //! nothing more. The transaction owns all per-request scratch space; the policy is shared and read-only.
 
+use std::borrow::Cow;
 use std::net::IpAddr;
 use std::sync::Arc;
 
 use super::event::SecurityEvent;
+use super::event_line::LineParts;
 use super::policy::{CompiledPolicy, Decision};
 use super::response::{self, BlockResponse};
 use super::verdict::{Action, BlockReply, Verdict};
@@ -296,21 +298,10 @@ impl Transaction {
     /// `fields`: the request's header fields as the caller holds them (an empty map when it has
     /// none), read unless [`Self::keep_fields`] kept them earlier.
     pub fn finish(&mut self, fields: &crate::Fields) -> Option<SecurityEvent> {
-        // No verdict: nothing was found, nothing to log (and nothing to build).
-        let decision = self.decision.take().filter(|d| d.action != Action::Pass)?;
-        // The transaction is done: its violations move into the event.
-        let verdict = decision.into_verdict(self.support_id, std::mem::take(&mut self.violations));
-        let (method, uri) = match self.refused_line.take() {
-            Some(line) => *line,
-            None => (
-                self.method.as_str().to_string(),
-                match self.uri.path_and_query() {
-                    Some(pq) => pq.as_str().to_string(),
-                    // Authority form (CONNECT): there is no path to show.
-                    None => self.uri.to_string(),
-                },
-            ),
-        };
+        let verdict = self.event_verdict()?;
+        let refused = self.refused_line.take();
+        let (method, uri) = request_line(refused.as_deref(), &self.method, &self.uri);
+        let (method, uri) = (method.into_owned(), uri.into_owned());
         Some(SecurityEvent {
             support_id: {
                 let mut buf = [0; portcullis_support::DECIMAL_MAX];
@@ -321,7 +312,7 @@ impl Transaction {
             client_ip: portcullis_support::ip_text(self.client),
             method,
             uri,
-            protocol: protocol_name(self.version),
+            protocol: protocol_name(self.version).into_owned(),
             policy: self.policy.name().to_string(),
             action: verdict.action,
             rating: verdict.rating,
@@ -335,20 +326,91 @@ impl Transaction {
             },
         })
     }
+
+    /// [`Self::finish`] written straight as the event's JSON line, appended to `out`: the line
+    /// the event log would write for the event with `virtual_server` and `response_code` filled
+    /// in, byte for byte, without the event's strings built and copied on the way. Returns the
+    /// event's action and violations (`None`: nothing to log, nothing written).
+    pub fn finish_into(
+        &mut self,
+        fields: &crate::Fields,
+        virtual_server: &str,
+        response_code: u16,
+        out: &mut Vec<u8>,
+    ) -> Option<(Action, Vec<Violation>)> {
+        let verdict = self.event_verdict()?;
+        let refused = self.refused_line.take();
+        let (method, uri) = request_line(refused.as_deref(), &self.method, &self.uri);
+        let mut id = [0; portcullis_support::DECIMAL_MAX];
+        let parts = LineParts {
+            support_id: portcullis_support::decimal(self.support_id.0, false, &mut id),
+            time: &iso8601_utc(self.started_micros / 1_000_000),
+            time_micros: self.started_micros,
+            client_ip: &portcullis_support::ip_text(self.client),
+            method: &method,
+            uri: &uri,
+            protocol: &protocol_name(self.version),
+            policy: self.policy.name(),
+            action: verdict.action,
+            rating: verdict.rating,
+            violations: &verdict.violations,
+            virtual_server,
+            response_code,
+        };
+        let kept = self.fields.take();
+        let shown = match (self.shows_fields, &kept) {
+            (true, Some(kept)) => Some(kept),
+            (true, None) => Some(fields),
+            (false, _) => None,
+        };
+        parts.write(out, |list| {
+            if let Some(shown) = shown {
+                // Room for most masked values at once: grown a step at a time, it would be
+                // reallocated for the first few fields of every event.
+                let mut scratch = String::with_capacity(256);
+                super::event::shown_headers(shown, &mut scratch, |n, v| list.pair(n, v));
+            }
+        });
+        Some((verdict.action, verdict.violations))
+    }
+
+    /// The verdict an event reports, with the transaction's violations moved into it (it is done
+    /// then); `None` when nothing was found.
+    fn event_verdict(&mut self) -> Option<Verdict> {
+        // No verdict: nothing was found, nothing to log (and nothing to build).
+        let decision = self.decision.take().filter(|d| d.action != Action::Pass)?;
+        Some(decision.into_verdict(self.support_id, std::mem::take(&mut self.violations)))
+    }
+}
+
+/// The method and target an event shows: as read for a refused request, else the request's own.
+fn request_line<'a>(
+    refused: Option<&'a (String, String)>,
+    method: &'a http::Method,
+    uri: &'a http::Uri,
+) -> (Cow<'a, str>, Cow<'a, str>) {
+    if let Some((m, u)) = refused {
+        return (Cow::Borrowed(m), Cow::Borrowed(u));
+    }
+    let target = match uri.path_and_query() {
+        Some(pq) => Cow::Borrowed(pq.as_str()),
+        // Authority form (CONNECT): there is no path to show.
+        None => Cow::Owned(uri.to_string()),
+    };
+    (Cow::Borrowed(method.as_str()), target)
 }
 
 /// The protocol as events name it: what `Debug` writes for `http::Version` (`HTTP/1.1`), the
 /// versions a request can have spelled out rather than formatted for each event.
-fn protocol_name(v: http::Version) -> String {
-    let name = match v {
+fn protocol_name(v: http::Version) -> Cow<'static, str> {
+    Cow::Borrowed(match v {
         http::Version::HTTP_09 => "HTTP/0.9",
         http::Version::HTTP_10 => "HTTP/1.0",
         http::Version::HTTP_11 => "HTTP/1.1",
         http::Version::HTTP_2 => "HTTP/2.0",
         http::Version::HTTP_3 => "HTTP/3.0",
-        other => return format!("{other:?}"),
-    };
-    name.to_string()
+        other => return Cow::Owned(format!("{other:?}")),
+    })
 }
 
 #[cfg(test)]
@@ -411,6 +473,90 @@ mod tests {
         tx.on_response_headers(500, &http::HeaderMap::new());
         let ev = tx.finish(&clean.headers).expect("an event");
         assert!(ev.headers.is_empty(), "{:?}", ev.headers);
+    }
+
+    /// The line [`Transaction::finish_into`] writes, against serde_json's text of the event
+    /// [`Transaction::finish`] gives for the same request (its random support id and its time
+    /// taken from the line).
+    fn line_and_event(run: impl Fn(&mut Transaction) -> crate::Fields) -> (String, String) {
+        let mut a = transaction();
+        let fields = run(&mut a);
+        let mut ev = a.finish(&fields).expect("an event");
+        let mut b = transaction();
+        let fields = run(&mut b);
+        let mut line = Vec::new();
+        let (action, violations) = b
+            .finish_into(&fields, "/Common/vs", 403, &mut line)
+            .expect("a line");
+        assert_eq!((action, &violations), (ev.action, &ev.violations));
+        let v: serde_json::Value = serde_json::from_slice(&line).expect("json");
+        ev.support_id = v["supportId"].as_str().expect("id").to_string();
+        ev.time = v["time"].as_str().expect("time").to_string();
+        ev.time_micros = v["timeMicros"].as_u64().expect("micros");
+        ev.virtual_server = "/Common/vs".into();
+        ev.response_code = 403;
+        let want = serde_json::to_string(&ev).expect("json");
+        (String::from_utf8(line).expect("utf-8"), want)
+    }
+
+    #[test]
+    fn the_line_written_from_the_transaction_is_the_events_json() {
+        let fields = [
+            ("host", "a"),
+            ("authorization", "Bearer secret"),
+            ("cookie", "sid=1; theme=dark"),
+            ("x-quote", "say \"hi\"\t"),
+        ];
+        let attack = "/p?q=1%27%20OR%20%271%27%3D%271&x=%3Cscript%3E";
+        let (line, want) = line_and_event(|t| {
+            let h = head(attack, &fields);
+            assert_eq!(t.on_request_headers(&h), Step::Block);
+            h.headers
+        });
+        assert_eq!(line, want);
+        assert!(
+            line.contains(r#"["authorization","Bearer ********"]"#),
+            "{line}"
+        );
+
+        // Fields kept before the head changed, and many of them: the bound applies alike.
+        let big = "v".repeat(900);
+        let many: Vec<(String, &str)> =
+            (0..12).map(|i| (format!("x-h{i}"), big.as_str())).collect();
+        let many: Vec<(&str, &str)> = many.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+        let (line, want) = line_and_event(|t| {
+            let h = head(attack, &many);
+            t.on_request_headers(&h);
+            t.keep_fields(&h.headers);
+            crate::Fields::default()
+        });
+        assert_eq!(line, want);
+
+        // No fields shown (a response-phase violation), and a refused request line.
+        let (line, want) = line_and_event(|t| {
+            let h = head("/index.html", &fields);
+            t.on_request_headers(&h);
+            t.on_response_headers(500, &http::HeaderMap::new());
+            h.headers
+        });
+        assert_eq!(line, want);
+        assert!(!line.contains("headers"), "{line}");
+        let (line, want) = line_and_event(|t| {
+            let v = crate::Violation::new(crate::ViolationKind::ALL[0], crate::Context::Request);
+            t.refuse("G\u{1}T", "/a\"b", v);
+            crate::Fields::default()
+        });
+        assert_eq!(line, want);
+    }
+
+    #[test]
+    fn a_clean_request_writes_no_line() {
+        let mut tx = transaction();
+        let h = head("/index.html", &[("host", "a")]);
+        assert_eq!(tx.on_request_headers(&h), Step::Forward);
+        let mut line = Vec::new();
+        assert!(tx.finish_into(&h.headers, "vs", 200, &mut line).is_none());
+        assert!(line.is_empty());
     }
 
     #[test]

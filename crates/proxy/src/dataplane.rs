@@ -134,8 +134,7 @@ impl Dataplane {
             .map_err(|e| e.to_string())?;
         let addr = std_listener.local_addr().map_err(|e| e.to_string())?;
         let _guard = self.rt.enter();
-        let listener =
-            tokio::net::TcpListener::from_std(std_listener).map_err(|e| e.to_string())?;
+        let listener = listener::Acceptor::new(std_listener).map_err(|e| e.to_string())?;
         let (stop, stop_rx) = watch::channel(false);
         let task = portcullis_support::task::spawn_on(
             &self.rt,

@@ -4,6 +4,10 @@
 //! (`portcullis_events_dropped_total{subscriber}`). Subscribers consume on their own threads or
 //! tasks: the JSON-line event log (file or stdout) is one; a management plane adds its own
 //! (store, remote logging) with [`EventSink::subscribe`] without the data plane knowing them.
+//!
+//! The event log needs the event's JSON line only. While it is the only subscriber, the data
+//! plane writes that line straight from the transaction ([`EventSink::wants_records`],
+//! [`EventSink::write_line`]) and no [`SecurityEvent`] is built for it.
 
 use std::io::Write;
 use std::path::Path;
@@ -30,8 +34,20 @@ const GATHER: Duration = Duration::from_millis(5);
 
 struct Subscription {
     name: String,
-    tx: SyncSender<Arc<SecurityEvent>>,
+    tx: Queue,
     dropped: Counter,
+}
+
+/// A subscriber's queue: events as records, or (the event log) what it writes.
+enum Queue {
+    Records(SyncSender<Arc<SecurityEvent>>),
+    Lines(SyncSender<Logged>),
+}
+
+/// What the event log receives: an event to write, or its line already written (no newline).
+enum Logged {
+    Record(Arc<SecurityEvent>),
+    Line(Vec<u8>),
 }
 
 /// Where the data plane publishes events; shared by every listener.
@@ -104,7 +120,8 @@ impl EventSink {
             None => Box::new(std::io::stdout()),
         };
         let sink = EventSink::new(metrics);
-        let stream = sink.subscribe("log", LOG_QUEUE);
+        let (tx, rx) = sync_channel(LOG_QUEUE);
+        sink.add("log", Queue::Lines(tx));
         std::thread::Builder::new()
             .name("event-log".into())
             .spawn(move || {
@@ -112,13 +129,16 @@ impl EventSink {
                 // flood of blocked requests, one system call per batch rather than per event.
                 let mut batch = Vec::new();
                 let mut lines = Vec::with_capacity(16 * 1024);
-                while let Some(ev) = stream.recv() {
-                    batch.push(ev);
-                    stream.drain_into(&mut batch, WRITE_BATCH - 1);
+                while let Ok(first) = rx.recv() {
+                    batch.push(first);
+                    batch.extend(rx.try_iter().take(WRITE_BATCH - 1));
                     lines.clear();
                     let written = batch.len();
-                    for ev in batch.drain(..) {
-                        ev.write_json(&mut lines);
+                    for logged in batch.drain(..) {
+                        match logged {
+                            Logged::Record(ev) => ev.write_json(&mut lines),
+                            Logged::Line(line) => lines.extend_from_slice(&line),
+                        }
                         lines.push(b'\n');
                     }
                     if out.write_all(&lines).is_ok() {
@@ -139,6 +159,11 @@ impl EventSink {
     /// Adds a subscriber named `name` with a queue of `capacity` events (at least 1).
     pub fn subscribe(&self, name: &str, capacity: usize) -> EventStream {
         let (tx, rx) = sync_channel(capacity.max(1));
+        self.add(name, Queue::Records(tx));
+        EventStream { rx }
+    }
+
+    fn add(&self, name: &str, tx: Queue) {
         let dropped = match &self.metrics {
             Some(m) => m.events_dropped(name),
             None => Counter::default(),
@@ -153,7 +178,31 @@ impl EventSink {
             v.push(sub.clone());
             v
         });
-        EventStream { rx }
+    }
+
+    /// Whether a subscriber reads events as records: while none does, the data plane may write
+    /// each event's line itself ([`Self::write_line`]) instead of building the event.
+    pub fn wants_records(&self) -> bool {
+        self.subs
+            .load()
+            .iter()
+            .any(|s| matches!(s.tx, Queue::Records(_)))
+    }
+
+    /// Publishes an event given as its JSON line (`SecurityEvent::write_json`'s text) to the
+    /// subscribers that write lines; those that read records do not receive it (the caller asked
+    /// [`Self::wants_records`] first).
+    pub fn write_line(&self, line: Vec<u8>) {
+        let subs = self.subs.load();
+        // A sink has one event log at most (`open_counted`): the line moves into its queue.
+        let Some(s) = subs.iter().find(|s| matches!(s.tx, Queue::Lines(_))) else {
+            return;
+        };
+        if let Queue::Lines(tx) = &s.tx
+            && let Err(TrySendError::Full(_)) = tx.try_send(Logged::Line(line))
+        {
+            s.dropped.inc();
+        }
     }
 
     /// Publishes one event to every subscriber without waiting; a full queue drops and counts.
@@ -165,12 +214,18 @@ impl EventSink {
         let event = Arc::new(event);
         let mut gone: Vec<*const Subscription> = Vec::new();
         for s in subs.iter() {
-            match s.tx.try_send(event.clone()) {
+            let sent = match &s.tx {
+                Queue::Records(tx) => tx.try_send(event.clone()).map_err(|e| full(&e)),
+                Queue::Lines(tx) => tx
+                    .try_send(Logged::Record(event.clone()))
+                    .map_err(|e| full(&e)),
+            };
+            match sent {
                 Ok(()) => {}
-                Err(TrySendError::Full(_)) => {
+                Err(true) => {
                     s.dropped.inc();
                 }
-                Err(TrySendError::Disconnected(_)) => gone.push(Arc::as_ptr(s)),
+                Err(false) => gone.push(Arc::as_ptr(s)),
             }
         }
         if !gone.is_empty() {
@@ -197,6 +252,11 @@ impl EventSink {
     pub fn subscribers(&self) -> Vec<String> {
         self.subs.load().iter().map(|s| s.name.clone()).collect()
     }
+}
+
+/// Whether a failed send found the queue full (else the subscriber is gone).
+fn full<T>(e: &TrySendError<T>) -> bool {
+    matches!(e, TrySendError::Full(_))
 }
 
 #[cfg(test)]
@@ -246,14 +306,24 @@ mod tests {
         let path = dir.path().join("events.log");
         let sink = EventSink::open(Some(&path)).unwrap();
         sink.write(SecurityEvent::sample("77"));
+        // The log alone reads lines: a line written by the data plane goes out as it is.
+        assert!(!sink.wants_records());
+        let mut line = Vec::new();
+        SecurityEvent::sample("78").write_json(&mut line);
+        sink.write_line(line);
         let deadline = std::time::Instant::now() + Duration::from_secs(5);
         loop {
             let text = std::fs::read_to_string(&path).unwrap_or_default();
-            if let Some(line) = text.lines().next() {
-                let v: serde_json::Value = serde_json::from_str(line).unwrap();
-                assert_eq!(v["supportId"], "77");
-                assert_eq!(v["virtualServerName"], "/Common/vs");
-                assert_eq!(v["responseCode"], 403);
+            let lines: Vec<&str> = text.lines().collect();
+            if lines.len() == 2 {
+                for (line, id) in lines.into_iter().zip(["77", "78"]) {
+                    let v: serde_json::Value = serde_json::from_str(line).unwrap();
+                    assert_eq!(v["supportId"], id);
+                    assert_eq!(v["virtualServerName"], "/Common/vs");
+                    assert_eq!(v["responseCode"], 403);
+                }
+                let _store = sink.subscribe("store", 4);
+                assert!(sink.wants_records(), "a store reads records");
                 break;
             }
             assert!(std::time::Instant::now() < deadline, "no line written");

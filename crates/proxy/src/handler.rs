@@ -285,6 +285,22 @@ pub(super) fn log_transaction(
     status: StatusCode,
     fields: &portcullis_engine::Fields,
 ) {
+    // The event log alone: the line is written from the transaction, no event is built. An
+    // access profile may mask the URI and excerpts, which it does on the event.
+    if site.access.is_none() && !shared.events.wants_records() {
+        let mut line = Vec::with_capacity(2048);
+        if let Some((action, violations)) =
+            t.finish_into(fields, &site.name, status.as_u16(), &mut line)
+        {
+            if action == Action::Block {
+                for v in &violations {
+                    shared.metrics.block(v.kind);
+                }
+            }
+            shared.events.write_line(line);
+        }
+        return;
+    }
     if let Some(mut ev) = t.finish(fields) {
         if ev.action == Action::Block {
             for v in &ev.violations {

@@ -7,7 +7,8 @@
 //! connection with our own codec, after [`head`] validates each request head's framing;
 //! [`handler`] is hyper's HTTP/2 and h2c front-end, with [`guard`] replaying the bytes read before
 //! the preface. [`listener`] accepts and serves connections, plain or TLS as one stream type
-//! ([`plain_or_tls`]), and [`drain`] drains them; [`body`] inspects and streams request bodies and
+//! ([`plain_or_tls`]), each socket registered with the reactor only once it waits
+//! ([`client_tcp`]), and [`drain`] drains them; [`body`] inspects and streams request bodies and
 //! [`pace`] cuts slow ones; [`refuse`] logs and answers requests refused before the policy judged
 //! them; [`upstream`] balances members and connects; [`conns`] pools upstream connections per
 //! host; [`upgrade`] forwards WebSocket upgrades and runs their tunnels; [`access`] enforces access
@@ -16,6 +17,7 @@
 
 pub mod access;
 mod body;
+mod client_tcp;
 mod conns;
 mod dataplane;
 mod deadline;

@@ -14,9 +14,11 @@ use arc_swap::{ArcSwap, ArcSwapOption};
 use hyper::server::conn::http2;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
 use tokio::sync::watch;
 
+use super::client_tcp::ClientTcp;
 use super::drain::{Drain, Watch};
 use super::guard::Guard;
 use super::h1;
@@ -46,9 +48,46 @@ pub fn server_builder(lim: &Limits) -> http2::Builder<TokioExecutor> {
     b
 }
 
+/// A listening socket. Its connections are accepted non-blocking and left out of the reactor
+/// until they wait ([`ClientTcp`]): tokio's `TcpListener` registers every connection it accepts.
+pub struct Acceptor(AsyncFd<socket2::Socket>);
+
+impl Acceptor {
+    /// Wraps a bound, non-blocking listener; must be called within the runtime.
+    pub fn new(listener: std::net::TcpListener) -> std::io::Result<Acceptor> {
+        let socket = socket2::Socket::from(listener);
+        // Deprecated because it takes any `AsRawFd`, whose descriptor the caller could close (or
+        // reuse) while it is registered; this `Socket` is owned by the `AsyncFd` alone, which
+        // deregisters it before dropping it, and nothing replaces its descriptor. The safe
+        // replacement is an `unsafe fn`, which this workspace forbids.
+        #[allow(deprecated)]
+        let fd = AsyncFd::with_interest(socket, Interest::READABLE)?;
+        Ok(Acceptor(fd))
+    }
+
+    /// The next connection, non-blocking, and its peer's address.
+    async fn accept(&self) -> std::io::Result<(std::net::TcpStream, SocketAddr)> {
+        loop {
+            let mut ready = self.0.readable().await?;
+            // `try_io` clears the readiness when the queue is empty, as tokio's listener does.
+            let accepted = ready.try_io(|s| {
+                s.get_ref()
+                    .accept4(libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC)
+            });
+            if let Ok(r) = accepted {
+                let (socket, addr) = r?;
+                let peer = addr.as_socket().ok_or_else(|| {
+                    std::io::Error::new(std::io::ErrorKind::InvalidData, "not an IP peer")
+                })?;
+                return Ok((socket.into(), peer));
+            }
+        }
+    }
+}
+
 /// Runs the accept loop of one listener until `stop` turns true, then drains its connections.
 pub async fn run(
-    listener: TcpListener,
+    listener: Acceptor,
     state: Arc<Swappable>,
     shared: Arc<Shared>,
     mut stop: watch::Receiver<bool>,
@@ -110,8 +149,8 @@ impl Connection {
     /// The TLS and HTTP/2 paths are boxed: a future is as large as its largest state, and the plain
     /// HTTP/1.1 connections most clients open would otherwise carry, and copy when spawned, room
     /// for a TLS session and hyper's HTTP/2 connection.
-    async fn serve(self, tcp: TcpStream, peer: SocketAddr, watch: Watch) {
-        let tcp = LateNoDelay::new(tcp);
+    async fn serve(self, tcp: std::net::TcpStream, peer: SocketAddr, watch: Watch) {
+        let tcp = LateNoDelay::new(ClientTcp::new(tcp));
         match self.tls.clone() {
             None => {
                 let io = ClientIo::Plain(tcp);

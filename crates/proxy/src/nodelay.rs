@@ -10,7 +10,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
+
+use super::client_tcp::ClientTcp;
 
 /// Where a connection stands with `TCP_NODELAY`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,12 +26,12 @@ enum Nagle {
 
 /// A client's TCP connection, with `TCP_NODELAY` set before its second write.
 pub struct LateNoDelay {
-    tcp: TcpStream,
+    tcp: ClientTcp,
     nagle: Nagle,
 }
 
 impl LateNoDelay {
-    pub fn new(tcp: TcpStream) -> LateNoDelay {
+    pub fn new(tcp: ClientTcp) -> LateNoDelay {
         LateNoDelay {
             tcp,
             nagle: Nagle::Fresh,
@@ -107,18 +108,20 @@ mod tests {
     /// writes arrive in order.
     #[tokio::test]
     async fn nodelay_comes_with_the_second_write() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().expect("addr");
+        // Connected before the accept, which blocks: the kernel completes the handshake.
+        let mut c = tokio::net::TcpStream::connect(addr)
+            .await
+            .expect("connect");
         let client = tokio::spawn(async move {
-            let mut c = TcpStream::connect(addr).await.expect("connect");
             let mut got = Vec::new();
             c.read_to_end(&mut got).await.expect("read");
             got
         });
-        let (tcp, _) = listener.accept().await.expect("accept");
-        let mut conn = LateNoDelay::new(tcp);
+        let (tcp, _) = listener.accept().expect("accept");
+        tcp.set_nonblocking(true).expect("non-blocking");
+        let mut conn = LateNoDelay::new(ClientTcp::new(tcp));
         assert!(!conn.tcp.nodelay().expect("nodelay"));
         conn.write_all(b"first ").await.expect("write");
         assert!(!conn.tcp.nodelay().expect("nodelay"));
