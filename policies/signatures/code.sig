@@ -13,6 +13,29 @@ regex: <\?(?:php\b|=|\s)
 test: <?php system($_GET['c']); ?>
 pass: what <?
 
+id: 300005015
+name: PHP code injection: closing tag after a statement
+# `?>` ends a PHP block: a value that ends a statement or a call (`;`, `)`) and then the block
+# (`");?>`, `1;?>`) is breaking out of code the application evaluates. A question mark before
+# `>` in prose or markup (`<a title="why?">`) follows a word, and an XML declaration's
+# (`<?xml version='1.0'?>`) a quote.
+type: Server Side Code Injection
+accuracy: high
+risk: high
+systems: PHP
+targets: @values, header, param-name
+unless: binary, url
+literal: ?>
+regex: [;)]\s*\?>
+test: ");?> <h1>
+test: 1;?>
+test: x');?>
+test: phpinfo() ?>
+pass: <a title="why?">link</a>
+pass: <?xml version="1.0"?><root/>
+pass: <?xml version='1.0' encoding='UTF-8'?><?xml-stylesheet href='a.xsl'?>
+pass: Really?> yes
+
 id: 300005002
 name: PHP code injection: dangerous function call
 type: Server Side Code Injection

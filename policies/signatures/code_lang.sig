@@ -18,12 +18,19 @@ literal: java.
 literal: transformer
 literal: closure
 literal: factory
-regex: \bprocessbuilder\b|\bjava\.(?:[\w$]+\.){0,4}(?:runtime|processbuilder|processimpl|unixprocess|scriptengine\w*|urlclassloader|classloader|jndi\w*|methodhandles?)\b|\b(?:clone|instantiate|invoker|chained|constant|prototypeclone|prototypeserialization|map|lazy)transformer\b|\b(?:while|for|if|switch|transformer|not|and|or)closure\b|\b(?:instantiate|prototypeclone|prototypeserialization|constant|invoker)factory\b|\bjava\.lang\.(?:reflect|invoke)\.
+# The two public gadget-chain generators name their payload classes under their own package
+# (`ysoserial.payloads.CommonsCollections5`): a value naming one is a chain being sent.
+literal: ysoserial
+literal: marshalsec
+regex: \bprocessbuilder\b|\bjava\.(?:[\w$]+\.){0,4}(?:runtime|processbuilder|processimpl|unixprocess|scriptengine\w*|urlclassloader|classloader|jndi\w*|methodhandles?)\b|\b(?:clone|instantiate|invoker|chained|constant|prototypeclone|prototypeserialization|map|lazy)transformer\b|\b(?:while|for|if|switch|transformer|not|and|or)closure\b|\b(?:instantiate|prototypeclone|prototypeserialization|constant|invoker)factory\b|\bjava\.lang\.(?:reflect|invoke)\.|\b(?:ysoserial|marshalsec)\.\w
 test: java.Runtime
 test: java.evil.runtime
 test: ProcessBuilder.evil.clonetransformer
 test: java.ProcessBuilder
 test: org.apache.commons.collections.functors.InvokerTransformer
+test: ysoserial.payloads.CommonsCollections1
+test: marshalsec.jndi.LDAPRefServer
+pass: how to build ysoserial from source
 pass: Java runtime environment download
 pass: runtime error in module
 pass: https://docs.oracle.com/javase/8/docs/api/java/lang/ProcessBuilder.html
@@ -101,14 +108,32 @@ literal: ob_start
 literal: get_defined
 literal: gethostbyname
 literal: dl(
+# File removal and listing, hex decoding, sockets and reads: what a payload calls once the
+# command functions are filtered (`unlink('index.php')`, `scandir('/')`, `hex2bin('6964')`).
+literal: unlink
+literal: rmdir
+literal: hex2bin
+literal: scandir
+literal: opendir
+literal: parse_ini_file
+literal: curl_exec
+literal: stream_socket_client
+literal: socket_create
+literal: fread
+literal: fgets
+literal: chown
 literal: file
-regex: \b(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert(?:_options)?|eval|create_function|call_user_func(?:_array)?|preg_replace(?:_callback)?|file_get_contents|file_put_contents|fopen|fsockopen|readfile|show_source|highlight_file|phpinfo|phpversion|php_uname|base64_decode|gzinflate|gzuncompress|str_rot13|unserialize|include(?:_once)?|require(?:_once)?|unpack|strip_tags|intval|filegroup|fileowner|fileperms|fputs|fwrite|symlink|chmod|putenv|ini_set|ini_get|move_uploaded_file|array_map|array_filter|usort|uasort|ob_start|get_defined_vars|get_defined_functions|gethostbyname|getenv|dl|file)(?:\s{2,}|[\t\r\n]\s*|\s*/\*.*?\*/\s*|\s*//[^\n]*\n\s*|\s*#[^\n]*\n\s*)*\((?:\s*\)|\s*[$'"`(\[@]|\s*\w+\s*(?:[^\w\s:]|$)|\s*\w+\s+\w)|\b(?:assert(?:_options)?|eval|system|exec|phpinfo|unserialize|file|unpack|strip_tags)\s+\(\s*\)|\bs?printf\s*\(\s*[$\w]|\b(?:include|require)(?:_once)?\s*(?:\(\s*['"]?|['"])\s*(?:https?|ftps?|php|data|expect|zip|phar|file)://|(?:\(\s*['"]?|['"])\s*(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert|eval|create_function|call_user_func(?:_array)?|phpinfo|show_source|highlight_file|readfile|file_get_contents|file_put_contents|base64_decode|unserialize|gzinflate|str_rot13)(?:\s*['"])?\)?\(|\[\s*['"]\s*(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert|eval|create_function|call_user_func(?:_array)?|phpinfo|readfile|file_get_contents|file_put_contents)\s*['"]\s*\]\s*\)?\s*(?:\[\s*\d+\s*\]\s*)+\(
+regex: \b(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert(?:_options)?|eval|create_function|call_user_func(?:_array)?|preg_replace(?:_callback)?|file_get_contents|file_put_contents|fopen|fsockopen|readfile|show_source|highlight_file|phpinfo|phpversion|php_uname|base64_decode|gzinflate|gzuncompress|str_rot13|unserialize|include(?:_once)?|require(?:_once)?|unpack|strip_tags|intval|filegroup|fileowner|fileperms|fputs|fwrite|symlink|chmod|putenv|ini_set|ini_get|move_uploaded_file|array_map|array_filter|usort|uasort|ob_start|get_defined_vars|get_defined_functions|gethostbyname|getenv|dl|file|unlink|rmdir|hex2bin|scandir|opendir|parse_ini_file|curl_exec|stream_socket_client|socket_create|fread|fgets|chown)(?:\s{2,}|[\t\r\n]\s*|\s*/\*.*?\*/\s*|\s*//[^\n]*\n\s*|\s*#[^\n]*\n\s*)*\((?:\s*\)|\s*[$'"`(\[@]|\s*\w+\s*(?:[^\w\s:]|$)|\s*\w+\s+\w)|\b(?:assert(?:_options)?|eval|system|exec|phpinfo|unserialize|file|unpack|strip_tags)\s+\(\s*\)|\bs?printf\s*\(\s*[$\w]|\b(?:include|require)(?:_once)?\s*(?:\(\s*['"]?|['"])\s*(?:https?|ftps?|php|data|expect|zip|phar|file)://|(?:\(\s*['"]?|['"])\s*(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert|eval|create_function|call_user_func(?:_array)?|phpinfo|show_source|highlight_file|readfile|file_get_contents|file_put_contents|base64_decode|unserialize|gzinflate|str_rot13)(?:\s*['"])?\)?\(|\[\s*['"]\s*(?:system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|assert|eval|create_function|call_user_func(?:_array)?|phpinfo|readfile|file_get_contents|file_put_contents)\s*['"]\s*\]\s*\)?\s*(?:\[\s*\d+\s*\]\s*)+\(
 test: system(whoami)
 test: exec  (blah)
 test: exec //comment\n (blah)
 test: exec #comment\n (blah)
 test: FILE\r\n()
 test: unpack()
+test: unlink('index.php')
+test: scandir("/")
+test: hex2bin("6964")
+pass: unlink (verb) means to remove a link
 test: printf(foo)
 test: phpinfo(foo)
 test: assert_OptionS (\n\n)
@@ -549,11 +574,15 @@ literal: zlib_decode
 literal: phpinfo
 literal: proc_open
 literal: passthru
-regex: \b(?:__halt_compiler|apache_child_terminate|base64_decode|bzdecompress|call_user_func(?:_array)?|call_user_method(?:_array)?|convert_uudecode|file_(?:get|put)_contents|p?fsockopen|get_class_(?:methods|vars)|get_defined_(?:constants|functions|vars)|gz(?:decode|inflate|uncompress)|(?:include|require)_once|invokeargs|pcntl_(?:exec|fork|signal|alarm)|posix_(?:getcwd|getpwuid|getuid|uname|kill|setuid|mkfifo)|reflectionfunction|shell_exec|str_rot13|sys_get_temp_dir|wp_(?:safe_)?remote_(?:fopen|get|head|post|request)|zlib_decode|phpinfo|proc_open|passthru)\b
+literal: create_function
+literal: move_uploaded_file
+regex: \b(?:__halt_compiler|apache_child_terminate|base64_decode|bzdecompress|call_user_func(?:_array)?|call_user_method(?:_array)?|convert_uudecode|file_(?:get|put)_contents|p?fsockopen|get_class_(?:methods|vars)|get_defined_(?:constants|functions|vars)|gz(?:decode|inflate|uncompress)|(?:include|require)_once|invokeargs|pcntl_(?:exec|fork|signal|alarm)|posix_(?:getcwd|getpwuid|getuid|uname|kill|setuid|mkfifo)|reflectionfunction|shell_exec|str_rot13|sys_get_temp_dir|wp_(?:safe_)?remote_(?:fopen|get|head|post|request)|zlib_decode|phpinfo|proc_open|passthru|create_function|move_uploaded_file)\b
 test: phpinfo
 test: shell_exec
 test: x=base64_decode
 test: call_user_func_array
+test: create_function
+test: move_uploaded_file
 test: eval(gzinflate(str_rot13('x')))
 pass: qbase64
 pass: /system/resource/js/base64.js

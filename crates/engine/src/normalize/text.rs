@@ -252,7 +252,10 @@ pub fn deobfuscate(value: &[u8]) -> Option<Vec<u8>> {
         })
         || memchr::memchr_iter(b'$', value).any(|i| {
             value.get(i + 1).is_some_and(|n| {
-                n.is_ascii_alphanumeric() || matches!(n, b'@' | b'*') || special_param(value, i)
+                n.is_ascii_alphanumeric()
+                    || matches!(n, b'@' | b'*')
+                    || special_param(value, i)
+                    || value.get(i + 1..i + 3) == Some(&b"()"[..])
             })
         })
         || (memchr::memchr_iter(b'+', value).nth(1).is_some()
@@ -377,6 +380,15 @@ fn rewrite(value: &[u8], escaped: bool) -> Option<Vec<u8>> {
                 && v.get(i + 2).is_some_and(u8::is_ascii_alphanumeric) =>
             {
                 i += 1
+            }
+            // The same in `$( )` form (`who$()ami`).
+            b'$' if next == Some(b'(')
+                && v.get(i + 2) == Some(&b')')
+                && i > 0
+                && v[i - 1].is_ascii_alphanumeric()
+                && v.get(i + 3).is_some_and(u8::is_ascii_alphanumeric) =>
+            {
+                i += 2
             }
             b'\'' | b'"'
                 if i > 0

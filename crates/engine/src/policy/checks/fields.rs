@@ -390,10 +390,12 @@ fn own_page_query<'a>(referer: &'a [u8], host: &[u8]) -> Option<&'a [u8]> {
 }
 
 /// The name a raw upload's file is to be stored under: the whole value of the headers upload
-/// clients name the file in, or the `filename` parameter of a `Content-Disposition` request header.
+/// clients name the file in (spelt with `-`, `_` or `.`: servers that map header names to
+/// variables read all three as one), or the `filename` parameter of a `Content-Disposition`
+/// request header.
 fn upload_file_name<'a>(header: &str, value: &'a [u8]) -> Option<&'a [u8]> {
     match header {
-        "x-filename" | "x_filename" | "x-file-name" => Some(value),
+        "x-filename" | "x_filename" | "x.filename" | "x-file-name" => Some(value),
         "content-disposition" => {
             let at = memchr::memmem::find(&value.to_ascii_lowercase(), b"filename=")?;
             let rest = &value[at + b"filename=".len()..];
