@@ -96,12 +96,26 @@ impl<T: Copy + Default, const N: usize> InlineVec<T, N> {
             &self.inline[..self.len]
         }
     }
+
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        if self.spilled() {
+            &mut self.spill
+        } else {
+            &mut self.inline[..self.len]
+        }
+    }
 }
 
 impl<T: Copy + Default, const N: usize> std::ops::Deref for InlineVec<T, N> {
     type Target = [T];
     fn deref(&self) -> &[T] {
         self.as_slice()
+    }
+}
+
+impl<T: Copy + Default, const N: usize> std::ops::DerefMut for InlineVec<T, N> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.as_mut_slice()
     }
 }
 
@@ -120,6 +134,9 @@ mod tests {
         }
         v.truncate(4);
         w.truncate(4);
+        assert_eq!(&*v, &w[..]);
+        v[3] = 7;
+        w[3] = 7;
         assert_eq!(&*v, &w[..]);
         v.truncate(1);
         w.truncate(1);

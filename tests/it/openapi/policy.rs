@@ -147,6 +147,32 @@ fn the_spec_decides_urls_methods_parameters_and_bodies() {
 }
 
 #[test]
+fn query_values_are_judged_decoded_beside_plain_ones() {
+    for spec in SPECS {
+        let p = compile(spec, "blocking");
+        let id = [("x-request-id", UUID)];
+        for target in [
+            "/v1/pets?limit=%35&status=sold",
+            "/v1/pets?limit=5&status=so%6Cd",
+        ] {
+            let tx = run(&p, "GET", target, &id, b"");
+            assert!(
+                tx.verdict().violations.is_empty(),
+                "{spec} {target}: {:?}",
+                kinds(&tx)
+            );
+        }
+        for target in [
+            "/v1/pets?status=sold&limit=m%61ny",
+            "/v1/pets?limit=many&status=so%6Cd",
+        ] {
+            let tx = run(&p, "GET", target, &id, b"");
+            assert_blocked_with(&tx, K::ParameterDataType, &format!("{spec} {target}"));
+        }
+    }
+}
+
+#[test]
 fn signatures_still_apply_to_values_the_spec_allows() {
     let p = compile("petstore-3.0.yaml", "blocking");
     let tx = run(

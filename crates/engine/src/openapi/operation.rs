@@ -107,7 +107,7 @@ impl Operation {
     ) {
         let start = out.len();
         // One pass over the query: each pair goes to its parameter or is undeclared.
-        let mut hits: Vec<(usize, &str)> = Vec::with_capacity(head.query.len());
+        let mut hits: InlineVec<(usize, &str), 8> = InlineVec::new();
         for (name, value) in head.query {
             match self.query_index.binary_search_by(|(k, _)| (**k).cmp(name)) {
                 Ok(i) => hits.push((self.query_index[i].1, value)),

@@ -31,6 +31,9 @@ pub enum FieldKind {
     Cookie,
     Referer,
     XForwardedFor,
+    /// A credential, checked on every request (never answered from a memo): its entity is
+    /// found by kind, not by name.
+    Authorization,
     /// Never forwarded, like `Connection` and `Transfer-Encoding` (RFC 9110 7.6.1), whatever
     /// the `Connection` field names: `keep-alive`, `proxy-connection`, `proxy-authenticate`,
     /// `proxy-authorization`, `upgrade`, `http2-settings`.
@@ -42,7 +45,7 @@ impl FieldKind {
     pub const COUNT: usize = FieldKind::HopByHop as usize + 1;
 
     /// Every kind with one name, and that name ([`Self::of`] gives the kind back).
-    pub const NAMED: [(FieldKind, &'static str); 21] = [
+    pub const NAMED: [(FieldKind, &'static str); 22] = [
         (FieldKind::Host, "host"),
         (FieldKind::ContentLength, "content-length"),
         (FieldKind::ContentType, "content-type"),
@@ -64,6 +67,7 @@ impl FieldKind {
         (FieldKind::Cookie, "cookie"),
         (FieldKind::Referer, "referer"),
         (FieldKind::XForwardedFor, "x-forwarded-for"),
+        (FieldKind::Authorization, "authorization"),
     ];
 
     /// The kind of a lower-case field name.
@@ -91,6 +95,7 @@ impl FieldKind {
             "cookie" => K::Cookie,
             "referer" => K::Referer,
             "x-forwarded-for" => K::XForwardedFor,
+            "authorization" => K::Authorization,
             "keep-alive"
             | "proxy-connection"
             | "proxy-authenticate"

@@ -46,8 +46,9 @@ impl Slot {
 }
 
 /// `a == b`, values of up to 16 bytes (most look-ups: names, numbers, words) compared by two
-/// overlapping words each, without a call to `memcmp`.
-#[inline]
+/// overlapping words each, without a call to `memcmp`. Inlined into each look-up, as [`holder`]
+/// is: a JSON document's items make one each, and the call costs as much as the comparison.
+#[inline(always)]
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
@@ -67,21 +68,64 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     a.iter().zip(b).all(|(x, y)| x == y)
 }
 
+/// A value of up to 16 bytes as two words that together hold every byte of it: its first and
+/// last eight (overlapping when shorter than 16), its first and last four, or its bytes; `None`
+/// for a longer value.
+#[inline(always)]
+fn short_words(v: &[u8]) -> Option<(u64, u64)> {
+    if v.len() > 16 {
+        return None;
+    }
+    if let (Some(a), Some(b)) = (v.first_chunk::<8>(), v.last_chunk::<8>()) {
+        return Some((u64::from_le_bytes(*a), u64::from_le_bytes(*b)));
+    }
+    if let (Some(a), Some(b)) = (v.first_chunk::<4>(), v.last_chunk::<4>()) {
+        return Some((
+            u64::from(u32::from_le_bytes(*a)),
+            u64::from(u32::from_le_bytes(*b)),
+        ));
+    }
+    let word = v.iter().fold(0u64, |w, &byte| w << 8 | u64::from(byte));
+    Some((word, 0))
+}
+
+/// The two halves of the full product of `a` and `b`, folded into one word: every bit of both
+/// reaches the low bits the set is picked by.
+#[inline(always)]
+fn folded_multiply(a: u64, b: u64) -> u64 {
+    let full = u128::from(a) * u128::from(b);
+    (full as u64) ^ ((full >> 64) as u64)
+}
+
 /// This thread's memo, lent by [`with_memo`] for a run of look-ups.
 pub struct Memo {
     state: foldhash::fast::RandomState,
+    /// Random words a value of up to 16 bytes is hashed with ([`Memo::hash`]).
+    seeds: [u64; 2],
     slots: Vec<Slot>,
 }
 
 impl Memo {
     fn new() -> Memo {
+        let state = foldhash::fast::RandomState::default();
         Memo {
-            state: foldhash::fast::RandomState::default(),
+            seeds: [state.hash_one(0u64), state.hash_one(1u64)],
+            state,
             slots: std::iter::repeat_with(Slot::default).take(SLOTS).collect(),
         }
     }
 
+    /// A value of up to 16 bytes (most look-ups: a JSON document's keys, numbers and words) is
+    /// hashed as its two words (read as [`same_bytes`] reads them) folded by one multiplication
+    /// with the random seeds, the source and the length, without a hasher's state to build and
+    /// finish; a longer one by the seeded hasher. A collision is only a miss (the slot's bytes are
+    /// compared), and the seeds keep which values share a set unpredictable to a client.
+    #[inline(always)]
     fn hash(&self, source: u64, value: &[u8]) -> u64 {
+        if let Some((a, b)) = short_words(value) {
+            let [s0, s1] = self.seeds;
+            return folded_multiply(a ^ s0 ^ source, b ^ s1 ^ value.len() as u64);
+        }
         let mut h = self.state.build_hasher();
         h.write_u64(source);
         h.write(value);
@@ -248,6 +292,45 @@ pub fn holds(db: u64, selection: usize, value: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    /// Values of every length up to 16 (numbers, keys, the same byte repeated) and their sources
+    /// fall into the sets about evenly, as the hasher's would: a short value's hash reads every
+    /// byte, its length and its source.
+    #[test]
+    fn short_values_spread_over_the_sets() {
+        let memo = super::Memo::new();
+        let mut values: Vec<Vec<u8>> = Vec::new();
+        for i in 0..1500u32 {
+            values.push(i.to_string().into_bytes());
+            values.push(format!("key{i}").into_bytes());
+            values.push(format!("{i:016}").into_bytes());
+        }
+        for len in 0..=16 {
+            values.push(vec![b'0'; len]);
+        }
+        let sets = super::SLOTS / 2;
+        let mut per_set = vec![0usize; sets];
+        for source in [1u64, 2] {
+            for v in &values {
+                assert!(v.len() <= 16);
+                per_set[memo.hash(source, v) as usize & (sets - 1)] += 1;
+            }
+        }
+        let mean = 2 * values.len() / sets;
+        let fullest = per_set.iter().copied().max().unwrap_or(0);
+        assert!(
+            fullest <= 3 * mean,
+            "{fullest} values in one set (mean {mean})"
+        );
+        let distinct: std::collections::HashSet<&Vec<u8>> = values.iter().collect();
+        let hashes: std::collections::HashSet<u64> =
+            distinct.iter().map(|v| memo.hash(1, v)).collect();
+        assert_eq!(
+            hashes.len(),
+            distinct.len(),
+            "distinct short values, distinct hashes"
+        );
+    }
+
     #[test]
     fn same_bytes_is_equality() {
         let values: Vec<Vec<u8>> = (0..40)

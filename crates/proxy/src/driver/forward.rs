@@ -36,6 +36,12 @@ use crate::upstream::{Member, Protocol, ProxyBody, is_grpc};
 
 /// Body bytes sent in the same write as the request head, at most.
 const FIRST_WRITE: usize = 64 * 1024;
+/// Bytes the first write starts with for the upstream request head.
+const HEAD_ROOM: usize = 1024;
+/// Body bytes fed so far that the first write makes room for at once (more grow it as before).
+const SMALL_BODY: usize = 8 * 1024;
+/// A chunk's size line and line ends, and the last chunk, when the body goes chunked.
+const CHUNK_FRAMING: usize = 32;
 
 /// An upstream response whose head has arrived.
 pub enum UpResponse {
@@ -200,9 +206,9 @@ async fn prefetch<F: Front>(
     env: &Env<'_>,
     tx: &mut Tx,
 ) -> Result<Vec<u8>, Halt> {
-    let mut first = Vec::with_capacity(1024);
     let xff = env.site.x_forwarded_for.then_some(env.client.peer_ip);
     let Some(b) = body.as_mut() else {
+        let mut first = Vec::with_capacity(HEAD_ROOM);
         wire::encode_request(&mut first, head, facts.seen, xff, &[]);
         return Ok(first);
     };
@@ -223,6 +229,10 @@ async fn prefetch<F: Front>(
     } else {
         &[]
     };
+    // Room for the head and a small body's bytes at once (most API bodies): one allocation
+    // instead of a second one, and a copy, when the body outgrows the head's room.
+    let small_body = usize::try_from(b.total()).map_or(0, |n| n.min(SMALL_BODY));
+    let mut first = Vec::with_capacity(HEAD_ROOM + small_body + CHUNK_FRAMING);
     wire::encode_request(&mut first, head, facts.seen, xff, extra);
     while first.len() < FIRST_WRITE
         && let Some(chunk) = b.release()

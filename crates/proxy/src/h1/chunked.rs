@@ -119,6 +119,10 @@ impl Decoder {
 
     /// The trailer fields (once the body ended), as name/value pairs; malformed ones are left out.
     pub fn trailers(&self) -> Vec<(HeaderName, Vec<u8>)> {
+        // Most chunked bodies end without trailers: nothing to copy or parse.
+        if self.trailers.is_empty() {
+            return Vec::new();
+        }
         let mut block = self.trailers.clone();
         block.extend_from_slice(b"\r\n");
         let mut fields = [httparse::EMPTY_HEADER; 64];

@@ -184,9 +184,18 @@ impl CompiledPolicy {
         }
         // Only what the operation reads is gathered (and decoded).
         let raw_query = head.uri.query().unwrap_or("").as_bytes();
-        let query: Vec<(Cow<str>, Cow<str>)> = query::pairs(raw_query, MAX_ITEMS)
-            .map(|(n, v, _)| (decode(n), decode(v)))
-            .collect();
+        let decoded: Vec<(Cow<str>, Cow<str>)>;
+        let mut q: InlineVec<(&str, &str), 8> = InlineVec::new();
+        if !plain_pairs(raw_query, &mut q) {
+            // A pair to decode: each one decoded, as the plain ones are read as they are.
+            decoded = query::pairs(raw_query, MAX_ITEMS)
+                .map(|(n, v, _)| (decode(n), decode(v)))
+                .collect();
+            q.clear();
+            for (n, v) in &decoded {
+                q.push((n.as_ref(), v.as_ref()));
+            }
+        }
         let headers: Vec<(String, String)> = if op.reads(Location::Header) {
             head.headers
                 .iter()
@@ -206,7 +215,7 @@ impl CompiledPolicy {
         } else {
             Vec::new()
         };
-        let (q, h, c) = (pairs(&query), pairs(&headers), pairs(&cookies));
+        let (h, c) = (pairs(&headers), pairs(&cookies));
         let mut found = Vec::new();
         op.validate_head(
             &path_params,
@@ -244,6 +253,27 @@ impl CompiledPolicy {
             self.push_all(out, found);
         }
     }
+}
+
+/// The query's pairs pushed onto `q` as they are written, when none has anything to decode (what
+/// [`decode`] then borrows, for most queries): no list of decoded pairs is built. False, with
+/// `q` partly filled, at the first that has.
+fn plain_pairs<'q>(raw_query: &'q [u8], q: &mut InlineVec<(&'q str, &'q str), 8>) -> bool {
+    for (n, v, _) in query::pairs(raw_query, MAX_ITEMS) {
+        match (plain(n), plain(v)) {
+            (Some(n), Some(v)) => q.push((n, v)),
+            _ => return false,
+        }
+    }
+    true
+}
+
+/// `raw` as text when one decoding pass leaves it as it is: no `%`, no `+`, valid UTF-8.
+fn plain(raw: &[u8]) -> Option<&str> {
+    if raw.iter().any(|b| matches!(b, b'%' | b'+')) {
+        return None;
+    }
+    std::str::from_utf8(raw).ok()
 }
 
 /// One decoding pass of a query parameter's name or value, borrowed when it has nothing to decode

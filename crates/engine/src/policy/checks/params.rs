@@ -168,8 +168,6 @@ impl CompiledPolicy {
             }
             None => {
                 if s.params_seen.len() < 256 {
-                    // One allocation for a typical request's parameters, not three growths.
-                    s.params_seen.reserve(16);
                     s.params_seen.push((key, 1));
                 }
             }

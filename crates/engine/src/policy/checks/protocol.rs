@@ -199,10 +199,28 @@ impl CompiledPolicy {
     }
 }
 
+/// The bytes of a registered name or IPv4 address in a `Host` value (what [`valid_host`] allows
+/// in a name).
+const NAME_BYTES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'_' | b'%');
+        b += 1;
+    }
+    t
+};
+
 /// A `Host` value: a registered name or IPv4 address, or an IPv6 literal in brackets, with an
 /// optional port.
 fn valid_host(v: &[u8]) -> bool {
     let v = v.trim_ascii();
+    // Most values are a name alone: bytes of a name only (no `:` of a port, no `[` of an IPv6
+    // literal), settled by one table pass.
+    if !v.is_empty() && v.iter().all(|&b| NAME_BYTES[usize::from(b)]) {
+        return true;
+    }
     let (name, port) = match v.iter().rposition(|&b| b == b':') {
         Some(i) if !v.starts_with(b"[") || v[..i].ends_with(b"]") => (&v[..i], Some(&v[i + 1..])),
         _ => (v, None),

@@ -361,7 +361,9 @@ pub struct Scratch {
     pub body_truncated: bool,
     pub boundary: Option<String>,
     pub filetype: Option<usize>,
-    pub params_seen: Vec<(u64, u8)>,
+    /// (name key, occurrences) of each parameter seen: a request's few parameters stay inline,
+    /// so counting them allocates nothing.
+    pub params_seen: portcullis_support::InlineVec<(u64, u8), 16>,
     pub param_count: u64,
     pub hits: Vec<u32>,
     /// Signature ids found in query parameter names/values before the parameter's overrides
