@@ -111,9 +111,7 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
         let addr = listener.local_addr().expect("addr");
         // Connected before the accept, which blocks: the kernel completes the handshake.
-        let mut c = tokio::net::TcpStream::connect(addr)
-            .await
-            .expect("connect");
+        let mut c = tokio::net::TcpStream::connect(addr).await.expect("connect");
         let client = tokio::spawn(async move {
             let mut got = Vec::new();
             c.read_to_end(&mut got).await.expect("read");
