@@ -94,7 +94,10 @@ type: SQL-Injection
 accuracy: medium
 risk: high
 targets: @values, header, url
-unless: binary
+# Not where every quote is text punctuation (`the 'classic'-- a remake`): a quotation that opened
+# after a blank closes at its second quote, and in a string that quote opens a new literal the
+# `--` sits inside; a breakout's quote follows a word (`admin'--`).
+unless: binary, prose
 literal: --
 literal: #
 literal: /*
@@ -103,6 +106,10 @@ test: admin'--
 test: admin')#
 pass: Let's go -- now
 pass: 7" #2 CIRCULAR NEEDLE
+pass: the 'classic'-- a remake
+pass: She said "never"-- and left
+test:  ( 'a' )  --
+test: x' and 'classic'-- a remake
 pass: Code blocks are placed between two code fences:\n\n```\n#include <stdio.h>
 test: `id`#
 
@@ -169,10 +176,15 @@ literal: pg_database
 literal: all_users
 literal: dba_users
 literal: v$version
-regex: information_schema\b|\b(?:master\.\.)?sys(?:objects|columns|users|databases|logins)\b|\bpg_(?:catalog|shadow|user|database)\b|\bsqlite_master\b|\bmysql\.user\b|\b(?:all|user|dba)_(?:tables|tab_columns|users)\b|\bsys\.tables\b|\bmsysobjects\b|\bv\$version\b
+regex: information_schema[`"\]]?\s*(?:/\*.*?\*/\s*)*\.|\buse\s+[`"\[]?information_schema\b[`"\]]?\s*(?:;|$)|\b(?:master\.\.)?sys(?:objects|columns|users|databases|logins)\b|\bpg_(?:catalog|shadow|user|database)\b|\bsqlite_master\b|\bmysql\.user\b|\b(?:all|user|dba)_(?:tables|tab_columns|users)\b|\bsys\.tables\b|\bmsysobjects\b|\bv\$version\b
 test: select table_name from information_schema.tables
 test: 1 AND (SELECT count(*) FROM sysobjects)>0
 pass: the information about the schema
+pass: use information_schema to list columns
+pass: information_schema is a read-only database
+test: 1 union select 1 from information_schema . tables
+test: 1 union select schema_name from `information_schema`.`schemata`
+test: 1;use information_schema;select table_name from tables
 
 id: 300001008
 name: SQL injection: database fingerprinting functions and variables

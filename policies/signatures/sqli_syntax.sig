@@ -480,7 +480,7 @@ literal: sounds
 literal: procedure
 literal: mysql.
 literal: information_schema
-regex: \bsqlite_(?:master|temp_master|version|sequence|schema)\b|\bcollate\s+(?:nocase|binary|rtrim|utf8\w*)\b|['")\w]\s*notnull\b|\bglob\s+(?:['"\d]|\(\s*['"\d])|\b\d+\.e(?:\(|\.\w|\s+(?:union|select|from|or|and)\b)|\b(?:load_extension|zeroblob|json_valid)\s*\(|\bsounds\s+like\b|\bmysql\.(?:user|db|proc|func)\b|\binformation_schema\b
+regex: \bsqlite_(?:master|temp_master|version|sequence|schema)\b|\bcollate\s+(?:nocase|binary|rtrim|utf8\w*)\b|['")\w]\s*notnull\b|\bglob\s+(?:['"\d]|\(\s*['"\d])|\b\d+\.e(?:\(|\.\w|\s+(?:union|select|from|or|and)\b)|\b(?:load_extension|zeroblob|json_valid)\s*\(|\bsounds\s+like\b|\bmysql\.(?:user|db|proc|func)\b|\binformation_schema[`"\]]?\s*(?:/\*.*?\*/\s*)*\.
 test: email notnull--
 test: var=user'collate nocase--
 test: foo=1.e(ascii)

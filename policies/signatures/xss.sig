@@ -125,6 +125,9 @@ accuracy: medium
 risk: high
 targets: @values, header, url, param-name
 # A value that is wholly a function's source (error loggers send them) defines and runs nothing.
+# A document or window property is an attack where script uses it: assigned, called, passed,
+# concatenated or read as a whole value; followed by a blank and a word it is named in a sentence
+# (`document.cookie is read-only`), which no script grammar continues.
 unless: binary, function
 literal: alert
 literal: prompt
@@ -149,7 +152,7 @@ literal: parent
 literal: frames
 literal: window
 literal: globalthis
-regex: (?:^|[^\w.])(?:alert|prompt|confirm|eval|settimeout|setinterval|atob|btoa|print|execscript|msgbox)\s*(?:\(|`|\?\.\s*\(|\.call\s*\(|\.apply\s*\()|\(\s*(?:alert|prompt|confirm|eval)\s*\)\s*[(`]|\bdocument\s*(?:\?\.\s*)?\[\s*['"`](?:cookie|domain|location|write|body)|\bdocument\s*\?\.\s*(?:cookie|domain|location)|\bdocument\s*\.\s*(?:cookie|domain|write\w*|location|body|documentelement|createelement)|\bwindow\s*\.\s*(?:location|open|name|eval)|string\s*\.\s*fromcharcode|\.(?:inner|outer)html\s*=|\bconstructor\s*\(\s*['"`]|\bimport\s*\(\s*['"`]|(?:top|self|parent|frames|window|globalthis)\s*\[\s*['"`]|\blocation\s*(?:\.\s*href\s*)?=\s*['"`]?(?:java|data|//|http)
+regex: (?:^|[^\w.])(?:alert|prompt|confirm|eval|settimeout|setinterval|atob|btoa|print|execscript|msgbox)\s*(?:\(|`|\?\.\s*\(|\.call\s*\(|\.apply\s*\()|\(\s*(?:alert|prompt|confirm|eval)\s*\)\s*[(`]|\bdocument\s*(?:\?\.\s*)?\[\s*['"`](?:cookie|domain|location|write|body)|\bdocument\s*\?\.\s*(?:cookie|domain|location)|\bdocument\s*\.\s*(?:cookie|domain|write\w*|location|body|documentelement|createelement)(?:\s*(?:[^\w\s%]|%(?:[013-9a-f][0-9a-f]|2[1-9a-f])|$)|\s+(?:in|instanceof)\b)|\bwindow\s*\.\s*(?:location|open|name|eval)(?:\s*(?:[^\w\s%]|%(?:[013-9a-f][0-9a-f]|2[1-9a-f])|$)|\s+(?:in|instanceof)\b)|string\s*\.\s*fromcharcode|\.(?:inner|outer)html\s*=|\bconstructor\s*\(\s*['"`]|\bimport\s*\(\s*['"`]|(?:top|self|parent|frames|window|globalthis)\s*\[\s*['"`]|\blocation\s*(?:\.\s*href\s*)?=\s*['"`]?(?:java|data|//|http)
 test: alert(1)
 test: document.cookie
 test: top['al'+'ert'](1)
@@ -159,6 +162,13 @@ test: alert?.(document?.cookie)
 test: document["cookie"]
 test: function(){alert(document.cookie)}()
 pass: fire alert levels
+pass: document.cookie is read-only in this sandbox
+pass: window.location is an object with the URL
+pass: document.cookie%20is%20read-only%20here
+test: document.cookie%3d1
+test: (document.cookie)
+test: document.cookie='a=b'
+test: x=document.cookie;
 pass: function(e){var n=new URL(window.location.href);e?(v(e.id),n.searchParams.delete("resourceGroupId")):v("")}
 
 id: 300002008

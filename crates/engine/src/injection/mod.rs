@@ -60,6 +60,11 @@ fn detect_sqli(input: &[u8]) -> bool {
         && !javascript_function(input)
         && before_final_email(input).is_none_or(|b| libinjectionrs::detect_sqli(b).is_injection())
         && prose::blanked(input).is_none_or(|b| libinjectionrs::detect_sqli(&b).is_injection())
+        && prose::prose_sentences(input).is_none_or(|pieces| {
+            pieces
+                .iter()
+                .any(|p| libinjectionrs::detect_sqli(p).is_injection())
+        })
 }
 
 /// What comes before an e-mail address that ends `input`, when one does; the tokenizer is asked

@@ -226,6 +226,9 @@ fn quotation_close(v: &[u8], open: usize) -> Option<usize> {
     {
         return None;
     }
+    if dash_then_text(v, close + 1) {
+        return Some(close);
+    }
     let after = v.get(close + 1).copied();
     if !after.is_none_or(|b| b.is_ascii_whitespace() || b".,!?:".contains(&b)) {
         return None;
@@ -237,7 +240,35 @@ fn quotation_close(v: &[u8], open: usize) -> Option<usize> {
     {
         return None;
     }
+    // A bracket closed and then a comment (`( 'a' ) --`) ends an SQL expression, not a phrase.
+    let after_brackets = {
+        let n = rest
+            .iter()
+            .take_while(|b| **b == b')' || b.is_ascii_whitespace())
+            .count();
+        &rest[n..]
+    };
+    if after_brackets.starts_with(b"--")
+        || after_brackets.starts_with(b"#")
+        || after_brackets.starts_with(b"/*")
+    {
+        return None;
+    }
     Some(close)
+}
+
+/// Whether the text at `at`, right after a quotation's closing quote, is a dash typed as `--`
+/// followed by a blank and a word (`the 'classic'-- a remake`). The quote
+/// before it closes a quotation that opened after a blank, so in a string the value lands in it
+/// opens a new literal and the `--` sits inside that literal; in a number it follows a word and
+/// a string, which no grammar continues. A breakout (`admin'-- a`) has its quote after a word,
+/// not round one, and is never this quotation.
+fn dash_then_text(v: &[u8], at: usize) -> bool {
+    let Some(rest) = v[at..].strip_prefix(b"--") else {
+        return false;
+    };
+    let blanks = rest.iter().take_while(|b| **b == b' ').count();
+    blanks > 0 && !word_after(rest, blanks).is_empty()
 }
 
 /// `v` with its text-punctuation quotes blanked, and with a `--` that ends a value holding no
@@ -270,6 +301,79 @@ pub fn blanked(v: &[u8]) -> Option<Vec<u8>> {
         out.get_or_insert_with(|| v.to_vec())[n - 2..n].fill(b' ');
     }
     out
+}
+
+/// Words that start an SQL statement: after a `;` one of them makes a stacked query.
+const STATEMENT_WORDS: [&[u8]; 36] = [
+    b"select",
+    b"insert",
+    b"update",
+    b"delete",
+    b"drop",
+    b"create",
+    b"alter",
+    b"exec",
+    b"execute",
+    b"declare",
+    b"shutdown",
+    b"waitfor",
+    b"set",
+    b"begin",
+    b"if",
+    b"use",
+    b"truncate",
+    b"grant",
+    b"revoke",
+    b"merge",
+    b"call",
+    b"union",
+    b"with",
+    b"replace",
+    b"load",
+    b"handler",
+    b"do",
+    b"show",
+    b"print",
+    b"rename",
+    b"kill",
+    b"prepare",
+    b"values",
+    b"table",
+    b"pragma",
+    b"attach",
+];
+
+/// The sentences of a text whose every `;` is followed by a blank and a word that starts no
+/// SQL statement (`We use cookies; expires after 30 days`), when it holds no quote and no
+/// comment. A `;` ends a statement, and what follows it must be another; a word of prose there
+/// is a syntax error, so the text is SQL only if one sentence is SQL on its own. `None` when a
+/// `;` could separate stacked queries (`1; drop table t`, `1;select 1`, a `;` at the end) or a
+/// quote or comment could change where the value's SQL ends.
+pub fn prose_sentences(v: &[u8]) -> Option<Vec<&[u8]>> {
+    if !v.contains(&b';')
+        || v.iter().any(|b| b"'\"`#".contains(b))
+        || memchr::memmem::find(v, b"--").is_some()
+        || memchr::memmem::find(v, b"/*").is_some()
+    {
+        return None;
+    }
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    for at in memchr::memchr_iter(b';', v) {
+        let rest = &v[at + 1..];
+        let blanks = rest.iter().take_while(|b| **b == b' ').count();
+        let word = word_after(rest, blanks);
+        if blanks == 0
+            || word.is_empty()
+            || STATEMENT_WORDS.iter().any(|k| k.eq_ignore_ascii_case(word))
+        {
+            return None;
+        }
+        pieces.push(&v[start..at]);
+        start = at + 1;
+    }
+    pieces.push(&v[start..]);
+    Some(pieces)
 }
 
 #[cfg(test)]

@@ -185,3 +185,19 @@ fn javascript_function_source_is_not_sqli() {
     assert!(Sqli.detect(b"1) or (select 1 from function(x))--"));
     assert!(Sqli.detect(b"function(){}' or 1=1--"));
 }
+
+#[test]
+fn a_semicolon_before_prose_separates_no_statements() {
+    assert_judges(
+        |v| Sqli.detect(v),
+        &[
+            b"1; DROP TABLE accounts",
+            b"1 union select 1,2; thanks all",
+            b"We use cookies; select 1",
+        ],
+        &[
+            b"We use cookies; expires after 30 days",
+            b"We use analytics; cookies expire after 1 year",
+        ],
+    );
+}
