@@ -1,12 +1,13 @@
 //! The request checks of a compiled policy, one file per concern, each an `impl CompiledPolicy`
-//! block run by the transaction's phases: the head ([`head`], [`fields`] and its [`field_memo`], [`protocol`],
-//! [`params`], [`length`], [`encoding`], [`cors`], [`controls`], [`redirect`]), the body ([`body`], [`value`],
-//! [`json_schema`], [`upload`], [`api`], [`grpc`]), the signature scan of one value ([`scan`]);
-//! then staging, rating and the decision ([`staging`], [`rating`]) and which entities judged a
-//! request ([`explain`]).
+//! block run by the transaction's phases: the head ([`head`], [`fields`] and its [`field_memo`],
+//! [`protocol`], [`params`], [`length`], [`encoding`], [`cors`], [`controls`], [`redirect`], then
+//! [`body_plan`]), the body ([`body`], [`value`], [`json_schema`], [`upload`], [`api`], [`grpc`]),
+//! the signature scan of one value ([`scan`]); then staging, rating and the decision ([`staging`],
+//! [`rating`]) and which entities judged a request ([`explain`]).
 
 pub(super) mod api;
 pub(super) mod body;
+pub(super) mod body_plan;
 pub(super) mod controls;
 pub(super) mod cors;
 pub(super) mod dot_segments;
