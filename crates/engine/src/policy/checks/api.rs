@@ -268,18 +268,24 @@ fn plain_pairs<'q>(raw_query: &'q [u8], q: &mut InlineVec<(&'q str, &'q str), 8>
     true
 }
 
-/// `raw` as text when one decoding pass leaves it as it is: no `%`, no `+`, valid UTF-8.
+/// `raw` as text when one decoding pass leaves it as it is: nothing [`escaped`], valid UTF-8.
 fn plain(raw: &[u8]) -> Option<&str> {
-    if raw.iter().any(|b| matches!(b, b'%' | b'+')) {
+    if escaped(raw) {
         return None;
     }
     std::str::from_utf8(raw).ok()
 }
 
+/// Whether one decoding pass of a query's name or value changes its bytes: a `%` escape or a `+`
+/// for a blank.
+fn escaped(raw: &[u8]) -> bool {
+    raw.iter().any(|b| matches!(b, b'%' | b'+'))
+}
+
 /// One decoding pass of a query parameter's name or value, borrowed when it has nothing to decode
 /// (no `%`, no `+`, valid UTF-8), as most do.
 fn decode(raw: &[u8]) -> Cow<'_, str> {
-    if !raw.iter().any(|b| matches!(b, b'%' | b'+')) {
+    if !escaped(raw) {
         return String::from_utf8_lossy(raw);
     }
     let mut out = Vec::with_capacity(raw.len());
