@@ -177,7 +177,12 @@ pub(crate) fn number(n: &Node, num: &serde_json::Number, broken: &mut impl FnMut
 
 /// `minLength`/`maxLength` (in characters), `pattern` and `format` of a string.
 pub(crate) fn string(n: &Node, s: &str, broken: &mut impl FnMut(Broken)) {
-    if n.min_length.is_some() || n.max_length.is_some() {
+    // A string has at most one character a byte and at least one every four: bounds its byte
+    // length already meets need no count of its characters (most strings are well inside them).
+    let bytes = s.len() as u64;
+    let decided = n.max_length.is_none_or(|m| bytes <= m)
+        && n.min_length.is_none_or(|m| bytes.div_ceil(4) >= m);
+    if !decided {
         let len = s.chars().count() as u64;
         if let Some(min) = n.min_length.filter(|m| len < *m) {
             broken((

@@ -43,7 +43,7 @@ use super::handler::{Shared, Site};
 use super::metrics::TunnelSlot;
 use super::refuse::Refusal;
 use super::upstream::ProxyBody;
-use portcullis_engine::{ConnInfo, Step, Transaction};
+use portcullis_engine::{ConnInfo, Step};
 
 /// Why a request body could not be read to its end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -229,7 +229,7 @@ async fn phases<F: Front>(
         return Next::Answer(answer::too_large());
     }
 
-    let mut t = Transaction::new(site.engine.snapshot(), env.conn_info());
+    let t = tx.start(site.engine.snapshot(), env.conn_info());
     let step = t.on_request_headers(head);
     if step != Step::Block
         && let Some(gate) = site.access.clone()
@@ -243,12 +243,9 @@ async fn phases<F: Front>(
             let grpc = super::upstream::is_grpc(head);
             t.deny(d.violation(), d.reply(grpc));
             shared.metrics.access_denied(&site.name, d.status);
-            let reply = t.block_response();
-            *tx = Tx::Own(t);
-            return Next::Answer(Answer::Block(reply));
+            return Next::Answer(Answer::Block(t.block_response()));
         }
     }
-    *tx = Tx::Own(t);
     if head.method == Method::CONNECT {
         return Next::Answer(refuse_connect(step, tx));
     }

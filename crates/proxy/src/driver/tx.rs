@@ -8,7 +8,9 @@ use super::super::body::SharedTx;
 use super::super::handler::{log_phase, log_transaction};
 use super::Env;
 use super::inspect::Inspector;
-use portcullis_engine::{BlockResponse, Step, Transaction};
+use std::sync::Arc;
+
+use portcullis_engine::{BlockResponse, CompiledPolicy, ConnInfo, Step, Transaction};
 
 /// The transaction of the request being driven.
 // Inline, not boxed: it lives for the whole request, and a box would cost an allocation each.
@@ -21,6 +23,16 @@ pub enum Tx {
 }
 
 impl Tx {
+    /// Starts the request's transaction where it lives for the rest of the request: made in a
+    /// local and moved in, all of its bytes would be copied once more on every request.
+    pub fn start(&mut self, policy: Arc<CompiledPolicy>, conn: ConnInfo) -> &mut Transaction {
+        *self = Tx::Own(Transaction::new(policy, conn));
+        match self {
+            Tx::Own(t) => t,
+            Tx::None | Tx::Shared(_) => unreachable!("set above"),
+        }
+    }
+
     /// Runs `f` on the transaction, if there still is one.
     pub fn with<R>(&mut self, f: impl FnOnce(&mut Transaction) -> R) -> Option<R> {
         match self {

@@ -109,6 +109,13 @@ fn pet(rng: &mut Rng, depth: usize) -> String {
                 "\"R3x\"",
                 "\"root\"",
                 "\"Re\\u0078\"",
+                // Characters of several bytes each, inside and outside the length bounds by
+                // characters while their bytes say otherwise.
+                "\"é\"",
+                "\"Réxé\"",
+                "\"éééééééééééé\"",
+                "\"ééééééééééééé\"",
+                "\"€𝄞\"",
                 "42",
             ],
         ),
