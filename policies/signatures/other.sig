@@ -534,7 +534,8 @@ name: Session fixation: session id passed as a parameter
 type: Session Hijacking
 accuracy: medium
 risk: medium
-targets: param-name
+# Not on cookie names: a session cookie is where a session id belongs.
+targets: param-name, -cookie-name
 unless: binary
 literal: sessionid
 literal: sessid
