@@ -275,8 +275,12 @@ literal: {system
 literal: {if
 literal: @(
 literal: {$smarty
+literal: {math
+literal: {fetch
+literal: {eval
+literal: {include_php
 literal: {{#
-regex: (?:\{\{|\$\{\{?|#\{|<%=?|\*\{|@\{|\[\[|\{=|\{#)\s*['"]?\d+['"]?\s*[*+\-/]\s*['"]?\d+['"]?\s*(?:\}\}?|%>|\]\])|\{\{[\s\S]{0,200}?(?:__class__|__mro__|__subclasses__|__globals__|__builtins__|__import__|__init__|__getattribute__|\bconfig\b|\bsettings\s*\.|\benviron\b|secret_key|\bself\b|\brequest\b|lipsum|cycler|joiner|namespace|\|\s*attr|\bpopen\b|\bos\.|\bgetruntime\b|_self\.env|registerundefinedfiltercallback|\|\s*(?:filter|map|sort|reduce)\s*\(|\bexec\b|\bsystem\b|range\s*\(|dump\s*\()|\{%[\s\S]{0,200}?(?:\bimport\b|\bfor\b|\bset\b|\binclude\b|\bdebug\b|\bif\b|\bmacro\b|\bload\b)[\s\S]{0,200}?%\}|<#(?:assign|include|import|list|if|local|global|setting|ftl)\b|freemarker\.template\.utility|\?new\s*\(|#set\s*\(\s*\$|#foreach\s*\(|\$class\.|\.inspect\(|\{php\}|\{system\s*\(|\{if\s+(?:system|phpinfo|exec)|\{\{\s*(?:self|this|_self)\b|<%[\s\S]{0,200}?(?:runtime|process|system|exec|require|eval|import|response\.|request\.|out\.print|=\s*\w+\s*\()[\s\S]{0,100}%>|\$\{\s*(?:[a-z_]+\.)*(?:getclass|class|forname|getruntime|exec)\b|@\{\s*[a-z_]\w*(?:\s+\w|\s*[.(])[\s\S]{0,100}?(?:\(|\.)|@\(\s*\d+\s*[*+\-/]\s*\d+\s*\)|\{\$smarty\.(?:version|now|template|const|server|env|cookies|session|request|get|post|template_object)\b|\{\{#(?:with|each|let)\s[^}]{0,80}\bas\s*\|[^|}]+\|\s*\}\}
+regex: (?:\{\{|\$\{\{?|#\{|<%=?|\*\{|@\{|\[\[|\{=|\{#)\s*['"]?\d+['"]?\s*[*+\-/]\s*['"]?\d+['"]?\s*(?:\}\}?|%>|\]\])|\{\{[\s\S]{0,200}?(?:__class__|__mro__|__subclasses__|__globals__|__builtins__|__import__|__init__|__getattribute__|secret_key|lipsum|cycler|joiner|\|\s*attr|\bpopen\b|\bos\.|\bgetruntime\b|_self\.env|registerundefinedfiltercallback|\|\s*(?:filter|map|sort|reduce)\s*\(|dump\s*\()|\{\{[^}]{0,200}?(?:\bconfig\b|\bsettings\s*\.|\benviron\b|\bself\b|\brequest\b|namespace|\bexec\b|\bsystem\b|range\s*\(|\bhandler\.(?:settings|application)\b)|\{%\s*(?:import|from\s+\S+\s+import|debug|print)\b|\{%\s*(?:include|extends|import)\s+['"]?(?:/|\.\./|file:)|\{%[^%]{0,200}?(?:__\w+__|lipsum|cycler|joiner|\|\s*attr\b|\bpopen\b|\bos\.|\bconfig\b|\brequest\.|\bself\b|\bsettings\.|\bget_admin_log\b)[^%]{0,200}?%\}|<#(?:assign|include|import|list|if|local|global|setting|ftl)\b|freemarker\.template\.utility|\?new\s*\(|#set\s*\(\s*\$|#foreach\s*\(|\$class\.|\.inspect\(|\{php\}|\{system\s*\(|\{if\s+(?:system|phpinfo|exec)|\{\{\s*(?:self|_self)\b|\{\{\s*this\s*\.\s*(?:constructor|__proto__)\b|<%[\s\S]{0,200}?(?:runtime|process|system|exec|require|eval|import|response\.|request\.|out\.print|=\s*\w+\s*\()[\s\S]{0,100}%>|\$\{\s*(?:[a-z_]+\.)*(?:getclass|class|forname|getruntime|exec)\b|@\{\s*[a-z_]\w*(?:\s+\w|\s*[.(])[\s\S]{0,100}?(?:\(|\.)|@\(\s*\d+\s*[*+\-/]\s*\d+\s*\)|\{(?:math\s+equation|fetch\s+file|eval\s+var|include_php\s+file)\s*=|\{\$smarty\.(?:version|now|template|const|server|env|cookies|session|request|get|post|template_object)\b|\{\{#(?:with|each|let)\s[^}]{0,80}\bas\s*\|[^|}]+\|\s*\}\}
 test: {{7*7}}
 test: ${7*7}
 test: @(6*9)
@@ -291,12 +295,27 @@ test: {% import os %}{{ os.popen('id').read() }}
 test: #set($x = $class.inspect("java.lang.Runtime"))
 test: @{ var p = System.Diagnostics.Process.Start("cmd.exe"); }
 test: @{System.IO.File.ReadAllText("/etc/passwd")}
+test: {math equation="7*7"}
+test: {fetch file="/etc/passwd"}
+test: {{handler.settings}}
+test: {% for x in ().__class__.__base__.__subclasses__() %}{{x}}{% endfor %}
+test: {%print(lipsum.__globals__)%}
+test: {% include '/etc/passwd' %}
+test: {{this.constructor.constructor('return process')()}}
 # A Razor code block holds statements: a name, then a member, a call or another word. In an
 # anti-bot sensor blob `@{` is followed by random punctuation (`@{1ZlnI&BO(`).
 pass: iAAovI#L%(@sLV[~?nA @{1ZlnI&BO(?:pvRN|w@~)9%Vlzm3&m
 pass: {{ name }}
 pass: {{ user.display_name }} joined {{ group.title }}
 pass: 2 * 3 = 6
+# Templates sent as data (a CMS page, an e-mail template): loops, conditions and the current
+# item are the template language's ordinary syntax; only what reaches objects is a probe.
+pass: {% for item in cart.items %}{{ item.qty }} x {{ item.name }}{% endfor %}
+pass: <h1>{{ page.title }}</h1>{% if user %}<p>Hello {{ user.name }}</p>{% endif %}
+pass: {{#each items}}<li>{{this.label}}</li>{{/each}}
+pass: {% load static %}<img src="{% static 'logo.png' %}">
+pass: {{ name }} sent a request to the system administrator
+pass: {% include 'partials/header.html' %}
 
 id: 300005012
 name: Server-side includes and edge-side includes

@@ -38,11 +38,12 @@ literal: `
 literal: $(
 literal: \n
 literal: \r
-regex: (?:[;|`]|^[^\r\n]{0,100}[\r\n]|\\n|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:cat|tac|nl|more|less|head|tail|ls|dir|id|pwd|env|ps|echo|printf|sleep|touch|mv|cp|kill|su|passwd|find|sort|tr|cut|tar|dd|strings|file|stat|ln|which|whereis|type|set|export|eval|exec|timeout|time|expr|net|reg|ver|vol|sc|hostname|w|who|last|users|groups|node|od|alias|history|zip|scp|ssh|ftp|lua)(?:\s*$|\s*[`)]|\s*\\(?:[nrt]|[^\w]|$)|\s+[-/\\.$~'"<>{(`*%0-9]|\s+\w+(?:\s*(?:[;|&`\\]|$)|\$|\s+[-/]|\s*[<>])|\$\{?ifs|\$\(|\{|[<>]{1,2}\s*&?[\w./~${}-]*(?:\s|$|[;|&`)<>]))
+regex: (?:[;|`]|^[^\r\n]{0,100}[\r\n]|\\n|&&?|\$\()\s*(?:\{\s*|\(\s*|!\s*)?(?:(?:/usr)?(?:/s?bin)?/|\\)?(?:cat|tac|nl|more|less|head|tail|ls|dir|id|pwd|env|ps|echo|printf|sleep|usleep|touch|mv|cp|kill|su|passwd|find|sort|tr|cut|tar|dd|strings|file|stat|ln|which|whereis|type|set|export|eval|exec|timeout|time|expr|net|reg|ver|vol|sc|hostname|w|who|last|users|groups|node|od|alias|history|zip|scp|ssh|ftp|lua)(?:\s*$|\s*[`)]|\s*\\(?:[nrt]|[^\w]|$)|\s+[-/\\.$~'"<>{(`*%0-9]|\s+\w+(?:\s*(?:[;|&`\\]|$)|\$|\s+[-/]|\s*[<>])|\$\{?ifs|\$\(|\{|[<>]{1,2}\s*&?[\w./~${}-]*(?:\s|$|[;|&`)<>]))
 test: ; cat /etc/passwd
 test: | id
 test: `id`
 test: $(sleep 5)
+test: ||usleep 5000000
 test: ;echo 123
 test: |ls -la
 test: ;id>/tmp/out
@@ -101,13 +102,16 @@ literal: {ping
 literal: {rm
 literal: {whoami
 literal: {uname
-regex: \$\{?ifs\b|\$\{[a-z_]*:\s*-?\d+\s*:\s*\d+\s*\}|\$\{(?:path|home|shell|pwd|user|hostname)\b|\{(?:cat|ls|id|echo|wget|curl|nc|bash|sh|ping|rm|whoami|uname),[^}]+\}|\w\$@\w|\$'\\x[0-9a-f]{2}|\$\(\(\s*\d+\s*[-+*/%^]\s*\d+\s*\)\)|\$\(\s*[a-z_][\w.-]*(?:\s|\))|\$\(\s*printf\b|(?:^|[\s/;|&'"<>=(`])[a-z]{1,12}\$\{?[0-9#?*@!]\}?[a-z]{1,12}(?:$|[\s/;|&'"<>)`])
+regex: \$\{?ifs\b|(?:^|[;&|(\s`])ifs=\S{0,4}\s*[;\n]|\$\{[a-z_]*:\s*-?\d+\s*:\s*\d+\s*\}|\$\{(?:path|home|shell|pwd|user|hostname)\b|\{(?:cat|ls|id|echo|wget|curl|nc|bash|sh|ping|rm|whoami|uname),[^}]+\}|\w\$@\w|\$'\\x[0-9a-f]{2}|\$\(\(\s*\d+\s*[-+*/%^]\s*\d+\s*\)\)|\$\(\s*[a-z_][\w.-]*(?:\s|\))|\$\(\s*printf\b|(?:^|[\s/;|&'"<>=(`])[a-z]{1,12}\$\{?[0-9#?*@!]\}?[a-z]{1,12}(?:$|[\s/;|&'"<>)`])
 test: cat${IFS}/etc/passwd
 test: c${1}at /e${1}tc/pa${9}sswd
 test: ;wh${2}oami
 test: {cat,/etc/passwd}
 test: w$@hoami
 test: echo X$((50+41))$(echo X)
+# Setting the field separator, then a command that relies on it.
+test: ;$(IFS=,;echo id)
+pass: IFS=1.2 release notes
 pass: price is ${total}
 pass: iHrCbZnNhecBOKOJCZEpDosdvpn$OjOBToNn pOYtn1CpmnLOcgAOnNOe 05JdOLCON4IfS wLnBaOvZ3TThwtVLJM$6srO3PZdOOw9yTzDsbZhAZ
 pass: uT$fZGSLAlhYSZnNfIQlArdQUAQpWnZnPyXTyn0rnGcfrzSVnhQvnSLnl$0GGYH9ju3YXH$pHU$$dp0Q${4ifsX Io8GWXi$-XeqNQILu$8ZMYelUB g$

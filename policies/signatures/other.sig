@@ -9,10 +9,13 @@ risk: high
 targets: @values, param-name
 unless: binary
 literal: ://
-regex: \b(?:https?|gopher|dict|ftp|ftps|ldap|ldaps|tftp|sftp|jar|netdoc|smb|rtsp|ws|wss)://(?:[^/@\s]*@)?(?:localhost(?:[:/?#\\]|$)|127(?:\.\d{1,3}){1,3}\b|0(?:\.0){0,3}(?:[:/]|$)|0x7f[0-9a-f]*|2130706433\b|017700000001\b|0177\.|\[(?:0*:)*:?0*1?\]|\[::(?:ffff:)?[\d.]*\]|\[0:0:0:0:0:(?:ffff:)?[\d.:]*\]|169\.254\.\d{1,3}\.\d{1,3}|10\.\d{1,3}\.\d{1,3}\.\d{1,3}|192\.168\.\d{1,3}\.\d{1,3}|172\.(?:1[6-9]|2\d|3[01])\.\d{1,3}\.\d{1,3}|100\.100\.100\.200|metadata\.google\.internal|metadata\b|instance-data\b|(?:[\w-]+\.)*(?:localtest\.me|nip\.io|xip\.io|sslip\.io|burpcollaborator\.net|oastify\.com|interact\.sh|oast\.\w+)\b|[\w.-]*\.internal\b|[\w-]*kubernetes\.default)
+regex: \b(?:https?|gopher|dict|ftp|ftps|ldap|ldaps|tftp|sftp|jar|netdoc|smb|rtsp|ws|wss)://(?:[^/@\s]*@)?(?:localhost(?:[:/?#\\]|$)|127(?:\.\d{1,3}){1,3}\b|0(?:\.0){0,3}(?:[:/]|$)|0x7f[0-9a-f]*|2130706433\b|017700000001\b|0177\.|\[(?:0*:)*:?0*1?\]|\[::(?:ffff:)?[\d.]*\]|\[0:0:0:0:0:(?:ffff:)?[\d.:]*\]|169\.254\.\d{1,3}\.\d{1,3}|10\.\d{1,3}\.\d{1,3}\.\d{1,3}|192\.168\.\d{1,3}\.\d{1,3}|172\.(?:1[6-9]|2\d|3[01])\.\d{1,3}\.\d{1,3}|100\.100\.100\.200|metadata\.google\.internal|metadata\b|instance-data\b|(?:[\w-]+\.)*(?:localtest\.me|nip\.io|xip\.io|sslip\.io|traefik\.me|rbndr\.us|1u\.ms|lvh\.me|vcap\.me|burpcollaborator\.net|oastify\.com|interact\.sh|oast\.\w+)\b|[\w.-]*\.internal\b|[\w-]*kubernetes\.default)
 test: http://169.254.169.254/latest/meta-data/
 test: http://127.0.0.1:8080/admin
 test: gopher://localhost:6379/_FLUSHALL
+# DNS rebinding services answer with the address the name spells, or with loopback.
+test: http://7f000001.c0a80001.rbndr.us/
+test: http://make-127-0-0-1-rebind.1u.ms/
 pass: https://localhost.ptlogin2.qq.com:4301/pt_get_uins
 pass: https://www.example.com/
 
@@ -52,9 +55,12 @@ literal: metadata/instance
 literal: 169.254.170.2
 literal: 0xa9fea9fe
 literal: 2852039166
-regex: 169\.254\.169\.254|metadata\.google\.internal|100\.100\.100\.200|fd00:ec2::254|latest/(?:meta-data|user-data|dynamic)|computemetadata/v1|metadata/instance\?|169\.254\.170\.2|0xa9fea9fe|2852039166
+regex: 169\.254\.169\.254|metadata\.google\.internal|100\.100\.100\.200|fd00:ec2::254|latest/(?:meta-data|user-data|dynamic)(?:[/?#&\s"']|$)|computemetadata/v1|metadata/instance\?|169\.254\.170\.2|0xa9fea9fe|2852039166
 test: http://[fd00:ec2::254]/latest/meta-data/
+test: /latest/meta-data
 pass: latest data
+# A page whose name starts with the metadata path's words is another page.
+pass: https://docs.example.com/latest/meta-data-guide
 
 id: 300006004
 name: XXE: external entity declaration
@@ -534,7 +540,8 @@ name: Session fixation: session id passed as a parameter
 type: Session Hijacking
 accuracy: medium
 risk: medium
-targets: param-name
+# Not on cookie names: a session cookie is where a session id belongs.
+targets: param-name, -cookie-name
 unless: binary
 literal: sessionid
 literal: sessid

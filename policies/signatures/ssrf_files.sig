@@ -37,7 +37,7 @@ literal: rtsp:
 literal: telnet:
 literal: file:
 literal: ://
-regex: (?:\b(?:https?|ftps?|gopher|dict|ldaps?|ssh|sftp|smb|tftp|wss?|jar|netdoc|acap|imap|irc|pop3|rtmp|rtsp|telnet|file):/{0,2}|\b[a-z][a-z0-9+.-]{1,15}://)(?:[^/@\s]*@)?(?:\d{8,10}|0x[0-9a-f]{8,16}|0x[0-9a-f]{1,2}(?:\.0x[0-9a-f]{1,2}){1,3}|0[0-7]{1,3}(?:\.0+[0-7]{0,3}){1,3}|0[0-7]{9,11}|\d{1,3}\.\d{4,8}|\d{1,3}\.\d{1,3}\.\d{4,5})(?:[:/?#\\]|$)
+regex: (?:\b(?:https?|ftps?|gopher|dict|ldaps?|ssh|sftp|smb|tftp|wss?|jar|netdoc|acap|imap|irc|pop3|rtmp|rtsp|telnet|file):/{0,2}|\b[a-z][a-z0-9+.-]{1,15}://)(?:[^/@\s]*@)?(?:\d{8,10}|0x[0-9a-f]{8,16}|0x[0-9a-f]{1,2}(?:\.0x[0-9a-f]{1,2}){1,3}|0[0-7]{1,3}(?:\.0+[0-7]{0,3}){1,3}|0[0-7]{9,11}|\d{1,3}\.\d{4,8}|\d{1,3}\.\d{1,3}\.\d{4,5}|(?:25[6-9]|2[6-9]\d|[3-9]\d\d)\.\d{1,3}\.\d{1,3}\.\d{1,3}|\d{1,3}\.(?:25[6-9]|2[6-9]\d|[3-9]\d\d)\.\d{1,3}\.\d{1,3}|\d{1,3}\.\d{1,3}\.(?:25[6-9]|2[6-9]\d|[3-9]\d\d)\.\d{1,3}|\d{1,3}\.\d{1,3}\.\d{1,3}\.(?:25[6-9]|2[6-9]\d|[3-9]\d\d))(?:[:/?#\\]|$)
 test: http://2130706433/
 test: http://0xA9.0xFE.0xA9.0xFE/
 test: http://0x41414141A9FEA9FE/
@@ -47,12 +47,17 @@ test: rtmp://017700000001
 test: http://169.254.43518/
 test: http://169.16689662/
 test: http:123456789
+# Dotted numbers with an octet past 255 are no address; parsers that wrap each part modulo 256
+# read them as one (`383.256.256.257` is 127.0.0.1).
+test: http://383.256.256.257/
+test: http://425.510.425.510/latest/
 test: /proxy/http:/2130706433/admin
 pass: string:1665619818
 pass: repository:1340691923/ElasticView
 pass: https://www.example.com/order/12345678
 pass: tel:+12025550123
 pass: https://cdn.example.com:8443/a.js
+pass: http://203.0.113.254/status
 
 id: 300008002
 name: SSRF: IPv6 literal host (mapped IPv4, link-local, zone ids)
@@ -86,15 +91,20 @@ literal: rtsp:
 literal: telnet:
 literal: file:
 literal: ://
-regex: (?:\b(?:https?|ftps?|gopher|dict|ldaps?|ssh|sftp|smb|tftp|wss?|jar|netdoc|acap|imap|irc|pop3|rtmp|rtsp|telnet|file):/{0,2}|\b[a-z][a-z0-9+.-]{1,15}://)(?:[^/@\s]*@)?\[[0-9a-f:.]*:[0-9a-f:.]*(?:%[\w-]+)?\]
+regex: (?:\b(?:https?|ftps?|gopher|dict|ldaps?|ssh|sftp|smb|tftp|wss?|jar|netdoc|acap|imap|irc|pop3|rtmp|rtsp|telnet|file):/{0,2}|\b[a-z][a-z0-9+.-]{1,15}://)(?:[^/@\s]*@)?(?:\[[0-9a-f:.]*:[0-9a-f:.]*(?:%[\w-]+)?\]|(?:0{0,4}:){1,7}:?(?:0{0,4}:){0,6}0{0,3}1?(?::\d{1,5})?(?:[/?#]|$))
 test: /fetch/http:/[::ffff:127.0.0.1]/
 test: http://[::ffff:a9fe:a9fe]
 test: http://[0:0:0:0:0:ffff:a9fe:a9fe]
 test: http://[fe80::%zone1]
 test: http:[::ffff:a9fe:a9fe]
+# The loopback address without its brackets: lenient URL parsers take it as the host.
+test: http://0000::1:80/
+test: http://::1/admin
 test: http://[dead:beef:dead::beef:dead:beef:dead]
 pass: a[b:c] text
 pass: https://example.com/list[0]
+pass: https://example.com:443/
+pass: http://user:pw@example.com/
 
 id: 300008003
 name: SSRF: host hidden by Unicode look-alikes or escapes

@@ -6,6 +6,7 @@ mod byteset;
 mod embedded;
 mod path;
 mod percent;
+mod shell;
 mod text;
 mod views;
 

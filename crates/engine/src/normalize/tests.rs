@@ -154,6 +154,12 @@ fn deobfuscation_undoes_quote_and_comment_tricks() {
         deobfuscate(b"'c'url x; \"wh\"oami; ti''me; wh``oami; who$()ami; 'ab'").as_deref(),
         Some(&b"curl x; whoami; time; whoami; whoami; 'ab'"[..])
     );
+    // An unset variable in braces inside a word joins it; a placeholder between words stays.
+    assert_eq!(
+        deobfuscate(b";wh${x}oami;c${u_1}at;echo${IFS}x").as_deref(),
+        Some(&b";whoami;cat;echo${IFS}x"[..])
+    );
+    assert_eq!(deobfuscate(b"Hello ${user}, total ${sum}."), None);
     // Not between two word characters, `$()` is left for the signatures that read it.
     assert_eq!(deobfuscate(b"f $() x"), None);
     // A quoted word followed by a space, or a fragment longer than a command word, stays.
@@ -275,7 +281,7 @@ fn deobfuscate_skips_only_values_it_would_not_change() {
     let alphabet: &[&[u8]] = &[
         b"&", b"&#60;", b"&#x3c", b"&lt;", b"&amp", b"&bogus;", b"#", b"x", b"'", b"\"", b"\\",
         b"^", b"$", b"$@", b"+", b" ", b"/*", b"*/", b"a", b"1", b"/", b"\\u0041", b"\\x41", b";",
-        b"`",
+        b"`", b"${x}", b"{", b"}",
     ];
     let mut skipped = 0;
     for v in random_values(alphabet, 200_000) {

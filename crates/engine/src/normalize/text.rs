@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 
+use super::shell::{glued_braced_var, glued_fragment, special_param};
 use crate::parse::query::hex_digit;
 
 /// Whether the value has a NUL byte (a violation of its own, and a classic C-string truncation trick).
@@ -255,6 +256,7 @@ pub fn deobfuscate(value: &[u8]) -> Option<Vec<u8>> {
                 n.is_ascii_alphanumeric()
                     || matches!(n, b'@' | b'*')
                     || special_param(value, i)
+                    || glued_braced_var(value, i).is_some()
                     || value.get(i + 1..i + 3) == Some(&b"()"[..])
             })
         })
@@ -373,6 +375,10 @@ fn rewrite(value: &[u8], escaped: bool) -> Option<Vec<u8>> {
                 i += 1
             }
             b'\'' | b'"' if next == Some(b) => i += 1,
+            // An unset variable in braces spliced into a word (`wh${x}oami`).
+            b'$' if next == Some(b'{') && glued_braced_var(&v, i).is_some() => {
+                i += glued_braced_var(&v, i).unwrap_or(1) - 1
+            }
             // An empty command substitution inside a word (`wh``oami`); not a Markdown fence.
             b'`' if next == Some(b'`')
                 && i > 0
@@ -406,36 +412,6 @@ fn rewrite(value: &[u8], escaped: bool) -> Option<Vec<u8>> {
     } else {
         Some(out)
     }
-}
-
-/// Whether the quote at `i` opens a short quoted run of letters and digits that a letter or digit
-/// follows right after its closing quote, with no letter or digit before the opening one: the shell
-/// reads `'c'url` as `curl`, a way to split a command word that payloads use.
-fn glued_fragment(v: &[u8], i: usize) -> bool {
-    const MAX_FRAGMENT: usize = 8;
-    if i > 0 && v[i - 1].is_ascii_alphanumeric() {
-        return false;
-    }
-    let rest = &v[i + 1..];
-    let n = rest
-        .iter()
-        .take(MAX_FRAGMENT + 1)
-        .take_while(|b| b.is_ascii_alphanumeric())
-        .count();
-    (1..=MAX_FRAGMENT).contains(&n)
-        && rest.get(n) == Some(&v[i])
-        && rest.get(n + 1).is_some_and(u8::is_ascii_alphanumeric)
-}
-
-/// A shell special parameter glued into a word (`c$!at`, `et$_c`, `pas$?swd`): in a fresh
-/// shell these expand to nothing or to a few characters, and payloads splice them into command
-/// and file names to break up the words a WAF looks for.
-fn special_param(v: &[u8], i: usize) -> bool {
-    i > 0
-        && v[i - 1].is_ascii_alphanumeric()
-        && matches!(v.get(i + 1), Some(b'!' | b'?' | b'-' | b'_' | b'$' | b'#'))
-        && v.get(i + 2)
-            .is_some_and(|n| n.is_ascii_alphanumeric() || *n == b'/')
 }
 
 /// Decodes JavaScript/Java string escapes `\uXXXX`, `\u{X…}`, `\xXX` and three-digit octal `\NNN`

@@ -103,14 +103,20 @@ pub struct UnknownTarget {
 }
 
 /// Parses a comma list of targets: `url`, `query`, `param-name`, `param-value`, `header`, `cookie`,
-/// `body`, `json`, `xml`, `grpc`, `filename`, `key-path`, or the groups `@values` ([`VALUES`]) and `@all`.
+/// `body`, `json`, `xml`, `grpc`, `filename`, `key-path`, `cookie-name`, or the groups `@values`
+/// ([`VALUES`]) and `@all`. `param-name` also names `cookie-name` (an application reads a cookie's
+/// name as a parameter's); a name after `-` is taken out of what the names before it added.
 pub fn parse_targets(v: &str) -> Result<Vec<Target>, UnknownTarget> {
     let mut out = Vec::new();
     for name in list(v) {
-        let add: &[Target] = match name.as_str() {
+        let (remove, name) = match name.strip_prefix('-') {
+            Some(rest) => (true, rest.trim_start()),
+            None => (false, name.as_str()),
+        };
+        let add: &[Target] = match name {
             "url" => &[Target::Url],
             "query" => &[Target::QueryString],
-            "param-name" => &[Target::ParamName],
+            "param-name" => &[Target::ParamName, Target::CookieName],
             "param-value" => &[Target::ParamValue],
             "header" => &[Target::Header],
             "cookie" => &[Target::Cookie],
@@ -120,6 +126,7 @@ pub fn parse_targets(v: &str) -> Result<Vec<Target>, UnknownTarget> {
             "grpc" => &[Target::Grpc],
             "filename" => &[Target::Filename],
             "key-path" => &[Target::KeyPath],
+            "cookie-name" => &[Target::CookieName],
             "@values" => VALUES,
             "@all" => Target::ALL,
             other => {
@@ -128,6 +135,10 @@ pub fn parse_targets(v: &str) -> Result<Vec<Target>, UnknownTarget> {
                 });
             }
         };
+        if remove {
+            out.retain(|t| !add.contains(t));
+            continue;
+        }
         for t in add {
             if !out.contains(t) {
                 out.push(*t);
@@ -341,6 +352,16 @@ mod tests {
     }
 
     #[test]
+    fn parameter_names_include_cookie_names_unless_taken_out() {
+        let t = |v: &str| parse_targets(v).expect("known targets");
+        assert_eq!(t("param-name"), [Target::ParamName, Target::CookieName]);
+        assert_eq!(t("param-name, -cookie-name"), [Target::ParamName]);
+        assert_eq!(t("cookie-name, url"), [Target::CookieName, Target::Url]);
+        assert!(t("@all, -cookie-name").len() == Target::ALL.len() - 1);
+        assert!(parse_targets("param-name, -cookies").is_err());
+    }
+
+    #[test]
     fn byte_escapes_are_bytes_and_ambiguous_escapes_are_refused() {
         let lit = |v: &str| {
             let rec = format!(
@@ -355,5 +376,39 @@ mod tests {
             let e = lit(bad).expect_err(bad);
             assert_eq!(e.line, 7, "{e}");
         }
+    }
+
+    #[test]
+    fn cookie_names_are_judged_as_parameter_names_but_a_session_id_name_belongs_there() {
+        use crate::signatures::SignatureDb;
+        let scan = |t: Target, v: &str| {
+            let mut hits = Vec::new();
+            SignatureDb::builtin().scan(t, v.as_bytes(), &mut hits);
+            hits
+        };
+        for name in ["PHPSESSID", "JSESSIONID", "laravel_session", "session-id"] {
+            assert!(
+                scan(Target::ParamName, name).contains(&300_006_017),
+                "{name}"
+            );
+            assert!(scan(Target::CookieName, name).is_empty(), "{name}");
+        }
+        assert!(scan(Target::CookieName, "cart[1]x").contains(&300_006_019));
+        let names = |t: Target| -> Vec<u32> {
+            let defs = SignatureDb::builtin().definitions().iter();
+            defs.filter(|d| d.info.targets.contains(&t))
+                .map(|d| d.info.id)
+                .collect()
+        };
+        let (params, cookies) = (names(Target::ParamName), names(Target::CookieName));
+        assert_eq!(
+            params
+                .iter()
+                .filter(|id| !cookies.contains(id))
+                .collect::<Vec<_>>(),
+            [&300_006_017],
+            "only the session-id names are left out of the cookie names' signatures"
+        );
+        assert!(cookies.iter().all(|id| params.contains(id)));
     }
 }

@@ -71,6 +71,11 @@ pub enum Target {
     /// path a deep merge or a `set(obj, path, value)` writes along, which neither key shows
     /// alone.
     KeyPath,
+    /// A cookie's name. The application reads it as it reads a parameter's name, so the
+    /// `param-name` signatures apply, except those a record excludes (`-cookie-name`): a
+    /// session id's name is what a session cookie is called, and the same name as a query or
+    /// form parameter is the session-fixation technique.
+    CookieName,
 }
 
 impl Target {
@@ -88,6 +93,7 @@ impl Target {
         Target::Grpc,
         Target::Filename,
         Target::KeyPath,
+        Target::CookieName,
     ];
 
     /// Position in [`Target::ALL`].

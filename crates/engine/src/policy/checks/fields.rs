@@ -12,11 +12,8 @@ use crate::parse::{cookie, query};
 use crate::policy::compile::charset::HeaderBytes;
 use crate::policy::compile::compiled::{CompiledHeader, CompiledPolicy, MAX_ITEMS, Scratch, pick};
 use crate::policy::decl::ParamLocation;
-use crate::signatures::{SignatureDb, Target};
+use crate::signatures::Target;
 use crate::violation::{Context, Violation, ViolationKind as K};
-
-/// The attack type of the session-fixation signatures (`type:` in their records).
-const SESSION_HIJACKING: &str = "Session Hijacking";
 
 impl CompiledPolicy {
     pub(in crate::policy) fn check_header_fields(
@@ -259,29 +256,6 @@ impl CompiledPolicy {
         s.param_hits.truncate(mark);
     }
 
-    /// Drops the session-fixation matches from `out[from..]`, the scan of a cookie's name: a
-    /// session id's name (`PHPSESSID`, `laravel_session`) is what the session cookie is called.
-    /// The technique those signatures catch is the id passed as a query or form parameter, which
-    /// a link or a form on another site can set.
-    fn drop_session_names(&self, out: &mut Vec<Violation>, from: usize) {
-        let db = SignatureDb::builtin();
-        let mut i = from;
-        while i < out.len() {
-            let ids = &mut out[i].signature_ids;
-            if !ids.is_empty() {
-                ids.retain(|&id| {
-                    db.get(id)
-                        .is_none_or(|info| info.attack_type != SESSION_HIJACKING)
-                });
-                if ids.is_empty() {
-                    out.remove(i);
-                    continue;
-                }
-            }
-            i += 1;
-        }
-    }
-
     fn check_cookies(&self, header: &[u8], s: &mut Scratch, out: &mut Vec<Violation>) {
         if self.max_cookie_len.exceeded(header.len() as u64) {
             self.push(
@@ -304,11 +278,8 @@ impl CompiledPolicy {
                     match pick(self.cookies.iter(), |c| &c.m, name, false) {
                         Some(c) if c.sig_check => {
                             let (ov, mark) = (&c.overrides, out.len());
-                            // A cookie's name is read by the application like a parameter's.
                             let ctx = Context::Cookie;
-                            let named = out.len();
-                            self.scan(s, out, Target::ParamName, ctx, Some(&n), name, ov, false);
-                            self.drop_session_names(out, named);
+                            self.scan(s, out, Target::CookieName, ctx, Some(&n), name, ov, false);
                             self.scan(
                                 s,
                                 out,
