@@ -6,8 +6,10 @@ use std::borrow::Cow;
 use serde::Serialize;
 use serde::ser::{SerializeSeq, Serializer};
 
+use super::json_plain::plain_ascii;
 use super::verdict::Action;
 use super::violation::Violation;
+use crate::FieldKind;
 
 /// One blocked or alarmed request. Serialised as one JSON line in the event log, every field
 /// name in camelCase (`supportId`, `signatureIds`, ...), as the stored events and the admin API
@@ -199,6 +201,35 @@ impl Serialize for EventHeaders {
     }
 }
 
+/// A field's value as an event shows it.
+#[derive(Clone, Copy)]
+pub(crate) enum Shown<'a> {
+    /// The value as received: ASCII with nothing a JSON string escapes
+    /// ([`crate::json_plain::plain_ascii`]), so a writer copies it whole.
+    Plain(&'a [u8]),
+    /// Masked, cut or decoded.
+    Text(&'a str),
+}
+
+impl Shown<'_> {
+    fn len(self) -> usize {
+        match self {
+            Shown::Plain(b) => b.len(),
+            Shown::Text(t) => t.len(),
+        }
+    }
+}
+
+/// Whether a field of `kind` may carry a credential by its name: each named kind's one name holds
+/// none of the words [`secret_name`] looks for (a test holds them to that), so only the fields
+/// whose kind does not fix their name are read for them.
+fn named_by_kind_only(kind: FieldKind) -> bool {
+    !matches!(
+        kind,
+        FieldKind::Other | FieldKind::Authorization | FieldKind::HopByHop | FieldKind::Cookie
+    )
+}
+
 /// The header fields of a request for an event: masked, in order, at most [`HEADERS_MAX`] bytes.
 pub fn event_headers(h: &crate::Fields) -> EventHeaders {
     let mut out = EventHeaders {
@@ -211,7 +242,10 @@ pub fn event_headers(h: &crate::Fields) -> EventHeaders {
         ends: Vec::with_capacity(h.len()),
     };
     let mut scratch = String::with_capacity(256);
-    shown_headers(h, &mut scratch, |name, value| out.push(name, value));
+    shown_headers(h, &mut scratch, |name, value| match value {
+        Shown::Plain(v) => out.push(name, &String::from_utf8_lossy(v)),
+        Shown::Text(v) => out.push(name, v),
+    });
     out
 }
 
@@ -221,18 +255,29 @@ pub fn event_headers(h: &crate::Fields) -> EventHeaders {
 pub(crate) fn shown_headers(
     h: &crate::Fields,
     scratch: &mut String,
-    mut each: impl FnMut(&str, &str),
+    mut each: impl FnMut(&str, Shown<'_>),
 ) {
     let mut room = HEADERS_MAX;
-    for (n, value) in h.iter() {
-        scratch.clear();
-        mask_into(n, value.as_bytes(), scratch);
-        let cost = n.len() + scratch.len();
+    for (n, kind, value) in h.iter_kinds() {
+        let bytes = value.as_bytes();
+        // Most fields are shown as they are: a value that is short, not a credential nor a
+        // cookie, and plain ASCII is what `mask_into` would copy, so it is not copied.
+        let value = if bytes.len() <= VALUE_MAX
+            && (named_by_kind_only(kind) || kind != FieldKind::Cookie && !secret_name(n))
+            && plain_ascii(bytes)
+        {
+            Shown::Plain(bytes)
+        } else {
+            scratch.clear();
+            mask_into(n, bytes, scratch);
+            Shown::Text(scratch)
+        };
+        let cost = n.len() + value.len();
         if cost > room {
             break;
         }
         room -= cost;
-        each(n, scratch);
+        each(n, value);
     }
 }
 
@@ -305,6 +350,23 @@ mod tests {
                 k.chars().all(|c| c.is_ascii_alphanumeric()) && k.starts_with(char::is_lowercase),
                 "field name {k} is not camelCase: {h1}"
             );
+        }
+    }
+
+    #[test]
+    fn no_kind_named_by_its_kind_alone_carries_a_credential_by_name() {
+        for (kind, name) in FieldKind::NAMED {
+            if named_by_kind_only(kind) {
+                assert!(!secret_name(name), "{name}");
+                assert_eq!(FieldKind::of(name), kind, "{name}");
+            }
+        }
+        for kind in [
+            FieldKind::Other,
+            FieldKind::Authorization,
+            FieldKind::HopByHop,
+        ] {
+            assert!(!named_by_kind_only(kind), "{kind:?}");
         }
     }
 

@@ -6,7 +6,7 @@
 
 use portcullis_support::{DECIMAL_MAX, decimal_bytes};
 
-use super::event::SecurityEvent;
+use super::event::{SecurityEvent, Shown};
 use super::json_plain::plain_run;
 use super::verdict::Action;
 use super::violation::{Context, Violation};
@@ -68,6 +68,27 @@ pub(crate) struct HeaderList<'o> {
 impl HeaderList<'_> {
     /// Appends the field `name: value`.
     pub fn pair(&mut self, name: &str, value: &str) {
+        self.name(name);
+        string(self.out, value);
+        self.out.push(b']');
+    }
+
+    /// Appends a field as [`shown_headers`](super::event::shown_headers) gives it: a plain
+    /// value copied as it is, without a second look at its bytes.
+    pub fn shown(&mut self, name: &str, value: Shown<'_>) {
+        match value {
+            Shown::Text(v) => self.pair(name, v),
+            Shown::Plain(v) => {
+                self.name(name);
+                self.out.push(b'"');
+                self.out.extend_from_slice(v);
+                self.out.extend_from_slice(b"\"]");
+            }
+        }
+    }
+
+    /// Opens a pair and writes its name.
+    fn name(&mut self, name: &str) {
         let before: &[u8] = match self.pairs {
             0 => b",\"headers\":[[",
             _ => b",[",
@@ -76,8 +97,6 @@ impl HeaderList<'_> {
         self.pairs += 1;
         string(self.out, name);
         self.out.push(b',');
-        string(self.out, value);
-        self.out.push(b']');
     }
 }
 

@@ -36,6 +36,30 @@ pub(crate) fn plain_run(bytes: &[u8]) -> usize {
         .count()
 }
 
+/// Whether every byte of `bytes` is ASCII that a JSON string holds as it is: such bytes are valid
+/// UTF-8 and need no escape, so a writer copies them whole without reading them again.
+#[inline]
+pub(crate) fn plain_ascii(bytes: &[u8]) -> bool {
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    // A flag of `stops` is either a true stop or above one, so any flag means the word has one.
+    let clean = |w: &[u8; 8]| {
+        let w = u64::from_le_bytes(*w);
+        (stops(w) | (w & HIGH)) == 0
+    };
+    let (words, rest) = bytes.as_chunks::<8>();
+    if !words.iter().all(clean) {
+        return false;
+    }
+    match bytes.last_chunk::<8>() {
+        // The tail tested as the last eight bytes, overlapping the words before it.
+        Some(last) if !rest.is_empty() => clean(last),
+        Some(_) => true,
+        None => rest
+            .iter()
+            .all(|&b| b.is_ascii() && b >= 0x20 && b != b'"' && b != b'\\'),
+    }
+}
+
 /// The high bit of each byte of `w` that is a `"`, a backslash or a control byte. A byte flagged
 /// by one of the tests is a true stop when it is the lowest flagged: the borrow of the subtraction
 /// only sets false flags above a true one.
@@ -84,6 +108,31 @@ mod tests {
                     let mut v = base.clone();
                     v[at] = stop;
                     assert_eq!(plain_run(&v), one_by_one(&v), "{v:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn plain_ascii_is_ascii_without_a_quote_backslash_or_control_byte() {
+        let byte_by_byte = |v: &[u8]| {
+            v.iter()
+                .all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\')
+        };
+        // Every length up to three words, each kind of byte at every position of a plain value.
+        for len in 0..=24 {
+            let base: Vec<u8> = b"Mozilla/5.0 (X11) ~!#[]{}\x7f"
+                .iter()
+                .copied()
+                .cycle()
+                .take(len)
+                .collect();
+            assert!(plain_ascii(&base), "{base:?}");
+            for at in 0..len {
+                for odd in [b'"', b'\\', 0x00, 0x1f, b'\t', 0x80, 0xc3, 0xff, b' ', 0x7f] {
+                    let mut v = base.clone();
+                    v[at] = odd;
+                    assert_eq!(plain_ascii(&v), byte_by_byte(&v), "{v:?}");
                 }
             }
         }

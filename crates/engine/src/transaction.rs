@@ -22,6 +22,9 @@ use super::verdict::{Action, BlockReply, Verdict};
 use super::violation::Violation;
 use portcullis_support::{SupportId, iso8601_utc, now_micros};
 
+/// The room [`Transaction::finish_into`] makes for an event's line before writing it.
+const LINE_ROOM: usize = 2048;
+
 /// What the proxy knows about the connection a request came on.
 #[derive(Clone, Copy, Debug)]
 pub struct ConnInfo {
@@ -339,6 +342,9 @@ impl Transaction {
         out: &mut Vec<u8>,
     ) -> Option<(Action, Vec<Violation>)> {
         let verdict = self.event_verdict()?;
+        // Room for most lines at once: grown a step at a time, it would be reallocated several
+        // times for every event.
+        out.reserve(LINE_ROOM);
         let refused = self.refused_line.take();
         let (method, uri) = request_line(refused.as_deref(), &self.method, &self.uri);
         let mut id = [0; portcullis_support::DECIMAL_MAX];
@@ -368,7 +374,7 @@ impl Transaction {
                 // Room for most masked values at once: grown a step at a time, it would be
                 // reallocated for the first few fields of every event.
                 let mut scratch = String::with_capacity(256);
-                super::event::shown_headers(shown, &mut scratch, |n, v| list.pair(n, v));
+                super::event::shown_headers(shown, &mut scratch, |n, v| list.shown(n, v));
             }
         });
         Some((verdict.action, verdict.violations))
@@ -501,11 +507,19 @@ mod tests {
 
     #[test]
     fn the_line_written_from_the_transaction_is_the_events_json() {
+        let long = "a".repeat(1500);
         let fields = [
             ("host", "a"),
+            ("user-agent", "Mozilla/5.0 (X11; Linux x86_64)"),
             ("authorization", "Bearer secret"),
+            ("proxy-authorization", "Basic c2VjcmV0"),
+            ("keep-alive", "timeout=5"),
+            ("x-api-key", "k-123"),
             ("cookie", "sid=1; theme=dark"),
             ("x-quote", "say \"hi\"\t"),
+            ("x-back", "a\\b"),
+            ("x-latin", "café au lait"),
+            ("referer", long.as_str()),
         ];
         let attack = "/p?q=1%27%20OR%20%271%27%3D%271&x=%3Cscript%3E";
         let (line, want) = line_and_event(|t| {
@@ -514,10 +528,15 @@ mod tests {
             h.headers
         });
         assert_eq!(line, want);
-        assert!(
-            line.contains(r#"["authorization","Bearer ********"]"#),
-            "{line}"
-        );
+        for shown in [
+            r#"["authorization","Bearer ********"]"#,
+            r#"["proxy-authorization","Basic ********"]"#,
+            r#"["x-api-key","********"]"#,
+            r#"["user-agent","Mozilla/5.0 (X11; Linux x86_64)"]"#,
+            r#"["keep-alive","timeout=5"]"#,
+        ] {
+            assert!(line.contains(shown), "{shown} not in {line}");
+        }
 
         // Fields kept before the head changed, and many of them: the bound applies alike.
         let big = "v".repeat(900);
@@ -534,7 +553,7 @@ mod tests {
 
         // No fields shown (a response-phase violation), and a refused request line.
         let (line, want) = line_and_event(|t| {
-            let h = head("/index.html", &fields);
+            let h = head("/index.html", &[("host", "a"), ("cookie", "sid=1")]);
             t.on_request_headers(&h);
             t.on_response_headers(500, &http::HeaderMap::new());
             h.headers

@@ -288,7 +288,9 @@ pub(super) fn log_transaction(
     // The event log alone: the line is written from the transaction, no event is built. An
     // access profile may mask the URI and excerpts, which it does on the event.
     if site.access.is_none() && !shared.events.wants_records() {
-        let mut line = Vec::with_capacity(2048);
+        // Empty: `finish_into` gives it room only when there is an event, and most requests
+        // have none.
+        let mut line = Vec::new();
         if let Some((action, violations)) =
             t.finish_into(fields, &site.name, status.as_u16(), &mut line)
         {

@@ -291,7 +291,11 @@ fn decode(raw: &[u8]) -> Cow<'_, str> {
     let mut out = Vec::with_capacity(raw.len());
     let mut flags = query::DecodeFlags::default();
     query::decode_once(raw, true, &mut out, &mut flags);
-    Cow::Owned(String::from_utf8_lossy(&out).into_owned())
+    // The decoded bytes become the string themselves when they are text, as nearly all are.
+    Cow::Owned(
+        String::from_utf8(out)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+    )
 }
 
 fn pairs<S: AsRef<str>>(l: &[(S, S)]) -> Vec<(&str, &str)> {
