@@ -17,7 +17,8 @@ Each request's `source` is ZONE/ENCODING and its `category` the payload's class.
 form, JSON, XML (a text node, and an attribute value, where the CRS test runner places them),
 multipart, cookie, a custom header, User-Agent, a URL in the Referer, a path segment.
 Encodings: as written, base64 (standard and URL-safe, with and without padding), `\u00XX`,
-`\xXX`, named and numeric HTML references, double percent-encoding.
+`\xXX`, named and numeric HTML references, double percent-encoding, one XML element around the
+escaped text (`<string>&#x27; or 1=1--</string>`).
 """
 import base64, collections, hashlib, html, json, sys, urllib.parse as U
 
@@ -83,6 +84,8 @@ ENC = {
     'entity-named': lambda p: html.escape(p),
     'entity-num': lambda p: ''.join('&#%d;' % ord(ch) for ch in p),
     'double-url': lambda p: U.quote(U.quote(p, safe=''), safe=''),
+    # One XML element around the escaped text, as XML serializers (Go's xml.Encoder) write a string.
+    'xml-element': lambda p: '<string>' + html.escape(p) + '</string>',
 }
 UA = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/122.0.0.0 Safari/537.36'
 def base_headers():

@@ -244,6 +244,9 @@ accuracy: high
 risk: high
 systems: Unix/Linux
 targets: @values, header, url, param-name
+# A `&` that starts a character reference (`&#34;`, `&quot;`) ends no command: HTML-escaped
+# JSON, as template engines write it into form fields and attributes, puts a short key between
+# two references (`&#34;id&#34;`), the `;` of one before it and the `&` of the next after it.
 unless: binary
 literal: ;
 literal: |
@@ -252,12 +255,16 @@ literal: &
 literal: \n
 literal: \\n
 literal: $(
-regex: (?:[;|`&]|^[^\r\n]{0,100}[\r\n]|\\n|\$\()\s*(?:id|pwd|ps|env|ls|whoami|uname|ifconfig|ipconfig|hostname|netstat|w)\s*(?:[;|`&\n)]|\\n|$)|(?:^|\\n)\s*(?:id|pwd|ps|env|ls|whoami|uname|ifconfig|hostname)\s*[;|`&\n]
+regex: (?:[;|`&]|^[^\r\n]{0,100}[\r\n]|\\n|\$\()\s*(?:id|pwd|ps|env|ls|whoami|uname|ifconfig|ipconfig|hostname|netstat|w)\s*(?:[;|`\n)]|&(?:[^#a-z]|$)|\\n|$)|(?:^|\\n)\s*(?:id|pwd|ps|env|ls|whoami|uname|ifconfig|hostname)\s*(?:[;|`\n]|&(?:[^#a-z]|$))
 test: a);id;
 test: |id|
 test: \\nid|
+test: 1;id&
+test: x;ls&&cat /etc/passwd
 pass: mammal;cat;ears
 pass: id
+pass: {&#34;id&#34;:1042,&#34;name&#34;:&#34;Ana&#34;}
+pass: {&quot;ls&quot;:[],&quot;w&quot;:640}
 
 id: 300003473
 name: OS command injection: cmd.exe variables set to pieces of a command and expanded in a command position

@@ -671,11 +671,13 @@ name: Remote file inclusion: remote script or text file cut short by an empty fr
 # remote server ignores; written scheme-relative (`//evil.example/shell.txt?`) it carries no
 # scheme for a filter to see. Pages end in an empty fragment (`https://pvp.qq.com/#`) and
 # resource-timing beacons report image and API URLs ending in `?`: only a file an interpreter
-# runs or a text file is matched, and an absolute URL ending in `?` is 300008010's.
+# runs or a text file is matched, and an absolute URL ending in `?` is 300008010's. A raw body,
+# an uploaded file or an XML text that is wholly such a URL is the same include handed over by
+# an API that reads its argument from the body.
 type: Remote File Include
 accuracy: medium
 risk: high
-targets: query, param-value, param-name, cookie, json
+targets: query, param-value, param-name, cookie, json, body, xml
 unless: binary
 literal: #
 literal: ?

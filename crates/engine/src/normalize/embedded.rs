@@ -1,8 +1,9 @@
 //! Encodings carried inside a value rather than around all of it, each a view the signatures also
 //! see: the text of base64 tokens embedded in other text (`s:44:"JyBhbmQg…"` in a serialized object, a JSON field
 //! `"L2V0Yy9wYXNzd2Q="`), the parameters of a URL carried in a value (a `Referer`, a return
-//! address) that are base64 as a whole, UTF-16 text (every other byte NUL), and markup split into
-//! words with short tags a sanitizer strips (`autof<x>ocus`, `al<b>ert`).
+//! address) that are base64 as a whole, UTF-16 text (every other byte NUL), markup split into
+//! words with short tags a sanitizer strips (`autof<x>ocus`, `al<b>ert`), and a value that is one
+//! XML element around its text (`<string>&#39; or 1=1--</string>`).
 
 use super::{Evasions, base64_text, decode_percent_once};
 
@@ -174,9 +175,67 @@ pub fn unsplit_words(value: &[u8]) -> Option<Vec<u8>> {
     Some(o)
 }
 
+/// The text of a value that is one XML element and nothing else, `<string>&#39;--</string>`,
+/// with its character references resolved: XML serializers (Go's `xml.Encoder`, XML-RPC, SOAP
+/// clients writing one field) send a string so, and the application that parses the value reads
+/// the text, where a signature anchored at the value's start or end finds its payload. Only an
+/// element without attributes whose text holds no markup of its own qualifies; `None` otherwise.
+pub(super) fn element_text(value: &[u8]) -> Option<Vec<u8>> {
+    let v = value.trim_ascii();
+    let body = v.strip_prefix(b"<")?;
+    let name_len = body
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b':' | b'.' | b'-'))
+        .count();
+    let name = &body[..name_len];
+    if !name
+        .first()
+        .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_')
+    {
+        return None;
+    }
+    let rest = body[name_len..].strip_prefix(b">")?;
+    let inner = rest
+        .strip_suffix(b">")?
+        .strip_suffix(name)?
+        .strip_suffix(b"</")?;
+    if inner.is_empty() || memchr::memchr(b'<', inner).is_some() {
+        return None;
+    }
+    Some(super::decode_html_entities(inner).into_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_element_values_are_read_as_their_text() {
+        let v = b"<string>&#39; or &#34;a&#34;=&#34;a</string>";
+        assert_eq!(element_text(v).as_deref(), Some(&b"' or \"a\"=\"a"[..]));
+        assert_eq!(
+            element_text(b" <ns:v>//evil.example/x.php?</ns:v>\n").as_deref(),
+            Some(&b"//evil.example/x.php?"[..])
+        );
+        // Markup with attributes, children, other closing names or no text is not one element's
+        // text; neither is a value that merely starts with a tag.
+        for other in [
+            &b"<a href=x>y</a>"[..],
+            b"<p><b>bold</b></p>",
+            b"<b>x</i>",
+            b"<b></b>",
+            b"<br> text",
+            b"<1>x</1>",
+            b"plain text",
+        ] {
+            assert_eq!(
+                element_text(other),
+                None,
+                "{}",
+                String::from_utf8_lossy(other)
+            );
+        }
+    }
 
     #[test]
     fn embedded_base64_tokens_are_decoded() {

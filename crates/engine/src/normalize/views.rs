@@ -2,7 +2,7 @@
 //! leftover percent-encoding decoded, de-obfuscated text, and base64-wrapped text. Each view is only
 //! built when the value's byte set says it can differ, so clean values cost no pass of their own.
 
-use super::embedded::{base64_tokens, unsplit_words, url_query_base64, utf16_text};
+use super::embedded::{base64_tokens, element_text, unsplit_words, url_query_base64, utf16_text};
 use super::percent::fold_overlong;
 use super::{ByteSet, Evasions, base64_text, decode_percent, decoded_text, deobfuscate};
 
@@ -113,6 +113,9 @@ pub fn inspection_views(value: &[u8], present: &ByteSet, url: bool) -> Vec<Vec<u
     }
     if present.contains(b'<') && present.contains(b'>') {
         bases.extend(unsplit_words(value));
+        if !url {
+            bases.extend(element_text(value));
+        }
     }
     if may_deobfuscate(present)
         && let Some(d) = deobfuscate(value)
