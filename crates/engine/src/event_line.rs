@@ -16,7 +16,7 @@ impl SecurityEvent {
     /// `serde_json::to_vec(self)`.
     pub fn write_json(&self, out: &mut Vec<u8>) {
         let parts = LineParts {
-            support_id: &self.support_id,
+            support_id: self.support_id.as_bytes(),
             time: &self.time,
             time_micros: self.time_micros,
             client_ip: &self.client_ip,
@@ -29,6 +29,9 @@ impl SecurityEvent {
             violations: &self.violations,
             virtual_server: &self.virtual_server,
             response_code: self.response_code,
+            // An event read back from a store may hold any text in any field.
+            ours: false,
+            method_token: false,
         };
         parts.write(out, |list| {
             for (name, value) in self.headers.iter() {
@@ -43,7 +46,9 @@ impl SecurityEvent {
 /// (`Transaction::finish_into`). Both go through [`LineParts::write`], so the two lines cannot
 /// differ.
 pub(crate) struct LineParts<'a> {
-    pub support_id: &'a str,
+    /// The id's text: bytes, so that the transaction's own digits go in without a UTF-8 check
+    /// (they are ASCII by construction); an event's are its string's bytes.
+    pub support_id: &'a [u8],
     pub time: &'a str,
     pub time_micros: u64,
     pub client_ip: &'a str,
@@ -56,6 +61,12 @@ pub(crate) struct LineParts<'a> {
     pub violations: &'a [Violation],
     pub virtual_server: &'a str,
     pub response_code: u16,
+    /// `support_id`, `time`, `client_ip` and `protocol` are the transaction's own text (digits, a
+    /// timestamp, an address, a version name): nothing in them needs an escape, so they are
+    /// copied without the escape scan.
+    pub ours: bool,
+    /// `method` is a parsed method, an HTTP token: no quote, backslash or control byte.
+    pub method_token: bool,
 }
 
 /// The `headers` member being written: present only when it has a pair (as serde skips an empty
@@ -104,19 +115,19 @@ impl LineParts<'_> {
     /// Appends the line (no newline); `headers` gives the header fields, in order.
     pub fn write(&self, out: &mut Vec<u8>, headers: impl FnOnce(&mut HeaderList<'_>)) {
         out.extend_from_slice(b"{\"supportId\":");
-        string(out, self.support_id);
+        field(out, self.support_id, self.ours);
         out.extend_from_slice(b",\"time\":");
-        string(out, self.time);
+        field(out, self.time.as_bytes(), self.ours);
         out.extend_from_slice(b",\"timeMicros\":");
         number(out, self.time_micros);
         out.extend_from_slice(b",\"clientIp\":");
-        string(out, self.client_ip);
+        field(out, self.client_ip.as_bytes(), self.ours);
         out.extend_from_slice(b",\"method\":");
-        string(out, self.method);
+        field(out, self.method.as_bytes(), self.method_token);
         out.extend_from_slice(b",\"uri\":");
         string(out, self.uri);
         out.extend_from_slice(b",\"protocol\":");
-        string(out, self.protocol);
+        field(out, self.protocol.as_bytes(), self.ours);
         out.extend_from_slice(b",\"policy\":");
         string(out, self.policy);
         out.extend_from_slice(b",\"action\":\"");
@@ -207,6 +218,20 @@ fn context_name(c: Context) -> &'static str {
     }
 }
 
+/// A string member of the line, `s` the bytes of a `str`: copied between quotes when `plain`
+/// says it holds nothing to escape (the writer's caller knows it by construction), else escaped
+/// as [`string`] escapes it.
+fn field(out: &mut Vec<u8>, s: &[u8], plain: bool) {
+    if plain {
+        debug_assert!(super::json_plain::plain_run(s) == s.len(), "{s:?}");
+        out.push(b'"');
+        out.extend_from_slice(s);
+        out.push(b'"');
+    } else {
+        escaped(out, s);
+    }
+}
+
 fn number(out: &mut Vec<u8>, n: u64) {
     let mut buf = [0; DECIMAL_MAX];
     out.extend_from_slice(decimal_bytes(n, false, &mut buf));
@@ -215,8 +240,13 @@ fn number(out: &mut Vec<u8>, n: u64) {
 /// `s` as a JSON string, escaped as serde_json escapes it: `"`, `\`, and the control bytes (the
 /// five with a short form, the others as `\u00xx`); everything else, non-ASCII included, as is.
 fn string(out: &mut Vec<u8>, s: &str) {
+    escaped(out, s.as_bytes());
+}
+
+/// [`string`] of the bytes of a `str` (the escapes keep UTF-8 text UTF-8; other bytes would
+/// make the line invalid).
+fn escaped(out: &mut Vec<u8>, b: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let b = s.as_bytes();
     out.push(b'"');
     let (mut start, mut i) = (0, 0);
     loop {

@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use super::verdict::BlockReply;
-use portcullis_support::{DECIMAL_MAX, SupportId, decimal};
+use portcullis_support::{DECIMAL_MAX, SupportId, decimal, decimal_bytes};
 
 /// The placeholder the declarative policy uses for the support id in custom pages.
 pub const SUPPORT_ID_PLACEHOLDER: &str = "<%TS.request.ID()%>";
@@ -69,10 +69,11 @@ fn grpc_percent_encode(text: &str) -> String {
 /// formatter (they are rendered for every blocked request).
 fn around_id(before: &str, id: SupportId, after: &str) -> Vec<u8> {
     let mut buf = [0; DECIMAL_MAX];
-    let id = decimal(id.0, false, &mut buf);
+    // Bytes: the digits are ASCII, and the page is bytes; a `str` of them would be checked.
+    let id = decimal_bytes(id.0, false, &mut buf);
     let mut out = Vec::with_capacity(before.len() + id.len() + after.len());
     out.extend_from_slice(before.as_bytes());
-    out.extend_from_slice(id.as_bytes());
+    out.extend_from_slice(id);
     out.extend_from_slice(after.as_bytes());
     out
 }

@@ -349,7 +349,7 @@ impl Transaction {
         let (method, uri) = request_line(refused.as_deref(), &self.method, &self.uri);
         let mut id = [0; portcullis_support::DECIMAL_MAX];
         let parts = LineParts {
-            support_id: portcullis_support::decimal(self.support_id.0, false, &mut id),
+            support_id: portcullis_support::decimal_bytes(self.support_id.0, false, &mut id),
             time: &iso8601_utc(self.started_micros / 1_000_000),
             time_micros: self.started_micros,
             client_ip: &portcullis_support::ip_text(self.client),
@@ -362,6 +362,10 @@ impl Transaction {
             violations: &verdict.violations,
             virtual_server,
             response_code,
+            // Digits, an ISO 8601 time, an address and a version name, all made here.
+            ours: true,
+            // A refused request's method is as read; a parsed one is a token.
+            method_token: refused.is_none(),
         };
         let kept = self.fields.take();
         let shown = match (self.shows_fields, &kept) {

@@ -6,6 +6,8 @@
 
 use std::cell::Cell;
 
+use crate::signatures::same_bytes;
+
 use super::schema::{
     Additional, Node, SchemaId, Schemas, T_ARR, T_BOOL, T_INT, T_NULL, T_NUM, T_OBJ, T_STR,
 };
@@ -286,9 +288,10 @@ pub(crate) fn property_rule(schemas: &Schemas, n: &Node, key: &str) -> Property 
     }
 }
 
-/// Lists up to this long are searched in order, lengths compared before bytes (most names differ
-/// in length, and a length costs no call to compare); longer ones by binary search on the sorted
-/// names, so that a schema with hundreds of properties costs log n per key.
+/// Lists up to this long are searched in order, names compared inline (most differ in length,
+/// and those that do not are mostly short: a call to `memcmp` for each would cost more than the
+/// comparison); longer ones by binary search on the sorted names, so that a schema with hundreds
+/// of properties costs log n per key.
 pub(crate) const SCAN_NAMES: usize = 16;
 
 fn property(n: &Node, name: &str) -> Option<SchemaId> {
@@ -296,7 +299,7 @@ fn property(n: &Node, name: &str) -> Option<SchemaId> {
     if props.len() <= SCAN_NAMES {
         return props
             .iter()
-            .find(|(k, _)| k.len() == name.len() && **k == *name)
+            .find(|(k, _)| same_bytes(k.as_bytes(), name.as_bytes()))
             .map(|(_, id)| *id);
     }
     props

@@ -116,9 +116,13 @@ pub enum Scalar<'a> {
         parent: &'a str,
         key: &'a str,
     },
-    /// A string as it reads unescaped, or a number as [`walk`] writes it; booleans and nulls
+    /// A string as it reads unescaped, or a fraction as [`walk`] writes it; booleans and nulls
     /// carry no text and are not visited.
     Value(&'a str),
+    /// An integer as [`walk`] writes it: its ASCII digits, with a `-` when negative. Carried as
+    /// bytes because what reads it (the signature scan) reads bytes, and making them a `str`
+    /// would check as UTF-8 what is ASCII by construction.
+    Integer(&'a [u8]),
 }
 
 /// Visits every key and scalar of `doc` in document order, each key before what its value holds.
@@ -150,13 +154,13 @@ fn scalars_under(doc: &Json<'_>, parent: Option<&str>, visit: &mut impl FnMut(Sc
 }
 
 /// A number as `Value`'s `Display` writes it (what [`walk`] visits), formatted on the stack
-/// without the formatter: an integer's digits put in place, a fraction by the float formatter
-/// `Number`'s `Display` calls (a `Number` is always finite).
+/// without the formatter: an integer's digits put in place ([`Scalar::Integer`]), a fraction by
+/// the float formatter `Number`'s `Display` calls (a `Number` is always finite).
 fn number(n: &serde_json::Number, visit: &mut impl FnMut(Scalar<'_>)) {
     if let Some(u) = n.as_u64().or_else(|| n.as_i64().map(i64::unsigned_abs)) {
         let mut buf = [0; portcullis_support::DECIMAL_MAX];
         let negative = n.is_i64() && !n.is_u64();
-        visit(Scalar::Value(portcullis_support::decimal(
+        visit(Scalar::Integer(portcullis_support::decimal_bytes(
             u, negative, &mut buf,
         )));
         return;
@@ -196,6 +200,15 @@ fn escape(k: &str) -> String {
 mod tests {
     use super::*;
     use crate::openapi::{Arena, JsonBody};
+
+    /// A visited scalar as the tests list it: an integer's digits read as the text they are, so
+    /// it reads as the tree walk's value of the same number.
+    fn shown(s: Scalar<'_>) -> String {
+        match s {
+            Scalar::Integer(d) => format!("Value({:?})", String::from_utf8_lossy(d)),
+            other => format!("{other:?}"),
+        }
+    }
 
     #[test]
     fn key_paths_join_a_key_to_its_parent_object_key() {
@@ -257,7 +270,7 @@ mod tests {
         let mut seen = Vec::new();
         scalars(body.written().unwrap(), &mut |s| {
             if !matches!(s, Scalar::KeyPath { .. }) {
-                seen.push(format!("{s:?}"))
+                seen.push(shown(s))
             }
         });
         assert_eq!(
@@ -292,7 +305,7 @@ mod tests {
         let ours_and_theirs = |doc: &[u8]| {
             let mut ours = Vec::new();
             scalars(JsonBody::new(doc, &arena).written().unwrap(), &mut |s| {
-                ours.push(format!("{s:?}"))
+                ours.push(shown(s))
             });
             let mut theirs = Vec::new();
             walk(doc, |i| {
@@ -338,9 +351,7 @@ mod tests {
         let arena = Arena::new();
         let body = JsonBody::new(br#"{"q":"<script>","q":"x","o":{"k":1,"k":2}}"#, &arena);
         let mut seen = Vec::new();
-        scalars(body.written().unwrap(), &mut |s| {
-            seen.push(format!("{s:?}"))
-        });
+        scalars(body.written().unwrap(), &mut |s| seen.push(shown(s)));
         assert_eq!(
             seen,
             [

@@ -48,8 +48,9 @@ impl Slot {
 /// `a == b`, values of up to 16 bytes (most look-ups: names, numbers, words) compared by two
 /// overlapping words each, without a call to `memcmp`. Inlined into each look-up, as [`holder`]
 /// is: a JSON document's items make one each, and the call costs as much as the comparison.
+/// The schema walk's property look-up compares names with it for the same reason.
 #[inline(always)]
-fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if a.len() != b.len() {
         return false;
     }

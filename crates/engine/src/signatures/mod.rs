@@ -13,6 +13,8 @@ mod search;
 mod shape;
 mod table;
 
+pub(crate) use memo::same_bytes;
+
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;

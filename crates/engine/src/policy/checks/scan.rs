@@ -170,6 +170,7 @@ impl CompiledPolicy {
                     (Target::KeyPath, path.as_bytes())
                 }
                 json::Scalar::Value(v) => (Target::Json, v.as_bytes()),
+                json::Scalar::Integer(digits) => (Target::Json, digits),
             };
             // Most items are neither a document nor base64 of one: their text is scanned as it
             // is, without the checks of a value that may be. Most of those are settled clean by
